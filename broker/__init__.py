@@ -1,0 +1,1 @@
+"""highwater broker: storage, replication, cluster metadata and the HTTP server."""

@@ -1,0 +1,229 @@
+"""Kafka-style errors shared by the broker, the HTTP layer and the clients.
+
+Every error a client can see is one of these. Each carries Kafka's error name, an
+integer ``error_code`` (REST Proxy v3 codes where they exist, else the HTTP status
+times 100 plus a small number, as the REST Proxy does), the HTTP status it maps to,
+and whether retrying can help. The HTTP layer turns them into
+``{"error_code", "error", "message", "retriable"}`` bodies; nothing else may reach a
+client, so a bug never leaks a traceback.
+
+Errors that leave the outcome of a write unknown (the record may or may not have
+been appended) say so in their message: ``REQUEST_TIMED_OUT``,
+``NOT_ENOUGH_REPLICAS_AFTER_APPEND`` and ``NOT_LEADER_OR_FOLLOWER`` after append.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class HighwaterError(Exception):
+    """Base of every client-visible error."""
+
+    name: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
+    error_code: ClassVar[int] = 50001
+    http_status: ClassVar[int] = 500
+    retriable: ClassVar[bool] = False
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "error_code": self.error_code,
+            "error": self.name,
+            "message": self.message,
+            "retriable": self.retriable,
+        }
+        body.update(self.details)
+        return body
+
+
+class InvalidRequest(HighwaterError):
+    name = "INVALID_REQUEST"
+    error_code = 40001
+    http_status = 400
+
+
+class InvalidTopic(HighwaterError):
+    name = "INVALID_TOPIC_EXCEPTION"
+    error_code = 40002
+    http_status = 400
+
+
+class InvalidPartitions(HighwaterError):
+    name = "INVALID_PARTITIONS"
+    error_code = 40003
+    http_status = 400
+
+
+class InvalidReplicationFactor(HighwaterError):
+    name = "INVALID_REPLICATION_FACTOR"
+    error_code = 40004
+    http_status = 400
+
+
+class InvalidConfig(HighwaterError):
+    name = "INVALID_CONFIG"
+    error_code = 40005
+    http_status = 400
+
+
+class CorruptRecord(HighwaterError):
+    """A record batch failed its header or CRC check; nothing of it was appended."""
+
+    name = "CORRUPT_MESSAGE"
+    error_code = 40006
+    http_status = 400
+
+
+class UnknownTopicOrPartition(HighwaterError):
+    name = "UNKNOWN_TOPIC_OR_PARTITION"
+    error_code = 40403
+    http_status = 404
+
+
+class UnknownTopic(UnknownTopicOrPartition):
+    error_code = 40403
+
+
+class UnknownPartition(UnknownTopicOrPartition):
+    error_code = 40402
+
+
+class NotFound(HighwaterError):
+    name = "NOT_FOUND"
+    error_code = 40400
+    http_status = 404
+
+
+class MethodNotAllowed(HighwaterError):
+    name = "METHOD_NOT_ALLOWED"
+    error_code = 40500
+    http_status = 405
+
+
+class TopicAlreadyExists(HighwaterError):
+    name = "TOPIC_ALREADY_EXISTS"
+    error_code = 40902
+    http_status = 409
+
+
+class RecordTooLarge(HighwaterError):
+    name = "MESSAGE_TOO_LARGE"
+    error_code = 41301
+    http_status = 413
+
+
+class RequestTooLarge(HighwaterError):
+    name = "REQUEST_TOO_LARGE"
+    error_code = 41302
+    http_status = 413
+
+
+class UnsupportedMediaType(HighwaterError):
+    name = "UNSUPPORTED_MEDIA_TYPE"
+    error_code = 41501
+    http_status = 415
+
+
+class OffsetOutOfRange(HighwaterError):
+    """The offset lies outside [log_start_offset, log_end_offset]; the body names the range."""
+
+    name = "OFFSET_OUT_OF_RANGE"
+    error_code = 41601
+    http_status = 416
+
+
+class UnprocessableEntity(HighwaterError):
+    name = "UNPROCESSABLE_ENTITY"
+    error_code = 42201
+    http_status = 422
+
+
+class FencedLeaderEpoch(HighwaterError):
+    name = "FENCED_LEADER_EPOCH"
+    error_code = 40901
+    http_status = 409
+
+
+class UnknownLeaderEpoch(HighwaterError):
+    name = "UNKNOWN_LEADER_EPOCH"
+    error_code = 40903
+    http_status = 409
+    retriable = True
+
+
+class NotLeaderOrFollower(HighwaterError):
+    """This broker does not lead the partition; ``leader_id``/``leader_url`` say who does."""
+
+    name = "NOT_LEADER_OR_FOLLOWER"
+    error_code = 42101
+    http_status = 421
+    retriable = True
+
+
+class LeaderNotAvailable(HighwaterError):
+    name = "LEADER_NOT_AVAILABLE"
+    error_code = 50302
+    http_status = 503
+    retriable = True
+
+
+class NotEnoughReplicas(HighwaterError):
+    """Refused before append: nothing was written."""
+
+    name = "NOT_ENOUGH_REPLICAS"
+    error_code = 50303
+    http_status = 503
+    retriable = True
+
+
+class NotEnoughReplicasAfterAppend(HighwaterError):
+    """Appended on the leader, but the in-sync replicas fell below the minimum: outcome unknown."""
+
+    name = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+    error_code = 50304
+    http_status = 503
+    retriable = True
+
+
+class RequestTimedOut(HighwaterError):
+    name = "REQUEST_TIMED_OUT"
+    error_code = 50401
+    http_status = 504
+    retriable = True
+
+
+class ServiceUnavailable(HighwaterError):
+    name = "SERVICE_UNAVAILABLE"
+    error_code = 50003
+    http_status = 503
+    retriable = True
+
+
+class KafkaStorageError(HighwaterError):
+    name = "KAFKA_STORAGE_ERROR"
+    error_code = 50002
+    http_status = 500
+    retriable = True
+
+
+class OutOfOrderSequence(HighwaterError):
+    name = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+    error_code = 42202
+    http_status = 422
+
+
+class InvalidProducerEpoch(HighwaterError):
+    name = "INVALID_PRODUCER_EPOCH"
+    error_code = 40904
+    http_status = 409
+
+
+OUTCOME_UNKNOWN = (
+    "The outcome is unknown: the records may or may not have been written. "
+    "Retry with an idempotent producer to be sure they are written exactly once."
+)
