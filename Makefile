@@ -1,0 +1,34 @@
+# The two commands: `make run` (a local cluster with a demo topic) and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test etcd clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[fast]'
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[fast,test]'
+	touch $@
+
+etcd:
+	@command -v etcd >/dev/null 2>&1 || { \
+		echo "installing etcd (Debian's etcd-server) for the metadata store tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq etcd-server >/dev/null; }
+	@etcd --version | head -1
+
+run: $(VENV)/.installed-run
+	$(BIN)/highwater dev
+
+test: $(VENV)/.installed-test etcd
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .highwater-dev .pytest_cache

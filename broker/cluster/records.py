@@ -1,0 +1,96 @@
+"""The records kept in the metadata store, their keys, and topic-name rules.
+
+Layout (every value is JSON):
+
+- ``/cluster/id`` — the cluster id, created once by the first broker.
+- ``/topics/<name>`` — ``TopicRecord``: partition count, replication factor, configs.
+- ``/partitions/<name>/<p>`` — ``PartitionRecord``: ``{leader, leader_epoch,
+  partition_epoch, replicas, isr}``; changed only by compare-and-set on the key's
+  revision, and ``partition_epoch`` increases with every change (KIP-497's fencing
+  of stale ISR updates).
+- ``/brokers/<id>`` — ``BrokerRegistration`` bound to the broker's lease.
+- ``/controller`` — the controller's id, bound to its lease; its revision is the
+  controller epoch.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+from broker.errors import InvalidTopic
+
+CLUSTER_ID_KEY = "/cluster/id"
+TOPICS_PREFIX = "/topics/"
+PARTITIONS_PREFIX = "/partitions/"
+BROKERS_PREFIX = "/brokers/"
+CONTROLLER_KEY = "/controller"
+NO_LEADER = -1
+
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's ``Topic.validate``: legal characters, at most 249 of them, not ``.``/``..``."""
+    if not name:
+        raise InvalidTopic("topic name is empty")
+    if name in (".", ".."):
+        raise InvalidTopic(f"topic name cannot be '{name}'")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise InvalidTopic(
+            f"topic name is {len(name)} characters long; the limit is {MAX_TOPIC_NAME_LENGTH}"
+        )
+    if not _LEGAL_TOPIC_NAME.match(name):
+        raise InvalidTopic(
+            f"topic name '{name}' is illegal: it may contain only ASCII letters, digits, '.', '_' and '-'"
+        )
+
+
+def topic_key(name: str) -> str:
+    return f"{TOPICS_PREFIX}{name}"
+
+
+def partition_key(topic: str, partition: int) -> str:
+    return f"{PARTITIONS_PREFIX}{topic}/{partition}"
+
+
+def broker_key(broker_id: int) -> str:
+    return f"{BROKERS_PREFIX}{broker_id}"
+
+
+def parse_partition_key(key: str) -> tuple[str, int]:
+    topic, _, partition = key[len(PARTITIONS_PREFIX) :].rpartition("/")
+    return topic, int(partition)
+
+
+class TopicRecord(BaseModel):
+    name: str
+    partitions_count: int = Field(ge=1)
+    replication_factor: int = Field(ge=1)
+    configs: dict[str, str] = Field(default_factory=dict)
+    internal: bool = False
+
+
+class PartitionRecord(BaseModel):
+    """Who leads a partition and who is in sync, fenced by ``partition_epoch``.
+
+    Invariants: ``isr ⊆ replicas``; ``leader ∈ isr`` unless ``leader == -1``;
+    ``leader_epoch`` and ``partition_epoch`` never decrease.
+    """
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: list[int]
+    isr: list[int]
+
+
+class BrokerRegistration(BaseModel):
+    broker_id: int
+    url: str
+    rack: str | None = None
+    broker_epoch: int = 0

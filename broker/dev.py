@@ -1,0 +1,151 @@
+"""``highwater dev``: a local cluster of broker processes on 127.0.0.1 for trying things out.
+
+Each broker is a real ``highwater serve`` process with its own data directory under
+``<dir>/broker-<id>``; all share one sqlite metadata store ``<dir>/metadata.db``. A
+second run reuses the data. Ctrl-C stops every broker with SIGTERM (a clean
+shutdown: logs flushed, high watermarks checkpointed).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+DEMO_TOPIC = "demo"
+
+
+@dataclass
+class DevBroker:
+    node_id: int
+    url: str
+    process: subprocess.Popen
+
+
+def _http_json(method: str, url: str, body: dict | None = None, timeout_s: float = 5.0) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def _wait_ready(broker: DevBroker, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if broker.process.poll() is not None:
+            raise RuntimeError(f"broker {broker.node_id} exited with code {broker.process.returncode}")
+        try:
+            if _http_json("GET", f"{broker.url}/readyz", timeout_s=1.0)[0] == 200:
+                return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"broker {broker.node_id} at {broker.url} was not ready after {timeout_s:.0f} s")
+
+
+def start_brokers(count: int, directory: Path, base_port: int) -> list[DevBroker]:
+    directory.mkdir(parents=True, exist_ok=True)
+    store = f"sqlite:///{(directory / 'metadata.db').resolve()}"
+    brokers = []
+    for node_id in range(1, count + 1):
+        port = base_port + node_id - 1
+        log_file = open(directory / f"broker-{node_id}.log", "ab")
+        command = [
+            sys.executable, "-m", "broker.cli", "serve",
+            "--node-id", str(node_id),
+            "--host", "127.0.0.1",
+            "--port", str(port),
+            "--data-dir", str(directory / f"broker-{node_id}"),
+            "--metadata", store,
+        ]
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
+        brokers.append(DevBroker(node_id, f"http://127.0.0.1:{port}", process))
+    return brokers
+
+
+def stop_brokers(brokers: list[DevBroker], timeout_s: float = 20.0) -> None:
+    for broker in brokers:
+        if broker.process.poll() is None:
+            broker.process.send_signal(signal.SIGTERM)
+    for broker in brokers:
+        try:
+            broker.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            broker.process.kill()
+
+
+def ensure_demo_topic(url: str, replication_factor: int) -> str:
+    status, body = _http_json("GET", f"{url}/v3/clusters")
+    cluster_id = body["data"][0]["cluster_id"]
+    topic = {
+        "topic_name": DEMO_TOPIC,
+        "partitions_count": 3,
+        "replication_factor": replication_factor,
+        "configs": [{"name": "min.insync.replicas", "value": str(min(2, replication_factor))}],
+    }
+    status, body = _http_json("POST", f"{url}/v3/clusters/{cluster_id}/topics", topic)
+    if status not in (201, 409):
+        raise RuntimeError(f"could not create the demo topic: {body.get('message', body)}")
+    return cluster_id
+
+
+def examples(url: str, cluster_id: str) -> str:
+    base = f"{url}/v3/clusters/{cluster_id}"
+    return f"""
+[bold]Produce[/bold] (acks=all waits until every in-sync replica has the record):
+  curl -s -X POST '{base}/topics/{DEMO_TOPIC}/records?acks=all' \\
+       -H 'Content-Type: application/json' \\
+       -d '{{"key": {{"type": "STRING", "data": "user-1"}}, "value": {{"type": "JSON", "data": {{"clicks": 1}}}}}}'
+
+[bold]Produce many[/bold]:
+  curl -s -X POST '{base}/topics/{DEMO_TOPIC}/records:batch' -H 'Content-Type: application/json' \\
+       -d '{{"entries": [{{"value": {{"type": "STRING", "data": "a"}}}}, {{"value": {{"type": "STRING", "data": "b"}}}}]}}'
+
+[bold]Read[/bold] partition 0 from offset 0 (only records below the high watermark):
+  curl -s '{base}/topics/{DEMO_TOPIC}/partitions/0/records?offset=0&format=string'
+
+[bold]Partition state[/bold] (leader, ISR, log start, high watermark, log end):
+  curl -s '{base}/topics/{DEMO_TOPIC}/partitions'
+
+[bold]Offsets[/bold] (latest_offset is the high watermark):
+  curl -s '{base}/topics/{DEMO_TOPIC}/partitions/0/offset'
+
+[bold]Command line[/bold]:
+  echo hello | .venv/bin/highwater produce {DEMO_TOPIC} -s {url}
+  .venv/bin/highwater consume {DEMO_TOPIC} --from-beginning -s {url}
+  .venv/bin/highwater topics describe {DEMO_TOPIC} -s {url}
+"""
+
+
+def run_dev_cluster(count: int, directory: Path, base_port: int) -> None:
+    """Start ``count`` brokers, create the demo topic, print examples, wait for Ctrl-C."""
+    console = Console()
+    brokers = start_brokers(count, directory, base_port)
+    try:
+        with console.status(f"starting {count} broker(s) in {directory} ..."):
+            for broker in brokers:
+                _wait_ready(broker, timeout_s=60)
+            cluster_id = ensure_demo_topic(brokers[0].url, replication_factor=min(3, count))
+        console.print(f"[green]cluster {cluster_id} is up[/green]; logs in {directory}/broker-N.log")
+        for broker in brokers:
+            console.print(f"  broker {broker.node_id}: {broker.url}")
+        console.print(examples(brokers[0].url, cluster_id))
+        console.print("Press Ctrl-C to stop the cluster.")
+        while all(broker.process.poll() is None for broker in brokers):
+            time.sleep(0.5)
+        console.print("[red]a broker exited; stopping the others[/red]")
+    except KeyboardInterrupt:
+        console.print("stopping ...")
+    finally:
+        stop_brokers(brokers)

@@ -1,0 +1,65 @@
+"""Run one broker process: bind, start the node, serve HTTP, stop cleanly on a signal.
+
+The listening socket is bound before the node starts so ``--port 0`` can be resolved
+into the advertised URL the broker registers under.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+
+import structlog
+from aiohttp import web
+
+from broker.node import BrokerNode
+from broker.server.app import create_app
+from config.broker import BrokerSettings
+
+log = structlog.get_logger(__name__)
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(settings: BrokerSettings, stop: asyncio.Event) -> None:
+    """Serve until ``stop`` is set; the node is stopped (logs flushed, HW checkpointed) after."""
+    sock = bind_listener(settings.host, settings.port)
+    port = sock.getsockname()[1]
+    url = settings.advertised_url or f"http://{settings.host}:{port}"
+    settings = settings.model_copy(update={"port": port, "advertised_url": url})
+    node = await BrokerNode.start(settings)
+    runner = web.AppRunner(create_app(node), access_log=None, handle_signals=False)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    log.info("broker.listening", node_id=settings.node_id, url=url)
+    try:
+        await stop.wait()
+    finally:
+        log.info("broker.stopping", node_id=settings.node_id)
+        await runner.cleanup()
+        await node.stop()
+
+
+def run_broker(settings: BrokerSettings) -> None:
+    """Blocking entry point for ``highwater serve``; uses uvloop when it is installed."""
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        await serve(settings, stop)
+
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main())
+    else:
+        uvloop.run(main())

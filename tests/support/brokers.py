@@ -1,0 +1,158 @@
+"""Real broker processes on loopback for integration tests.
+
+``BrokerProcess`` runs ``python -m broker.cli serve`` exactly as a user would, on a
+free port, with its output in a log file that is printed when a test fails to start
+it. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_json(method: str, url: str, body: dict | None = None, timeout_s: float = 10.0) -> tuple[int, dict]:
+    """A tiny blocking JSON client, so tests depend on nothing but the standard library."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else {}
+    except urllib.error.HTTPError as error:
+        raw = error.read()
+        return error.code, json.loads(raw) if raw else {}
+
+
+@dataclass
+class BrokerProcess:
+    node_id: int
+    data_dir: Path
+    metadata_store: str
+    port: int = field(default_factory=free_port)
+    extra_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir.parent / f"broker-{self.node_id}.log"
+
+    def start(self, wait: bool = True, timeout_s: float = 30.0) -> BrokerProcess:
+        command = [
+            sys.executable, "-m", "broker.cli", "serve",
+            "--node-id", str(self.node_id),
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--data-dir", str(self.data_dir),
+            "--metadata", self.metadata_store,
+            *self.extra_args,
+        ]
+        env = {**os.environ, "HIGHWATER_LOG_FORMAT": "json", **self.env}
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        log_file = open(self.log_path, "ab")
+        self.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
+        log_file.close()
+        if wait:
+            self.wait_ready(timeout_s)
+        return self
+
+    def wait_ready(self, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"broker {self.node_id} exited ({self.process.returncode}):\n{self.log_tail()}")
+            try:
+                if http_json("GET", f"{self.url}/readyz", timeout_s=1.0)[0] == 200:
+                    return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"broker {self.node_id} not ready after {timeout_s} s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        if not self.log_path.exists():
+            return "(no log)"
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, timeout_s: float = 20.0) -> int:
+        """SIGTERM and wait: the broker's controlled shutdown."""
+        if self.process is None or self.process.poll() is not None:
+            return self.process.returncode if self.process else 0
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout_s)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def pause(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+class BrokerCluster:
+    """N brokers sharing one metadata store (an sqlite file unless a URL is given)."""
+
+    def __init__(self, root: Path, count: int, metadata_store: str | None = None, extra_args: list[str] | None = None):
+        self.root = root
+        store = metadata_store or f"sqlite:///{root / 'metadata.db'}"
+        self.brokers = {
+            node_id: BrokerProcess(node_id, root / f"broker-{node_id}", store, extra_args=list(extra_args or []))
+            for node_id in range(1, count + 1)
+        }
+
+    def start(self) -> BrokerCluster:
+        for broker in self.brokers.values():
+            broker.start(wait=False)
+        for broker in self.brokers.values():
+            broker.wait_ready()
+        return self
+
+    def shutdown(self) -> None:
+        for broker in self.brokers.values():
+            if broker.process is not None and broker.process.poll() is None:
+                broker.resume()
+                broker.process.send_signal(signal.SIGTERM)
+        for broker in self.brokers.values():
+            if broker.process is not None:
+                try:
+                    broker.process.wait(20)
+                except subprocess.TimeoutExpired:
+                    broker.kill()
+
+    def any_url(self) -> str:
+        return next(b.url for b in self.brokers.values() if b.alive)
+
+    def cluster_id(self) -> str:
+        return http_json("GET", f"{self.any_url()}/v3/clusters")[1]["data"][0]["cluster_id"]
