@@ -73,6 +73,9 @@ TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
 DELETE_HORIZON_MASK = 0x40
+SUPPORTED_COMPRESSION = frozenset({0, 1, 3, 4})
+_CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+"""none, gzip, lz4, zstd; snappy (2) is refused at the door rather than failing every reader."""
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
@@ -176,6 +179,11 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
 def validate_batch(buf: bytes | bytearray | memoryview, position: int = 0) -> BatchHeader:
     """Read the header and verify the CRC-32C over attributes .. end of the batch."""
     header = read_header(buf, position)
+    if header.compression not in SUPPORTED_COMPRESSION:
+        raise CorruptRecord(
+            f"record batch at byte {position} uses compression codec {header.compression} ({_CODEC_NAMES.get(header.compression, 'unknown')}), "
+            "which this broker does not support (use none, gzip, lz4 or zstd)"
+        )
     view = memoryview(buf)
     computed = crc32c(view[position + ATTRIBUTES_OFFSET : position + header.size])
     if computed != header.crc:

@@ -1,0 +1,426 @@
+"""Records of Apache Kafka's record batch v2 (magic 2), encoded and decoded byte for byte.
+
+The broker itself never parses records (see ``broker.record.header``); this module is
+for the edges: the JSON produce and read paths, the consumer client and the Spark
+source. A record inside a batch is::
+
+    length          varint   bytes of the record after this field
+    attributes      int8     unused in magic 2, written as 0
+    timestamp_delta varlong  timestamp - batch base_timestamp
+    offset_delta    varint   offset - batch base_offset
+    key_length      varint   -1 for a null key
+    key             bytes
+    value_length    varint   -1 for a null value
+    value           bytes
+    header_count    varint
+    headers         [key_length varint, key utf-8, value_length varint (-1 = null), value]
+
+The records section (everything after the 61-byte header) is compressed as one unit
+when the batch's codec is not ``NONE``. The CRC-32C covers attributes .. end of batch,
+so it is computed over the *compressed* bytes.
+
+Invariants of an encoded batch: ``records_count == last_offset_delta + 1`` (offset
+deltas are 0, 1, 2 ...), ``max_timestamp`` is the largest record timestamp, and
+``batch_length`` counts the bytes after the length field.
+
+Speed: every decoder funnels through one loop (``_decode_records``) that inlines the
+one-byte varint case and appends into column lists; ``Record`` objects are built from
+the columns in one ``map`` only when asked for. Encoding looks the varints of small
+lengths up in a table and joins all records' pieces once.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+
+from broker.errors import CorruptRecord
+from broker.record.compression import NONE, compress, decompress
+from broker.record.header import (
+    ATTRIBUTES_OFFSET,
+    MAGIC,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    RECORDS_OFFSET,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_MASK,
+    BatchHeader,
+    crc32c,
+    validate_batch,
+)
+from broker.record.varint import (
+    decode_varint,
+    decode_varlong,
+    UNSIGNED_VARINT_CACHE,
+    encode_varint,
+    encode_varlong,
+)
+
+CREATE_TIME = 0
+LOG_APPEND_TIME = 1
+
+HeaderList = list[tuple[str, bytes | None]]
+Buffer = bytes | bytearray | memoryview
+
+_PREFIX = struct.Struct(">qiibI")
+"""base_offset, batch_length, partition_leader_epoch, magic, crc: the bytes before the CRC'd part."""
+_CRC_COVERED_HEADER = struct.Struct(">hiqqqhii")
+"""attributes, last_offset_delta, base/max timestamp, producer id/epoch, base_sequence, records_count."""
+_LENGTH_BEFORE_CRC_COVERED = ATTRIBUTES_OFFSET - PARTITION_LEADER_EPOCH_OFFSET
+"""batch_length counts partition_leader_epoch, magic and crc before the CRC'd part."""
+
+_VARINT_CACHE = UNSIGNED_VARINT_CACHE
+_VARINT_CACHE_LIMIT = len(_VARINT_CACHE)
+_LENGTH_CACHE_LIMIT = _VARINT_CACHE_LIMIT >> 1
+"""Non-negative lengths below this zigzag to a cached encoding (``length << 1``)."""
+_NULL_LENGTH = b"\x01"
+_NO_HEADERS = b"\x00"
+_RECORD_ATTRIBUTES = b"\x00"
+_SMALL_ZIGZAG: list[int] = [(raw >> 1) ^ -(raw & 1) for raw in range(1 << 14)]
+"""Signed value of every zigzag varint of one or two bytes, by its 14 payload bits."""
+
+
+class RecordInput(NamedTuple):
+    """A record to encode; plain tuples ``(key, value[, headers[, timestamp]])`` work too.
+
+    ``timestamp`` is milliseconds since the epoch; ``None`` means "now" at encode time.
+    """
+
+    key: bytes | None
+    value: bytes | None
+    headers: Sequence[tuple[str, bytes | None]] = ()
+    timestamp: int | None = None
+
+
+@dataclass(slots=True)
+class Record:
+    """One decoded record; ``timestamp`` is milliseconds since the epoch.
+
+    ``leader_epoch`` is the partition leader epoch of the batch that holds the record,
+    which a consumer sends back to detect log truncation.
+    """
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: HeaderList = field(default_factory=list)
+    leader_epoch: int = NO_PARTITION_LEADER_EPOCH
+
+
+class RecordColumns(NamedTuple):
+    """Records as parallel lists, the shape Arrow and JSON writers want, without ``Record`` objects."""
+
+    offsets: list[int]
+    timestamps: list[int]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[HeaderList]
+
+
+def encode_batch(
+    records: Sequence[RecordInput | Record | tuple[Any, ...]],
+    *,
+    base_offset: int = 0,
+    compression: int = NONE,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    timestamp_type: int = CREATE_TIME,
+    is_transactional: bool = False,
+    base_timestamp: int | None = None,
+) -> bytes:
+    """Encode ``records`` as one complete batch with offset deltas 0 .. len(records) - 1.
+
+    ``base_timestamp`` defaults to the first record's timestamp (or now, if it has none),
+    as Kafka's producer does; record timestamps are written as deltas from it.
+    """
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
+        raise ValueError(f"timestamp_type must be 0 (CreateTime) or 1 (LogAppendTime), got {timestamp_type}")
+    now_ms = int(time.time() * 1000)
+    if base_timestamp is None:
+        base_timestamp = _timestamp_of(records[0], now_ms)
+    try:
+        body, max_timestamp = _encode_records(records, base_timestamp, now_ms)
+    except (TypeError, AttributeError) as error:
+        raise TypeError(f"record keys and values must be bytes or None, header keys str: {error}") from error
+    payload = compress(compression, body) if compression != NONE else body
+    attributes = compression
+    if timestamp_type == LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+    if is_transactional:
+        attributes |= TRANSACTIONAL_MASK
+    count = len(records)
+    covered = b"".join((
+        _CRC_COVERED_HEADER.pack(
+            attributes, count - 1, base_timestamp, max_timestamp,
+            producer_id, producer_epoch, base_sequence, count,
+        ),
+        payload,
+    ))
+    batch_length = _LENGTH_BEFORE_CRC_COVERED + len(covered)
+    prefix = _PREFIX.pack(base_offset, batch_length, partition_leader_epoch, MAGIC, crc32c(covered))
+    return prefix + covered
+
+
+def _timestamp_of(item: Any, now_ms: int) -> int:
+    if isinstance(item, tuple):
+        timestamp = item[3] if len(item) > 3 else None
+    else:
+        timestamp = item.timestamp
+    return now_ms if timestamp is None else timestamp
+
+
+def _encode_records(records: Iterable[Any], base_timestamp: int, now_ms: int) -> tuple[bytes, int]:
+    """All records' bytes, uncompressed, and the largest timestamp among them."""
+    parts: list[Any] = []
+    extend = parts.extend
+    cache = _VARINT_CACHE
+    cache_limit = _VARINT_CACHE_LIMIT
+    length_limit = _LENGTH_CACHE_LIMIT
+    max_timestamp = -1
+    for offset_delta, item in enumerate(records):
+        if isinstance(item, tuple):
+            size = len(item)
+            key, value = item[0], item[1]
+            headers = item[2] if size > 2 else ()
+            timestamp = item[3] if size > 3 else None
+        else:
+            key, value, headers, timestamp = item.key, item.value, item.headers, item.timestamp
+        if timestamp is None:
+            timestamp = now_ms
+        if timestamp > max_timestamp:
+            max_timestamp = timestamp
+        delta = timestamp - base_timestamp
+        zigzag = (delta << 1) ^ (delta >> 63)
+        timestamp_bytes = cache[zigzag] if 0 <= zigzag < cache_limit else encode_varlong(delta)
+        offset_bytes = cache[offset_delta << 1] if offset_delta < length_limit else encode_varint(offset_delta)
+        if key is None:
+            key, key_length_bytes = b"", _NULL_LENGTH
+        else:
+            key_length = len(key)
+            key_length_bytes = cache[key_length << 1] if key_length < length_limit else encode_varint(key_length)
+        if value is None:
+            value, value_length_bytes = b"", _NULL_LENGTH
+        else:
+            value_length = len(value)
+            value_length_bytes = (
+                cache[value_length << 1] if value_length < length_limit else encode_varint(value_length)
+            )
+        headers_bytes = _encode_headers(headers) if headers else _NO_HEADERS
+        body_length = (
+            1 + len(timestamp_bytes) + len(offset_bytes) + len(key_length_bytes) + len(key)
+            + len(value_length_bytes) + len(value) + len(headers_bytes)
+        )
+        extend((
+            cache[body_length << 1] if body_length < length_limit else encode_varint(body_length),
+            _RECORD_ATTRIBUTES, timestamp_bytes, offset_bytes,
+            key_length_bytes, key, value_length_bytes, value, headers_bytes,
+        ))
+    return b"".join(parts), max_timestamp
+
+
+def _encode_headers(headers: Sequence[tuple[str, bytes | None]]) -> bytes:
+    parts = [encode_varint(len(headers))]
+    append = parts.append
+    for header_key, header_value in headers:
+        key_bytes = header_key.encode("utf-8")
+        append(encode_varint(len(key_bytes)))
+        append(key_bytes)
+        if header_value is None:
+            append(_NULL_LENGTH)
+        else:
+            append(encode_varint(len(header_value)))
+            append(header_value)
+    return b"".join(parts)
+
+
+def decode_batch(buf: Buffer, position: int = 0) -> tuple[BatchHeader, list[Record]]:
+    """Validate (header and CRC) and decode the batch at ``position``; ``CorruptRecord`` if bad."""
+    header = validate_batch(buf, position)
+    columns = RecordColumns([], [], [], [], [])
+    _decode_records(_records_section(buf, header), header, columns)
+    records = list(map(Record, *columns, repeat(header.partition_leader_epoch)))
+    return header, records
+
+
+def iter_batches_with_records(buf: Buffer) -> Iterator[tuple[BatchHeader, list[Record]]]:
+    """Decode whole, back-to-back batches one at a time; stops at the first bad one."""
+    position = 0
+    end = len(buf)
+    while position < end:
+        header, records = decode_batch(buf, position)
+        yield header, records
+        position += header.size
+
+
+def iter_records(buf: Buffer) -> Iterator[Record]:
+    """Every record of whole, back-to-back batches, in offset order."""
+    for _, records in iter_batches_with_records(buf):
+        yield from records
+
+
+def decode_columns(buf: Buffer) -> RecordColumns:
+    """All records of whole, back-to-back batches as parallel lists (the columnar fast path)."""
+    columns = RecordColumns([], [], [], [], [])
+    position = 0
+    end = len(buf)
+    while position < end:
+        header = validate_batch(buf, position)
+        _decode_records(_records_section(buf, header), header, columns)
+        position += header.size
+    return columns
+
+
+def _records_section(buf: Buffer, header: BatchHeader) -> bytes:
+    """The batch's records, decompressed: one contiguous ``bytes`` the decode loop can index."""
+    start = header.position + RECORDS_OFFSET
+    section = bytes(memoryview(buf)[start : header.position + header.size])
+    codec = header.compression
+    if codec == NONE or (not section and header.records_count == 0):
+        return section
+    return decompress(codec, section)
+
+
+def _decode_records(data: bytes, header: BatchHeader, columns: RecordColumns) -> None:
+    """Append the records in ``data`` to ``columns``; ``CorruptRecord`` if they disagree with the header."""
+    try:
+        end_position = _decode_records_unchecked(data, header, columns)
+    except IndexError:
+        raise CorruptRecord(
+            f"record batch at byte {header.position}: a record runs past the end of the records section"
+        ) from None
+    if end_position > len(data):
+        raise CorruptRecord(
+            f"record batch at byte {header.position}: the last record runs past the end of the records section"
+        )
+    if end_position < len(data):
+        raise CorruptRecord(
+            f"record batch at byte {header.position} declares {header.records_count} records "
+            f"but {len(data) - end_position} bytes follow the last of them"
+        )
+
+
+def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordColumns) -> int:
+    """The hot loop; returns the position after the last record.
+
+    Varints of one or two bytes (every delta below 8192, every length below 8192) are
+    read inline through a lookup table; longer ones go through ``broker.record.varint``.
+    A function call per field would double the cost, which is why this loop is long.
+    Reading past ``data`` raises ``IndexError``, which the caller reports.
+    """
+    add_offset, add_timestamp, add_key, add_value, add_headers = (column.append for column in columns)
+    small = _SMALL_ZIGZAG
+    end = len(data)
+    base_offset = header.base_offset
+    base_timestamp = header.base_timestamp
+    log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
+    position = 0
+    for index in range(header.records_count):
+        if position >= end:
+            raise CorruptRecord(
+                f"record batch at byte {header.position} declares {header.records_count} records "
+                f"but its records section holds only {index}"
+            )
+        byte = data[position]
+        if byte < 0x80:
+            length, position = small[byte], position + 1
+        elif data[position + 1] < 0x80:
+            length, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        else:
+            length, position = decode_varint(data, position)
+        record_start = position
+        position += 1  # the attributes byte, unused in magic 2
+        byte = data[position]
+        if byte < 0x80:
+            timestamp_delta, position = small[byte], position + 1
+        elif data[position + 1] < 0x80:
+            timestamp_delta, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        else:
+            timestamp_delta, position = decode_varlong(data, position)
+        byte = data[position]
+        if byte < 0x80:
+            offset_delta, position = small[byte], position + 1
+        elif data[position + 1] < 0x80:
+            offset_delta, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        else:
+            offset_delta, position = decode_varint(data, position)
+        byte = data[position]
+        if byte < 0x80:
+            key_length, position = small[byte], position + 1
+        elif data[position + 1] < 0x80:
+            key_length, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        else:
+            key_length, position = decode_varint(data, position)
+        if key_length >= 0:
+            add_key(data[position : position + key_length])
+            position += key_length
+        else:
+            add_key(_null_for_length(key_length, "key", header))
+        byte = data[position]
+        if byte < 0x80:
+            value_length, position = small[byte], position + 1
+        elif data[position + 1] < 0x80:
+            value_length, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        else:
+            value_length, position = decode_varint(data, position)
+        if value_length >= 0:
+            add_value(data[position : position + value_length])
+            position += value_length
+        else:
+            add_value(_null_for_length(value_length, "value", header))
+        if data[position] == 0:
+            add_headers([])
+            position += 1
+        else:
+            headers, position = _decode_headers(data, position, header)
+            add_headers(headers)
+        if position - record_start != length:
+            raise CorruptRecord(
+                f"record batch at byte {header.position}: record {index} declares {length} bytes "
+                f"but its fields take {position - record_start}"
+            )
+        add_offset(base_offset + offset_delta)
+        add_timestamp(base_timestamp + timestamp_delta if log_append_time is None else log_append_time)
+    return position
+
+
+def _null_for_length(length: int, what: str, header: BatchHeader) -> None:
+    """A length of -1 means null; anything more negative is corruption."""
+    if length != -1:
+        raise CorruptRecord(f"record batch at byte {header.position}: a record {what} has length {length}")
+    return None
+
+
+def _decode_headers(data: bytes, position: int, header: BatchHeader) -> tuple[HeaderList, int]:
+    count, position = decode_varint(data, position)
+    if count < 0:
+        raise CorruptRecord(f"record batch at byte {header.position}: a record has {count} headers")
+    headers: HeaderList = []
+    for _ in range(count):
+        key_length, position = decode_varint(data, position)
+        if key_length < 0:
+            raise CorruptRecord(f"record batch at byte {header.position}: a header key has length {key_length}")
+        key_end = position + key_length
+        if key_end > len(data):
+            raise IndexError(key_end)
+        try:
+            header_key = data[position:key_end].decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise CorruptRecord(f"record batch at byte {header.position}: a header key is not UTF-8") from error
+        value_length, position = decode_varint(data, key_end)
+        if value_length >= 0:
+            headers.append((header_key, data[position : position + value_length]))
+            position += value_length
+        else:
+            headers.append((header_key, _null_for_length(value_length, "header value", header)))
+    return headers, position
