@@ -114,7 +114,7 @@ class BrokerNode:
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
         data_dir = Path(settings.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
-        store = open_store(settings.metadata_store or f"sqlite:///{(data_dir / 'metadata.db').resolve()}")
+        store = await open_store(settings.metadata_store or f"sqlite:///{(data_dir / 'metadata.db').resolve()}")
         cluster_id = await _ensure_cluster_id(store, data_dir, settings)
         node = cls(settings, store, cluster_id)
         await node._load()

@@ -1,0 +1,295 @@
+"""The production metadata store: etcd v3 (3.4+) through the ``aetcd`` asyncio gRPC client.
+
+Why ``aetcd`` and not etcd's JSON gateway: ``aetcd`` 1.0 works here (against etcd
+3.4 with grpcio 1.85 / protobuf 7), speaks native gRPC with streaming watches, and
+exposes everything this store needs: ranges, ``Txn`` with mod/create-revision
+comparisons, lease grant/keep-alive/revoke and watches from a start revision with
+``RevisionCompactedError``.
+
+How the contract maps onto etcd:
+
+* CAS is one ``Txn``: compare ``mod_revision == expected`` (or ``create_revision ==
+  0`` for "absent"), then put/delete. etcd's revision is already store-wide.
+* Leases are etcd leases. etcd grants whole seconds (at least 1 s), so ``grant``
+  rounds ``ttl_ms`` up and reports the granted ttl. etcd checks expiry every 500 ms.
+* Watches are re-established from ``last_seen_revision + 1`` after any disconnect,
+  so a caller's iterator survives etcd restarts and endpoint failover without losing
+  or repeating events; a compacted start revision raises ``CompactedError``.
+* Several endpoints: the client talks to one at a time and moves to the next when a
+  connection cannot be made. Reads, keep-alives and watches are retried on the next
+  endpoint; a write that failed after it was sent raises ``StoreUnavailableError``
+  (outcome unknown — re-read, then retry; CAS makes that safe).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import aetcd
+import grpc
+from aetcd import transactions as etcd_ops
+import structlog
+
+from broker.cluster.store import (
+    CompactedError,
+    KeyValue,
+    Lease,
+    LeaseNotFoundError,
+    MetadataStore,
+    StoreUnavailableError,
+    WatchEvent,
+)
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+_CONNECTION_ERRORS = (aetcd.ConnectionFailedError, aetcd.ConnectionTimeoutError)
+WATCH_RETRY_BACKOFF_S = 0.1
+WATCH_RETRY_BACKOFF_MAX_S = 2.0
+
+
+def key_range(prefix: str) -> tuple[bytes, bytes]:
+    """etcd's ``[key, range_end)`` for every key starting with ``prefix``."""
+    start = prefix.encode()
+    stripped = start.rstrip(b"\xff")
+    if not stripped:
+        return (start or b"\0"), b"\0"  # b"\0" as range_end means "to the end"
+    return start, stripped[:-1] + bytes([stripped[-1] + 1])
+
+
+def _key_value(raw: Any) -> KeyValue:
+    return KeyValue(
+        key=raw.key.decode(),
+        value=bytes(raw.value),
+        mod_revision=raw.mod_revision,
+        create_revision=raw.create_revision,
+        lease=raw.lease or None,
+    )
+
+
+async def _channel_became_ready(channel: Any, timeout_s: float) -> bool:
+    """Wait until the gRPC channel is READY; give up at once on TRANSIENT_FAILURE
+    (e.g. connection refused) so failover to the next endpoint is fast."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    state = channel.get_state(try_to_connect=True)
+    while state != grpc.ChannelConnectivity.READY:
+        remaining_s = deadline - asyncio.get_running_loop().time()
+        if state == grpc.ChannelConnectivity.TRANSIENT_FAILURE or remaining_s <= 0:
+            return False
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(channel.wait_for_state_change(state), remaining_s)
+        state = channel.get_state(try_to_connect=True)
+    return True
+
+
+def _is_lease_not_found(error: Exception) -> bool:
+    return "lease not found" in str(error)
+
+
+class EtcdMetadataStore(MetadataStore):
+    """``MetadataStore`` on an etcd cluster; see the module docstring."""
+
+    def __init__(
+        self, endpoints: list[tuple[str, int]], request_timeout_s: float = 5.0, connect_timeout_s: float = 2.0
+    ) -> None:
+        if not endpoints:
+            raise ValueError("at least one etcd endpoint is required")
+        self.endpoints = endpoints
+        self.request_timeout_s = request_timeout_s
+        self.connect_timeout_s = connect_timeout_s
+        self._endpoint_index = 0
+        self._client: aetcd.Client | None = None
+        self._connect_lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, endpoints: list[tuple[str, int]]) -> "EtcdMetadataStore":
+        store = cls(endpoints)
+        await store._connected_client()
+        return store
+
+    # ---- connection management -------------------------------------------------
+
+    async def _connected_client(self) -> aetcd.Client:
+        """A client whose channel is READY, trying each endpoint once, in turn."""
+        if self._closed:
+            raise StoreUnavailableError("etcd metadata store is closed")
+        async with self._connect_lock:
+            client = self._client
+            if client is not None and client.channel is not None:
+                if client.channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY:
+                    return client
+            for _ in range(len(self.endpoints)):
+                host, port = self.endpoints[self._endpoint_index]
+                if client is None:
+                    client = aetcd.Client(host=host, port=port, timeout=self.request_timeout_s)
+                    await client.connect()
+                if not await _channel_became_ready(client.channel, self.connect_timeout_s):
+                    log.warning("etcd_endpoint_unreachable", endpoint=f"{host}:{port}")
+                    await client.close()
+                    client = None
+                    self._endpoint_index = (self._endpoint_index + 1) % len(self.endpoints)
+                    continue
+                self._client = client
+                return client
+            self._client = None
+            raise StoreUnavailableError(f"no etcd endpoint reachable among {self._endpoint_names()}")
+
+    def _endpoint_names(self) -> list[str]:
+        return [f"{host}:{port}" for host, port in self.endpoints]
+
+    async def _drop_client(self, failed: aetcd.Client) -> None:
+        """Forget a client whose connection failed; the next call reconnects."""
+        async with self._connect_lock:
+            if self._client is failed:
+                self._client = None
+                self._endpoint_index = (self._endpoint_index + 1) % len(self.endpoints)
+        with contextlib.suppress(Exception):
+            await failed.close()
+
+    async def _call(self, operation: Callable[[aetcd.Client], Awaitable[T]], retriable: bool) -> T:
+        """Run ``operation``; on a connection failure retry on the next endpoint if
+        ``retriable`` (reads, keep-alives), else raise ``StoreUnavailableError``."""
+        attempts = len(self.endpoints) + 1 if retriable else 1
+        last_error: Exception | None = None
+        for _ in range(attempts):
+            client = await self._connected_client()
+            try:
+                return await operation(client)
+            except _CONNECTION_ERRORS as error:
+                last_error = error
+                log.warning("etcd_call_failed", error=str(error), retriable=retriable)
+                await self._drop_client(client)
+        raise StoreUnavailableError(f"etcd request failed (outcome unknown for writes): {last_error}")
+
+    # ---- key-value operations --------------------------------------------------
+
+    async def get(self, key: str) -> KeyValue | None:
+        result = await self._call(lambda client: client.get(key.encode()), retriable=True)
+        return None if result is None else _key_value(result)
+
+    async def list(self, prefix: str) -> tuple[list[KeyValue], int]:
+        start, end = key_range(prefix)
+        result = await self._call(lambda client: client.get_range(start, end), retriable=True)
+        return [_key_value(raw) for raw in result.kvs], result.header.revision
+
+    async def _current_revision(self) -> int:
+        start, end = key_range("\0hw-revision-probe")
+        result = await self._call(lambda client: client.get_range(start, end), retriable=True)
+        return int(result.header.revision)
+
+    async def put(self, key: str, value: bytes, lease: int | None = None) -> int:
+        try:
+            result = await self._call(lambda client: client.put(key.encode(), value, lease=lease or 0), retriable=False)
+        except aetcd.ClientError as error:
+            if _is_lease_not_found(error):
+                raise LeaseNotFoundError(f"lease {lease} does not exist (expired or revoked)") from error
+            raise
+        return int(result.header.revision)
+
+    async def _transaction(self, compare: Callable[[aetcd.Client], list[Any]], success: list[Any]) -> tuple[bool, list[Any]]:
+        async def run(client: aetcd.Client) -> tuple[bool, list[Any]]:
+            return await client.transaction(compare=compare(client), success=success, failure=[])
+
+        return await self._call(run, retriable=False)
+
+    async def put_if(self, key: str, value: bytes, expected_revision: int, lease: int | None = None) -> int | None:
+        key_bytes = key.encode()
+
+        def compare(client: aetcd.Client) -> list[Any]:
+            if expected_revision == 0:
+                return [client.transactions.create(key_bytes) == 0]
+            return [client.transactions.mod(key_bytes) == expected_revision]
+
+        put = etcd_ops.Put(key_bytes, value, lease=lease or 0)
+        try:
+            succeeded, responses = await self._transaction(compare, [put])
+        except aetcd.ClientError as error:
+            if _is_lease_not_found(error):
+                raise LeaseNotFoundError(f"lease {lease} does not exist (expired or revoked)") from error
+            raise
+        return int(responses[0].response_put.header.revision) if succeeded else None
+
+    async def delete_if(self, key: str, expected_revision: int) -> bool:
+        key_bytes = key.encode()
+        if expected_revision <= 0:
+            return False
+        delete = etcd_ops.Delete(key_bytes)
+        succeeded, _ = await self._transaction(
+            lambda client: [client.transactions.mod(key_bytes) == expected_revision], [delete]
+        )
+        return bool(succeeded)
+
+    async def compact(self, revision: int) -> None:
+        try:
+            await self._call(lambda client: client.compact(revision), retriable=True)
+        except aetcd.ClientError as error:
+            if "compacted" not in str(error):
+                raise
+
+    # ---- leases ----------------------------------------------------------------
+
+    async def grant(self, ttl_ms: int) -> Lease:
+        if ttl_ms <= 0:
+            raise ValueError(f"lease ttl_ms must be positive, got {ttl_ms}")
+        ttl_s = max(1, math.ceil(ttl_ms / 1000))
+        granted = await self._call(lambda client: client.lease(ttl_s), retriable=True)
+        return Lease(id=int(granted.id), ttl_ms=int(granted.ttl) * 1000)
+
+    async def keep_alive(self, lease_id: int) -> bool:
+        reply = await self._call(lambda client: client.refresh_lease(lease_id), retriable=True)
+        return reply is not None and reply.TTL > 0
+
+    async def revoke(self, lease_id: int) -> None:
+        try:
+            await self._call(lambda client: client.revoke_lease(lease_id), retriable=True)
+        except aetcd.ClientError as error:
+            if not _is_lease_not_found(error):
+                raise
+
+    # ---- watches ---------------------------------------------------------------
+
+    async def watch(self, prefix: str, from_revision: int) -> AsyncIterator[WatchEvent]:
+        if from_revision < 1:
+            raise ValueError(f"from_revision must be >= 1, got {from_revision}")
+        start, end = key_range(prefix)
+        next_revision = from_revision
+        backoff_s = WATCH_RETRY_BACKOFF_S
+        while not self._closed:
+            stream = None
+            try:
+                client = await self._connected_client()
+                stream = await client.watch(start, range_end=end, start_revision=next_revision)
+                backoff_s = WATCH_RETRY_BACKOFF_S
+                async for raw in stream:
+                    event = WatchEvent(
+                        type="put" if raw.kind == "PUT" else "delete",
+                        key=raw.kv.key.decode(),
+                        value=bytes(raw.kv.value) if raw.kind == "PUT" else b"",
+                        mod_revision=raw.kv.mod_revision,
+                    )
+                    next_revision = event.mod_revision + 1
+                    yield event
+            except aetcd.RevisionCompactedError as error:
+                current = await self._current_revision()
+                raise CompactedError(next_revision, error.compacted_revision, current) from error
+            except (*_CONNECTION_ERRORS, aetcd.WatchTimeoutError, StoreUnavailableError) as error:
+                log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=str(error))
+            finally:
+                if stream is not None:
+                    with contextlib.suppress(Exception):
+                        await stream.cancel()
+            if not self._closed:
+                await asyncio.sleep(backoff_s)
+                backoff_s = min(backoff_s * 2, WATCH_RETRY_BACKOFF_MAX_S)
+
+    async def close(self) -> None:
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()

@@ -1,0 +1,72 @@
+"""etcd-only behaviour: a live watch survives a member crash; endpoint failover."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from broker.cluster.store_url import open_store
+from tests.metastore.test_contract import summary, take
+from tests.support.etcd import EtcdServer, free_loopback_port
+
+
+async def test_live_watch_survives_an_etcd_crash_without_losing_or_repeating_events(tmp_path: Path) -> None:
+    with EtcdServer(tmp_path / "etcd") as server:
+        store = await open_store(server.url)
+        try:
+            first = await store.put("/leaders/t/0", b"1")
+            events = store.watch("/leaders/", first)
+            await store.put("/leaders/t/1", b"2")
+            before = await take(events, 2)
+
+            server.restart()
+            await store.put("/leaders/t/0", b"3")
+            await store.put("/leaders/t/1", b"4")
+            after = await take(events, 2)
+            await events.aclose()
+        finally:
+            await store.close()
+    assert [event.value for event in before + after] == [b"1", b"2", b"3", b"4"]
+    revisions = [event.mod_revision for event in before + after]
+    assert revisions == sorted(set(revisions))
+
+
+async def test_unreachable_first_endpoint_fails_over_to_the_next(tmp_path: Path) -> None:
+    with EtcdServer(tmp_path / "etcd") as server:
+        dead_endpoint = f"127.0.0.1:{free_loopback_port()}"
+        store = await open_store(f"etcd://{dead_endpoint},{server.endpoint}")
+        try:
+            revision = await store.put("/brokers/1", b"up")
+            kv = await store.get("/brokers/1")
+        finally:
+            await store.close()
+    assert kv is not None and kv.mod_revision == revision
+
+
+async def test_granted_ttl_is_rounded_up_to_whole_seconds(tmp_path: Path) -> None:
+    with EtcdServer(tmp_path / "etcd") as server:
+        store = await open_store(server.url)
+        try:
+            lease = await store.grant(1500)
+            assert lease.ttl_ms == 2000
+            await store.put("/a", b"x", lease=lease.id)
+            await asyncio.sleep(1.6)
+            assert await store.get("/a") is not None, "key expired before the granted ttl"
+        finally:
+            await store.close()
+
+
+async def test_empty_prefix_lists_and_watches_every_key(tmp_path: Path) -> None:
+    with EtcdServer(tmp_path / "etcd") as server:
+        store = await open_store(server.url)
+        try:
+            first = await store.put("/a", b"1")
+            await store.put("zz", b"2")
+            listed, _ = await store.list("")
+            events = store.watch("", first)
+            seen = await take(events, 2)
+            await events.aclose()
+        finally:
+            await store.close()
+    assert [kv.key for kv in listed] == ["/a", "zz"]
+    assert summary(seen) == [("put", "/a", b"1"), ("put", "zz", b"2")]
