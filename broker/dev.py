@@ -56,7 +56,7 @@ def _wait_ready(broker: DevBroker, timeout_s: float) -> None:
 
 def start_brokers(count: int, directory: Path, base_port: int) -> list[DevBroker]:
     directory.mkdir(parents=True, exist_ok=True)
-    store = f"sqlite:///{(directory / 'metadata.db').resolve()}"
+    store = f"sqlite://{(directory / 'metadata.db').resolve()}"
     brokers = []
     for node_id in range(1, count + 1):
         port = base_port + node_id - 1

@@ -114,7 +114,7 @@ class BrokerNode:
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
         data_dir = Path(settings.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
-        store = await open_store(settings.metadata_store or f"sqlite:///{(data_dir / 'metadata.db').resolve()}")
+        store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
         cluster_id = await _ensure_cluster_id(store, data_dir, settings)
         node = cls(settings, store, cluster_id)
         await node._load()
@@ -145,16 +145,8 @@ class BrokerNode:
         partition = self.partitions.get(key)
         if partition is None:
             topic = self.topics[record.topic]
-            config = self.topic_configs.parse(topic.configs)
             log_ = self.logs.get_or_create(record.topic, record.partition, self.topic_configs.log_config(topic.configs))
-            partition = Partition(
-                record.topic,
-                record.partition,
-                log_,
-                self.flusher,
-                local_broker_id=self.node_id,
-                flush_before_ack=config.flush_policy == "fsync",
-            )
+            partition = Partition(record.topic, record.partition, log_, self.flusher, local_broker_id=self.node_id)
             self.partitions[key] = partition
         if record.leader == self.node_id:
             partition.become_leader(record.leader_epoch, record.replicas, record.isr, checkpointed_hw)

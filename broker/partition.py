@@ -41,10 +41,11 @@ class AppendOutcome:
 
 
 class HighWatermarkWaiters:
-    """Wakes every coroutine waiting for the high watermark to pass an offset.
+    """Wakes every coroutine waiting for the high watermark to move.
 
-    One future per distinct wait; ``advance(hw)`` resolves all whose offset is now
-    below the HW. Used by long-poll reads and, once replication is on, by acks=all.
+    ``notify`` sets the current event and replaces it, so each waiter sees every
+    change after it started waiting; waiters re-check their own condition. Used by
+    long-poll reads and acks=all.
     """
 
     def __init__(self) -> None:
@@ -73,13 +74,11 @@ class Partition:
         flusher: GroupCommitFlusher,
         *,
         local_broker_id: int,
-        flush_before_ack: bool,
     ) -> None:
         self.topic = topic
         self.partition = partition
         self.log = log_
         self._flusher = flusher
-        self._flush_before_ack = flush_before_ack
         self.local_broker_id = local_broker_id
         self.leader_id = -1
         self.leader_epoch = -1
@@ -156,8 +155,7 @@ class Partition:
             info = await loop.run_in_executor(None, self.log.append_as_leader, batch, self.leader_epoch, now_ms())
             self._maybe_increment_high_watermark()
         if acks == "all":
-            if self._flush_before_ack:
-                await self._flusher.flush(self.log)
+            await self._flusher.flush_for_ack(self.log)
             await self._wait_for_high_watermark(info.last_offset + 1, timeout_ms)
         return AppendOutcome(info.base_offset, info.last_offset, info.log_append_time_ms)
 

@@ -126,7 +126,7 @@ class BrokerCluster:
 
     def __init__(self, root: Path, count: int, metadata_store: str | None = None, extra_args: list[str] | None = None):
         self.root = root
-        store = metadata_store or f"sqlite:///{root / 'metadata.db'}"
+        store = metadata_store or f"sqlite://{(root / 'metadata.db').resolve()}"
         self.brokers = {
             node_id: BrokerProcess(node_id, root / f"broker-{node_id}", store, extra_args=list(extra_args or []))
             for node_id in range(1, count + 1)

@@ -1,0 +1,113 @@
+"""The ``highwater`` command: run a broker or a local cluster, and talk to one.
+
+* ``highwater serve`` runs one broker. Settings come from flags > ``HIGHWATER_*``
+  environment > ``--config`` TOML file > defaults; a bad one stops the process before
+  anything starts, with one line on stderr and exit code 2.
+* ``highwater dev`` runs a local cluster of broker processes (see ``broker.dev``).
+* ``highwater topics ...``, ``produce`` and ``consume`` are clients of the REST API of
+  any broker (``--server``/``HIGHWATER_SERVER``); they fail with one line and exit code 1.
+
+Heavy modules (the broker itself) are imported inside the commands that need them, so
+the client commands start fast and do not depend on the server code.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from broker.cli_common import EXIT_BAD_SETTINGS, fail
+from broker.cli_records import consume, produce
+from broker.cli_topics import topics_app
+from config.broker import BrokerSettings, load_broker_settings
+from config.errors import ConfigFileError, format_settings_error
+
+DEV_DIRECTORY = Path(".highwater-dev")
+
+app = typer.Typer(
+    name="highwater",
+    help="highwater: a Kafka-style partitioned, replicated message broker over HTTP.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(topics_app, name="topics")
+app.command("produce")(produce)
+app.command("consume")(consume)
+
+
+def settings_or_exit(config_file: Path | None, **flags: object) -> BrokerSettings:
+    """Load the layered settings, or stop with one line naming the bad setting (exit code 2)."""
+    try:
+        return load_broker_settings(config_file, **flags)
+    except ConfigFileError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
+    except ValidationError as error:
+        message = format_settings_error(error).removeprefix("highwater: ")
+        raise fail(message, EXIT_BAD_SETTINGS) from None
+
+
+@app.command()
+def serve(
+    config: Annotated[Path | None, typer.Option("--config", help="TOML settings file.")] = None,
+    node_id: Annotated[int | None, typer.Option("--node-id", help="Broker id, unique in the cluster.")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="Address to listen on.")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port to listen on; 0 picks a free one.")] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Directory for logs and checkpoints.")] = None,
+    metadata: Annotated[
+        str | None, typer.Option("--metadata", help="Metadata store: sqlite:///abs/file.db or etcd://host:port,...")
+    ] = None,
+    advertised_url: Annotated[
+        str | None, typer.Option("--advertised-url", help="URL other brokers and clients use for this one.")
+    ] = None,
+    log_level: Annotated[str | None, typer.Option("--log-level", help="debug, info, warning, error.")] = None,
+) -> None:
+    """Run one broker until SIGTERM or Ctrl-C."""
+    settings = settings_or_exit(
+        config,
+        node_id=node_id,
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        metadata_store=metadata,
+        advertised_url=advertised_url,
+        log_level=log_level,
+    )
+    from broker.logging_setup import configure_logging
+
+    configure_logging(settings.log_level, settings.log_format)
+    from broker.main import run_broker
+
+    try:
+        run_broker(settings)
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        raise fail(f"cannot listen on {settings.host}:{settings.port}: address already in use") from None
+
+
+@app.command()
+def dev(
+    brokers: Annotated[int, typer.Option("--brokers", "-n", min=1, max=9, help="How many brokers.")] = 3,
+    directory: Annotated[Path, typer.Option("--dir", help="Data, logs and the metadata store.")] = DEV_DIRECTORY,
+    base_port: Annotated[
+        int, typer.Option("--base-port", min=1, max=65535, help="Broker i listens on base+i-1.")
+    ] = 9092,
+) -> None:
+    """Run a local cluster of broker processes with a demo topic; Ctrl-C stops it."""
+    from broker.dev import run_dev_cluster
+
+    run_dev_cluster(brokers, directory, base_port)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="highwater")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""``highwater topics create|list|describe|delete``: topic administration over the REST API."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from broker.cli_client import RestClient
+from broker.cli_common import DEFAULT_SERVER, ServerOption, fail, run_client
+
+topics_app = typer.Typer(help="Create, list, describe and delete topics.", no_args_is_help=True)
+stdout_console = Console(highlight=False, soft_wrap=True)
+
+
+def parse_config_pairs(pairs: list[str]) -> dict[str, str]:
+    """``["retention.ms=1000", ...]`` -> ``{"retention.ms": "1000"}``; the broker validates the values."""
+    configs: dict[str, str] = {}
+    for pair in pairs:
+        name, separator, value = pair.partition("=")
+        if not separator or not name.strip():
+            raise fail(f"--config expects NAME=VALUE (got {pair!r})")
+        configs[name.strip()] = value.strip()
+    return configs
+
+
+@topics_app.command("create")
+def create_topic(
+    name: Annotated[str, typer.Argument(help="Topic name: letters, digits, '.', '_' and '-'.")],
+    partitions: Annotated[int | None, typer.Option("--partitions", "-p", min=1, help="Default: the broker's.")] = None,
+    replication_factor: Annotated[
+        int | None, typer.Option("--replication-factor", "-r", min=1, help="Default: the broker's.")
+    ] = None,
+    config: Annotated[
+        list[str] | None, typer.Option("--config", "-c", help="Topic config NAME=VALUE (Kafka names), repeatable.")
+    ] = None,
+    server: ServerOption = DEFAULT_SERVER,
+) -> None:
+    """Create a topic."""
+    configs = parse_config_pairs(config or [])
+
+    async def action(client: RestClient) -> dict:
+        return await client.create_topic(name, partitions, replication_factor, configs)
+
+    created = run_client(server, action)
+    count = created.get("partitions_count", partitions) if isinstance(created, dict) else partitions
+    stdout_console.print(f"created topic {name}" + (f" with {count} partition(s)" if count else ""))
+
+
+@topics_app.command("list")
+def list_topics(server: ServerOption = DEFAULT_SERVER) -> None:
+    """List the cluster's topics."""
+    topics = run_client(server, lambda client: client.list_topics())
+    table = Table("topic", "partitions", "replication factor", title=None, box=None, header_style="bold")
+    for topic in sorted(topics, key=lambda t: t["topic_name"]):
+        partitions, replication_factor = topic.get("partitions_count", ""), topic.get("replication_factor", "")
+        table.add_row(topic["topic_name"], str(partitions), str(replication_factor))
+    stdout_console.print(table)
+
+
+def _ids(values: list[int] | None) -> str:
+    return ",".join(str(value) for value in values or [])
+
+
+def partitions_table(topic: str, partitions: list[dict]) -> Table:
+    """One row per partition: who leads, who is in sync, and the three offsets of the log."""
+    table = Table(title=f"topic {topic}", header_style="bold")
+    for column in ("partition", "leader", "replicas", "isr", "log start", "high watermark", "log end"):
+        table.add_column(column, justify="right" if column != "replicas" and column != "isr" else "left")
+    for partition in sorted(partitions, key=lambda p: p["partition_id"]):
+        leader = partition.get("leader_id")
+        table.add_row(
+            str(partition["partition_id"]),
+            "none" if leader is None or leader < 0 else str(leader),
+            _ids(partition.get("replicas")),
+            _ids(partition.get("isr")),
+            str(partition.get("log_start_offset", "")),
+            str(partition.get("high_watermark", "")),
+            str(partition.get("log_end_offset", "")),
+        )
+    return table
+
+
+@topics_app.command("describe")
+def describe_topic(name: str, server: ServerOption = DEFAULT_SERVER) -> None:
+    """Show each partition's leader, replicas, ISR, log start offset, high watermark and log end offset."""
+    partitions = run_client(server, lambda client: client.list_partitions(name))
+    stdout_console.print(partitions_table(name, partitions))
+
+
+@topics_app.command("delete")
+def delete_topic(name: str, server: ServerOption = DEFAULT_SERVER) -> None:
+    """Delete a topic and its data on every broker."""
+    run_client(server, lambda client: client.delete_topic(name))
+    stdout_console.print(f"deleted topic {name}")

@@ -1,0 +1,129 @@
+"""A local, always-current copy of the keys under one prefix, and a store retry helper.
+
+``PrefixView`` lists the prefix once and then applies the store's watch from the
+listed revision + 1, so it misses no change and applies each exactly once. When the
+watch falls behind the store's compaction point it re-lists; when the store is
+unreachable it retries with backoff from the last revision it applied. One task
+owns the watch; readers take ``snapshot()`` and wait on ``wait_changed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import structlog
+
+from broker.cluster.store import CompactedError, KeyValue, MetadataStore, StoreUnavailableError
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+INITIAL_BACKOFF_MS = 50
+MAX_BACKOFF_MS = 2000
+
+
+async def retry_unavailable(
+    action: Callable[[], Awaitable[T]],
+    what: str,
+    initial_backoff_ms: int = INITIAL_BACKOFF_MS,
+    max_backoff_ms: int = MAX_BACKOFF_MS,
+) -> T:
+    """Run ``action`` until it does not raise ``StoreUnavailableError``, doubling the
+    wait between attempts up to ``max_backoff_ms``. Cancel the caller to give up.
+
+    Only for actions that are safe to repeat: reads, and writes that are CAS (an
+    applied write makes its retry fail the comparison instead of applying twice).
+    """
+    backoff_ms = initial_backoff_ms
+    while True:
+        try:
+            return await action()
+        except StoreUnavailableError as error:
+            log.warning("metadata_store_unavailable_retrying", what=what, backoff_ms=backoff_ms, error=str(error))
+            await asyncio.sleep(backoff_ms / 1000)
+            backoff_ms = min(backoff_ms * 2, max_backoff_ms)
+
+
+class PrefixView:
+    """Every key under ``prefix`` as of ``revision``, kept current by a watch.
+
+    ``on_change`` (optional, synchronous) runs after each applied change, on the
+    view's task; keep it cheap (set an event).
+    """
+
+    def __init__(
+        self, store: MetadataStore, prefix: str, on_change: Callable[[], None] | None = None
+    ) -> None:
+        self.store = store
+        self.prefix = prefix
+        self.revision = 0
+        self._items: dict[str, KeyValue] = {}
+        self._on_change = on_change
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Load the prefix, then follow it in the background."""
+        await self._relist()
+        self._task = asyncio.get_running_loop().create_task(self._follow(), name=f"prefix-view {self.prefix}")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def snapshot(self) -> dict[str, KeyValue]:
+        return dict(self._items)
+
+    async def wait_changed(self) -> None:
+        """Return at the next applied change."""
+        changed = self._changed
+        await changed.wait()
+
+    async def _relist(self) -> None:
+        items, revision = await retry_unavailable(lambda: self.store.list(self.prefix), f"list {self.prefix}")
+        self._items = {item.key: item for item in items}
+        self.revision = revision
+        self._notify()
+
+    async def _follow(self) -> None:
+        backoff_ms = INITIAL_BACKOFF_MS
+        while True:
+            try:
+                await self._apply_watch()
+            except CompactedError:
+                log.info("prefix_view_relist_after_compaction", prefix=self.prefix, revision=self.revision)
+                await self._relist()
+            except StoreUnavailableError as error:
+                log.warning("prefix_view_watch_failed", prefix=self.prefix, backoff_ms=backoff_ms, error=str(error))
+                await asyncio.sleep(backoff_ms / 1000)
+                backoff_ms = min(backoff_ms * 2, MAX_BACKOFF_MS)
+
+    async def _apply_watch(self) -> None:
+        events = self.store.watch(self.prefix, self.revision + 1)
+        async with contextlib.aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                if event.type == "put":
+                    self._items[event.key] = KeyValue(
+                        key=event.key,
+                        value=event.value,
+                        mod_revision=event.mod_revision,
+                        create_revision=event.mod_revision,
+                        lease=None,
+                    )
+                else:
+                    self._items.pop(event.key, None)
+                self.revision = event.mod_revision
+                self._notify()
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+        if self._on_change is not None:
+            self._on_change()

@@ -1,0 +1,46 @@
+"""The aiohttp application of one broker: routes, middlewares, shared per-app state.
+
+``create_app(node)`` builds the app around a started ``BrokerNode``; the caller owns
+the node's lifetime (start it before, stop it after the runner). The body limit is the
+node's ``max_request_bytes``, enforced by aiohttp while reading, answered 413 JSON.
+
+Middleware order matters: metrics is outermost so it records the status the client
+really got, including the JSON error responses the error middleware builds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from broker.server import routes_cluster, routes_ops, routes_produce, routes_records, routes_topics
+from broker.server.metrics import HttpMetrics
+from broker.server.middleware import MAX_REQUEST_BYTES_KEY, METRICS_KEY, error_middleware, metrics_middleware
+from broker.server.params import NODE_KEY
+from broker.server.producing import RecordProducer
+from broker.server.routes_produce import PRODUCER_KEY
+
+if TYPE_CHECKING:
+    from broker.node import BrokerNode
+
+
+async def _drain_unacknowledged(app: web.Application) -> None:
+    """On shutdown, finish the acks=0 appends already accepted."""
+    await app[PRODUCER_KEY].drain()
+
+
+def create_app(node: BrokerNode) -> web.Application:
+    max_request_bytes = node.settings.max_request_bytes
+    app = web.Application(
+        client_max_size=max_request_bytes,
+        middlewares=[metrics_middleware, error_middleware],
+    )
+    app[NODE_KEY] = node
+    app[MAX_REQUEST_BYTES_KEY] = max_request_bytes
+    app[METRICS_KEY] = HttpMetrics(node)
+    app[PRODUCER_KEY] = RecordProducer(node)
+    app.on_shutdown.append(_drain_unacknowledged)
+    for module in (routes_cluster, routes_topics, routes_produce, routes_records, routes_ops):
+        module.add_routes(app)
+    return app

@@ -1,0 +1,195 @@
+"""Records in the JSON shape of the REST Proxy v3, to and from the bytes of record batch v2.
+
+Produce side: a record arrives as ``{partition_id?, headers?, key?, value?, timestamp?}``
+where ``key`` and ``value`` are ``{"type": "JSON"|"STRING"|"BINARY", "data": ...}``.
+
+* ``JSON`` (the default when ``type`` is absent): ``data`` is any JSON value, stored as
+  its compact UTF-8 JSON text. ``{"data": "hi"}`` stores ``"hi"`` *with* the quotes.
+* ``STRING``: ``data`` must be a JSON string, stored as its UTF-8 bytes.
+* ``BINARY``: ``data`` is base64 text, stored as the decoded bytes.
+* ``data: null`` (or an absent key/value) is a null key/value, as in Kafka.
+
+Header values are base64 (or null), header names plain strings, as in the REST Proxy.
+``timestamp`` is milliseconds since the epoch or an ISO-8601 date-time (the REST Proxy
+sends the latter); absent means "now" at the broker.
+
+Read side: a stored key/value is shown in the ``format`` the reader asked for, and each
+field carries the ``type`` it was actually rendered as, so a reader is never misled:
+``binary`` gives base64; ``string`` gives text when the bytes are UTF-8 and falls back to
+base64 when they are not; ``json`` parses the bytes as JSON, falling back to ``string``
+then ``binary``. Header values are always base64, symmetrical with the produce side.
+
+This module is pure: no asyncio, no I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from broker.errors import InvalidRequest
+from broker.record.codec import Record, RecordInput
+
+
+class DataType(StrEnum):
+    JSON = "JSON"
+    STRING = "STRING"
+    BINARY = "BINARY"
+
+
+class ReadFormat(StrEnum):
+    """How a reader wants keys and values rendered (query ``format=``)."""
+
+    BINARY = "binary"
+    STRING = "string"
+    JSON = "json"
+
+
+class RecordData(BaseModel):
+    """A key or a value of a produced record; unknown fields are ignored as the REST Proxy does."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: DataType = DataType.JSON
+    data: Any = None
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _upper_case_type(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+class HeaderInput(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    value: str | None = None
+
+
+class ProduceRecord(BaseModel):
+    """One record of ``POST …/records``, or one entry of ``records:batch`` (which adds ``id``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    partition_id: int | None = None
+    headers: list[HeaderInput] = []
+    key: RecordData | None = None
+    value: RecordData | None = None
+    timestamp: int | datetime | None = None
+
+
+class BatchEntry(ProduceRecord):
+    id: str | int | None = None
+
+
+class BatchRequest(BaseModel):
+    """Body of ``records:batch``; entries stay raw so one bad entry fails alone."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    entries: list[dict[str, Any]]
+
+
+class EncodedRecord(NamedTuple):
+    """A produced record in bytes, with what its delivery report needs."""
+
+    record: RecordInput
+    partition_id: int | None
+    key_type: DataType | None
+    value_type: DataType | None
+
+
+def encode_data(field_name: str, item: RecordData | None) -> bytes | None:
+    """The bytes stored for one key or value; ``InvalidRequest`` names the field on bad data."""
+    if item is None or item.data is None:
+        return None
+    if item.type is DataType.JSON:
+        return json.dumps(item.data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if not isinstance(item.data, str):
+        raise InvalidRequest(f"{field_name}.data must be a string for type {item.type.value}")
+    if item.type is DataType.STRING:
+        return item.data.encode("utf-8")
+    return decode_base64(f"{field_name}.data", item.data)
+
+
+def decode_base64(field_name: str, text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise InvalidRequest(f"{field_name} is not valid base64: {error}") from error
+
+
+def timestamp_ms(value: int | datetime | None, now_ms: int) -> int:
+    """Milliseconds since the epoch; a naive date-time is taken as UTC."""
+    if value is None:
+        return now_ms
+    if isinstance(value, int):
+        if value < 0:
+            raise InvalidRequest(f"timestamp must be >= 0 milliseconds, got {value}")
+        return value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return int(value.timestamp() * 1000)
+
+
+def encode_record(record: ProduceRecord, now_ms: int) -> EncodedRecord:
+    """Turn a validated JSON record into the tuple the batch codec encodes."""
+    headers = [
+        (header.name, None if header.value is None else decode_base64(f"headers[{index}].value", header.value))
+        for index, header in enumerate(record.headers)
+    ]
+    key = encode_data("key", record.key)
+    value = encode_data("value", record.value)
+    return EncodedRecord(
+        record=RecordInput(key, value, headers, timestamp_ms(record.timestamp, now_ms)),
+        partition_id=record.partition_id,
+        key_type=None if key is None else record.key.type,  # type: ignore[union-attr]
+        value_type=None if value is None else record.value.type,  # type: ignore[union-attr]
+    )
+
+
+def size_report(data_type: DataType | None, data: bytes | None) -> dict[str, Any] | None:
+    """The ``{type, size}`` of a delivery report; null for a null key or value."""
+    if data_type is None or data is None:
+        return None
+    return {"type": data_type.value, "size": len(data)}
+
+
+def render_data(data: bytes | None, read_format: ReadFormat) -> dict[str, Any] | None:
+    """A stored key or value as ``{type, data}`` in the requested format (see module docstring)."""
+    if data is None:
+        return None
+    if read_format is not ReadFormat.BINARY:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            if read_format is ReadFormat.JSON:
+                try:
+                    return {"type": DataType.JSON.value, "data": json.loads(text)}
+                except ValueError:
+                    pass
+            return {"type": DataType.STRING.value, "data": text}
+    return {"type": DataType.BINARY.value, "data": base64.b64encode(data).decode("ascii")}
+
+
+def render_record(topic: str, partition: int, record: Record, read_format: ReadFormat) -> dict[str, Any]:
+    return {
+        "topic_name": topic,
+        "partition_id": partition,
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "headers": [
+            {"name": name, "value": None if value is None else base64.b64encode(value).decode("ascii")}
+            for name, value in record.headers
+        ],
+        "key": render_data(record.key, read_format),
+        "value": render_data(record.value, read_format),
+    }

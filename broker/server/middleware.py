@@ -1,0 +1,115 @@
+"""The two middlewares every request passes: request metrics (outer) and error mapping (inner).
+
+Error mapping is the single place where exceptions become responses, so a client only
+ever sees ``{"error_code", "error", "message", "retriable", ...details}`` JSON:
+
+* a ``HighwaterError`` answers with its own status and body;
+* pydantic's ``ValidationError`` (wrong types, missing fields) answers 422 and names
+  every offending field;
+* aiohttp's HTTP errors (no such route, wrong method, body over ``client_max_size``)
+  are rewritten into the same JSON shape, never aiohttp's HTML or plain text;
+* anything else is a bug: it is logged with its traceback and answered 500 with a
+  body that carries no traceback.
+
+429 and 503 answers carry ``Retry-After`` so well-behaved clients back off.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import structlog
+from aiohttp import web
+from pydantic import ValidationError
+
+from broker.errors import (
+    HighwaterError,
+    MethodNotAllowed,
+    NotFound,
+    RequestTooLarge,
+    UnprocessableEntity,
+    UnsupportedMediaType,
+)
+from broker.server.metrics import HttpMetrics
+
+log = structlog.get_logger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+RETRY_AFTER_SECONDS = "1"
+METRICS_KEY = web.AppKey("http_metrics", HttpMetrics)
+MAX_REQUEST_BYTES_KEY = web.AppKey("max_request_bytes", int)
+
+
+class HttpProtocolError(HighwaterError):
+    """A refusal aiohttp raised that has no Kafka name; keeps aiohttp's status."""
+
+    name = "INVALID_REQUEST"
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.http_status = status  # type: ignore[misc]
+        self.error_code = status * 100  # type: ignore[misc]
+
+
+def error_response(error: HighwaterError) -> web.Response:
+    response = web.json_response(error.to_body(), status=error.http_status)
+    if error.http_status in (429, 503):
+        response.headers["Retry-After"] = RETRY_AFTER_SECONDS
+    return response
+
+
+def validation_error(error: ValidationError) -> UnprocessableEntity:
+    problems = [
+        {"field": ".".join(str(part) for part in item["loc"]) or "body", "message": item["msg"]}
+        for item in error.errors(include_url=False, include_input=False)
+    ]
+    summary = "; ".join(f"{problem['field']}: {problem['message']}" for problem in problems)
+    return UnprocessableEntity(f"invalid request body: {summary}", errors=problems)
+
+
+def http_exception_error(request: web.Request, error: web.HTTPException) -> HighwaterError:
+    if error.status == 404:
+        return NotFound(f"no resource at {request.method} {request.path}")
+    if error.status == 405:
+        allowed = sorted(getattr(error, "allowed_methods", ()) or ())
+        return MethodNotAllowed(f"method {request.method} is not allowed on {request.path}", allowed_methods=allowed)
+    if error.status == 413:
+        limit = request.app[MAX_REQUEST_BYTES_KEY]
+        return RequestTooLarge(f"request body is larger than the limit of {limit} bytes", max_request_bytes=limit)
+    if error.status == 415:
+        return UnsupportedMediaType(error.text or "unsupported content type")
+    return HttpProtocolError(error.status, error.reason or "bad request")
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except HighwaterError as error:
+        log.info("request_failed", method=request.method, path=request.path, error=error.name, message=error.message)
+        return error_response(error)
+    except ValidationError as error:
+        return error_response(validation_error(error))
+    except web.HTTPException as error:
+        if error.status < 400:
+            raise
+        return error_response(http_exception_error(request, error))
+    except Exception:
+        log.exception("request_crashed", method=request.method, path=request.path)
+        return error_response(HighwaterError("internal server error; the broker logged the details"))
+
+
+@web.middleware
+async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Counts and times every request by route template (never the raw path: bounded labels)."""
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    finally:
+        resource = request.match_info.route.resource
+        route = resource.canonical if resource is not None else "unmatched"
+        request.app[METRICS_KEY].observe(request.method, route, status, time.perf_counter() - started)

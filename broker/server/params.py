@@ -1,0 +1,127 @@
+"""Request parsing shared by the handlers: path and query numbers, acks, bodies, content types.
+
+Every client mistake becomes a ``HighwaterError`` naming the parameter and what was
+wrong, so the error middleware answers 4xx and never 500. Numbers in paths and queries
+are decimal integers; a sign, spaces or a fraction are refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel
+
+from broker.errors import InvalidRequest, NotFound, UnsupportedMediaType
+
+if TYPE_CHECKING:
+    from broker.node import BrokerNode
+
+NODE_KEY: web.AppKey[BrokerNode] = web.AppKey("node")
+BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
+BINARY_CONTENT_TYPES = frozenset({BATCH_CONTENT_TYPE, "application/octet-stream"})
+ACKS_VALUES = {"0": "0", "1": "1", "all": "all", "-1": "all"}
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class UnknownCluster(NotFound):
+    """The REST Proxy's 40401: the cluster id in the path is not this cluster's."""
+
+    error_code = 40401
+
+
+def node_of(request: web.Request) -> BrokerNode:
+    """The broker behind the app, after checking the ``{cluster_id}`` in the path names it."""
+    node = request.app[NODE_KEY]
+    cluster_id = request.match_info.get("cluster_id")
+    if cluster_id is not None and cluster_id != node.cluster_id:
+        raise UnknownCluster(f"cluster {cluster_id!r} not found; this is cluster {node.cluster_id!r}")
+    return node
+
+
+def parse_int(name: str, text: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """A decimal integer in ``[minimum, maximum]``; ``InvalidRequest`` names ``name`` otherwise."""
+    if not text.isascii() or not text.isdigit():
+        raise InvalidRequest(f"{name} must be a non-negative integer, got {text!r}", parameter=name)
+    value = int(text)
+    if value < minimum:
+        raise InvalidRequest(f"{name} must be at least {minimum}, got {value}", parameter=name)
+    if maximum is not None and value > maximum:
+        raise InvalidRequest(f"{name} must be at most {maximum}, got {value}", parameter=name)
+    return value
+
+
+def query_int(
+    query: Mapping[str, str], name: str, default: int | None, *, minimum: int = 0, maximum: int | None = None
+) -> int | None:
+    text = query.get(name)
+    if text is None or text == "":
+        return default
+    return parse_int(name, text, minimum=minimum, maximum=maximum)
+
+
+def partition_param(request: web.Request) -> int:
+    return parse_int("partition_id", request.match_info["partition_id"])
+
+
+def acks_param(query: Mapping[str, str]) -> str:
+    """``acks=0|1|all`` (``-1`` is Kafka's spelling of ``all``); default ``all``."""
+    text = query.get("acks", "all").lower()
+    if text not in ACKS_VALUES:
+        raise InvalidRequest(f"acks must be 0, 1 or all, got {text!r}", parameter="acks")
+    return ACKS_VALUES[text]
+
+
+def timeout_param(query: Mapping[str, str], default_ms: int, maximum_ms: int) -> int:
+    value = query_int(query, "timeout_ms", default_ms, maximum=maximum_ms)
+    assert value is not None
+    return value
+
+
+def media_type(request: web.Request) -> str:
+    """The content type without parameters, lower case; empty when the client sent none."""
+    if "Content-Type" not in request.headers:
+        return ""
+    return request.content_type.lower()
+
+
+def is_json_media_type(media: str) -> bool:
+    return media in ("", "application/json", "application/x-ndjson") or media.endswith("+json")
+
+
+def require_json(request: web.Request) -> None:
+    media = media_type(request)
+    if not is_json_media_type(media):
+        raise UnsupportedMediaType(f"content type {media!r} is not supported here; send Content-Type: application/json")
+
+
+def require_binary(request: web.Request) -> None:
+    media = media_type(request)
+    if media not in BINARY_CONTENT_TYPES:
+        raise UnsupportedMediaType(
+            f"content type {media!r} is not supported here; send Content-Type: {BATCH_CONTENT_TYPE}"
+        )
+
+
+def parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError as error:
+        raise InvalidRequest(f"malformed JSON: the body is not UTF-8 ({error.reason})") from error
+    except json.JSONDecodeError as error:
+        raise InvalidRequest(f"malformed JSON: {error.msg} at line {error.lineno} column {error.colno}") from error
+
+
+async def read_model(request: web.Request, model: type[Model]) -> Model:
+    """Read a JSON body and validate it; pydantic's ``ValidationError`` becomes 422 in the middleware."""
+    require_json(request)
+    document = parse_json(await request.read())
+    return model.model_validate(document)
+
+
+def wants_batches(request: web.Request) -> bool:
+    """True when the reader asked for raw record batches instead of JSON."""
+    return BATCH_CONTENT_TYPE in request.headers.get("Accept", "").lower()

@@ -1,0 +1,221 @@
+"""Produce handlers: JSON records (single, streaming, ``records:batch``) and binary batches.
+
+Forms of ``POST …/topics/{t}/records`` (REST Proxy v3):
+
+* one JSON object with a ``Content-Length`` → one JSON delivery report;
+* several objects concatenated in one body → one report per line (``application/x-ndjson``),
+  all records of the body appended as one batch per partition;
+* a chunked body (``Transfer-Encoding: chunked``) → streaming: reports are written back
+  as records are appended. Whatever has arrived when the broker is ready for more is
+  appended together (one batch per partition), so a fast client gets large batches and
+  a slow one low latency.
+
+A record that fails on its own gets an error object on its line instead of a report;
+the stream goes on. Only a malformed stream (it cannot be resynchronised) ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
+from broker.record.header import iter_batches
+from broker.server.json_records import (
+    BatchEntry,
+    BatchRequest,
+    EncodedRecord,
+    ProduceRecord,
+    encode_record,
+    size_report,
+)
+from broker.server.json_stream import JsonObjectSplitter, split_objects
+from broker.server.middleware import validation_error
+from broker.server.params import (
+    acks_param,
+    node_of,
+    parse_json,
+    partition_param,
+    read_model,
+    require_binary,
+    require_json,
+    timeout_param,
+)
+from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size
+
+if TYPE_CHECKING:
+    from broker.node import BrokerNode
+
+PRODUCER_KEY = web.AppKey("record_producer", RecordProducer)
+NDJSON = "application/x-ndjson"
+PRODUCE_TIMEOUT_MAX_MS = 300_000
+"""Upper bound of a produce ``timeout_ms``: five minutes, Kafka's ``delivery.timeout.ms`` scale."""
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _encode_object(text: bytes, model: type[ProduceRecord], now_ms: int) -> EncodedRecord | HighwaterError:
+    """A record from its JSON text, or the error that record alone fails with."""
+    try:
+        return encode_record(model.model_validate(parse_json(text)), now_ms)
+    except ValidationError as error:
+        return validation_error(error)
+    except HighwaterError as error:
+        return error
+
+
+def _report(node: BrokerNode, topic: str, item: EncodedRecord | HighwaterError, outcome: Outcome) -> dict[str, Any]:
+    if isinstance(outcome, HighwaterError):
+        return outcome.to_body()
+    assert isinstance(item, EncodedRecord)
+    return {
+        "error_code": 200 if outcome.offset is not None else 202,
+        "cluster_id": node.cluster_id,
+        "topic_name": topic,
+        "partition_id": outcome.partition,
+        "offset": outcome.offset,
+        "timestamp": outcome.timestamp_ms,
+        "key": size_report(item.key_type, item.record.key),
+        "value": size_report(item.value_type, item.record.value),
+    }
+
+
+def _produce_params(request: web.Request, node: BrokerNode) -> tuple[str, int]:
+    settings = node.settings
+    return acks_param(request.query), timeout_param(
+        request.query, settings.produce_timeout_ms_default, PRODUCE_TIMEOUT_MAX_MS
+    )
+
+
+async def produce_records(request: web.Request) -> web.StreamResponse:
+    node = node_of(request)
+    topic = request.match_info["topic_name"]
+    require_json(request)
+    acks, timeout_ms = _produce_params(request, node)
+    node.partition_count(topic)
+    if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        return await _produce_stream(request, node, topic, acks, timeout_ms)
+    objects = split_objects(await request.read())
+    if not objects:
+        raise InvalidRequest('the request body holds no record; send a JSON object such as {"value": {...}}')
+    now_ms = _now_ms()
+    items = [_encode_object(text, ProduceRecord, now_ms) for text in objects]
+    outcomes = await request.app[PRODUCER_KEY].produce(topic, items, acks, timeout_ms)
+    if len(objects) == 1:
+        outcome = outcomes[0]
+        if isinstance(outcome, HighwaterError):
+            raise outcome
+        report = _report(node, topic, items[0], outcome)
+        return web.json_response(report, status=200 if acks != "0" else 202)
+    lines = [json.dumps(_report(node, topic, item, outcome)) for item, outcome in zip(items, outcomes)]
+    return web.Response(body=("\n".join(lines) + "\n").encode(), content_type=NDJSON)
+
+
+async def _produce_stream(
+    request: web.Request, node: BrokerNode, topic: str, acks: str, timeout_ms: int
+) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": NDJSON})
+    await response.prepare(request)
+    producer = request.app[PRODUCER_KEY]
+    splitter = JsonObjectSplitter()
+    max_object_bytes = node.settings.max_request_bytes
+    try:
+        async for chunk in request.content.iter_any():
+            objects = splitter.feed(chunk)
+            if splitter.pending_bytes > max_object_bytes:
+                raise RequestTooLarge(f"a record in the stream is larger than {max_object_bytes} bytes")
+            if objects:
+                now_ms = _now_ms()
+                items = [_encode_object(text, ProduceRecord, now_ms) for text in objects]
+                outcomes = await producer.produce(topic, items, acks, timeout_ms)
+                lines = [json.dumps(_report(node, topic, i, o)) + "\n" for i, o in zip(items, outcomes)]
+                await response.write("".join(lines).encode())
+        splitter.finish()
+    except HighwaterError as error:
+        await response.write((json.dumps(error.to_body()) + "\n").encode())
+    await response.write_eof()
+    return response
+
+
+async def produce_batch(request: web.Request) -> web.Response:
+    """``records:batch``: every entry gets a success or a failure, answered 207."""
+    node = node_of(request)
+    topic = request.match_info["topic_name"]
+    acks, timeout_ms = _produce_params(request, node)
+    body = await read_model(request, BatchRequest)
+    max_entries = node.settings.max_batch_entries
+    if not 1 <= len(body.entries) <= max_entries:
+        raise InvalidRequest(
+            f"records:batch takes 1 to {max_entries} entries, got {len(body.entries)}", max_entries=max_entries
+        )
+    now_ms = _now_ms()
+    ids: list[Any] = []
+    items: list[EncodedRecord | HighwaterError] = []
+    for index, entry in enumerate(body.entries):
+        ids.append(entry.get("id", str(index)) if isinstance(entry, dict) else str(index))
+        try:
+            items.append(encode_record(BatchEntry.model_validate(entry), now_ms))
+        except ValidationError as error:
+            items.append(validation_error(error))
+        except HighwaterError as error:
+            items.append(error)
+    outcomes = await request.app[PRODUCER_KEY].produce(topic, items, acks, timeout_ms)
+    successes, failures = [], []
+    for entry_id, outcome in zip(ids, outcomes):
+        if isinstance(outcome, Delivered):
+            successes.append(
+                {
+                    "id": entry_id,
+                    "partition_id": outcome.partition,
+                    "offset": outcome.offset,
+                    "timestamp": outcome.timestamp_ms,
+                }
+            )
+        else:
+            failures.append(
+                {"id": entry_id, "error_code": outcome.error_code, "error": outcome.name, "message": outcome.message}
+            )
+    return web.json_response({"successes": successes, "failures": failures}, status=207)
+
+
+async def produce_binary(request: web.Request) -> web.Response:
+    """Append a client-built record batch v2 as is; the broker checks header and CRC only."""
+    node = node_of(request)
+    topic = request.match_info["topic_name"]
+    partition = partition_param(request)
+    require_binary(request)
+    acks, timeout_ms = _produce_params(request, node)
+    node.describe_partition(topic, partition)
+    batch = await request.read()
+    if not batch:
+        raise CorruptRecord("the request body is empty; it must be one record batch v2")
+    check_batch_size(topic, batch, node.max_message_bytes(topic))
+    if acks == "0":
+        for _ in iter_batches(batch):
+            pass
+        request.app[PRODUCER_KEY].append_in_background(topic, partition, batch, timeout_ms)
+        body = {"partition_id": partition, "base_offset": None, "last_offset": None, "log_append_time": -1}
+        return web.json_response(body, status=202)
+    result = await node.produce(topic, partition, batch, acks, timeout_ms)
+    body = {
+        "cluster_id": node.cluster_id,
+        "topic_name": topic,
+        "partition_id": partition,
+        "base_offset": result.base_offset,
+        "last_offset": result.last_offset,
+        "log_append_time": result.log_append_time_ms,
+    }
+    return web.json_response(body)
+
+
+def add_routes(app: web.Application) -> None:
+    base = "/v3/clusters/{cluster_id}/topics/{topic_name}"
+    app.router.add_post(base + "/records", produce_records)
+    app.router.add_post(base + "/records:batch", produce_batch)
+    app.router.add_post(base + "/partitions/{partition_id}/batches", produce_binary)

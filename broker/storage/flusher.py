@@ -1,0 +1,129 @@
+"""When partition logs are fsynced: group commit for acks, or a background interval.
+
+``GroupCommitFlusher`` (flush policy ``fsync``): an acks=all producer waits for an
+fsync that *started after its append*, so its bytes are on disk. While one fsync runs,
+every caller that arrives meanwhile waits for the next one, and that single next
+fsync covers all their appends: N concurrent producers cost about two fsyncs, not N.
+One driver task per log runs the fsyncs one after another in a worker thread, never
+on the event loop.
+
+``IntervalFlusher`` (policy ``interval``): fsyncs each such log with unflushed data
+every ``flush_interval_ms``. Policy ``os`` is left to the page cache; its logs are
+fsynced only by ``PartitionLog.close``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import structlog
+
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import FLUSH_FSYNC, FLUSH_INTERVAL
+
+logger = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class _GroupCommitState:
+    next_fsync: asyncio.Future[None] | None = None
+    """Resolved by the next fsync to *start*; callers arriving now join it."""
+    driver: asyncio.Task[None] | None = None
+
+
+class GroupCommitFlusher:
+    """Coalesces concurrent ``flush`` calls on a log into as few fsyncs as possible."""
+
+    def __init__(self) -> None:
+        self._states: dict[PartitionLog, _GroupCommitState] = {}
+
+    async def flush(self, log: PartitionLog) -> None:
+        """Return once an fsync of ``log`` that started after this call has completed."""
+        state = self._states.setdefault(log, _GroupCommitState())
+        if state.next_fsync is None:
+            state.next_fsync = asyncio.get_running_loop().create_future()
+        waiter = state.next_fsync
+        if state.driver is None:
+            state.driver = asyncio.create_task(self._drive(log, state), name=f"group-commit-{log.topic}-{log.partition}")
+        await asyncio.shield(waiter)
+
+    async def flush_for_ack(self, log: PartitionLog) -> None:
+        """Flush only when the log's policy is ``fsync`` (the others never fsync before an ack)."""
+        if log.config.flush_policy == FLUSH_FSYNC:
+            await self.flush(log)
+
+    async def _drive(self, log: PartitionLog, state: _GroupCommitState) -> None:
+        waiters: asyncio.Future[None] | None = None
+        try:
+            while state.next_fsync is not None:
+                waiters, state.next_fsync = state.next_fsync, None
+                try:
+                    await asyncio.to_thread(log.flush)
+                except Exception as error:
+                    logger.error("flush.failed", topic=log.topic, partition=log.partition, error=str(error))
+                    waiters.set_exception(error)
+                    waiters.add_done_callback(lambda future: future.exception())
+                else:
+                    waiters.set_result(None)
+        except asyncio.CancelledError:
+            for pending in (waiters, state.next_fsync):
+                if pending is not None and not pending.done():
+                    pending.cancel()
+            raise
+        finally:
+            state.driver = None
+            if state.next_fsync is None:
+                self._states.pop(log, None)
+
+
+@dataclass(slots=True)
+class IntervalFlusher:
+    """Background fsync of ``interval``-policy logs every ``flush_interval_ms``.
+
+    ``logs`` is called on every tick, so logs created or deleted later are seen.
+    """
+
+    logs: Callable[[], Iterable[PartitionLog]]
+    tick_ms: int = 100
+    clock_ms: Callable[[], int] = field(default=lambda: int(time.monotonic() * 1000))
+    _last_flush_ms: dict[PartitionLog, int] = field(default_factory=dict)
+    _task: asyncio.Task[None] | None = None
+
+    async def flush_due(self) -> int:
+        """fsync every interval-policy log whose interval has passed with unflushed data; return how many."""
+        now_ms = self.clock_ms()
+        flushed = 0
+        for log in list(self.logs()):
+            if log.config.flush_policy != FLUSH_INTERVAL:
+                continue
+            last_ms = self._last_flush_ms.setdefault(log, now_ms)
+            if now_ms - last_ms < log.config.flush_interval_ms or log.recovery_point >= log.log_end_offset:
+                continue
+            try:
+                await asyncio.to_thread(log.flush)
+            except Exception as error:
+                logger.error("flush.failed", topic=log.topic, partition=log.partition, error=str(error))
+                continue
+            self._last_flush_ms[log] = now_ms
+            flushed += 1
+        return flushed
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="interval-flusher")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.tick_ms / 1000)
+            await self.flush_due()

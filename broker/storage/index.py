@@ -1,0 +1,128 @@
+"""The sparse offset index of a segment: ``<base offset>.index``.
+
+Each 8-byte entry is (relative offset int32, file position int32), big-endian as in
+Kafka's ``OffsetIndex``: the batch whose base offset is ``segment base + relative
+offset`` starts at ``position`` in the ``.log`` file. One entry is written every
+``index_interval_bytes`` of log, so a lookup costs a binary search plus a scan of at
+most that many bytes.
+
+Invariants: relative offsets and positions both strictly increase along the file.
+The entries are also kept in memory (two ``array``s) so lookups never touch the
+disk; the file is only read at load and only appended to (``O_APPEND``) afterwards.
+An index is derived data: when it is missing or fails ``is_consistent`` the segment
+rebuilds it from the log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+from array import array
+from pathlib import Path
+
+class IndexFile:
+    """An append-only file of fixed-size entries behind an in-memory copy; the shared file handling."""
+
+    entry_bytes: int = 0
+
+    def __init__(self, path: Path, base_offset: int) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.loaded_size_bytes = os.fstat(self._fd).st_size
+        self.dirty = False
+
+    def _read_all(self) -> bytes:
+        whole_bytes = self.loaded_size_bytes - self.loaded_size_bytes % self.entry_bytes
+        return os.pread(self._fd, whole_bytes, 0)
+
+    def _write(self, entry: bytes) -> None:
+        os.write(self._fd, entry)
+        self.dirty = True
+
+    def _truncate_file(self, entry_count: int) -> None:
+        os.ftruncate(self._fd, entry_count * self.entry_bytes)
+        self.dirty = True
+
+    def flush(self) -> None:
+        if self.dirty and self._fd >= 0:
+            self.dirty = False
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def delete(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+
+_ENTRY = struct.Struct(">ii")
+
+
+class OffsetIndex(IndexFile):
+    """Relative offset -> file position, one entry per ``index_interval_bytes`` of log."""
+
+    entry_bytes = _ENTRY.size
+
+    def __init__(self, path: Path, base_offset: int) -> None:
+        super().__init__(path, base_offset)
+        self._relative_offsets = array("i")
+        self._positions = array("i")
+        for relative_offset, position in _ENTRY.iter_unpack(self._read_all()):
+            self._relative_offsets.append(relative_offset)
+            self._positions.append(position)
+
+    def __len__(self) -> int:
+        return len(self._relative_offsets)
+
+    def is_consistent(self, log_size_bytes: int) -> bool:
+        """Whole entries, strictly increasing, every position inside the log file."""
+        if self.loaded_size_bytes % self.entry_bytes:
+            return False
+        offsets, positions = self._relative_offsets, self._positions
+        for i in range(len(offsets)):
+            if offsets[i] < 0 or positions[i] >= log_size_bytes:
+                return False
+            if i and (offsets[i] <= offsets[i - 1] or positions[i] <= positions[i - 1]):
+                return False
+        return True
+
+    def append(self, offset: int, position: int) -> None:
+        """Add an entry; ``offset`` and ``position`` must exceed the last entry's."""
+        relative_offset = offset - self.base_offset
+        if self._relative_offsets and (
+            relative_offset <= self._relative_offsets[-1] or position <= self._positions[-1]
+        ):
+            raise ValueError(f"index entry ({offset}, {position}) does not follow the last one in {self.path}")
+        self._write(_ENTRY.pack(relative_offset, position))
+        self._relative_offsets.append(relative_offset)
+        self._positions.append(position)
+
+    def lookup(self, offset: int) -> int:
+        """Position of the last indexed batch starting at or before ``offset`` (0 if none)."""
+        slot = bisect.bisect_right(self._relative_offsets, offset - self.base_offset) - 1
+        return self._positions[slot] if slot >= 0 else 0
+
+    def last_position(self) -> int:
+        return self._positions[-1] if self._positions else 0
+
+    def last_offset(self) -> int | None:
+        return self.base_offset + self._relative_offsets[-1] if self._relative_offsets else None
+
+    def truncate_to_offset(self, offset: int) -> None:
+        """Forget entries for batches starting at or after ``offset``."""
+        keep = bisect.bisect_left(self._relative_offsets, offset - self.base_offset)
+        if keep < len(self._relative_offsets):
+            del self._relative_offsets[keep:]
+            del self._positions[keep:]
+            self._truncate_file(keep)
+
+    def reset(self) -> None:
+        del self._relative_offsets[:]
+        del self._positions[:]
+        self._truncate_file(0)
+        self.loaded_size_bytes = 0

@@ -1,0 +1,492 @@
+"""The partition log: an ordered list of segments with Kafka's offsets and epochs.
+
+Used alike by the leader (``append_as_leader`` assigns offsets and stamps its epoch)
+and by followers (``append_as_follower`` keeps the leader's offsets and epochs), so
+no single-replica assumption lives here.
+
+Invariants:
+- ``log_start_offset <= log_end_offset``; offsets are contiguous from the first
+  segment's base offset to ``log_end_offset`` (recovery cuts the log where they are not);
+- ``recovery_point <= log_end_offset``: everything below it has been fsynced;
+- leader epochs never decrease along the log, and the epoch cache (persisted to
+  ``leader-epoch-checkpoint`` on every change) has no entry at or past ``log_end_offset``.
+
+Concurrency: the core is synchronous. Every change (appends, truncation, retention,
+roll) holds ``self._lock``; readers hold no lock. A reader takes ``log_end_offset``
+first, then the segment tuple (replaced, never mutated), then each segment's size,
+all published by the appender *after* its write — so a read never sees a torn
+batch. A truncation racing a read may still hand that read bytes that are being cut,
+as in Kafka; the replication layer truncates only while it is not serving the log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from broker.errors import CorruptRecord, FencedLeaderEpoch, HighwaterError, OffsetOutOfRange, RecordTooLarge
+from broker.record.header import BatchHeader, iter_batches, stamp
+from broker.storage.checkpoint import LeaderEpochCheckpointFile, fsync_directory
+from broker.storage.epoch_cache import LeaderEpochCache
+from broker.storage.log_config import LogConfig
+from broker.storage.log_retention import segments_to_retire
+from broker.storage.recovery import load_segments
+from broker.storage.segment import LogSegment
+from broker.storage.timestamp_lookup import exact_offset_for_timestamp
+
+logger = structlog.get_logger(__name__)
+
+LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
+MAX_RELATIVE_OFFSET = 2**31 - 1
+"""A segment rolls before a relative offset would overflow its int32 index entry."""
+
+
+class UnexpectedAppendOffset(HighwaterError):
+    """A follower append does not start at the log end offset; nothing was written."""
+
+    name = "UNEXPECTED_APPEND_OFFSET"
+    error_code = 50010
+    http_status = 500
+
+
+@dataclass(frozen=True, slots=True)
+class AppendInfo:
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    log_append_time_ms: int
+    """The broker's clock at the append; batches keep their CreateTime (the CRC covers it)."""
+    size_bytes: int
+    batch_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """Whole batches; ``first_batch_offset`` is the first one's base offset (``start_offset`` if empty)."""
+
+    data: bytes
+    first_batch_offset: int
+    next_offset: int
+    high_bound: int
+
+
+class PartitionLog:
+    """Segments of one partition replica; open with ``PartitionLog.open``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        *,
+        topic: str,
+        partition: int,
+        segments: list[LogSegment],
+        epoch_cache: LeaderEpochCache,
+        log_start_offset: int,
+    ) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self._config = config
+        self._lock = threading.RLock()
+        self._flush_lock = threading.Lock()
+        self._segments = tuple(segments)
+        self._log_end_offset = segments[-1].next_offset
+        self._log_start_offset = log_start_offset
+        self._recovery_point = segments[0].base_offset
+        self._epoch_cache = epoch_cache
+        self._epoch_checkpoint = LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILE)
+        self._directory_dirty = True
+        self._fsync_count = 0
+        self._closed = False
+        self._log = logger.bind(topic=topic, partition=partition)
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        config: LogConfig,
+        *,
+        topic: str,
+        partition: int,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+    ) -> PartitionLog:
+        """Open (or create) the log in ``directory``, re-validating everything from ``recovery_point``.
+
+        ``log_start_offset`` is the checkpointed low watermark; the result is clamped
+        into ``[first segment base offset, log_end_offset]``. The recovered tail is
+        fsynced, so afterwards ``recovery_point == log_end_offset``.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        checkpoint = LeaderEpochCheckpointFile(directory / LEADER_EPOCH_CHECKPOINT_FILE)
+        epoch_cache = LeaderEpochCache(checkpoint.read())
+        entries_before = epoch_cache.entries
+        segments = load_segments(directory, config, recovery_point, epoch_cache, topic=topic, partition=partition)
+        if not segments:
+            segments = [LogSegment(directory, log_start_offset, config.index_interval_bytes)]
+        log_end_offset = segments[-1].next_offset
+        start = min(max(log_start_offset, segments[0].base_offset), log_end_offset)
+        epoch_cache.truncate_from_end(log_end_offset)
+        epoch_cache.truncate_from_start(start)
+        if epoch_cache.entries != entries_before:
+            checkpoint.write(epoch_cache.entries)
+        log = cls(
+            directory, config, topic=topic, partition=partition,
+            segments=segments, epoch_cache=epoch_cache, log_start_offset=start,
+        )
+        log.flush()
+        log._log.info(
+            "log.opened", log_start_offset=start, log_end_offset=log_end_offset,
+            segments=len(segments), latest_epoch=epoch_cache.latest_epoch,
+        )
+        return log
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def config(self) -> LogConfig:
+        return self._config
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply changed topic settings; they take effect from the next append or retention pass."""
+        self._config = config
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._log_end_offset
+
+    @property
+    def recovery_point(self) -> int:
+        return self._recovery_point
+
+    @property
+    def epoch_cache(self) -> LeaderEpochCache:
+        return self._epoch_cache
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(segment.size_bytes for segment in self._segments)
+
+    @property
+    def segments(self) -> tuple[LogSegment, ...]:
+        return self._segments
+
+    @property
+    def fsync_count(self) -> int:
+        """How many ``flush`` calls reached the disk; lets tests see group commit coalescing."""
+        return self._fsync_count
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """Kafka's OffsetsForLeaderEpoch answer: (largest epoch <= requested, its end offset)."""
+        with self._lock:
+            return self._epoch_cache.end_offset_for(leader_epoch, self._log_end_offset)
+
+    def assign_epoch(self, leader_epoch: int, start_offset: int) -> None:
+        """Record that ``leader_epoch`` starts at ``start_offset`` (a new leader: its LEO)."""
+        with self._lock:
+            if self._epoch_cache.assign(leader_epoch, start_offset):
+                self._persist_epochs()
+                self._log.info("log.epoch_assigned", leader_epoch=leader_epoch, start_offset=start_offset)
+
+    def _persist_epochs(self) -> None:
+        self._epoch_checkpoint.write(self._epoch_cache.entries)
+
+    # -- appending ---------------------------------------------------------------------
+
+    def _validate(self, data: bytes | bytearray, *, limit_size: bool) -> list[BatchHeader]:
+        """Check every batch (header and CRC) before anything is written."""
+        if not data:
+            raise CorruptRecord("an append needs at least one record batch, got 0 bytes")
+        headers = list(iter_batches(data, check_crc=True))
+        if limit_size:
+            for header in headers:
+                if header.size > self._config.max_message_bytes:
+                    raise RecordTooLarge(
+                        f"record batch of {header.size} bytes exceeds max_message_bytes "
+                        f"{self._config.max_message_bytes} of {self.topic}-{self.partition}",
+                        max_message_bytes=self._config.max_message_bytes,
+                    )
+        return headers
+
+    def append_as_leader(self, data: bytes | bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
+        """Assign offsets from the LEO, stamp ``leader_epoch`` into every batch, write.
+
+        Raises ``CorruptRecord`` / ``RecordTooLarge`` with nothing written, and
+        ``FencedLeaderEpoch`` if ``leader_epoch`` is older than the log's latest epoch.
+        """
+        buf = bytearray(data)
+        headers = self._validate(buf, limit_size=True)
+        with self._lock:
+            self._check_open()
+            latest_epoch = self._epoch_cache.latest_epoch
+            if leader_epoch < latest_epoch:
+                raise FencedLeaderEpoch(
+                    f"leader epoch {leader_epoch} is older than {latest_epoch}, the latest in "
+                    f"{self.topic}-{self.partition}", leader_epoch=leader_epoch, latest_epoch=latest_epoch,
+                )
+            if leader_epoch > latest_epoch:
+                self.assign_epoch(leader_epoch, self._log_end_offset)
+            next_offset = self._log_end_offset
+            stamped = []
+            for header in headers:
+                stamp(buf, header.position, next_offset, leader_epoch)
+                stamped.append(dataclasses.replace(header, base_offset=next_offset, partition_leader_epoch=leader_epoch))
+                next_offset += header.last_offset_delta + 1
+            return self._append_locked(buf, stamped, now_ms)
+
+    def append_as_follower(self, data: bytes | bytearray, now_ms: int | None = None) -> AppendInfo:
+        """Append the leader's batches unchanged; the first must start at the LEO.
+
+        Kafka's rule for a follower that restarted at the leader's log start offset in
+        the middle of a batch: when this log is empty and that batch straddles the LEO,
+        start afresh at the batch's base offset. Size limits are the leader's business.
+        """
+        headers = self._validate(data, limit_size=False)
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        with self._lock:
+            self._check_open()
+            first = headers[0]
+            if first.base_offset != self._log_end_offset:
+                if self.size_bytes == 0 and first.base_offset < self._log_end_offset <= first.last_offset:
+                    self.truncate_fully_and_start_at(first.base_offset)
+                else:
+                    raise UnexpectedAppendOffset(
+                        f"follower append to {self.topic}-{self.partition} starts at offset {first.base_offset}, "
+                        f"expected the log end offset {self._log_end_offset}",
+                        first_offset=first.base_offset, log_end_offset=self._log_end_offset,
+                    )
+            for previous, header in zip(headers, headers[1:]):
+                if header.base_offset != previous.next_offset:
+                    raise CorruptRecord(
+                        f"batches not contiguous: offset {header.base_offset} follows {previous.last_offset}"
+                    )
+            info = self._append_locked(data, headers, now_ms)
+            changed = [self._epoch_cache.assign(h.partition_leader_epoch, h.base_offset) for h in headers]
+            if any(changed):
+                self._persist_epochs()
+                self._log.info("log.epoch_assigned", leader_epoch=self._epoch_cache.latest_epoch)
+            return info
+
+    def _append_locked(self, data: bytes | bytearray, headers: list[BatchHeader], now_ms: int) -> AppendInfo:
+        segment = self._maybe_roll(len(data), headers[-1].last_offset, now_ms)
+        segment.append(data, headers)
+        self._log_end_offset = headers[-1].next_offset
+        return AppendInfo(
+            base_offset=headers[0].base_offset,
+            last_offset=headers[-1].last_offset,
+            max_timestamp=max(header.max_timestamp for header in headers),
+            log_append_time_ms=now_ms,
+            size_bytes=len(data),
+            batch_count=len(headers),
+        )
+
+    def _maybe_roll(self, size_bytes: int, last_offset: int, now_ms: int) -> LogSegment:
+        """Start a new segment at the LEO when the active one is full, old, or out of offsets."""
+        active = self._segments[-1]
+        if active.size_bytes == 0:
+            return active
+        if active.size_bytes + size_bytes > self._config.segment_bytes:
+            reason = "segment_bytes"
+        elif active.roll_base_ms is not None and now_ms - active.roll_base_ms > self._config.segment_ms:
+            reason = "segment_ms"
+        elif last_offset - active.base_offset > MAX_RELATIVE_OFFSET:
+            reason = "relative_offset_overflow"
+        else:
+            return active
+        segment = LogSegment(self.directory, self._log_end_offset, self._config.index_interval_bytes)
+        self._segments = self._segments + (segment,)
+        self._directory_dirty = True
+        self._log.info("log.segment_rolled", base_offset=segment.base_offset, reason=reason)
+        return segment
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"log {self.topic}-{self.partition} is closed")
+
+    # -- reading -----------------------------------------------------------------------
+
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None) -> ReadResult:
+        """Whole batches from the one holding ``start_offset``, all ending below the bound.
+
+        The bound is ``max_offset`` (the high watermark, exclusive) or the LEO. At least
+        one whole batch is returned when one fits under the bound, even past ``max_bytes``.
+        """
+        log_end_offset = self._log_end_offset
+        segments = self._segments
+        log_start_offset = self._log_start_offset
+        if not log_start_offset <= start_offset <= log_end_offset:
+            raise OffsetOutOfRange(
+                f"offset {start_offset} is outside [{log_start_offset}, {log_end_offset}] "
+                f"of {self.topic}-{self.partition}",
+                log_start_offset=log_start_offset, log_end_offset=log_end_offset,
+            )
+        bound = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
+        if start_offset >= bound:
+            return ReadResult(b"", start_offset, start_offset, bound)
+        first = max(bisect.bisect_right(segments, start_offset, key=lambda s: s.base_offset) - 1, 0)
+        for segment in segments[first:]:
+            found = segment.read(start_offset, max_bytes, bound, segment.size_bytes)
+            if found is not None:
+                return ReadResult(found.data, found.first_batch_offset, found.next_offset, bound)
+        return ReadResult(b"", start_offset, start_offset, bound)
+
+    def offset_for_timestamp(self, timestamp_ms: int) -> int | None:
+        """The first offset whose record timestamp is >= ``timestamp_ms`` (None if no such record).
+
+        Located through the time indexes at batch granularity, then made exact by
+        decoding that one batch's record timestamps.
+        """
+        log_start_offset = self._log_start_offset
+        for segment in self._segments:
+            if segment.next_offset <= log_start_offset:
+                continue
+            found = segment.find_batch_by_timestamp(timestamp_ms, segment.size_bytes)
+            if found is not None:
+                data = segment.pread(found.header.size, found.position)
+                return exact_offset_for_timestamp(data, found.header, timestamp_ms, log_start_offset)
+        return None
+
+    # -- truncation and retention ------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every batch at or after ``offset`` (whole batches: one holding it goes too)."""
+        if offset < 0:
+            raise ValueError(f"cannot truncate to negative offset {offset}")
+        with self._lock:
+            self._check_open()
+            if offset >= self._log_end_offset:
+                return
+            if offset < self._segments[0].base_offset:
+                self.truncate_fully_and_start_at(offset)
+                return
+            keep = [segment for segment in self._segments if segment.base_offset < offset]
+            for segment in self._segments[len(keep):]:
+                segment.delete()
+                self._directory_dirty = True
+            new_end = keep[-1].truncate_to(offset)
+            previous_end = self._log_end_offset
+            self._segments = tuple(keep)
+            self._log_end_offset = new_end
+            self._recovery_point = min(self._recovery_point, new_end)
+            self._log_start_offset = min(self._log_start_offset, new_end)
+            if self._epoch_cache.truncate_from_end(new_end):
+                self._persist_epochs()
+            self._log.info("log.truncated", requested_offset=offset, log_end_offset=new_end, previous_log_end_offset=previous_end)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and start it at ``offset`` (a follower below the leader's log start)."""
+        with self._lock:
+            self._check_open()
+            for segment in self._segments:
+                segment.delete()
+            segment = LogSegment(self.directory, offset, self._config.index_interval_bytes)
+            self._segments = (segment,)
+            self._log_end_offset = self._log_start_offset = self._recovery_point = offset
+            self._directory_dirty = True
+            self._epoch_cache.clear()
+            self._persist_epochs()
+            self._log.info("log.truncated_fully", log_start_offset=offset, log_end_offset=offset)
+
+    def advance_log_start_offset(self, offset: int) -> bool:
+        """Move the low watermark up to ``offset`` (<= LEO); return whether it moved.
+
+        Segments wholly below it are deleted by the next ``delete_retained_segments``.
+        """
+        with self._lock:
+            if offset > self._log_end_offset:
+                raise OffsetOutOfRange(
+                    f"cannot move the log start offset of {self.topic}-{self.partition} to {offset}, "
+                    f"past the log end offset {self._log_end_offset}",
+                    log_start_offset=self._log_start_offset, log_end_offset=self._log_end_offset,
+                )
+            if offset <= self._log_start_offset:
+                return False
+            self._log_start_offset = offset
+            if self._epoch_cache.truncate_from_start(offset):
+                self._persist_epochs()
+            self._log.info("log.start_offset_advanced", log_start_offset=offset)
+            return True
+
+    def delete_retained_segments(self, now_ms: int, high_watermark: int) -> int:
+        """Delete old segments by ``retention_ms``/``retention_bytes``; return how many.
+
+        Only whole segments entirely below ``high_watermark``, never the active one,
+        oldest first; the log start offset moves to the new first segment.
+        """
+        with self._lock:
+            self._check_open()
+            retired = segments_to_retire(
+                self._segments, self._config, now_ms=now_ms,
+                high_watermark=high_watermark, log_start_offset=self._log_start_offset,
+            )
+            if not retired:
+                return 0
+            for segment, reason in retired:
+                segment.delete()
+                self._log.info(
+                    "log.segment_deleted", base_offset=segment.base_offset,
+                    next_offset=segment.next_offset, reason=reason,
+                )
+            self._segments = self._segments[len(retired):]
+            self._directory_dirty = True
+            self.advance_log_start_offset(self._segments[0].base_offset)
+            return len(retired)
+
+    # -- durability and lifecycle ------------------------------------------------------
+
+    def flush(self) -> None:
+        """fsync every segment with unflushed data (and the directory after a roll or delete).
+
+        Safe beside the appender: the target is taken under the lock, the fsyncs run
+        outside it, and afterwards ``recovery_point`` covers everything appended before
+        this call started. Flushes are serialised among themselves, so one never
+        skips bytes another is still syncing.
+        """
+        with self._flush_lock:
+            with self._lock:
+                target = self._log_end_offset
+                dirty = [segment for segment in self._segments if segment.needs_flush]
+                directory_dirty, self._directory_dirty = self._directory_dirty, False
+            for segment in dirty:
+                segment.flush()
+            if directory_dirty:
+                fsync_directory(self.directory)
+            with self._lock:
+                self._recovery_point = max(self._recovery_point, min(target, self._log_end_offset))
+                if dirty or directory_dirty:
+                    self._fsync_count += 1
+
+    def close(self) -> None:
+        """Flush (every policy fsyncs on close) and release the files."""
+        if self._closed:
+            return
+        self.flush()
+        with self._lock:
+            if self._closed:
+                return
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+            self._log.info("log.closed", log_end_offset=self._log_end_offset)
+
+    def delete(self) -> None:
+        """Close without flushing and remove the partition directory."""
+        with self._lock:
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self._log.info("log.deleted")

@@ -1,0 +1,196 @@
+"""Broker settings, and how they are layered from flags, environment, a TOML file and defaults.
+
+Layering, highest first (``load_broker_settings``):
+
+1. command-line flags (passed as keyword overrides; ``None`` means "flag not given");
+2. environment variables ``HIGHWATER_<FIELD>``, nested with ``__``
+   (``HIGHWATER_TOPIC_DEFAULTS__RETENTION_MS=3600000``);
+3. the TOML file given with ``--config`` (top-level keys are fields, ``[topic_defaults]``
+   is a table);
+4. the defaults below.
+
+The ``log_*`` fields carry Kafka's broker-level names (``log.segment.bytes``...) and are
+the defaults of the matching per-topic configs, so each pair is one setting under two
+names: whichever is given fills the other, and giving both with different values is an
+error rather than a silent choice.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from config.errors import ConfigFileError
+from config.topic import DAY_MS, GIB, MAX_SEGMENT_BYTES, MIB, FlushPolicy, TopicDefaults
+
+LOG_SETTING_TOPIC_FIELDS = {
+    "log_segment_bytes": "segment_bytes",
+    "log_segment_ms": "segment_ms",
+    "log_retention_ms": "retention_ms",
+    "log_retention_bytes": "retention_bytes",
+    "log_index_interval_bytes": "index_interval_bytes",
+    "log_flush_policy": "flush_policy",
+    "log_flush_interval_ms": "flush_interval_ms",
+}
+"""Broker ``log_*`` setting -> the ``TopicDefaults`` field it is another name for."""
+
+_config_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("highwater_config_file", default=None)
+
+
+class BrokerSettings(BaseSettings):
+    """Everything one broker process needs to start. Field names carry their units."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="HIGHWATER_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    node_id: int = Field(1, ge=0, description="this broker's id, unique in the cluster")
+    host: str = Field("127.0.0.1", min_length=1, description="address to listen on")
+    port: int = Field(9092, ge=0, le=65535, description="port to listen on; 0 picks a free one")
+    advertised_url: str | None = Field(None, description="URL other brokers and clients use; default http://host:port")
+    data_dir: Path = Field(Path(".highwater/data"), description="where partition logs and checkpoints live")
+    rack: str | None = Field(None, description="rack id for rack-aware replica placement")
+    metadata_store: str | None = Field(
+        None, description="sqlite:///abs/file.db or etcd://h:p,...; None = an sqlite file in data_dir"
+    )
+    cluster_id: str | None = Field(None, description="cluster id to create or join; None = generated once")
+
+    max_request_bytes: int = Field(64 * MIB, ge=1024, description="largest HTTP request body accepted")
+    max_batch_entries: int = Field(10_000, ge=1, description="most entries in one records:batch request")
+    fetch_max_bytes_default: int = Field(MIB, ge=1, description="max_bytes of a read that gives none")
+    fetch_max_wait_ms: int = Field(30_000, ge=0, description="longest long-poll a read may ask for")
+    produce_timeout_ms_default: int = Field(30_000, ge=1, description="acks=all wait without a timeout_ms")
+
+    log_segment_bytes: int = Field(GIB, ge=1024, le=MAX_SEGMENT_BYTES, description="= topic_defaults.segment_bytes")
+    log_segment_ms: int = Field(7 * DAY_MS, ge=1, description="= topic_defaults.segment_ms")
+    log_retention_ms: int = Field(7 * DAY_MS, ge=-1, description="= topic_defaults.retention_ms")
+    log_retention_bytes: int = Field(-1, ge=-1, description="= topic_defaults.retention_bytes")
+    log_retention_check_interval_ms: int = Field(300_000, ge=1, description="how often retention runs")
+    log_index_interval_bytes: int = Field(4096, ge=0, description="= topic_defaults.index_interval_bytes")
+    log_flush_policy: FlushPolicy = Field("fsync", description="= topic_defaults.flush_policy")
+    log_flush_interval_ms: int = Field(1000, ge=1, description="= topic_defaults.flush_interval_ms")
+
+    replica_lag_time_max_ms: int = Field(10_000, ge=1, description="a follower not caught up this long leaves the ISR")
+    replica_fetch_wait_max_ms: int = Field(500, ge=0, description="follower fetch long-poll time")
+    replica_fetch_max_bytes: int = Field(MIB, ge=1, description="bytes per partition in one follower fetch")
+    replica_high_watermark_checkpoint_interval_ms: int = Field(5000, ge=1, description="HW checkpoint period")
+    broker_session_timeout_ms: int = Field(6000, ge=1, description="a broker silent this long is dead")
+    broker_heartbeat_interval_ms: int = Field(1000, ge=1, description="lease keep-alive period")
+    auto_leader_rebalance_enable: bool = Field(True, description="move leadership back to preferred replicas")
+    leader_imbalance_check_interval_ms: int = Field(300_000, ge=1, description="preferred-leader check period")
+
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
+    log_format: Literal["json", "console", "auto"] = Field("auto", description="auto = console on a TTY, else json")
+
+    topic_defaults: TopicDefaults = Field(default_factory=TopicDefaults)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Flags > environment > TOML file > defaults; no dotenv or secrets files."""
+        toml_file = _config_file.get()
+        if toml_file is None:
+            return (init_settings, env_settings)
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lowercase_level(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("advertised_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/") if value else value
+
+    @field_validator("metadata_store")
+    @classmethod
+    def _store_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            from broker.cluster.store_url import parse_store_url
+
+            parse_store_url(value)
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BrokerSettings:
+        if self.broker_heartbeat_interval_ms >= self.broker_session_timeout_ms:
+            raise ValueError(
+                f"broker_heartbeat_interval_ms ({self.broker_heartbeat_interval_ms}) must be less than "
+                f"broker_session_timeout_ms ({self.broker_session_timeout_ms})"
+            )
+        if self.replica_fetch_wait_max_ms >= self.replica_lag_time_max_ms:
+            raise ValueError(
+                f"replica_fetch_wait_max_ms ({self.replica_fetch_wait_max_ms}) must be less than "
+                f"replica_lag_time_max_ms ({self.replica_lag_time_max_ms}), or healthy followers leave the ISR"
+            )
+        self._unify_log_settings()
+        return self
+
+    def _unify_log_settings(self) -> None:
+        """Make each ``log_*`` setting and its ``topic_defaults`` twin equal (see the module docstring)."""
+        topic_given = self.topic_defaults.model_fields_set
+        updates: dict[str, Any] = {}
+        for log_field, topic_field in LOG_SETTING_TOPIC_FIELDS.items():
+            log_value = getattr(self, log_field)
+            topic_value = getattr(self.topic_defaults, topic_field)
+            if log_field in self.model_fields_set and topic_field in topic_given and log_value != topic_value:
+                raise ValueError(
+                    f"{log_field} ({log_value}) and topic_defaults.{topic_field} ({topic_value}) "
+                    "are the same setting; give one of them"
+                )
+            if topic_field in topic_given:
+                object.__setattr__(self, log_field, topic_value)
+            else:
+                updates[topic_field] = log_value
+        self.topic_defaults = self.topic_defaults.model_copy(update=updates)
+
+
+def load_broker_settings(config_file: Path | None = None, **overrides: Any) -> BrokerSettings:
+    """Build the settings from flags (``overrides``; ``None`` = not given), env, ``config_file``, defaults.
+
+    Raises ``ConfigFileError`` when the file is missing or not TOML and pydantic's
+    ``ValidationError`` for bad values (format it with ``format_settings_error``).
+    """
+    if config_file is not None:
+        _check_toml_file(Path(config_file))
+    flags = {name: value for name, value in overrides.items() if value is not None}
+    token = _config_file.set(Path(config_file) if config_file is not None else None)
+    try:
+        return BrokerSettings(**flags)
+    finally:
+        _config_file.reset(token)
+
+
+def _check_toml_file(path: Path) -> None:
+    try:
+        with path.open("rb") as file:
+            tomllib.load(file)
+    except OSError as error:
+        raise ConfigFileError(f"cannot read config file {path}: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigFileError(f"config file {path} is not valid TOML: {error}") from None
+
+
+__all__ = ["BrokerSettings", "ConfigFileError", "ValidationError", "load_broker_settings"]

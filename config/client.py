@@ -1,0 +1,121 @@
+"""Settings of the producer and consumer clients, with Kafka's defaults and names.
+
+Each reads its own environment prefix (``HIGHWATER_PRODUCER_ACKS=1``,
+``HIGHWATER_CONSUMER_GROUP_ID=billing``); keyword arguments win over the environment.
+The cross-field rules are Kafka's, enforced at construction so a misconfigured client
+fails when it is built instead of misbehaving under load:
+
+* idempotence needs ``acks="all"`` and at most 5 requests in flight per connection
+  (the broker remembers the last 5 batches per producer);
+* ``delivery_timeout_ms >= linger_ms + request_timeout_ms``;
+* a consumer heartbeats several times per session: ``heartbeat_interval_ms < session_timeout_ms``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from config.topic import MIB
+
+DEFAULT_BOOTSTRAP_SERVERS = "http://127.0.0.1:9092"
+
+
+def _split_servers(servers: str) -> list[str]:
+    return [server.strip().rstrip("/") for server in servers.split(",") if server.strip()]
+
+
+def _check_servers(servers: str) -> str:
+    urls = _split_servers(servers)
+    if not urls:
+        raise ValueError("must name at least one broker URL")
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"{url!r} must start with http:// or https://")
+    return servers
+
+
+class ProducerSettings(BaseSettings):
+    """Kafka producer semantics: batching by ``linger_ms``/``batch_size``, retries until ``delivery_timeout_ms``."""
+
+    model_config = SettingsConfigDict(env_prefix="HIGHWATER_PRODUCER_", extra="forbid", validate_default=True)
+
+    bootstrap_servers: str = Field(DEFAULT_BOOTSTRAP_SERVERS, description="comma-separated broker URLs")
+    client_id: str = "highwater-producer"
+    acks: Literal["0", "1", "all"] = "all"
+    linger_ms: int = Field(5, ge=0, description="wait this long for more records before sending a batch")
+    batch_size: int = Field(16_384, ge=1, description="target bytes of one partition's batch")
+    buffer_memory: int = Field(32 * MIB, ge=1, description="bytes of unsent records before send() waits")
+    max_block_ms: int = Field(60_000, ge=0, description="how long send() waits for buffer space")
+    max_request_size: int = Field(MIB, ge=1, description="largest request (and so batch) sent")
+    compression: Literal["none", "gzip", "lz4", "zstd"] = "none"
+    enable_idempotence: bool = True
+    max_in_flight_requests_per_connection: int = Field(5, ge=1)
+    request_timeout_ms: int = Field(30_000, ge=1)
+    delivery_timeout_ms: int = Field(120_000, ge=1, description="give up on a record this long after send()")
+    retry_backoff_ms: int = Field(100, ge=0)
+    metadata_max_age_ms: int = Field(300_000, ge=0, description="refresh partition leaders at least this often")
+
+    @field_validator("acks", mode="before")
+    @classmethod
+    def _acks_as_text(cls, value: Any) -> Any:
+        return str(value).lower() if isinstance(value, (int, str)) and not isinstance(value, bool) else value
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _urls(cls, value: str) -> str:
+        return _check_servers(value)
+
+    @model_validator(mode="after")
+    def _kafka_rules(self) -> ProducerSettings:
+        if self.enable_idempotence and self.acks != "all":
+            raise ValueError(f"enable_idempotence needs acks='all' (got acks={self.acks!r})")
+        if self.enable_idempotence and self.max_in_flight_requests_per_connection > 5:
+            raise ValueError("enable_idempotence needs max_in_flight_requests_per_connection <= 5")
+        if self.delivery_timeout_ms < self.linger_ms + self.request_timeout_ms:
+            raise ValueError("delivery_timeout_ms must be >= linger_ms + request_timeout_ms")
+        return self
+
+    @property
+    def bootstrap_urls(self) -> list[str]:
+        return _split_servers(self.bootstrap_servers)
+
+
+class ConsumerSettings(BaseSettings):
+    """Kafka consumer semantics: positions per partition, optional group with auto-commit."""
+
+    model_config = SettingsConfigDict(env_prefix="HIGHWATER_CONSUMER_", extra="forbid", validate_default=True)
+
+    bootstrap_servers: str = Field(DEFAULT_BOOTSTRAP_SERVERS, description="comma-separated broker URLs")
+    client_id: str = "highwater-consumer"
+    group_id: str | None = Field(None, description="consumer group; None = manual assignment, no commits")
+    auto_offset_reset: Literal["earliest", "latest", "none"] = "latest"
+    enable_auto_commit: bool = True
+    auto_commit_interval_ms: int = Field(5000, ge=1)
+    fetch_max_bytes: int = Field(50 * MIB, ge=1, description="bytes of one fetch across partitions")
+    max_partition_fetch_bytes: int = Field(MIB, ge=1, description="bytes per partition in one fetch")
+    fetch_max_wait_ms: int = Field(500, ge=0, description="long-poll time when no data is ready")
+    max_poll_records: int = Field(500, ge=1)
+    session_timeout_ms: int = Field(45_000, ge=1)
+    heartbeat_interval_ms: int = Field(3000, ge=1)
+    request_timeout_ms: int = Field(30_000, ge=1)
+    retry_backoff_ms: int = Field(100, ge=0)
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _urls(cls, value: str) -> str:
+        return _check_servers(value)
+
+    @model_validator(mode="after")
+    def _kafka_rules(self) -> ConsumerSettings:
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("heartbeat_interval_ms must be less than session_timeout_ms")
+        if self.request_timeout_ms <= self.fetch_max_wait_ms:
+            raise ValueError("request_timeout_ms must be greater than fetch_max_wait_ms")
+        return self
+
+    @property
+    def bootstrap_urls(self) -> list[str]:
+        return _split_servers(self.bootstrap_servers)

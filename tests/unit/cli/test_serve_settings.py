@@ -1,0 +1,80 @@
+"""``highwater serve`` settings: flags override the file and the environment; bad ones stop the process.
+
+The error cases run the real command as a subprocess: it must exit with code 2 and
+exactly one line on stderr before creating anything on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from broker.cli import settings_or_exit
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def run_serve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("HIGHWATER_")}
+    return subprocess.run(
+        [sys.executable, "-m", "broker.cli", "serve", *args],
+        cwd=REPO_ROOT, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_out_of_range_port_stops_with_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    result = run_serve("--data-dir", str(data_dir), "--port", "70000")
+    assert result.returncode == 2
+    assert result.stderr == "highwater: invalid setting port: must be <= 65535 (got 70000)\n"
+    assert not data_dir.exists()
+
+
+def test_invalid_environment_value_names_the_setting(tmp_path: Path) -> None:
+    result = run_serve("--data-dir", str(tmp_path), env={"HIGHWATER_TOPIC_DEFAULTS__SEGMENT_BYTES": "10"})
+    assert result.returncode == 2
+    assert result.stderr == "highwater: invalid setting topic_defaults.segment_bytes: must be >= 1024 (got 10)\n"
+
+
+def test_invalid_toml_value_and_malformed_toml(tmp_path: Path) -> None:
+    config = tmp_path / "broker.toml"
+    config.write_text('log_flush_policy = "sometimes"\n')
+    result = run_serve("--config", str(config), "--data-dir", str(tmp_path / "d"))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "highwater: invalid setting log_flush_policy: must be one of 'fsync', 'interval' or 'os' (got 'sometimes')"
+    ]
+    config.write_text("port = \n")
+    malformed = run_serve("--config", str(config))
+    assert malformed.returncode == 2
+    assert len(malformed.stderr.splitlines()) == 1
+    assert malformed.stderr.startswith(f"highwater: config file {config} is not valid TOML")
+
+
+def test_invalid_metadata_flag_is_refused_at_start(tmp_path: Path) -> None:
+    result = run_serve("--data-dir", str(tmp_path), "--metadata", "mysql://db")
+    assert result.returncode == 2
+    expected = "highwater: invalid setting metadata_store: invalid metadata store URL 'mysql://db'"
+    assert result.stderr.startswith(expected)
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_flags_override_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "broker.toml"
+    config.write_text('node_id = 5\nport = 9500\nhost = "0.0.0.0"\ndata_dir = "/srv/file"\n')
+    monkeypatch.setenv("HIGHWATER_PORT", "9600")
+    monkeypatch.setenv("HIGHWATER_NODE_ID", "6")
+    settings = settings_or_exit(config, node_id=7, port=None, host=None, data_dir=tmp_path / "flag")
+    assert (settings.node_id, settings.port, settings.host) == (7, 9600, "0.0.0.0")
+    assert settings.data_dir == tmp_path / "flag"
+
+
+def test_settings_error_exits_with_code_2() -> None:
+    with pytest.raises(typer.Exit) as caught:
+        settings_or_exit(None, port=-5)
+    assert caught.value.exit_code == 2

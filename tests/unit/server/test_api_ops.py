@@ -1,0 +1,87 @@
+"""Health, readiness, metrics, OpenAPI coverage, and the JSON-only error contract."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from broker.node import BrokerNode
+from broker.server.app import create_app
+from broker.server.openapi import openapi_document
+from tests.unit.server.conftest import Api, error_of
+
+
+async def test_health_and_readiness(api: Api) -> None:
+    assert (await (await api.client.get("/healthz")).json()) == {"status": "ok"}
+    ready = await api.client.get("/readyz")
+    assert ready.status == 200 and (await ready.json())["broker_id"] == 1
+
+
+async def test_metrics_expose_partition_offsets_and_requests(api: Api) -> None:
+    await api.create_topic("t", partitions=2)
+    await api.produce("t", {"partition_id": 1, "value": {"data": 1}})
+    await api.client.get(api.topic("missing"))
+    text = await (await api.client.get("/metrics")).text()
+    assert 'highwater_partition_log_end_offset{partition="1",topic="t"} 1.0' in text
+    assert 'highwater_partition_high_watermark{partition="1",topic="t"} 1.0' in text
+    assert 'highwater_partition_log_start_offset{partition="0",topic="t"} 0.0' in text
+    assert (
+        'highwater_http_requests_total{method="GET",'
+        'route="/v3/clusters/{cluster_id}/topics/{topic_name}",status="404"} 1.0' in text
+    )
+    assert (
+        'highwater_http_request_duration_seconds_count{method="POST",route="/v3/clusters/{cluster_id}/topics"}' in text
+    )
+
+
+def registered_routes(app: web.Application) -> set[tuple[str, str]]:
+    return {
+        (route.resource.canonical, route.method.lower())
+        for route in app.router.routes()
+        if route.method != "HEAD" and route.resource is not None
+    }
+
+
+async def test_openapi_documents_exactly_the_registered_routes(api: Api) -> None:
+    document = await (await api.client.get("/openapi.json")).json()
+    assert document["openapi"].startswith("3.1")
+    documented = {(path, method) for path, item in document["paths"].items() for method in item}
+    assert documented == registered_routes(create_app(api.node))
+
+
+def test_openapi_references_resolve() -> None:
+    document = openapi_document("http://x")
+
+    def refs(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "$ref":
+                    yield value
+                else:
+                    yield from refs(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from refs(value)
+
+    for ref in refs(document):
+        _, section, kind, name = ref.split("/")
+        assert name in document[section][kind], ref
+
+
+async def test_unknown_route_and_wrong_method_are_json(api: Api) -> None:
+    body = await error_of(await api.client.get("/nowhere"), 404)
+    assert body["error"] == "NOT_FOUND"
+    body = await error_of(await api.client.put("/v3/clusters"), 405)
+    assert body["error"] == "METHOD_NOT_ALLOWED" and "GET" in body["allowed_methods"]
+
+
+async def test_unexpected_exception_is_500_json_without_traceback(node: BrokerNode) -> None:
+    app = create_app(node)
+
+    async def broken(request: web.Request) -> web.Response:
+        raise RuntimeError("secret internals")
+
+    app.router.add_get("/broken", broken)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        body = await error_of(await client.get("/broken"), 500)
+        assert body["error"] == "UNKNOWN_SERVER_ERROR" and "secret" not in body["message"]

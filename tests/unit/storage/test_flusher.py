@@ -1,0 +1,80 @@
+import asyncio
+from pathlib import Path
+
+from broker.storage import GroupCommitFlusher, IntervalFlusher, LogConfig
+from tests.unit.storage.helpers import make_batch, open_log
+
+
+async def test_concurrent_flushes_are_group_committed(log_dir: Path) -> None:
+    log = open_log(log_dir, LogConfig(flush_policy="fsync"))
+    flusher = GroupCommitFlusher()
+    loop = asyncio.get_running_loop()
+    fsyncs_before = log.fsync_count
+
+    async def produce(i: int) -> tuple[int, int]:
+        info = await loop.run_in_executor(None, log.append_as_leader, make_batch(1, tag=i), 0, 0)
+        await flusher.flush(log)
+        return info.last_offset, log.recovery_point
+
+    results = await asyncio.gather(*(produce(i) for i in range(50)))
+    for last_offset, recovery_point in results:
+        assert recovery_point > last_offset  # each caller's append was fsynced before it returned
+    fsyncs = log.fsync_count - fsyncs_before
+    assert 1 <= fsyncs < 25
+    assert log.recovery_point == log.log_end_offset == 50
+
+
+async def test_a_flush_waits_for_an_fsync_that_started_after_it(log_dir: Path) -> None:
+    log = open_log(log_dir)
+    flusher = GroupCommitFlusher()
+    log.append_as_leader(make_batch(1), 0, 0)
+    first = asyncio.create_task(flusher.flush(log))
+    await asyncio.sleep(0)  # the first fsync is now under way
+    log.append_as_leader(make_batch(1), 0, 0)
+    await flusher.flush(log)  # must not be satisfied by the fsync already running
+    assert log.recovery_point == 2
+    await first
+
+
+async def test_flush_for_ack_follows_the_policy(tmp_path: Path) -> None:
+    flusher = GroupCommitFlusher()
+    lazy = open_log(tmp_path / "lazy-0", LogConfig(flush_policy="os"))
+    lazy.append_as_leader(make_batch(1), 0, 0)
+    await flusher.flush_for_ack(lazy)
+    assert lazy.recovery_point == 0
+    eager = open_log(tmp_path / "eager-0", LogConfig(flush_policy="fsync"))
+    eager.append_as_leader(make_batch(1), 0, 0)
+    await flusher.flush_for_ack(eager)
+    assert eager.recovery_point == 1
+    lazy.close()
+    assert lazy.recovery_point == 1  # policy os: fsync on close only
+
+
+async def test_interval_flusher_flushes_only_due_interval_logs(tmp_path: Path) -> None:
+    now = [0]
+    interval = open_log(tmp_path / "interval-0", LogConfig(flush_policy="interval", flush_interval_ms=1000))
+    lazy = open_log(tmp_path / "lazy-0", LogConfig(flush_policy="os"))
+    flusher = IntervalFlusher(lambda: [interval, lazy], clock_ms=lambda: now[0])
+    for log in (interval, lazy):
+        log.append_as_leader(make_batch(1), 0, 0)
+    assert await flusher.flush_due() == 0  # interval not yet elapsed
+    now[0] = 999
+    assert await flusher.flush_due() == 0
+    now[0] = 1000
+    assert await flusher.flush_due() == 1
+    assert (interval.recovery_point, lazy.recovery_point) == (1, 0)
+    now[0] = 5000
+    assert await flusher.flush_due() == 0  # nothing new to flush
+
+
+async def test_interval_flusher_runs_in_the_background(log_dir: Path) -> None:
+    log = open_log(log_dir, LogConfig(flush_policy="interval", flush_interval_ms=20))
+    flusher = IntervalFlusher(lambda: [log], tick_ms=5)
+    flusher.start()
+    log.append_as_leader(make_batch(1), 0, 0)
+    for _ in range(200):
+        if log.recovery_point == 1:
+            break
+        await asyncio.sleep(0.01)
+    await flusher.stop()
+    assert log.recovery_point == 1

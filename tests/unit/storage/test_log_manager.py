@@ -1,0 +1,84 @@
+from pathlib import Path
+
+import pytest
+
+from broker.errors import InvalidTopic
+from broker.storage import LogConfig, LogManager, OffsetCheckpointFile
+from broker.storage.log_manager import parse_partition_directory_name
+from tests.unit.storage.helpers import make_batch
+
+
+def test_directory_names_split_at_the_last_dash() -> None:
+    assert parse_partition_directory_name("orders-eu-west-12") == ("orders-eu-west", 12)
+    assert parse_partition_directory_name("orders") is None
+    assert parse_partition_directory_name("orders-x") is None
+    assert parse_partition_directory_name("bad topic-0") is None
+
+
+def test_get_or_create_makes_kafka_style_directories(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    log = manager.get_or_create("orders-eu", 3)
+    assert log.directory == tmp_path / "orders-eu-3"
+    assert manager.get_or_create("orders-eu", 3) is log
+    assert manager.get("orders-eu", 3) is log and manager.get("orders-eu", 4) is None
+    with pytest.raises(InvalidTopic):
+        manager.get_or_create("../escape", 0)
+
+
+def test_clean_restart_reloads_every_log_without_recovery(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    manager.get_or_create("orders-eu", 0).append_as_leader(make_batch(3), 1, 0)
+    manager.get_or_create("orders-eu", 1).append_as_leader(make_batch(2), 1, 0)
+    manager.close_all()
+    assert (tmp_path / "clean-shutdown").exists()
+    assert OffsetCheckpointFile(tmp_path / "recovery-point-offset-checkpoint").read() == {
+        ("orders-eu", 0): 3, ("orders-eu", 1): 2,
+    }
+    restarted = LogManager(tmp_path, LogConfig())
+    logs = restarted.load_all()
+    assert {key: log.log_end_offset for key, log in logs.items()} == {("orders-eu", 0): 3, ("orders-eu", 1): 2}
+    assert not (tmp_path / "clean-shutdown").exists()
+
+
+def test_unclean_restart_recovers_from_the_checkpointed_recovery_point(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    log = manager.get_or_create("orders", 0)
+    log.append_as_leader(make_batch(2), 1, 0)
+    log.flush()
+    manager.checkpoint_recovery_points()
+    log.append_as_leader(make_batch(2), 1, 0)
+    segment = log.segments[-1].log_path
+    with open(segment, "r+b") as file:  # the unflushed tail was torn by the crash
+        file.truncate(segment.stat().st_size - 5)
+    restarted = LogManager(tmp_path, LogConfig()).load_all()
+    assert restarted[("orders", 0)].log_end_offset == 2
+
+
+def test_log_start_offsets_survive_a_restart(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    log = manager.get_or_create("orders", 0)
+    for _ in range(3):
+        log.append_as_leader(make_batch(2), 1, 0)
+    log.advance_log_start_offset(3)
+    manager.close_all()
+    assert LogManager(tmp_path, LogConfig()).load_all()[("orders", 0)].log_start_offset == 3
+
+
+def test_delete_removes_the_directory_and_the_checkpoint_entries(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    manager.get_or_create("orders", 0).append_as_leader(make_batch(1), 1, 0)
+    manager.get_or_create("orders", 1)
+    assert manager.delete("orders", 0)
+    assert not manager.delete("orders", 0)
+    assert not (tmp_path / "orders-0").exists()
+    assert set(manager.logs()) == {("orders", 1)}
+    assert set(OffsetCheckpointFile(tmp_path / "log-start-offset-checkpoint").read()) == {("orders", 1)}
+
+
+def test_per_topic_configs_apply_at_load(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    manager.get_or_create("orders", 0)
+    manager.close_all()
+    special = LogConfig(flush_policy="os")
+    logs = LogManager(tmp_path, LogConfig()).load_all({"orders": special})
+    assert logs[("orders", 0)].config is special
