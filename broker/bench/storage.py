@@ -78,8 +78,13 @@ async def bench_group_commit(directory: Path, batch: bytes, seconds: float, appe
 
     await asyncio.gather(*(appender() for _ in range(appenders)))
     elapsed = time.perf_counter() - started
-    figure = Figure(f"append fsync ({appenders} appenders)", elapsed, appended, appended * len(batch),
-                    log.fsync_count - fsyncs_before)
+    figure = Figure(
+        f"append fsync ({appenders} appenders)",
+        elapsed,
+        appended,
+        appended * len(batch),
+        log.fsync_count - fsyncs_before,
+    )
     log.close()
     return figure
 

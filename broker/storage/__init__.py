@@ -8,17 +8,22 @@ from broker.storage.checkpoint import (
 )
 from broker.storage.epoch_cache import EpochEntry, LeaderEpochCache
 from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
-from broker.storage.log import AppendInfo, PartitionLog, ReadResult, UnexpectedAppendOffset
+from broker.storage.log import (
+    AppendInfo,
+    PartitionLog,
+    ReadResult,
+    UnexpectedAppendOffset,
+)
 from broker.storage.log_config import FLUSH_FSYNC, FLUSH_INTERVAL, FLUSH_OS, LogConfig
 from broker.storage.log_manager import LogManager
 
 __all__ = [
-    "AppendInfo",
-    "CorruptCheckpoint",
-    "EpochEntry",
     "FLUSH_FSYNC",
     "FLUSH_INTERVAL",
     "FLUSH_OS",
+    "AppendInfo",
+    "CorruptCheckpoint",
+    "EpochEntry",
     "GroupCommitFlusher",
     "IntervalFlusher",
     "LeaderEpochCache",

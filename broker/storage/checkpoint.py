@@ -46,7 +46,7 @@ def write_atomically(path: Path, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -106,7 +106,9 @@ class OffsetCheckpointFile:
         entries = _parse(self.path, 3)
         if entries is None:
             return {}
-        return {(topic, _to_int(self.path, partition)): _to_int(self.path, offset) for topic, partition, offset in entries}
+        return {
+            (topic, _to_int(self.path, partition)): _to_int(self.path, offset) for topic, partition, offset in entries
+        }
 
 
 class LeaderEpochCheckpointFile:

@@ -15,10 +15,18 @@ is whole, everything from it on is not to be trusted.
 from __future__ import annotations
 
 import os
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from broker.errors import CorruptRecord
-from broker.record.header import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchHeader, peek_size, read_header, validate_batch
+from broker.record.header import (
+    LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
+    BatchHeader,
+    peek_size,
+    read_header,
+    validate_batch,
+)
 
 DEFAULT_WINDOW_BYTES = 1 << 20
 
@@ -65,7 +73,11 @@ def scan_batches(
         if size > remaining:
             raise TornBatch(position, f"batch of {size} bytes but only {remaining} bytes left")
         if relative + size > len(window):
-            window, window_start, relative = os.pread(fd, min(max(window_bytes, size), remaining), position), position, 0
+            window, window_start, relative = (
+                os.pread(fd, min(max(window_bytes, size), remaining), position),
+                position,
+                0,
+            )
             if len(window) < size:
                 raise TornBatch(position, f"file ended after {len(window)} of {size} bytes")
         try:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import structlog
 
@@ -47,7 +47,9 @@ class GroupCommitFlusher:
             state.next_fsync = asyncio.get_running_loop().create_future()
         waiter = state.next_fsync
         if state.driver is None:
-            state.driver = asyncio.create_task(self._drive(log, state), name=f"group-commit-{log.topic}-{log.partition}")
+            state.driver = asyncio.create_task(
+                self._drive(log, state), name=f"group-commit-{log.topic}-{log.partition}"
+            )
         await asyncio.shield(waiter)
 
     async def flush_for_ack(self, log: PartitionLog) -> None:
@@ -62,7 +64,7 @@ class GroupCommitFlusher:
                 waiters, state.next_fsync = state.next_fsync, None
                 try:
                     await asyncio.to_thread(log.flush)
-                except Exception as error:
+                except Exception as error:  # noqa: BLE001 - every failure must reach the waiting producers
                     logger.error("flush.failed", topic=log.topic, partition=log.partition, error=str(error))
                     waiters.set_exception(error)
                     waiters.add_done_callback(lambda future: future.exception())
@@ -96,15 +98,17 @@ class IntervalFlusher:
         """fsync every interval-policy log whose interval has passed with unflushed data; return how many."""
         now_ms = self.clock_ms()
         flushed = 0
-        for log in list(self.logs()):
+        logs = list(self.logs())
+        self._last_flush_ms = {log: self._last_flush_ms.get(log, now_ms) for log in logs}
+        for log in logs:
             if log.config.flush_policy != FLUSH_INTERVAL:
                 continue
-            last_ms = self._last_flush_ms.setdefault(log, now_ms)
+            last_ms = self._last_flush_ms[log]
             if now_ms - last_ms < log.config.flush_interval_ms or log.recovery_point >= log.log_end_offset:
                 continue
             try:
                 await asyncio.to_thread(log.flush)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - one failing log must not stop the others' flushes
                 logger.error("flush.failed", topic=log.topic, partition=log.partition, error=str(error))
                 continue
             self._last_flush_ms[log] = now_ms

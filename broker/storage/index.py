@@ -21,6 +21,7 @@ import struct
 from array import array
 from pathlib import Path
 
+
 class IndexFile:
     """An append-only file of fixed-size entries behind an in-memory copy; the shared file handling."""
 
@@ -29,6 +30,8 @@ class IndexFile:
     def __init__(self, path: Path, base_offset: int) -> None:
         self.path = path
         self.base_offset = base_offset
+        self.existed = path.exists()
+        """False when the file had to be created: a missing index of a non-empty log is rebuilt."""
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.loaded_size_bytes = os.fstat(self._fd).st_size
         self.dirty = False

@@ -13,10 +13,12 @@ Invariants:
 
 Concurrency: the core is synchronous. Every change (appends, truncation, retention,
 roll) holds ``self._lock``; readers hold no lock. A reader takes ``log_end_offset``
-first, then the segment tuple (replaced, never mutated), then each segment's size,
-all published by the appender *after* its write — so a read never sees a torn
-batch. A truncation racing a read may still hand that read bytes that are being cut,
-as in Kafka; the replication layer truncates only while it is not serving the log.
+first, then the segment tuple (replaced, never mutated), then ``log_start_offset``
+and each segment's size. The appender publishes sizes before the LEO, and retention
+replaces the segments before it raises the log start offset — so a read never sees
+a torn batch nor silently skips deleted offsets. A truncation racing a read may still
+hand that read bytes that are being cut, as in Kafka; so callers truncate only while
+no read of the log is in flight (a follower truncates before it fetches).
 """
 
 from __future__ import annotations
@@ -27,11 +29,18 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import structlog
 
-from broker.errors import CorruptRecord, FencedLeaderEpoch, HighwaterError, OffsetOutOfRange, RecordTooLarge
+from broker.errors import (
+    CorruptRecord,
+    FencedLeaderEpoch,
+    HighwaterError,
+    OffsetOutOfRange,
+    RecordTooLarge,
+)
 from broker.record.header import BatchHeader, iter_batches, stamp
 from broker.storage.checkpoint import LeaderEpochCheckpointFile, fsync_directory
 from broker.storage.epoch_cache import LeaderEpochCache
@@ -140,13 +149,21 @@ class PartitionLog:
         if epoch_cache.entries != entries_before:
             checkpoint.write(epoch_cache.entries)
         log = cls(
-            directory, config, topic=topic, partition=partition,
-            segments=segments, epoch_cache=epoch_cache, log_start_offset=start,
+            directory,
+            config,
+            topic=topic,
+            partition=partition,
+            segments=segments,
+            epoch_cache=epoch_cache,
+            log_start_offset=start,
         )
         log.flush()
         log._log.info(
-            "log.opened", log_start_offset=start, log_end_offset=log_end_offset,
-            segments=len(segments), latest_epoch=epoch_cache.latest_epoch,
+            "log.opened",
+            log_start_offset=start,
+            log_end_offset=log_end_offset,
+            segments=len(segments),
+            latest_epoch=epoch_cache.latest_epoch,
         )
         return log
 
@@ -235,7 +252,9 @@ class PartitionLog:
             if leader_epoch < latest_epoch:
                 raise FencedLeaderEpoch(
                     f"leader epoch {leader_epoch} is older than {latest_epoch}, the latest in "
-                    f"{self.topic}-{self.partition}", leader_epoch=leader_epoch, latest_epoch=latest_epoch,
+                    f"{self.topic}-{self.partition}",
+                    leader_epoch=leader_epoch,
+                    latest_epoch=latest_epoch,
                 )
             if leader_epoch > latest_epoch:
                 self.assign_epoch(leader_epoch, self._log_end_offset)
@@ -243,7 +262,9 @@ class PartitionLog:
             stamped = []
             for header in headers:
                 stamp(buf, header.position, next_offset, leader_epoch)
-                stamped.append(dataclasses.replace(header, base_offset=next_offset, partition_leader_epoch=leader_epoch))
+                stamped.append(
+                    dataclasses.replace(header, base_offset=next_offset, partition_leader_epoch=leader_epoch)
+                )
                 next_offset += header.last_offset_delta + 1
             return self._append_locked(buf, stamped, now_ms)
 
@@ -255,6 +276,11 @@ class PartitionLog:
         start afresh at the batch's base offset. Size limits are the leader's business.
         """
         headers = self._validate(data, limit_size=False)
+        for previous, header in pairwise(headers):
+            if header.base_offset != previous.next_offset:
+                raise CorruptRecord(
+                    f"batches not contiguous: offset {header.base_offset} follows {previous.last_offset}"
+                )
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         with self._lock:
             self._check_open()
@@ -266,18 +292,21 @@ class PartitionLog:
                     raise UnexpectedAppendOffset(
                         f"follower append to {self.topic}-{self.partition} starts at offset {first.base_offset}, "
                         f"expected the log end offset {self._log_end_offset}",
-                        first_offset=first.base_offset, log_end_offset=self._log_end_offset,
-                    )
-            for previous, header in zip(headers, headers[1:]):
-                if header.base_offset != previous.next_offset:
-                    raise CorruptRecord(
-                        f"batches not contiguous: offset {header.base_offset} follows {previous.last_offset}"
+                        first_offset=first.base_offset,
+                        log_end_offset=self._log_end_offset,
                     )
             info = self._append_locked(data, headers, now_ms)
-            changed = [self._epoch_cache.assign(h.partition_leader_epoch, h.base_offset) for h in headers]
-            if any(changed):
+            epochs_changed = False
+            for header in headers:
+                if self._epoch_cache.assign(header.partition_leader_epoch, header.base_offset):
+                    epochs_changed = True
+                    self._log.info(
+                        "log.epoch_assigned",
+                        leader_epoch=header.partition_leader_epoch,
+                        start_offset=header.base_offset,
+                    )
+            if epochs_changed:
                 self._persist_epochs()
-                self._log.info("log.epoch_assigned", leader_epoch=self._epoch_cache.latest_epoch)
             return info
 
     def _append_locked(self, data: bytes | bytearray, headers: list[BatchHeader], now_ms: int) -> AppendInfo:
@@ -326,12 +355,13 @@ class PartitionLog:
         """
         log_end_offset = self._log_end_offset
         segments = self._segments
-        log_start_offset = self._log_start_offset
+        log_start_offset = self._log_start_offset  # after the segments: retention moves it last
         if not log_start_offset <= start_offset <= log_end_offset:
             raise OffsetOutOfRange(
                 f"offset {start_offset} is outside [{log_start_offset}, {log_end_offset}] "
                 f"of {self.topic}-{self.partition}",
-                log_start_offset=log_start_offset, log_end_offset=log_end_offset,
+                log_start_offset=log_start_offset,
+                log_end_offset=log_end_offset,
             )
         bound = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
         if start_offset >= bound:
@@ -373,7 +403,7 @@ class PartitionLog:
                 self.truncate_fully_and_start_at(offset)
                 return
             keep = [segment for segment in self._segments if segment.base_offset < offset]
-            for segment in self._segments[len(keep):]:
+            for segment in self._segments[len(keep) :]:
                 segment.delete()
                 self._directory_dirty = True
             new_end = keep[-1].truncate_to(offset)
@@ -384,7 +414,9 @@ class PartitionLog:
             self._log_start_offset = min(self._log_start_offset, new_end)
             if self._epoch_cache.truncate_from_end(new_end):
                 self._persist_epochs()
-            self._log.info("log.truncated", requested_offset=offset, log_end_offset=new_end, previous_log_end_offset=previous_end)
+            self._log.info(
+                "log.truncated", requested_offset=offset, log_end_offset=new_end, previous_log_end_offset=previous_end
+            )
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Empty the log and start it at ``offset`` (a follower below the leader's log start)."""
@@ -410,7 +442,8 @@ class PartitionLog:
                 raise OffsetOutOfRange(
                     f"cannot move the log start offset of {self.topic}-{self.partition} to {offset}, "
                     f"past the log end offset {self._log_end_offset}",
-                    log_start_offset=self._log_start_offset, log_end_offset=self._log_end_offset,
+                    log_start_offset=self._log_start_offset,
+                    log_end_offset=self._log_end_offset,
                 )
             if offset <= self._log_start_offset:
                 return False
@@ -429,18 +462,23 @@ class PartitionLog:
         with self._lock:
             self._check_open()
             retired = segments_to_retire(
-                self._segments, self._config, now_ms=now_ms,
-                high_watermark=high_watermark, log_start_offset=self._log_start_offset,
+                self._segments,
+                self._config,
+                now_ms=now_ms,
+                high_watermark=high_watermark,
+                log_start_offset=self._log_start_offset,
             )
             if not retired:
                 return 0
             for segment, reason in retired:
                 segment.delete()
                 self._log.info(
-                    "log.segment_deleted", base_offset=segment.base_offset,
-                    next_offset=segment.next_offset, reason=reason,
+                    "log.segment_deleted",
+                    base_offset=segment.base_offset,
+                    next_offset=segment.next_offset,
+                    reason=reason,
                 )
-            self._segments = self._segments[len(retired):]
+            self._segments = self._segments[len(retired) :]
             self._directory_dirty = True
             self.advance_log_start_offset(self._segments[0].base_offset)
             return len(retired)

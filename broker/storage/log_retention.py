@@ -10,13 +10,15 @@ so the log stays one contiguous range.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from broker.storage.log_config import LogConfig
 from broker.storage.segment import LogSegment
 
 
-def _breach(segment: LogSegment, config: LogConfig, now_ms: int, log_start_offset: int, excess_bytes: int) -> str | None:
+def _breach(
+    segment: LogSegment, config: LogConfig, now_ms: int, log_start_offset: int, excess_bytes: int
+) -> str | None:
     if segment.next_offset <= log_start_offset:
         return "log_start_offset"
     if config.retention_ms >= 0 and now_ms - segment.max_timestamp_ms > config.retention_ms:

@@ -21,7 +21,12 @@ from broker.record.header import BatchHeader
 from broker.storage.epoch_cache import LeaderEpochCache
 from broker.storage.file_scan import TornBatch
 from broker.storage.log_config import LogConfig
-from broker.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from broker.storage.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    LogSegment,
+)
 
 logger = structlog.get_logger(__name__)
 
@@ -102,8 +107,11 @@ def load_segments(
     for i, base in enumerate(bases):
         if kept and base != kept[-1].next_offset:
             logger.error(
-                "log.segment_gap", topic=topic, partition=partition,
-                expected_base_offset=kept[-1].next_offset, found_base_offset=base,
+                "log.segment_gap",
+                topic=topic,
+                partition=partition,
+                expected_base_offset=kept[-1].next_offset,
+                found_base_offset=base,
             )
             _delete_segments([LogSegment(directory, later, config.index_interval_bytes) for later in bases[i:]])
             break
@@ -115,8 +123,13 @@ def load_segments(
         kept.append(segment)
         if torn is not None:
             logger.warning(
-                "log.recovery_truncated", topic=topic, partition=partition, segment_base_offset=base,
-                position=torn.position, log_end_offset=segment.next_offset, reason=torn.reason,
+                "log.recovery_truncated",
+                topic=topic,
+                partition=partition,
+                segment_base_offset=base,
+                position=torn.position,
+                log_end_offset=segment.next_offset,
+                reason=torn.reason,
             )
             segment.truncate_bytes(torn.position)
             _delete_segments([LogSegment(directory, later, config.index_interval_bytes) for later in bases[i + 1 :]])

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from broker.errors import KafkaStorageError
 from broker.record.header import BatchHeader, peek_size, read_header
@@ -141,7 +142,9 @@ class LogSegment:
             self.roll_base_ms = first.header.max_timestamp
 
     def indexes_consistent(self) -> bool:
-        return self.index.is_consistent(self.size_bytes)
+        """Both index files were present (or the log is empty) and the offset index is sound."""
+        present = (self.index.existed and self.time_index.existed) or self.size_bytes == 0
+        return present and self.index.is_consistent(self.size_bytes)
 
     def rebuild(self, *, check_crc: bool, on_batch: Callable[[BatchHeader], None]) -> TornBatch | None:
         """Re-read the whole file, rebuilding both indexes; return the first bad batch, if any.

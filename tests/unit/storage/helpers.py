@@ -10,7 +10,9 @@ from broker.storage import LogConfig, PartitionLog
 BASE_TIMESTAMP_MS = 1_700_000_000_000
 
 
-def make_batch(record_count: int = 1, *, value_bytes: int = 20, timestamp_ms: int = BASE_TIMESTAMP_MS, tag: int = 0) -> bytes:
+def make_batch(
+    record_count: int = 1, *, value_bytes: int = 20, timestamp_ms: int = BASE_TIMESTAMP_MS, tag: int = 0
+) -> bytes:
     """One valid v2 batch of ``record_count`` records, all with ``timestamp_ms``."""
     value = (f"{tag:08d}".encode() * (value_bytes // 8 + 1))[:value_bytes]
     return encode_batch([RecordInput(b"key", value, (), timestamp_ms) for _ in range(record_count)])

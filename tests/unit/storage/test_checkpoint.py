@@ -2,7 +2,12 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage import CorruptCheckpoint, EpochEntry, LeaderEpochCheckpointFile, OffsetCheckpointFile
+from broker.storage import (
+    CorruptCheckpoint,
+    EpochEntry,
+    LeaderEpochCheckpointFile,
+    OffsetCheckpointFile,
+)
 
 
 def test_offset_checkpoint_round_trips_in_kafka_text_format(tmp_path: Path) -> None:

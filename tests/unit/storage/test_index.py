@@ -53,7 +53,9 @@ def test_offset_index_inconsistencies_are_detected(tmp_path: Path) -> None:
     assert not index.is_consistent(log_size_bytes=100)  # points past the log
     path.write_bytes(path.read_bytes() + b"\x00\x01")  # torn entry
     assert not OffsetIndex(path, 0).is_consistent(log_size_bytes=1000)
-    path.write_bytes((9).to_bytes(4, "big") + (100).to_bytes(4, "big") + (3).to_bytes(4, "big") + (200).to_bytes(4, "big"))
+    path.write_bytes(
+        (9).to_bytes(4, "big") + (100).to_bytes(4, "big") + (3).to_bytes(4, "big") + (200).to_bytes(4, "big")
+    )
     assert not OffsetIndex(path, 0).is_consistent(log_size_bytes=1000)  # offsets go backwards
 
 

@@ -3,7 +3,12 @@ from pathlib import Path
 
 import pytest
 
-from broker.errors import CorruptRecord, FencedLeaderEpoch, OffsetOutOfRange, RecordTooLarge
+from broker.errors import (
+    CorruptRecord,
+    FencedLeaderEpoch,
+    OffsetOutOfRange,
+    RecordTooLarge,
+)
 from broker.record.codec import decode_batch
 from broker.record.header import iter_batches, stamp
 from broker.storage import LogConfig, UnexpectedAppendOffset
@@ -172,7 +177,7 @@ def test_records_read_back_decode_with_their_assigned_offsets(log_dir: Path) -> 
     log.append_as_leader(make_batch(2, tag=1), 0, 0)
     log.append_as_leader(make_batch(3, tag=2), 0, 0)
     result = log.read(2, 1 << 20)
-    header, records = decode_batch(result.data)
+    _, records = decode_batch(result.data)
     assert [record.offset for record in records] == [2, 3, 4]
     assert records[0].value.startswith(b"00000002")
 
@@ -205,3 +210,13 @@ def test_concurrent_readers_never_see_a_partial_batch(log_dir: Path) -> None:
         thread.join()
     assert failures == []
     assert len(log.segments) > 3
+
+
+def test_follower_batches_with_an_offset_gap_are_refused_whole(log_dir: Path) -> None:
+    log = open_log(log_dir)
+    first, second = bytearray(make_batch(2)), bytearray(make_batch(1))
+    stamp(first, 0, 0, 1)
+    stamp(second, 0, 3, 1)  # offset 2 is missing
+    with pytest.raises(CorruptRecord, match="not contiguous"):
+        log.append_as_follower(bytes(first + second))
+    assert log.log_end_offset == 0 and log.size_bytes == 0

@@ -32,7 +32,8 @@ def test_clean_restart_reloads_every_log_without_recovery(tmp_path: Path) -> Non
     manager.close_all()
     assert (tmp_path / "clean-shutdown").exists()
     assert OffsetCheckpointFile(tmp_path / "recovery-point-offset-checkpoint").read() == {
-        ("orders-eu", 0): 3, ("orders-eu", 1): 2,
+        ("orders-eu", 0): 3,
+        ("orders-eu", 1): 2,
     }
     restarted = LogManager(tmp_path, LogConfig())
     logs = restarted.load_all()

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from broker.record.header import PARTITION_LEADER_EPOCH_LENGTH, PARTITION_LEADER_EPOCH_OFFSET, iter_batches
+from broker.record.header import (
+    PARTITION_LEADER_EPOCH_LENGTH,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    iter_batches,
+)
 from broker.storage import LogConfig
 from broker.storage.epoch_cache import EpochEntry
 from tests.unit.storage.helpers import make_batch, open_log
@@ -32,7 +36,7 @@ def written_log(tmp_path: Path) -> tuple[Path, int, int]:
 
 
 def _active_segment_path(directory: Path) -> Path:
-    return sorted(directory.glob("*.log"))[-1]
+    return max(directory.glob("*.log"))
 
 
 def _assert_reopens_with_batches_before(directory: Path, last_base_offset: int, last_position: int) -> None:
@@ -77,7 +81,7 @@ def test_corrupt_each_byte_of_last_batch(written_log, tmp_path: Path) -> None:
 
 def test_corruption_in_an_early_segment_drops_everything_after_it(written_log) -> None:
     directory, _, _ = written_log
-    first_segment = sorted(directory.glob("*.log"))[0]
+    first_segment = min(directory.glob("*.log"))
     first_batch_size = len(make_batch(1))
     data = bytearray(first_segment.read_bytes())
     data[first_batch_size + 70] ^= 0x01  # inside the second batch's records
@@ -90,7 +94,7 @@ def test_corruption_in_an_early_segment_drops_everything_after_it(written_log) -
 
 def test_segments_below_the_recovery_point_are_trusted_not_reread(written_log) -> None:
     directory, _, _ = written_log
-    first_segment = sorted(directory.glob("*.log"))[0]
+    first_segment = min(directory.glob("*.log"))
     data = bytearray(first_segment.read_bytes())
     data[-1] ^= 0x01  # payload of the first segment's last batch: only a CRC check sees it
     first_segment.write_bytes(data)
@@ -101,15 +105,23 @@ def test_segments_below_the_recovery_point_are_trusted_not_reread(written_log) -
     assert open_log(directory, CONFIG, recovery_point=0).log_end_offset < second_base_offset
 
 
-def test_missing_or_garbage_indexes_are_rebuilt_identically(written_log) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    ["delete offset index", "delete time index", "garbage time index", "offset index past the log end"],
+)
+def test_missing_or_wrong_indexes_are_rebuilt_identically(written_log, damage: str) -> None:
     directory, _, _ = written_log
     originals = {path.name: path.read_bytes() for path in directory.glob("*index")}
     assert any(originals.values())
     for name in originals:
-        if name.endswith(".index"):
-            (directory / name).unlink()
-        else:
-            (directory / name).write_bytes(b"\x07" * 13)
+        path = directory / name
+        deleted_suffix = {"delete offset index": ".index", "delete time index": ".timeindex"}.get(damage)
+        if deleted_suffix is not None and name.endswith(deleted_suffix):
+            path.unlink()
+        elif damage == "garbage time index" and name.endswith(".timeindex"):
+            path.write_bytes(b"\x07" * 13)
+        elif damage == "offset index past the log end" and name.endswith(".index"):
+            path.write_bytes(path.read_bytes() + (500).to_bytes(4, "big") + (10**6).to_bytes(4, "big"))
     log = open_log(directory, CONFIG, recovery_point=10**18)
     assert {path.name: path.read_bytes() for path in directory.glob("*index")} == originals
     assert log.log_end_offset == 15
@@ -119,8 +131,13 @@ def test_missing_or_garbage_indexes_are_rebuilt_identically(written_log) -> None
 
 def test_stray_files_are_deleted(written_log) -> None:
     directory, _, _ = written_log
-    strays = ["00000000000000000000.log.swap", "00000000000000000000.log.cleaned", "leader-epoch-checkpoint.tmp",
-              "00000000000000000000.log.deleted", "00000000000000000999.index"]
+    strays = [
+        "00000000000000000000.log.swap",
+        "00000000000000000000.log.cleaned",
+        "leader-epoch-checkpoint.tmp",
+        "00000000000000000000.log.deleted",
+        "00000000000000000999.index",
+    ]
     for name in strays:
         (directory / name).write_bytes(b"x")
     open_log(directory, CONFIG)
