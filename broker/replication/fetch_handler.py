@@ -1,0 +1,110 @@
+"""The leader's side of a replica fetch: record each follower's position, send the bytes.
+
+Kafka's ``ReplicaManager.fetchMessages`` for a follower: every partition of the
+request is validated and recorded first (the fetch offset *is* the follower's LEO,
+which may raise the HW or propose an ISR expansion), then the stored batches from
+that offset up to the leader's LEO are sent as they are. When no partition has
+anything to send, the fetch waits up to ``max_wait_ms`` and returns as soon as any
+of them is appended to (a long poll), so a caught-up follower learns of a new
+record within one round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from broker.errors import HighwaterError, NotLeaderOrFollower, UnknownTopicOrPartition
+from broker.partition import Partition
+from broker.partition_signal import wait_event
+from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
+
+PartitionLookup = Callable[[str, int], "Partition | None"]
+
+
+def _error_response(fp: FetchPartition, error: HighwaterError, partition: Partition | None) -> FetchPartitionResponse:
+    return FetchPartitionResponse(
+        topic=fp.topic,
+        partition=fp.partition,
+        high_watermark=partition.high_watermark if partition else -1,
+        log_start_offset=partition.log_start_offset if partition else -1,
+        log_end_offset=partition.log_end_offset if partition else -1,
+        error=error,
+    )
+
+
+def _record_fetch(request: FetchRequest, fp: FetchPartition, lookup: PartitionLookup) -> FetchPartitionResponse | int:
+    """Validate and record one partition; an int is the offset to read records from."""
+    partition = lookup(fp.topic, fp.partition)
+    if partition is None:
+        return _error_response(
+            fp, UnknownTopicOrPartition(f"{fp.topic}-{fp.partition} has no replica on this broker"), None
+        )
+    try:
+        outcome = partition.read_for_follower(
+            request.replica_id, fp.fetch_offset, fp.last_fetched_epoch, fp.current_leader_epoch
+        )
+    except NotLeaderOrFollower as error:
+        return _error_response(fp, error, partition)
+    if outcome.error is not None or outcome.diverging_epoch is not None:
+        return FetchPartitionResponse(
+            topic=fp.topic,
+            partition=fp.partition,
+            high_watermark=outcome.high_watermark,
+            log_start_offset=outcome.log_start_offset,
+            log_end_offset=outcome.log_end_offset,
+            error=outcome.error,
+            diverging_epoch=outcome.diverging_epoch,
+        )
+    return fp.fetch_offset
+
+
+async def _read(partition: Partition, fp: FetchPartition, offset: int, max_bytes: int) -> FetchPartitionResponse:
+    loop = asyncio.get_running_loop()
+    high_watermark = partition.high_watermark
+    try:
+        result = await loop.run_in_executor(None, partition.log.read, offset, max_bytes, None)
+    except HighwaterError as error:
+        return _error_response(fp, error, partition)
+    return FetchPartitionResponse(
+        topic=fp.topic,
+        partition=fp.partition,
+        high_watermark=high_watermark,
+        log_start_offset=partition.log_start_offset,
+        log_end_offset=partition.log_end_offset,
+        records=result.data,
+    )
+
+
+async def serve_replica_fetch(request: FetchRequest, lookup: PartitionLookup) -> list[FetchPartitionResponse]:
+    """Answer one follower fetch covering many partitions; long-polls when nothing is new."""
+    deadline = time.monotonic() + request.max_wait_ms / 1000
+    appended = asyncio.Event()
+    watched: list[Partition] = []
+    try:
+        answers: dict[int, FetchPartitionResponse] = {}
+        to_read: dict[int, tuple[Partition, FetchPartition, int]] = {}
+        for index, fp in enumerate(request.partitions):
+            outcome = _record_fetch(request, fp, lookup)
+            if isinstance(outcome, FetchPartitionResponse):
+                answers[index] = outcome
+            else:
+                partition = lookup(fp.topic, fp.partition)
+                partition.appended.register(appended)
+                watched.append(partition)
+                to_read[index] = (partition, fp, outcome)
+        while True:
+            appended.clear()
+            for partition in watched:
+                partition.appended.register(appended)
+            for index, (partition, fp, offset) in to_read.items():
+                answers[index] = await _read(partition, fp, offset, request.max_bytes)
+            has_news = len(to_read) < len(request.partitions) or any(a.records for a in answers.values())
+            remaining = deadline - time.monotonic()
+            if has_news or remaining <= 0:
+                return [answers[i] for i in range(len(request.partitions))]
+            await wait_event(appended, remaining)
+    finally:
+        for partition in watched:
+            partition.appended.unregister(appended)

@@ -1,0 +1,168 @@
+"""Binary framing of the replica fetch between brokers (``POST /internal/fetch``).
+
+One request per (follower broker, leader broker) pair covers every partition they
+share. Records travel as the stored record batch bytes, never re-encoded.
+
+Request (big-endian)::
+
+    replica_id i32 | broker_epoch i64 | max_wait_ms i32 | max_bytes i32 | count i32
+    count x ( topic_len u16 | topic utf8 | partition i32 | fetch_offset i64
+              | last_fetched_epoch i32 | current_leader_epoch i32 | log_start_offset i64 )
+
+Response::
+
+    count i32
+    count x ( topic_len u16 | topic utf8 | partition i32
+              | error_len u16 | error name utf8 (empty = none) | message_len u16 | message utf8
+              | high_watermark i64 | log_start_offset i64 | log_end_offset i64
+              | diverging_epoch i32 (-1 = none) | diverging_end_offset i64
+              | records_len i32 | records )
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from broker.errors import CorruptRecord, HighwaterError, error_from_name
+from broker.replication.actions import DivergingEpoch
+
+CONTENT_TYPE = "application/vnd.highwater.fetch.v1"
+
+_REQUEST_HEADER = struct.Struct(">iqiii")
+_REQUEST_PARTITION = struct.Struct(">iqiiq")
+_RESPONSE_OFFSETS = struct.Struct(">qqqiqi")
+_U16 = struct.Struct(">H")
+_I32 = struct.Struct(">i")
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    topic: str
+    partition: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    current_leader_epoch: int
+    log_start_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    replica_id: int
+    broker_epoch: int
+    max_wait_ms: int
+    max_bytes: int
+    partitions: list[FetchPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartitionResponse:
+    topic: str
+    partition: int
+    high_watermark: int
+    log_start_offset: int
+    log_end_offset: int
+    error: HighwaterError | None = None
+    diverging_epoch: DivergingEpoch | None = None
+    records: bytes = b""
+
+
+def _put_str(out: list[bytes], text: str) -> None:
+    raw = text.encode()
+    out.append(_U16.pack(len(raw)))
+    out.append(raw)
+
+
+class _Reader:
+    def __init__(self, buf: bytes) -> None:
+        self.buf = memoryview(buf)
+        self.pos = 0
+
+    def take(self, fmt: struct.Struct) -> tuple:
+        if self.pos + fmt.size > len(self.buf):
+            raise CorruptRecord(f"fetch message truncated at byte {self.pos}")
+        values = fmt.unpack_from(self.buf, self.pos)
+        self.pos += fmt.size
+        return values
+
+    def bytes(self, length: int) -> bytes:
+        if length < 0 or self.pos + length > len(self.buf):
+            raise CorruptRecord(f"fetch message truncated at byte {self.pos}")
+        data = self.buf[self.pos : self.pos + length].tobytes()
+        self.pos += length
+        return data
+
+    def str(self) -> str:
+        (length,) = self.take(_U16)
+        return self.bytes(length).decode()
+
+
+def encode_request(request: FetchRequest) -> bytes:
+    out = [
+        _REQUEST_HEADER.pack(
+            request.replica_id, request.broker_epoch, request.max_wait_ms, request.max_bytes, len(request.partitions)
+        )
+    ]
+    for p in request.partitions:
+        _put_str(out, p.topic)
+        out.append(
+            _REQUEST_PARTITION.pack(
+                p.partition, p.fetch_offset, p.last_fetched_epoch, p.current_leader_epoch, p.log_start_offset
+            )
+        )
+    return b"".join(out)
+
+
+def decode_request(buf: bytes) -> FetchRequest:
+    reader = _Reader(buf)
+    replica_id, broker_epoch, max_wait_ms, max_bytes, count = reader.take(_REQUEST_HEADER)
+    partitions = []
+    for _ in range(count):
+        topic = reader.str()
+        partition, fetch_offset, last_epoch, leader_epoch, log_start = reader.take(_REQUEST_PARTITION)
+        partitions.append(FetchPartition(topic, partition, fetch_offset, last_epoch, leader_epoch, log_start))
+    return FetchRequest(replica_id, broker_epoch, max_wait_ms, max_bytes, partitions)
+
+
+def encode_response(partitions: list[FetchPartitionResponse]) -> bytes:
+    out = [_I32.pack(len(partitions))]
+    for p in partitions:
+        _put_str(out, p.topic)
+        out.append(_I32.pack(p.partition))
+        _put_str(out, p.error.name if p.error else "")
+        _put_str(out, p.error.message[:2000] if p.error else "")
+        diverging = p.diverging_epoch or DivergingEpoch(-1, -1)
+        out.append(
+            _RESPONSE_OFFSETS.pack(
+                p.high_watermark, p.log_start_offset, p.log_end_offset,
+                diverging.epoch, diverging.end_offset, len(p.records),
+            )
+        )
+        out.append(p.records)
+    return b"".join(out)
+
+
+def decode_response(buf: bytes) -> list[FetchPartitionResponse]:
+    reader = _Reader(buf)
+    (count,) = reader.take(_I32)
+    partitions = []
+    for _ in range(count):
+        topic = reader.str()
+        (partition,) = reader.take(_I32)
+        error_name, message = reader.str(), reader.str()
+        hw, log_start, leo, div_epoch, div_end, records_len = reader.take(_RESPONSE_OFFSETS)
+        partitions.append(
+            FetchPartitionResponse(
+                topic=topic,
+                partition=partition,
+                high_watermark=hw,
+                log_start_offset=log_start,
+                log_end_offset=leo,
+                error=error_from_name(error_name, message) if error_name else None,
+                diverging_epoch=DivergingEpoch(div_epoch, div_end) if div_epoch >= 0 else None,
+                records=reader.bytes(records_len),
+            )
+        )
+    return partitions
