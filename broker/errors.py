@@ -227,3 +227,26 @@ OUTCOME_UNKNOWN = (
     "The outcome is unknown: the records may or may not have been written. "
     "Retry with an idempotent producer to be sure they are written exactly once."
 )
+
+
+def _all_error_classes() -> list[type[HighwaterError]]:
+    found, pending = [], [HighwaterError]
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def error_from_name(name: str, message: str, **details: Any) -> HighwaterError:
+    """Rebuild an error received from another broker or a client answer by its Kafka name.
+
+    Several classes share a name (``UnknownTopic``/``UnknownPartition``); the most
+    general one is returned, which keeps the name, status and retriability.
+    """
+    for cls in _all_error_classes():
+        if cls.name == name:
+            return cls(message, **details)
+    error = HighwaterError(message, **details)
+    error.name = name
+    return error

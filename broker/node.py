@@ -1,217 +1,362 @@
-"""A broker: its partitions, its metadata view, and what the HTTP layer asks of it.
+"""A broker: its replicas, its place in the cluster, and what the HTTP layer asks of it.
 
-``BrokerNode`` is the one object the HTTP handlers talk to. It owns the log manager,
-the local ``Partition`` replicas, the group-commit flusher, the metadata store and
-the background loops (HW checkpoint, retention). Partition state is driven by the
-partition records in the metadata store: ``_apply_partition_record`` is the single
-place a local replica is created or given its role.
+``BrokerNode`` owns the log manager, the local ``Partition`` replicas, the replica
+fetchers, the group-commit flusher, the broker's registration (membership), its
+controller elector and its view of the metadata. Partition roles follow the
+partition records in the metadata store: ``_on_partition_record`` is the single
+place a local replica is created or given its role, and it runs for every record
+change in store order.
+
+Start: take the data directory's lock, open the store, load and recover the logs,
+register, follow the metadata, campaign for controller. Stop (SIGTERM): ask the
+controller to move this broker's leaderships away (controlled shutdown), stop
+fetching, flush and checkpoint every log, then leave the cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+import fcntl
+import threading
 from pathlib import Path
 
+import aiohttp
 import structlog
 
+from broker.cluster.controller import Controller, ControllerSettings, NotController
+from broker.cluster.membership import BrokerMembership
 from broker.cluster.records import (
     CLUSTER_ID_KEY,
-    PARTITIONS_PREFIX,
-    TOPICS_PREFIX,
+    BrokerRegistration,
     PartitionRecord,
     TopicRecord,
     partition_key,
-    topic_key,
-    validate_topic_name,
 )
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
+from broker.descriptions import (
+    BrokerInfo,
+    FetchResult,
+    PartitionDescription,
+    ProduceResult,
+    TopicDescription,
+)
 from broker.errors import (
-    InvalidPartitions,
-    InvalidReplicationFactor,
-    TopicAlreadyExists,
+    LeaderNotAvailable,
+    NotLeaderOrFollower,
+    ServiceUnavailable,
     UnknownPartition,
     UnknownTopic,
 )
-from broker.meta_properties import ensure_meta_properties, new_cluster_id, read_meta_properties
+from broker.forwarding import Forwarder
+from broker.meta_properties import DataDirMismatch, ensure_meta_properties, new_cluster_id, read_meta_properties
+from broker.metadata_view import MetadataView
 from broker.partition import Partition, now_ms
-from broker.storage import GroupCommitFlusher, LogManager, OffsetCheckpointFile
+from broker.replication.fetch_handler import serve_replica_fetch
+from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
+from broker.replication.fetcher import ReplicaFetcherManager
+from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager, OffsetCheckpointFile
 from broker.topic_configs import TopicConfigs
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
 
 HW_CHECKPOINT_FILE = "replication-offset-checkpoint"
+LOCK_FILE = ".lock"
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 15.0
+METADATA_PROPAGATION_TIMEOUT_S = 10.0
 
 
-@dataclass(frozen=True)
-class BrokerInfo:
-    broker_id: int
-    url: str
-    rack: str | None
-
-
-@dataclass(frozen=True)
-class PartitionDescription:
-    topic: str
-    partition: int
-    leader_id: int
-    leader_epoch: int
-    replicas: list[int]
-    isr: list[int]
-    log_start_offset: int
-    high_watermark: int
-    log_end_offset: int
-    replicas_state: list[dict] | None
-
-
-@dataclass(frozen=True)
-class TopicDescription:
-    name: str
-    partitions: list[PartitionDescription]
-    replication_factor: int
-    configs: dict[str, str]
-    internal: bool
-
-
-@dataclass(frozen=True)
-class ProduceResult:
-    base_offset: int
-    last_offset: int
-    log_append_time_ms: int
-
-
-@dataclass(frozen=True)
-class FetchResult:
-    data: bytes
-    high_watermark: int
-    log_start_offset: int
-    log_end_offset: int
+def _lock_data_dir(data_dir: Path):
+    """One process per data directory: two brokers writing one log would corrupt it."""
+    handle = open(data_dir / LOCK_FILE, "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise DataDirMismatch(f"data directory {data_dir} is in use by another broker process") from None
+    return handle
 
 
 class BrokerNode:
     """One broker process's state. Create with ``await BrokerNode.start(settings)``."""
 
-    def __init__(self, settings: BrokerSettings, store: MetadataStore, cluster_id: str) -> None:
+    def __init__(self, settings: BrokerSettings, store: MetadataStore, cluster_id: str, lock_handle) -> None:
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = cluster_id
         self.advertised_url = settings.advertised_url or f"http://{settings.host}:{settings.port}"
         self.store = store
+        self._lock_handle = lock_handle
         self.data_dir = Path(settings.data_dir)
         self.topic_configs = TopicConfigs(settings.topic_defaults)
         self.logs = LogManager(self.data_dir, self.topic_configs.log_config({}))
         self.flusher = GroupCommitFlusher()
+        self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
         self.hw_checkpoint = OffsetCheckpointFile(self.data_dir / HW_CHECKPOINT_FILE)
-        self.topics: dict[str, TopicRecord] = {}
+        self._checkpointed_hw: dict[tuple[str, int], int] = {}
+        self._checkpoint_lock = threading.Lock()
         self.partitions: dict[tuple[str, int], Partition] = {}
-        self.partition_records: dict[tuple[str, int], PartitionRecord] = {}
+        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
+        self.forwarder = Forwarder(self.session, cluster_id)
+        self.membership = BrokerMembership(
+            store,
+            BrokerRegistration(broker_id=self.node_id, url=self.advertised_url, rack=settings.rack),
+            settings.broker_session_timeout_ms,
+            settings.broker_heartbeat_interval_ms,
+        )
+        self.view = MetadataView(
+            store, on_partition=self._on_partition_record, on_partition_deleted=self._on_partition_deleted
+        )
+        self.controller = Controller(
+            store,
+            self.membership,
+            ControllerSettings(
+                auto_leader_rebalance_enable=settings.auto_leader_rebalance_enable,
+                leader_imbalance_check_interval_ms=settings.leader_imbalance_check_interval_ms,
+            ),
+        )
+        self.fetchers = ReplicaFetcherManager(
+            local_broker_id=self.node_id,
+            broker_epoch=lambda: self.membership.broker_epoch,
+            leader_url=self.view.broker_url,
+            session=self.session,
+            max_wait_ms=settings.replica_fetch_wait_max_ms,
+            max_bytes=settings.replica_fetch_max_bytes,
+        )
         self._tasks: list[asyncio.Task] = []
 
     @classmethod
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
         data_dir = Path(settings.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
+        lock_handle = _lock_data_dir(data_dir)
         store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
         cluster_id = await _ensure_cluster_id(store, data_dir, settings)
-        node = cls(settings, store, cluster_id)
-        await node._load()
-        node._tasks.append(asyncio.create_task(node._checkpoint_loop(), name="hw-checkpoint"))
-        node._tasks.append(asyncio.create_task(node._retention_loop(), name="retention"))
-        log.info("broker.started", node_id=node.node_id, cluster_id=cluster_id, data_dir=str(data_dir))
+        node = cls(settings, store, cluster_id, lock_handle)
+        await node._start()
         return node
 
-    async def _load(self) -> None:
+    async def _start(self) -> None:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.logs.load_all)
-        topics, _ = await self.store.list(TOPICS_PREFIX)
-        for kv in topics:
-            record = TopicRecord.model_validate_json(kv.value)
-            self.topics[record.name] = record
-        records, _ = await self.store.list(PARTITIONS_PREFIX)
-        checkpointed = self.hw_checkpoint.read()
-        for kv in records:
-            record = PartitionRecord.model_validate_json(kv.value)
-            self._apply_partition_record(record, checkpointed.get((record.topic, record.partition), 0))
+        self._checkpointed_hw = self.hw_checkpoint.read()
+        await self.membership.register()
+        await self.view.start()
+        await self.controller.start()
+        self.interval_flusher.start()
+        for name, coroutine in (
+            ("hw-checkpoint", self._checkpoint_loop()),
+            ("retention", self._retention_loop()),
+            ("isr-shrink", self._isr_shrink_loop()),
+        ):
+            self._tasks.append(asyncio.create_task(coroutine, name=name))
+        log.info(
+            "broker.started",
+            node_id=self.node_id,
+            cluster_id=self.cluster_id,
+            broker_epoch=self.membership.broker_epoch,
+            data_dir=str(self.data_dir),
+        )
 
-    def _apply_partition_record(self, record: PartitionRecord, checkpointed_hw: int) -> None:
-        """Create the local replica if this broker holds one, and give it its role."""
+    # ------------------------------------------------------------------ replicas
+
+    def _on_partition_record(self, record: PartitionRecord) -> None:
         key = (record.topic, record.partition)
-        self.partition_records[key] = record
-        if self.node_id not in record.replicas:
-            return
         partition = self.partitions.get(key)
+        if self.node_id not in record.replicas:
+            if partition is not None:
+                self._drop_partition(key, delete_log=True)
+            return
+        topic = self.view.topics.get(record.topic)
+        if topic is None:
+            log.warning("partition.topic_unknown", topic=record.topic, partition=record.partition)
+            return
         if partition is None:
-            topic = self.topics[record.topic]
-            log_ = self.logs.get_or_create(record.topic, record.partition, self.topic_configs.log_config(topic.configs))
-            partition = Partition(record.topic, record.partition, log_, self.flusher, local_broker_id=self.node_id)
-            self.partitions[key] = partition
-        if record.leader == self.node_id:
-            partition.become_leader(record.leader_epoch, record.replicas, record.isr, checkpointed_hw)
+            partition = self._create_partition(record, topic)
+        partition.apply_record(record, self.topic_configs.parse(topic.configs).min_insync_replicas)
+        self.fetchers.update(partition)
 
-    async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        await asyncio.get_running_loop().run_in_executor(None, self._close_logs)
-        await self.store.close()
-        log.info("broker.stopped", node_id=self.node_id)
+    def _create_partition(self, record: PartitionRecord, topic: TopicRecord) -> Partition:
+        key = (record.topic, record.partition)
+        log_ = self.logs.get_or_create(record.topic, record.partition, self.topic_configs.log_config(topic.configs))
+        partition = Partition(
+            record.topic,
+            record.partition,
+            log_,
+            self.flusher,
+            local_broker_id=self.node_id,
+            replica_lag_time_max_ms=self.settings.replica_lag_time_max_ms,
+            propose_isr=self._propose_isr,
+            high_watermark=self._checkpointed_hw.get(key, 0),
+        )
+        self.partitions[key] = partition
+        return partition
 
-    def _close_logs(self) -> None:
-        self._write_hw_checkpoint()
-        self.logs.close_all()
+    def _on_partition_deleted(self, topic: str, partition: int) -> None:
+        if (topic, partition) in self.partitions:
+            self._drop_partition((topic, partition), delete_log=True)
 
-    def _write_hw_checkpoint(self) -> None:
+    def _drop_partition(self, key: tuple[str, int], delete_log: bool) -> None:
+        partition = self.partitions.pop(key)
+        partition.stop()
+        self.fetchers.remove(partition)
+        if delete_log:
+            task = asyncio.get_running_loop().run_in_executor(None, self.logs.delete, *key)
+            self._tasks.append(asyncio.ensure_future(task))
+            log.info("partition.deleted", topic=key[0], partition=key[1])
+
+    async def _propose_isr(self, proposal) -> PartitionRecord | None:
+        """KIP-497 AlterPartition as a compare-and-set on the partition record.
+
+        Refused (None) unless the stored record still has this leader, its leader
+        epoch and the partition epoch the proposal was based on.
+        """
+        key = partition_key(proposal.topic, proposal.partition)
+        try:
+            current = await self.store.get(key)
+            if current is None:
+                return None
+            record = PartitionRecord.model_validate_json(current.value)
+            if (record.leader, record.leader_epoch, record.partition_epoch) != (
+                proposal.leader_id,
+                proposal.leader_epoch,
+                proposal.partition_epoch,
+            ):
+                return None
+            updated = record.model_copy(
+                update={"isr": list(proposal.new_isr), "partition_epoch": record.partition_epoch + 1}
+            )
+            if await self.store.put_if(key, updated.model_dump_json().encode(), current.mod_revision) is None:
+                return None
+            return updated
+        except Exception as error:
+            log.warning("isr_change.write_failed", topic=proposal.topic, partition=proposal.partition, error=str(error))
+            return None
+
+    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
+        return await serve_replica_fetch(request, lambda t, p: self.partitions.get((t, p)))
+
+    # ------------------------------------------------------------ background
+
+    def _write_checkpoints(self) -> None:
+        """Runs in the executor; the lock keeps the loop's and stop's writes from interleaving."""
+        with self._checkpoint_lock:
+            self._write_checkpoints_locked()
+
+    def _write_checkpoints_locked(self) -> None:
         self.hw_checkpoint.write({key: p.high_watermark for key, p in self.partitions.items()})
+        self.logs.checkpoint_log_start_offsets()
+        self.logs.checkpoint_recovery_points()
 
     async def _checkpoint_loop(self) -> None:
         interval_s = self.settings.replica_high_watermark_checkpoint_interval_ms / 1000
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(interval_s)
-            await loop.run_in_executor(None, self._write_hw_checkpoint)
+            await loop.run_in_executor(None, self._write_checkpoints)
+
+    async def _isr_shrink_loop(self) -> None:
+        """Kafka's ``isr-expiration`` task: every lag time / 2."""
+        while True:
+            await asyncio.sleep(self.settings.replica_lag_time_max_ms / 2000)
+            for partition in list(self.partitions.values()):
+                partition.maybe_shrink_isr()
 
     async def _retention_loop(self) -> None:
-        interval_s = self.settings.log_retention_check_interval_ms / 1000
         loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(interval_s)
+            await asyncio.sleep(self.settings.log_retention_check_interval_ms / 1000)
             for partition in list(self.partitions.values()):
+                if not partition.is_leader:
+                    continue
                 deleted = await loop.run_in_executor(
                     None, partition.log.delete_retained_segments, now_ms(), partition.high_watermark
                 )
-                if deleted:
-                    log.info(
-                        "retention.deleted_segments",
-                        topic=partition.topic,
-                        partition=partition.partition,
-                        segments=deleted,
-                        log_start_offset=partition.log_start_offset,
-                    )
+                if deleted and partition.leader_state is not None:
+                    partition.leader_state.advance_log_start_offset(partition.log_start_offset)
 
-    # ---- what the HTTP layer asks -------------------------------------------------
+    # ------------------------------------------------------------------ stop
+
+    async def stop(self) -> None:
+        """Controlled shutdown: leaderships move away first, then logs close cleanly."""
+        await self._controlled_shutdown()
+        await self.controller.close()
+        await self.view.close()
+        await self.fetchers.close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self.interval_flusher.stop()
+        for partition in self.partitions.values():
+            partition.stop()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._write_checkpoints)
+        await loop.run_in_executor(None, self.logs.close_all)
+        await self.membership.deregister()
+        await self.session.close()
+        await self.store.close()
+        self._lock_handle.close()
+        log.info("broker.stopped", node_id=self.node_id)
+
+    async def _controlled_shutdown(self) -> None:
+        others_alive = any(broker_id != self.node_id for broker_id in self.view.brokers)
+        if not others_alive:
+            return
+        try:
+            moved = await asyncio.wait_for(
+                self._on_controller("POST", f"controlled-shutdown/{self.node_id}", None,
+                                    lambda c: c.controlled_shutdown(self.node_id)),
+                CONTROLLED_SHUTDOWN_TIMEOUT_S,
+            )
+            log.info("broker.controlled_shutdown", node_id=self.node_id, moved=len(moved.get("moved", [])))
+        except Exception as error:
+            log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
+
+    # ------------------------------------------------------------ controller
+
+    async def _on_controller(self, method: str, path: str, body: dict | None, local_call) -> dict:
+        """Run ``local_call`` if this broker is the controller, else forward to the controller."""
+        deadline = asyncio.get_running_loop().time() + METADATA_PROPAGATION_TIMEOUT_S
+        while True:
+            if self.controller.is_active:
+                result = await local_call(self.controller)
+                return _jsonable(result)
+            url = self.view.broker_url(self.view.controller_id)
+            if url is not None and self.view.controller_id != self.node_id:
+                try:
+                    return await self.forwarder.json_call(method, f"{url}/internal/controller/{path}", body)
+                except (NotController, ServiceUnavailable):
+                    pass
+            if asyncio.get_running_loop().time() > deadline:
+                raise ServiceUnavailable("no controller is available right now; retry shortly")
+            await asyncio.sleep(0.1)
+
+    async def create_topic_on_controller(self, name, partitions_count, replication_factor, configs) -> None:
+        await self.controller.create_topic(name, partitions_count, replication_factor, configs)
+
+    async def delete_topic_on_controller(self, name: str) -> None:
+        await self.controller.delete_topic(name)
+
+    async def controlled_shutdown_on_controller(self, broker_id: int) -> list:
+        return _jsonable(await self.controller.controlled_shutdown(broker_id))
+
+    async def elect_preferred_on_controller(self, topic: str | None) -> list:
+        return _jsonable(await self.controller.elect_preferred_leaders(topic))
+
+    # ------------------------------------------------------------ cluster views
 
     def controller_id(self) -> int:
-        return self.node_id
+        return self.view.controller_id
 
     def brokers(self) -> list[BrokerInfo]:
-        return [BrokerInfo(self.node_id, self.advertised_url, self.settings.rack)]
-
-    def list_topics(self) -> list[TopicDescription]:
-        return [self.describe_topic(name) for name in sorted(self.topics)]
-
-    def describe_topic(self, name: str) -> TopicDescription:
-        topic = self._topic(name)
-        partitions = [self.describe_partition(name, p) for p in range(topic.partitions_count)]
-        configs = self.topic_configs.effective(topic.configs)
-        return TopicDescription(name, partitions, topic.replication_factor, configs, topic.internal)
+        return [BrokerInfo(r.broker_id, r.url, r.rack) for _, r in sorted(self.view.brokers.items())]
 
     def _topic(self, name: str) -> TopicRecord:
-        topic = self.topics.get(name)
+        topic = self.view.topics.get(name)
         if topic is None:
             raise UnknownTopic(f"topic '{name}' does not exist", topic_name=name)
         return topic
@@ -222,106 +367,193 @@ class BrokerNode:
     def max_message_bytes(self, topic: str) -> int:
         return self.topic_configs.parse(self._topic(topic).configs).max_message_bytes
 
-    def _partition(self, topic: str, partition: int) -> Partition:
+    def partition_record(self, topic: str, partition: int) -> PartitionRecord:
         count = self.partition_count(topic)
-        local = self.partitions.get((topic, partition))
-        if local is None:
-            if not 0 <= partition < count:
-                raise UnknownPartition(
-                    f"topic '{topic}' has no partition {partition}; it has partitions 0..{count - 1}",
-                    topic_name=topic,
-                    partition_id=partition,
-                )
-            raise UnknownPartition(f"partition {topic}-{partition} has no replica on broker {self.node_id}")
-        return local
+        record = self.view.partitions.get((topic, partition))
+        if record is None:
+            raise UnknownPartition(
+                f"topic '{topic}' has no partition {partition}; it has partitions 0..{count - 1}",
+                topic_name=topic,
+                partition_id=partition,
+            )
+        return record
 
-    def describe_partition(self, topic: str, partition: int) -> PartitionDescription:
-        local = self._partition(topic, partition)
-        record = self.partition_records[(topic, partition)]
+    def _describe_local(self, record: PartitionRecord) -> PartitionDescription:
+        local = self.partitions.get((record.topic, record.partition))
         return PartitionDescription(
-            topic=topic,
-            partition=partition,
+            topic=record.topic,
+            partition=record.partition,
             leader_id=record.leader,
             leader_epoch=record.leader_epoch,
             replicas=list(record.replicas),
             isr=list(record.isr),
-            log_start_offset=local.log_start_offset,
-            high_watermark=local.high_watermark,
-            log_end_offset=local.log_end_offset,
-            replicas_state=None,
+            log_start_offset=local.log_start_offset if local else -1,
+            high_watermark=local.high_watermark if local else -1,
+            log_end_offset=local.log_end_offset if local else -1,
+            replicas_state=local.replicas_state() if local else None,
         )
 
+    def describe_led_partitions(self, topic: str) -> list[PartitionDescription]:
+        return [
+            self._describe_local(self.view.partitions[key])
+            for key, p in sorted(self.partitions.items())
+            if key[0] == topic and p.is_leader and key in self.view.partitions
+        ]
+
+    async def describe_partitions(self, topic: str) -> list[PartitionDescription]:
+        """Every partition as its leader sees it: local ones directly, others asked per leader."""
+        records = [self.partition_record(topic, p) for p in range(self.partition_count(topic))]
+        remote_leaders = {r.leader for r in records if r.leader >= 0 and not self._leads(r)}
+        answers: dict[int, PartitionDescription] = {}
+        for leader_id in remote_leaders:
+            answers.update(await self._ask_leader(leader_id, topic))
+        return [answers.get(r.partition) or self._describe_local(r) for r in records]
+
+    def _leads(self, record: PartitionRecord) -> bool:
+        local = self.partitions.get((record.topic, record.partition))
+        return local is not None and local.is_leader
+
+    async def _ask_leader(self, leader_id: int, topic: str) -> dict[int, PartitionDescription]:
+        url = self.view.broker_url(leader_id)
+        if url is None:
+            return {}
+        try:
+            body = await self.forwarder.json_call("GET", f"{url}/internal/partitions/{topic}", timeout_s=5)
+        except Exception as error:
+            log.info("describe.leader_unreachable", leader_id=leader_id, topic=topic, error=str(error))
+            return {}
+        return {
+            item["partition_id"]: PartitionDescription(
+                topic=topic,
+                partition=item["partition_id"],
+                leader_id=item["leader_id"],
+                leader_epoch=item["leader_epoch"],
+                replicas=item["replicas"],
+                isr=item["isr"],
+                log_start_offset=item["log_start_offset"],
+                high_watermark=item["high_watermark"],
+                log_end_offset=item["log_end_offset"],
+                replicas_state=item.get("replicas_state"),
+            )
+            for item in body.get("data", [])
+        }
+
+    async def describe_partition(self, topic: str, partition: int) -> PartitionDescription:
+        record = self.partition_record(topic, partition)
+        if record.leader >= 0 and not self._leads(record):
+            remote = await self._ask_leader(record.leader, topic)
+            if partition in remote:
+                return remote[partition]
+        return self._describe_local(record)
+
+    async def describe_topic(self, name: str) -> TopicDescription:
+        topic = self._topic(name)
+        partitions = await self.describe_partitions(name)
+        configs = self.topic_configs.effective(topic.configs)
+        return TopicDescription(name, partitions, topic.replication_factor, configs, topic.internal)
+
+    async def list_topics(self) -> list[TopicDescription]:
+        return [await self.describe_topic(name) for name in sorted(self.view.topics)]
+
     def metrics(self) -> list[PartitionDescription]:
-        return [self.describe_partition(t, p) for (t, p) in sorted(self.partitions)]
+        return [
+            self._describe_local(self.view.partitions[key])
+            for key in sorted(self.partitions)
+            if key in self.view.partitions
+        ]
+
+    # ------------------------------------------------------------ topics
 
     async def create_topic(
         self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
     ) -> TopicDescription:
-        validate_topic_name(name)
-        if partitions_count < 1:
-            raise InvalidPartitions(f"partitions_count must be at least 1 (got {partitions_count})")
-        if replication_factor < 1:
-            raise InvalidReplicationFactor(f"replication_factor must be at least 1 (got {replication_factor})")
-        live = len(self.brokers())
-        if replication_factor > live:
-            raise InvalidReplicationFactor(
-                f"replication_factor {replication_factor} is larger than the {live} live broker(s)"
-            )
         self.topic_configs.parse(configs)
-        record = TopicRecord(
-            name=name, partitions_count=partitions_count, replication_factor=replication_factor, configs=configs
+        await self._on_controller(
+            "POST",
+            "topics",
+            {
+                "name": name,
+                "partitions_count": partitions_count,
+                "replication_factor": replication_factor,
+                "configs": configs,
+            },
+            lambda c: c.create_topic(name, partitions_count, replication_factor, configs),
         )
-        if await self.store.put_if(topic_key(name), record.model_dump_json().encode(), 0) is None:
-            raise TopicAlreadyExists(f"topic '{name}' already exists", topic_name=name)
-        self.topics[name] = record
-        for p in range(partitions_count):
-            partition_record = PartitionRecord(
-                topic=name,
-                partition=p,
-                leader=self.node_id,
-                leader_epoch=0,
-                partition_epoch=0,
-                replicas=[self.node_id],
-                isr=[self.node_id],
-            )
-            await self.store.put(partition_key(name, p), partition_record.model_dump_json().encode())
-            self._apply_partition_record(partition_record, 0)
-        log.info("topic.created", topic=name, partitions=partitions_count, replication_factor=replication_factor)
-        return self.describe_topic(name)
+        await self.view.wait_for(
+            lambda: all((name, p) in self.view.partitions for p in range(partitions_count))
+            and name in self.view.topics,
+            METADATA_PROPAGATION_TIMEOUT_S,
+        )
+        return await self.describe_topic(name)
 
     async def delete_topic(self, name: str) -> None:
-        topic = self._topic(name)
-        loop = asyncio.get_running_loop()
-        for p in range(topic.partitions_count):
-            kv = await self.store.get(partition_key(name, p))
-            if kv is not None:
-                await self.store.delete_if(kv.key, kv.mod_revision)
-            self.partition_records.pop((name, p), None)
-            if self.partitions.pop((name, p), None) is not None:
-                await loop.run_in_executor(None, self.logs.delete, name, p)
-        kv = await self.store.get(topic_key(name))
-        if kv is not None:
-            await self.store.delete_if(kv.key, kv.mod_revision)
-        self.topics.pop(name, None)
-        log.info("topic.deleted", topic=name)
+        self._topic(name)
+        await self._on_controller("DELETE", f"topics/{name}", None, lambda c: c.delete_topic(name))
+        await self.view.wait_for(lambda: name not in self.view.topics, METADATA_PROPAGATION_TIMEOUT_S)
 
-    async def produce(self, topic: str, partition: int, batch: bytes, acks: str, timeout_ms: int) -> ProduceResult:
-        outcome = await self._partition(topic, partition).append(batch, acks, timeout_ms)
-        return ProduceResult(outcome.base_offset, outcome.last_offset, outcome.log_append_time_ms)
+    # ------------------------------------------------------------ produce, fetch
 
-    async def fetch(self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int) -> FetchResult:
-        local = self._partition(topic, partition)
-        result = await local.read(offset, max_bytes, timeout_ms)
-        return FetchResult(result.data, local.high_watermark, local.log_start_offset, local.log_end_offset)
+    def _leader_or_raise(self, topic: str, partition: int) -> tuple[Partition | None, PartitionRecord]:
+        record = self.partition_record(topic, partition)
+        local = self.partitions.get((topic, partition))
+        if local is not None and local.is_leader:
+            return local, record
+        if record.leader < 0:
+            raise LeaderNotAvailable(
+                f"{topic}-{partition} has no leader right now (no in-sync replica is alive)",
+                topic_name=topic,
+                partition_id=partition,
+            )
+        return None, record
+
+    def _not_leader(self, record: PartitionRecord) -> NotLeaderOrFollower:
+        return NotLeaderOrFollower(
+            f"broker {self.node_id} is not the leader of {record.topic}-{record.partition}; "
+            f"broker {record.leader} is",
+            leader_id=record.leader,
+            leader_url=self.view.broker_url(record.leader),
+        )
+
+    async def produce(
+        self, topic: str, partition: int, batch: bytes, acks: str, timeout_ms: int, *, forward: bool = True
+    ) -> ProduceResult:
+        local, record = self._leader_or_raise(topic, partition)
+        if local is not None:
+            outcome = await local.append(batch, acks, timeout_ms)
+            return ProduceResult(outcome.base_offset, outcome.last_offset, outcome.log_append_time_ms)
+        leader_url = self.view.broker_url(record.leader)
+        if not forward or leader_url is None or record.leader == self.node_id:
+            raise self._not_leader(record)
+        reply = await self.forwarder.produce(leader_url, topic, partition, batch, acks, timeout_ms)
+        return ProduceResult(reply["base_offset"], reply["last_offset"], reply.get("log_append_time", -1))
+
+    async def fetch(
+        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+    ) -> FetchResult:
+        local, record = self._leader_or_raise(topic, partition)
+        if local is not None:
+            result = await local.read(offset, max_bytes, timeout_ms)
+            return FetchResult(result.data, local.high_watermark, local.log_start_offset, local.log_end_offset)
+        leader_url = self.view.broker_url(record.leader)
+        if not forward or leader_url is None or record.leader == self.node_id:
+            raise self._not_leader(record)
+        read = await self.forwarder.fetch(leader_url, topic, partition, offset, max_bytes, timeout_ms)
+        return FetchResult(read.data, read.high_watermark, read.log_start_offset, read.log_end_offset)
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
-        local = self._partition(topic, partition)
-        offset = await asyncio.get_running_loop().run_in_executor(
-            None, local.log.offset_for_timestamp, timestamp_ms
-        )
+        local, record = self._leader_or_raise(topic, partition)
+        if local is None:
+            raise self._not_leader(record)
+        offset = await asyncio.get_running_loop().run_in_executor(None, local.log.offset_for_timestamp, timestamp_ms)
         if offset is None or offset >= local.high_watermark:
             return None
         return offset
+
+
+def _jsonable(result):
+    if isinstance(result, list):
+        return [item.model_dump() if hasattr(item, "model_dump") else item for item in result]
+    return result if result is not None else {}
 
 
 async def _ensure_cluster_id(store: MetadataStore, data_dir: Path, settings: BrokerSettings) -> str:

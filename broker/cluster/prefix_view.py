@@ -5,6 +5,9 @@ listed revision + 1, so it misses no change and applies each exactly once. When 
 watch falls behind the store's compaction point it re-lists; when the store is
 unreachable it retries with backoff from the last revision it applied. One task
 owns the watch; readers take ``snapshot()`` and wait on ``wait_changed``.
+
+Keys learnt from watch events carry ``create_revision = mod_revision`` and no lease:
+events do not say more, and the views here only need values and mod revisions.
 """
 
 from __future__ import annotations

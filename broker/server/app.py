@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from broker.server import routes_cluster, routes_ops, routes_produce, routes_records, routes_topics
+from broker.server import (
+    routes_cluster,
+    routes_internal,
+    routes_ops,
+    routes_produce,
+    routes_records,
+    routes_topics,
+)
 from broker.server.metrics import HttpMetrics
 from broker.server.middleware import MAX_REQUEST_BYTES_KEY, METRICS_KEY, error_middleware, metrics_middleware
 from broker.server.params import NODE_KEY
@@ -41,6 +48,6 @@ def create_app(node: BrokerNode) -> web.Application:
     app[METRICS_KEY] = HttpMetrics(node)
     app[PRODUCER_KEY] = RecordProducer(node)
     app.on_shutdown.append(_drain_unacknowledged)
-    for module in (routes_cluster, routes_topics, routes_produce, routes_records, routes_ops):
+    for module in (routes_cluster, routes_topics, routes_produce, routes_records, routes_ops, routes_internal):
         module.add_routes(app)
     return app

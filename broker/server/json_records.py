@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from broker.errors import InvalidRequest
 from broker.record.codec import Record, RecordInput
@@ -78,7 +78,7 @@ class ProduceRecord(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     partition_id: int | None = None
-    headers: list[HeaderInput] = []
+    headers: list[HeaderInput] = Field(default_factory=list)
     key: RecordData | None = None
     value: RecordData | None = None
     timestamp: int | datetime | None = None

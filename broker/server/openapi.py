@@ -276,6 +276,48 @@ SCHEMAS: dict[str, Any] = {
 TOPICS = "/v3/clusters/{cluster_id}/topics"
 PARTITIONS = TOPICS + "/{topic_name}/partitions"
 
+_INTERNAL = {"tags": ["internal"]}
+_TOPIC_ON_CONTROLLER = _path_param("topic", _STR, "topic name")
+INTERNAL_PATHS: dict[str, Any] = {
+    "/internal/fetch": {
+        "post": _operation(
+            "Replica fetch (broker to broker): binary request and response, see broker.replication.fetch_wire",
+            [],
+            {"200": {"description": "per partition: offsets, diverging epoch, record batches",
+                     "content": {"application/vnd.highwater.fetch.v1": {"schema": _STR}}}},
+            **_INTERNAL,
+        )
+    },
+    "/internal/controller/topics": {
+        "post": _operation("Create a topic on the controller", [], _ok("created", {"type": "object"}), **_INTERNAL)
+    },
+    "/internal/controller/topics/{topic}": {
+        "delete": _operation(
+            "Delete a topic on the controller", [_TOPIC_ON_CONTROLLER], _ok("deleted", {"type": "object"}), **_INTERNAL
+        )
+    },
+    "/internal/controller/controlled-shutdown/{broker_id}": {
+        "post": _operation(
+            "Move a stopping broker's leaderships away", [BROKER], _ok("moved", {"type": "object"}), **_INTERNAL
+        )
+    },
+    "/internal/controller/elect-preferred": {
+        "post": _operation(
+            "Restore preferred leaders (replicas[0]) that are in sync", [], _ok("elected", {"type": "object"}),
+            **_INTERNAL,
+        )
+    },
+    "/internal/partitions/{topic}": {
+        "get": _operation(
+            "The partitions of a topic this broker leads, with the leader's offsets",
+            [_TOPIC_ON_CONTROLLER],
+            _ok("partitions", _list_of("Partition")),
+            **_INTERNAL,
+        )
+    },
+}
+"""Broker-to-broker routes; listed so the document covers every route the server answers."""
+
 PATHS: dict[str, Any] = {
     "/v3/clusters": {"get": _operation("List clusters (this one)", [], _ok("clusters", _list_of("Cluster")))},
     "/v3/clusters/{cluster_id}": {
@@ -395,6 +437,7 @@ PATHS: dict[str, Any] = {
         )
     },
     "/openapi.json": {"get": _operation("This document", [], _ok("OpenAPI 3.1", {"type": "object"}))},
+    **INTERNAL_PATHS,
 }
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel
 
-from broker.errors import InvalidRequest, NotFound, UnsupportedMediaType
+from broker.errors import InvalidRequest, NotFound, UnknownPartition, UnsupportedMediaType
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
@@ -40,6 +40,15 @@ def node_of(request: web.Request) -> BrokerNode:
     if cluster_id is not None and cluster_id != node.cluster_id:
         raise UnknownCluster(f"cluster {cluster_id!r} not found; this is cluster {node.cluster_id!r}")
     return node
+
+
+def check_partition(node: BrokerNode, topic: str, partition: int) -> None:
+    """``UnknownTopic`` / ``UnknownPartition`` from metadata alone, before any work is done."""
+    count = node.partition_count(topic)
+    if partition >= count:
+        raise UnknownPartition(
+            f"topic {topic!r} has partitions 0..{count - 1}, not {partition}", topic_name=topic, partition_id=partition
+        )
 
 
 def parse_int(name: str, text: str, *, minimum: int = 0, maximum: int | None = None) -> int:

@@ -10,6 +10,10 @@ appended by background tasks the producer keeps until they finish, and ``drain``
 for them when the app shuts down so an accepted record is not lost to a clean stop.
 Checks that need no disk (topic, partition, ``max.message.bytes``) still run first, so
 even ``acks=0`` gets a 4xx for a request that can never succeed.
+
+A delivery report's timestamp is the record's own (CreateTime): topics here have no
+``message.timestamp.type=LogAppendTime``, so the append time the log notes for its
+time index is not the record's timestamp and is not reported as one.
 """
 
 from __future__ import annotations
@@ -109,7 +113,9 @@ class RecordProducer:
 
     @staticmethod
     def _record_result(
-        batch: PartitionBatch, result: ProduceResult | BaseException, outcomes: list[Outcome | None]
+        batch: PartitionBatch,
+        result: ProduceResult | BaseException,
+        outcomes: list[Outcome | None],
     ) -> None:
         if isinstance(result, HighwaterError):
             for slot in batch.slots:
@@ -118,8 +124,6 @@ class RecordProducer:
         if isinstance(result, BaseException):
             raise result
         for index, (slot, timestamp_ms) in enumerate(zip(batch.slots, batch.timestamps_ms)):
-            if result.log_append_time_ms >= 0:
-                timestamp_ms = result.log_append_time_ms
             outcomes[slot] = Delivered(batch.partition, result.base_offset + index, timestamp_ms)
 
     def append_in_background(self, topic: str, partition: int, batch: bytes, timeout_ms: int) -> None:

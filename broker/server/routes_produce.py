@@ -24,7 +24,8 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
-from broker.record.header import iter_batches
+from broker.record.codec import LOG_APPEND_TIME
+from broker.record.header import iter_batches, read_header
 from broker.server.json_records import (
     BatchEntry,
     BatchRequest,
@@ -37,6 +38,7 @@ from broker.server.json_stream import JsonObjectSplitter, split_objects
 from broker.server.middleware import validation_error
 from broker.server.params import (
     acks_param,
+    check_partition,
     node_of,
     parse_json,
     partition_param,
@@ -185,13 +187,17 @@ async def produce_batch(request: web.Request) -> web.Response:
 
 
 async def produce_binary(request: web.Request) -> web.Response:
-    """Append a client-built record batch v2 as is; the broker checks header and CRC only."""
+    """Append a client-built record batch v2 as is; the broker checks header and CRC only.
+
+    ``log_append_time`` is -1 for a CreateTime batch, as in Kafka's ProduceResponse:
+    the time the log noted is then not the records' timestamp.
+    """
     node = node_of(request)
     topic = request.match_info["topic_name"]
     partition = partition_param(request)
     require_binary(request)
     acks, timeout_ms = _produce_params(request, node)
-    node.describe_partition(topic, partition)
+    check_partition(node, topic, partition)
     batch = await request.read()
     if not batch:
         raise CorruptRecord("the request body is empty; it must be one record batch v2")
@@ -202,14 +208,14 @@ async def produce_binary(request: web.Request) -> web.Response:
         request.app[PRODUCER_KEY].append_in_background(topic, partition, batch, timeout_ms)
         body = {"partition_id": partition, "base_offset": None, "last_offset": None, "log_append_time": -1}
         return web.json_response(body, status=202)
-    result = await node.produce(topic, partition, batch, acks, timeout_ms)
+    result = await node.produce(topic, partition, batch, acks, timeout_ms, forward=False)
     body = {
         "cluster_id": node.cluster_id,
         "topic_name": topic,
         "partition_id": partition,
         "base_offset": result.base_offset,
         "last_offset": result.last_offset,
-        "log_append_time": result.log_append_time_ms,
+        "log_append_time": result.log_append_time_ms if read_header(batch).timestamp_type == LOG_APPEND_TIME else -1,
     }
     return web.json_response(body)
 

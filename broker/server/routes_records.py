@@ -14,7 +14,8 @@ skipped. ``next_offset`` is where the next read should start: after the last rec
 returned, or past a batch consumed entirely (control batches and compacted gaps
 included); it never moves when nothing was returned. A record larger than
 ``max_bytes`` still comes back whole (the node returns at least one batch), so a
-reader never loops on empty answers.
+reader never loops on empty answers. A node fetch ends at a segment boundary; this
+layer fetches on (``fetch_span``) so a page is as full as its limits allow.
 
 With ``Accept: application/vnd.kafka.batch.v2`` the body is the raw batches and the
 offsets come in ``X-High-Watermark``, ``X-Log-Start-Offset``, ``X-Log-End-Offset`` and
@@ -23,7 +24,8 @@ offsets come in ``X-High-Watermark``, ``X-Log-Start-Offset``, ``X-Log-End-Offset
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -32,6 +34,9 @@ from broker.record.codec import iter_batches_with_records
 from broker.record.header import iter_batches
 from broker.server.json_records import ReadFormat, render_record
 from broker.server.params import BATCH_CONTENT_TYPE, node_of, partition_param, query_int, wants_batches
+
+if TYPE_CHECKING:
+    from broker.node import BrokerNode
 
 DEFAULT_MAX_RECORDS = 500
 MAX_RECORDS_LIMIT = 100_000
@@ -73,6 +78,61 @@ def raw_next_offset(data: bytes, offset: int) -> int:
     return next_offset
 
 
+def whole_batches_within(data: bytes, budget_bytes: int) -> bytes:
+    """The leading whole batches of ``data`` that fit in ``budget_bytes``."""
+    end = 0
+    for header in iter_batches(data, check_crc=False):
+        if end + header.size > budget_bytes:
+            break
+        end += header.size
+    return data[:end]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    data: bytes
+    next_offset: int
+    high_watermark: int
+    log_start_offset: int
+    log_end_offset: int
+
+
+async def fetch_span(
+    node: BrokerNode,
+    topic: str,
+    partition: int,
+    offset: int,
+    max_bytes: int,
+    max_records: int,
+    timeout_ms: int,
+    *,
+    forward: bool,
+) -> Span:
+    """Fetch until ``max_bytes``, about ``max_records`` offsets, or the high watermark.
+
+    One node fetch stops at a segment boundary (as Kafka's does), which would hand a
+    reader a short page while more is visible. Only the first fetch may long-poll and
+    only its first batch may exceed ``max_bytes``; later batches are taken whole or not.
+    ``forward``: JSON readers may ask any broker; binary readers (the client library)
+    are told who leads instead (421), so they fetch from the leader directly.
+    """
+    result = await node.fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward)
+    chunks = [result.data]
+    total_bytes = len(result.data)
+    next_offset = raw_next_offset(result.data, offset)
+    while result.data and total_bytes < max_bytes and next_offset - offset < max_records:
+        if next_offset >= result.high_watermark:
+            break
+        result = await node.fetch(topic, partition, next_offset, max_bytes - total_bytes, 0, forward=forward)
+        data = whole_batches_within(result.data, max_bytes - total_bytes)
+        if not data:
+            break
+        chunks.append(data)
+        total_bytes += len(data)
+        next_offset = raw_next_offset(data, next_offset)
+    return Span(b"".join(chunks), next_offset, result.high_watermark, result.log_start_offset, result.log_end_offset)
+
+
 async def read_records(request: web.Request) -> web.StreamResponse:
     node = node_of(request)
     topic = request.match_info["topic_name"]
@@ -87,25 +147,28 @@ async def read_records(request: web.Request) -> web.StreamResponse:
     timeout_ms = query_int(query, "timeout_ms", 0, maximum=settings.fetch_max_wait_ms)
     fmt = read_format(query.get("format"))
     if offset is None:
-        offset = node.describe_partition(topic, partition).log_start_offset
+        offset = (await node.describe_partition(topic, partition)).log_start_offset
     assert max_records is not None and max_bytes is not None and timeout_ms is not None
-    result = await node.fetch(topic, partition, offset, max_bytes, timeout_ms)
-    if wants_batches(request):
+    raw = wants_batches(request)
+    span = await fetch_span(
+        node, topic, partition, offset, max_bytes, MAX_RECORDS_LIMIT if raw else max_records, timeout_ms, forward=not raw
+    )
+    if raw:
         headers = {
             "Content-Type": BATCH_CONTENT_TYPE,
-            "X-High-Watermark": str(result.high_watermark),
-            "X-Log-Start-Offset": str(result.log_start_offset),
-            "X-Log-End-Offset": str(result.log_end_offset),
-            "X-Next-Offset": str(raw_next_offset(result.data, offset)),
+            "X-High-Watermark": str(span.high_watermark),
+            "X-Log-Start-Offset": str(span.log_start_offset),
+            "X-Log-End-Offset": str(span.log_end_offset),
+            "X-Next-Offset": str(span.next_offset),
         }
-        return web.Response(body=result.data, headers=headers)
-    data, next_offset = records_to_json(topic, partition, result.data, offset, result.high_watermark, max_records, fmt)
+        return web.Response(body=span.data, headers=headers)
+    data, next_offset = records_to_json(topic, partition, span.data, offset, span.high_watermark, max_records, fmt)
     return web.json_response(
         {
             "data": data,
             "next_offset": next_offset,
-            "high_watermark": result.high_watermark,
-            "log_start_offset": result.log_start_offset,
+            "high_watermark": span.high_watermark,
+            "log_start_offset": span.log_start_offset,
         }
     )
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from broker.server.params import node_of, partition_param, query_int, read_model
 from broker.server.resources import cluster_path, list_body, partition_body, topic_body
@@ -36,7 +36,7 @@ class CreateTopicRequest(BaseModel):
     topic_name: str
     partitions_count: int | None = None
     replication_factor: int | None = None
-    configs: list[ConfigEntry] = []
+    configs: list[ConfigEntry] = Field(default_factory=list)
 
     def config_strings(self) -> dict[str, str]:
         """Configs as Kafka's strings; a null value means "use the default" and is dropped."""
@@ -50,7 +50,7 @@ class CreateTopicRequest(BaseModel):
 
 async def list_topics(request: web.Request) -> web.Response:
     node = node_of(request)
-    items = [topic_body(node, topic) for topic in node.list_topics()]
+    items = [topic_body(node, topic) for topic in await node.list_topics()]
     return web.json_response(list_body("KafkaTopicList", node, f"{cluster_path(node)}/topics", items))
 
 
@@ -71,7 +71,7 @@ async def create_topic(request: web.Request) -> web.Response:
 
 async def get_topic(request: web.Request) -> web.Response:
     node = node_of(request)
-    return web.json_response(topic_body(node, node.describe_topic(request.match_info["topic_name"])))
+    return web.json_response(topic_body(node, await node.describe_topic(request.match_info["topic_name"])))
 
 
 async def delete_topic(request: web.Request) -> web.Response:
@@ -82,7 +82,7 @@ async def delete_topic(request: web.Request) -> web.Response:
 
 async def list_partitions(request: web.Request) -> web.Response:
     node = node_of(request)
-    topic = node.describe_topic(request.match_info["topic_name"])
+    topic = await node.describe_topic(request.match_info["topic_name"])
     items = [partition_body(node, partition) for partition in topic.partitions]
     path = f"{cluster_path(node)}/topics/{topic.name}/partitions"
     return web.json_response(list_body("KafkaPartitionList", node, path, items))
@@ -90,14 +90,14 @@ async def list_partitions(request: web.Request) -> web.Response:
 
 async def get_partition(request: web.Request) -> web.Response:
     node = node_of(request)
-    partition = node.describe_partition(request.match_info["topic_name"], partition_param(request))
+    partition = await node.describe_partition(request.match_info["topic_name"], partition_param(request))
     return web.json_response(partition_body(node, partition))
 
 
 async def get_offsets(request: web.Request) -> web.Response:
     node = node_of(request)
     topic = request.match_info["topic_name"]
-    partition = node.describe_partition(topic, partition_param(request))
+    partition = await node.describe_partition(topic, partition_param(request))
     timestamp_ms = query_int(request.query, "timestamp", None)
     body: dict[str, Any] = {
         "cluster_id": node.cluster_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +94,16 @@ async def node(tmp_path: Path) -> AsyncIterator[BrokerNode]:
     await started.stop()
 
 
+async def wait_until_ready(client: TestClient, timeout_s: float = 10.0) -> None:
+    """Poll ``/readyz`` the way an orchestrator would: the broker joins its cluster asynchronously."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while (await client.get("/readyz")).status != 200:
+        assert asyncio.get_running_loop().time() < deadline, "broker never became ready"
+        await asyncio.sleep(0.02)
+
+
 @pytest.fixture
 async def api(node: BrokerNode) -> AsyncIterator[Api]:
     async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:
+        await wait_until_ready(client)
         yield Api(client, node)

@@ -111,7 +111,9 @@ async def test_streaming_to_unknown_topic_is_404_before_the_stream(api: Api) -> 
     async def body():
         yield b'{"value": {"data": 1}}'
 
-    response = await api.client.post(f"{api.topic('nope')}/records", data=body())
+    response = await api.client.post(
+        f"{api.topic('nope')}/records", data=body(), headers={"Content-Type": "application/json"}
+    )
     assert (await error_of(response, 404))["error_code"] == 40403
 
 

@@ -144,3 +144,15 @@ async def test_unknown_topic_or_partition(api: Api) -> None:
     await api.create_topic("t")
     assert (await error_of(await api.client.get(f"{api.partition('t', 1)}/records"), 404))["error_code"] == 40402
     assert (await error_of(await api.client.get(f"{api.partition('x', 0)}/records"), 404))["error_code"] == 40403
+
+
+async def test_a_page_spans_segment_boundaries(api: Api) -> None:
+    await api.create_topic("t", segment_bytes="1024")
+    for index in range(12):
+        await append_batch(api, "t", bytes([65 + index]) * 150)
+    assert len(list(api.node.data_dir.glob("t-0/*.log"))) > 3
+    body = await api.read("t", offset=0, max_records=1000)
+    assert [r["offset"] for r in body["data"]] == list(range(12)) and body["next_offset"] == 12
+    limited = await api.read("t", offset=0, max_bytes=700)
+    assert 1 <= len(limited["data"]) < 12
+    assert limited["next_offset"] == limited["data"][-1]["offset"] + 1

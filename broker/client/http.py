@@ -1,0 +1,283 @@
+"""``ClusterClient``: the HTTP session every client library shares with the brokers.
+
+It owns one ``aiohttp.ClientSession`` (keep-alive connections, one pool per broker),
+the ``ClusterMetadata`` cache, and the calls the libraries need: partition metadata,
+binary produce to a leader, binary fetch from a leader, offsets, producer ids. Every
+failure surfaces as a ``broker.errors`` class: broker error bodies are rebuilt by name
+(``decode_error``), and a request that got no answer raises ``BrokerUnreachable``
+(retriable), after which the metadata of the topic is marked stale so the next call
+looks the leader up again.
+
+Metadata is read from any reachable broker, known brokers first and the bootstrap
+URLs last, so a client keeps working when the broker it started from is gone.
+Concurrent refreshes of one topic share a single request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any, Iterable
+
+import aiohttp
+import structlog
+
+from broker.client.errors import BrokerUnreachable, decode_error
+from broker.client.metadata import ClusterMetadata
+from broker.client.types import (
+    BrokerInfo,
+    FetchResult,
+    PartitionInfo,
+    PartitionOffsets,
+    ProduceAck,
+    TopicPartition,
+)
+from broker.errors import HighwaterError, NotFound, ServiceUnavailable
+
+BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
+FETCH_TIMEOUT_MARGIN_S = 5.0
+"""Added to a long-poll's ``timeout_ms`` so the HTTP timeout never fires before the broker answers."""
+
+log = structlog.get_logger(__name__)
+
+
+def now_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+def _partition_info(topic: str, item: dict[str, Any]) -> PartitionInfo:
+    return PartitionInfo(
+        topic=topic,
+        partition=int(item["partition_id"]),
+        leader_id=item.get("leader_id"),
+        leader_epoch=int(item.get("leader_epoch", -1)),
+        replicas=tuple(item.get("replicas", ())),
+        isr=tuple(item.get("isr", ())),
+        log_start_offset=int(item.get("log_start_offset", 0)),
+        high_watermark=int(item.get("high_watermark", 0)),
+        log_end_offset=int(item.get("log_end_offset", 0)),
+    )
+
+
+class ClusterClient:
+    """Metadata cache plus HTTP calls; one per producer or consumer, used from one event loop."""
+
+    def __init__(
+        self,
+        bootstrap_urls: Iterable[str],
+        *,
+        request_timeout_ms: int = 30_000,
+        metadata_max_age_ms: int = 300_000,
+        client_id: str = "highwater-client",
+        max_connections: int = 100,
+    ) -> None:
+        self.bootstrap_urls = [url.rstrip("/") for url in bootstrap_urls]
+        if not self.bootstrap_urls:
+            raise ValueError("at least one bootstrap URL is needed")
+        self.request_timeout_ms = request_timeout_ms
+        self.metadata_max_age_ms = metadata_max_age_ms
+        self.client_id = client_id
+        self.metadata = ClusterMetadata()
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._refreshing: dict[str, asyncio.Task[None]] = {}
+
+    # ------------------------------------------------------------------ session
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0)
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers={"User-Agent": self.client_id}, auto_decompress=False
+            )
+        return self._session
+
+    async def close(self) -> None:
+        for task in self._refreshing.values():
+            task.cancel()
+        self._refreshing.clear()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def _request(
+        self, method: str, url: str, *, timeout_s: float | None = None, **kwargs: Any
+    ) -> tuple[bytes, dict[str, str]]:
+        """Body and headers of a 2xx answer; the decoded broker error otherwise."""
+        total_s = self.request_timeout_ms / 1000 if timeout_s is None else timeout_s
+        try:
+            async with self._http().request(
+                method, url, timeout=aiohttp.ClientTimeout(total=total_s), **kwargs
+            ) as reply:
+                body = await reply.read()
+                if reply.status >= 400:
+                    raise decode_error(reply.status, _json_or_none(body), url)
+                return body, dict(reply.headers)
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+            reason = str(error) or type(error).__name__
+            raise BrokerUnreachable(f"no answer from {url}: {reason}", url=url) from None
+
+    async def _json(self, method: str, url: str, body: Any = None, **kwargs: Any) -> Any:
+        raw, _ = await self._request(method, url, json=body, **kwargs)
+        return json.loads(raw) if raw else {}
+
+    # ------------------------------------------------------------------ metadata
+
+    def _candidate_urls(self) -> list[str]:
+        known = list(dict.fromkeys(self.metadata.brokers.values()))
+        return known + [url for url in self.bootstrap_urls if url not in known]
+
+    async def _first_answer(self, path_of: Any) -> tuple[str, Any]:
+        """GET ``path_of(cluster_id)`` from the first broker that answers; (its URL, the JSON)."""
+        last_error: HighwaterError | None = None
+        for url in self._candidate_urls():
+            try:
+                if self.metadata.cluster_id is None:
+                    clusters = await self._json("GET", f"{url}/v3/clusters")
+                    self.metadata.cluster_id = clusters["data"][0]["cluster_id"]
+                return url, await self._json("GET", url + path_of(self.metadata.cluster_id))
+            except (BrokerUnreachable, ServiceUnavailable) as error:
+                last_error = error
+        raise last_error or BrokerUnreachable("no broker URL to ask")
+
+    async def cluster_id(self) -> str:
+        if self.metadata.cluster_id is None:
+            await self._first_answer(lambda cluster_id: f"/v3/clusters/{cluster_id}")
+        assert self.metadata.cluster_id is not None
+        return self.metadata.cluster_id
+
+    async def refresh_topic(self, topic: str) -> None:
+        """Reload brokers and the partitions of ``topic``; concurrent callers share one request."""
+        task = self._refreshing.get(topic)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._refresh_topic(topic))
+            self._refreshing[topic] = task
+            task.add_done_callback(lambda _: self._refreshing.pop(topic, None))
+        await asyncio.shield(task)
+
+    async def _refresh_topic(self, topic: str) -> None:
+        url, brokers = await self._first_answer(lambda cluster_id: f"/v3/clusters/{cluster_id}/brokers")
+        self.metadata.update_brokers([BrokerInfo(int(b["broker_id"]), b["url"]) for b in brokers["data"]])
+        path = f"/v3/clusters/{self.metadata.cluster_id}/topics/{topic}/partitions"
+        answer = await self._json("GET", url + path)
+        partitions = [_partition_info(topic, item) for item in answer["data"]]
+        self.metadata.update_topic(topic, partitions, now_ms())
+        log.debug(
+            "metadata_refreshed",
+            topic=topic,
+            leaders={info.partition: (info.leader_id, info.leader_epoch) for info in partitions},
+        )
+
+    async def ensure_topic(self, topic: str) -> int:
+        """The partition count of ``topic``, refreshing its metadata if unknown, stale or old."""
+        if self.metadata.needs_refresh(topic, now_ms(), self.metadata_max_age_ms):
+            await self.refresh_topic(topic)
+        count = self.metadata.partition_count(topic)
+        assert count is not None
+        return count
+
+    async def partitions(self, topic: str) -> list[PartitionInfo]:
+        """The partitions of ``topic`` as a broker describes them right now (always a fresh read)."""
+        await self.refresh_topic(topic)
+        count = self.metadata.partition_count(topic) or 0
+        found = (self.metadata.partition(TopicPartition(topic, p)) for p in range(count))
+        return [info for info in found if info is not None]
+
+    # ------------------------------------------------------------------ data path
+
+    def partition_path(self, tp: TopicPartition) -> str:
+        return f"/v3/clusters/{self.metadata.cluster_id}/topics/{tp.topic}/partitions/{tp.partition}"
+
+    async def produce(
+        self, leader_url: str, tp: TopicPartition, batch: bytes, acks: str, timeout_ms: int
+    ) -> ProduceAck:
+        """POST one record batch v2 to the partition's leader; the leader's offsets for it."""
+        answer = await self._json_bytes(
+            "POST",
+            f"{leader_url}{self.partition_path(tp)}/batches",
+            params={"acks": acks, "timeout_ms": str(timeout_ms)},
+            data=batch,
+            headers={"Content-Type": BATCH_CONTENT_TYPE},
+            timeout_s=timeout_ms / 1000 + FETCH_TIMEOUT_MARGIN_S,
+        )
+        return ProduceAck(
+            partition=int(answer.get("partition_id", tp.partition)),
+            base_offset=answer.get("base_offset"),
+            last_offset=answer.get("last_offset"),
+            log_append_time_ms=int(answer.get("log_append_time", -1)),
+        )
+
+    async def _json_bytes(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
+        raw, _ = await self._request(method, url, **kwargs)
+        return json.loads(raw) if raw else {}
+
+    async def fetch(
+        self, leader_url: str, tp: TopicPartition, offset: int, max_bytes: int, timeout_ms: int
+    ) -> FetchResult:
+        """Raw batches from ``offset``, long-polling up to ``timeout_ms`` when nothing is below the HW."""
+        body, headers = await self._request(
+            "GET",
+            f"{leader_url}{self.partition_path(tp)}/records",
+            params={"offset": str(offset), "max_bytes": str(max_bytes), "timeout_ms": str(timeout_ms)},
+            headers={"Accept": BATCH_CONTENT_TYPE},
+            timeout_s=timeout_ms / 1000 + self.request_timeout_ms / 1000,
+        )
+        high_watermark = int(headers["X-High-Watermark"])
+        return FetchResult(
+            data=body,
+            high_watermark=high_watermark,
+            log_start_offset=int(headers["X-Log-Start-Offset"]),
+            log_end_offset=int(headers.get("X-Log-End-Offset", high_watermark)),
+            next_offset=int(headers.get("X-Next-Offset", offset)),
+        )
+
+    async def list_offsets(self, tp: TopicPartition) -> PartitionOffsets:
+        """Earliest offset, HW and log end offset, asked of the leader when one is known."""
+        await self.ensure_topic(tp.topic)
+        url = self.metadata.leader_url(tp) or self._candidate_urls()[0]
+        answer = await self._json("GET", f"{url}{self.partition_path(tp)}/offset")
+        return PartitionOffsets(
+            earliest_offset=int(answer["earliest_offset"]),
+            latest_offset=int(answer["latest_offset"]),
+            log_end_offset=int(answer.get("log_end_offset", answer["latest_offset"])),
+        )
+
+    async def init_producer_id(self) -> tuple[int, int] | None:
+        """A fresh (producer_id, producer_epoch) for idempotence; ``None`` if the cluster has none to give."""
+        cluster_id = await self.cluster_id()
+        for url in self._candidate_urls():
+            try:
+                answer = await self._json("POST", f"{url}/v3/clusters/{cluster_id}/producer-ids", {})
+            except NotFound:
+                return None
+            except BrokerUnreachable:
+                continue
+            return int(answer["producer_id"]), int(answer["producer_epoch"])
+        raise BrokerUnreachable("no broker answered the producer id request")
+
+    async def create_topic(
+        self, topic: str, partitions_count: int, replication_factor: int = 1, configs: dict[str, str] | None = None
+    ) -> None:
+        """Create a topic (admin convenience for tools, tests and benchmarks)."""
+        cluster_id = await self.cluster_id()
+        body = {
+            "topic_name": topic,
+            "partitions_count": partitions_count,
+            "replication_factor": replication_factor,
+            "configs": [{"name": name, "value": value} for name, value in (configs or {}).items()],
+        }
+        for url in self._candidate_urls():
+            try:
+                await self._json("POST", f"{url}/v3/clusters/{cluster_id}/topics", body)
+                return
+            except BrokerUnreachable:
+                continue
+        raise BrokerUnreachable(f"no broker answered the request to create topic {topic!r}")
+
+
+def _json_or_none(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None

@@ -1,0 +1,197 @@
+"""Controller election and the controller facade every broker runs.
+
+Every broker runs a ``Controller``. It campaigns for ``/controller`` with a
+create-only CAS bound to the broker's membership lease (value ``{"broker_id": id}``);
+the winner's controller epoch is the key's ``mod_revision``. The others watch the key
+and campaign again as soon as it is deleted — which happens when the controller's
+lease ends: revoked at a clean shutdown, expired when its process died or paused
+longer than the session timeout. Exactly one broker holds the key at a time, so
+exactly one ``ControllerTerm`` acts at a time, and its writes are fenced by its
+epoch (``controller_fence``), so a controller that has not yet noticed it was
+deposed cannot overwrite its successor's decisions.
+
+A term ends when any of these happens first: the watch sees ``/controller`` deleted
+or replaced, the broker's lease is lost, or a fenced write finds the epoch
+superseded. The broker then campaigns again (with its new lease, if it had to
+re-register).
+
+Operations (``create_topic``, ``delete_topic``, ``controlled_shutdown``,
+``elect_preferred_leaders``) run only on the active controller; elsewhere they raise
+``NotController`` naming the current controller, so the caller can forward.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+import structlog
+
+from broker.cluster.controller_fence import NotController
+from broker.cluster.controller_term import ControllerSettings, ControllerTerm
+from broker.cluster.membership import BrokerMembership
+from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS
+from broker.cluster.records import CONTROLLER_KEY, PartitionRecord, validate_topic_name
+from broker.cluster.store import (
+    CompactedError,
+    KeyValue,
+    Lease,
+    LeaseNotFoundError,
+    MetadataStore,
+    StoreUnavailableError,
+)
+
+log = structlog.get_logger(__name__)
+
+UNEXPECTED_ERROR_BACKOFF_MS = 1000
+
+__all__ = ["Controller", "ControllerSettings", "NotController"]
+
+
+class Controller:
+    """This broker's controller elector; while it holds ``/controller``, the active
+    controller too. See the module docstring."""
+
+    def __init__(
+        self,
+        store: MetadataStore,
+        membership: BrokerMembership,
+        settings: ControllerSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.membership = membership
+        self.broker_id = membership.broker_id
+        self.settings = settings or ControllerSettings()
+        self.controller_id = -1
+        self.controller_epoch = -1
+        self.term: ControllerTerm | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._value = json.dumps({"broker_id": self.broker_id}).encode()
+        self._log = log.bind(broker_id=self.broker_id)
+
+    async def start(self) -> None:
+        """Start campaigning (in the background; the membership must be registering)."""
+        self._task = asyncio.get_running_loop().create_task(
+            self._campaign_forever(), name=f"controller-elector {self.broker_id}"
+        )
+
+    async def close(self) -> None:
+        """Stop campaigning and acting. Does not give up ``/controller``: it goes with
+        the broker's lease (``BrokerMembership.deregister`` revokes it at once)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    @property
+    def is_active(self) -> bool:
+        """True while this broker is the controller and has reconciled once."""
+        term = self.term
+        return term is not None and term.ready.is_set() and not term.fence.deposed
+
+    def active_term(self) -> ControllerTerm:
+        if not self.is_active:
+            raise NotController(
+                f"broker {self.broker_id} is not the controller; the controller is broker {self.controller_id}",
+                controller_id=self.controller_id,
+            )
+        assert self.term is not None
+        return self.term
+
+    async def create_topic(
+        self, name: str, partitions_count: int, replication_factor: int,
+        configs: dict[str, str] | None = None, internal: bool = False,
+    ) -> list[PartitionRecord]:
+        validate_topic_name(name)
+        return await self.active_term().create_topic(name, partitions_count, replication_factor, configs, internal)
+
+    async def delete_topic(self, name: str) -> None:
+        await self.active_term().delete_topic(name)
+
+    async def controlled_shutdown(self, broker_id: int) -> list[PartitionRecord]:
+        return await self.active_term().controlled_shutdown(broker_id)
+
+    async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
+        return await self.active_term().elect_preferred_leaders(topic)
+
+    # ---- election ----------------------------------------------------------------
+
+    async def _campaign_forever(self) -> None:
+        backoff_ms = INITIAL_BACKOFF_MS
+        while True:
+            try:
+                lease = await self.membership.wait_registered()
+                holder = await self._claim_or_observe(lease)
+                if holder is None:
+                    continue
+                self.controller_id = json.loads(holder.value)["broker_id"]
+                self.controller_epoch = holder.mod_revision
+                if holder.lease == lease.id:
+                    await self._lead(holder, lease)
+                else:
+                    self._log.info("controller_observed", controller_id=self.controller_id,
+                                   controller_epoch=self.controller_epoch)
+                    await self._wait_for_controller_change(holder.mod_revision)
+                backoff_ms = INITIAL_BACKOFF_MS
+            except (StoreUnavailableError, CompactedError) as error:
+                self._log.warning("controller_election_retry", backoff_ms=backoff_ms, error=str(error))
+                await asyncio.sleep(backoff_ms / 1000)
+                backoff_ms = min(backoff_ms * 2, MAX_BACKOFF_MS)
+
+    async def _claim_or_observe(self, lease: Lease) -> KeyValue | None:
+        """The current ``/controller``, created by us if absent; None to retry."""
+        holder = await self.store.get(CONTROLLER_KEY)
+        if holder is not None:
+            return holder
+        try:
+            revision = await self.store.put_if(CONTROLLER_KEY, self._value, 0, lease=lease.id)
+        except LeaseNotFoundError:
+            await self.membership.wait_lease_lost(lease)
+            return None
+        if revision is None:
+            return None
+        return KeyValue(CONTROLLER_KEY, self._value, revision, revision, lease.id)
+
+    async def _lead(self, holder: KeyValue, lease: Lease) -> None:
+        """Run a term until the first sign of deposition, then stop it."""
+        term = ControllerTerm(self.store, self.broker_id, holder.mod_revision, self.settings)
+        self._log.info("controller_elected", controller_epoch=holder.mod_revision, lease_id=lease.id)
+        self.term = term
+        watchers = {
+            asyncio.create_task(term.run(), name=f"controller-term {holder.mod_revision}"),
+            asyncio.create_task(self._wait_for_controller_change(holder.mod_revision)),
+            asyncio.create_task(self.membership.wait_lease_lost(lease)),
+        }
+        try:
+            done, _ = await asyncio.wait(watchers, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            term.fence.deposed = True
+            self.term = None
+            for task in watchers:
+                task.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
+        self._log.info("controller_term_ended", controller_epoch=holder.mod_revision)
+        for task in done:
+            await self._report_term_end(task)
+
+    async def _report_term_end(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is None or isinstance(error, NotController):
+            return
+        if isinstance(error, (StoreUnavailableError, CompactedError)):
+            raise error
+        self._log.error("controller_term_failed", error=repr(error), exc_info=error)
+        await asyncio.sleep(UNEXPECTED_ERROR_BACKOFF_MS / 1000)
+
+    async def _wait_for_controller_change(self, revision: int) -> None:
+        """Return at the first change of ``/controller`` after ``revision``."""
+        events = self.store.watch(CONTROLLER_KEY, revision + 1)
+        async with contextlib.aclosing(events):  # type: ignore[type-var]
+            async for event in events:
+                if event.key == CONTROLLER_KEY:
+                    self._log.info("controller_changed", change=event.type, revision=event.mod_revision)
+                    return

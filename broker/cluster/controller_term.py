@@ -1,0 +1,326 @@
+"""What the active controller does during one term (one controller epoch).
+
+One ``ControllerTerm`` exists per won election and ends when the controller is
+deposed. It keeps its own view of ``/brokers/`` and, whenever the live broker set
+changes (and once at the start of the term, since brokers may have come and gone
+while nobody ruled), reconciles every partition record with it (``election.reconcile``):
+dead brokers leave ISRs, partitions they led get the next live ISR member, leaderless
+partitions get a returning ISR member, or, where the topic allows unclean election,
+any live replica.
+
+Like Kafka's controller event queue, every operation runs under one lock, so
+decisions never interleave; every operation first checks the fence, so a deposed
+term answers ``NotController`` at once; every write is a fenced compare-and-set
+(``ControllerFence``), so a decision based on a stale read is retried on a fresh one
+and a deposed controller's writes fail with ``NotController``.
+
+Topic records are the commit point of topic creation and deletion: a topic is
+created topic record first, then its partitions; deleted topic record first, then
+its partitions. A new controller therefore completes a half-done creation (creates
+the missing partitions of an existing topic) and a half-done deletion (deletes
+partition records whose topic record is gone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from broker.cluster.controller_fence import ControllerFence
+from broker.cluster.election import (
+    PartitionChange,
+    controlled_shutdown_move,
+    preferred_leader_election,
+    reconcile,
+)
+from broker.cluster.membership import registration_from
+from broker.cluster.placement import assign_replicas
+from broker.cluster.prefix_view import PrefixView, retry_unavailable
+from broker.cluster.records import (
+    BROKERS_PREFIX,
+    PARTITIONS_PREFIX,
+    TOPICS_PREFIX,
+    BrokerRegistration,
+    PartitionRecord,
+    TopicRecord,
+    parse_partition_key,
+    partition_key,
+    topic_key,
+)
+from broker.cluster.store import KeyValue, MetadataStore
+from broker.errors import TopicAlreadyExists, UnknownTopic
+
+log = structlog.get_logger(__name__)
+
+UNCLEAN_LEADER_ELECTION_CONFIG = "unclean.leader.election.enable"
+
+ComputeChange = Callable[[PartitionRecord], PartitionChange | None]
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """Kafka's controller settings; ``unclean_leader_election_enable`` is the default
+    for topics whose configs do not set ``unclean.leader.election.enable``."""
+
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_ms: int = 300_000
+    leader_imbalance_per_broker_percentage: int = 10
+    unclean_leader_election_enable: bool = False
+
+
+class ControllerTerm:
+    """The active controller's work for epoch ``controller_epoch``; see the module docstring."""
+
+    def __init__(self, store: MetadataStore, broker_id: int, controller_epoch: int, settings: ControllerSettings):
+        self.store = store
+        self.broker_id = broker_id
+        self.controller_epoch = controller_epoch
+        self.settings = settings
+        self.fence = ControllerFence(store, broker_id, controller_epoch)
+        self.ready = asyncio.Event()
+        self._brokers_changed = asyncio.Event()
+        self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._brokers_changed.set)
+        self._lock = asyncio.Lock()
+        self._shutting_down: dict[int, int] = {}
+        self._log = log.bind(controller_id=broker_id, controller_epoch=controller_epoch)
+
+    async def run(self) -> None:
+        """Reconcile on every broker change and rebalance periodically, until deposed
+        (``NotController``) or cancelled."""
+        loop = asyncio.get_running_loop()
+        interval_s = self.settings.leader_imbalance_check_interval_ms / 1000
+        await self._brokers.start()
+        try:
+            next_rebalance = loop.time() + interval_s
+            while True:
+                self._brokers_changed.clear()
+                async with self._lock:
+                    await self._reconcile_all()
+                if not self.ready.is_set():
+                    self._log.info("controller_term_ready", live_brokers=sorted(self.live_broker_ids()))
+                    self.ready.set()
+                timeout_s = max(next_rebalance - loop.time(), 0) if self.settings.auto_leader_rebalance_enable else None
+                try:
+                    await asyncio.wait_for(self._brokers_changed.wait(), timeout_s)
+                except TimeoutError:
+                    async with self._lock:
+                        await self._rebalance_imbalanced_brokers()
+                    next_rebalance = loop.time() + interval_s
+        finally:
+            await self._brokers.close()
+
+    # ---- live brokers ----------------------------------------------------------
+
+    def live_registrations(self) -> dict[int, BrokerRegistration]:
+        """Registered brokers that are not in controlled shutdown (a broker leaves that
+        state by re-registering, i.e. with a new broker epoch)."""
+        registrations = {r.broker_id: r for r in map(registration_from, self._brokers.snapshot().values())}
+        for broker_id, broker_epoch in list(self._shutting_down.items()):
+            registration = registrations.get(broker_id)
+            if registration is None or registration.broker_epoch != broker_epoch:
+                del self._shutting_down[broker_id]
+            else:
+                del registrations[broker_id]
+        return registrations
+
+    def live_broker_ids(self) -> set[int]:
+        return set(self.live_registrations())
+
+    # ---- operations ------------------------------------------------------------
+
+    async def create_topic(
+        self, name: str, partitions_count: int, replication_factor: int,
+        configs: dict[str, str] | None = None, internal: bool = False,
+    ) -> list[PartitionRecord]:
+        """Place replicas over the live brokers and write the topic, then its partitions
+        (leader = preferred replica, ISR = all replicas, epochs 0)."""
+        async with self._lock:
+            await self.fence.check()
+            live = self.live_registrations()
+            partitions = await self._list(PARTITIONS_PREFIX)
+            leader_counts = Counter(_record(kv).leader for kv in partitions)
+            assignment = assign_replicas(
+                partitions_count, replication_factor,
+                [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
+                existing_leader_counts=leader_counts,
+            )
+            topic = TopicRecord(
+                name=name, partitions_count=partitions_count, replication_factor=replication_factor,
+                configs=dict(configs or {}), internal=internal,
+            )
+            if await self.fence.put_if(topic_key(name), topic.model_dump_json().encode(), 0) is None:
+                raise TopicAlreadyExists(f"topic '{name}' already exists")
+            self._log.info("topic_created", topic=name, partitions_count=partitions_count,
+                           replication_factor=replication_factor, configs=topic.configs)
+            return [await self._create_partition(name, p, replicas) for p, replicas in enumerate(assignment)]
+
+    async def delete_topic(self, name: str) -> None:
+        """Delete the topic record, then its partition records (brokers delete their
+        local logs when they see the partition records go)."""
+        async with self._lock:
+            await self.fence.check()
+            key = topic_key(name)
+            while True:
+                current = await retry_unavailable(lambda: self.store.get(key), f"read {key}")
+                if current is None:
+                    raise UnknownTopic(f"topic '{name}' does not exist")
+                if await self.fence.delete_if(key, current.mod_revision):
+                    break
+            for kv in await self._list(f"{PARTITIONS_PREFIX}{name}/"):
+                await self._delete_partition(kv)
+            self._log.info("topic_deleted", topic=name)
+
+    async def controlled_shutdown(self, broker_id: int) -> list[PartitionRecord]:
+        """Keep ``broker_id`` out of elections until it re-registers, move its
+        leaderships to live ISR members and drop it from ISRs; return the changed
+        records once all are written."""
+        async with self._lock:
+            await self.fence.check()
+            registration = self.live_registrations().get(broker_id)
+            if registration is not None:
+                self._shutting_down[broker_id] = registration.broker_epoch
+            live = self.live_broker_ids()
+            self._log.info("controlled_shutdown_started", broker_id=broker_id, live_brokers=sorted(live))
+            changed = await self._update_all(
+                PARTITIONS_PREFIX, lambda r: controlled_shutdown_move(r, broker_id, live), "controlled_shutdown"
+            )
+            still_leading = [(r.topic, r.partition) for r in changed if r.leader == broker_id]
+            self._log.info("controlled_shutdown_done", broker_id=broker_id, changed=len(changed),
+                           still_leading=still_leading)
+            return changed
+
+    async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
+        """Move leadership back to ``replicas[0]`` wherever it is alive and in the ISR."""
+        prefix = PARTITIONS_PREFIX if topic is None else f"{PARTITIONS_PREFIX}{topic}/"
+        async with self._lock:
+            await self.fence.check()
+            live = self.live_broker_ids()
+            return await self._update_all(prefix, lambda r: preferred_leader_election(r, live), "preferred_election")
+
+    # ---- reconciliation --------------------------------------------------------
+
+    async def _reconcile_all(self) -> None:
+        live = self.live_broker_ids()
+        topics = {kv.key[len(TOPICS_PREFIX):]: TopicRecord.model_validate_json(kv.value)
+                  for kv in await self._list(TOPICS_PREFIX)}
+        partitions = await self._list(PARTITIONS_PREFIX)
+        present: set[tuple[str, int]] = set()
+        for kv in partitions:
+            topic_name, partition = parse_partition_key(kv.key)
+            topic = topics.get(topic_name)
+            if topic is None:
+                await self._delete_partition(kv)
+                continue
+            present.add((topic_name, partition))
+            unclean = self._unclean_enabled(topic)
+            await self._update(kv, lambda r: reconcile(r, live, unclean), "broker_change")
+        for topic in topics.values():
+            missing = [p for p in range(topic.partitions_count) if (topic.name, p) not in present]
+            if missing:
+                await self._complete_topic_creation(topic, missing)
+
+    async def _complete_topic_creation(self, topic: TopicRecord, missing: list[int]) -> None:
+        live = self.live_registrations()
+        if not live:
+            return
+        assignment = assign_replicas(
+            topic.partitions_count, min(topic.replication_factor, len(live)),
+            [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
+        )
+        self._log.warning("topic_creation_completed", topic=topic.name, missing_partitions=missing)
+        for partition in missing:
+            await self._create_partition(topic.name, partition, assignment[partition])
+
+    async def _rebalance_imbalanced_brokers(self) -> None:
+        """Kafka's ``checkAndTriggerAutoLeaderRebalance``: for each live broker whose
+        share of preferred-but-not-led partitions exceeds the threshold, restore the
+        preferred leaders of its partitions."""
+        live = self.live_broker_ids()
+        records = [_record(kv) for kv in await self._list(PARTITIONS_PREFIX)]
+        preferred = Counter(r.replicas[0] for r in records)
+        not_led = Counter(r.replicas[0] for r in records if r.leader != r.replicas[0])
+        threshold = self.settings.leader_imbalance_per_broker_percentage / 100
+        imbalanced = {b for b in live if preferred[b] and not_led[b] / preferred[b] > threshold}
+        if not imbalanced:
+            return
+        self._log.info("leader_rebalance", imbalanced_brokers=sorted(imbalanced))
+        await self._update_all(
+            PARTITIONS_PREFIX,
+            lambda r: preferred_leader_election(r, live) if r.replicas[0] in imbalanced else None,
+            "auto_leader_rebalance",
+        )
+
+    # ---- fenced record writes ----------------------------------------------------
+
+    async def _update_all(self, prefix: str, compute: ComputeChange, reason: str) -> list[PartitionRecord]:
+        """Apply ``compute`` to every partition under ``prefix``; the records written."""
+        written = [await self._update(kv, compute, reason) for kv in await self._list(prefix)]
+        return [record for record in written if record is not None]
+
+    async def _update(self, kv: KeyValue, compute: ComputeChange, reason: str) -> PartitionRecord | None:
+        """Apply ``compute`` to the record by fenced CAS, re-reading and recomputing
+        whenever somebody else changed it first. The record written, or None when
+        nothing needed to change (or the record is gone)."""
+        current: KeyValue | None = kv
+        while current is not None:
+            change = compute(_record(current))
+            if change is None:
+                return None
+            if await self.fence.put_if(current.key, change.record.model_dump_json().encode(), current.mod_revision):
+                self._log_change(change, reason)
+                return change.record
+            key = current.key
+            current = await retry_unavailable(lambda: self.store.get(key), f"read {key}")
+        return None
+
+    async def _create_partition(self, topic: str, partition: int, replicas: list[int]) -> PartitionRecord:
+        record = PartitionRecord(
+            topic=topic, partition=partition, leader=replicas[0], leader_epoch=0,
+            partition_epoch=0, replicas=replicas, isr=list(replicas),
+        )
+        if await self.fence.put_if(partition_key(topic, partition), record.model_dump_json().encode(), 0) is None:
+            existing = await retry_unavailable(lambda: self.store.get(partition_key(topic, partition)), "read")
+            return _record(existing) if existing is not None else record
+        self._log.info("partition_created", topic=topic, partition=partition, leader=record.leader,
+                       leader_epoch=0, replicas=replicas, isr=record.isr)
+        return record
+
+    async def _delete_partition(self, kv: KeyValue) -> None:
+        current: KeyValue | None = kv
+        while current is not None and not await self.fence.delete_if(current.key, current.mod_revision):
+            key = current.key
+            current = await retry_unavailable(lambda: self.store.get(key), f"read {key}")
+        topic, partition = parse_partition_key(kv.key)
+        self._log.info("partition_deleted", topic=topic, partition=partition)
+
+    async def _list(self, prefix: str) -> list[KeyValue]:
+        items, _ = await retry_unavailable(lambda: self.store.list(prefix), f"list {prefix}")
+        return items
+
+    def _unclean_enabled(self, topic: TopicRecord) -> bool:
+        configured = topic.configs.get(UNCLEAN_LEADER_ELECTION_CONFIG)
+        if configured is None:
+            return self.settings.unclean_leader_election_enable
+        return configured.strip().lower() == "true"
+
+    def _log_change(self, change: PartitionChange, reason: str) -> None:
+        record = change.record
+        fields = dict(
+            topic=record.topic, partition=record.partition, leader=record.leader,
+            previous_leader=change.previous.leader, leader_epoch=record.leader_epoch,
+            partition_epoch=record.partition_epoch, isr=record.isr, reason=reason,
+        )
+        if change.unclean:
+            self._log.warning("unclean_leader_election", possible_data_loss=True, **fields)
+        elif change.leader_changed:
+            self._log.info("partition_leader_changed", **fields)
+        else:
+            self._log.info("partition_isr_changed", **fields)
+
+
+def _record(kv: KeyValue) -> PartitionRecord:
+    return PartitionRecord.model_validate_json(kv.value)

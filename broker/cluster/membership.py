@@ -1,0 +1,222 @@
+"""Broker membership: ``/brokers/<id>`` bound to a lease that this broker keeps alive.
+
+A broker is alive exactly while its registration key exists. The key is bound to a
+lease of ``session_timeout_ms``, renewed every ``heartbeat_interval_ms``; when the
+process dies or pauses longer than the session timeout, the store deletes the key
+and the controller moves the broker's leaderships (Kafka's broker session).
+
+* ``broker_epoch`` is the revision of the registration write (Kafka's broker epoch):
+  a re-registration gets a larger one, so the controller can tell incarnations apart.
+  A value cannot hold the revision of its own write, so the stored value carries 0
+  and readers fill it in from the key's ``mod_revision`` (``registration_from``).
+* Registration is create-only: if ``/brokers/<id>`` exists it may be this broker's
+  previous incarnation (killed, lease not yet expired), so ``register`` waits up to
+  ``session_timeout_ms`` + ``takeover_margin_ms`` for it to vanish. If it is still
+  there, a live broker holds the id and ``DuplicateBrokerId`` is raised.
+* If the lease is lost anyway (the process was paused too long), the broker
+  re-registers with a new lease and a new broker epoch; listeners of
+  ``wait_lease_lost`` (the controller) stop acting on the old lease first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from broker.cluster.prefix_view import PrefixView, retry_unavailable
+from broker.cluster.records import BROKERS_PREFIX, BrokerRegistration, broker_key
+from broker.cluster.store import (
+    CompactedError,
+    KeyValue,
+    Lease,
+    LeaseNotFoundError,
+    MetadataStore,
+    StoreUnavailableError,
+    keep_lease_alive,
+)
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_TAKEOVER_MARGIN_MS = 1000
+
+
+class DuplicateBrokerId(Exception):
+    """Another live broker is registered under this broker's id."""
+
+
+def registration_from(key_value: KeyValue) -> BrokerRegistration:
+    """The registration stored in ``key_value`` with its ``broker_epoch`` (the key's revision)."""
+    registration = BrokerRegistration.model_validate_json(key_value.value)
+    return registration.model_copy(update={"broker_epoch": key_value.mod_revision})
+
+
+class BrokerMembership:
+    """This broker's registration, its lease keep-alive, and the live broker set."""
+
+    def __init__(
+        self,
+        store: MetadataStore,
+        registration: BrokerRegistration,
+        session_timeout_ms: int,
+        heartbeat_interval_ms: int,
+        takeover_margin_ms: int = DEFAULT_TAKEOVER_MARGIN_MS,
+    ) -> None:
+        if heartbeat_interval_ms >= session_timeout_ms:
+            raise ValueError(
+                f"heartbeat_interval_ms ({heartbeat_interval_ms}) must be less than "
+                f"session_timeout_ms ({session_timeout_ms})"
+            )
+        self.store = store
+        self.registration = registration.model_copy(update={"broker_epoch": 0})
+        self.session_timeout_ms = session_timeout_ms
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.takeover_margin_ms = takeover_margin_ms
+        self.lease: Lease | None = None
+        self.broker_epoch = -1
+        self._lease_changed = asyncio.Event()
+        self._registered = asyncio.Event()
+        self._brokers = PrefixView(store, BROKERS_PREFIX)
+        self._heartbeat_task: asyncio.Task[None] | None = None
+        self.failure: DuplicateBrokerId | None = None
+        self._key = broker_key(registration.broker_id)
+        self._log = log.bind(broker_id=registration.broker_id)
+
+    @property
+    def broker_id(self) -> int:
+        return self.registration.broker_id
+
+    async def register(self) -> BrokerRegistration:
+        """Register (waiting out a previous incarnation), start the keep-alive and the
+        live-broker view; return the registration with its broker epoch."""
+        await self._register_once()
+        await self._brokers.start()
+        self._heartbeat_task = asyncio.get_running_loop().create_task(
+            self._heartbeat_forever(), name=f"broker-heartbeat {self.broker_id}"
+        )
+        return self.registration.model_copy(update={"broker_epoch": self.broker_epoch})
+
+    async def wait_registered(self) -> Lease:
+        """The current lease, waiting while a re-registration is under way. Raises
+        ``DuplicateBrokerId`` if a re-registration found the id taken."""
+        while self.lease is None:
+            if self.failure is not None:
+                raise self.failure
+            await self._registered.wait()
+        return self.lease
+
+    async def wait_lease_lost(self, lease: Lease) -> None:
+        """Return once ``lease`` is no longer this broker's lease (lost or revoked)."""
+        while self.lease is not None and self.lease.id == lease.id:
+            changed = self._lease_changed
+            await changed.wait()
+
+    def live_brokers(self) -> dict[int, BrokerRegistration]:
+        """Every registered broker by id, as of the last change the watch delivered."""
+        registrations = (registration_from(kv) for kv in self._brokers.snapshot().values())
+        return {registration.broker_id: registration for registration in registrations}
+
+    async def deregister(self) -> None:
+        """Leave the cluster now: stop renewing and revoke the lease, which deletes
+        ``/brokers/<id>`` (and ``/controller`` if this broker held it)."""
+        lease = self.lease
+        await self._stop_tasks()
+        self._set_lease(None)
+        if lease is not None:
+            await retry_unavailable(lambda: self.store.revoke(lease.id), "revoke broker lease")
+            self._log.info("broker_deregistered", lease_id=lease.id, broker_epoch=self.broker_epoch)
+
+    async def close(self) -> None:
+        """Stop renewing and watching WITHOUT revoking: the registration vanishes when
+        the lease expires, exactly as if this process had been killed."""
+        await self._stop_tasks()
+
+    async def _stop_tasks(self) -> None:
+        if self._heartbeat_task is not None:
+            self._heartbeat_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat_task
+            self._heartbeat_task = None
+        await self._brokers.close()
+
+    async def _heartbeat_forever(self) -> None:
+        while True:
+            lease = self.lease
+            assert lease is not None
+            await keep_lease_alive(self.store, lease, self.heartbeat_interval_ms)
+            self._log.warning("broker_lease_lost_reregistering", lease_id=lease.id, broker_epoch=self.broker_epoch)
+            self._set_lease(None)
+            try:
+                await self._register_once()
+            except DuplicateBrokerId as error:
+                self._log.error("broker_reregistration_refused", error=str(error))
+                self.failure = error
+                self._registered.set()
+                return
+
+    def _set_lease(self, lease: Lease | None) -> None:
+        self.lease = lease
+        if lease is None:
+            self._registered.clear()
+        else:
+            self._registered.set()
+        changed, self._lease_changed = self._lease_changed, asyncio.Event()
+        changed.set()
+
+    async def _register_once(self) -> None:
+        """Create ``/brokers/<id>`` under a fresh lease, waiting for a previous holder's
+        key to vanish until the takeover deadline."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self.session_timeout_ms + self.takeover_margin_ms) / 1000
+        value = self.registration.model_dump_json().encode()
+        while True:
+            lease = await retry_unavailable(lambda: self.store.grant(self.session_timeout_ms), "grant broker lease")
+            revision = await self._create_registration(value, lease)
+            if revision is not None:
+                self.broker_epoch = revision
+                self._set_lease(lease)
+                self._log.info(
+                    "broker_registered", url=self.registration.url, rack=self.registration.rack,
+                    broker_epoch=revision, lease_id=lease.id, session_timeout_ms=self.session_timeout_ms,
+                )
+                return
+            await retry_unavailable(lambda: self.store.revoke(lease.id), "revoke unused broker lease")
+            holder = await retry_unavailable(lambda: self.store.get(self._key), "read broker registration")
+            if holder is not None and not await self._wait_until_released(holder, deadline):
+                raise DuplicateBrokerId(
+                    f"broker id {self.broker_id} is already registered by a live broker at "
+                    f"{registration_from(holder).url}; each broker needs its own --node-id"
+                )
+
+    async def _create_registration(self, value: bytes, lease: Lease) -> int | None:
+        """Create-only put; after an unknown outcome, a key already bound to our own
+        lease means the earlier attempt succeeded."""
+        try:
+            return await self.store.put_if(self._key, value, 0, lease=lease.id)
+        except LeaseNotFoundError:
+            return None
+        except StoreUnavailableError as error:
+            self._log.warning("broker_registration_outcome_unknown", error=str(error))
+        holder = await retry_unavailable(lambda: self.store.get(self._key), "read broker registration")
+        if holder is not None and holder.lease == lease.id:
+            return holder.mod_revision
+        return None
+
+    async def _wait_until_released(self, holder: KeyValue, deadline: float) -> bool:
+        """True once ``holder``'s key changed (the caller retries), False at the deadline."""
+        remaining_s = deadline - asyncio.get_running_loop().time()
+        if remaining_s <= 0:
+            return False
+        self._log.info("broker_id_held_waiting", holder_revision=holder.mod_revision, wait_ms=int(remaining_s * 1000))
+        events = self.store.watch(self._key, holder.mod_revision + 1)
+        try:
+            async with asyncio.timeout(remaining_s), contextlib.aclosing(events):  # type: ignore[type-var]
+                async for event in events:
+                    if event.key == self._key:
+                        return True
+        except TimeoutError:
+            return False
+        except (StoreUnavailableError, CompactedError):
+            return True
+        return True

@@ -1,0 +1,56 @@
+"""What a broker answers about brokers, topics, partitions, produces and reads.
+
+Plain frozen values between ``BrokerNode`` and the HTTP layer, so the server never
+touches broker internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    broker_id: int
+    url: str
+    rack: str | None
+
+
+@dataclass(frozen=True)
+class PartitionDescription:
+    """Offsets are the leader's when it answered; ``-1`` when no replica could be asked."""
+
+    topic: str
+    partition: int
+    leader_id: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+    log_start_offset: int
+    high_watermark: int
+    log_end_offset: int
+    replicas_state: list[dict] | None
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    name: str
+    partitions: list[PartitionDescription]
+    replication_factor: int
+    configs: dict[str, str]
+    internal: bool
+
+
+@dataclass(frozen=True)
+class ProduceResult:
+    base_offset: int
+    last_offset: int
+    log_append_time_ms: int
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    data: bytes
+    high_watermark: int
+    log_start_offset: int
+    log_end_offset: int

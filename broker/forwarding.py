@@ -1,0 +1,97 @@
+"""Requests a broker passes on: JSON produce/read to a partition's leader, admin to the controller.
+
+A client may send its JSON produce or read to any broker; the broker forwards the
+already-encoded batch to the leader's binary endpoint (or reads raw batches from
+it), so the leader does exactly the work it would do for a direct client. Errors
+come back as the leader's JSON error bodies and are rebuilt by name, so the client
+sees the leader's ``error_code`` and ``retriable`` unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+import aiohttp
+
+from broker.errors import ServiceUnavailable, error_from_name
+
+BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardedRead:
+    data: bytes
+    high_watermark: int
+    log_start_offset: int
+    log_end_offset: int
+
+
+async def _raise_for_error(reply: aiohttp.ClientResponse, target: str) -> None:
+    if reply.status < 400:
+        return
+    try:
+        body = await reply.json(content_type=None)
+    except (ValueError, aiohttp.ContentTypeError):
+        body = {}
+    if not isinstance(body, dict) or "error" not in body:
+        raise ServiceUnavailable(f"{target} answered HTTP {reply.status}")
+    details = {k: v for k, v in body.items() if k not in ("error", "message", "error_code", "retriable")}
+    raise error_from_name(body["error"], body.get("message", ""), **details)
+
+
+class Forwarder:
+    """HTTP calls to other brokers on behalf of a client request."""
+
+    def __init__(self, session: aiohttp.ClientSession, cluster_id: str) -> None:
+        self._session = session
+        self._cluster_id = cluster_id
+
+    async def _call(self, method: str, url: str, timeout_s: float, **kwargs) -> tuple[bytes, dict[str, str]]:
+        try:
+            async with self._session.request(
+                method, url, timeout=aiohttp.ClientTimeout(total=timeout_s), **kwargs
+            ) as reply:
+                await _raise_for_error(reply, url)
+                return await reply.read(), dict(reply.headers)
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+            raise ServiceUnavailable(f"could not reach broker at {url}: {error or type(error).__name__}") from None
+
+    def _partition_url(self, base_url: str, topic: str, partition: int) -> str:
+        return f"{base_url}/v3/clusters/{self._cluster_id}/topics/{topic}/partitions/{partition}"
+
+    async def produce(
+        self, leader_url: str, topic: str, partition: int, batch: bytes, acks: str, timeout_ms: int
+    ) -> dict:
+        body, _ = await self._call(
+            "POST",
+            f"{self._partition_url(leader_url, topic, partition)}/batches",
+            timeout_ms / 1000 + 5,
+            params={"acks": acks, "timeout_ms": str(timeout_ms)},
+            data=batch,
+            headers={"Content-Type": BATCH_CONTENT_TYPE},
+        )
+        return json.loads(body)
+
+    async def fetch(
+        self, leader_url: str, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int
+    ) -> ForwardedRead:
+        body, headers = await self._call(
+            "GET",
+            f"{self._partition_url(leader_url, topic, partition)}/records",
+            timeout_ms / 1000 + 5,
+            params={"offset": str(offset), "max_bytes": str(max_bytes), "timeout_ms": str(timeout_ms)},
+            headers={"Accept": BATCH_CONTENT_TYPE},
+        )
+        return ForwardedRead(
+            data=body,
+            high_watermark=int(headers["X-High-Watermark"]),
+            log_start_offset=int(headers["X-Log-Start-Offset"]),
+            log_end_offset=int(headers.get("X-Log-End-Offset", headers["X-High-Watermark"])),
+        )
+
+    async def json_call(self, method: str, url: str, body: dict | None = None, timeout_s: float = 30.0) -> dict:
+        raw, _ = await self._call(method, url, timeout_s, json=body)
+        return json.loads(raw) if raw else {}
+

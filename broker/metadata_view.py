@@ -1,0 +1,157 @@
+"""This broker's view of the cluster metadata, kept current by one watch on the store.
+
+The view lists everything once, then follows a single watch over the whole key
+space from the listed revision + 1, so every change (topics, partition records,
+broker registrations, the controller) is applied exactly once and in revision
+order — the order the controller and the leaders wrote them. If the history was
+compacted while the watch was down, it re-lists and reconciles: records that
+vanished are reported deleted, the rest re-applied (appliers ignore what they
+already have, by epoch).
+
+Listeners are plain callbacks run on the event loop, in store order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+
+import structlog
+
+from broker.cluster.membership import registration_from
+from broker.cluster.records import (
+    BROKERS_PREFIX,
+    CONTROLLER_KEY,
+    PARTITIONS_PREFIX,
+    TOPICS_PREFIX,
+    BrokerRegistration,
+    PartitionRecord,
+    TopicRecord,
+    parse_partition_key,
+)
+from broker.cluster.store import CompactedError, KeyValue, MetadataStore, StoreUnavailableError
+
+log = structlog.get_logger(__name__)
+
+WATCH_RETRY_S = 0.5
+
+
+class MetadataView:
+    """Topics, partition records (with their revisions), live brokers and the controller."""
+
+    def __init__(
+        self,
+        store: MetadataStore,
+        *,
+        on_partition: Callable[[PartitionRecord], None],
+        on_partition_deleted: Callable[[str, int], None],
+    ) -> None:
+        self._store = store
+        self._on_partition = on_partition
+        self._on_partition_deleted = on_partition_deleted
+        self.topics: dict[str, TopicRecord] = {}
+        self.partitions: dict[tuple[str, int], PartitionRecord] = {}
+        self.partition_revisions: dict[tuple[str, int], int] = {}
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.controller_id = -1
+        self.revision = 0
+        self.changed = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        await self._relist()
+        self._task = asyncio.create_task(self._follow(), name="metadata-watch")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def broker_url(self, broker_id: int) -> str | None:
+        registration = self.brokers.get(broker_id)
+        return registration.url if registration else None
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout_s: float) -> bool:
+        """Wait until ``predicate()`` holds on this view (read-your-writes after a change)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while not predicate():
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return False
+            self.changed.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), remaining)
+        return True
+
+    async def _relist(self) -> None:
+        """Apply a full listing; topics before partitions, whose replicas need their configs."""
+        values, revision = await self._store.list("/")
+        seen_partitions = set()
+        self.topics.clear()
+        self.brokers.clear()
+        self.controller_id = -1
+        for kv in sorted(values, key=lambda kv: kv.key.startswith(PARTITIONS_PREFIX)):
+            if kv.key.startswith(PARTITIONS_PREFIX):
+                seen_partitions.add(parse_partition_key(kv.key))
+            self._apply_put(kv.key, kv.value, kv.mod_revision)
+        for key in set(self.partitions) - seen_partitions:
+            self._apply_delete(f"{PARTITIONS_PREFIX}{key[0]}/{key[1]}")
+        self.revision = revision
+        self.changed.set()
+
+    async def _follow(self) -> None:
+        while True:
+            try:
+                async for event in self._store.watch("/", self.revision + 1):
+                    if event.type == "put":
+                        self._apply_put(event.key, event.value, event.mod_revision)
+                    else:
+                        self._apply_delete(event.key)
+                    self.revision = event.mod_revision
+                    self.changed.set()
+            except CompactedError:
+                log.warning("metadata.watch_compacted", revision=self.revision)
+                await self._relist_with_retry()
+            except StoreUnavailableError as error:
+                log.warning("metadata.watch_failed", revision=self.revision, error=str(error))
+                await asyncio.sleep(WATCH_RETRY_S)
+
+    async def _relist_with_retry(self) -> None:
+        while True:
+            try:
+                await self._relist()
+                return
+            except StoreUnavailableError:
+                await asyncio.sleep(WATCH_RETRY_S)
+
+    def _apply_put(self, key: str, value: bytes, mod_revision: int) -> None:
+        if key.startswith(TOPICS_PREFIX):
+            topic = TopicRecord.model_validate_json(value)
+            self.topics[topic.name] = topic
+        elif key.startswith(PARTITIONS_PREFIX):
+            record = PartitionRecord.model_validate_json(value)
+            partition = (record.topic, record.partition)
+            self.partitions[partition] = record
+            self.partition_revisions[partition] = mod_revision
+            self._on_partition(record)
+        elif key.startswith(BROKERS_PREFIX):
+            registration = registration_from(KeyValue(key, value, mod_revision, mod_revision, None))
+            self.brokers[registration.broker_id] = registration
+        elif key == CONTROLLER_KEY:
+            self.controller_id = int(json.loads(value)["broker_id"])
+
+    def _apply_delete(self, key: str) -> None:
+        if key.startswith(TOPICS_PREFIX):
+            self.topics.pop(key[len(TOPICS_PREFIX) :], None)
+        elif key.startswith(PARTITIONS_PREFIX):
+            topic, partition = parse_partition_key(key)
+            self.partitions.pop((topic, partition), None)
+            self.partition_revisions.pop((topic, partition), None)
+            self._on_partition_deleted(topic, partition)
+        elif key.startswith(BROKERS_PREFIX):
+            self.brokers.pop(int(key[len(BROKERS_PREFIX) :]), None)
+        elif key == CONTROLLER_KEY:
+            self.controller_id = -1
