@@ -150,6 +150,14 @@ class ConsumeState:
 
 
 def _text(value: object) -> str:
+    """A key or value as one line of text.
+
+    The broker renders them as REST Proxy ``{type, data}`` objects: STRING prints as
+    is, JSON as compact JSON, BINARY (bytes that are not UTF-8) as its base64 text.
+    A missing one (a null value, Kafka's tombstone) prints as ``null``.
+    """
+    if isinstance(value, dict) and "data" in value:
+        value = value["data"] if value.get("type") in ("STRING", "BINARY") else json.dumps(value["data"])
     if value is None:
         return "null"
     return value if isinstance(value, str) else json.dumps(value)
@@ -181,16 +189,17 @@ async def consume_partition(
 ) -> None:
     """Read ``partition`` from ``offset`` until ``end_offset`` (None: forever, long-polling).
 
-    A bounded read that makes no progress stops rather than spinning: below its start
-    high watermark the broker always has records to give.
+    The first read is always sent, so an offset outside the partition's range gets the
+    broker's OFFSET_OUT_OF_RANGE answer instead of silence. A bounded read that makes
+    no progress stops rather than spinning.
     """
     following = end_offset is None
-    while not state.done.is_set() and (following or offset < end_offset):
+    while not state.done.is_set():
         wanted = READ_CHUNK_RECORDS if state.remaining is None else min(READ_CHUNK_RECORDS, state.remaining)
         body = await client.read_records(topic, partition, offset, wanted, FOLLOW_POLL_MS if following else 0)
         _emit(state, body.get("data", []))
         next_offset = int(body["next_offset"])
-        if next_offset == offset and not following:
+        if not following and (next_offset == offset or next_offset >= end_offset):
             return
         offset = next_offset
 

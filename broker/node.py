@@ -308,11 +308,15 @@ class BrokerNode:
             return
         try:
             moved = await asyncio.wait_for(
-                self._on_controller("POST", f"controlled-shutdown/{self.node_id}", None,
-                                    lambda c: c.controlled_shutdown(self.node_id)),
+                self._on_controller(
+                    "POST",
+                    f"controlled-shutdown/{self.node_id}",
+                    None,
+                    lambda c: self.controlled_shutdown_on_controller(self.node_id),
+                ),
                 CONTROLLED_SHUTDOWN_TIMEOUT_S,
             )
-            log.info("broker.controlled_shutdown", node_id=self.node_id, moved=len(moved.get("moved", [])))
+            log.info("broker.controlled_shutdown", node_id=self.node_id, moved=len(moved["moved"]))
         except Exception as error:
             log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
 
@@ -323,8 +327,7 @@ class BrokerNode:
         deadline = asyncio.get_running_loop().time() + METADATA_PROPAGATION_TIMEOUT_S
         while True:
             if self.controller.is_active:
-                result = await local_call(self.controller)
-                return _jsonable(result)
+                return await local_call(self.controller) or {}
             url = self.view.broker_url(self.view.controller_id)
             if url is not None and self.view.controller_id != self.node_id:
                 try:
@@ -341,11 +344,13 @@ class BrokerNode:
     async def delete_topic_on_controller(self, name: str) -> None:
         await self.controller.delete_topic(name)
 
-    async def controlled_shutdown_on_controller(self, broker_id: int) -> list:
-        return _jsonable(await self.controller.controlled_shutdown(broker_id))
+    async def controlled_shutdown_on_controller(self, broker_id: int) -> dict:
+        moved = await self.controller.controlled_shutdown(broker_id)
+        return {"moved": [record.model_dump() for record in moved]}
 
-    async def elect_preferred_on_controller(self, topic: str | None) -> list:
-        return _jsonable(await self.controller.elect_preferred_leaders(topic))
+    async def elect_preferred_on_controller(self, topic: str | None) -> dict:
+        elected = await self.controller.elect_preferred_leaders(topic)
+        return {"elected": [record.model_dump() for record in elected]}
 
     # ------------------------------------------------------------ cluster views
 
@@ -548,12 +553,6 @@ class BrokerNode:
         if offset is None or offset >= local.high_watermark:
             return None
         return offset
-
-
-def _jsonable(result):
-    if isinstance(result, list):
-        return [item.model_dump() if hasattr(item, "model_dump") else item for item in result]
-    return result if result is not None else {}
 
 
 async def _ensure_cluster_id(store: MetadataStore, data_dir: Path, settings: BrokerSettings) -> str:

@@ -15,7 +15,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from broker.errors import HighwaterError, NotLeaderOrFollower, UnknownTopicOrPartition
+from broker.errors import HighwaterError, NotLeaderOrFollower
 from broker.partition import Partition
 from broker.partition_signal import wait_event
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
@@ -35,11 +35,15 @@ def _error_response(fp: FetchPartition, error: HighwaterError, partition: Partit
 
 
 def _record_fetch(request: FetchRequest, fp: FetchPartition, lookup: PartitionLookup) -> FetchPartitionResponse | int:
-    """Validate and record one partition; an int is the offset to read records from."""
+    """Validate and record one partition; an int is the offset to read records from.
+
+    A partition this broker does not know yet (its record has not arrived here) is a
+    retriable NOT_LEADER_OR_FOLLOWER, as Kafka answers, so the follower retries.
+    """
     partition = lookup(fp.topic, fp.partition)
     if partition is None:
         return _error_response(
-            fp, UnknownTopicOrPartition(f"{fp.topic}-{fp.partition} has no replica on this broker"), None
+            fp, NotLeaderOrFollower(f"{fp.topic}-{fp.partition} has no replica on this broker yet"), None
         )
     try:
         outcome = partition.read_for_follower(

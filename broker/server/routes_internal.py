@@ -55,15 +55,15 @@ async def controller_delete_topic(request: web.Request) -> web.Response:
 
 @routes.post("/internal/controller/controlled-shutdown/{broker_id}")
 async def controller_controlled_shutdown(request: web.Request) -> web.Response:
-    moved = await _node(request).controlled_shutdown_on_controller(int(request.match_info["broker_id"]))
-    return web.json_response({"moved": moved})
+    return web.json_response(
+        await _node(request).controlled_shutdown_on_controller(int(request.match_info["broker_id"]))
+    )
 
 
 @routes.post("/internal/controller/elect-preferred")
 async def controller_elect_preferred(request: web.Request) -> web.Response:
     body = await _json_body(request)
-    elected = await _node(request).elect_preferred_on_controller(body.get("topic"))
-    return web.json_response({"elected": elected})
+    return web.json_response(await _node(request).elect_preferred_on_controller(body.get("topic")))
 
 
 @routes.get("/internal/partitions/{topic}")

@@ -76,9 +76,12 @@ class RestServer:
         return await handler(request)
 
     def append_from_test(self, topic: str, partition: int, values: list[str]) -> None:
-        """Append records as another producer would, from the test's thread."""
+        """Append STRING records as another producer would, from the test's thread."""
+        self.append_entries_from_test(topic, partition, [{"value": {"type": "STRING", "data": v}} for v in values])
+
+    def append_entries_from_test(self, topic: str, partition: int, entries: list[dict]) -> None:
         async def append() -> None:
-            self._append(topic, partition, [{"value": {"type": "STRING", "data": v}} for v in values])
+            self._append(topic, partition, entries)
 
         asyncio.run_coroutine_threadsafe(append(), self.loop).result(5)
 
@@ -86,10 +89,9 @@ class RestServer:
         log = self.topics[topic].partitions[partition]
         successes = []
         for entry in entries:
-            key = entry.get("key", {}).get("data")
             record = {
                 "topic_name": topic, "partition_id": partition, "offset": len(log),
-                "timestamp": int(time.time() * 1000), "key": key, "value": entry["value"]["data"], "headers": [],
+                "timestamp": int(time.time() * 1000), "key": entry.get("key"), "value": entry["value"], "headers": [],
             }
             log.append(record)
             successes.append({"partition_id": partition, "offset": record["offset"], "timestamp": record["timestamp"]})
@@ -170,6 +172,8 @@ class RestServer:
                 await asyncio.wait_for(appended.wait(), int(request.query["timeout_ms"]) / 1000)
             except TimeoutError:
                 pass
+        if offset > len(log):
+            return error(416, "OFFSET_OUT_OF_RANGE", f"offset {offset} is outside [0, {len(log)}]", 41601)
         data = log[offset : offset + max_records]
         body = {"data": data, "next_offset": offset + len(data), "high_watermark": len(log), "log_start_offset": 0}
         return web.json_response(body)

@@ -39,7 +39,8 @@ def test_produce_batches_lines_into_requests_of_1000(rest_server: RestServer) ->
     assert [len(body["entries"]) for _, body in requests] == [1000, 1000, 500]
     assert all(query == {"acks": "1"} for query, _ in requests)
     assert requests[0][1]["entries"][0] == {"value": {"type": "STRING", "data": "line-0"}}
-    assert [r["value"] for r in rest_server.topics["lines"].partitions[0]] == [f"line-{i}" for i in range(2500)]
+    stored = [record["value"]["data"] for record in rest_server.topics["lines"].partitions[0]]
+    assert stored == [f"line-{i}" for i in range(2500)]
 
 
 def test_produce_with_key_and_partition(rest_server: RestServer) -> None:
@@ -119,6 +120,30 @@ def test_consume_max_records_and_print_offsets(rest_server: RestServer) -> None:
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == ["0\t0\tk\ta", "0\t1\tk\tb"]
+
+
+def test_consume_prints_json_binary_and_null_values_one_per_line(rest_server: RestServer) -> None:
+    create(rest_server, "typed")
+    rest_server.append_entries_from_test("typed", 0, [
+        {"value": {"type": "JSON", "data": {"clicks": 1, "page": "/a"}}},
+        {"value": {"type": "BINARY", "data": "/w=="}, "key": {"type": "JSON", "data": 7}},
+        {"value": None},
+    ])
+    result = invoke("consume", "typed", "--from-beginning", "--print-offsets", "-s", rest_server.url)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        '0\t0\t\t{"clicks": 1, "page": "/a"}',
+        "0\t1\t7\t/w==",
+        "0\t2\t\tnull",
+    ]
+
+
+def test_consume_from_an_offset_past_the_end_reports_the_brokers_error(rest_server: RestServer) -> None:
+    create(rest_server, "short")
+    rest_server.append_from_test("short", 0, ["only"])
+    result = invoke("consume", "short", "--offset", "5", "-s", rest_server.url)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "highwater: OFFSET_OUT_OF_RANGE: offset 5 is outside [0, 1]"
 
 
 def test_consume_follow_waits_for_records_produced_later(rest_server: RestServer) -> None:

@@ -7,6 +7,7 @@ exactly one line on stderr before creating anything on disk.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,16 @@ def test_settings_error_exits_with_code_2() -> None:
     with pytest.raises(typer.Exit) as caught:
         settings_or_exit(None, port=-5)
     assert caught.value.exit_code == 2
+
+
+def test_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        result = run_serve(
+            "--port", str(port), "--data-dir", str(tmp_path / "data"),
+            "--metadata", f"sqlite://{tmp_path / 'metadata.db'}",
+        )
+    assert result.returncode == 1
+    assert result.stderr == f"highwater: cannot listen on 127.0.0.1:{port}: address already in use\n"
