@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
 DEMO_TOPIC = "demo"
 
@@ -128,9 +129,37 @@ def examples(url: str, cluster_id: str) -> str:
 """
 
 
+def show_demo(console: Console, url: str, cluster_id: str) -> None:
+    """Produce three records with acks=all, read them back, show the partition state."""
+    base = f"{url}/v3/clusters/{cluster_id}/topics/{DEMO_TOPIC}"
+    entries = [{"key": {"type": "STRING", "data": f"user-{i}"}, "value": {"type": "STRING", "data": f"hello {i}"}}
+               for i in range(3)]
+    status, body = _http_json("POST", f"{base}/records:batch?acks=all", {"entries": entries}, timeout_s=30)
+    for success in body.get("successes", []):
+        console.print(f"  produced to partition {success['partition_id']} at offset {success['offset']} (acks=all)")
+    for partition in sorted({success["partition_id"] for success in body.get("successes", [])}):
+        _, read = _http_json("GET", f"{base}/partitions/{partition}/records?offset=0&format=string")
+        values = [record["value"]["data"] for record in read.get("data", [])]
+        console.print(f"  read partition {partition} below HW {read.get('high_watermark')}: {values}")
+    table = Table(title=f"topic {DEMO_TOPIC}")
+    for column in ("partition", "leader", "epoch", "replicas", "ISR", "log start", "HW", "LEO"):
+        table.add_column(column)
+    for p in _http_json("GET", f"{base}/partitions")[1].get("data", []):
+        table.add_row(
+            str(p["partition_id"]), str(p["leader_id"]), str(p["leader_epoch"]), str(p["replicas"]),
+            str(p["isr"]), str(p["log_start_offset"]), str(p["high_watermark"]), str(p["log_end_offset"]),
+        )
+    console.print(table)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_dev_cluster(count: int, directory: Path, base_port: int) -> None:
     """Start ``count`` brokers, create the demo topic, print examples, wait for Ctrl-C."""
-    console = Console()
+    console = Console(soft_wrap=True)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     brokers = start_brokers(count, directory, base_port)
     try:
         with console.status(f"starting {count} broker(s) in {directory} ..."):
@@ -140,6 +169,7 @@ def run_dev_cluster(count: int, directory: Path, base_port: int) -> None:
         console.print(f"[green]cluster {cluster_id} is up[/green]; logs in {directory}/broker-N.log")
         for broker in brokers:
             console.print(f"  broker {broker.node_id}: {broker.url}")
+        show_demo(console, brokers[0].url, cluster_id)
         console.print(examples(brokers[0].url, cluster_id))
         console.print("Press Ctrl-C to stop the cluster.")
         while all(broker.process.poll() is None for broker in brokers):
