@@ -4,8 +4,9 @@
   environment > ``--config`` TOML file > defaults; a bad one stops the process before
   anything starts, with one line on stderr and exit code 2.
 * ``highwater dev`` runs a local cluster of broker processes (see ``broker.dev``).
-* ``highwater topics ...``, ``produce`` and ``consume`` are clients of the REST API of
-  any broker (``--server``/``HIGHWATER_SERVER``); they fail with one line and exit code 1.
+* ``highwater topics ...``, ``partitions elect-preferred``, ``produce`` and ``consume`` are
+  clients of the REST API of any broker (``--server``/``HIGHWATER_SERVER``); they fail
+  with one line and exit code 1.
 
 Heavy modules (the broker itself) are imported inside the commands that need them, so
 the client commands start fast and do not depend on the server code.
@@ -21,6 +22,7 @@ import typer
 from pydantic import ValidationError
 
 from broker.cli_common import EXIT_BAD_SETTINGS, fail
+from broker.cli_partitions import partitions_app
 from broker.cli_records import consume, produce
 from broker.cli_topics import topics_app
 from config.broker import BrokerSettings, load_broker_settings
@@ -36,6 +38,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(topics_app, name="topics")
+app.add_typer(partitions_app, name="partitions")
 app.command("produce")(produce)
 app.command("consume")(consume)
 
@@ -80,10 +83,14 @@ def serve(
     from broker.logging_setup import configure_logging
 
     configure_logging(settings.log_level, settings.log_format)
+    from broker.cluster.membership import DuplicateBrokerId
     from broker.main import run_broker
+    from broker.meta_properties import DataDirMismatch
 
     try:
         run_broker(settings)
+    except (DuplicateBrokerId, DataDirMismatch) as error:
+        raise fail(str(error)) from None
     except OSError as error:
         if error.errno != errno.EADDRINUSE:
             raise

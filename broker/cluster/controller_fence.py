@@ -31,7 +31,11 @@ import asyncio
 
 import structlog
 
-from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, retry_unavailable
+from broker.cluster.prefix_view import (
+    INITIAL_BACKOFF_MS,
+    MAX_BACKOFF_MS,
+    retry_unavailable,
+)
 from broker.cluster.records import CONTROLLER_KEY
 from broker.cluster.store import MetadataStore, StoreUnavailableError
 from broker.errors import HighwaterError

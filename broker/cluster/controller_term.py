@@ -27,6 +27,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import structlog
 
@@ -165,7 +166,7 @@ class ControllerTerm:
             await self.fence.check()
             key = topic_key(name)
             while True:
-                current = await retry_unavailable(lambda: self.store.get(key), f"read {key}")
+                current = await self._get(key)
                 if current is None:
                     raise UnknownTopic(f"topic '{name}' does not exist")
                 if await self.fence.delete_if(key, current.mod_revision):
@@ -217,18 +218,24 @@ class ControllerTerm:
                 continue
             present.add((topic_name, partition))
             unclean = self._unclean_enabled(topic)
-            await self._update(kv, lambda r: reconcile(r, live, unclean), "broker_change")
+            compute = partial(reconcile, live_broker_ids=live, unclean_leader_election_enable=unclean)
+            await self._update(kv, compute, "broker_change")
         for topic in topics.values():
             missing = [p for p in range(topic.partitions_count) if (topic.name, p) not in present]
             if missing:
                 await self._complete_topic_creation(topic, missing)
 
     async def _complete_topic_creation(self, topic: TopicRecord, missing: list[int]) -> None:
+        """Create the partitions a crashed predecessor did not write. With fewer live
+        brokers than the replication factor it waits for the next broker change
+        rather than create under-replicated partitions."""
         live = self.live_registrations()
-        if not live:
+        if len(live) < topic.replication_factor:
+            self._log.warning("topic_creation_waiting_for_brokers", topic=topic.name, missing_partitions=missing,
+                              replication_factor=topic.replication_factor, live_brokers=sorted(live))
             return
         assignment = assign_replicas(
-            topic.partitions_count, min(topic.replication_factor, len(live)),
+            topic.partitions_count, topic.replication_factor,
             [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
         )
         self._log.warning("topic_creation_completed", topic=topic.name, missing_partitions=missing)
@@ -273,8 +280,7 @@ class ControllerTerm:
             if await self.fence.put_if(current.key, change.record.model_dump_json().encode(), current.mod_revision):
                 self._log_change(change, reason)
                 return change.record
-            key = current.key
-            current = await retry_unavailable(lambda: self.store.get(key), f"read {key}")
+            current = await self._get(current.key)
         return None
 
     async def _create_partition(self, topic: str, partition: int, replicas: list[int]) -> PartitionRecord:
@@ -283,7 +289,7 @@ class ControllerTerm:
             partition_epoch=0, replicas=replicas, isr=list(replicas),
         )
         if await self.fence.put_if(partition_key(topic, partition), record.model_dump_json().encode(), 0) is None:
-            existing = await retry_unavailable(lambda: self.store.get(partition_key(topic, partition)), "read")
+            existing = await self._get(partition_key(topic, partition))
             return _record(existing) if existing is not None else record
         self._log.info("partition_created", topic=topic, partition=partition, leader=record.leader,
                        leader_epoch=0, replicas=replicas, isr=record.isr)
@@ -292,10 +298,12 @@ class ControllerTerm:
     async def _delete_partition(self, kv: KeyValue) -> None:
         current: KeyValue | None = kv
         while current is not None and not await self.fence.delete_if(current.key, current.mod_revision):
-            key = current.key
-            current = await retry_unavailable(lambda: self.store.get(key), f"read {key}")
+            current = await self._get(current.key)
         topic, partition = parse_partition_key(kv.key)
         self._log.info("partition_deleted", topic=topic, partition=partition)
+
+    async def _get(self, key: str) -> KeyValue | None:
+        return await retry_unavailable(partial(self.store.get, key), f"read {key}")
 
     async def _list(self, prefix: str) -> list[KeyValue]:
         items, _ = await retry_unavailable(lambda: self.store.list(prefix), f"list {prefix}")
@@ -309,11 +317,11 @@ class ControllerTerm:
 
     def _log_change(self, change: PartitionChange, reason: str) -> None:
         record = change.record
-        fields = dict(
-            topic=record.topic, partition=record.partition, leader=record.leader,
-            previous_leader=change.previous.leader, leader_epoch=record.leader_epoch,
-            partition_epoch=record.partition_epoch, isr=record.isr, reason=reason,
-        )
+        fields = {
+            "topic": record.topic, "partition": record.partition, "leader": record.leader,
+            "previous_leader": change.previous.leader, "leader_epoch": record.leader_epoch,
+            "partition_epoch": record.partition_epoch, "isr": record.isr, "reason": reason,
+        }
         if change.unclean:
             self._log.warning("unclean_leader_election", possible_data_loss=True, **fields)
         elif change.leader_changed:

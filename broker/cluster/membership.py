@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from functools import partial
 
 import structlog
 
@@ -181,7 +182,7 @@ class BrokerMembership:
                     broker_epoch=revision, lease_id=lease.id, session_timeout_ms=self.session_timeout_ms,
                 )
                 return
-            await retry_unavailable(lambda: self.store.revoke(lease.id), "revoke unused broker lease")
+            await retry_unavailable(partial(self.store.revoke, lease.id), "revoke unused broker lease")
             holder = await retry_unavailable(lambda: self.store.get(self._key), "read broker registration")
             if holder is not None and not await self._wait_until_released(holder, deadline):
                 raise DuplicateBrokerId(

@@ -19,7 +19,12 @@ from typing import TypeVar
 
 import structlog
 
-from broker.cluster.store import CompactedError, KeyValue, MetadataStore, StoreUnavailableError
+from broker.cluster.store import (
+    CompactedError,
+    KeyValue,
+    MetadataStore,
+    StoreUnavailableError,
+)
 
 log = structlog.get_logger(__name__)
 
