@@ -25,7 +25,7 @@ etcd:
 	@etcd --version | head -1
 
 run: $(VENV)/.installed-run
-	$(BIN)/highwater dev
+	$(BIN)/highwater dev --dir .highwater-dev --brokers 3 --base-port 9092
 
 test: $(VENV)/.installed-test etcd
 	$(BIN)/python -m pytest
