@@ -25,10 +25,13 @@ class DataDirMismatch(Exception):
 class MetaProperties:
     cluster_id: str
     node_id: int
+    directory_id: str
 
 
-def new_cluster_id() -> str:
-    """A random 22-character id, URL-safe base64 of a UUID, as Kafka's ``Uuid.randomUuid``."""
+def random_kafka_uuid() -> str:
+    """A random 22-character id, URL-safe base64 of a UUID, as Kafka's ``Uuid.randomUuid``.
+
+    Also names a data directory (``directory.id``, as Kafka's KIP-858)."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
@@ -42,7 +45,7 @@ def read_meta_properties(data_dir: Path) -> MetaProperties | None:
             name, _, value = line.partition("=")
             values[name.strip()] = value.strip()
     try:
-        return MetaProperties(values["cluster.id"], int(values["node.id"]))
+        return MetaProperties(values["cluster.id"], int(values["node.id"]), values["directory.id"])
     except (KeyError, ValueError) as error:
         raise DataDirMismatch(f"{path} is damaged: {error!r}; restore it or move the data directory away") from error
 
@@ -51,9 +54,10 @@ def ensure_meta_properties(data_dir: Path, node_id: int, cluster_id: str) -> Met
     """Write the file on first start; afterwards refuse a different node id or cluster id."""
     existing = read_meta_properties(data_dir)
     if existing is None:
-        content = f"version=1\ncluster.id={cluster_id}\nnode.id={node_id}\n"
+        directory_id = random_kafka_uuid()
+        content = f"version=1\ncluster.id={cluster_id}\nnode.id={node_id}\ndirectory.id={directory_id}\n"
         write_atomically(data_dir / META_PROPERTIES, content.encode())
-        return MetaProperties(cluster_id, node_id)
+        return MetaProperties(cluster_id, node_id, directory_id)
     if existing.node_id != node_id:
         raise DataDirMismatch(
             f"data directory {data_dir} belongs to broker {existing.node_id}, not {node_id}"

@@ -50,7 +50,13 @@ from broker.errors import (
     UnknownTopic,
 )
 from broker.forwarding import Forwarder
-from broker.meta_properties import DataDirMismatch, ensure_meta_properties, new_cluster_id, read_meta_properties
+from broker.meta_properties import (
+    DataDirMismatch,
+    MetaProperties,
+    ensure_meta_properties,
+    random_kafka_uuid,
+    read_meta_properties,
+)
 from broker.metadata_view import MetadataView
 from broker.partition import Partition, now_ms
 from broker.replication.fetch_handler import serve_replica_fetch
@@ -82,10 +88,12 @@ def _lock_data_dir(data_dir: Path):
 class BrokerNode:
     """One broker process's state. Create with ``await BrokerNode.start(settings)``."""
 
-    def __init__(self, settings: BrokerSettings, store: MetadataStore, cluster_id: str, lock_handle) -> None:
+    def __init__(
+        self, settings: BrokerSettings, store: MetadataStore, meta: MetaProperties, lock_handle
+    ) -> None:
         self.settings = settings
         self.node_id = settings.node_id
-        self.cluster_id = cluster_id
+        self.cluster_id = meta.cluster_id
         self.advertised_url = settings.advertised_url or f"http://{settings.host}:{settings.port}"
         self.store = store
         self._lock_handle = lock_handle
@@ -99,10 +107,12 @@ class BrokerNode:
         self._checkpoint_lock = threading.Lock()
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
-        self.forwarder = Forwarder(self.session, cluster_id)
+        self.forwarder = Forwarder(self.session, self.cluster_id)
         self.membership = BrokerMembership(
             store,
-            BrokerRegistration(broker_id=self.node_id, url=self.advertised_url, rack=settings.rack),
+            BrokerRegistration(
+                broker_id=self.node_id, url=self.advertised_url, rack=settings.rack, directory_id=meta.directory_id
+            ),
             settings.broker_session_timeout_ms,
             settings.broker_heartbeat_interval_ms,
         )
@@ -133,8 +143,8 @@ class BrokerNode:
         data_dir.mkdir(parents=True, exist_ok=True)
         lock_handle = _lock_data_dir(data_dir)
         store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
-        cluster_id = await _ensure_cluster_id(store, data_dir, settings)
-        node = cls(settings, store, cluster_id, lock_handle)
+        meta = await _load_identity(store, data_dir, settings)
+        node = cls(settings, store, meta, lock_handle)
         await node._start()
         return node
 
@@ -496,6 +506,15 @@ class BrokerNode:
         await self._on_controller("DELETE", f"topics/{name}", None, lambda c: c.delete_topic(name))
         await self.view.wait_for(lambda: name not in self.view.topics, METADATA_PROPAGATION_TIMEOUT_S)
 
+    async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
+        """Kafka's ``kafka-leader-election --election-type PREFERRED``, run on the controller:
+        ``{"elected": [partition records whose leader moved back to replicas[0]]}``."""
+        if topic is not None:
+            self._topic(topic)
+        return await self._on_controller(
+            "POST", "elect-preferred", {"topic": topic}, lambda c: self.elect_preferred_on_controller(topic)
+        )
+
     # ------------------------------------------------------------ produce, fetch
 
     def _leader_or_raise(self, topic: str, partition: int) -> tuple[Partition | None, PartitionRecord]:
@@ -555,14 +574,12 @@ class BrokerNode:
         return offset
 
 
-async def _ensure_cluster_id(store: MetadataStore, data_dir: Path, settings: BrokerSettings) -> str:
+async def _load_identity(store: MetadataStore, data_dir: Path, settings: BrokerSettings) -> MetaProperties:
     """The cluster id lives in the store; ``meta.properties`` pins this data dir to it."""
     kv = await store.get(CLUSTER_ID_KEY)
     if kv is None:
         existing = read_meta_properties(data_dir)
-        proposed = settings.cluster_id or (existing.cluster_id if existing else new_cluster_id())
+        proposed = settings.cluster_id or (existing.cluster_id if existing else random_kafka_uuid())
         await store.put_if(CLUSTER_ID_KEY, proposed.encode(), 0)
         kv = await store.get(CLUSTER_ID_KEY)
-    cluster_id = kv.value.decode()
-    ensure_meta_properties(data_dir, settings.node_id, cluster_id)
-    return cluster_id
+    return ensure_meta_properties(data_dir, settings.node_id, kv.value.decode())

@@ -20,6 +20,7 @@ on a leader the high watermark never moves back.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import time
 from collections.abc import Awaitable, Callable
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 import structlog
 
 from broker.cluster.records import PartitionRecord
-from broker.errors import HighwaterError, NotLeaderOrFollower, OffsetOutOfRange
+from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower, OffsetOutOfRange
 from broker.partition_signal import Signal, wait_event
 from broker.replication import (
     DelayedProducePurgatory,
@@ -38,7 +39,9 @@ from broker.replication import (
     PartitionLeaderState,
     ProposeIsr,
 )
+from broker.record.header import iter_batches
 from broker.storage import GroupCommitFlusher, PartitionLog, ReadResult
+from broker.storage.producer_state import ProducerStateManager, is_idempotent
 
 log = structlog.get_logger(__name__)
 
@@ -91,6 +94,7 @@ class Partition:
         self._request_ids = itertools.count()
         self._expiry_task: asyncio.Task | None = None
         self._isr_task: asyncio.Task | None = None
+        self._producers: ProducerStateManager | None = None
 
     # ------------------------------------------------------------------ views
 
@@ -154,6 +158,7 @@ class Partition:
         self._resign_leadership(record.leader)
         self._remember_high_watermark()
         self.follower_state = None
+        self._producers = None
         self.log.assign_epoch(record.leader_epoch, self.log.log_end_offset)
         epoch_start = self.log.epoch_cache.start_offset_of(record.leader_epoch)
         self.leader_state = PartitionLeaderState(
@@ -259,14 +264,51 @@ class Partition:
         loop = asyncio.get_running_loop()
         async with self._log_lock:
             state = self.require_leader()
-            info = await loop.run_in_executor(None, self.log.append_as_leader, batch, state.leader_epoch, now_ms())
+            outcome = await loop.run_in_executor(None, self._append_locked, batch, state.leader_epoch)
             if self.leader_state is state:
                 self._on_hw_update(state.on_leader_append(self.log.log_end_offset, now_ms()))
         self.appended.notify()
         if acks == "all":
             await self._flusher.flush_for_ack(self.log)
-            await self._wait_for_replicas(info.last_offset + 1, timeout_ms)
+            await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
+        return outcome
+
+    def _append_locked(self, batch: bytes, leader_epoch: int) -> AppendOutcome:
+        """In the executor, under the log lock: dedupe an idempotent retry, else append.
+
+        A retried batch (same producer, epoch and sequences as one of the last five) is
+        answered with its original offsets and not written again (KIP-98).
+        """
+        headers = list(iter_batches(batch))
+        producers = None
+        if any(is_idempotent(header) for header in headers):
+            if len(headers) != 1:
+                raise InvalidRequest("an idempotent produce carries exactly one record batch per partition")
+            producers = self._producer_state()
+            original = producers.find_duplicate(headers[0])
+            if original is not None:
+                log.info(
+                    "produce.duplicate_ignored",
+                    topic=self.topic,
+                    partition=self.partition,
+                    producer_id=headers[0].producer_id,
+                    base_sequence=headers[0].base_sequence,
+                    base_offset=original.base_offset,
+                )
+                return AppendOutcome(original.base_offset, original.last_offset, -1)
+        info = self.log.append_as_leader(batch, leader_epoch, now_ms())
+        if producers is not None:
+            producers.record(dataclasses.replace(headers[0], base_offset=info.base_offset))
         return AppendOutcome(info.base_offset, info.last_offset, info.log_append_time_ms)
+
+    def _producer_state(self) -> ProducerStateManager:
+        """Built from the log on first use in a leadership, so it holds what this log holds."""
+        producers = self._producers
+        if producers is None:
+            producers = ProducerStateManager(self.topic, self.partition)
+            producers.load(self.log.batch_headers())
+            self._producers = producers
+        return producers
 
     async def _wait_for_replicas(self, required_offset: int, timeout_ms: int) -> None:
         state = self.require_leader()

@@ -13,6 +13,9 @@ and the controller moves the broker's leaderships (Kafka's broker session).
   previous incarnation (killed, lease not yet expired), so ``register`` waits up to
   ``session_timeout_ms`` + ``takeover_margin_ms`` for it to vanish. If it is still
   there, a live broker holds the id and ``DuplicateBrokerId`` is raised.
+* A registration written from the same data directory (``directory_id``) is this
+  broker's own previous incarnation — the data directory lock proves it is gone — and
+  is replaced at once, so a restart after a crash does not wait out the session.
 * If the lease is lost anyway (the process was paused too long), the broker
   re-registers with a new lease and a new broker epoch; listeners of
   ``wait_lease_lost`` (the controller) stop acting on the old lease first.
@@ -184,11 +187,25 @@ class BrokerMembership:
                 return
             await retry_unavailable(partial(self.store.revoke, lease.id), "revoke unused broker lease")
             holder = await retry_unavailable(lambda: self.store.get(self._key), "read broker registration")
+            if holder is not None and self._is_previous_incarnation(holder):
+                self._log.info("broker_previous_incarnation_released", lease_id=holder.lease)
+                await retry_unavailable(partial(self.store.revoke, holder.lease), "revoke previous incarnation")
+                continue
             if holder is not None and not await self._wait_until_released(holder, deadline):
                 raise DuplicateBrokerId(
                     f"broker id {self.broker_id} is already registered by a live broker at "
                     f"{registration_from(holder).url}; each broker needs its own --node-id"
                 )
+
+    def _is_previous_incarnation(self, holder: KeyValue) -> bool:
+        """The key was written from this very data directory (same ``directory_id``).
+
+        The caller holds the directory's exclusive lock, so the process that wrote it
+        is gone: its lease can be revoked at once instead of waiting for it to expire
+        (Kafka's broker incarnation id serves the same purpose).
+        """
+        mine = self.registration.directory_id
+        return mine is not None and holder.lease is not None and registration_from(holder).directory_id == mine
 
     async def _create_registration(self, value: bytes, lease: Lease) -> int | None:
         """Create-only put; after an unknown outcome, a key already bound to our own

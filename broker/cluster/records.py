@@ -90,7 +90,10 @@ class PartitionRecord(BaseModel):
 
 
 class BrokerRegistration(BaseModel):
+    """``directory_id`` names the data directory the broker serves (from ``meta.properties``)."""
+
     broker_id: int
     url: str
     rack: str | None = None
     broker_epoch: int = 0
+    directory_id: str | None = None

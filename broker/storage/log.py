@@ -201,6 +201,11 @@ class PartitionLog:
     def segments(self) -> tuple[LogSegment, ...]:
         return self._segments
 
+    def batch_headers(self) -> list[BatchHeader]:
+        """Every batch header of the log in offset order (rebuilding producer state)."""
+        segments = self._segments
+        return [header for segment in segments for header in segment.batch_headers(segment.size_bytes)]
+
     @property
     def fsync_count(self) -> int:
         """How many ``flush`` calls reached the disk; lets tests see group commit coalescing."""
@@ -399,7 +404,8 @@ class PartitionLog:
             self._check_open()
             if offset >= self._log_end_offset:
                 return
-            if offset < self._segments[0].base_offset:
+            if offset <= self._segments[0].base_offset:
+                # Nothing below ``offset`` is kept, so no segment survives to be cut.
                 self.truncate_fully_and_start_at(offset)
                 return
             keep = [segment for segment in self._segments if segment.base_offset < offset]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -182,6 +182,11 @@ class LogSegment:
         self._dirty = True
 
     # -- reading -------------------------------------------------------------------------
+
+    def batch_headers(self, committed_size_bytes: int) -> Iterator[BatchHeader]:
+        """Every batch header in the segment, in order, without reading the records."""
+        for scanned in scan_batches(self._fd, 0, committed_size_bytes, check_crc=False):
+            yield scanned.header
 
     def find_batch(self, offset: int, committed_size_bytes: int) -> ScannedBatch | None:
         """The batch holding ``offset``: index lookup, then a header scan; None if past the end."""
