@@ -28,6 +28,7 @@ from broker.cluster.controller import Controller, ControllerSettings, NotControl
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.records import (
     CLUSTER_ID_KEY,
+    PRODUCER_ID_KEY,
     BrokerRegistration,
     PartitionRecord,
     TopicRecord,
@@ -516,6 +517,15 @@ class BrokerNode:
         )
 
     # ------------------------------------------------------------ produce, fetch
+
+    async def allocate_producer_id(self) -> int:
+        """A cluster-unique producer id: compare-and-set increment of ``/producer-ids/next``."""
+        while True:
+            current = await self.store.get(PRODUCER_ID_KEY)
+            next_id = int(current.value) if current else 1000
+            expected = current.mod_revision if current else 0
+            if await self.store.put_if(PRODUCER_ID_KEY, str(next_id + 1).encode(), expected) is not None:
+                return next_id
 
     def _leader_or_raise(self, topic: str, partition: int) -> tuple[Partition | None, PartitionRecord]:
         record = self.partition_record(topic, partition)

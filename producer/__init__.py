@@ -1,0 +1,8 @@
+"""The highwater producer: batching, retrying, idempotent; asyncio (``Producer``) and blocking (``SyncProducer``)."""
+
+from broker.client.types import TopicPartition
+from producer.producer import Producer
+from producer.records import RecordMetadata
+from producer.sync import SyncProducer
+
+__all__ = ["Producer", "RecordMetadata", "SyncProducer", "TopicPartition"]

@@ -4,7 +4,13 @@ It knows the broker's public API only; it never imports ``broker.server`` or
 ``broker.node``, so a client installation needs none of the broker's moving parts.
 """
 
-from broker.client.errors import BrokerUnreachable, BufferExhausted, DeliveryTimedOut, ProducerClosed, decode_error
+from broker.client.errors import (
+    BrokerUnreachable,
+    BufferExhausted,
+    DeliveryTimedOut,
+    ProducerClosed,
+    decode_error,
+)
 from broker.client.http import BATCH_CONTENT_TYPE, ClusterClient
 from broker.client.metadata import ClusterMetadata
 from broker.client.types import (

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker.errors import HighwaterError, RequestTimedOut, ServiceUnavailable, error_from_name
+from broker.errors import (
+    HighwaterError,
+    RequestTimedOut,
+    ServiceUnavailable,
+    error_from_name,
+)
 
 _ENVELOPE_FIELDS = frozenset({"error", "message", "error_code", "retriable"})
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import aiohttp
 import structlog
@@ -114,7 +115,7 @@ class ClusterClient:
                 if reply.status >= 400:
                     raise decode_error(reply.status, _json_or_none(body), url)
                 return body, dict(reply.headers)
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
             reason = str(error) or type(error).__name__
             raise BrokerUnreachable(f"no answer from {url}: {reason}", url=url) from None
 
@@ -193,9 +194,10 @@ class ClusterClient:
         self, leader_url: str, tp: TopicPartition, batch: bytes, acks: str, timeout_ms: int
     ) -> ProduceAck:
         """POST one record batch v2 to the partition's leader; the leader's offsets for it."""
-        answer = await self._json_bytes(
+        answer = await self._json(
             "POST",
             f"{leader_url}{self.partition_path(tp)}/batches",
+            None,
             params={"acks": acks, "timeout_ms": str(timeout_ms)},
             data=batch,
             headers={"Content-Type": BATCH_CONTENT_TYPE},
@@ -207,10 +209,6 @@ class ClusterClient:
             last_offset=answer.get("last_offset"),
             log_append_time_ms=int(answer.get("log_append_time", -1)),
         )
-
-    async def _json_bytes(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
-        raw, _ = await self._request(method, url, **kwargs)
-        return json.loads(raw) if raw else {}
 
     async def fetch(
         self, leader_url: str, tp: TopicPartition, offset: int, max_bytes: int, timeout_ms: int

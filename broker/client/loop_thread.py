@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine
 from concurrent.futures import Future
-from typing import Any, Coroutine, TypeVar
+from typing import Any, TypeVar
 
 Result = TypeVar("Result")
 

@@ -11,6 +11,7 @@ Layout (every value is JSON):
 - ``/brokers/<id>`` — ``BrokerRegistration`` bound to the broker's lease.
 - ``/controller`` — the controller's id, bound to its lease; its revision is the
   controller epoch.
+- ``/producer-ids/next`` — the next idempotent producer id to hand out.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ TOPICS_PREFIX = "/topics/"
 PARTITIONS_PREFIX = "/partitions/"
 BROKERS_PREFIX = "/brokers/"
 CONTROLLER_KEY = "/controller"
+PRODUCER_ID_KEY = "/producer-ids/next"
 NO_LEADER = -1
 
 MAX_TOPIC_NAME_LENGTH = 249

@@ -19,6 +19,7 @@ from broker.server import (
     routes_internal,
     routes_ops,
     routes_produce,
+    routes_producer_ids,
     routes_records,
     routes_topics,
 )
@@ -48,6 +49,6 @@ def create_app(node: BrokerNode) -> web.Application:
     app[METRICS_KEY] = HttpMetrics(node)
     app[PRODUCER_KEY] = RecordProducer(node)
     app.on_shutdown.append(_drain_unacknowledged)
-    for module in (routes_cluster, routes_topics, routes_produce, routes_records, routes_ops, routes_internal):
+    for module in (routes_cluster, routes_topics, routes_produce, routes_records, routes_ops, routes_internal, routes_producer_ids):
         module.add_routes(app)
     return app

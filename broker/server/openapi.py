@@ -225,6 +225,29 @@ SCHEMAS: dict[str, Any] = {
             },
         },
     },
+    "ElectPreferred": {
+        "type": "object",
+        "properties": {"topic_name": {"type": "string", "description": "only this topic; default every topic"}},
+    },
+    "ElectedLeaders": {
+        "type": "object",
+        "properties": {
+            "elected": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "topic_name": _STR,
+                        "partition_id": _INT,
+                        "leader_id": _INT,
+                        "leader_epoch": _INT,
+                        "replicas": {"type": "array", "items": _INT},
+                        "isr": {"type": "array", "items": _INT},
+                    },
+                },
+            }
+        },
+    },
     "SizeReport": {"type": ["object", "null"], "properties": {"type": _STR, "size": _INT}},
     "DeliveryReport": {
         "type": "object",
@@ -359,6 +382,14 @@ PATHS: dict[str, Any] = {
             _ok("offsets", _ref("Offsets")),
         )
     },
+    "/v3/clusters/{cluster_id}/partitions:elect-preferred": {
+        "post": _operation(
+            "Move leadership back to each partition's preferred replica (replicas[0]) where it is alive and in sync",
+            [CLUSTER],
+            _ok("the partitions whose leader changed", _ref("ElectedLeaders")),
+            requestBody={"required": False, **_json_body(_ref("ElectPreferred"))},
+        )
+    },
     TOPICS + "/{topic_name}/records": {
         "post": _operation(
             "Produce JSON records: one object, several concatenated, or a chunked stream",
@@ -421,6 +452,20 @@ PATHS: dict[str, Any] = {
                 },
                 "default": {"$ref": "#/components/responses/Error"},
             },
+        )
+    },
+    "/v3/clusters/{cluster_id}/producer-ids": {
+        "post": _operation(
+            "Allocate a producer id (epoch 0) for an idempotent producer: its batches carry the id, "
+            "the epoch and per-partition sequences, and a retried batch is never appended twice",
+            [CLUSTER],
+            _ok(
+                "allocated",
+                {
+                    "type": "object",
+                    "properties": {"cluster_id": _STR, "producer_id": {"type": "integer"}, "producer_epoch": {"type": "integer"}},
+                },
+            ),
         )
     },
     "/healthz": {"get": _operation("Liveness", [], _ok("alive", {"type": "object"}))},

@@ -6,6 +6,11 @@ absent counts take the broker's ``topic_defaults``. The node is the authority on
 names, counts and configs (it knows how many brokers are live); this layer only
 shapes the request.
 
+``POST /v3/clusters/{c}/partitions:elect-preferred`` (body ``{"topic_name"}`` optional,
+every topic without it) moves leadership back to each partition's preferred replica
+(``replicas[0]``) where it is alive and in sync, and answers ``{"elected": [...]}``
+with the partition records that changed; an empty list means nothing needed moving.
+
 ``GET …/partitions/{p}/offset`` answers ``earliest_offset`` (log start), ``latest_offset``
 (the high watermark: the end of what a reader can see) and ``log_end_offset``; with
 ``?timestamp=MS`` it adds ``offset``, the first visible offset whose timestamp is at
@@ -46,6 +51,12 @@ class CreateTopicRequest(BaseModel):
                 continue
             strings[entry.name] = str(entry.value).lower() if isinstance(entry.value, bool) else str(entry.value)
         return strings
+
+
+class ElectPreferredRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    topic_name: str | None = None
 
 
 async def list_topics(request: web.Request) -> web.Response:
@@ -113,6 +124,25 @@ async def get_offsets(request: web.Request) -> web.Response:
     return web.json_response(body)
 
 
+async def elect_preferred_leaders(request: web.Request) -> web.Response:
+    node = node_of(request)
+    body = await read_model(request, ElectPreferredRequest) if request.can_read_body else ElectPreferredRequest()
+    elected = await node.elect_preferred_leaders(body.topic_name)
+    return web.json_response({"elected": [_elected_body(record) for record in elected["elected"]]})
+
+
+def _elected_body(record: dict[str, Any]) -> dict[str, Any]:
+    """A partition record in the REST names used by the partition resources."""
+    return {
+        "topic_name": record["topic"],
+        "partition_id": record["partition"],
+        "leader_id": record["leader"],
+        "leader_epoch": record["leader_epoch"],
+        "replicas": record["replicas"],
+        "isr": record["isr"],
+    }
+
+
 def add_routes(app: web.Application) -> None:
     topics = "/v3/clusters/{cluster_id}/topics"
     app.router.add_get(topics, list_topics)
@@ -122,3 +152,4 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get(topics + "/{topic_name}/partitions", list_partitions)
     app.router.add_get(topics + "/{topic_name}/partitions/{partition_id}", get_partition)
     app.router.add_get(topics + "/{topic_name}/partitions/{partition_id}/offset", get_offsets)
+    app.router.add_post("/v3/clusters/{cluster_id}/partitions:elect-preferred", elect_preferred_leaders)
