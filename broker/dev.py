@@ -86,9 +86,19 @@ def stop_brokers(brokers: list[DevBroker], timeout_s: float = 20.0) -> None:
             broker.process.kill()
 
 
+def _wait_registered(url: str, count: int, timeout_s: float) -> str:
+    """Until the cluster lists ``count`` brokers, so the demo topic can place RF replicas."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        cluster_id = _http_json("GET", f"{url}/v3/clusters")[1]["data"][0]["cluster_id"]
+        brokers = _http_json("GET", f"{url}/v3/clusters/{cluster_id}/brokers")[1].get("data", [])
+        if len(brokers) >= count or time.monotonic() > deadline:
+            return cluster_id
+        time.sleep(0.1)
+
+
 def ensure_demo_topic(url: str, replication_factor: int) -> str:
-    status, body = _http_json("GET", f"{url}/v3/clusters")
-    cluster_id = body["data"][0]["cluster_id"]
+    cluster_id = _wait_registered(url, replication_factor, timeout_s=30)
     topic = {
         "topic_name": DEMO_TOPIC,
         "partitions_count": 3,

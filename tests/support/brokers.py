@@ -137,7 +137,28 @@ class BrokerCluster:
             broker.start(wait=False)
         for broker in self.brokers.values():
             broker.wait_ready()
+        self.wait_for_brokers(set(self.brokers))
         return self
+
+    def wait_for_brokers(self, expected: set[int], timeout_s: float = 30.0) -> None:
+        """Until every live broker sees exactly ``expected`` registered (and so does the controller)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            views = []
+            for broker in self.brokers.values():
+                if not broker.alive:
+                    continue
+                status, body = http_json("GET", f"{broker.url}/v3/clusters")
+                if status != 200:
+                    break
+                cluster_id = body["data"][0]["cluster_id"]
+                status, body = http_json("GET", f"{broker.url}/v3/clusters/{cluster_id}/brokers")
+                views.append({b["broker_id"] for b in body.get("data", [])})
+            else:
+                if views and all(view == expected for view in views):
+                    return
+            time.sleep(0.05)
+        raise RuntimeError(f"brokers {sorted(expected)} did not all register within {timeout_s} s")
 
     def shutdown(self) -> None:
         for broker in self.brokers.values():
