@@ -40,12 +40,26 @@ from broker.replication.fetch_wire import (
     encode_request,
 )
 from broker.replication.follower import LocalLogView, PartitionFetchResponse
+from broker.storage.log_config import FLUSH_FSYNC
 
 log = structlog.get_logger(__name__)
 
 FETCH_BACKOFF_S = 0.25
 
 LeaderUrl = Callable[[int], "str | None"]
+
+
+async def _fsync_before_next_fetch(partition: Partition) -> None:
+    """Under the ``fsync`` flush policy a follower fsyncs what it appended before it fetches again.
+
+    The next fetch offset is this replica's LEO as the leader sees it, and the leader
+    raises the HW (and answers acks=all) on it. Without the fsync, a power loss on the
+    followers drops records the leader already acknowledged; once the leader is gone too,
+    a follower elected from the ISR lacks them (found by tests/simulation). The other
+    policies accept that loss by design.
+    """
+    if partition.log.config.flush_policy == FLUSH_FSYNC:
+        await asyncio.get_running_loop().run_in_executor(None, partition.log.flush)
 
 
 def _records_last_offset(records: bytes) -> int | None:
@@ -197,6 +211,7 @@ class ReplicaFetcher:
         for action in actions:
             if isinstance(action, AppendRecords):
                 await partition.append_as_follower(response.records, action.expected_base_offset)
+                await _fsync_before_next_fetch(partition)
             elif isinstance(action, TruncateTo):
                 await partition.truncate_to(action.offset)
             elif isinstance(action, TruncateFullyAndStartAt):

@@ -397,12 +397,20 @@ class PartitionLog:
     # -- truncation and retention ------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every batch at or after ``offset`` (whole batches: one holding it goes too)."""
+        """Drop every batch at or after ``offset`` (whole batches: one holding it goes too).
+
+        At or past the log end nothing is cut, but epochs starting at the log end are
+        still forgotten (Kafka's ``UnifiedLog.truncateTo``): a broker that became leader
+        and was deposed before appending holds an epoch entry the new leader never had,
+        and until it is gone every fetch is answered with a diverging epoch again.
+        """
         if offset < 0:
             raise ValueError(f"cannot truncate to negative offset {offset}")
         with self._lock:
             self._check_open()
             if offset >= self._log_end_offset:
+                if self._epoch_cache.truncate_from_end(self._log_end_offset):
+                    self._persist_epochs()
                 return
             if offset <= self._segments[0].base_offset:
                 # Nothing below ``offset`` is kept, so no segment survives to be cut.

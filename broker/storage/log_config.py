@@ -15,6 +15,8 @@ FLUSH_INTERVAL = "interval"
 FLUSH_OS = "os"
 FLUSH_POLICIES = (FLUSH_FSYNC, FLUSH_INTERVAL, FLUSH_OS)
 CLEANUP_DELETE = "delete"
+CLEANUP_COMPACT = "compact"
+CLEANUP_POLICIES = (CLEANUP_DELETE, CLEANUP_COMPACT)
 
 MAX_SEGMENT_BYTES = 2**31 - 1
 """Largest position a 32-bit ``.index`` entry can hold."""
@@ -43,6 +45,7 @@ class LogConfig:
     flush_policy: str = FLUSH_FSYNC
     flush_interval_ms: int = 1000
     cleanup_policy: str = CLEANUP_DELETE
+    delete_retention_ms: int = _DAY_MS
 
     def __post_init__(self) -> None:
         if not 0 < self.segment_bytes <= MAX_SEGMENT_BYTES:
@@ -59,5 +62,5 @@ class LogConfig:
             raise InvalidConfig(f"flush_policy must be one of {FLUSH_POLICIES}, got {self.flush_policy!r}")
         if self.flush_interval_ms <= 0:
             raise InvalidConfig(f"flush_interval_ms must be positive, got {self.flush_interval_ms}")
-        if self.cleanup_policy != CLEANUP_DELETE:
-            raise InvalidConfig(f"only cleanup_policy 'delete' is supported, got {self.cleanup_policy!r}")
+        if self.cleanup_policy not in CLEANUP_POLICIES:
+            raise InvalidConfig(f"cleanup_policy must be one of {CLEANUP_POLICIES}, got {self.cleanup_policy!r}")

@@ -30,6 +30,20 @@ def test_truncate_to_drops_later_segments_and_fixes_the_active_one(log_dir: Path
     assert [h.base_offset for h in iter_batches(reopened.read(6, 1 << 20).data)] == [6, 8]
 
 
+def test_truncate_to_the_first_segment_base_empties_the_log_and_keeps_it_usable(log_dir: Path) -> None:
+    """Found by the seeded simulation: a follower whose whole log diverged truncates to 0.
+
+    It used to delete every segment file and then fail (no segment below the offset to
+    cut), leaving the log pointing at deleted files.
+    """
+    log = _filled_log(log_dir, epochs=(1, 2))
+    log.truncate_to(0)
+    assert (log.log_start_offset, log.log_end_offset, log.size_bytes) == (0, 0, 0)
+    assert log.epoch_cache.entries == []
+    assert log.append_as_follower(make_batch(2), 0).base_offset == 0
+    assert open_log(log_dir).log_end_offset == 2
+
+
 def test_truncate_inside_a_batch_removes_the_whole_batch(log_dir: Path) -> None:
     log = _filled_log(log_dir)
     log.truncate_to(5)  # batch 4..5

@@ -1,0 +1,438 @@
+"""The seeded simulation: brokers, network, controller, clients and faults, one step at a time.
+
+Each step draws one event from ``random.Random(seed)`` — deliver a message, let time
+pass, produce (acks=1 or all), read, deliver metadata, or a fault: crash (``kill -9``
+or power loss), restart (sometimes with the HW checkpoint deleted), pause/resume,
+cut/heal links, a clock jump past ``replica_lag_time_max_ms`` — then checks every
+invariant (``invariants.py``). ``heal`` ends a run: faults stop, everyone comes back,
+and the replicas must converge to identical logs holding every acknowledged record.
+
+A failure raises ``SimulationFailure`` with the seed, the step and the last events.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from broker.errors import HighwaterError, UnknownLeaderEpoch
+from broker.record.codec import encode_batch
+from broker.replication import NO_LEADER_EPOCH, ProposeIsr
+from tests.simulation.invariants import (
+    History,
+    InvariantViolation,
+    check_current_leader,
+    check_records,
+    check_replica,
+)
+from tests.simulation.replica import (
+    FetchRequestMessage,
+    FetchResponseMessage,
+    Hooks,
+    SimBroker,
+)
+from tests.simulation.world import (
+    CONTROLLER,
+    AlterIsrResponse,
+    Network,
+    SimConfig,
+    SimController,
+)
+
+log = structlog.get_logger(__name__)
+
+TRACE_LINES = 60
+HEAL_ROUNDS = 4_000
+
+
+class SimulationFailure(AssertionError):
+    pass
+
+
+@dataclass
+class _Produce:
+    values: list[bytes]
+    acks: str
+    broker_id: int
+    base_offset: int | None = None
+    leader_epoch: int = -1
+
+
+@dataclass
+class _Reader:
+    """A consumer: its position and the newest leader epoch it has read under (KIP-320)."""
+
+    position: int = 0
+    records_read: int = 0
+    leader_epoch: int = NO_LEADER_EPOCH
+
+
+@dataclass
+class Stats:
+    steps: int = 0
+    produced_batches: int = 0
+    acked_all: int = 0
+    acked_one: int = 0
+    produce_errors: int = 0
+    records_read: int = 0
+    crashes: int = 0
+    power_losses: int = 0
+    leader_changes: int = 0
+    messages_lost: int = 0
+
+
+class Simulation:
+    def __init__(self, seed: int, config: SimConfig, directory: Path) -> None:
+        self.seed = seed
+        self.config = config
+        self.rng = random.Random(seed)
+        self.now_ms = 0
+        self.network = Network(self.rng, config)
+        self.controller = SimController(config)
+        self.history = History()
+        self.stats = Stats()
+        self.trace_lines: deque[str] = deque(maxlen=TRACE_LINES)
+        self._pending: dict[Hashable, _Produce] = {}
+        self._produce_ids = 0
+        self._readers = [_Reader() for _ in range(2)]
+        self._records_checked = 0
+        self._faults_enabled = True
+        hooks = Hooks(
+            now_ms=lambda: self.now_ms, send=self._send, produce_done=self._produce_done, trace=self.trace
+        )
+        self.brokers = {
+            broker_id: SimBroker(broker_id, directory / f"broker-{broker_id}", config, hooks)
+            for broker_id in self.controller.record.replicas
+        }
+        for broker in self.brokers.values():
+            broker.apply_record(self.controller.record)
+
+    # ---------------------------------------------------------------- plumbing
+
+    def trace(self, line: str) -> None:
+        self.trace_lines.append(f"t={self.now_ms} {line}")
+
+    def _send(self, source: int, destination: int, payload: object) -> None:
+        self.network.send(source, destination, payload, self.now_ms)
+
+    def _can_receive(self, node: int) -> bool:
+        return node == CONTROLLER or self.brokers[node].active
+
+    def _running(self) -> list[SimBroker]:
+        return [broker for broker in self.brokers.values() if broker.running]
+
+    # ------------------------------------------------------------------- steps
+
+    def run(self, steps: int) -> Stats:
+        for _ in range(steps):
+            self.step()
+        self.heal()
+        self.stats.messages_lost = self.network.lost_count
+        return self.stats
+
+    def step(self) -> None:
+        self.stats.steps += 1
+        events = [
+            (40, self._deliver),
+            (25, self._tick),
+            (15, self._produce),
+            (8, self._read),
+            (8, self._deliver_metadata),
+        ]
+        if self._faults_enabled:
+            events += [
+                (0.3, self._crash),
+                (2.0, self._restart),
+                (0.3, self._pause),
+                (2.0, self._resume),
+                (0.3, self._cut),
+                (1.5, self._heal_link),
+                (0.2, self._jump_clock),
+            ]
+        weights = [weight for weight, _ in events]
+        action = self.rng.choices([event for _, event in events], weights)[0]
+        try:
+            action()
+            self.check()
+        except AssertionError as failure:
+            raise self._failure(failure) from failure
+
+    def _failure(self, failure: AssertionError) -> SimulationFailure:
+        trace = "\n  ".join(self.trace_lines)
+        return SimulationFailure(
+            f"seed {self.seed} failed at step {self.stats.steps}: {failure}\n"
+            f"replay: pytest tests/simulation --seed {self.seed} --steps {self.stats.steps}\n"
+            f"record: {self.controller.record}\nlast events:\n  {trace}"
+        )
+
+    # ------------------------------------------------------------------ events
+
+    def _deliver(self) -> None:
+        ready = self.network.deliverable(self.now_ms, self._can_receive)
+        if not ready:
+            return self._tick()
+        message = self.network.take(self.rng.choice(ready))
+        if message is not None:
+            self._handle(message)
+        return None
+
+    def _handle(self, message) -> None:
+        payload = message.payload
+        if isinstance(payload, ProposeIsr):
+            committed = self.controller.alter_isr(payload)
+            self.trace(f"controller alter isr {payload.new_isr} from b{message.source}: {'ok' if committed else 'refused'}")
+            self._send(CONTROLLER, message.source, AlterIsrResponse(payload, committed))
+        elif isinstance(payload, AlterIsrResponse):
+            self.brokers[message.destination].on_alter_isr_response(payload)
+        elif isinstance(payload, FetchRequestMessage):
+            self.brokers[message.destination].on_fetch_request(message.source, payload)
+        elif isinstance(payload, FetchResponseMessage):
+            self.brokers[message.destination].on_fetch_response(payload)
+
+    def _tick(self, advance_ms: int | None = None) -> None:
+        self.now_ms += self.rng.randint(1, 20) if advance_ms is None else advance_ms
+        before = self.controller.record
+        changed = False
+        for broker in self.brokers.values():
+            if broker.active and self.network.connected(broker.broker_id, CONTROLLER):
+                changed |= self.controller.heartbeat(broker.broker_id, broker.incarnation, self.now_ms)
+        changed |= self.controller.check_sessions(self.now_ms)
+        if changed:
+            self._note_record_change(before)
+        for broker in self.brokers.values():
+            if broker.active:
+                broker.tick(self.now_ms)
+
+    def _jump_clock(self) -> None:
+        jump_ms = self.config.replica_lag_time_max_ms + self.rng.randint(1, self.config.replica_lag_time_max_ms)
+        self.trace(f"clock jumps {jump_ms} ms")
+        self._tick(jump_ms)
+
+    def _note_record_change(self, before) -> None:
+        record = self.controller.record
+        if record.leader != before.leader:
+            self.stats.leader_changes += 1
+        self.trace(
+            f"controller record leader={record.leader} epoch={record.leader_epoch} "
+            f"isr={record.isr} live={sorted(self.controller.live)}"
+        )
+
+    def _deliver_metadata(self) -> None:
+        self._watch(self.rng.choice(list(self.brokers.values())))
+
+    def _watch(self, broker: SimBroker) -> None:
+        """The broker's watch delivers the current record, once its incarnation is registered."""
+        if (
+            broker.active
+            and self.network.connected(broker.broker_id, CONTROLLER)
+            and self.controller.registered(broker.broker_id, broker.incarnation)
+        ):
+            broker.apply_record(self.controller.record)
+
+    def _produce(self) -> None:
+        """A client with possibly stale metadata sends one batch of 1-3 records."""
+        leaders = [b for b in self.brokers.values() if b.active and b.leader_state is not None]
+        if not leaders:
+            return
+        current = self.brokers.get(self.controller.record.leader)
+        broker = current if current in leaders and self.rng.random() < 0.85 else self.rng.choice(leaders)
+        self._produce_ids += 1
+        request_id = self._produce_ids
+        values = [f"v{request_id}-{i}".encode() for i in range(self.rng.randint(1, 3))]
+        acks = "all" if self.rng.random() < 0.6 else "1"
+        produce = _Produce(values, acks, broker.broker_id, leader_epoch=broker.leader_state.leader_epoch)
+        self._pending[request_id] = produce
+        batch = encode_batch([(None, value) for value in values], base_timestamp=self.now_ms)
+        self.stats.produced_batches += 1
+        outcome = broker.produce(request_id, batch, acks)
+        if isinstance(outcome, HighwaterError):
+            self._produce_done(request_id, outcome)
+            return
+        produce.base_offset, waiting = outcome
+        if waiting:
+            broker.complete_waiting_produces()
+        else:
+            self._produce_done(request_id, None)
+
+    def _produce_done(self, request_id: Hashable, error: HighwaterError | None) -> None:
+        produce = self._pending.pop(request_id, None)
+        if produce is None:
+            return
+        if error is not None:
+            self.stats.produce_errors += 1
+            return
+        if produce.acks == "1":
+            self.stats.acked_one += 1
+            return
+        self.stats.acked_all += 1
+        self.trace(f"acks=all ok b{produce.broker_id} offsets {produce.base_offset}..")
+        for index, value in enumerate(produce.values):
+            self.history.acknowledge(produce.base_offset + index, (value, produce.leader_epoch))
+
+    def _read(self) -> None:
+        """A reader fetches from a broker it believes leads, strictly below that broker's HW.
+
+        It names the newest leader epoch it has read under, as a Kafka consumer does: a
+        deposed leader that does not know it yet answers UNKNOWN_LEADER_EPOCH; a newer
+        leader answers FENCED_LEADER_EPOCH, the reader refreshes its metadata and reads.
+        """
+        leaders = [b for b in self.brokers.values() if b.active and b.leader_state is not None]
+        if not leaders:
+            return
+        broker = self.rng.choice(leaders)
+        reader = self.rng.choice(self._readers)
+        refusal = broker.leader_state.check_leader_epoch(reader.leader_epoch)
+        if isinstance(refusal, UnknownLeaderEpoch):
+            return
+        reader.leader_epoch = broker.leader_state.leader_epoch
+        high_watermark = broker.high_watermark
+        log_ = broker.disk.log
+        if reader.position > log_.log_end_offset:
+            raise InvariantViolation(
+                f"reader at {reader.position} is beyond the LEO {log_.log_end_offset} of leader b{broker.broker_id}: "
+                "offsets it was shown are gone"
+            )
+        found = broker.disk.read_records(reader.position, high_watermark)
+        offsets = [offset for offset, _ in found]
+        if offsets != list(range(reader.position, reader.position + len(found))):
+            raise InvariantViolation(f"reader at {reader.position} got offsets {offsets} from b{broker.broker_id}")
+        for offset, view in found:
+            if offset >= high_watermark:
+                raise InvariantViolation(f"reader got offset {offset} at or above the HW {high_watermark}")
+            self.history.expose(offset, view, f"reader via b{broker.broker_id}")
+        reader.position += len(found)
+        reader.records_read += len(found)
+        self.stats.records_read += len(found)
+
+    # ------------------------------------------------------------------ faults
+
+    def _crash(self) -> None:
+        running = self._running()
+        if not running:
+            return
+        broker = self.rng.choice(running)
+        power_loss = self.config.power_loss and self.rng.random() < 0.5
+        self.trace(f"b{broker.broker_id} {'loses power' if power_loss else 'killed -9'}")
+        self.stats.crashes += 1
+        self.stats.power_losses += power_loss
+        for request_id in broker.crash(power_loss):
+            self._produce_done(request_id, HighwaterError("connection lost: outcome unknown"))
+        self.network.drop_to(broker.broker_id)
+
+    def _restart(self) -> None:
+        crashed = [broker for broker in self.brokers.values() if not broker.running]
+        if not crashed:
+            return
+        broker = self.rng.choice(crashed)
+        hw_checkpoint_lost = self.rng.random() < 0.1
+        broker.restart(hw_checkpoint_lost)
+        self.trace(
+            f"b{broker.broker_id} restarts leo={broker.disk.log.log_end_offset} hw={broker.high_watermark}"
+            + (" (HW checkpoint deleted)" if hw_checkpoint_lost else "")
+        )
+
+    def _pause(self) -> None:
+        running = [broker for broker in self._running() if not broker.paused]
+        if running:
+            broker = self.rng.choice(running)
+            broker.paused = True
+            self.trace(f"b{broker.broker_id} paused")
+
+    def _resume(self) -> None:
+        paused = [broker for broker in self.brokers.values() if broker.paused]
+        if paused:
+            broker = self.rng.choice(paused)
+            broker.paused = False
+            self.trace(f"b{broker.broker_id} resumed")
+
+    def _cut(self) -> None:
+        """Cut one broker off from a random subset of the other nodes (controller included)."""
+        broker_id = self.rng.choice(list(self.brokers))
+        others = [node for node in [CONTROLLER, *self.brokers] if node != broker_id]
+        cut = self.rng.sample(others, self.rng.randint(1, len(others)))
+        self.network.cut_links.update(frozenset((broker_id, node)) for node in cut)
+        self.trace(f"b{broker_id} cut off from {sorted(cut)}")
+
+    def _heal_link(self) -> None:
+        if self.network.cut_links:
+            link = self.rng.choice(sorted(self.network.cut_links, key=sorted))
+            self.network.cut_links.discard(link)
+            self.trace(f"link {sorted(link)} healed")
+
+    # ------------------------------------------------------------------ checks
+
+    def check(self) -> None:
+        records = self.controller.history
+        check_records(records[max(0, self._records_checked - 1) :])
+        self._records_checked = len(records)
+        for broker in self._running():
+            check_replica(self.history, broker)
+        leader = self.brokers.get(self.controller.record.leader)
+        if (
+            leader is not None
+            and leader.running
+            and leader.leader_state is not None
+            and leader.leader_state.leader_epoch == self.controller.record.leader_epoch
+        ):
+            check_current_leader(self.history, leader)
+
+    # ------------------------------------------------------------------- heal
+
+    def heal(self) -> None:
+        """No more faults: everyone back, links healed; the logs must converge."""
+        self._faults_enabled = False
+        self.network.loss_probability = 0.0
+        self.network.cut_links.clear()
+        for broker in self.brokers.values():
+            broker.paused = False
+            if not broker.running:
+                broker.restart(hw_checkpoint_lost=False)
+        self.trace("heal: all brokers running, all links up")
+        try:
+            for _ in range(HEAL_ROUNDS):
+                self._heal_round()
+                self.check()
+                if self._converged():
+                    self._check_converged()
+                    return
+            raise InvariantViolation(f"replicas did not converge within {HEAL_ROUNDS} rounds after healing")
+        except AssertionError as failure:
+            raise self._failure(failure) from failure
+
+    def _heal_round(self) -> None:
+        """Time passes, metadata reaches everyone, every due message is delivered in order."""
+        self._tick()
+        for broker in self.brokers.values():
+            self._watch(broker)
+        for _ in range(1_000):
+            ready = self.network.deliverable(self.now_ms, self._can_receive)
+            if not ready:
+                return
+            message = self.network.take(ready[0])
+            if message is not None:
+                self._handle(message)
+
+    def _converged(self) -> bool:
+        leader = self.brokers.get(self.controller.record.leader)
+        if leader is None or leader.leader_state is None:
+            return False
+        leader_end = leader.disk.log.log_end_offset
+        return len(leader.leader_state.isr) == len(self.brokers) and all(
+            broker.disk.log.log_end_offset == leader_end and broker.high_watermark == leader_end
+            for broker in self.brokers.values()
+        )
+
+    def _check_converged(self) -> None:
+        leader = self.brokers[self.controller.record.leader]
+        for broker in self.brokers.values():
+            if broker.disk.records != leader.disk.records:
+                raise InvariantViolation(f"b{broker.broker_id}'s log differs from leader b{leader.broker_id}'s after healing")
+        for offset, view in self.history.acked_all.items():
+            if leader.disk.records[offset - leader.disk.records_base_offset] != view:
+                raise InvariantViolation(f"acknowledged record {view!r} at {offset} is gone after healing")
+        log.info("simulation.converged", seed=self.seed, log_end_offset=leader.disk.log.log_end_offset)

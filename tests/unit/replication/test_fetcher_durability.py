@@ -1,0 +1,93 @@
+"""A follower fsyncs fetched records before its next fetch under the ``fsync`` flush policy.
+
+Rule (DESIGN §3/§4, REPLICATION-REFERENCE failure scenario 22): with fsync-before-ack,
+a power loss on every replica loses nothing acknowledged. The leader raises the HW on
+the follower's next fetch offset, so that offset must already be on the follower's
+disk. Found by the seeded simulation (tests/simulation, ``follower_fsync=False``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from broker.cluster.records import PartitionRecord
+from broker.partition import Partition
+from broker.record.codec import encode_batch
+from broker.record.header import stamp
+from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse
+from broker.replication.fetcher import ReplicaFetcher
+from broker.storage import (
+    FLUSH_FSYNC,
+    FLUSH_OS,
+    GroupCommitFlusher,
+    LogConfig,
+    PartitionLog,
+)
+
+TOPIC = "orders"
+LEADER_EPOCH = 3
+
+
+def _leader_batch(record_count: int) -> bytes:
+    """A batch as the leader stored it: offsets from 0, stamped with its epoch."""
+    batch = bytearray(encode_batch([(None, f"value-{i}".encode()) for i in range(record_count)]))
+    stamp(batch, 0, 0, LEADER_EPOCH)
+    return bytes(batch)
+
+
+async def _no_isr_proposals(proposal):
+    raise AssertionError("a follower never proposes ISR changes")
+
+
+async def _follower_applies_one_fetch(tmp_path: Path, flush_policy: str) -> PartitionLog:
+    log = PartitionLog.open(tmp_path / "orders-0", LogConfig(flush_policy=flush_policy), topic=TOPIC, partition=0)
+    partition = Partition(
+        TOPIC,
+        0,
+        log,
+        GroupCommitFlusher(),
+        local_broker_id=2,
+        replica_lag_time_max_ms=10_000,
+        propose_isr=_no_isr_proposals,
+        high_watermark=0,
+    )
+    record = PartitionRecord(
+        topic=TOPIC, partition=0, leader=1, leader_epoch=LEADER_EPOCH, partition_epoch=7, replicas=[1, 2, 3], isr=[1, 2, 3]
+    )
+    partition.apply_record(record, min_insync_replicas=2)
+    async with aiohttp.ClientSession() as session:
+        fetcher = ReplicaFetcher(
+            leader_id=1,
+            local_broker_id=2,
+            broker_epoch=lambda: 1,
+            leader_url=lambda broker_id: None,
+            session=session,
+            max_wait_ms=100,
+            max_bytes=1 << 20,
+        )
+        try:
+            request = FetchPartition(TOPIC, 0, fetch_offset=0, last_fetched_epoch=-1, current_leader_epoch=LEADER_EPOCH, log_start_offset=0)
+            response = FetchPartitionResponse(
+                TOPIC, 0, high_watermark=0, log_start_offset=0, log_end_offset=3, records=_leader_batch(3)
+            )
+            await fetcher._apply(partition, request, response)
+        finally:
+            await fetcher.close()
+    return log
+
+
+@pytest.mark.asyncio
+async def test_follower_fsyncs_fetched_records_under_fsync_policy(tmp_path: Path) -> None:
+    log = await _follower_applies_one_fetch(tmp_path, FLUSH_FSYNC)
+    assert log.log_end_offset == 3
+    assert log.recovery_point == 3
+
+
+@pytest.mark.asyncio
+async def test_follower_leaves_flushing_to_the_os_under_os_policy(tmp_path: Path) -> None:
+    log = await _follower_applies_one_fetch(tmp_path, FLUSH_OS)
+    assert log.log_end_offset == 3
+    assert log.recovery_point == 0
