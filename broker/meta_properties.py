@@ -45,19 +45,19 @@ def read_meta_properties(data_dir: Path) -> MetaProperties | None:
             name, _, value = line.partition("=")
             values[name.strip()] = value.strip()
     try:
-        return MetaProperties(values["cluster.id"], int(values["node.id"]), values["directory.id"])
+        return MetaProperties(values["cluster.id"], int(values["node.id"]), values.get("directory.id", ""))
     except (KeyError, ValueError) as error:
         raise DataDirMismatch(f"{path} is damaged: {error!r}; restore it or move the data directory away") from error
 
 
 def ensure_meta_properties(data_dir: Path, node_id: int, cluster_id: str) -> MetaProperties:
-    """Write the file on first start; afterwards refuse a different node id or cluster id."""
+    """Write the file on first start; afterwards refuse a different node id or cluster id.
+
+    A file from before ``directory.id`` existed gets one added.
+    """
     existing = read_meta_properties(data_dir)
     if existing is None:
-        directory_id = random_kafka_uuid()
-        content = f"version=1\ncluster.id={cluster_id}\nnode.id={node_id}\ndirectory.id={directory_id}\n"
-        write_atomically(data_dir / META_PROPERTIES, content.encode())
-        return MetaProperties(cluster_id, node_id, directory_id)
+        return _write(data_dir, MetaProperties(cluster_id, node_id, random_kafka_uuid()))
     if existing.node_id != node_id:
         raise DataDirMismatch(
             f"data directory {data_dir} belongs to broker {existing.node_id}, not {node_id}"
@@ -67,4 +67,12 @@ def ensure_meta_properties(data_dir: Path, node_id: int, cluster_id: str) -> Met
             f"data directory {data_dir} belongs to cluster {existing.cluster_id}, "
             f"but the metadata store holds cluster {cluster_id}"
         )
+    if not existing.directory_id:
+        return _write(data_dir, MetaProperties(cluster_id, node_id, random_kafka_uuid()))
     return existing
+
+
+def _write(data_dir: Path, meta: MetaProperties) -> MetaProperties:
+    content = f"version=1\ncluster.id={meta.cluster_id}\nnode.id={meta.node_id}\ndirectory.id={meta.directory_id}\n"
+    write_atomically(data_dir / META_PROPERTIES, content.encode())
+    return meta

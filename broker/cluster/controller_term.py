@@ -87,6 +87,7 @@ class ControllerTerm:
         self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._brokers_changed.set)
         self._lock = asyncio.Lock()
         self._shutting_down: dict[int, int] = {}
+        self._broker_epochs: dict[int, int] = {}
         self._log = log.bind(controller_id=broker_id, controller_epoch=controller_epoch)
 
     async def run(self) -> None:
@@ -205,7 +206,28 @@ class ControllerTerm:
     # ---- reconciliation --------------------------------------------------------
 
     async def _reconcile_all(self) -> None:
-        live = self.live_broker_ids()
+        """Bring every partition in line with the live brokers.
+
+        A broker whose broker epoch changed since the last pass restarted in between
+        (its old registration's delete and its new one may fall between two looks at
+        the broker set). It is first handled as failed — out of every ISR, leadership
+        moved — and only then as live again, as Kafka fences a re-registering broker:
+        a restarted leader must never keep leading the same epoch with a log that may
+        have lost its unflushed tail.
+        """
+        registrations = self.live_registrations()
+        restarted = {
+            broker_id
+            for broker_id, registration in registrations.items()
+            if self._broker_epochs.get(broker_id, registration.broker_epoch) != registration.broker_epoch
+        }
+        if restarted:
+            self._log.info("brokers_restarted", brokers=sorted(restarted))
+            await self._reconcile_with(set(registrations) - restarted)
+        self._broker_epochs = {broker_id: r.broker_epoch for broker_id, r in registrations.items()}
+        await self._reconcile_with(set(registrations))
+
+    async def _reconcile_with(self, live: set[int]) -> None:
         topics = {kv.key[len(TOPICS_PREFIX):]: TopicRecord.model_validate_json(kv.value)
                   for kv in await self._list(TOPICS_PREFIX)}
         partitions = await self._list(PARTITIONS_PREFIX)

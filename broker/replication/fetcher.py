@@ -214,6 +214,7 @@ class ReplicaFetcher:
                 await _fsync_before_next_fetch(partition)
             elif isinstance(action, TruncateTo):
                 await partition.truncate_to(action.offset)
+                state.on_log_truncated(partition.log.log_end_offset)
             elif isinstance(action, TruncateFullyAndStartAt):
                 await partition.truncate_fully_and_start_at(action.offset)
             elif isinstance(action, UpdateFollowerOffsets):

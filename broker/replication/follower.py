@@ -111,6 +111,10 @@ class FollowerState:
     def high_watermark(self) -> int:
         return self._high_watermark
 
+    def on_log_truncated(self, log_end_offset: int) -> None:
+        """The log cuts whole batches, so it may end below the offset asked for: keep HW <= LEO."""
+        self._high_watermark = min(self._high_watermark, log_end_offset)
+
     def fetch_request(self, local: LocalLogView) -> FetchRequestFields:
         """What to ask the leader for: from own LEO, naming own latest epoch."""
         return FetchRequestFields(

@@ -4,6 +4,7 @@ from broker.errors import FencedLeaderEpoch, OffsetOutOfRange, UnknownLeaderEpoc
 from broker.replication import (
     AppendRecords,
     AwaitLeaderChange,
+    DivergingEpoch,
     FetchRequestFields,
     FollowerState,
     LocalLogView,
@@ -123,3 +124,12 @@ def test_fencing_errors_back_off_or_wait_for_new_metadata():
     assert follower.on_fetch_response(response, local) == [RetryAfterBackoff(unknown)]
     response = PartitionFetchResponse(0, 0, 10, error=fenced)
     assert follower.on_fetch_response(response, local) == [AwaitLeaderChange(fenced)]
+
+
+def test_a_truncation_that_cuts_a_whole_batch_lower_keeps_the_hw_at_or_below_the_log_end():
+    """The log cuts whole batches, so it can end below the requested offset; HW <= LEO still holds."""
+    follower = make_follower(high_watermark=8)
+    action = follower.on_diverging_epoch(DivergingEpoch(3, 7), local_log(0, 9, (1, 0), (3, 6)))
+    assert action == TruncateTo(7, 7)
+    follower.on_log_truncated(log_end_offset=6)
+    assert follower.high_watermark == 6
