@@ -22,6 +22,7 @@ import typer
 from pydantic import ValidationError
 
 from broker.cli_common import EXIT_BAD_SETTINGS, fail
+from broker.cli_groups import groups_app
 from broker.cli_partitions import partitions_app
 from broker.cli_records import consume, produce
 from broker.cli_topics import topics_app
@@ -39,6 +40,7 @@ app = typer.Typer(
 )
 app.add_typer(topics_app, name="topics")
 app.add_typer(partitions_app, name="partitions")
+app.add_typer(groups_app, name="groups")
 app.command("produce")(produce)
 app.command("consume")(consume)
 

@@ -51,6 +51,7 @@ from broker.errors import (
     UnknownTopic,
 )
 from broker.forwarding import Forwarder
+from broker.groups.coordinator import GroupCoordinator
 from broker.meta_properties import (
     DataDirMismatch,
     MetaProperties,
@@ -63,6 +64,7 @@ from broker.partition import Partition, now_ms
 from broker.replication.fetch_handler import serve_replica_fetch
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.replication.fetcher import ReplicaFetcherManager
+from broker.storage.cleaner import clean_if_compacted
 from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager, OffsetCheckpointFile
 from broker.topic_configs import TopicConfigs
 from config.broker import BrokerSettings
@@ -137,6 +139,7 @@ class BrokerNode:
             max_bytes=settings.replica_fetch_max_bytes,
         )
         self._tasks: list[asyncio.Task] = []
+        self.groups = GroupCoordinator(self)
 
     @classmethod
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
@@ -157,6 +160,7 @@ class BrokerNode:
         await self.view.start()
         await self.controller.start()
         self.interval_flusher.start()
+        self.groups.start()
         for name, coroutine in (
             ("hw-checkpoint", self._checkpoint_loop()),
             ("retention", self._retention_loop()),
@@ -188,6 +192,7 @@ class BrokerNode:
             partition = self._create_partition(record, topic)
         partition.apply_record(record, self.topic_configs.parse(topic.configs).min_insync_replicas)
         self.fetchers.update(partition)
+        self.groups.on_partition_role(partition)
 
     def _create_partition(self, record: PartitionRecord, topic: TopicRecord) -> Partition:
         key = (record.topic, record.partition)
@@ -280,6 +285,10 @@ class BrokerNode:
         while True:
             await asyncio.sleep(self.settings.log_retention_check_interval_ms / 1000)
             for partition in list(self.partitions.values()):
+                if await loop.run_in_executor(
+                    None, clean_if_compacted, partition.log, now_ms(), partition.high_watermark
+                ):
+                    continue
                 if not partition.is_leader:
                     continue
                 deleted = await loop.run_in_executor(
@@ -296,6 +305,7 @@ class BrokerNode:
         await self.controller.close()
         await self.view.close()
         await self.fetchers.close()
+        await self.groups.stop()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -386,6 +396,12 @@ class BrokerNode:
     def partition_record(self, topic: str, partition: int) -> PartitionRecord:
         count = self.partition_count(topic)
         record = self.view.partitions.get((topic, partition))
+        if record is None and 0 <= partition < count:
+            raise LeaderNotAvailable(
+                f"{topic}-{partition} was just created and its state has not reached broker {self.node_id} yet; retry",
+                topic_name=topic,
+                partition_id=partition,
+            )
         if record is None:
             raise UnknownPartition(
                 f"topic '{topic}' has no partition {partition}; it has partitions 0..{count - 1}",

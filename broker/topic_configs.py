@@ -37,4 +37,5 @@ class TopicConfigs:
             flush_policy=config.flush_policy,
             flush_interval_ms=config.flush_interval_ms,
             cleanup_policy=config.cleanup_policy,
+            delete_retention_ms=config.delete_retention_ms,
         )

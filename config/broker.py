@@ -91,6 +91,7 @@ class BrokerSettings(BaseSettings):
     broker_heartbeat_interval_ms: int = Field(1000, ge=1, description="lease keep-alive period")
     auto_leader_rebalance_enable: bool = Field(True, description="move leadership back to preferred replicas")
     leader_imbalance_check_interval_ms: int = Field(300_000, ge=1, description="preferred-leader check period")
+    offsets_topic_num_partitions: int = Field(50, ge=1, description="partitions of __consumer_offsets at creation")
 
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
     log_format: Literal["json", "console", "auto"] = Field("auto", description="auto = console on a TTY, else json")

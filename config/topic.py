@@ -30,7 +30,7 @@ MAX_SEGMENT_BYTES = 2**31 - 1
 """Segment positions are int32 in the ``.index`` file, so a segment stays below 2 GiB."""
 
 FlushPolicy = Literal["fsync", "interval", "os"]
-CleanupPolicy = Literal["delete"]
+CleanupPolicy = Literal["delete", "compact"]
 
 
 class TopicConfig(BaseModel):
@@ -47,7 +47,8 @@ class TopicConfig(BaseModel):
     max_message_bytes: int = Field(MIB + 12, ge=1, description="largest record batch accepted (Kafka's 1048588)")
     flush_policy: FlushPolicy = Field("fsync", description="fsync before acks | fsync every interval | leave to the OS")
     flush_interval_ms: int = Field(1000, ge=1, description="fsync period when flush_policy is interval")
-    cleanup_policy: CleanupPolicy = Field("delete", description="only delete retention is supported")
+    cleanup_policy: CleanupPolicy = Field("delete", description="delete old segments, or compact: keep the latest record per key")
+    delete_retention_ms: int = Field(DAY_MS, ge=0, description="compact: how long a tombstone outlives its cleaning")
     unclean_leader_election_enable: bool = Field(False, description="allow an out-of-sync leader (data loss)")
 
 
@@ -72,6 +73,7 @@ TOPIC_CONFIG_NAMES: dict[str, str] = {
     "flush.policy": "flush_policy",
     "flush.ms": "flush_interval_ms",
     "cleanup.policy": "cleanup_policy",
+    "delete.retention.ms": "delete_retention_ms",
     "unclean.leader.election.enable": "unclean_leader_election_enable",
 }
 """Kafka's dotted topic config names -> ``TopicConfig`` fields (the REST API's vocabulary)."""

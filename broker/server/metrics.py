@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from broker.node import BrokerNode
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+PRODUCE_ROUTE_SUFFIXES = ("/records", "/records:batch", "/batches")
+ACKS_LABELS = {"0": "0", "1": "1", "all": "all", "-1": "all"}
 LATENCY_BUCKETS_SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -40,14 +42,56 @@ class PartitionOffsetsCollector(Collector):
         log_start = GaugeMetricFamily(
             "highwater_partition_log_start_offset", "First offset still stored.", labels=labels
         )
+        isr_size = GaugeMetricFamily("highwater_partition_isr_size", "In-sync replicas (leader's view).", labels=labels)
+        under_replicated = GaugeMetricFamily(
+            "highwater_under_replicated_partitions", "Partitions led here whose ISR is smaller than the replicas."
+        )
+        under_min_isr = GaugeMetricFamily(
+            "highwater_under_min_isr_partitions", "Partitions led here whose ISR is below min.insync.replicas."
+        )
+        under_replicated_count = under_min_isr_count = 0
         for partition in self._node.metrics():
             values = [partition.topic, str(partition.partition)]
             log_end.add_metric(values, partition.log_end_offset)
             high_watermark.add_metric(values, partition.high_watermark)
             log_start.add_metric(values, partition.log_start_offset)
-        yield log_end
-        yield high_watermark
-        yield log_start
+            if partition.leader_id != self._node.node_id:
+                continue
+            isr_size.add_metric(values, len(partition.isr))
+            under_replicated_count += len(partition.isr) < len(partition.replicas)
+            under_min_isr_count += len(partition.isr) < self._min_isr(partition.topic)
+        under_replicated.add_metric([], under_replicated_count)
+        under_min_isr.add_metric([], under_min_isr_count)
+        yield from (log_end, high_watermark, log_start, isr_size, under_replicated, under_min_isr)
+
+    def _min_isr(self, topic: str) -> int:
+        record = self._node.view.topics.get(topic)
+        return self._node.topic_configs.parse(record.configs).min_insync_replicas if record else 1
+
+
+class ConsumerLagCollector(Collector):
+    """Lag of the groups this broker coordinates, as last refreshed by the coordinator.
+
+    Only a group's coordinator reports it, so summing over brokers never double counts.
+    """
+
+    def __init__(self, node: BrokerNode) -> None:
+        self._node = node
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        labels = ["group", "topic", "partition"]
+        lag = GaugeMetricFamily("highwater_consumer_group_lag", "High watermark minus committed offset.", labels=labels)
+        lag_seconds = GaugeMetricFamily(
+            "highwater_consumer_group_lag_seconds", "Age of the record at the committed offset.", labels=labels
+        )
+        for group_id, row in self._node.groups.lag_snapshot:
+            values = [group_id, row.topic_name, str(row.partition_id)]
+            if row.lag is not None:
+                lag.add_metric(values, row.lag)
+            if row.lag_ms is not None:
+                lag_seconds.add_metric(values, row.lag_ms / 1000)
+        yield lag
+        yield lag_seconds
 
 
 class HttpMetrics:
@@ -68,11 +112,32 @@ class HttpMetrics:
             buckets=LATENCY_BUCKETS_SECONDS,
             registry=self.registry,
         )
+        self._produce_latency = Histogram(
+            "highwater_produce_request_duration_seconds",
+            "Produce requests (JSON, batch and binary) from receipt to answer, by acks.",
+            ["acks"],
+            buckets=LATENCY_BUCKETS_SECONDS,
+            registry=self.registry,
+        )
+        self._fetch_latency = Histogram(
+            "highwater_fetch_request_duration_seconds",
+            "Fetch requests from receipt to answer (long-poll time included), consumer or replica.",
+            ["kind"],
+            buckets=LATENCY_BUCKETS_SECONDS,
+            registry=self.registry,
+        )
         self.registry.register(PartitionOffsetsCollector(node))
+        self.registry.register(ConsumerLagCollector(node))
 
-    def observe(self, method: str, route: str, status: int, duration_seconds: float) -> None:
+    def observe(self, method: str, route: str, status: int, duration_seconds: float, acks: str = "all") -> None:
         self._requests.labels(method, route, str(status)).inc()
         self._latency.labels(method, route).observe(duration_seconds)
+        if method == "POST" and route.endswith(PRODUCE_ROUTE_SUFFIXES):
+            self._produce_latency.labels(ACKS_LABELS.get(acks.lower(), "invalid")).observe(duration_seconds)
+        elif method == "GET" and route.endswith("/records"):
+            self._fetch_latency.labels("consumer").observe(duration_seconds)
+        elif route == "/internal/fetch":
+            self._fetch_latency.labels("replica").observe(duration_seconds)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

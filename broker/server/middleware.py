@@ -112,4 +112,6 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
     finally:
         resource = request.match_info.route.resource
         route = resource.canonical if resource is not None else "unmatched"
-        request.app[METRICS_KEY].observe(request.method, route, status, time.perf_counter() - started)
+        request.app[METRICS_KEY].observe(
+            request.method, route, status, time.perf_counter() - started, acks=request.query.get("acks", "all")
+        )

@@ -10,6 +10,8 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
+from broker.groups.openapi_spec import GROUP_PATHS, GROUP_SCHEMAS
+
 JSON = "application/json"
 BATCH = "application/vnd.kafka.batch.v2"
 NDJSON = "application/x-ndjson"
@@ -483,6 +485,7 @@ PATHS: dict[str, Any] = {
     },
     "/openapi.json": {"get": _operation("This document", [], _ok("OpenAPI 3.1", {"type": "object"}))},
     **INTERNAL_PATHS,
+    **GROUP_PATHS,
 }
 
 
@@ -498,7 +501,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
         "servers": [{"url": server_url}],
         "paths": deepcopy(PATHS),
         "components": {
-            "schemas": deepcopy(SCHEMAS),
+            "schemas": deepcopy({**SCHEMAS, **GROUP_SCHEMAS}),
             "responses": {"Error": {"description": "any error", **_json_body(_ref("Error"))}},
         },
     }

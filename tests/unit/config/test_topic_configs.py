@@ -64,7 +64,7 @@ def test_field_names_are_accepted_too() -> None:
         ({"segment.bytes": "100"}, "invalid config segment.bytes: must be >= 1024 (got 100)"),
         ({"segment.bytes": "2147483648"}, "invalid config segment.bytes: must be <= 2147483647 (got 2147483648)"),
         ({"max.message.bytes": "0"}, "invalid config max.message.bytes: must be >= 1 (got 0)"),
-        ({"cleanup.policy": "compact"}, "invalid config cleanup.policy: must be one of delete (got 'compact')"),
+        ({"cleanup.policy": "shred"}, "invalid config cleanup.policy: must be one of delete, compact (got 'shred')"),
         ({"flush.policy": "never"}, "invalid config flush.policy: must be one of fsync, interval, os (got 'never')"),
         (
             {"unclean.leader.election.enable": "yes"},

@@ -1,0 +1,166 @@
+"""``highwater groups list|describe|reset-offsets``: consumer groups over the REST API.
+
+``describe`` prints what ``kafka-consumer-groups --describe`` prints, plus the time lag
+and the Burrow status. ``reset-offsets`` computes the new offsets from the partition
+leaders (log start offset, high watermark, or the first offset at a timestamp) and
+commits them as a stateless commit, which the coordinator refuses while the group has
+active members — the same rule Kafka applies.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from urllib.parse import quote
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from broker.cli_client import BrokerError, RestClient
+from broker.cli_common import DEFAULT_SERVER, ServerOption, fail, run_client
+
+groups_app = typer.Typer(help="List and describe consumer groups, reset their offsets.", no_args_is_help=True)
+stdout_console = Console(highlight=False, soft_wrap=True)
+
+
+async def _group_path(client: RestClient, group: str | None = None, *parts: str) -> str:
+    path = f"/v3/clusters/{quote(await client.cluster_id(), safe='')}/consumer-groups"
+    if group is not None:
+        path += "/" + quote(group, safe="")
+    return path + "".join("/" + part for part in parts)
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+@groups_app.command("list")
+def list_groups(server: ServerOption = DEFAULT_SERVER) -> None:
+    """List the cluster's consumer groups."""
+
+    async def action(client: RestClient) -> list[dict]:
+        return (await client.request("GET", await _group_path(client)))["data"]
+
+    groups = run_client(server, action)
+    table = Table("GROUP", "STATE", "MEMBERS", "COMMITTED-PARTITIONS", "COORDINATOR", box=None, header_style="bold")
+    for group in groups:
+        table.add_row(
+            group["consumer_group_id"], group["state"], str(group["members_count"]),
+            str(group["committed_partitions"]), str(group["coordinator_id"]),
+        )
+    stdout_console.print(table)
+
+
+def lag_table(rows: list[dict]) -> Table:
+    table = Table(
+        "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LAG-MS", "CONSUMER-ID", "STATUS",
+        box=None, header_style="bold",
+    )
+    for row in rows:
+        table.add_row(
+            row["topic_name"], str(row["partition_id"]), _cell(row["current_offset"]), _cell(row["log_end_offset"]),
+            _cell(row["lag"]), _cell(row["lag_ms"]), _cell(row["consumer_id"]), row["status"],
+        )
+    return table
+
+
+@groups_app.command("describe")
+def describe_group(group: str, server: ServerOption = DEFAULT_SERVER) -> None:
+    """Per-partition committed offset, high watermark, lag, time lag, owner and status."""
+
+    async def action(client: RestClient) -> tuple[list[dict], dict]:
+        rows = (await client.request("GET", await _group_path(client, group, "lags")))["data"]
+        return rows, await client.request("GET", await _group_path(client, group, "lag-summary"))
+
+    rows, summary = run_client(server, action)
+    stdout_console.print(lag_table(rows))
+    stdout_console.print(
+        f"group {group}: status {summary['status']}, total lag {summary['total_lag']}, max lag "
+        f"{summary['max_lag']} ({_cell(summary['max_lag_topic_name'])}-{_cell(summary['max_lag_partition_id'])})"
+    )
+
+
+def parse_datetime_ms(text: str) -> int:
+    """ISO 8601 (``2024-05-01T12:00:00``, UTC unless an offset is given) or milliseconds since the epoch."""
+    if text.isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise fail(f"--to-datetime expects ISO 8601 or epoch milliseconds (got {text!r})") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+async def _target_offset(client: RestClient, topic: str, partition: dict, mode: str, value: int | None) -> int:
+    start, high_watermark = partition["log_start_offset"], partition["high_watermark"]
+    if mode == "earliest":
+        return start
+    if mode == "latest":
+        return high_watermark
+    if mode == "offset":
+        assert value is not None
+        return min(max(value, start), high_watermark)
+    path = f"/v3/clusters/{quote(await client.cluster_id(), safe='')}/topics/{quote(topic, safe='')}"
+    answer = await client.request(
+        "GET", f"{path}/partitions/{partition['partition_id']}/offset", params={"timestamp": str(value)}
+    )
+    return high_watermark if answer.get("offset") is None else int(answer["offset"])
+
+
+async def _plan_reset(client: RestClient, group: str, topic: str | None, mode: str, value: int | None) -> list[dict]:
+    try:
+        described = await client.request("GET", await _group_path(client, group))
+    except BrokerError as error:
+        if error.error != "GROUP_ID_NOT_FOUND" or topic is None:
+            raise
+        described = {"members_count": 0}
+    if described["members_count"]:
+        raise BrokerError(409, "NON_EMPTY_GROUP", f"group {group} has {described['members_count']} active member(s)")
+    if topic is not None:
+        topics = [topic]
+    else:
+        committed = (await client.request("GET", await _group_path(client, group, "offsets")))["data"]
+        topics = sorted({entry["topic_name"] for entry in committed})
+    plan = []
+    for name in topics:
+        for partition in await client.list_partitions(name):
+            offset = await _target_offset(client, name, partition, mode, value)
+            plan.append({"topic_name": name, "partition_id": partition["partition_id"], "offset": offset})
+    return plan
+
+
+@groups_app.command("reset-offsets")
+def reset_offsets(
+    group: str,
+    to_earliest: Annotated[bool, typer.Option("--to-earliest", help="Log start offset.")] = False,
+    to_latest: Annotated[bool, typer.Option("--to-latest", help="High watermark.")] = False,
+    to_offset: Annotated[int | None, typer.Option("--to-offset", min=0, help="This offset (clamped).")] = None,
+    to_datetime: Annotated[str | None, typer.Option("--to-datetime", help="First offset at/after this time.")] = None,
+    topic: Annotated[str | None, typer.Option("--topic", help="Only this topic (default: committed ones).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the new offsets, commit nothing.")] = False,
+    server: ServerOption = DEFAULT_SERVER,
+) -> None:
+    """Move a group's committed offsets (only while it has no active members)."""
+    chosen = [name for name, given in (("earliest", to_earliest), ("latest", to_latest),
+                                        ("offset", to_offset is not None), ("datetime", to_datetime is not None))
+              if given]
+    if len(chosen) != 1:
+        raise fail("give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime")
+    mode = chosen[0]
+    value = to_offset if mode == "offset" else parse_datetime_ms(to_datetime) if mode == "datetime" else None
+
+    async def action(client: RestClient) -> list[dict]:
+        plan = await _plan_reset(client, group, topic, mode, value)
+        if not dry_run and plan:
+            await client.request("POST", await _group_path(client, group, "offsets"), body={"offsets": plan})
+        return plan
+
+    plan = run_client(server, action)
+    table = Table("TOPIC", "PARTITION", "NEW-OFFSET", box=None, header_style="bold")
+    for entry in plan:
+        table.add_row(entry["topic_name"], str(entry["partition_id"]), str(entry["offset"]))
+    stdout_console.print(table)
+    stdout_console.print(("would reset" if dry_run else "reset") + f" {len(plan)} partition(s) of group {group}")

@@ -1,0 +1,104 @@
+"""JSON shapes of consumer groups, members, offsets and lags (REST Proxy v3 names where they exist)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from broker.groups.assignors import TopicPartition
+
+if TYPE_CHECKING:
+    from broker.groups.lag import LagRow
+    from broker.groups.membership import Member
+    from broker.groups.shard import GroupState
+    from broker.node import BrokerNode
+
+
+def groups_path(node: BrokerNode, group_id: str | None = None) -> str:
+    base = f"/v3/clusters/{node.cluster_id}/consumer-groups"
+    return base if group_id is None else f"{base}/{group_id}"
+
+
+def _related(node: BrokerNode, path: str) -> dict[str, str]:
+    return {"related": f"{node.advertised_url}{path}"}
+
+
+def partitions_by_topic(partitions: set[TopicPartition] | frozenset[TopicPartition]) -> list[dict[str, Any]]:
+    """``[{"topic": t, "partitions": [0, 2]}]``: the heartbeat's assignment shape (KIP-848 TopicPartitions)."""
+    grouped: dict[str, list[int]] = defaultdict(list)
+    for topic, partition in sorted(partitions):
+        grouped[topic].append(partition)
+    return [{"topic": topic, "partitions": partitions_} for topic, partitions_ in grouped.items()]
+
+
+def group_body(node: BrokerNode, state: GroupState) -> dict[str, Any]:
+    membership = state.membership
+    path = groups_path(node, membership.group_id)
+    return {
+        "kind": "KafkaConsumerGroup",
+        "metadata": {"self": f"{node.advertised_url}{path}"},
+        "cluster_id": node.cluster_id,
+        "consumer_group_id": membership.group_id,
+        "is_simple": not membership.members,
+        "partition_assignor": membership.assignor,
+        "state": membership.state,
+        "group_epoch": membership.group_epoch,
+        "assignment_epoch": membership.assignment_epoch,
+        "members_count": len(membership.members),
+        "committed_partitions": len(state.offsets),
+        "coordinator_id": node.node_id,
+        "coordinator": _related(node, f"/v3/clusters/{node.cluster_id}/brokers/{node.node_id}"),
+        "consumers": _related(node, f"{path}/consumers"),
+        "lag_summary": _related(node, f"{path}/lag-summary"),
+    }
+
+
+def member_body(node: BrokerNode, group_id: str, member: Member) -> dict[str, Any]:
+    subscription = member.subscription
+    return {
+        "kind": "KafkaConsumer",
+        "metadata": {"self": f"{node.advertised_url}{groups_path(node, group_id)}/consumers/{member.member_id}"},
+        "cluster_id": node.cluster_id,
+        "consumer_group_id": group_id,
+        "consumer_id": member.member_id,
+        "client_id": member.client_id,
+        "member_epoch": member.member_epoch,
+        "subscribed_topics": sorted(subscription.topics) if subscription.topics is not None else None,
+        "subscribed_topic_regex": subscription.regex,
+        "assignments": [{"topic_name": t, "partition_id": p} for t, p in sorted(member.assigned)],
+        "revoking": [{"topic_name": t, "partition_id": p} for t, p in sorted(member.revoking)],
+        "last_heartbeat_ms": member.last_heartbeat_ms,
+        "session_timeout_ms": member.session_timeout_ms,
+    }
+
+
+def offsets_body(node: BrokerNode, state: GroupState, topic: str | None) -> dict[str, Any]:
+    group_id = state.membership.group_id
+    data = [
+        {
+            "topic_name": t,
+            "partition_id": p,
+            "offset": committed.offset,
+            "metadata": committed.metadata,
+            "commit_timestamp_ms": committed.commit_timestamp_ms,
+        }
+        for (t, p), committed in sorted(state.offsets.items())
+        if topic is None or t == topic
+    ]
+    return {
+        "kind": "KafkaConsumerGroupOffsets",
+        "metadata": {"self": f"{node.advertised_url}{groups_path(node, group_id)}/offsets"},
+        "consumer_group_id": group_id,
+        "data": data,
+    }
+
+
+def lag_body(node: BrokerNode, group_id: str, row: LagRow) -> dict[str, Any]:
+    path = f"{groups_path(node, group_id)}/lags/{row.topic_name}/partitions/{row.partition_id}"
+    return {
+        "kind": "KafkaConsumerLag",
+        "metadata": {"self": f"{node.advertised_url}{path}"},
+        "cluster_id": node.cluster_id,
+        "consumer_group_id": group_id,
+        **row.to_body(),
+    }

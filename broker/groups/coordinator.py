@@ -1,0 +1,328 @@
+"""The group coordinator of one broker: the groups of the ``__consumer_offsets`` partitions it leads.
+
+Placement. A group lives in partition ``abs(hashCode(group_id)) % n`` of
+``__consumer_offsets`` (created on first use by the controller: ``n`` =
+``offsets_topic_num_partitions``, replication factor min(3, live brokers), compacted).
+Its coordinator is that partition's leader. ``route`` answers the local shard when this
+broker leads the partition, else the leader's URL for the HTTP layer to forward to.
+
+Loading. ``on_partition_role`` (called by the node after every partition record it
+applies) notices a new leadership of an offsets partition and replays the partition
+from its log start into a fresh ``OffsetsShard``; requests for its groups wait for the
+replay (``COORDINATOR_LOAD_IN_PROGRESS`` if it takes too long). A lost leadership drops
+the shard at once, so a deposed coordinator never answers for a group again.
+
+Writes. A commit is validated against the membership (fencing), written as keyed
+records with acks=all to the partition this broker leads, and applied to the shard
+only once acknowledged. Membership (heartbeats, expulsions) is in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import TYPE_CHECKING
+
+import structlog
+
+from broker.errors import InvalidRequest, TopicAlreadyExists
+from broker.groups.errors import CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator
+from broker.groups.lag import LagRow, group_lag_rows
+from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
+from broker.groups.offsets_records import OFFSETS_TOPIC, OffsetKey, OffsetValue, partition_for_group
+from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
+from broker.record.codec import RecordInput, encode_batch, iter_batches_with_records
+
+if TYPE_CHECKING:
+    from broker.node import BrokerNode
+    from broker.partition import Partition
+
+log = structlog.get_logger(__name__)
+
+OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024), "retention.ms": "-1"}
+COMMIT_TIMEOUT_MS = 5000
+ROUTE_WAIT_S = 5.0
+EXPIRY_CHECK_INTERVAL_S = 0.1
+LAG_METRICS_INTERVAL_S = 5.0
+REPLAY_READ_BYTES = 1024 * 1024
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _replay(partition: Partition, shard: OffsetsShard) -> None:
+    """In the executor: every record from the log start to the log end, in order."""
+    offset = partition.log.log_start_offset
+    end = partition.log.log_end_offset
+    while offset < end:
+        result = partition.log.read(offset, REPLAY_READ_BYTES, end)
+        if not result.data:
+            break
+        for _, records in iter_batches_with_records(result.data):
+            for record in records:
+                if record.offset >= offset:
+                    shard.apply_record(record.offset, record.key, record.value)
+        offset = result.next_offset
+
+
+class GroupCoordinator:
+    """See the module docstring. ``node.groups`` of every broker."""
+
+    def __init__(self, node: BrokerNode) -> None:
+        self.node = node
+        self.shards: dict[int, OffsetsShard] = {}
+        self.lag_snapshot: list[tuple[str, LagRow]] = []
+        self._create_lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task] = []
+        self._background: set[asyncio.Task] = set()
+
+    def start(self) -> None:
+        self._tasks.append(asyncio.create_task(self._expiry_loop(), name="group-expiry"))
+        self._tasks.append(asyncio.create_task(self._lag_metrics_loop(), name="group-lag-metrics"))
+
+    async def stop(self) -> None:
+        for task in [*self._tasks, *self._background]:
+            task.cancel()
+        for task in [*self._tasks, *self._background]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.shards.clear()
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # ------------------------------------------------------------ loading
+
+    def on_partition_role(self, partition: Partition) -> None:
+        """Hook: the node applied a partition record to ``partition``."""
+        if partition.topic != OFFSETS_TOPIC:
+            return
+        shard = self.shards.get(partition.partition)
+        if partition.is_leader:
+            if shard is None or shard.leader_epoch != partition.leader_epoch:
+                shard = OffsetsShard(partition.partition, partition.leader_epoch)
+                self.shards[partition.partition] = shard
+                self._spawn(self._load(partition, shard))
+        elif shard is not None:
+            del self.shards[partition.partition]
+            log.info("coordinator.unloaded", partition=partition.partition, leader_epoch=shard.leader_epoch)
+
+    async def _load(self, partition: Partition, shard: OffsetsShard) -> None:
+        started = time.monotonic()
+        await asyncio.get_running_loop().run_in_executor(None, _replay, partition, shard)
+        shard.loaded = True
+        log.info(
+            "coordinator.loaded",
+            partition=shard.partition,
+            leader_epoch=shard.leader_epoch,
+            groups=len(shard.groups),
+            records=shard.records_replayed,
+            duration_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+
+    def _led_partition(self, shard: OffsetsShard) -> Partition:
+        partition = self.node.partitions.get((OFFSETS_TOPIC, shard.partition))
+        if partition is None or not partition.is_leader or partition.leader_epoch != shard.leader_epoch:
+            self.shards.pop(shard.partition, None)
+            raise NotCoordinator(f"broker {self.node.node_id} no longer coordinates this group; retry")
+        return partition
+
+    # ------------------------------------------------------------ topic and routing
+
+    def _offsets_topic_ready(self) -> bool:
+        topic = self.node.view.topics.get(OFFSETS_TOPIC)
+        return topic is not None and all(
+            (OFFSETS_TOPIC, p) in self.node.view.partitions for p in range(topic.partitions_count)
+        )
+
+    async def ensure_offsets_topic(self) -> None:
+        if self._offsets_topic_ready():
+            return
+        async with self._create_lock:
+            if OFFSETS_TOPIC not in self.node.view.topics:
+                await self.node._on_controller(
+                    "POST", "groups/offsets-topic", {}, lambda controller: self.create_offsets_topic_on_controller()
+                )
+        await self.node.view.wait_for(self._offsets_topic_ready, ROUTE_WAIT_S)
+
+    async def create_offsets_topic_on_controller(self) -> dict:
+        """On the controller: create ``__consumer_offsets`` (internal) unless it exists."""
+        if OFFSETS_TOPIC in self.node.view.topics:
+            return {}
+        replication_factor = max(1, min(3, len(self.node.view.brokers)))
+        try:
+            await self.node.controller.create_topic(
+                OFFSETS_TOPIC,
+                self.node.settings.offsets_topic_num_partitions,
+                replication_factor,
+                OFFSETS_TOPIC_CONFIGS,
+                internal=True,
+            )
+            log.info("coordinator.offsets_topic_created", replication_factor=replication_factor)
+        except TopicAlreadyExists:
+            pass
+        return {}
+
+    async def route(self, group_id: str, *, forwarded: bool) -> OffsetsShard | str:
+        """The loaded local shard of ``group_id``, or the coordinator's URL to forward to."""
+        if not group_id:
+            raise InvalidRequest("group id must not be empty")
+        await self.ensure_offsets_topic()
+        partition_id = partition_for_group(group_id, self.node.partition_count(OFFSETS_TOPIC))
+        deadline = time.monotonic() + ROUTE_WAIT_S
+        while True:
+            record = self.node.view.partitions.get((OFFSETS_TOPIC, partition_id))
+            shard = self.shards.get(partition_id)
+            if shard is not None and shard.loaded:
+                self._led_partition(shard)
+                return shard
+            leader = record.leader if record is not None else -1
+            if leader >= 0 and leader != self.node.node_id:
+                url = self.node.view.broker_url(leader)
+                if forwarded:
+                    raise NotCoordinator(
+                        f"broker {self.node.node_id} does not coordinate group {group_id!r}; broker {leader} does",
+                        coordinator_id=leader,
+                        coordinator_url=url,
+                    )
+                if url is not None:
+                    return url
+            if time.monotonic() > deadline:
+                if shard is not None:
+                    raise CoordinatorLoadInProgress(f"the coordinator of group {group_id!r} is still loading")
+                raise CoordinatorNotAvailable(f"no coordinator for group {group_id!r} right now; retry shortly")
+            await asyncio.sleep(0.05)
+
+    # ------------------------------------------------------------ membership
+
+    def heartbeat(
+        self, shard: OffsetsShard, group_id: str, request: HeartbeatRequest, assignor: str
+    ) -> HeartbeatResponse:
+        self._led_partition(shard)
+        state = shard.group(group_id, assignor)
+        counts = {
+            name: topic.partitions_count for name, topic in self.node.view.topics.items() if not topic.internal
+        }
+        return state.membership.heartbeat(request, counts, now_ms())
+
+    def leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
+        self._led_partition(shard)
+        shard.group(group_id).membership.remove_member(member_id, "left")
+
+    async def _expiry_loop(self) -> None:
+        """Expel silent members; forget groups left without members and commits."""
+        while True:
+            await asyncio.sleep(EXPIRY_CHECK_INTERVAL_S)
+            now = now_ms()
+            for shard in list(self.shards.values()):
+                for group_id, state in list(shard.groups.items()):
+                    for member_id in state.membership.expire(now):
+                        log.info("coordinator.member_expelled", group_id=group_id,
+                                 member_id=member_id, group_epoch=state.membership.group_epoch)
+                    if state.is_empty:
+                        del shard.groups[group_id]
+
+    # ------------------------------------------------------------ offsets
+
+    async def commit(
+        self,
+        shard: OffsetsShard,
+        group_id: str,
+        member_id: str | None,
+        member_epoch: int | None,
+        offsets: list[tuple[str, int, int, str]],
+    ) -> None:
+        """Validate (fencing), write with acks=all, then apply. ``offsets``: (topic, partition, offset, metadata)."""
+        for topic, partition_id, _, _ in offsets:
+            self.node.partition_record(topic, partition_id)
+        state = shard.group(group_id)
+        state.membership.validate_commit(member_id, member_epoch)
+        await self._write_commits(shard, state, offsets)
+
+    async def _write_commits(
+        self, shard: OffsetsShard, state: GroupState, offsets: list[tuple[str, int, int | None, str]]
+    ) -> None:
+        """``offset`` None writes a tombstone (the commit is deleted)."""
+        if not offsets:
+            return
+        group_id = state.membership.group_id
+        timestamp = now_ms()
+        records = [
+            RecordInput(
+                OffsetKey(group_id, topic, partition_id).encode(),
+                None if offset is None else OffsetValue(offset, metadata, timestamp).encode(),
+                (),
+                timestamp,
+            )
+            for topic, partition_id, offset, metadata in offsets
+        ]
+        outcome = await self._led_partition(shard).append(encode_batch(records), "all", COMMIT_TIMEOUT_MS)
+        state = shard.groups.setdefault(group_id, state)  # the expiry loop may have dropped it while empty
+        sampled = []
+        for index, (topic, partition_id, offset, metadata) in enumerate(offsets):
+            record_offset = outcome.base_offset + index
+            if offset is None:
+                state.apply_delete((topic, partition_id), record_offset)
+                continue
+            sample = state.apply_commit(
+                (topic, partition_id), CommittedOffset(offset, metadata, timestamp, record_offset)
+            )
+            if sample is not None:
+                sampled.append((topic, partition_id, sample))
+        log.info("coordinator.committed", group_id=group_id, partitions=len(offsets),
+                 offsets_partition=shard.partition, record_offset=outcome.base_offset)
+        if sampled:
+            self._spawn(self._sample_lag(sampled))
+
+    async def _sample_lag(self, sampled: list) -> None:
+        """Fill each new commit sample's lag from the high watermark now (Burrow's window input)."""
+        high_watermarks: dict[tuple[str, int], int] = {}
+        for topic in {topic for topic, _, _ in sampled}:
+            with contextlib.suppress(Exception):
+                for described in await self.node.describe_partitions(topic):
+                    high_watermarks[(topic, described.partition)] = described.high_watermark
+        for topic, partition_id, sample in sampled:
+            high_watermark = high_watermarks.get((topic, partition_id), -1)
+            if high_watermark >= 0:
+                sample.lag = max(0, high_watermark - sample.offset)
+
+    async def delete_group(self, shard: OffsetsShard, group_id: str) -> int:
+        """Kafka's DeleteGroups: only an empty group; tombstones for every committed offset."""
+        state = shard.group(group_id)
+        state.membership.validate_commit(None, None)
+        offsets = [(topic, partition_id, None, "") for topic, partition_id in sorted(state.offsets)]
+        await self._write_commits(shard, state, offsets)
+        shard.groups.pop(group_id, None)
+        return len(offsets)
+
+    # ------------------------------------------------------------ lag
+
+    async def lag_rows(self, shard: OffsetsShard, group_id: str) -> list[LagRow]:
+        return await group_lag_rows(self.node, shard.group(group_id), now_ms())
+
+    def local_groups(self) -> list[tuple[OffsetsShard, GroupState]]:
+        return [
+            (shard, state)
+            for shard in list(self.shards.values())
+            if shard.loaded
+            for state in list(shard.groups.values())
+            if not state.is_empty
+        ]
+
+    async def _lag_metrics_loop(self) -> None:
+        """Refresh the lag gauges of the groups this broker coordinates (read at scrape time)."""
+        while True:
+            await asyncio.sleep(LAG_METRICS_INTERVAL_S)
+            snapshot: list[tuple[str, LagRow]] = []
+            for _, state in self.local_groups():
+                try:
+                    rows = await group_lag_rows(self.node, state, now_ms())
+                except Exception as error:  # noqa: BLE001 - one group's failure must not stop the gauges
+                    log.info("coordinator.lag_refresh_failed", group_id=state.membership.group_id, error=str(error))
+                    continue
+                snapshot.extend((state.membership.group_id, row) for row in rows)
+            self.lag_snapshot = snapshot

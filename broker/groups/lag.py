@@ -1,0 +1,143 @@
+"""Consumer lag of one group, per partition, from the partition leaders' own offsets.
+
+For every partition of every topic the group committed to or subscribes to:
+
+* ``log_end_offset`` is the leader's high watermark (what Kafka's tooling calls the log
+  end offset: the end of what a consumer can read), ``log_start_offset`` the leader's;
+* ``lag = log_end_offset - current_offset`` (never negative);
+* ``lag_ms`` is how long ago the record at the committed offset — the next one the
+  group has to process — was appended: ``now - its timestamp``, read from the log (the
+  first stored record at or after the committed offset, which after compaction or
+  retention may be a later one); 0 when the lag is 0;
+* a partition without a commit is listed with ``current_offset``, ``lag`` and
+  ``lag_ms`` null, never hidden;
+* ``status`` is the Burrow verdict of ``broker.groups.lag_status``.
+
+Rows come sorted by lag, largest first (unknown lags last), then topic and partition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from broker.errors import HighwaterError, OffsetOutOfRange
+from broker.groups.lag_status import group_status, partition_status
+from broker.record.codec import iter_records
+
+if TYPE_CHECKING:
+    from broker.groups.shard import GroupState
+    from broker.node import BrokerNode
+
+
+@dataclass(slots=True)
+class LagRow:
+    topic_name: str
+    partition_id: int
+    current_offset: int | None
+    log_end_offset: int | None
+    log_start_offset: int | None
+    lag: int | None
+    lag_ms: int | None
+    last_commit_ms: int | None
+    consumer_id: str | None
+    client_id: str | None
+    status: str
+
+    def to_body(self) -> dict:
+        return asdict(self)
+
+
+async def record_timestamp_at(node: BrokerNode, topic: str, partition: int, offset: int) -> int | None:
+    """Timestamp of the first stored record at or after ``offset`` (below the HW), from its leader."""
+    try:
+        result = await node.fetch(topic, partition, offset, 1, 0)
+    except OffsetOutOfRange as error:
+        start = error.details.get("log_start_offset")
+        if start is None or start <= offset:
+            return None
+        result = await node.fetch(topic, partition, start, 1, 0)
+        offset = start
+    for record in iter_records(result.data):
+        if record.offset >= offset:
+            return record.timestamp
+    return None
+
+
+async def _lag_ms(node: BrokerNode, topic: str, partition: int, offset: int, lag: int, now_ms: int) -> int | None:
+    if lag == 0:
+        return 0
+    try:
+        timestamp = await record_timestamp_at(node, topic, partition, offset)
+    except HighwaterError:
+        return None
+    return None if timestamp is None else max(0, now_ms - timestamp)
+
+
+async def _topic_rows(node: BrokerNode, state: GroupState, topic: str, now_ms: int) -> list[LagRow]:
+    membership = state.membership
+    described = await node.describe_partitions(topic)
+    rows, ages = [], []
+    for partition in described:
+        tp = (topic, partition.partition)
+        committed = state.offsets.get(tp)
+        known = partition.high_watermark >= 0
+        lag = max(0, partition.high_watermark - committed.offset) if committed and known else None
+        owner = membership.owner_of(tp)
+        member = membership.members.get(owner) if owner else None
+        rows.append(
+            LagRow(
+                topic_name=topic,
+                partition_id=partition.partition,
+                current_offset=committed.offset if committed else None,
+                log_end_offset=partition.high_watermark if known else None,
+                log_start_offset=partition.log_start_offset if known else None,
+                lag=lag,
+                lag_ms=None,
+                last_commit_ms=committed.commit_timestamp_ms if committed else None,
+                consumer_id=owner,
+                client_id=member.client_id if member else None,
+                status=partition_status(
+                    list(state.windows.get(tp, ())),
+                    lag,
+                    now_ms,
+                    nothing_to_read=known and partition.high_watermark == partition.log_start_offset,
+                ),
+            )
+        )
+        if lag is not None and committed is not None:
+            ages.append((rows[-1], _lag_ms(node, topic, partition.partition, committed.offset, lag, now_ms)))
+    for row, age in zip([row for row, _ in ages], await asyncio.gather(*(a for _, a in ages))):
+        row.lag_ms = age
+    return rows
+
+
+def _sort_key(row: LagRow) -> tuple:
+    return (row.lag is None, -(row.lag or 0), row.topic_name, row.partition_id)
+
+
+async def group_lag_rows(node: BrokerNode, state: GroupState, now_ms: int) -> list[LagRow]:
+    topics = {topic for topic, _ in state.offsets} | state.membership.subscribed_topics()
+    existing = sorted(topic for topic in topics if topic in node.view.topics)
+    per_topic = await asyncio.gather(*(_topic_rows(node, state, topic, now_ms) for topic in existing))
+    return sorted((row for rows in per_topic for row in rows), key=_sort_key)
+
+
+def lag_summary(group_id: str, rows: list[LagRow]) -> dict:
+    """REST Proxy's ConsumerGroupLagSummary plus Burrow's group status."""
+    known = [row for row in rows if row.lag is not None]
+    worst = max(known, key=lambda row: row.lag or 0, default=None)
+    return {
+        "group_id": group_id,
+        "max_lag": worst.lag if worst else 0,
+        "max_lag_topic_name": worst.topic_name if worst else None,
+        "max_lag_partition_id": worst.partition_id if worst else None,
+        "max_lag_consumer_id": worst.consumer_id if worst else None,
+        "max_lag_client_id": worst.client_id if worst else None,
+        "max_lag_ms": max((row.lag_ms or 0 for row in known), default=0),
+        "total_lag": sum(row.lag or 0 for row in known),
+        "partitions": len(rows),
+        "partitions_without_commit": sum(1 for row in rows if row.current_offset is None),
+        "status": group_status(row.status for row in rows),
+    }

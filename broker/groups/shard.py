@@ -1,0 +1,97 @@
+"""The groups of one ``__consumer_offsets`` partition, as its leader (their coordinator) holds them.
+
+A shard is rebuilt by replaying its partition from the log start (``apply_record`` for
+every record, in offset order) and then kept current by the coordinator, which applies
+each commit after it is written with acks=all. Membership is held in memory only: after
+a coordinator change members get ``UNKNOWN_MEMBER_ID`` and rejoin (KIP-848's recovery),
+while committed offsets survive in the log.
+
+Invariant: a commit is applied only if its record offset in ``__consumer_offsets`` is
+above the one already applied for that partition, so concurrent commits end in log
+order whatever order their acknowledgements arrive in.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from broker.groups.assignors import TopicPartition
+from broker.groups.lag_status import CommitSample, new_window
+from broker.groups.membership import ConsumerGroup
+from broker.groups.offsets_records import OffsetKey, OffsetValue
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    offset: int
+    metadata: str
+    commit_timestamp_ms: int
+    record_offset: int
+    """Where the commit sits in ``__consumer_offsets``."""
+
+
+@dataclass(slots=True)
+class GroupState:
+    membership: ConsumerGroup
+    offsets: dict[TopicPartition, CommittedOffset] = field(default_factory=dict)
+    windows: dict[TopicPartition, deque[CommitSample]] = field(default_factory=dict)
+    deleted_at_record_offset: dict[TopicPartition, int] = field(default_factory=dict)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.membership.members and not self.offsets
+
+    def apply_commit(self, tp: TopicPartition, committed: CommittedOffset) -> CommitSample | None:
+        current = self.offsets.get(tp)
+        newest = max(current.record_offset if current else -1, self.deleted_at_record_offset.get(tp, -1))
+        if committed.record_offset <= newest:
+            return None
+        self.offsets[tp] = committed
+        sample = CommitSample(committed.offset, committed.commit_timestamp_ms, None)
+        self.windows.setdefault(tp, new_window()).append(sample)
+        return sample
+
+    def apply_delete(self, tp: TopicPartition, record_offset: int) -> None:
+        current = self.offsets.get(tp)
+        if current is not None and current.record_offset < record_offset:
+            del self.offsets[tp]
+            self.windows.pop(tp, None)
+        self.deleted_at_record_offset[tp] = record_offset
+
+
+class OffsetsShard:
+    """Groups coordinated through one ``__consumer_offsets`` partition during one leader epoch."""
+
+    def __init__(self, partition: int, leader_epoch: int) -> None:
+        self.partition = partition
+        self.leader_epoch = leader_epoch
+        self.groups: dict[str, GroupState] = {}
+        self.loaded = False
+        self.records_replayed = 0
+
+    def group(self, group_id: str, assignor: str = "uniform") -> GroupState:
+        state = self.groups.get(group_id)
+        if state is None:
+            state = self.groups[group_id] = GroupState(ConsumerGroup(group_id, assignor))
+        return state
+
+    def existing_group(self, group_id: str) -> GroupState | None:
+        state = self.groups.get(group_id)
+        return None if state is None or state.is_empty else state
+
+    def apply_record(self, record_offset: int, key: bytes | None, value: bytes | None) -> None:
+        """Replay one ``__consumer_offsets`` record (unknown keys are skipped)."""
+        parsed = OffsetKey.decode(key) if key is not None else None
+        if parsed is None:
+            return
+        state = self.group(parsed.group_id)
+        tp = (parsed.topic, parsed.partition)
+        if value is None:
+            state.apply_delete(tp, record_offset)
+        else:
+            decoded = OffsetValue.decode(value)
+            state.apply_commit(
+                tp, CommittedOffset(decoded.offset, decoded.metadata, decoded.commit_timestamp_ms, record_offset)
+            )
+        self.records_replayed += 1
