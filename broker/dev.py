@@ -132,11 +132,39 @@ def examples(url: str, cluster_id: str) -> str:
 [bold]Offsets[/bold] (latest_offset is the high watermark):
   curl -s '{base}/topics/{DEMO_TOPIC}/partitions/0/offset'
 
+[bold]Consumer lag[/bold] (committed offset vs the high watermark, per partition):
+  curl -s '{base}/consumer-groups/{DEMO_GROUP}/lags'
+  curl -s '{base}/consumer-groups/{DEMO_GROUP}/lag-summary'
+  .venv/bin/highwater groups describe {DEMO_GROUP} -s {url}
+
 [bold]Command line[/bold]:
   echo hello | .venv/bin/highwater produce {DEMO_TOPIC} -s {url}
   .venv/bin/highwater consume {DEMO_TOPIC} --from-beginning -s {url}
   .venv/bin/highwater topics describe {DEMO_TOPIC} -s {url}
 """
+
+
+DEMO_GROUP = "demo-group"
+
+
+def _show_lag(console: Console, url: str, cluster_id: str, successes: list[dict]) -> None:
+    """Commit offset 0 for the demo group on each partition written, then print its lag."""
+    group = f"{url}/v3/clusters/{cluster_id}/consumer-groups/{DEMO_GROUP}"
+    offsets = [
+        {"topic_name": DEMO_TOPIC, "partition_id": p, "offset": 0}
+        for p in sorted({success["partition_id"] for success in successes})
+    ]
+    status, body = _http_json("POST", f"{group}/offsets", {"offsets": offsets}, timeout_s=30)
+    if status >= 300:
+        console.print(f"  (could not commit offsets for {DEMO_GROUP}: {body.get('message', status)})")
+        return
+    for lag in _http_json("GET", f"{group}/lags")[1].get("data", []):
+        if lag["current_offset"] is None:
+            continue
+        console.print(
+            f"  group {DEMO_GROUP} on partition {lag['partition_id']}: committed {lag['current_offset']}, "
+            f"HW {lag['log_end_offset']}, lag {lag['lag']} records ({lag['lag_ms']} ms), {lag['status']}"
+        )
 
 
 def show_demo(console: Console, url: str, cluster_id: str) -> None:
@@ -151,6 +179,7 @@ def show_demo(console: Console, url: str, cluster_id: str) -> None:
         _, read = _http_json("GET", f"{base}/partitions/{partition}/records?offset=0&format=string")
         values = [record["value"]["data"] for record in read.get("data", [])]
         console.print(f"  read partition {partition} below HW {read.get('high_watermark')}: {values}")
+    _show_lag(console, url, cluster_id, body.get("successes", []))
     table = Table(title=f"topic {DEMO_TOPIC}")
     for column in ("partition", "leader", "epoch", "replicas", "ISR", "log start", "HW", "LEO"):
         table.add_column(column)
