@@ -1,0 +1,109 @@
+"""A small blocking HTTP/1.1 client for the driver's planning and the executors' reads.
+
+Spark calls the source from plain threads in Python worker processes, one call at a
+time, so a blocking client with one keep-alive connection per broker is all it needs
+(an event loop per worker would add a thread and nothing else). Objects of this
+module hold sockets, so they are created where they are used and never stored on
+anything Spark pickles (the reader, the data source, an input partition).
+
+Every error body of the broker is ``{"error", "error_code", "message", "retriable", ...}``;
+``BrokerAnswer.error`` exposes it. A broker that does not answer raises
+``BrokerUnreachable`` and its connection is dropped, so the next call reconnects.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from dataclasses import dataclass
+from typing import Any, Self
+from urllib.parse import urlsplit
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+
+class BrokerUnreachable(ConnectionError):
+    """No HTTP answer from a broker (refused, reset, timed out); always worth a retry elsewhere."""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerAnswer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else {}
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def error(self) -> dict[str, Any]:
+        """The broker's error body, or a synthetic one when the body is not JSON."""
+        try:
+            body = self.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and "error" in body:
+            return body
+        return {"error": f"HTTP_{self.status}", "message": self.body[:200].decode(errors="replace"), "retriable": False}
+
+
+class BrokerConnections:
+    """One keep-alive connection per broker URL; not thread-safe (one per task or planning call)."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._connections: dict[str, http.client.HTTPConnection] = {}
+
+    def request(
+        self, method: str, base_url: str, path: str, *, body: bytes | None = None,
+        headers: dict[str, str] | None = None, timeout_s: float | None = None,
+    ) -> BrokerAnswer:
+        try:
+            connection = self._connection(base_url)
+            connection.sock.settimeout(timeout_s or self.timeout_s)
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            payload = response.read()
+        except (OSError, http.client.HTTPException) as error:
+            self._drop(base_url)
+            raise BrokerUnreachable(f"{method} {base_url}{path}: {error}") from error
+        answer_headers = {name.lower(): value for name, value in response.getheaders()}
+        if answer_headers.get("connection", "").lower() == "close":
+            self._drop(base_url)
+        return BrokerAnswer(response.status, answer_headers, payload)
+
+    def get_json(self, base_url: str, path: str) -> BrokerAnswer:
+        return self.request("GET", base_url, path, headers={"Accept": "application/json"})
+
+    def _connection(self, base_url: str) -> http.client.HTTPConnection:
+        connection = self._connections.get(base_url)
+        if connection is None:
+            parts = urlsplit(base_url)
+            factory = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            connection = factory(parts.hostname or "127.0.0.1", parts.port, timeout=self.timeout_s)
+            connection.connect()
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._connections[base_url] = connection
+        return connection
+
+    def _drop(self, base_url: str) -> None:
+        connection = self._connections.pop(base_url, None)
+        if connection is not None:
+            connection.close()
+
+    def close(self) -> None:
+        for base_url in list(self._connections):
+            self._drop(base_url)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,111 @@
+"""What the driver asks the cluster while planning: topics, partitions, their offsets.
+
+``high_watermark`` comes from ``GET …/topics/{t}/partitions``, which each broker answers
+with the leader's view (a follower's own view if the leader does not answer, whose
+high watermark is never above the leader's). Either way every offset below it is
+committed, so planning up to it never hands Spark a record a failover could take back.
+
+Any configured server may answer; servers are tried in order until one does, so
+planning survives the loss of a broker as long as one of ``servers`` is alive.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Self
+
+import structlog
+
+from spark_connector.http import BrokerAnswer, BrokerConnections, BrokerUnreachable
+
+log = structlog.get_logger(__name__)
+
+RETRY_BACKOFF_S = 0.2
+
+
+class MetadataError(RuntimeError):
+    """The cluster answered a metadata request with an error that retrying will not fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    topic: str
+    partition: int
+    leader_id: int | None
+    log_start_offset: int
+    high_watermark: int
+
+
+class ClusterMetadata:
+    """Blocking metadata calls against any of ``servers``; use as a context manager."""
+
+    def __init__(self, servers: Sequence[str], timeout_s: float = 10.0, retry_for_s: float = 60.0) -> None:
+        self.servers = tuple(servers)
+        self.retry_for_s = retry_for_s
+        self._connections = BrokerConnections(timeout_s)
+        self._cluster_id: str | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._connections.close()
+
+    def _get(self, path: str, *, allow_missing: bool = False) -> BrokerAnswer | None:
+        """GET from the first server that answers; retriable errors are retried until ``retry_for_s``."""
+        deadline = time.monotonic() + self.retry_for_s
+        while True:
+            last_problem = "no server configured"
+            for server in self.servers:
+                try:
+                    answer = self._connections.get_json(server, path)
+                except BrokerUnreachable as error:
+                    last_problem = str(error)
+                    continue
+                if answer.ok or (allow_missing and answer.status == 404):
+                    return answer if answer.ok else None
+                error_body = answer.error
+                if not error_body.get("retriable", False):
+                    raise MetadataError(f"GET {path}: {error_body.get('error')}: {error_body.get('message')}")
+                last_problem = f"{error_body.get('error')}: {error_body.get('message')}"
+            if time.monotonic() > deadline:
+                raise BrokerUnreachable(f"GET {path} failed on every server {list(self.servers)}: {last_problem}")
+            log.info("metadata.retry", path=path, problem=last_problem)
+            time.sleep(RETRY_BACKOFF_S)
+
+    @property
+    def cluster_id(self) -> str:
+        if self._cluster_id is None:
+            answer = self._get("/v3/clusters")
+            assert answer is not None
+            self._cluster_id = str(answer.json()["data"][0]["cluster_id"])
+        return self._cluster_id
+
+    def topic_names(self) -> list[str]:
+        answer = self._get(f"/v3/clusters/{self.cluster_id}/topics")
+        assert answer is not None
+        return sorted(str(item["topic_name"]) for item in answer.json()["data"])
+
+    def partitions(self, topic: str) -> list[PartitionState] | None:
+        """Every partition of ``topic`` in partition order, or ``None`` if the topic does not exist."""
+        answer = self._get(f"/v3/clusters/{self.cluster_id}/topics/{topic}/partitions", allow_missing=True)
+        if answer is None:
+            return None
+        states = [
+            PartitionState(
+                topic=topic,
+                partition=int(item["partition_id"]),
+                leader_id=item.get("leader_id"),
+                log_start_offset=int(item["log_start_offset"]),
+                high_watermark=int(item["high_watermark"]),
+            )
+            for item in answer.json()["data"]
+        ]
+        return sorted(states, key=lambda state: state.partition)
+
+    def broker_urls(self) -> dict[int, str]:
+        answer = self._get(f"/v3/clusters/{self.cluster_id}/brokers")
+        assert answer is not None
+        return {int(item["broker_id"]): str(item["url"]).rstrip("/") for item in answer.json()["data"]}

@@ -1,0 +1,212 @@
+"""Options of the ``highwater`` source and sink, checked once, at ``load()``/``start()``.
+
+Spark hands a data source its options as a case-insensitive dict of strings. Every
+option is parsed here into frozen, picklable dataclasses, so a typo or a malformed
+value fails before a query starts, with a message that names the option, instead of
+failing later inside an executor. Names follow Spark's Kafka source where they apply.
+
+Invariants of a parsed ``SourceOptions``: exactly one of ``subscribe``,
+``subscribe_pattern`` and ``assign`` is set; every limit is positive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from broker.client.types import TopicPartition
+
+EARLIEST = -2
+"""Kafka's ``startingOffsets`` JSON sentinel for "the log start offset"."""
+LATEST = -1
+"""Kafka's sentinel for "the high watermark" (the end of what a reader may see)."""
+
+SPARK_OWNED_OPTIONS = frozenset({"path", "checkpointlocation"})
+"""Options Spark itself passes along to every data source; accepted and ignored."""
+SOURCE_OPTIONS = SPARK_OWNED_OPTIONS | {
+    "servers", "subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets",
+    "maxrecordspertrigger", "maxrecordsperpartition", "failondataloss", "includeheaders",
+    "polltimeoutms", "fetchmaxbytes",
+}
+SINK_OPTIONS = SPARK_OWNED_OPTIONS | {"servers", "topic", "lingerms", "batchsizebytes"}
+
+
+class OptionError(ValueError):
+    """A missing, unknown or malformed option; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetSpec:
+    """``earliest``, ``latest`` or explicit offsets; ``per_partition`` may hold the sentinels."""
+
+    kind: str
+    per_partition: tuple[tuple[TopicPartition, int], ...] = ()
+
+    def offset_for(self, topic_partition: TopicPartition) -> int:
+        """The requested offset or sentinel; partitions a JSON spec omits start at earliest."""
+        if self.kind == "earliest":
+            return EARLIEST
+        if self.kind == "latest":
+            return LATEST
+        return dict(self.per_partition).get(topic_partition, EARLIEST)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOptions:
+    servers: tuple[str, ...]
+    subscribe: tuple[str, ...] = ()
+    subscribe_pattern: str | None = None
+    assign: tuple[TopicPartition, ...] = ()
+    starting_offsets: OffsetSpec = OffsetSpec("latest")
+    ending_offsets: OffsetSpec = OffsetSpec("latest")
+    max_records_per_trigger: int | None = None
+    max_records_per_partition: int = 250_000
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    poll_timeout_ms: int = 120_000
+    fetch_max_bytes: int = 8 * 1024 * 1024
+
+    def matches(self, topic: str) -> bool:
+        """Whether a topic name belongs to the subscription (``assign`` names its topics)."""
+        if self.subscribe_pattern is not None:
+            return re.fullmatch(self.subscribe_pattern, topic) is not None
+        if self.subscribe:
+            return topic in self.subscribe
+        return any(tp.topic == topic for tp in self.assign)
+
+
+@dataclass(frozen=True, slots=True)
+class SinkOptions:
+    servers: tuple[str, ...]
+    topic: str | None = None
+    linger_ms: int = 5
+    batch_size_bytes: int = 1024 * 1024
+
+
+def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
+    return {str(key).lower(): str(value) for key, value in options.items()}
+
+
+def _reject_unknown(options: dict[str, str], known: frozenset[str]) -> None:
+    unknown = sorted(set(options) - known)
+    if unknown:
+        listed = ", ".join(sorted(known - SPARK_OWNED_OPTIONS))
+        raise OptionError(f"unknown option {unknown[0]!r}; known options: {listed}")
+
+
+def _servers(options: dict[str, str]) -> tuple[str, ...]:
+    urls = tuple(url.strip().rstrip("/") for url in options.get("servers", "").split(",") if url.strip())
+    if not urls:
+        raise OptionError("option 'servers' is required: broker URLs, comma-separated (http://host:port)")
+    for url in urls:
+        if not re.fullmatch(r"https?://[^/\s]+", url):
+            raise OptionError(f"option 'servers': {url!r} is not an http://host:port URL")
+    return urls
+
+
+def _positive_int(options: dict[str, str], name: str, default: int | None) -> int | None:
+    text = options.get(name.lower())
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise OptionError(f"option {name!r} must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise OptionError(f"option {name!r} must be a positive integer, got {value}")
+    return value
+
+
+def _bool(options: dict[str, str], name: str, default: bool) -> bool:
+    text = options.get(name.lower())
+    if text is None:
+        return default
+    if text.strip().lower() not in ("true", "false"):
+        raise OptionError(f"option {name!r} must be true or false, got {text!r}")
+    return text.strip().lower() == "true"
+
+
+def _offset_spec(options: dict[str, str], name: str, default: str, allowed: tuple[str, ...]) -> OffsetSpec:
+    text = options.get(name.lower(), default).strip()
+    if text.lower() in allowed:
+        return OffsetSpec(text.lower())
+    try:
+        parsed = json.loads(text)
+        pairs = tuple(
+            (TopicPartition(str(topic), int(partition)), int(offset))
+            for topic, partitions in parsed.items()
+            for partition, offset in partitions.items()
+        )
+    except (ValueError, AttributeError, TypeError):
+        raise OptionError(
+            f"option {name!r} must be {' or '.join(allowed)} or JSON like "
+            f'{{"topic": {{"0": 23, "1": -2}}}}, got {text!r}'
+        ) from None
+    for topic_partition, offset in pairs:
+        if offset < EARLIEST:
+            raise OptionError(f"option {name!r}: offset {offset} of {topic_partition} is below -2 (earliest)")
+    return OffsetSpec("json", tuple(sorted(pairs)))
+
+
+def _assign(text: str) -> tuple[TopicPartition, ...]:
+    try:
+        parsed = json.loads(text)
+        assigned = tuple(sorted(TopicPartition(str(t), int(p)) for t, parts in parsed.items() for p in parts))
+    except (ValueError, AttributeError, TypeError):
+        raise OptionError(f'option \'assign\' must be JSON like {{"topic": [0, 1]}}, got {text!r}') from None
+    if not assigned:
+        raise OptionError("option 'assign' names no partitions")
+    return assigned
+
+
+def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOptions:
+    """Validate the options of a read; ``OptionError`` naming the first bad option."""
+    options = _lower_keys(raw)
+    _reject_unknown(options, SOURCE_OPTIONS)
+    chosen = [name for name in ("subscribe", "subscribepattern", "assign") if name in options]
+    if len(chosen) != 1:
+        raise OptionError("exactly one of the options 'subscribe', 'subscribePattern' or 'assign' is required")
+    subscribe = tuple(t.strip() for t in options.get("subscribe", "").split(",") if t.strip())
+    if "subscribe" in options and not subscribe:
+        raise OptionError("option 'subscribe' names no topic")
+    pattern = options.get("subscribepattern")
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise OptionError(f"option 'subscribePattern' is not a regular expression: {error}") from None
+    if streaming and "endingoffsets" in options:
+        raise OptionError("option 'endingOffsets' applies to batch reads only")
+    return SourceOptions(
+        servers=_servers(options),
+        subscribe=subscribe,
+        subscribe_pattern=pattern,
+        assign=_assign(options["assign"]) if "assign" in options else (),
+        starting_offsets=_offset_spec(
+            options, "startingOffsets", "latest" if streaming else "earliest", ("earliest", "latest")
+        ),
+        ending_offsets=_offset_spec(options, "endingOffsets", "latest", ("latest",)),
+        max_records_per_trigger=_positive_int(options, "maxRecordsPerTrigger", None),
+        max_records_per_partition=_positive_int(options, "maxRecordsPerPartition", 250_000) or 250_000,
+        fail_on_data_loss=_bool(options, "failOnDataLoss", True),
+        include_headers=_bool(options, "includeHeaders", False),
+        poll_timeout_ms=_positive_int(options, "pollTimeoutMs", 120_000) or 120_000,
+        fetch_max_bytes=_positive_int(options, "fetchMaxBytes", 8 * 1024 * 1024) or 8 * 1024 * 1024,
+    )
+
+
+def parse_sink_options(raw: Mapping[str, str]) -> SinkOptions:
+    """Validate the options of a write; the ``topic`` may instead come from a ``topic`` column."""
+    options = _lower_keys(raw)
+    _reject_unknown(options, SINK_OPTIONS)
+    topic = options.get("topic")
+    if topic is not None and not topic.strip():
+        raise OptionError("option 'topic' is empty")
+    return SinkOptions(
+        servers=_servers(options),
+        topic=topic.strip() if topic else None,
+        linger_ms=_positive_int(options, "lingerMs", 5) or 5,
+        batch_size_bytes=_positive_int(options, "batchSizeBytes", 1024 * 1024) or 1024 * 1024,
+    )

@@ -1,0 +1,134 @@
+"""Driver-side planning shared by the stream and batch readers.
+
+Turns the subscription (``subscribe``, ``subscribePattern``, ``assign``) into the
+partitions that exist now, resolves ``earliest``/``latest`` against their offsets,
+applies the data-loss rules, and cuts planned ranges into ``RangeTask``s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import structlog
+
+from broker.client.types import TopicPartition
+from spark_connector.fetch import DataLossError, RangeTask
+from spark_connector.metadata import ClusterMetadata, PartitionState
+from spark_connector.offsets import PartitionOffsets, split_range
+from spark_connector.options import EARLIEST, LATEST, OffsetSpec, SourceOptions
+
+log = structlog.get_logger(__name__)
+
+
+def subscribed_partitions(metadata: ClusterMetadata, options: SourceOptions) -> dict[TopicPartition, PartitionState]:
+    """The partitions of the subscription that exist now (topics created later appear later)."""
+    if options.subscribe_pattern is not None:
+        topics = [topic for topic in metadata.topic_names() if options.matches(topic)]
+    elif options.subscribe:
+        topics = list(options.subscribe)
+    else:
+        topics = sorted({tp.topic for tp in options.assign})
+    states: dict[TopicPartition, PartitionState] = {}
+    for topic in topics:
+        for state in metadata.partitions(topic) or []:
+            topic_partition = TopicPartition(topic, state.partition)
+            if not options.assign or topic_partition in options.assign:
+                states[topic_partition] = state
+    return states
+
+
+def resolve_offsets(spec: OffsetSpec, states: Mapping[TopicPartition, PartitionState]) -> PartitionOffsets:
+    """``earliest`` = log start offset, ``latest`` = high watermark, else the offset given."""
+    resolved: PartitionOffsets = {}
+    for topic_partition, state in states.items():
+        wanted = spec.offset_for(topic_partition)
+        if wanted == EARLIEST:
+            resolved[topic_partition] = state.log_start_offset
+        elif wanted == LATEST:
+            resolved[topic_partition] = state.high_watermark
+        else:
+            resolved[topic_partition] = wanted
+    return resolved
+
+
+def report_data_loss(options: SourceOptions, message: str, **details: object) -> None:
+    """Fail with ``message`` when ``failOnDataLoss`` is set, else log it and carry on."""
+    if options.fail_on_data_loss:
+        raise DataLossError(message + "; set failOnDataLoss=false to skip ahead instead")
+    log.warning("source.data_loss_skipped", reason=message, **details)
+
+
+def check_data_loss(
+    options: SourceOptions, start: Mapping[TopicPartition, int], states: Mapping[TopicPartition, PartitionState]
+) -> PartitionOffsets:
+    """``start`` without vanished partitions; fails (or logs) for vanished or retention-deleted offsets."""
+    kept: PartitionOffsets = {}
+    for topic_partition, offset in sorted(start.items()):
+        state = states.get(topic_partition)
+        if state is None:
+            report_data_loss(
+                options, f"partition {topic_partition.topic}-{topic_partition.partition} no longer exists",
+                topic=topic_partition.topic, partition=topic_partition.partition,
+            )
+            continue
+        if offset < state.log_start_offset:
+            report_data_loss(
+                options,
+                f"data loss in {topic_partition.topic}-{topic_partition.partition}: the query's next offset "
+                f"{offset} is below the log start offset {state.log_start_offset} (retention deleted "
+                f"{state.log_start_offset - offset} records)",
+                topic=topic_partition.topic, partition=topic_partition.partition,
+                offset=offset, log_start_offset=state.log_start_offset,
+            )
+        kept[topic_partition] = offset
+    return kept
+
+
+def leader_urls(
+    metadata: ClusterMetadata, states: Mapping[TopicPartition, PartitionState]
+) -> dict[TopicPartition, str]:
+    """Each partition's leader URL where known: the first server its read task tries."""
+    urls = metadata.broker_urls()
+    return {
+        tp: urls[state.leader_id]
+        for tp, state in states.items()
+        if state.leader_id is not None and state.leader_id in urls
+    }
+
+
+def plan_tasks(
+    options: SourceOptions,
+    cluster_id: str,
+    start: Mapping[TopicPartition, int],
+    end: Mapping[TopicPartition, int],
+    leaders: Mapping[TopicPartition, str],
+    new_partition_starts: Mapping[TopicPartition, int],
+) -> list[RangeTask]:
+    """Input partitions covering ``[start, end)`` of every partition, large ranges split.
+
+    A partition absent from ``start`` is new: it is read from ``new_partition_starts``
+    (its log start offset at planning time) and marked ``from_earliest``.
+    """
+    tasks: list[RangeTask] = []
+    for topic_partition in sorted(end):
+        is_new = topic_partition not in start
+        first_offset = new_partition_starts.get(topic_partition, 0) if is_new else start[topic_partition]
+        leader = leaders.get(topic_partition)
+        servers = tuple(dict.fromkeys(([leader] if leader else []) + list(options.servers)))
+        for piece_start, piece_end in split_range(
+            first_offset, end[topic_partition], options.max_records_per_partition
+        ):
+            tasks.append(RangeTask(
+                cluster_id=cluster_id,
+                topic=topic_partition.topic,
+                partition=topic_partition.partition,
+                start_offset=piece_start,
+                end_offset=piece_end,
+                servers=servers,
+                include_headers=options.include_headers,
+                fail_on_data_loss=options.fail_on_data_loss,
+                from_earliest=is_new,
+                poll_timeout_ms=options.poll_timeout_ms,
+                fetch_max_bytes=options.fetch_max_bytes,
+            ))
+    return tasks

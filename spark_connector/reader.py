@@ -1,0 +1,145 @@
+"""The ``highwater`` stream reader (Structured Streaming) and batch reader.
+
+Micro-batch contract: ``latestOffset(start, limit)`` reads each partition's high
+watermark and plans ``[start, end)`` with ``end <= HW``, so Spark never reads a record
+a leader failover could take back; the offsets live in Spark's checkpoint, so a
+restarted query resumes at the last committed end, and a replayed batch reads the
+same range (hence the same records) again.
+
+Two reader objects exist: the driver's (``initialOffset``, ``latestOffset``,
+``partitions``, ``commit``) and a pickled copy on each executor (``read``). Driver
+state set here (``_available_now_end``, ``_leaders``) is only a planning cache;
+``read`` gets everything from its ``RangeTask``. No sockets are ever stored on a
+reader: they would not pickle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+import structlog
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from broker.client.types import TopicPartition
+from spark_connector.fetch import RangeTask, read_range
+from spark_connector.metadata import ClusterMetadata
+from spark_connector.offsets import PartitionOffsets, from_json_dict, limit_end_offsets, to_json_dict
+from spark_connector.options import OptionError, SourceOptions
+from spark_connector.planning import (
+    check_data_loss,
+    leader_urls,
+    plan_tasks,
+    resolve_offsets,
+    subscribed_partitions,
+)
+
+log = structlog.get_logger(__name__)
+
+
+class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        self._available_now_end: PartitionOffsets | None = None
+        self._latest_high_watermarks: PartitionOffsets = {}
+        self._leaders: dict[TopicPartition, str] = {}
+        self._cluster_id: str | None = None
+
+    def _metadata(self) -> ClusterMetadata:
+        return ClusterMetadata(self.options.servers, retry_for_s=self.options.poll_timeout_ms / 1000)
+
+    def initialOffset(self) -> dict:
+        with self._metadata() as metadata:
+            states = subscribed_partitions(metadata, self.options)
+            offsets = resolve_offsets(self.options.starting_offsets, states)
+        log.info("source.initial_offset", offsets=to_json_dict(offsets))
+        return to_json_dict(offsets)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        limit = self.options.max_records_per_trigger
+        return ReadMaxRows(limit) if limit is not None else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Snapshot the high watermarks once: this run drains up to them and then stops."""
+        with self._metadata() as metadata:
+            states = subscribed_partitions(metadata, self.options)
+        self._available_now_end = {tp: state.high_watermark for tp, state in states.items()}
+        log.info("source.available_now", end=to_json_dict(self._available_now_end))
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        start_offsets = from_json_dict(start)
+        with self._metadata() as metadata:
+            states = subscribed_partitions(metadata, self.options)
+            self._cluster_id = metadata.cluster_id
+            self._leaders = leader_urls(metadata, states)
+        kept = check_data_loss(self.options, start_offsets, states)
+        latest = {tp: state.high_watermark for tp, state in states.items()}
+        self._latest_high_watermarks = latest
+        if self._available_now_end is not None:
+            snapshot = self._available_now_end
+            latest = {tp: min(hw, snapshot.get(tp, kept.get(tp, hw))) for tp, hw in latest.items()
+                      if tp in snapshot or tp in kept}
+        effective_start = {tp: kept.get(tp, states[tp].log_start_offset) for tp in latest}
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        end = limit_end_offsets(effective_start, latest, max_rows)
+        return to_json_dict(end)
+
+    def reportLatestOffset(self) -> dict | None:
+        """The high watermarks seen at the last planning, for lag in the query's progress."""
+        return to_json_dict(self._latest_high_watermarks) if self._latest_high_watermarks else None
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        start_offsets = from_json_dict(start)
+        end_offsets = from_json_dict(end)
+        new_partitions = sorted(set(end_offsets) - set(start_offsets))
+        new_starts: PartitionOffsets = {}
+        if new_partitions or self._cluster_id is None:
+            with self._metadata() as metadata:
+                self._cluster_id = metadata.cluster_id
+                states = subscribed_partitions(metadata, self.options)
+                new_starts = {tp: states[tp].log_start_offset for tp in new_partitions if tp in states}
+        tasks = plan_tasks(self.options, self._cluster_id, start_offsets, end_offsets, self._leaders, new_starts)
+        log.info("source.planned", tasks=len(tasks), records=sum(t.end_offset - t.start_offset for t in tasks))
+        return tasks
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, RangeTask)
+        return read_range(partition)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to do: the checkpoint, not the broker, holds the query's offsets."""
+        log.debug("source.commit", end=end)
+
+
+class HighwaterBatchReader(DataSourceReader):
+    """``spark.read``: ``[startingOffsets, endingOffsets)`` per partition, ``latest`` = high watermark."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> Sequence[InputPartition]:
+        with ClusterMetadata(self.options.servers) as metadata:
+            states = subscribed_partitions(metadata, self.options)
+            start = resolve_offsets(self.options.starting_offsets, states)
+            end = resolve_offsets(self.options.ending_offsets, states)
+            start = check_data_loss(self.options, start, states)
+            for tp, state in states.items():
+                start[tp] = max(start[tp], state.log_start_offset)
+                end[tp] = min(end[tp], state.high_watermark)
+                if start[tp] > end[tp]:
+                    raise OptionError(
+                        f"option 'startingOffsets': offset {start[tp]} of {tp.topic}-{tp.partition} "
+                        f"is after its ending offset {end[tp]}"
+                    )
+            tasks = plan_tasks(self.options, metadata.cluster_id, start, end, leader_urls(metadata, states), {})
+        return tasks or [RangeTask("", "", 0, 0, 0, self.options.servers)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, RangeTask)
+        return read_range(partition)

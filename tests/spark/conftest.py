@@ -1,0 +1,83 @@
+"""One quiet, fast SparkSession for the whole Spark suite, and the brokers it reads from.
+
+The interpreter running the tests is also the workers' interpreter (``PYSPARK_PYTHON``),
+so executors import the same ``spark_connector``, ``pyarrow`` and ``broker`` packages.
+Settings follow what keeps a local session cheap: two cores, two shuffle partitions,
+no UI, serial GC and C1 only in the driver JVM, Spark's logs at ERROR.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ["PYSPARK_PYTHON"] = sys.executable
+os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+pyspark = pytest.importorskip("pyspark")
+
+from pyspark.sql import SparkSession
+
+from spark_connector import register
+from tests.support.brokers import BrokerCluster
+
+LOG4J2_FILE = Path(__file__).with_name("log4j2.properties")
+JAVA_OPTIONS = f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile=file:{LOG4J2_FILE}"
+
+STEADY_BROKER_ENV = {
+    "HIGHWATER_REPLICA_LAG_TIME_MAX_MS": "120000",
+    "HIGHWATER_BROKER_SESSION_TIMEOUT_MS": "120000",
+    "HIGHWATER_LOG_RETENTION_CHECK_INTERVAL_MS": "200",
+}
+"""A follower paused by a test stays in the ISR (so the leader's high watermark stays
+behind its log end) and retention runs often enough for the data-loss tests."""
+
+
+def session_builder(master: str) -> SparkSession.Builder:
+    return (
+        SparkSession.builder.master(master)
+        .appName("highwater-spark-tests")
+        .config("spark.driver.memory", "1g")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+        .config("spark.driver.extraJavaOptions", JAVA_OPTIONS)
+        .config("spark.executor.extraJavaOptions", JAVA_OPTIONS)
+    )
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    session = session_builder("local[2]").getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(autouse=True)
+def stop_streaming_queries(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A failed test must not leave a query running into the next one."""
+    yield
+    if "spark" in request.fixturenames:
+        session = request.getfixturevalue("spark")
+        for query in session.streams.active:
+            query.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]:
+    brokers = BrokerCluster(tmp_path_factory.mktemp("spark-cluster"), 3)
+    for broker in brokers.brokers.values():
+        broker.env.update(STEADY_BROKER_ENV)
+    brokers.start()
+    yield brokers
+    brokers.shutdown()

@@ -1,0 +1,64 @@
+"""Batch reads with starting/ending offsets, and the batch and streaming sinks."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.spark.cluster_ops import create_topic, partitions, produce
+from tests.spark.queries import assert_each_offset_once, delivered, run_available_now, servers
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+def test_batch_read_between_starting_and_ending_offsets_with_headers(spark, cluster):
+    topic = f"batch-{uuid.uuid4().hex[:8]}"
+    create_topic(cluster, topic, partitions=2, replication_factor=2)
+    produce(cluster, topic, 0, [b"a%d" % i for i in range(30)], keys=[b"k%d" % i for i in range(30)],
+            headers=[("source", b"test")])
+    produce(cluster, topic, 1, [b"b%d" % i for i in range(10)])
+    df = (spark.read.format("highwater").option("servers", servers(cluster)).option("subscribe", topic)
+          .option("startingOffsets", f'{{"{topic}": {{"0": 5, "1": -2}}}}')
+          .option("endingOffsets", f'{{"{topic}": {{"0": 12, "1": -1}}}}')
+          .option("includeHeaders", "true").load())
+    assert [f.name for f in df.schema.fields] == [
+        "key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
+    rows = sorted(df.collect(), key=lambda row: (row.partition, row.offset))
+    assert [(row.partition, row.offset) for row in rows] == [(0, o) for o in range(5, 12)] + [(1, o) for o in range(10)]
+    assert bytes(rows[0].key) == b"k5" and bytes(rows[0].value) == b"a5"
+    assert [(h.key, bytes(h.value)) for h in rows[0].headers] == [("source", b"test")]
+    assert rows[-1].headers == []
+
+
+def test_batch_write_then_stream_copy_through_the_streaming_sink(spark, cluster, tmp_path: Path):
+    source, copy = f"sink-in-{uuid.uuid4().hex[:8]}", f"sink-out-{uuid.uuid4().hex[:8]}"
+    create_topic(cluster, source, partitions=2, replication_factor=3)
+    create_topic(cluster, copy, partitions=2, replication_factor=3)
+    rows = [(b"key-%d" % i, b"value-%d" % i, i % 2) for i in range(200)]
+    (spark.createDataFrame(rows, "key binary, value binary, partition int")
+     .write.format("highwater").option("servers", servers(cluster)).option("topic", source).mode("append").save())
+    assert [p["high_watermark"] for p in partitions(cluster, source)] == [100, 100]
+
+    query = (spark.readStream.format("highwater").option("servers", servers(cluster)).option("subscribe", source)
+             .option("startingOffsets", "earliest").load()
+             .selectExpr("key", "value", "partition")
+             .writeStream.format("highwater").option("servers", servers(cluster)).option("topic", copy)
+             .option("checkpointLocation", str(tmp_path / "copy-checkpoint")).trigger(availableNow=True).start())
+    assert query.awaitTermination(120)
+    options = {"servers": servers(cluster), "subscribe": copy, "startingOffsets": "earliest"}
+    run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
+    copied = delivered(spark, tmp_path / "out")
+    assert_each_offset_once(copied, {0: range(100), 1: range(100)})
+    assert sorted(value for _, _, value in copied) == sorted(value for _, value, _ in rows)
+    assert all(int(value.split(b"-")[1]) % 2 == partition for partition, _, value in copied)
+
+
+def test_the_sink_needs_a_value_column_and_a_topic(spark, cluster):
+    frame = spark.createDataFrame([(b"v",)], "value binary")
+    with pytest.raises(Exception, match="option 'topic' is required"):
+        frame.write.format("highwater").option("servers", servers(cluster)).mode("append").save()
+    with pytest.raises(Exception, match="'value' column"):
+        (spark.createDataFrame([(b"k",)], "key binary").write.format("highwater")
+         .option("servers", servers(cluster)).option("topic", "t").mode("append").save())

@@ -1,0 +1,145 @@
+"""The streaming source against a real 3-broker cluster under Spark local[2]."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from pyspark import cloudpickle
+from pyspark.errors import StreamingQueryException
+
+from tests.spark import failing_source
+from tests.spark.cluster_ops import create_topic, partitions, produce
+from tests.spark.queries import assert_each_offset_once, delivered, run_available_now, servers
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+def fresh_topic(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def values(prefix: str, count: int) -> list[bytes]:
+    return [b"%s-%06d" % (prefix.encode(), index) for index in range(count)]
+
+
+def wait_for_high_watermark(cluster, topic: str, partition: int, expected: int, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while partitions(cluster, topic)[partition]["high_watermark"] != expected:
+        assert time.monotonic() < deadline, f"high watermark never reached {expected}"
+        time.sleep(0.1)
+
+
+def test_a_query_reads_exactly_the_records_below_the_high_watermark(spark, cluster, tmp_path: Path):
+    topic = fresh_topic("hw")
+    create_topic(cluster, topic, partitions=1, replication_factor=3)
+    produce(cluster, topic, 0, values("committed", 100))
+    wait_for_high_watermark(cluster, topic, 0, 100)
+    state = partitions(cluster, topic)[0]
+    follower = cluster.brokers[next(r for r in state["replicas"] if r != state["leader_id"])]
+    options = {"servers": servers(cluster), "subscribe": topic, "startingOffsets": "earliest"}
+    follower.pause()
+    try:
+        produce(cluster, topic, 0, values("uncommitted", 50), acks="1")
+        state = partitions(cluster, topic)[0]
+        assert (state["high_watermark"], state["log_end_offset"]) == (100, 150)
+        progress = run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
+        assert progress[-1]["sources"][0]["endOffset"] == {topic: {"0": 100}}
+        rows = delivered(spark, tmp_path / "out")
+        assert_each_offset_once(rows, {0: range(100)})
+        assert all(value.startswith(b"committed") for _, _, value in rows)
+    finally:
+        follower.resume()
+    wait_for_high_watermark(cluster, topic, 0, 150)
+    run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
+    rows = delivered(spark, tmp_path / "out")
+    assert_each_offset_once(rows, {0: range(150)})
+    assert [value for _, offset, value in rows if offset >= 100] == values("uncommitted", 50)
+
+
+def test_available_now_with_a_limit_drains_in_fair_batches_and_stops(spark, cluster, tmp_path: Path):
+    topic = fresh_topic("drain")
+    create_topic(cluster, topic, partitions=3, replication_factor=2)
+    counts = {0: 120, 1: 10, 2: 70}
+    for partition, count in counts.items():
+        produce(cluster, topic, partition, values(f"p{partition}", count), records_per_batch=25)
+    options = {"servers": servers(cluster), "subscribe": topic, "startingOffsets": "earliest",
+               "maxRecordsPerTrigger": 60}
+    progress = run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
+    assert [p["numInputRows"] for p in progress] == [60, 60, 60, 20]
+    first_end = progress[0]["sources"][0]["endOffset"][topic]
+    assert first_end == {"0": 25, "1": 10, "2": 25}
+    assert_each_offset_once(delivered(spark, tmp_path / "out"), {p: range(c) for p, c in counts.items()})
+
+
+def test_restart_from_checkpoint_and_a_failure_in_read_lose_and_repeat_nothing(spark, cluster, tmp_path: Path):
+    topic = fresh_topic("replay")
+    create_topic(cluster, topic, partitions=2, replication_factor=3)
+    for partition in (0, 1):
+        produce(cluster, topic, partition, values(f"first{partition}", 300), records_per_batch=20)
+    cloudpickle.register_pickle_by_value(failing_source)
+    spark.dataSource.register(failing_source.FailingOnceSource)
+    options = {"servers": servers(cluster), "subscribe": topic, "startingOffsets": "earliest",
+               "maxRecordsPerTrigger": 200, "fetchMaxBytes": 1024,
+               failing_source.MARKER_OPTION: str(tmp_path / "failed-once")}
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    with pytest.raises(StreamingQueryException, match="injected failure in read"):
+        run_available_now(spark, options, output, checkpoint, source_format="highwater_failing_once")
+    assert (tmp_path / "failed-once").exists()
+    assert delivered(spark, output) == []
+    for partition in (0, 1):
+        produce(cluster, topic, partition, values(f"second{partition}", 100), records_per_batch=20)
+    run_available_now(spark, options, output, checkpoint, source_format="highwater_failing_once")
+    rows = delivered(spark, output)
+    assert_each_offset_once(rows, {0: range(400), 1: range(400)})
+    expected = {(p, o): v for p in (0, 1) for o, v in enumerate(values(f"first{p}", 300) + values(f"second{p}", 100))}
+    assert all(expected[(p, o)] == v for p, o, v in rows)
+
+
+def test_a_streaming_query_picks_up_new_topics_of_its_pattern_from_earliest(spark, cluster, tmp_path: Path):
+    prefix = fresh_topic("pattern")
+    create_topic(cluster, f"{prefix}-a", partitions=1, replication_factor=1)
+    produce(cluster, f"{prefix}-a", 0, values("a", 5))
+    options = {"servers": servers(cluster), "subscribePattern": f"{prefix}-.*", "startingOffsets": "latest"}
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    run_available_now(spark, options, output, checkpoint)
+    assert delivered(spark, output) == []
+    produce(cluster, f"{prefix}-a", 0, values("a-late", 3))
+    create_topic(cluster, f"{prefix}-b", partitions=2, replication_factor=1)
+    produce(cluster, f"{prefix}-b", 1, values("b", 4))
+    run_available_now(spark, options, output, checkpoint)
+    rows = spark.read.schema("topic string, partition int, offset long").parquet(str(output)).collect()
+    assert sorted((r.topic, r.partition, r.offset) for r in rows) == (
+        [(f"{prefix}-a", 0, offset) for offset in range(5, 8)] + [(f"{prefix}-b", 1, offset) for offset in range(4)]
+    )
+
+
+def test_unknown_and_malformed_options_fail_at_load_naming_the_option(spark, cluster):
+    with pytest.raises(Exception, match="maxOffsetsPerTrigger|maxoffsetspertrigger"):
+        (spark.readStream.format("highwater").option("servers", servers(cluster)).option("subscribe", "t")
+         .option("maxOffsetsPerTrigger", "5").load())
+    with pytest.raises(Exception, match="startingOffsets"):
+        (spark.readStream.format("highwater").option("servers", servers(cluster)).option("subscribe", "t")
+         .option("startingOffsets", "{not json").load())
+
+
+def test_data_loss_fails_clearly_or_skips_ahead_when_allowed(spark, cluster, tmp_path: Path):
+    topic = fresh_topic("retention")
+    create_topic(cluster, topic, partitions=1, replication_factor=1,
+                 configs={"segment.bytes": "1024", "retention.bytes": "2048"})
+    produce(cluster, topic, 0, values("r", 200), records_per_batch=10)
+    deadline = time.monotonic() + 30
+    while (log_start := partitions(cluster, topic)[0]["log_start_offset"]) == 0:
+        assert time.monotonic() < deadline, "retention never removed a segment"
+        time.sleep(0.1)
+    options = {"servers": servers(cluster), "subscribe": topic, "startingOffsets": f'{{"{topic}": {{"0": 0}}}}'}
+    expected_failure = r"data loss in .*query's next offset 0 is below the log start offset"
+    with pytest.raises(StreamingQueryException, match=expected_failure):
+        run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
+    log_start = partitions(cluster, topic)[0]["log_start_offset"]
+    skipping = {**options, "failOnDataLoss": "false"}
+    run_available_now(spark, skipping, tmp_path / "out2", tmp_path / "checkpoint2")
+    offsets = [offset for _, offset, _ in delivered(spark, tmp_path / "out2")]
+    assert offsets[-1] == 199 and offsets == list(range(offsets[0], 200)) and offsets[0] >= log_start > 0
