@@ -1,28 +1,28 @@
 """Fencing of controller writes: a deposed controller's writes must fail.
 
 The controller epoch is the ``mod_revision`` of ``/controller`` when this broker
-created it. Every controller write goes through ``ControllerFence``, which combines:
+created it. Every controller write goes through ``ControllerFence`` and is ONE store
+call, ``put_if_fenced``/``delete_if_fenced``, that applies atomically only if both
 
-1. **compare-and-set on the target key's own ``mod_revision``**: a decision made on
-   a record that anybody (a newer controller, a leader's ISR update) has changed
-   since it was read fails instead of overwriting the newer state; and
-2. **a check that ``/controller`` still carries this controller's epoch**, read right
-   before each write. Once it fails the fence stays closed (``deposed``).
+1. the target key's own ``mod_revision`` is the one the decision was based on (a
+   record that anybody — a newer controller, a leader's ISR update — has changed
+   since it was read rejects the stale write instead of overwriting newer state); and
+2. ``/controller``'s ``mod_revision`` is still this controller's epoch.
 
-Interim, until the store offers a multi-key transaction: (2) and the write are two
-store calls, not one atomic step. The window between them is one store round trip;
-within it a newer controller may have been elected but, by (1), any record it has
-already rewritten rejects our stale write. What remains possible is a write to a
-record the new controller has not touched yet, based on what we read just before —
-and the new controller re-reads every record before acting on it. The strict form is
-one store method, ``put_if_fenced(key, value, expected_revision, fence_key,
-fence_revision)`` (etcd: one ``Txn`` comparing both ``mod_revision``s; sqlite: both
-comparisons inside the one ``BEGIN IMMEDIATE`` transaction), plus the matching
-``delete_if_fenced``; the two methods below then become single calls.
+The store judges both comparisons and the write at one revision (etcd: one ``Txn``;
+sqlite: one ``BEGIN IMMEDIATE`` transaction), so there is no window in which a
+newer controller is elected but the old one's write still lands. Store revisions
+only grow, so once ``/controller`` moves off the epoch it never returns to it.
+
+A fenced write that fails does not say which comparison failed, so the fence then
+reads ``/controller``: if the epoch is gone it raises ``NotController`` and stays
+closed (``deposed``); otherwise the key changed and the caller gets None/False to
+re-read and decide again. A successful write costs one round trip.
 
 Writes are retried on ``StoreUnavailableError``. Such an error leaves the outcome
 unknown, so after one, a failed comparison is checked against the key itself: if it
-already holds what we wrote (or, for a delete, is gone), the earlier attempt applied.
+already holds what we wrote (or, for a delete, is gone), the earlier attempt applied
+— under the fence, since every attempt is fenced.
 """
 
 from __future__ import annotations
@@ -73,6 +73,9 @@ class ControllerFence:
                     controller_epoch=self.controller_epoch,
                     current_controller_revision=current.mod_revision if current else None,
                 )
+        self._raise_if_deposed()
+
+    def _raise_if_deposed(self) -> None:
         if self.deposed:
             raise NotController(
                 f"broker {self.broker_id} is no longer the controller (its epoch {self.controller_epoch} "
@@ -80,39 +83,51 @@ class ControllerFence:
             )
 
     async def put_if(self, key: str, value: bytes, expected_revision: int) -> int | None:
-        """Fenced compare-and-set; the new revision, or None if ``key`` changed."""
+        """Fenced compare-and-set; the new revision, or None if ``key`` changed.
+        Raises ``NotController`` once ``/controller`` no longer carries our epoch."""
         outcome_unknown = False
         backoff_ms = INITIAL_BACKOFF_MS
         while True:
-            await self.check()
+            self._raise_if_deposed()
             try:
-                revision = await self.store.put_if(key, value, expected_revision)
+                revision = await self.store.put_if_fenced(
+                    key, value, expected_revision, CONTROLLER_KEY, self.controller_epoch
+                )
             except StoreUnavailableError as error:
                 outcome_unknown = True
                 log.warning("controller_write_outcome_unknown", key=key, backoff_ms=backoff_ms, error=str(error))
                 await asyncio.sleep(backoff_ms / 1000)
                 backoff_ms = min(backoff_ms * 2, MAX_BACKOFF_MS)
                 continue
-            if revision is None and outcome_unknown:
+            if revision is not None:
+                return revision
+            if outcome_unknown:
                 current = await retry_unavailable(lambda: self.store.get(key), f"read {key}")
                 if current is not None and current.value == value:
                     return current.mod_revision
-            return revision
+            await self.check()
+            return None
 
     async def delete_if(self, key: str, expected_revision: int) -> bool:
-        """Fenced compare-and-delete; False if ``key`` changed."""
+        """Fenced compare-and-delete; False if ``key`` changed.
+        Raises ``NotController`` once ``/controller`` no longer carries our epoch."""
         outcome_unknown = False
         backoff_ms = INITIAL_BACKOFF_MS
         while True:
-            await self.check()
+            self._raise_if_deposed()
             try:
-                deleted = await self.store.delete_if(key, expected_revision)
+                deleted = await self.store.delete_if_fenced(
+                    key, expected_revision, CONTROLLER_KEY, self.controller_epoch
+                )
             except StoreUnavailableError as error:
                 outcome_unknown = True
                 log.warning("controller_delete_outcome_unknown", key=key, backoff_ms=backoff_ms, error=str(error))
                 await asyncio.sleep(backoff_ms / 1000)
                 backoff_ms = min(backoff_ms * 2, MAX_BACKOFF_MS)
                 continue
-            if not deleted and outcome_unknown:
-                return await retry_unavailable(lambda: self.store.get(key), f"read {key}") is None
-            return deleted
+            if deleted:
+                return True
+            if outcome_unknown and await retry_unavailable(lambda: self.store.get(key), f"read {key}") is None:
+                return True
+            await self.check()
+            return False

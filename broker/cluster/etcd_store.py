@@ -9,7 +9,9 @@ comparisons, lease grant/keep-alive/revoke and watches from a start revision wit
 How the contract maps onto etcd:
 
 * CAS is one ``Txn``: compare ``mod_revision == expected`` (or ``create_revision ==
-  0`` for "absent"), then put/delete. etcd's revision is already store-wide.
+  0`` for "absent"), then put/delete. etcd's revision is already store-wide. A
+  fenced CAS adds ``mod_revision(fence_key) == fence_revision`` to the same ``Txn``,
+  so etcd judges both comparisons and applies the write at one revision.
 * Leases are etcd leases. etcd grants whole seconds (at least 1 s), so ``grant``
   rounds ``ttl_ms`` up and reports the granted ttl. etcd checks expiry every 500 ms.
 * Watches are re-established from ``last_seen_revision + 1`` after any disconnect,
@@ -42,6 +44,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
     WatchEvent,
+    require_fence_revision,
 )
 
 log = structlog.get_logger(__name__)
@@ -70,6 +73,20 @@ def _key_value(raw: Any) -> KeyValue:
         create_revision=raw.create_revision,
         lease=raw.lease or None,
     )
+
+
+def _key_compare(client: aetcd.Client, key: str, expected_revision: int) -> Any:
+    """CAS comparison: ``expected_revision == 0`` means absent (never created, or
+    deleted since), else the key's ``mod_revision`` must equal it."""
+    if expected_revision == 0:
+        return client.transactions.create(key.encode()) == 0
+    return client.transactions.mod(key.encode()) == expected_revision
+
+
+def _fence_compare(client: aetcd.Client, fence_key: str, fence_revision: int) -> Any:
+    """The fence holds while ``fence_key``'s ``mod_revision`` is ``fence_revision``
+    (> 0, so an absent fence key, whose mod revision reads 0, never matches)."""
+    return client.transactions.mod(fence_key.encode()) == fence_revision
 
 
 async def _channel_became_ready(channel: Any, timeout_s: float) -> bool:
@@ -199,14 +216,39 @@ class EtcdMetadataStore(MetadataStore):
         return await self._call(run, retriable=False)
 
     async def put_if(self, key: str, value: bytes, expected_revision: int, lease: int | None = None) -> int | None:
-        key_bytes = key.encode()
+        return await self._put_when(key, value, lease, lambda client: [_key_compare(client, key, expected_revision)])
+
+    async def delete_if(self, key: str, expected_revision: int) -> bool:
+        if expected_revision <= 0:
+            return False
+        return await self._delete_when(key, lambda client: [_key_compare(client, key, expected_revision)])
+
+    async def put_if_fenced(
+        self, key: str, value: bytes, expected_revision: int,
+        fence_key: str, fence_revision: int, lease: int | None = None,
+    ) -> int | None:
+        require_fence_revision(fence_key, fence_revision)
 
         def compare(client: aetcd.Client) -> list[Any]:
-            if expected_revision == 0:
-                return [client.transactions.create(key_bytes) == 0]
-            return [client.transactions.mod(key_bytes) == expected_revision]
+            return [_fence_compare(client, fence_key, fence_revision), _key_compare(client, key, expected_revision)]
 
-        put = etcd_ops.Put(key_bytes, value, lease=lease or 0)
+        return await self._put_when(key, value, lease, compare)
+
+    async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:
+        require_fence_revision(fence_key, fence_revision)
+        if expected_revision <= 0:
+            return False
+
+        def compare(client: aetcd.Client) -> list[Any]:
+            return [_fence_compare(client, fence_key, fence_revision), _key_compare(client, key, expected_revision)]
+
+        return await self._delete_when(key, compare)
+
+    async def _put_when(
+        self, key: str, value: bytes, lease: int | None, compare: Callable[[aetcd.Client], list[Any]]
+    ) -> int | None:
+        """Put ``key`` in one ``Txn`` guarded by every comparison in ``compare``."""
+        put = etcd_ops.Put(key.encode(), value, lease=lease or 0)
         try:
             succeeded, responses = await self._transaction(compare, [put])
         except aetcd.ClientError as error:
@@ -215,14 +257,9 @@ class EtcdMetadataStore(MetadataStore):
             raise
         return int(responses[0].response_put.header.revision) if succeeded else None
 
-    async def delete_if(self, key: str, expected_revision: int) -> bool:
-        key_bytes = key.encode()
-        if expected_revision <= 0:
-            return False
-        delete = etcd_ops.Delete(key_bytes)
-        succeeded, _ = await self._transaction(
-            lambda client: [client.transactions.mod(key_bytes) == expected_revision], [delete]
-        )
+    async def _delete_when(self, key: str, compare: Callable[[aetcd.Client], list[Any]]) -> bool:
+        """Delete ``key`` in one ``Txn`` guarded by every comparison in ``compare``."""
+        succeeded, _ = await self._transaction(compare, [etcd_ops.Delete(key.encode())])
         return bool(succeeded)
 
     async def compact(self, revision: int) -> None:

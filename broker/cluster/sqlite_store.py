@@ -47,6 +47,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
     WatchEvent,
+    require_fence_revision,
 )
 
 log = structlog.get_logger(__name__)
@@ -268,9 +269,7 @@ class SqliteMetadataStore(MetadataStore):
 
     async def put_if(self, key: str, value: bytes, expected_revision: int, lease: int | None = None) -> int | None:
         def compare_and_put(conn: sqlite3.Connection) -> int | None:
-            row = conn.execute("SELECT mod_revision FROM kv WHERE key = ?", (key,)).fetchone()
-            current = 0 if row is None else int(row[0])
-            if current != expected_revision:
+            if _mod_revision(conn, key) != expected_revision:
                 return None
             return self._put_locked(conn, key, value, lease)
 
@@ -278,13 +277,40 @@ class SqliteMetadataStore(MetadataStore):
 
     async def delete_if(self, key: str, expected_revision: int) -> bool:
         def compare_and_delete(conn: sqlite3.Connection) -> bool:
-            row = conn.execute("SELECT mod_revision FROM kv WHERE key = ?", (key,)).fetchone()
-            if row is None or int(row[0]) != expected_revision:
+            if expected_revision <= 0 or _mod_revision(conn, key) != expected_revision:
                 return False
             self._delete_key_locked(conn, key)
             return True
 
         return await self._run_write(compare_and_delete)
+
+    async def put_if_fenced(
+        self, key: str, value: bytes, expected_revision: int,
+        fence_key: str, fence_revision: int, lease: int | None = None,
+    ) -> int | None:
+        require_fence_revision(fence_key, fence_revision)
+
+        def fenced_compare_and_put(conn: sqlite3.Connection) -> int | None:
+            # Both reads and the write share one BEGIN IMMEDIATE transaction: the
+            # fence cannot move between its comparison and the write.
+            if _mod_revision(conn, fence_key) != fence_revision or _mod_revision(conn, key) != expected_revision:
+                return None
+            return self._put_locked(conn, key, value, lease)
+
+        return await self._run_write(fenced_compare_and_put)
+
+    async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:
+        require_fence_revision(fence_key, fence_revision)
+
+        def fenced_compare_and_delete(conn: sqlite3.Connection) -> bool:
+            if _mod_revision(conn, fence_key) != fence_revision:
+                return False
+            if expected_revision <= 0 or _mod_revision(conn, key) != expected_revision:
+                return False
+            self._delete_key_locked(conn, key)
+            return True
+
+        return await self._run_write(fenced_compare_and_delete)
 
     async def compact(self, revision: int) -> None:
         await self._run_write(lambda conn: self._compact_locked(conn, revision))
@@ -402,3 +428,9 @@ def _key_value(row: tuple[Any, ...]) -> KeyValue:
     return KeyValue(
         key=row[0], value=bytes(row[1]), mod_revision=int(row[2]), create_revision=int(row[3]), lease=row[4]
     )
+
+
+def _mod_revision(conn: sqlite3.Connection, key: str) -> int:
+    """``key``'s mod revision, 0 when absent (real revisions start at 1)."""
+    row = conn.execute("SELECT mod_revision FROM kv WHERE key = ?", (key,)).fetchone()
+    return 0 if row is None else int(row[0])

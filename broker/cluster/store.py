@@ -10,6 +10,11 @@ model, because etcd's model is exactly what a controller needs:
   controller epoch, and a watcher that remembers the last revision it saw can resume.
 * **Compare-and-set on a revision** (``put_if``/``delete_if``): the only way to
   update shared records safely from several brokers.
+* **Fenced compare-and-set** (``put_if_fenced``/``delete_if_fenced``): the same CAS,
+  applied in one atomic step only while a second key (the fence, e.g.
+  ``/controller``) still has the ``mod_revision`` the writer holds. A deposed
+  controller's write therefore cannot land, not even in the round trip between
+  checking the fence and writing.
 * **Leases**: keys bound to a lease vanish, with a delete event, when the holder
   stops calling ``keep_alive`` (it crashed, was paused, or lost its network).
 * **Watches from a revision**: every change with revision >= ``from_revision``,
@@ -24,6 +29,10 @@ check them against both backends):
 * ``put_if(key, v, 0)`` succeeds only if ``key`` is absent; ``put_if(key, v, r)``
   with ``r > 0`` only if ``key``'s ``mod_revision == r``; at most one of several
   concurrent CASes on the same expected revision succeeds;
+* ``put_if_fenced``/``delete_if_fenced`` apply only if the key's CAS holds AND
+  ``fence_key``'s ``mod_revision == fence_revision`` (> 0), both judged at the
+  same revision: a fence key rewritten, deleted or never created fails the write
+  with no effect;
 * a lease-bound key is deleted (and a delete event emitted) at most a poll period
   after its lease expires or is revoked, even if the holder process was killed.
 """
@@ -72,6 +81,13 @@ class WatchEvent:
     key: str
     value: bytes
     mod_revision: int
+
+
+def require_fence_revision(fence_key: str, fence_revision: int) -> None:
+    """Reject a non-positive fence revision: 0 would match an absent fence key in
+    etcd's comparison, silently turning the fence off."""
+    if fence_revision <= 0:
+        raise ValueError(f"fence revision of {fence_key} must be positive, got {fence_revision}")
 
 
 class MetadataStoreError(Exception):
@@ -136,6 +152,24 @@ class MetadataStore(abc.ABC):
     @abc.abstractmethod
     async def delete_if(self, key: str, expected_revision: int) -> bool:
         """Delete ``key`` only if its ``mod_revision`` equals ``expected_revision``."""
+
+    @abc.abstractmethod
+    async def put_if_fenced(
+        self, key: str, value: bytes, expected_revision: int,
+        fence_key: str, fence_revision: int, lease: int | None = None,
+    ) -> int | None:
+        """``put_if`` that also requires ``fence_key``'s ``mod_revision`` to equal
+        ``fence_revision``, checked in the same atomic step as the write (no window
+        in which the fence can move). Returns the new revision, or None if either
+        comparison failed (nothing written). ``fence_revision`` must be positive:
+        a fence is always a key that exists. Raises ``LeaseNotFoundError``."""
+
+    @abc.abstractmethod
+    async def delete_if_fenced(
+        self, key: str, expected_revision: int, fence_key: str, fence_revision: int
+    ) -> bool:
+        """``delete_if`` that also requires ``fence_key``'s ``mod_revision`` to equal
+        ``fence_revision`` (> 0), in the same atomic step; False deletes nothing."""
 
     @abc.abstractmethod
     async def grant(self, ttl_ms: int) -> Lease:
