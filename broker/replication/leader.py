@@ -376,6 +376,13 @@ class PartitionLeaderState:
         both cases it becomes the committed ISR and any pending change is dropped.
         A record whose partition epoch is not newer is stale and ignored. After a
         shrink the HW may rise (Kafka ``handleAlterPartitionUpdate``).
+
+        A replica this record leaves out of the ISR is forgotten (unknown LEO, never
+        caught up) until it fetches again. The controller removes brokers that died or
+        are shutting down, and the HW must stop waiting for them at once; without the
+        reset the "caught-up replica about to join" rule kept every acks=all produce
+        waiting for a departed broker for up to ``replica_lag_time_max_ms`` (Kafka
+        excludes such replicas with ``isReplicaIsrEligible``).
         """
         if new_partition_epoch <= self._isr.partition_epoch:
             log.info(
@@ -387,6 +394,9 @@ class PartitionLeaderState:
             )
             return None
         _validate_membership(self.local_broker_id, self.replicas, new_isr)
+        for broker_id in self._isr.maximal - frozenset(new_isr):
+            if broker_id in self._followers:
+                self._followers[broker_id] = ReplicaState(broker_id)
         self._isr.commit(frozenset(new_isr), new_partition_epoch)
         log.info(
             "isr_change_committed",

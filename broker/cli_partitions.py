@@ -1,0 +1,60 @@
+"""``highwater partitions elect-preferred``: move leaderships back to the preferred replicas.
+
+After a broker restarts, the partitions it led are led by other replicas; the
+controller's periodic rebalance (``auto_leader_rebalance_enable``) moves them back
+eventually, this command does it now (Kafka's ``kafka-leader-election --election-type
+PREFERRED``). Only replicas that are alive and in the ISR take leadership back, so the
+command never risks data loss; partitions whose preferred replica is still catching
+up are left alone and can be elected again later.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from broker.cli_client import RestClient
+from broker.cli_common import DEFAULT_SERVER, ServerOption, run_client
+
+partitions_app = typer.Typer(help="Partition leadership administration.", no_args_is_help=True)
+stdout_console = Console(highlight=False, soft_wrap=True)
+
+
+async def request_preferred_election(client: RestClient, topic: str | None) -> list[dict[str, Any]]:
+    """``POST /v3/clusters/{c}/partitions:elect-preferred``; the partitions whose leader moved."""
+    path = f"/v3/clusters/{await client.cluster_id()}/partitions:elect-preferred"
+    body = {"topic_name": topic} if topic is not None else {}
+    reply = await client.request("POST", path, body=body)
+    return list(reply.get("elected", []))
+
+
+def elected_table(elected: list[dict[str, Any]]) -> Table:
+    table = Table(header_style="bold")
+    for column in ("topic", "partition", "leader", "leader epoch", "isr"):
+        table.add_column(column)
+    for record in sorted(elected, key=lambda r: (r["topic_name"], r["partition_id"])):
+        table.add_row(
+            record["topic_name"],
+            str(record["partition_id"]),
+            str(record["leader_id"]),
+            str(record["leader_epoch"]),
+            ",".join(str(member) for member in record["isr"]),
+        )
+    return table
+
+
+@partitions_app.command("elect-preferred")
+def elect_preferred(
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic; default every topic.")] = None,
+    server: ServerOption = DEFAULT_SERVER,
+) -> None:
+    """Give leadership back to each partition's first replica where it is alive and in sync."""
+    elected = run_client(server, lambda client: request_preferred_election(client, topic))
+    if not elected:
+        stdout_console.print("every partition is led by its preferred replica (or it is not in sync yet)")
+        return
+    stdout_console.print(f"moved leadership of {len(elected)} partition(s) to the preferred replica")
+    stdout_console.print(elected_table(elected))

@@ -1,0 +1,145 @@
+"""Brokers leaving and joining a real cluster: controlled shutdown on SIGTERM, a
+restarted broker rejoining, and a duplicate node id refused.
+
+* SIGTERM: the broker asks the controller to move its leaderships away before it
+  exits, and revokes its lease, so when the process is gone no partition record names
+  it as leader and the others need not wait for its session to expire. Checked in the
+  store itself (the authority) and through a survivor's REST API.
+* SIGKILL then an immediate restart: the new incarnation replaces its own previous
+  registration at once (same data directory), is fenced by the controller (its
+  leaderships move, it leaves the ISRs), catches up and is put back into every ISR.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from broker.cluster.records import PARTITIONS_PREFIX, PartitionRecord
+from broker.cluster.store_url import open_store
+from tests.integration.cluster_harness import (
+    DETECTION_MARGIN_MS,
+    SESSION_TIMEOUT_MS,
+    LiveCluster,
+    session_env,
+    wait_until,
+)
+from tests.support.brokers import BrokerProcess
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "members"
+PARTITIONS = 6
+
+
+def stored_partition_records(metadata_store: str) -> list[PartitionRecord]:
+    """Every partition record, read from the metadata store directly."""
+
+    async def read() -> list[PartitionRecord]:
+        store = await open_store(metadata_store)
+        try:
+            items, _ = await store.list(PARTITIONS_PREFIX)
+        finally:
+            await store.close()
+        return [PartitionRecord.model_validate_json(kv.value) for kv in items]
+
+    return asyncio.run(read())
+
+
+def started_with_data(make, metadata_store: str) -> LiveCluster:
+    cluster = make(metadata_store)
+    cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
+    produce_everywhere(cluster, "before")
+    return cluster
+
+
+def produce_everywhere(cluster: LiveCluster, prefix: str, count: int = 10, via: int | None = None) -> None:
+    for partition in range(PARTITIONS):
+        status, reply = cluster.produce(TOPIC, partition, [f"{prefix}-{i}" for i in range(count)], via=via)
+        assert status == 207 and not reply["failures"], reply
+
+
+def sigterm_and_check_nothing_led(cluster: LiveCluster, metadata_store: str, broker_id: int) -> float:
+    """SIGTERM ``broker_id``; once it has exited no partition names it as leader. ms to exit."""
+    assert cluster.led_by(TOPIC, broker_id), f"broker {broker_id} should lead something first"
+    started = time.monotonic()
+    assert cluster.brokers[broker_id].stop() == 0
+    exit_ms = (time.monotonic() - started) * 1000
+    still_led = [(r.partition, r.leader_epoch) for r in stored_partition_records(metadata_store) if r.leader == broker_id]
+    assert still_led == [], f"partitions still led by the stopped broker {broker_id}: {still_led}"
+    survivor = min(cluster.live_ids())
+    assert cluster.led_by(TOPIC, broker_id, via=survivor) == {}
+    assert broker_id not in cluster.registered_ids(survivor)
+    return exit_ms
+
+
+def test_sigterm_moves_leaderships_before_the_process_exits(metadata_store: str, live_cluster_factory) -> None:
+    cluster = started_with_data(live_cluster_factory, metadata_store)
+    controller = cluster.controller_id()
+    follower_broker = min(set(cluster.brokers) - {controller})
+    exit_ms = sigterm_and_check_nothing_led(cluster, metadata_store, follower_broker)
+    assert exit_ms < SESSION_TIMEOUT_MS, "controlled shutdown should not wait for the session to expire"
+    produce_everywhere(cluster, "after-first-stop")
+
+    # The controller itself: it moves its own leaderships, then revoking its lease hands
+    # the controller role over at once, long before a session timeout.
+    stopped_at = time.monotonic()
+    sigterm_and_check_nothing_led(cluster, metadata_store, controller)
+    [last] = cluster.live_ids()
+    wait_until(lambda: cluster.controller_id(last) == last, SESSION_TIMEOUT_MS / 1000, "the last broker to rule")
+    handover_ms = (time.monotonic() - stopped_at) * 1000
+    print(f"\nFIGURE controller_handover_after_sigterm store={metadata_store.split(':')[0]} ms={handover_ms:.0f}")
+    assert handover_ms < SESSION_TIMEOUT_MS
+    for partition in range(PARTITIONS):
+        expected = [f"before-{i}" for i in range(10)] + [f"after-first-stop-{i}" for i in range(10)]
+        cluster.wait_for_values(TOPIC, partition, expected, via=last)
+
+
+def test_restarted_broker_rejoins_and_catches_up(metadata_store: str, live_cluster_factory) -> None:
+    cluster = started_with_data(live_cluster_factory, metadata_store)
+    victim = min(set(cluster.brokers) - {cluster.controller_id()})
+    survivor = min(set(cluster.brokers) - {victim})
+    led_before = cluster.led_by(TOPIC, victim)
+    assert led_before
+    cluster.brokers[victim].kill()
+    cluster.restart(victim)
+    assert cluster.registered_ids(survivor) == {1, 2, 3}
+    log_text = cluster.brokers[victim].log_path.read_text(errors="replace")
+    assert "broker_id_held_waiting" not in log_text, "its own previous registration is replaced, not waited out"
+
+    # Fenced before re-admission: a restarted leader may have lost its unflushed tail,
+    # so it must not keep leading the same epoch.
+    def leaderships_moved() -> bool:
+        states = cluster.partitions(TOPIC, via=survivor)
+        return all(states[p].leader_id not in (victim, -1) and states[p].leader_epoch > s.leader_epoch
+                   for p, s in led_before.items())
+
+    wait_until(leaderships_moved, (SESSION_TIMEOUT_MS + DETECTION_MARGIN_MS) / 1000, "its leaderships to move")
+    produce_everywhere(cluster, "after-restart", via=survivor)
+    cluster.wait_in_every_isr(TOPIC, victim)
+
+    def caught_up() -> bool:
+        states = cluster.partitions(TOPIC, via=victim).values()
+        return all(s.replica_log_end_offsets.get(victim) == s.high_watermark == 20 for s in states)
+
+    wait_until(caught_up, 5, f"broker {victim} to hold every record")
+    expected = [f"before-{i}" for i in range(10)] + [f"after-restart-{i}" for i in range(10)]
+    for partition in range(PARTITIONS):
+        cluster.wait_for_values(TOPIC, partition, expected, via=victim)
+
+
+def test_second_broker_with_the_same_node_id_refuses_to_start(tmp_path: Path, live_cluster_factory) -> None:
+    store = f"sqlite://{(tmp_path / 'metadata.db').resolve()}"
+    cluster = live_cluster_factory(store)
+    impostor = BrokerProcess(2, tmp_path / "impostor" / "broker-2", store, env=session_env())
+    impostor.start(wait=False)
+    assert impostor.process is not None
+    exit_code = impostor.process.wait((SESSION_TIMEOUT_MS + 10_000) / 1000)
+    assert exit_code != 0
+    log_text = impostor.log_path.read_text(errors="replace")
+    assert "broker id 2 is already registered by a live broker" in log_text, impostor.log_tail()
+    assert cluster.brokers[2].url in log_text
+    assert cluster.brokers[2].alive and cluster.registered_ids() == {1, 2, 3}

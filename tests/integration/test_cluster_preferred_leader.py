@@ -1,0 +1,96 @@
+"""Preferred leadership returns to ``replicas[0]`` after its broker comes back.
+
+A restarted broker is a follower of everything at first: its leaderships moved away
+while it was gone. ``highwater partitions elect-preferred`` (the REST route
+``POST /v3/clusters/{c}/partitions:elect-preferred``) gives them back once it is in
+sync, and so does the controller's periodic rebalance
+(``leader_imbalance_check_interval_ms``) without anybody asking.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.integration.cluster_harness import (
+    LiveCluster,
+    session_env,
+    wait_until,
+)
+from tests.support.brokers import REPO_ROOT, http_json
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "preferred"
+PARTITIONS = 6
+
+
+def bounce_a_preferred_leader(cluster: LiveCluster) -> tuple[int, dict[int, int]]:
+    """Stop and restart a non-controller broker; return it and the leader epochs of the
+    partitions it prefers, once it is back in every ISR (and so could lead them again)."""
+    broker_id = min(set(cluster.brokers) - {cluster.controller_id()})
+    preferred = {p for p, s in cluster.partitions(TOPIC).items() if s.replicas[0] == broker_id}
+    assert preferred and cluster.led_by(TOPIC, broker_id).keys() == preferred
+    assert cluster.brokers[broker_id].stop() == 0
+    cluster.restart(broker_id)
+    states = cluster.wait_in_every_isr(TOPIC, broker_id)
+    return broker_id, {p: states[p].leader_epoch for p in preferred}
+
+
+def highwater(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "broker.cli", *args], check=False, capture_output=True, text=True, cwd=REPO_ROOT, timeout=60
+    )
+
+
+def assert_every_partition_led_by_its_first_replica(cluster: LiveCluster) -> None:
+    for partition, state in cluster.partitions(TOPIC).items():
+        assert state.leader_id == state.replicas[0], (partition, state)
+
+
+def test_elect_preferred_command_gives_leadership_back(metadata_store: str, live_cluster_factory) -> None:
+    cluster = live_cluster_factory(metadata_store)
+    cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
+    broker_id, epochs_before = bounce_a_preferred_leader(cluster)
+    assert cluster.led_by(TOPIC, broker_id) == {}, "no automatic rebalance within the default 5 minutes"
+    other = min(set(cluster.brokers) - {broker_id, cluster.controller_id()})
+
+    result = highwater("partitions", "elect-preferred", "--topic", TOPIC, "--server", cluster.url(other))
+    assert result.returncode == 0, result.stderr
+    assert f"moved leadership of {len(epochs_before)} partition(s)" in result.stdout
+    assert_every_partition_led_by_its_first_replica(cluster)
+    for partition, state in cluster.led_by(TOPIC, broker_id).items():
+        assert state.leader_epoch > epochs_before[partition]
+
+    again = highwater("partitions", "elect-preferred", "--server", cluster.url(broker_id))
+    assert again.returncode == 0 and "every partition is led by its preferred replica" in again.stdout
+    unknown = highwater("partitions", "elect-preferred", "--topic", "nope", "--server", cluster.url(other))
+    assert unknown.returncode == 1 and "UNKNOWN_TOPIC" in unknown.stderr
+
+
+def test_elect_preferred_route_answers_the_elected_partitions(tmp_path, live_cluster_factory) -> None:
+    cluster = live_cluster_factory(f"sqlite://{(tmp_path / 'metadata.db').resolve()}")
+    cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
+    broker_id, epochs_before = bounce_a_preferred_leader(cluster)
+    status, body = http_json("POST", f"{cluster.base(broker_id)}/partitions:elect-preferred")
+    assert status == 200, body
+    elected = {e["partition_id"]: e for e in body["elected"]}
+    assert elected.keys() == epochs_before.keys()
+    for partition, entry in elected.items():
+        assert (entry["topic_name"], entry["leader_id"]) == (TOPIC, broker_id)
+        assert entry["leader_epoch"] == epochs_before[partition] + 1
+    assert http_json("POST", f"{cluster.base()}/partitions:elect-preferred", {})[1] == {"elected": []}
+
+
+def test_automatic_rebalance_restores_preferred_leaders(metadata_store: str, live_cluster_factory) -> None:
+    cluster = live_cluster_factory(metadata_store, env=session_env(HIGHWATER_LEADER_IMBALANCE_CHECK_INTERVAL_MS="500"))
+    cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
+    broker_id, epochs_before = bounce_a_preferred_leader(cluster)
+
+    def leads_its_preferred_partitions() -> bool:
+        return cluster.led_by(TOPIC, broker_id).keys() == epochs_before.keys()
+
+    wait_until(leads_its_preferred_partitions, 10, f"broker {broker_id} to lead its preferred partitions again")
+    assert_every_partition_led_by_its_first_replica(cluster)
