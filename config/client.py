@@ -98,10 +98,16 @@ class ConsumerSettings(BaseSettings):
     max_partition_fetch_bytes: int = Field(MIB, ge=1, description="bytes per partition in one fetch")
     fetch_max_wait_ms: int = Field(500, ge=0, description="long-poll time when no data is ready")
     max_poll_records: int = Field(500, ge=1)
-    session_timeout_ms: int = Field(45_000, ge=1)
-    heartbeat_interval_ms: int = Field(3000, ge=1)
+    session_timeout_ms: int = Field(
+        45_000, ge=100, le=3_600_000, description="the coordinator expels a member silent this long"
+    )
+    heartbeat_interval_ms: int = Field(3000, ge=1, description="until the coordinator names its own interval")
+    max_poll_interval_ms: int = Field(
+        300_000, ge=1, le=3_600_000, description="rebalance timeout: how long a revocation may take"
+    )
     request_timeout_ms: int = Field(30_000, ge=1)
     retry_backoff_ms: int = Field(100, ge=0)
+    metadata_max_age_ms: int = Field(300_000, ge=0, description="refresh partition leaders at least this often")
 
     @field_validator("bootstrap_servers")
     @classmethod

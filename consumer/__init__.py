@@ -1,8 +1,10 @@
-"""The highwater consumer: pipelined fetching from partition leaders; asyncio (``Consumer``) and blocking (``SyncConsumer``)."""
+"""The highwater consumer: pipelined fetching from partition leaders, consumer groups with committed offsets;
+asyncio (``Consumer``) and blocking (``SyncConsumer``)."""
 
 from broker.client.types import TopicPartition
 from consumer.consumer import Consumer
 from consumer.errors import (
+    CommitFailedError,
     LogTruncationError,
     NoOffsetForPartitionError,
     OffsetOutOfRangeError,
@@ -11,6 +13,7 @@ from consumer.records import ConsumerRecord
 from consumer.sync import SyncConsumer
 
 __all__ = [
+    "CommitFailedError",
     "Consumer",
     "ConsumerRecord",
     "LogTruncationError",

@@ -5,9 +5,24 @@
         async for record in consumer:
             ...
 
-Manual assignment only for now: ``group_id`` (subscribe, commit) needs the group
-coordinator. The assignment lives in ``SubscriptionState`` and is changed only
-through ``_set_assignment``, which group membership will call on each rebalance.
+With a ``group_id`` the consumer joins a consumer group instead (KIP-848: the
+coordinator assigns, the member reconciles, see ``consumer.group``):
+
+    async with Consumer(servers, group_id="billing", auto_offset_reset="earliest") as consumer:
+        consumer.subscribe(["orders"])          # or subscribe(pattern=r"orders-.*")
+        async for record in consumer:
+            ...                                 # positions auto-committed every auto_commit_interval_ms
+
+A partition a group member acquires starts at the group's committed offset (else
+``auto_offset_reset``). ``commit()`` commits the *consumed* position of every assigned
+partition: the offset after the last record handed to the application (records the
+iterator holds but has not yielded yet do not count). With ``enable_auto_commit``
+that happens every ``auto_commit_interval_ms``, before a revoked partition is given up,
+and on ``close``; like aiokafka (not the Java client), auto-commit runs in the
+background, so a record counts as consumed once ``getmany`` returned it.
+
+The assignment lives in ``SubscriptionState`` and is changed only through
+``_set_assignment``: by ``assign`` or by group membership on each rebalance.
 
 ``position(tp)`` is the offset of the next record ``getmany`` hands out for ``tp``;
 records are handed out in offset order per partition and never at or above the high
@@ -16,19 +31,29 @@ watermark. Settings are ``config.client.ConsumerSettings`` keyword arguments.
 
 from __future__ import annotations
 
+import asyncio
+import re
+import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Self
 
+import structlog
+
+from broker.client.groups import GroupClient
 from broker.client.http import ClusterClient, now_ms
 from broker.client.types import TopicPartition
+from broker.errors import HighwaterError
 from config.client import ConsumerSettings
+from consumer.commits import AutoCommitter, OffsetCommitter
 from consumer.fetcher import Fetcher, FetchLimits
+from consumer.group import GroupMember, MembershipTimings
+from consumer.membership import MemberState, Subscription
 from consumer.positions import SubscriptionState
 from consumer.records import ConsumerRecord
 
-DEFAULT_METADATA_MAX_AGE_MS = 300_000
-"""Kafka's ``metadata.max.age.ms``; a keyword argument until ``ConsumerSettings`` carries it."""
+log = structlog.get_logger(__name__)
+
 ITERATION_POLL_MS = 1000
 """How long one ``async for`` step waits per poll before polling again."""
 
@@ -36,18 +61,12 @@ ITERATION_POLL_MS = 1000
 class Consumer:
     def __init__(self, servers: str | Sequence[str], **settings: Any) -> None:
         servers_text = servers if isinstance(servers, str) else ",".join(servers)
-        metadata_max_age_ms = int(settings.pop("metadata_max_age_ms", DEFAULT_METADATA_MAX_AGE_MS))
         self.settings = ConsumerSettings(bootstrap_servers=servers_text, **settings)
         config = self.settings
-        if config.group_id is not None:
-            raise ValueError(
-                f"group_id={config.group_id!r}: consumer groups need the group coordinator, which this "
-                "cluster does not run yet; use assign() without a group_id"
-            )
         self._client = ClusterClient(
             config.bootstrap_urls,
             request_timeout_ms=config.request_timeout_ms,
-            metadata_max_age_ms=metadata_max_age_ms,
+            metadata_max_age_ms=config.metadata_max_age_ms,
             client_id=config.client_id,
         )
         self._subscriptions = SubscriptionState(config.auto_offset_reset)
@@ -57,10 +76,32 @@ class Consumer:
             fetch_max_wait_ms=config.fetch_max_wait_ms,
             retry_backoff_ms=config.retry_backoff_ms,
         )
-        self._fetcher = Fetcher(self._client, self._subscriptions, limits)
+        lookup = self._committed_offset if config.group_id is not None else None
+        self._fetcher = Fetcher(self._client, self._subscriptions, limits, lookup)
         self._iteration_buffer: deque[ConsumerRecord] = deque()
         self._started = False
         self._closed = False
+        self._init_group(config)
+
+    def _init_group(self, config: ConsumerSettings) -> None:
+        self._groups = GroupClient(self._client)
+        self._member_state = MemberState(uuid.uuid4().hex)
+        self._group_member: GroupMember | None = None
+        self._assignment_version = 0
+        self._committed_fetch: tuple[int, asyncio.Task[dict[TopicPartition, int]]] | None = None
+        self._committer: OffsetCommitter | None = None
+        self._auto_committer: AutoCommitter | None = None
+        if config.group_id is None:
+            return
+        self._committer = OffsetCommitter(
+            self._groups,
+            config.group_id,
+            lambda: self._member_state if self._member_state.subscription is not None else None,
+            config.retry_backoff_ms,
+            config.request_timeout_ms,
+        )
+        if config.enable_auto_commit:
+            self._auto_committer = AutoCommitter(self._commit_consumed, config.auto_commit_interval_ms, config.group_id)
 
     @property
     def client(self) -> ClusterClient:
@@ -76,6 +117,10 @@ class Consumer:
         await self._client.cluster_id()
         self._started = True
         self._fetcher.sync_workers()
+        if self._auto_committer is not None:
+            self._auto_committer.start()
+        if self._member_state.subscription is not None:
+            self._join()
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -88,18 +133,32 @@ class Consumer:
         if self._closed:
             return
         self._closed = True
+        if self._auto_committer is not None:
+            await self._auto_committer.stop()
+        if self._group_member is not None:
+            await self._group_member.stop()
+        if self._auto_committer is not None and self._started:
+            await self._commit_consumed_logging_failure("close")
+        if self._group_member is not None:
+            await self._group_member.leave()
         await self._fetcher.close()
         await self._client.close()
 
     # ------------------------------------------------------------------ assignment
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        """Read exactly these partitions; positions of partitions kept stay, new ones follow ``auto_offset_reset``."""
+        """Read exactly these partitions; positions of partitions kept stay, new ones start at the
+        group's committed offset (with a ``group_id``) or follow ``auto_offset_reset``."""
+        if self._member_state.subscription is not None:
+            raise ValueError("this consumer is subscribed; unsubscribe() before assign()")
         self._set_assignment([TopicPartition(*tp) for tp in partitions])
 
-    def _set_assignment(self, partitions: list[TopicPartition]) -> None:
-        self._subscriptions.assign(partitions)
-        self._iteration_buffer = deque(r for r in self._iteration_buffer if (r.topic, r.partition) in set(partitions))
+    def _set_assignment(self, partitions: Iterable[TopicPartition]) -> None:
+        wanted = list(partitions)
+        self._subscriptions.assign(wanted, from_committed=self.settings.group_id is not None)
+        self._assignment_version += 1
+        kept = set(wanted)
+        self._iteration_buffer = deque(r for r in self._iteration_buffer if (r.topic, r.partition) in kept)
         if self._started:
             self._fetcher.sync_workers()
 
@@ -163,6 +222,8 @@ class Consumer:
         deadline_ms = now_ms() + timeout_ms
         while True:
             self._fetcher.raise_error()
+            if self._group_member is not None:
+                self._group_member.raise_error()
             records = self._fetcher.drain(limit, only)
             remaining_ms = deadline_ms - now_ms()
             if records or remaining_ms <= 0:
@@ -184,3 +245,160 @@ class Consumer:
         if self._closed:
             raise StopAsyncIteration
         return await self.getone()
+
+    # ------------------------------------------------------------------ group membership
+
+    def subscribe(self, topics: Iterable[str] = (), *, pattern: str | re.Pattern[str] | None = None) -> None:
+        """Join the group (``group_id``) for ``topics``, or for every topic whose whole name matches ``pattern``.
+
+        The coordinator assigns partitions; ``assignment()`` shows the current share.
+        A pattern is evaluated by the coordinator, so topics created later join the
+        subscription at once. Subscribing again replaces the subscription.
+        """
+        group_id = self._require_group("subscribe")
+        if self._member_state.subscription is None and self._subscriptions.assigned():
+            raise ValueError("this consumer has a manual assignment; assign([]) before subscribe()")
+        if isinstance(topics, str):
+            topics = [topics]
+        if isinstance(pattern, re.Pattern):
+            pattern = pattern.pattern
+        subscription = Subscription(pattern=pattern) if pattern is not None else Subscription(frozenset(topics))
+        self._member_state.subscribe(subscription)
+        log.info("consumer_subscribed", group_id=group_id, **subscription.body())
+        if self._started:
+            self._join()
+
+    def subscription(self) -> Subscription | None:
+        return self._member_state.subscription
+
+    @property
+    def member_id(self) -> str:
+        """This consumer's id in its group (the ``consumer_id`` of the groups API)."""
+        return self._member_state.member_id
+
+    @property
+    def member_epoch(self) -> int:
+        """The member epoch held now: 0 while joining, rising with each assignment the member reconciles to."""
+        return self._member_state.member_epoch
+
+    async def unsubscribe(self) -> None:
+        """Commit what was consumed (with auto-commit), leave the group, and give up every partition."""
+        if self._group_member is None:
+            self._member_state.left()
+            return
+        await self._group_member.stop()
+        if self._auto_committer is not None:
+            await self._commit_consumed_logging_failure("unsubscribe")
+        await self._group_member.leave()
+        self._group_member = None
+
+    def _join(self) -> None:
+        assert self.settings.group_id is not None
+        if self._group_member is None:
+            config = self.settings
+            timings = MembershipTimings(
+                session_timeout_ms=config.session_timeout_ms,
+                rebalance_timeout_ms=config.max_poll_interval_ms,
+                heartbeat_interval_ms=config.heartbeat_interval_ms,
+                retry_backoff_ms=config.retry_backoff_ms,
+                client_id=config.client_id,
+            )
+            self._group_member = GroupMember(self._groups, config.group_id, self._member_state, self, timings)
+            self._group_member.start()
+        self._group_member.wake()
+
+    def _require_group(self, action: str) -> str:
+        if self.settings.group_id is None:
+            raise ValueError(f"{action}() needs a group_id")
+        return self.settings.group_id
+
+    # AssignmentListener: called by the heartbeat loop (consumer.group.GroupMember).
+
+    async def revoke_partitions(self, partitions: frozenset[TopicPartition]) -> None:
+        consumed = self._consumed_positions(partitions)
+        self._set_assignment(tp for tp in self._subscriptions.assigned() if tp not in partitions)
+        if self._auto_committer is not None and consumed:
+            await self._commit_logging_failure(consumed, "revocation")
+
+    def acquire_partitions(self, partitions: frozenset[TopicPartition]) -> None:
+        self._set_assignment([*self._subscriptions.assigned(), *sorted(partitions)])
+
+    def lose_partitions(self, partitions: frozenset[TopicPartition]) -> None:
+        if partitions:
+            self._set_assignment(tp for tp in self._subscriptions.assigned() if tp not in partitions)
+
+    # ------------------------------------------------------------------ committed offsets
+
+    def _consumed_positions(self, partitions: Iterable[TopicPartition] | None = None) -> dict[TopicPartition, int]:
+        """Per partition, the offset after the last record the application received."""
+        wanted = self._subscriptions.assigned() if partitions is None else partitions
+        positions: dict[TopicPartition, int] = {}
+        for tp in wanted:
+            if self._subscriptions.is_assigned(tp) and self._subscriptions.position(tp) is not None:
+                positions[tp] = self._subscriptions.position(tp)  # type: ignore[assignment]
+        for record in reversed(self._iteration_buffer):
+            tp = TopicPartition(record.topic, record.partition)
+            if tp in positions:
+                positions[tp] = min(positions[tp], record.offset)
+        return positions
+
+    async def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
+        """Commit ``offsets`` (default: the consumed position of every assigned partition) and wait for it.
+
+        An offset is the next one to read. Raises ``CommitFailedError`` when this member
+        was expelled from the group meanwhile (the partitions may have a new owner).
+        """
+        self._require_group("commit")
+        assert self._committer is not None
+        await self._committer.commit(self._consumed_positions() if offsets is None else dict(offsets))
+
+    def commit_async(self, offsets: Mapping[TopicPartition, int] | None = None) -> asyncio.Task[None]:
+        """Start a commit of ``offsets`` (default: consumed positions, taken now); await the task to see its outcome."""
+        self._require_group("commit_async")
+        assert self._committer is not None
+        wanted = self._consumed_positions() if offsets is None else dict(offsets)
+        return asyncio.get_running_loop().create_task(self._committer.commit(wanted), name="commit-async")
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        """The group's committed offset of ``tp`` as the coordinator has it now (``None``: never committed)."""
+        self._require_group("committed")
+        assert self._committer is not None
+        return (await self._committer.committed()).get(TopicPartition(*tp))
+
+    async def _committed_offset(self, tp: TopicPartition) -> int | None:
+        """For the fetcher's first position of ``tp``: concurrent lookups share one request.
+
+        A request is shared only within one assignment version: a partition acquired
+        after a request left must not see offsets read before its previous owner's
+        final commit.
+        """
+        assert self._committer is not None
+        shared = self._committed_fetch
+        if shared is None or shared[0] != self._assignment_version or shared[1].done():
+            task = asyncio.get_running_loop().create_task(self._committer.committed())
+            shared = self._committed_fetch = (self._assignment_version, task)
+        return (await asyncio.shield(shared[1])).get(tp)
+
+    async def _commit_consumed(self) -> None:
+        """Auto-commit: the consumed positions that moved since the last commit."""
+        committer = self._committer
+        assert committer is not None
+
+        def moved() -> dict[TopicPartition, int]:
+            last = committer.last_committed
+            return {tp: offset for tp, offset in self._consumed_positions().items() if last.get(tp) != offset}
+
+        await committer.commit(moved)
+
+    async def _commit_consumed_logging_failure(self, reason: str) -> None:
+        try:
+            await self._commit_consumed()
+        except HighwaterError as error:
+            log.warning("auto_commit_failed", group_id=self.settings.group_id, reason=reason, error=error.name)
+
+    async def _commit_logging_failure(self, offsets: dict[TopicPartition, int], reason: str) -> None:
+        assert self._committer is not None
+        try:
+            await self._committer.commit(offsets)
+        except HighwaterError as error:
+            log.warning("auto_commit_failed", group_id=self.settings.group_id, reason=reason, error=error.name)

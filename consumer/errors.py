@@ -45,3 +45,17 @@ class LogTruncationError(HighwaterError):
         self.tp = tp
         self.position = position
         self.divergent_offset = divergent_offset
+
+
+class CommitFailedError(HighwaterError):
+    """The coordinator refused a commit because this member is no longer in the group.
+
+    It was expelled (session or rebalance timeout) or rejoined under a new epoch; the
+    partitions it was committing may be read by another member now, so its offsets must
+    not overwrite theirs. The consumer rejoins on its own; records handed out since the
+    last successful commit will be read again by whoever owns the partitions next.
+    """
+
+    name = "COMMIT_FAILED"
+    error_code = 40913
+    http_status = 409

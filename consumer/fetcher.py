@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
@@ -52,6 +53,9 @@ log = structlog.get_logger(__name__)
 
 MAX_QUEUED_FETCHES_PER_PARTITION = 2
 
+CommittedOffsetLookup = Callable[[TopicPartition], Awaitable[int | None]]
+"""The group's committed offset of a partition (``None``: never committed)."""
+
 
 class _Parked(Exception):
     """The worker stops until the application seeks (its error waits for ``getmany``)."""
@@ -70,8 +74,15 @@ class FetchLimits:
 
 
 class Fetcher:
-    def __init__(self, client: ClusterClient, subscriptions: SubscriptionState, limits: FetchLimits) -> None:
+    def __init__(
+        self,
+        client: ClusterClient,
+        subscriptions: SubscriptionState,
+        limits: FetchLimits,
+        committed_offset: CommittedOffsetLookup | None = None,
+    ) -> None:
         self._client = client
+        self._committed_offset = committed_offset
         self._subscriptions = subscriptions
         self._limits = limits
         self._workers: dict[TopicPartition, asyncio.Task[None]] = {}
@@ -200,11 +211,22 @@ class Fetcher:
     # ------------------------------------------------------------------ positions
 
     async def reset_position(self, tp: TopicPartition) -> None:
-        """Set a position pending a reset from the log's start or high watermark (``none``: raise)."""
+        """Set a pending position: the group's committed offset, else the log's start or HW (``none``: raise)."""
         state = self._subscriptions.state(tp)
         strategy, generation = state.pending_reset, state.generation
         if strategy is None:
             return
+        if state.from_committed and self._committed_offset is not None:
+            committed = await self._committed_offset(tp)
+            if committed is not None:
+                if self._subscriptions.complete_reset(tp, committed, generation):
+                    log.info(
+                        "consumer_position_from_committed", topic=tp.topic, partition=tp.partition, offset=committed
+                    )
+                return
+            if state.generation != generation:
+                return
+            self._subscriptions.no_committed_offset(tp)
         if strategy == "none":
             error = NoOffsetForPartitionError(
                 f"{tp.topic}-{tp.partition} has no position and auto_offset_reset is 'none'; seek first",

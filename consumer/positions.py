@@ -15,8 +15,13 @@ Per partition (Kafka's ``SubscriptionState``):
   the partition was read under, after something was consumed; no fetch happens until
   the new leader's log has been checked against ``last_leader_epoch``.
 
-The group coordinator (later) changes the assignment through ``assign`` exactly as a
-manual ``Consumer.assign`` does; committed offsets will arrive through ``seek``.
+* ``from_committed``: a partition assigned to a consumer with a ``group_id`` starts
+  from the group's committed offset; only without one does ``auto_offset_reset``
+  apply. Cleared once looked up, by a seek, and by any later reset (an out-of-range
+  position must not fall back to the commit that may have caused it).
+
+Group membership changes the assignment through ``assign`` exactly as a manual
+``Consumer.assign`` does.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class PartitionPosition:
     high_watermark: int | None = None
     log_start_offset: int | None = None
     generation: int = 0
+    from_committed: bool = False
 
 
 class SubscriptionState:
@@ -50,11 +56,16 @@ class SubscriptionState:
         self.auto_offset_reset: ResetStrategy = auto_offset_reset
         self._partitions: dict[TopicPartition, PartitionPosition] = {}
 
-    def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        """Replace the assignment; partitions kept keep their positions, new ones await a reset."""
+    def assign(self, partitions: Iterable[TopicPartition], *, from_committed: bool = False) -> None:
+        """Replace the assignment; partitions kept keep their positions, new ones await a reset.
+
+        ``from_committed``: new partitions look up the group's committed offset first.
+        """
         wanted = list(dict.fromkeys(partitions))
         self._partitions = {
-            tp: self._partitions.get(tp) or PartitionPosition(pending_reset=self.auto_offset_reset) for tp in wanted
+            tp: self._partitions.get(tp)
+            or PartitionPosition(pending_reset=self.auto_offset_reset, from_committed=from_committed)
+            for tp in wanted
         }
 
     def assigned(self) -> list[TopicPartition]:
@@ -87,8 +98,13 @@ class SubscriptionState:
         state.pending_reset = strategy
         self._forget_reading(state)
 
+    def no_committed_offset(self, tp: TopicPartition) -> None:
+        """The group has no commit for ``tp``: the pending reset follows ``auto_offset_reset``."""
+        self.state(tp).from_committed = False
+
     @staticmethod
     def _forget_reading(state: PartitionPosition) -> None:
+        state.from_committed = False
         state.last_leader_epoch = None
         state.awaiting_validation = False
         state.generation += 1
@@ -100,6 +116,7 @@ class SubscriptionState:
             return False
         state.position = offset
         state.pending_reset = None
+        state.from_committed = False
         return True
 
     def needs_reset(self, tp: TopicPartition) -> ResetStrategy | None:

@@ -8,16 +8,25 @@ background while the script works on the records it got.
         consumer.assign([TopicPartition("orders", 0)])
         for record in consumer:
             ...
+
+    with SyncConsumer(servers, group_id="billing", enable_auto_commit=False) as consumer:
+        consumer.subscribe(["orders"])
+        for records in consumer.poll(timeout_ms=1000).values():
+            ...
+        consumer.commit()                       # blocks until the coordinator wrote it
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from typing import Any, Self
 
 from broker.client.loop_thread import LoopThread
 from broker.client.types import TopicPartition
 from consumer.consumer import Consumer
+from consumer.membership import Subscription
 from consumer.records import ConsumerRecord
 
 
@@ -42,6 +51,30 @@ class SyncConsumer:
 
     def assignment(self) -> set[TopicPartition]:
         return self._consumer.assignment()
+
+    def subscribe(self, topics: Iterable[str] = (), *, pattern: str | re.Pattern[str] | None = None) -> None:
+        wanted = [topics] if isinstance(topics, str) else list(topics)
+        self._thread.run(self._call(lambda: self._consumer.subscribe(wanted, pattern=pattern)))
+
+    def subscription(self) -> Subscription | None:
+        return self._consumer.subscription()
+
+    def unsubscribe(self) -> None:
+        self._thread.run(self._consumer.unsubscribe())
+
+    def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
+        """Commit (default: consumed positions) and block until the coordinator wrote it."""
+        self._thread.run(self._consumer.commit(offsets))
+
+    def commit_async(self, offsets: Mapping[TopicPartition, int] | None = None) -> Future[None]:
+        """Start a commit; the returned future completes (or fails) when the coordinator answers."""
+        return self._thread.submit(self._commit_async(offsets))
+
+    async def _commit_async(self, offsets: Mapping[TopicPartition, int] | None) -> None:
+        await self._consumer.commit_async(offsets)
+
+    def committed(self, tp: TopicPartition) -> int | None:
+        return self._thread.run(self._consumer.committed(tp))
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
         self._thread.run(self._call(lambda: self._consumer.seek(tp, offset)))

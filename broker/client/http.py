@@ -125,6 +125,14 @@ class ClusterClient:
 
     # ------------------------------------------------------------------ metadata
 
+    async def json_call(self, method: str, url: str, body: Any = None, **kwargs: Any) -> Any:
+        """One JSON request to ``url``; the decoded JSON answer, or the broker error it stands for."""
+        return await self._json(method, url, body, **kwargs)
+
+    def candidate_urls(self) -> list[str]:
+        """Brokers to try in order: those the metadata knows, then the bootstrap URLs."""
+        return self._candidate_urls()
+
     def _candidate_urls(self) -> list[str]:
         known = list(dict.fromkeys(self.metadata.brokers.values()))
         return known + [url for url in self.bootstrap_urls if url not in known]

@@ -1,0 +1,121 @@
+"""``GroupClient``: the consumer-group calls of the broker's public API (REST Proxy v3 paths).
+
+Every broker accepts a group request and forwards it to the group's coordinator (the
+leader of the group's ``__consumer_offsets`` partition), so any reachable broker will
+do. The client still remembers the coordinator a ``NOT_COORDINATOR`` answer names and
+asks it first, which saves the forwarding hop. Unreachable brokers are skipped in
+turn; every other error is raised for the caller to judge (``NOT_COORDINATOR``,
+``COORDINATOR_NOT_AVAILABLE`` and ``COORDINATOR_LOAD_IN_PROGRESS`` are retriable).
+
+Importing ``broker.groups.errors`` registers the coordinator's error classes, so broker
+answers are rebuilt as ``UnknownMemberId``, ``FencedMemberEpoch`` ... by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from broker.client.errors import BrokerUnreachable
+from broker.client.http import ClusterClient
+from broker.client.types import TopicPartition
+from broker.errors import ServiceUnavailable
+from broker.groups.errors import GroupIdNotFound, NotCoordinator
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatAnswer:
+    """The coordinator's answer: the member's epoch and every partition it may own now."""
+
+    member_id: str
+    member_epoch: int
+    heartbeat_interval_ms: int
+    assignment: frozenset[TopicPartition]
+
+
+def _assignment(items: list[dict[str, Any]]) -> frozenset[TopicPartition]:
+    return frozenset(TopicPartition(item["topic"], int(p)) for item in items for p in item.get("partitions", ()))
+
+
+def partitions_body(partitions: frozenset[TopicPartition] | set[TopicPartition]) -> list[dict[str, Any]]:
+    """``[{"topic": t, "partitions": [...]}]``, the heartbeat's ``owned_partitions`` shape."""
+    grouped: dict[str, list[int]] = {}
+    for topic, partition in sorted(partitions):
+        grouped.setdefault(topic, []).append(partition)
+    return [{"topic": topic, "partitions": partitions_} for topic, partitions_ in grouped.items()]
+
+
+class GroupClient:
+    """Group membership and offsets over one ``ClusterClient`` (same session, same broker list)."""
+
+    def __init__(self, client: ClusterClient) -> None:
+        self._client = client
+        self._coordinator_url: str | None = None
+
+    async def _group_path(self, group_id: str, suffix: str = "") -> str:
+        cluster_id = await self._client.cluster_id()
+        return f"/v3/clusters/{cluster_id}/consumer-groups/{group_id}{suffix}"
+
+    def _urls(self) -> list[str]:
+        urls = self._client.candidate_urls()
+        if self._coordinator_url is not None:
+            urls = [self._coordinator_url, *(url for url in urls if url != self._coordinator_url)]
+        return urls
+
+    async def _call(self, method: str, path: str, body: Any = None, **kwargs: Any) -> Any:
+        """Send to the known coordinator first, then any broker; follow one ``NOT_COORDINATOR`` hint."""
+        last_error: Exception | None = None
+        for url in self._urls():
+            try:
+                return await self._client.json_call(method, url + path, body, **kwargs)
+            except NotCoordinator as error:
+                hinted = error.details.get("coordinator_url")
+                self._coordinator_url = hinted if isinstance(hinted, str) else None
+                raise
+            except (BrokerUnreachable, ServiceUnavailable) as error:
+                if url == self._coordinator_url:
+                    self._coordinator_url = None
+                last_error = error
+        raise last_error or BrokerUnreachable("no broker URL to ask")
+
+    async def heartbeat(self, group_id: str, member_id: str, body: dict[str, Any]) -> HeartbeatAnswer:
+        path = await self._group_path(group_id, f"/consumers/{member_id}:heartbeat")
+        answer = await self._call("POST", path, body)
+        return HeartbeatAnswer(
+            member_id=str(answer.get("member_id", member_id)),
+            member_epoch=int(answer["member_epoch"]),
+            heartbeat_interval_ms=int(answer.get("heartbeat_interval_ms", 0)),
+            assignment=_assignment(answer.get("assignment", [])),
+        )
+
+    async def commit(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int],
+        member_id: str | None = None,
+        member_epoch: int | None = None,
+    ) -> None:
+        """Commit ``offsets`` (acks=all on the broker); a member commits with its current epoch."""
+        body: dict[str, Any] = {
+            "offsets": [
+                {"topic_name": tp.topic, "partition_id": tp.partition, "offset": offset}
+                for tp, offset in sorted(offsets.items())
+            ]
+        }
+        if member_id is not None:
+            body["member_id"] = member_id
+            body["member_epoch"] = member_epoch
+        await self._call("POST", await self._group_path(group_id, "/offsets"), body)
+
+    async def committed(self, group_id: str, topic: str | None = None) -> dict[TopicPartition, int]:
+        """The group's committed offsets (of ``topic`` only, if named); empty for an unknown group."""
+        params = {"topic": topic} if topic is not None else None
+        try:
+            answer = await self._call("GET", await self._group_path(group_id, "/offsets"), params=params)
+        except GroupIdNotFound:
+            return {}
+        return {
+            TopicPartition(entry["topic_name"], int(entry["partition_id"])): int(entry["offset"])
+            for entry in answer.get("data", [])
+        }
