@@ -114,7 +114,11 @@ class BrokerNode:
         self.membership = BrokerMembership(
             store,
             BrokerRegistration(
-                broker_id=self.node_id, url=self.advertised_url, rack=settings.rack, directory_id=meta.directory_id
+                broker_id=self.node_id,
+                url=self.advertised_url,
+                inter_broker_url=settings.inter_broker_url,
+                rack=settings.rack,
+                directory_id=meta.directory_id,
             ),
             settings.broker_session_timeout_ms,
             settings.broker_heartbeat_interval_ms,
@@ -133,7 +137,7 @@ class BrokerNode:
         self.fetchers = ReplicaFetcherManager(
             local_broker_id=self.node_id,
             broker_epoch=lambda: self.membership.broker_epoch,
-            leader_url=self.view.broker_url,
+            leader_url=self.view.inter_broker_url,
             session=self.session,
             max_wait_ms=settings.replica_fetch_wait_max_ms,
             max_bytes=settings.replica_fetch_max_bytes,
@@ -190,6 +194,16 @@ class BrokerNode:
             return
         if partition is None:
             partition = self._create_partition(record, topic)
+        if record.leader == self.node_id and record.leader_broker_epoch != self.membership.broker_epoch:
+            log.info(
+                "partition.stale_leadership_ignored",
+                topic=record.topic,
+                partition=record.partition,
+                leader_epoch=record.leader_epoch,
+                leader_broker_epoch=record.leader_broker_epoch,
+                broker_epoch=self.membership.broker_epoch,
+            )
+            return
         partition.apply_record(record, self.topic_configs.parse(topic.configs).min_insync_replicas)
         self.fetchers.update(partition)
         self.groups.on_partition_role(partition)
@@ -349,7 +363,7 @@ class BrokerNode:
         while True:
             if self.controller.is_active:
                 return await local_call(self.controller) or {}
-            url = self.view.broker_url(self.view.controller_id)
+            url = self.view.inter_broker_url(self.view.controller_id)
             if url is not None and self.view.controller_id != self.node_id:
                 try:
                     return await self.forwarder.json_call(method, f"{url}/internal/controller/{path}", body)
@@ -446,7 +460,7 @@ class BrokerNode:
         return local is not None and local.is_leader
 
     async def _ask_leader(self, leader_id: int, topic: str) -> dict[int, PartitionDescription]:
-        url = self.view.broker_url(leader_id)
+        url = self.view.inter_broker_url(leader_id)
         if url is None:
             return {}
         try:
@@ -571,7 +585,7 @@ class BrokerNode:
         if local is not None:
             outcome = await local.append(batch, acks, timeout_ms)
             return ProduceResult(outcome.base_offset, outcome.last_offset, outcome.log_append_time_ms)
-        leader_url = self.view.broker_url(record.leader)
+        leader_url = self.view.inter_broker_url(record.leader)
         if not forward or leader_url is None or record.leader == self.node_id:
             raise self._not_leader(record)
         reply = await self.forwarder.produce(leader_url, topic, partition, batch, acks, timeout_ms)
@@ -584,7 +598,7 @@ class BrokerNode:
         if local is not None:
             result = await local.read(offset, max_bytes, timeout_ms)
             return FetchResult(result.data, local.high_watermark, local.log_start_offset, local.log_end_offset)
-        leader_url = self.view.broker_url(record.leader)
+        leader_url = self.view.inter_broker_url(record.leader)
         if not forward or leader_url is None or record.leader == self.node_id:
             raise self._not_leader(record)
         read = await self.forwarder.fetch(leader_url, topic, partition, offset, max_bytes, timeout_ms)

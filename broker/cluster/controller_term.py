@@ -24,6 +24,7 @@ partition records whose topic record is gone).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -221,6 +222,12 @@ class ControllerTerm:
             for broker_id, registration in registrations.items()
             if self._broker_epochs.get(broker_id, registration.broker_epoch) != registration.broker_epoch
         }
+        restarted |= {
+            record.leader
+            for record in map(_record, await self._list(PARTITIONS_PREFIX))
+            if record.leader in registrations
+            and record.leader_broker_epoch != registrations[record.leader].broker_epoch
+        }
         if restarted:
             self._log.info("brokers_restarted", brokers=sorted(restarted))
             await self._reconcile_with(set(registrations) - restarted)
@@ -299,16 +306,28 @@ class ControllerTerm:
             change = compute(_record(current))
             if change is None:
                 return None
+            change = self._stamp_leader_broker_epoch(change)
             if await self.fence.put_if(current.key, change.record.model_dump_json().encode(), current.mod_revision):
                 self._log_change(change, reason)
                 return change.record
             current = await self._get(current.key)
         return None
 
+    def _stamp_leader_broker_epoch(self, change: PartitionChange) -> PartitionChange:
+        """Every written record names the broker epoch of its leader (see ``PartitionRecord``)."""
+        registration = self.live_registrations().get(change.record.leader)
+        broker_epoch = registration.broker_epoch if registration is not None else -1
+        if change.record.leader_broker_epoch == broker_epoch:
+            return change
+        stamped = change.record.model_copy(update={"leader_broker_epoch": broker_epoch})
+        return dataclasses.replace(change, record=stamped)
+
     async def _create_partition(self, topic: str, partition: int, replicas: list[int]) -> PartitionRecord:
+        registration = self.live_registrations().get(replicas[0])
         record = PartitionRecord(
             topic=topic, partition=partition, leader=replicas[0], leader_epoch=0,
             partition_epoch=0, replicas=replicas, isr=list(replicas),
+            leader_broker_epoch=registration.broker_epoch if registration is not None else -1,
         )
         if await self.fence.put_if(partition_key(topic, partition), record.model_dump_json().encode(), 0) is None:
             existing = await self._get(partition_key(topic, partition))

@@ -78,6 +78,13 @@ class TopicRecord(BaseModel):
 class PartitionRecord(BaseModel):
     """Who leads a partition and who is in sync, fenced by ``partition_epoch``.
 
+    ``leader_broker_epoch`` is the broker epoch (registration revision) of the leader
+    when it was elected. A broker that restarted since has a new broker epoch, so a
+    record naming it leader with an old one is stale: the broker does not act on it,
+    and the controller elects again with a higher leader epoch (Kafka fences a
+    re-registering broker the same way). A restarted leader never keeps leading the
+    epoch whose unflushed tail it may have lost.
+
     Invariants: ``isr ⊆ replicas``; ``leader ∈ isr`` unless ``leader == -1``;
     ``leader_epoch`` and ``partition_epoch`` never decrease.
     """
@@ -89,13 +96,19 @@ class PartitionRecord(BaseModel):
     partition_epoch: int
     replicas: list[int]
     isr: list[int]
+    leader_broker_epoch: int = -1
 
 
 class BrokerRegistration(BaseModel):
-    """``directory_id`` names the data directory the broker serves (from ``meta.properties``)."""
+    """``directory_id`` names the data directory the broker serves (from ``meta.properties``).
+
+    ``url`` is for clients; ``inter_broker_url`` (None = ``url``) is what other brokers
+    use, so broker-to-broker traffic can take another route (a proxy, another network).
+    """
 
     broker_id: int
     url: str
+    inter_broker_url: str | None = None
     rack: str | None = None
     broker_epoch: int = 0
     directory_id: str | None = None
