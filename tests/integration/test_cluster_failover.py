@@ -9,9 +9,9 @@ the dead broker led having a live leader with a higher ``leader_epoch``. Detecti
 cannot be faster than the session timeout minus one heartbeat interval (the lease was
 last renewed at most one heartbeat before the kill), nor should it be much slower.
 
-The fast tests use a 2000 ms session; ``HIGHWATER_SLOW_FIGURES=1`` adds the same
-measurement with the default 6000 ms session, comparable with Kafka's defaults
-(``broker.session.timeout.ms`` 9000 in KRaft, ``zookeeper.session.timeout.ms`` 18000).
+The tests use a 2000 ms session; ``HIGHWATER_FIGURES_SESSION_TIMEOUT_MS=6000
+HIGHWATER_FIGURES_HEARTBEAT_INTERVAL_MS=1000`` measures with the default session,
+comparable with Kafka's defaults (``broker.session.timeout.ms`` 9000 in KRaft).
 """
 
 from __future__ import annotations
@@ -23,12 +23,9 @@ from functools import partial
 import pytest
 
 from tests.integration.cluster_harness import (
-    DEFAULT_HEARTBEAT_INTERVAL_MS,
-    DEFAULT_SESSION_TIMEOUT_MS,
     DETECTION_MARGIN_MS,
     HEARTBEAT_INTERVAL_MS,
     SESSION_TIMEOUT_MS,
-    SLOW_FIGURES,
     LiveCluster,
     report_figure,
     session_env,
@@ -40,9 +37,6 @@ pytestmark = pytest.mark.integration
 
 RUNS = 5
 TOPIC = "moves"
-slow_benchmark = pytest.mark.skipif(not SLOW_FIGURES, reason="benchmark; set HIGHWATER_SLOW_FIGURES=1 to run it")
-
-
 def measure_controller_failover_ms(cluster: LiveCluster, session_timeout_ms: int) -> float:
     """SIGKILL the controller; ms until a survivor's ``GET /v3/clusters`` names a new one.
     The killed broker is restarted afterwards, so the next run starts with a full cluster."""
@@ -140,11 +134,3 @@ def test_controller_failover_and_leadership_move_after_sigkill(metadata_store: s
     earliest_ms = SESSION_TIMEOUT_MS - HEARTBEAT_INTERVAL_MS - 100
     assert earliest_ms <= failover_ms <= SESSION_TIMEOUT_MS + DETECTION_MARGIN_MS
     assert earliest_ms <= move_ms <= SESSION_TIMEOUT_MS + DETECTION_MARGIN_MS
-
-
-@slow_benchmark
-def test_figures_with_the_default_session_timeout(metadata_store: str, live_cluster_factory) -> None:
-    failover_ms, move_ms = run_figures(live_cluster_factory, metadata_store, DEFAULT_SESSION_TIMEOUT_MS, {})
-    earliest_ms = DEFAULT_SESSION_TIMEOUT_MS - DEFAULT_HEARTBEAT_INTERVAL_MS - 100
-    assert earliest_ms <= failover_ms <= DEFAULT_SESSION_TIMEOUT_MS + DETECTION_MARGIN_MS
-    assert earliest_ms <= move_ms <= DEFAULT_SESSION_TIMEOUT_MS + DETECTION_MARGIN_MS
