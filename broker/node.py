@@ -314,11 +314,15 @@ class BrokerNode:
     # ------------------------------------------------------------------ stop
 
     async def stop(self) -> None:
-        """Controlled shutdown: leaderships move away first, then logs close cleanly."""
+        """Controlled shutdown: leaderships move away first, then logs close cleanly.
+
+        Fetching stops before the controller is asked, so a leader cannot put this
+        broker back in an ISR the controller just removed it from (Kafka's KIP-841).
+        """
+        await self.fetchers.close()
         await self._controlled_shutdown()
         await self.controller.close()
         await self.view.close()
-        await self.fetchers.close()
         await self.groups.stop()
         for task in self._tasks:
             task.cancel()

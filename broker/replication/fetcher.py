@@ -242,9 +242,12 @@ class ReplicaFetcherManager:
     def __init__(self, **fetcher_kwargs) -> None:
         self._fetcher_kwargs = fetcher_kwargs
         self._fetchers: dict[int, ReplicaFetcher] = {}
+        self._closed = False
 
     def update(self, partition: Partition) -> None:
         """Call after every record applied to ``partition``; idempotent."""
+        if self._closed:
+            return
         state = partition.follower_state
         leader_id = state.leader_id if state is not None else None
         for fetcher in self._fetchers.values():
@@ -262,6 +265,8 @@ class ReplicaFetcherManager:
             fetcher.remove(partition)
 
     async def close(self) -> None:
+        """Stop every fetcher; later role changes start none (the broker is stopping)."""
+        self._closed = True
         for fetcher in self._fetchers.values():
             await fetcher.close()
         self._fetchers.clear()
