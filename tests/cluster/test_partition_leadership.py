@@ -245,3 +245,29 @@ async def test_next_reconcile_completes_half_done_creation_and_deletion(cluster:
     completed = await wait_for_records(cluster, "half", lambda rs: len(rs) == 2, "the missing partitions")
     assert all(len(r.replicas) == 2 and r.isr == r.replicas for r in completed)
     assert await cluster.observer.get(partition_key("gone", 0)) is None
+
+
+async def test_a_leader_that_restarts_at_once_is_fenced_and_records_name_the_new_broker_epoch(
+    cluster: InProcessCluster,
+) -> None:
+    """A restart inside one controller look (old lease revoked, new registration at once)
+    must still move leadership or bump the epoch: the restarted log may lack its unflushed tail."""
+    records = await cluster.brokers[1].controller.create_topic("restarts", 3, 3)
+    for record in records:
+        assert record.leader_broker_epoch == cluster.brokers[record.leader].membership.broker_epoch
+    led_by_2 = next(r for r in records if r.leader == 2)
+    old = cluster.brokers.pop(2)
+    lease = old.membership.lease
+    await old.kill()
+    await cluster.observer.revoke(lease.id)
+    restarted = await cluster.start_broker(2)
+
+    def fenced(rs: list[PartitionRecord]) -> bool:
+        moved = rs[led_by_2.partition]
+        return moved.leader_epoch > led_by_2.leader_epoch and (
+            moved.leader != 2 or moved.leader_broker_epoch == restarted.membership.broker_epoch
+        )
+
+    after = await wait_for_records(cluster, "restarts", fenced, "the restarted leader to be fenced")
+    moved = after[led_by_2.partition]
+    assert moved.leader_broker_epoch == cluster.brokers[moved.leader].membership.broker_epoch
