@@ -69,6 +69,9 @@ def serve(
     advertised_url: Annotated[
         str | None, typer.Option("--advertised-url", help="URL other brokers and clients use for this one.")
     ] = None,
+    inter_broker_url: Annotated[
+        str | None, typer.Option("--inter-broker-url", help="URL other brokers use for this one; default advertised.")
+    ] = None,
     log_level: Annotated[str | None, typer.Option("--log-level", help="debug, info, warning, error.")] = None,
 ) -> None:
     """Run one broker until SIGTERM or Ctrl-C."""
@@ -80,6 +83,7 @@ def serve(
         data_dir=data_dir,
         metadata_store=metadata,
         advertised_url=advertised_url,
+        inter_broker_url=inter_broker_url,
         log_level=log_level,
     )
     from broker.logging_setup import configure_logging

@@ -74,6 +74,13 @@ class MetadataView:
         registration = self.brokers.get(broker_id)
         return registration.url if registration else None
 
+    def inter_broker_url(self, broker_id: int) -> str | None:
+        """Where this broker reaches ``broker_id`` (its ``inter_broker_url``, else its client ``url``)."""
+        registration = self.brokers.get(broker_id)
+        if registration is None:
+            return None
+        return registration.inter_broker_url or registration.url
+
     async def wait_for(self, predicate: Callable[[], bool], timeout_s: float) -> bool:
         """Wait until ``predicate()`` holds on this view (read-your-writes after a change)."""
         deadline = asyncio.get_running_loop().time() + timeout_s

@@ -61,6 +61,9 @@ class BrokerSettings(BaseSettings):
     host: str = Field("127.0.0.1", min_length=1, description="address to listen on")
     port: int = Field(9092, ge=0, le=65535, description="port to listen on; 0 picks a free one")
     advertised_url: str | None = Field(None, description="URL other brokers and clients use; default http://host:port")
+    inter_broker_url: str | None = Field(
+        None, description="URL other brokers use for this one (replica fetch, forwarding); default advertised_url"
+    )
     data_dir: Path = Field(Path(".highwater/data"), description="where partition logs and checkpoints live")
     rack: str | None = Field(None, description="rack id for rack-aware replica placement")
     metadata_store: str | None = Field(
@@ -118,7 +121,7 @@ class BrokerSettings(BaseSettings):
     def _lowercase_level(cls, value: Any) -> Any:
         return value.lower() if isinstance(value, str) else value
 
-    @field_validator("advertised_url")
+    @field_validator("advertised_url", "inter_broker_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
