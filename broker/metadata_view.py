@@ -30,12 +30,15 @@ from broker.cluster.records import (
     PartitionRecord,
     TopicRecord,
     parse_partition_key,
+    topic_key,
 )
 from broker.cluster.store import CompactedError, KeyValue, MetadataStore, StoreUnavailableError
 
 log = structlog.get_logger(__name__)
 
 WATCH_RETRY_S = 0.5
+CATCH_UP_TIMEOUT_S = 2.0
+"""How long a request naming a topic this view has not seen yet waits for the watch."""
 
 
 class MetadataView:
@@ -92,6 +95,22 @@ class MetadataView:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), remaining)
         return True
+
+    async def catch_up_with_topic(self, name: str, timeout_s: float = CATCH_UP_TIMEOUT_S) -> None:
+        """Wait until this view holds what the store holds, if the store has topic ``name``.
+
+        The watch trails the store by a poll or a hop, so a broker can be asked about a
+        topic that was created a moment ago (through another broker) before its own view
+        has it: a client that creates a topic on broker 1 and then produces to its leader,
+        broker 3, must not hear UNKNOWN_TOPIC_OR_PARTITION. One store read tells whether
+        the topic exists and at which revision the store stood; if it exists the view is
+        given until it has applied that revision (every revision is a put or a delete the
+        watch delivers). A topic the store does not have either is answered at once.
+        """
+        key = topic_key(name)
+        values, revision = await self._store.list(key)
+        if any(kv.key == key for kv in values):
+            await self.wait_for(lambda: self.revision >= revision, timeout_s)
 
     async def _relist(self) -> None:
         """Apply a full listing; topics before partitions, whose replicas need their configs."""

@@ -5,7 +5,9 @@ the node's lifetime (start it before, stop it after the runner). The body limit 
 node's ``max_request_bytes``, enforced by aiohttp while reading, answered 413 JSON.
 
 Middleware order matters: metrics is outermost so it records the status the client
-really got, including the JSON error responses the error middleware builds.
+really got, including the JSON error responses the error middleware builds; the
+metadata catch-up is inside the error mapping, so a store failure while it waits
+answers as JSON like any other.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from broker.server import (
     routes_topics,
 )
 from broker.server.metrics import HttpMetrics
-from broker.server.middleware import MAX_REQUEST_BYTES_KEY, METRICS_KEY, error_middleware, metrics_middleware
+from broker.server.middleware import (
+    MAX_REQUEST_BYTES_KEY,
+    METRICS_KEY,
+    error_middleware,
+    metadata_catch_up_middleware,
+    metrics_middleware,
+)
 from broker.server.params import NODE_KEY
 from broker.server.producing import RecordProducer
 from broker.server.routes_produce import PRODUCER_KEY
@@ -43,7 +51,7 @@ def create_app(node: BrokerNode) -> web.Application:
     max_request_bytes = node.settings.max_request_bytes
     app = web.Application(
         client_max_size=max_request_bytes,
-        middlewares=[metrics_middleware, error_middleware],
+        middlewares=[metrics_middleware, error_middleware, metadata_catch_up_middleware],
     )
     app[NODE_KEY] = node
     app[MAX_REQUEST_BYTES_KEY] = max_request_bytes

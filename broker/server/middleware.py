@@ -1,4 +1,4 @@
-"""The two middlewares every request passes: request metrics (outer) and error mapping (inner).
+"""The middlewares every request passes: request metrics (outer), error mapping, metadata catch-up (inner).
 
 Error mapping is the single place where exceptions become responses, so a client only
 ever sees ``{"error_code", "error", "message", "retriable", ...details}`` JSON:
@@ -12,6 +12,10 @@ ever sees ``{"error_code", "error", "message", "retriable", ...details}`` JSON:
   body that carries no traceback.
 
 429 and 503 answers carry ``Retry-After`` so well-behaved clients back off.
+
+Metadata catch-up lets a request that names a topic or partition this broker's
+metadata view has not applied yet wait for the view (``MetadataView.catch_up_with_topic``)
+instead of answering UNKNOWN_TOPIC_OR_PARTITION for a topic that exists.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from broker.errors import (
     UnsupportedMediaType,
 )
 from broker.server.metrics import HttpMetrics
+from broker.server.params import NODE_KEY
 
 log = structlog.get_logger(__name__)
 
@@ -98,6 +103,21 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except Exception:
         log.exception("request_crashed", method=request.method, path=request.path)
         return error_response(HighwaterError("internal server error; the broker logged the details"))
+
+
+@web.middleware
+async def metadata_catch_up_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Before a handler looks up ``{topic_name}`` (and ``{partition_id}``), let the view catch up if it lacks them.
+
+    Costs two dict look-ups on the hot path; the store is read only on a miss.
+    """
+    topic = request.match_info.get("topic_name")
+    if topic is not None:
+        view = request.app[NODE_KEY].view
+        partition = request.match_info.get("partition_id", "0")
+        if topic not in view.topics or (partition.isdigit() and (topic, int(partition)) not in view.partitions):
+            await view.catch_up_with_topic(topic)
+    return await handler(request)
 
 
 @web.middleware
