@@ -21,6 +21,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from broker.bench.cli import bench_app
 from broker.cli_common import EXIT_BAD_SETTINGS, fail
 from broker.cli_groups import groups_app
 from broker.cli_partitions import partitions_app
@@ -41,6 +42,7 @@ app = typer.Typer(
 app.add_typer(topics_app, name="topics")
 app.add_typer(partitions_app, name="partitions")
 app.add_typer(groups_app, name="groups")
+app.add_typer(bench_app, name="bench")
 app.command("produce")(produce)
 app.command("consume")(consume)
 

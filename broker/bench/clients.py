@@ -16,19 +16,14 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import structlog
 
+from broker.bench.cluster import spawned_cluster
 from broker.client.http import ClusterClient
 from broker.client.types import TopicPartition
 from consumer import Consumer
@@ -106,50 +101,8 @@ def _broker(server: str | None) -> Iterator[str]:
     if server:
         yield server.rstrip("/")
         return
-    with tempfile.TemporaryDirectory(prefix="highwater-bench-") as root:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        command = [
-            sys.executable,
-            "-m",
-            "broker.cli",
-            "serve",
-            "--node-id",
-            "1",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--data-dir",
-            f"{root}/data",
-            "--metadata",
-            f"sqlite://{root}/metadata.db",
-        ]
-        with open(f"{root}/broker.log", "wb") as log_file:
-            process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            _wait_ready(url, process)
-            yield url
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(30)
-
-
-def _wait_ready(url: str, process: subprocess.Popen, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the broker exited with status {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/readyz", timeout=1) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"the broker at {url} was not ready after {timeout_s} s")
+    with spawned_cluster(1) as brokers:
+        yield brokers[0].url
 
 
 def main() -> None:

@@ -1,0 +1,205 @@
+"""``highwater bench``: throughput and latency of a cluster, measured with the client libraries.
+
+    highwater bench produce --spawn 3 --replication-factor 3 --acks all --count 500000
+    highwater bench e2e --server http://127.0.0.1:9092 --duration-s 30 --target-rate 20000
+    highwater bench produce --spawn 1 --baseline --json results.json
+    highwater bench --baseline          (the aiohttp reference alone)
+
+``--server URL`` measures a running cluster; ``--spawn N`` starts N brokers for the run
+and stops them after. Each repeat writes to a fresh topic. ``--baseline`` adds the
+reference run (``broker.bench.baseline``) so figures show as a ratio of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import importlib.util
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from broker.bench.spec import KINDS, SpecError, WorkloadSpec
+from broker.cli_common import EXIT_BAD_SETTINGS, fail
+
+if TYPE_CHECKING:
+    from broker.bench.runner import RunResult
+
+console = Console(width=None if sys.stdout.isatty() else 160)
+BASELINE_NAME = "baseline: aiohttp append"
+BASELINE_DURATION_S = 3.0
+"""The baseline sends for this long (or the run's --duration-s): a --count worth of records takes it a blink."""
+
+bench_app = typer.Typer(help="Measure throughput and latency (produce, consume, end to end).",
+                        no_args_is_help=False, invoke_without_command=True)
+
+Server = Annotated[str | None, typer.Option("--server", help="URL of a broker of a running cluster.")]
+Spawn = Annotated[int, typer.Option("--spawn", min=0, max=9, help="Start this many brokers for the run.")]
+RecordSize = Annotated[int, typer.Option("--record-size", help="Bytes of each record value.")]
+Count = Annotated[int | None, typer.Option("--count", help="Records in all (default 200000 without --duration-s).")]
+Duration = Annotated[float | None, typer.Option("--duration-s", help="Send for this long instead of --count.")]
+Partitions = Annotated[int, typer.Option("--partitions", help="Partitions of the benchmark topic.")]
+Replication = Annotated[int, typer.Option("--replication-factor", help="Replicas of each partition.")]
+MinIsr = Annotated[int | None, typer.Option("--min-insync-replicas", help="Default: min(2, replication factor).")]
+Acks = Annotated[str, typer.Option("--acks", help="0, 1 or all.")]
+BatchSize = Annotated[int, typer.Option("--batch-size", help="Producer batch_size in bytes.")]
+Linger = Annotated[int, typer.Option("--linger-ms", help="Producer linger_ms.")]
+Producers = Annotated[int, typer.Option("--producers", help="Producer tasks per process.")]
+Processes = Annotated[int, typer.Option("--processes", help="Load-generator processes (consumers for consume).")]
+Compression = Annotated[str, typer.Option("--compression", help="none, gzip, lz4 or zstd.")]
+TargetRate = Annotated[float, typer.Option("--target-rate", help="Records/s over the run; 0 = unlimited.")]
+Repeat = Annotated[int, typer.Option("--repeat", min=1, help="Runs; the median is reported with min and max.")]
+Baseline = Annotated[bool, typer.Option("--baseline", help="Also run the aiohttp append-only reference.")]
+JsonFile = Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")]
+Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+
+
+@dataclasses.dataclass(frozen=True)
+class Invocation:
+    server: str | None
+    spawn: int
+    repeat: int
+    baseline: bool
+    json_file: Path | None
+    quiet: bool
+
+
+def _workload_command(kind: str) -> Callable[..., None]:
+    def command(
+        server: Server = None, spawn: Spawn = 0, record_size: RecordSize = 100, count: Count = None,
+        duration_s: Duration = None, partitions: Partitions = 6, replication_factor: Replication = 1,
+        min_insync_replicas: MinIsr = None, acks: Acks = "all", batch_size: BatchSize = 256 * 1024,
+        linger_ms: Linger = 5, producers: Producers = 4, processes: Processes = 1,
+        compression: Compression = "none", target_rate: TargetRate = 0.0, repeat: Repeat = 1,
+        baseline: Baseline = False, json_file: JsonFile = None, quiet: Quiet = False,
+    ) -> None:
+        spec = WorkloadSpec(
+            kind=kind, record_size_bytes=record_size,
+            count=count if count is not None or duration_s is not None else 200_000, duration_s=duration_s,
+            partitions=partitions, replication_factor=replication_factor,
+            min_insync_replicas=min_insync_replicas or min(2, replication_factor), acks=acks,
+            batch_size_bytes=batch_size, linger_ms=linger_ms, producers=producers, processes=processes,
+            compression=compression, target_rate=target_rate,
+        )
+        execute(spec, Invocation(server, spawn, repeat, baseline, json_file, quiet))
+
+    command.__doc__ = {
+        "produce": "Producer throughput and acknowledgement latency.",
+        "consume": "Fill a topic, then measure consumers reading it from offset 0.",
+        "e2e": "Producers and a consumer at once: latency from send to the consumer seeing it (through the HW).",
+    }[kind]
+    return command
+
+
+for _kind in KINDS:
+    bench_app.command(_kind)(_workload_command(_kind))
+
+
+@bench_app.callback()
+def bench(context: typer.Context, baseline: Baseline = False, quiet: Quiet = False) -> None:
+    """Measure throughput and latency; ``highwater bench --baseline`` runs the aiohttp reference alone."""
+    if context.invoked_subcommand is None:
+        if not baseline:
+            console.print(context.get_help())
+            raise typer.Exit(0)
+        execute(None, Invocation(None, 0, 1, True, None, quiet))
+
+
+@bench_app.command("baseline")
+def baseline_command(record_size: RecordSize = 100, count: Count = None, duration_s: Duration = None,
+                     batch_size: BatchSize = 256 * 1024, producers: Producers = 4, processes: Processes = 1,
+                     repeat: Repeat = 1, json_file: JsonFile = None, quiet: Quiet = False) -> None:
+    """The produce workload against an aiohttp server that only appends bodies to a file."""
+    spec = WorkloadSpec(kind="produce", record_size_bytes=record_size,
+                        count=count if count is not None or duration_s is not None else 200_000,
+                        duration_s=duration_s, batch_size_bytes=batch_size, producers=producers, processes=processes)
+    execute(spec, Invocation(None, 0, repeat, True, json_file, quiet), broker_run=False)
+
+
+if importlib.util.find_spec("broker.bench.spark") is not None:
+    @bench_app.command("spark", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def spark_command(context: typer.Context) -> None:
+        """Rows/s of the Spark source next to an in-memory Python source (options of broker.bench.spark)."""
+        from broker.bench import spark
+
+        sys.argv = ["highwater bench spark", *context.args]
+        spark.main()
+
+
+def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool = True) -> None:
+    """Validate, run the baseline (if asked) and the workload, then print and save the results.
+
+    The measuring modules are imported here, not at the top, so ``highwater`` starts fast.
+    """
+    from broker.bench.report import ScenarioSummary, results_document, results_table, summarize
+    from broker.bench.workloads import quiet_logging
+
+    quiet_logging()
+    spec = spec or WorkloadSpec(kind="produce")
+    try:
+        spec.validate(brokers=invocation.spawn or None)
+        if broker_run and bool(invocation.server) == bool(invocation.spawn):
+            raise SpecError("give exactly one of --server URL and --spawn N")
+    except SpecError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
+    summaries: list[ScenarioSummary] = []
+    baseline = None
+    if invocation.baseline:
+        baseline = summarize(BASELINE_NAME, spec, _repeat_baseline(spec, invocation))
+        summaries.append(baseline)
+    target = "baseline only"
+    if broker_run and (invocation.server or invocation.spawn):
+        with _cluster(invocation) as urls:
+            target = invocation.server or f"{invocation.spawn} spawned brokers"
+            runs = [_run_once(spec, urls, invocation.quiet) for _ in range(invocation.repeat)]
+        summaries.append(summarize(scenario_name(spec), spec, runs))
+    console.print(results_table(summaries, baseline))
+    if invocation.json_file is not None:
+        document = results_document(summaries, baseline, target)
+        invocation.json_file.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def scenario_name(spec: WorkloadSpec) -> str:
+    """``produce 100 B RF3 acks=all``, plus the non-default knobs that change the meaning of the figures."""
+    name = f"{spec.kind} {spec.record_size_bytes} B RF{spec.replication_factor} acks={spec.acks}"
+    if spec.compression != "none":
+        name += f" {spec.compression}"
+    if spec.target_rate:
+        name += f" @{spec.target_rate:,.0f}/s"
+    return name
+
+
+def _repeat_baseline(spec: WorkloadSpec, invocation: Invocation) -> list[RunResult]:
+    from broker.bench.baseline import baseline_server, run_baseline
+
+    timed = dataclasses.replace(spec, count=None, duration_s=spec.duration_s or BASELINE_DURATION_S)
+    with baseline_server() as url:
+        return [run_baseline(timed, url, invocation.quiet) for _ in range(invocation.repeat)]
+
+
+@contextlib.contextmanager
+def _cluster(invocation: Invocation) -> Iterator[list[str]]:
+    if invocation.server:
+        yield [invocation.server.rstrip("/")]
+        return
+    from broker.bench.cluster import spawned_cluster
+
+    with spawned_cluster(invocation.spawn) as brokers:
+        yield [broker.url for broker in brokers]
+
+
+def _run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:
+    from broker.bench.cluster import prepare_topic
+    from broker.bench.runner import run_consume, run_end_to_end, run_produce
+
+    runners = {"produce": run_produce, "consume": run_consume, "e2e": run_end_to_end}
+    topic = asyncio.run(prepare_topic(urls[0], spec.partitions, spec.replication_factor, spec.min_insync_replicas))
+    if spec.kind == "consume":
+        run_produce(dataclasses.replace(spec, kind="produce", acks="1"), urls, topic, quiet)
+    return runners[spec.kind](spec, urls, topic, quiet)

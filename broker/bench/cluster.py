@@ -1,0 +1,148 @@
+"""The brokers a benchmark runs against: a running cluster, or ``N`` processes it starts itself.
+
+``spawned_cluster(N)`` starts N real ``highwater serve`` processes on free loopback
+ports, each with its own data directory in a temporary directory and one shared sqlite
+metadata store, waits until every broker has registered (so a topic can place N
+replicas), yields their URLs, and stops them with SIGTERM at the end (the directory,
+logs included, is removed). Broker logs go to ``broker-<id>.log`` at level warning, so
+logging does not weigh on the figures.
+
+``prepare_topic`` creates a fresh topic and waits until every partition has a leader
+and a full ISR, so no run starts while replicas are still joining.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+from broker.client.http import ClusterClient
+
+READY_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+
+
+@dataclass
+class SpawnedBroker:
+    node_id: int
+    url: str
+    process: subprocess.Popen
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _start_broker(node_id: int, root: Path, store: str) -> SpawnedBroker:
+    port = free_port()
+    command = [
+        sys.executable, "-m", "broker.cli", "serve",
+        "--node-id", str(node_id), "--host", "127.0.0.1", "--port", str(port),
+        "--data-dir", str(root / f"broker-{node_id}"), "--metadata", store, "--log-level", "warning",
+    ]
+    with open(root / f"broker-{node_id}.log", "wb") as log_file:
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
+    return SpawnedBroker(node_id, f"http://127.0.0.1:{port}", process)
+
+
+async def _registered_brokers(session: aiohttp.ClientSession, url: str) -> int:
+    async with session.get(f"{url}/v3/clusters") as reply:
+        cluster_id = (await reply.json())["data"][0]["cluster_id"]
+    async with session.get(f"{url}/v3/clusters/{cluster_id}/brokers") as reply:
+        return len((await reply.json()).get("data", []))
+
+
+async def wait_for_brokers(urls: list[str], expected: int, timeout_s: float = READY_TIMEOUT_S) -> None:
+    """Until every broker answers and each lists ``expected`` registered brokers."""
+    deadline = time.monotonic() + timeout_s
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
+        while True:
+            try:
+                counts = [await _registered_brokers(session, url) for url in urls]
+                if all(count >= expected for count in counts):
+                    return
+            except (aiohttp.ClientError, OSError, TimeoutError, KeyError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the brokers {urls} did not all see {expected} registered within {timeout_s} s")
+            await asyncio.sleep(0.1)
+
+
+def stop_brokers(brokers: list[SpawnedBroker]) -> None:
+    for broker in brokers:
+        if broker.process.poll() is None:
+            broker.process.send_signal(signal.SIGTERM)
+    for broker in brokers:
+        try:
+            broker.process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            broker.process.kill()
+            broker.process.wait()
+
+
+@contextlib.contextmanager
+def spawned_cluster(count: int) -> Iterator[list[SpawnedBroker]]:
+    """``count`` broker processes in a temporary directory, stopped and removed on exit."""
+    with tempfile.TemporaryDirectory(prefix="highwater-bench-") as directory:
+        root = Path(directory)
+        store = f"sqlite://{root / 'metadata.db'}"
+        brokers = [_start_broker(node_id, root, store) for node_id in range(1, count + 1)]
+        try:
+            _check_alive(brokers)
+            asyncio.run(wait_for_brokers([broker.url for broker in brokers], count))
+            yield brokers
+        except BaseException:
+            for broker in brokers:
+                _print_log_tail(root, broker)
+            raise
+        finally:
+            stop_brokers(brokers)
+
+
+def _check_alive(brokers: list[SpawnedBroker]) -> None:
+    for broker in brokers:
+        if broker.process.poll() is not None:
+            raise RuntimeError(f"broker {broker.node_id} exited with status {broker.process.returncode}")
+
+
+def _print_log_tail(root: Path, broker: SpawnedBroker, lines: int = 15) -> None:
+    log_path = root / f"broker-{broker.node_id}.log"
+    if log_path.exists():
+        tail = log_path.read_text(errors="replace").splitlines()[-lines:]
+        print(f"--- broker {broker.node_id} log tail ---", *tail, sep="\n", file=sys.stderr)
+
+
+async def prepare_topic(url: str, partitions: int, replication_factor: int, min_insync_replicas: int,
+                        prefix: str = "bench", timeout_s: float = READY_TIMEOUT_S) -> str:
+    """A fresh topic whose partitions all have a leader and ``replication_factor`` in-sync replicas."""
+    topic = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    admin = ClusterClient([url])
+    try:
+        await admin.create_topic(topic, partitions, replication_factor,
+                                 {"min.insync.replicas": str(min_insync_replicas)})
+        deadline = time.monotonic() + timeout_s
+        while True:
+            infos = await admin.partitions(topic)
+            if len(infos) == partitions and all(
+                info.leader_id is not None and len(info.isr) == replication_factor for info in infos
+            ):
+                return topic
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"topic {topic} did not get leaders and full ISRs within {timeout_s} s")
+            await asyncio.sleep(0.1)
+    finally:
+        await admin.close()

@@ -1,0 +1,203 @@
+"""The load generator: producer and consumer loops, each process with its own event loop.
+
+Every function named ``*_process`` is the body of one ``multiprocessing`` process
+(spawned, so each starts clean). It connects, then waits at the shared barrier so
+that connection set-up is never measured, runs, and puts one report on the results
+queue: ``(role, index, report)`` or ``("error", index, text)``. Clocks are
+``time.monotonic_ns``, one clock for every process on the host, so a send time
+written into a value by one process can be compared with a receive time in another.
+
+Latencies are sampled: every ``sample_every``-th record of a task carries its send
+time (``spec.STAMP``, flag 1) and gets a done-callback at its acknowledgement; the
+other records carry flag 0 and cost nothing extra. A task yields to the loop every
+``YIELD_EVERY`` records so the producer's sender task dispatches full batches while
+the task keeps appending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import structlog
+
+from broker.bench.spec import STAMP, WorkloadSpec
+from broker.client.types import TopicPartition
+from consumer import Consumer
+from producer import Producer
+
+SEND_WINDOW = 50_000
+"""Unacknowledged records one task may have outstanding; bounds the generator's own memory."""
+YIELD_EVERY = 64
+PROGRESS_EVERY = 1_000
+STALL_TIMEOUT_S = 30.0
+"""A consumer that receives nothing for this long while records are still expected fails the run."""
+MAX_POLL_RECORDS = 20_000
+
+AckSample = tuple[int, int, int, int]
+"""(partition, offset, send_ns, ack_ns) of one sampled record."""
+SeenSample = tuple[int, int, int, int]
+"""(partition, offset, send_ns, seen_ns) of one sampled record, as a consumer received it."""
+
+
+@dataclass
+class ProducerReport:
+    records: int
+    started_ns: int
+    finished_ns: int
+    samples: list[AckSample] = field(default_factory=list)
+    requests: int = 0
+    """Produce requests sent (one per batch attempt): records/requests is the batching achieved."""
+
+
+@dataclass
+class ConsumerReport:
+    records: int
+    value_bytes: int
+    started_ns: int
+    finished_ns: int
+    samples: list[SeenSample] = field(default_factory=list)
+
+
+def quiet_logging() -> None:
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
+
+def run_loop(coroutine: Any) -> Any:
+    """Run on uvloop when installed (as the broker does), else on asyncio's default loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
+def _on_ack(samples: list[AckSample], send_ns: int, delivery: asyncio.Future) -> None:
+    if not delivery.cancelled() and delivery.exception() is None:
+        metadata = delivery.result()
+        samples.append((metadata.partition, metadata.offset, send_ns, time.monotonic_ns()))
+
+
+async def _pace(started_ns: int, sent: int, interval_ns: float) -> None:
+    delay_ns = started_ns + sent * interval_ns - time.monotonic_ns()
+    if delay_ns > 0:
+        await asyncio.sleep(delay_ns / 1e9)
+
+
+async def _send_task(producer: Producer, spec: WorkloadSpec, topic: str, records: int | None,
+                     deadline_ns: int, samples: list[AckSample], progress: Any) -> int:
+    """Send this task's records (or until the deadline); the number sent, all acknowledged on return."""
+    filler = b"v" * (spec.record_size_bytes - STAMP.size)
+    plain = STAMP.pack(0, 0) + filler
+    rate = spec.rate_per_task()
+    interval_ns = 1e9 / rate if rate else 0.0
+    window: deque[asyncio.Future] = deque()
+    started_ns = time.monotonic_ns()
+    sent = 0
+    while sent < records if records is not None else time.monotonic_ns() < deadline_ns:
+        if interval_ns:
+            await _pace(started_ns, sent, interval_ns)
+        elif sent % YIELD_EVERY == 0:
+            await asyncio.sleep(0)
+        if sent % spec.sample_every == 0:
+            send_ns = time.monotonic_ns()
+            delivery = await producer.send(topic, STAMP.pack(send_ns, 1) + filler)
+            delivery.add_done_callback(partial(_on_ack, samples, send_ns))
+        else:
+            delivery = await producer.send(topic, plain)
+        window.append(delivery)
+        if len(window) > SEND_WINDOW:
+            await window.popleft()
+        sent += 1
+        if sent % PROGRESS_EVERY == 0:
+            _add(progress, PROGRESS_EVERY)
+    await producer.flush()
+    for delivery in window:
+        await delivery
+    _add(progress, sent % PROGRESS_EVERY)
+    return sent
+
+
+def _add(counter: Any, amount: int) -> None:
+    with counter.get_lock():
+        counter.value += amount
+
+
+async def _produce(spec: WorkloadSpec, urls: list[str], topic: str, process_index: int,
+                   barrier: Any, progress: Any) -> ProducerReport:
+    settings = {"acks": spec.acks, "linger_ms": spec.linger_ms, "batch_size": spec.batch_size_bytes,
+                "compression": spec.compression, "max_request_size": max(spec.batch_size_bytes * 2, 1 << 20)}
+    async with Producer(urls, **settings) as producer:
+        await producer.client.ensure_topic(topic)
+        barrier.wait()
+        started_ns = time.monotonic_ns()
+        deadline_ns = started_ns + int((spec.duration_s or 0) * 1e9)
+        samples: list[AckSample] = []
+        counts = await asyncio.gather(*(
+            _send_task(producer, spec, topic, spec.records_for_task(process_index, task), deadline_ns,
+                       samples, progress)
+            for task in range(spec.producers)
+        ))
+        return ProducerReport(sum(counts), started_ns, time.monotonic_ns(), samples, producer.requests_sent)
+
+
+def produce_process(spec: WorkloadSpec, urls: list[str], topic: str, process_index: int,
+                    barrier: Any, progress: Any, results: Any) -> None:
+    quiet_logging()
+    try:
+        report = run_loop(_produce(spec, urls, topic, process_index, barrier, progress))
+    except Exception as error:  # noqa: BLE001 - the parent must hear of any failure, or it would wait forever
+        barrier.abort()
+        results.put(("error", process_index, f"producer process {process_index}: {error!r}"))
+        return
+    results.put(("producer", process_index, report))
+
+
+def _collect(records: list, partition: int, seen_ns: int, samples: list[SeenSample]) -> int:
+    value_bytes = 0
+    for record in records:
+        value = record.value
+        value_bytes += len(value)
+        if value[8] == 1:
+            samples.append((partition, record.offset, STAMP.unpack_from(value)[0], seen_ns))
+    return value_bytes
+
+
+async def _consume(urls: list[str], topic: str, partitions: list[int], expected: Any, barrier: Any,
+                   progress: Any, sample: bool) -> ConsumerReport:
+    """Read ``partitions`` from the start until the consumers together have ``expected`` records."""
+    async with Consumer(urls, auto_offset_reset="earliest", max_poll_records=MAX_POLL_RECORDS,
+                        fetch_max_wait_ms=100) as consumer:
+        consumer.assign([TopicPartition(topic, partition) for partition in partitions])
+        barrier.wait()
+        started_ns = last_data_ns = time.monotonic_ns()
+        records = value_bytes = 0
+        samples: list[SeenSample] = []
+        while not 0 <= expected.value <= progress.value:
+            batches = await consumer.getmany(timeout_ms=200)
+            now_ns = time.monotonic_ns()
+            if not batches and now_ns - last_data_ns > STALL_TIMEOUT_S * 1e9:
+                raise RuntimeError(f"no record for {STALL_TIMEOUT_S} s after {progress.value} of {expected.value}")
+            for tp, batch in batches.items():
+                records += len(batch)
+                value_bytes += _collect(batch, tp.partition, now_ns, samples) if sample else len(batch[0].value) * len(batch)
+                _add(progress, len(batch))
+                last_data_ns = now_ns
+        return ConsumerReport(records, value_bytes, started_ns, last_data_ns, samples)
+
+
+def consume_process(urls: list[str], topic: str, partitions: list[int], process_index: int, expected: Any,
+                    barrier: Any, progress: Any, results: Any, sample: bool) -> None:
+    quiet_logging()
+    try:
+        report = run_loop(_consume(urls, topic, partitions, expected, barrier, progress, sample))
+    except Exception as error:  # noqa: BLE001 - the parent must hear of any failure, or it would wait forever
+        barrier.abort()
+        results.put(("error", process_index, f"consumer process {process_index}: {error!r}"))
+        return
+    results.put(("consumer", process_index, report))

@@ -1,0 +1,30 @@
+"""``highwater bench produce --spawn 1`` end to end: real broker process, real load-generator process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Path) -> None:
+    results_file = tmp_path / "bench.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "broker.cli", "bench", "produce", "--spawn", "1", "--count", "2000",
+         "--quiet", "--json", str(results_file)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=180, check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    document = json.loads(results_file.read_text())
+    [scenario] = document["scenarios"]
+    assert scenario["name"] == "produce 100 B RF1 acks=all"
+    assert scenario["runs"][0]["records"] == 2000
+    assert scenario["records_per_s"]["median"] > 0
+    assert scenario["mb_per_s"]["median"] > 0
+    latency = scenario["produce_ack_latency"]
+    assert latency["samples"] == 4 * -(-500 // 8), "records 0, 8, 16 ... of each of the 4 tasks' 500 are sampled"
+    assert 0 < latency["p50_ms"] <= latency["p99_ms"] <= latency["p999_ms"]
+    assert "produce 100 B RF1 acks=all" in completed.stdout

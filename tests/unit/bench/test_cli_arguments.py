@@ -1,0 +1,35 @@
+"""``highwater bench`` refuses incoherent arguments with one line and exit code 2, before starting anything."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from broker.cli import app
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["bench", "produce"], "exactly one of --server URL and --spawn N"),
+        (["bench", "produce", "--server", "http://127.0.0.1:1", "--spawn", "1"], "exactly one of --server"),
+        (["bench", "e2e", "--spawn", "1", "--record-size", "4"], "--record-size must be at least 9"),
+        (["bench", "produce", "--spawn", "1", "--replication-factor", "3"], "the cluster has 1"),
+        (["bench", "produce", "--spawn", "1", "--count", "10", "--duration-s", "3"], "exactly one of --count"),
+        (["bench", "consume", "--spawn", "1", "--duration-s", "3"], "consume needs --count"),
+        (["bench", "produce", "--spawn", "1", "--acks", "2"], "--acks must be one of"),
+    ],
+)
+def test_bad_arguments_exit_2_naming_the_problem(arguments: list[str], message: str) -> None:
+    result = runner.invoke(app, arguments)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_bench_without_a_command_shows_its_commands() -> None:
+    result = runner.invoke(app, ["bench"])
+    assert result.exit_code == 0
+    for command in ("produce", "consume", "e2e", "baseline"):
+        assert command in result.output
