@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test etcd clean
+.PHONY: run test chaos etcd clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ run: $(VENV)/.installed-run
 
 test: $(VENV)/.installed-test etcd
 	$(BIN)/python -m pytest
+
+# The chaos tier alone, long: make chaos SEED=1234 DURATION=600 (seconds of random faults).
+SEED ?=
+DURATION ?= 600
+chaos: $(VENV)/.installed-test
+	$(BIN)/python -m pytest tests/chaos -p no:cacheprovider -s $(if $(SEED),--chaos-seed $(SEED)) \
+		--chaos-duration-s $(DURATION) --timeout $$(( $(DURATION) * 2 + 600 ))
 
 clean:
 	rm -rf $(VENV) .highwater-dev .pytest_cache

@@ -1,0 +1,205 @@
+"""A 3-broker cluster whose brokers reach each other only through cuttable proxies.
+
+Clients use each broker's own port; brokers use the proxies (``--inter-broker-url``),
+so ``ProxyMesh`` can cut inter-broker traffic while clients still get through. Every
+blocking call (HTTP, process control) must run in a worker thread
+(``asyncio.to_thread``): the proxies live on the test's event loop, and a broker
+answering a describe may ask its peers through them, so a blocking call on the loop
+would deadlock until its timeout.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from broker.record.header import iter_batches
+from broker.storage import LogConfig, PartitionLog
+from broker.storage.log_manager import partition_directory_name
+from tests.chaos.proxy import InterBrokerProxy, ProxyMesh
+from tests.support.brokers import BrokerCluster, BrokerProcess, free_port, http_json
+
+BROKER_COUNT = 3
+REPLICATION_FACTOR = 3
+MIN_INSYNC_REPLICAS = 2
+SESSION_TIMEOUT_MS = 2000
+LAG_TIME_MAX_MS = 2000
+CHAOS_ENV = {
+    "HIGHWATER_BROKER_SESSION_TIMEOUT_MS": str(SESSION_TIMEOUT_MS),
+    "HIGHWATER_BROKER_HEARTBEAT_INTERVAL_MS": "300",
+    "HIGHWATER_REPLICA_LAG_TIME_MAX_MS": str(LAG_TIME_MAX_MS),
+    "HIGHWATER_REPLICA_FETCH_WAIT_MAX_MS": "200",
+    "HIGHWATER_REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS": "500",
+    "HIGHWATER_AUTO_LEADER_REBALANCE_ENABLE": "false",
+    "HIGHWATER_LOG_LEVEL": "info",
+}
+"""Failures noticed in about two seconds; leadership stays where failover put it."""
+HW_CHECKPOINT_FILE = "replication-offset-checkpoint"
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as its leader reports it; ``replica_leos`` maps broker id → LEO."""
+
+    leader_id: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    high_watermark: int
+    log_end_offset: int
+    replica_leos: dict[int, int]
+
+    @property
+    def settled(self) -> bool:
+        """Led, every replica in sync, every LEO equal to the HW: nothing left in flight."""
+        return (
+            self.leader_id >= 0
+            and len(self.isr) == REPLICATION_FACTOR
+            and self.high_watermark == self.log_end_offset
+            and len(self.replica_leos) == REPLICATION_FACTOR
+            and all(leo == self.high_watermark for leo in self.replica_leos.values())
+        )
+
+
+class ChaosCluster:
+    """Brokers 1..3 on loopback, one ``InterBrokerProxy`` each; sqlite metadata store."""
+
+    def __init__(self, root: Path, proxies: dict[int, InterBrokerProxy]) -> None:
+        self.cluster = BrokerCluster(root, BROKER_COUNT)
+        self.mesh = ProxyMesh(proxies)
+        for broker_id, broker in self.cluster.brokers.items():
+            broker.env = dict(CHAOS_ENV)
+            broker.extra_args = ["--inter-broker-url", proxies[broker_id].url]
+        self.cluster_id = ""
+
+    @classmethod
+    async def create(cls, root: Path) -> ChaosCluster:
+        """Start the proxies first (their ports go into the brokers' flags), on the running loop."""
+        brokers = {broker_id: free_port() for broker_id in range(1, BROKER_COUNT + 1)}
+        proxies = {broker_id: await InterBrokerProxy(port).start() for broker_id, port in brokers.items()}
+        chaos = cls(root, proxies)
+        for broker_id, port in brokers.items():
+            chaos.cluster.brokers[broker_id].port = port
+        return chaos
+
+    @property
+    def brokers(self) -> dict[int, BrokerProcess]:
+        return self.cluster.brokers
+
+    @property
+    def servers(self) -> list[str]:
+        return [broker.url for broker in self.brokers.values()]
+
+    def start(self) -> None:
+        self.cluster.start()
+        self.cluster_id = self.cluster.cluster_id()
+
+    def kill_all(self) -> None:
+        """SIGKILL every broker: the quickest stop, and recovery must cope with it anyway."""
+        for broker in self.brokers.values():
+            broker.resume()
+            broker.kill()
+
+    async def close(self) -> None:
+        self.mesh.heal_all()
+        self.kill_all()
+        for proxy in self.mesh.proxies.values():
+            await proxy.close()
+
+    def topics_url(self) -> str:
+        return f"{self.cluster.any_url()}/v3/clusters/{self.cluster_id}/topics"
+
+    def create_topic(self, name: str, partitions: int) -> None:
+        body = {
+            "topic_name": name,
+            "partitions_count": partitions,
+            "replication_factor": REPLICATION_FACTOR,
+            "configs": [{"name": "min.insync.replicas", "value": str(MIN_INSYNC_REPLICAS)}],
+        }
+        status, reply = http_json("POST", self.topics_url(), body)
+        assert status == 201, reply
+
+    def partition_states(self, topic: str) -> list[PartitionState]:
+        status, reply = http_json("GET", f"{self.topics_url()}/{topic}/partitions", timeout_s=5)
+        assert status == 200, reply
+        return [_partition_state(item) for item in reply["data"]]
+
+    def leader_of(self, topic: str, partition: int) -> int:
+        return self.partition_states(topic)[partition].leader_id
+
+    def controller_id(self) -> int:
+        status, reply = http_json("GET", f"{self.cluster.any_url()}/v3/clusters", timeout_s=5)
+        assert status == 200, reply
+        return int(reply["data"][0]["controller_id"])
+
+    def wait_healed(self, topics: list[str], timeout_s: float) -> dict[str, list[PartitionState]]:
+        """Until every broker is registered and every partition is led with its full ISR (writes may go on)."""
+        return self._wait_for(topics, timeout_s, lambda s: s.leader_id >= 0 and len(s.isr) == REPLICATION_FACTOR)
+
+    def wait_settled(self, topics: list[str], timeout_s: float) -> dict[str, list[PartitionState]]:
+        """Until every broker is registered and every partition is settled (no writes in flight)."""
+        return self._wait_for(topics, timeout_s, lambda state: state.settled)
+
+    def _wait_for(self, topics: list[str], timeout_s: float, condition) -> dict[str, list[PartitionState]]:
+        deadline = time.monotonic() + timeout_s
+        self.cluster.wait_for_brokers(set(self.brokers), timeout_s)
+        last: object = None
+        while time.monotonic() < deadline:
+            try:
+                states = {topic: self.partition_states(topic) for topic in topics}
+                if all(condition(state) for parts in states.values() for state in parts):
+                    return states
+                last = states
+            except (AssertionError, OSError) as error:
+                last = error
+            time.sleep(0.2)
+        raise AssertionError(f"cluster did not settle within {timeout_s} s: {last}")
+
+    def replica_bytes_live(self, topic: str, partition: int, broker_id: int, high_watermark: int) -> bytes:
+        """Raw batches below ``high_watermark`` read straight from the segment files, read-only.
+
+        Safe on a running broker once the partition is settled and no longer written:
+        nothing is opened for writing and no recovery runs.
+        """
+        directory = self.brokers[broker_id].data_dir / partition_directory_name(topic, partition)
+        raw = b"".join(path.read_bytes() for path in sorted(directory.glob("*.log")))
+        return _below(raw, high_watermark)
+
+    def replica_bytes_stopped(self, topic: str, partition: int, broker_id: int, high_watermark: int) -> bytes:
+        """The same, through ``PartitionLog.open`` (recovery included), for a stopped broker."""
+        directory = self.brokers[broker_id].data_dir / partition_directory_name(topic, partition)
+        log = PartitionLog.open(directory, LogConfig(), topic=topic, partition=partition)
+        try:
+            chunks, offset = [], log.log_start_offset
+            while offset < log.log_end_offset:
+                result = log.read(offset, 1 << 20)
+                chunks.append(result.data)
+                offset = result.next_offset
+            return _below(b"".join(chunks), high_watermark)
+        finally:
+            log.close()
+
+
+def _below(raw: bytes, high_watermark: int) -> bytes:
+    """The prefix of ``raw`` made of whole batches that end below ``high_watermark``."""
+    end = 0
+    position = 0
+    for header in iter_batches(raw, check_crc=True):
+        position += header.size
+        if header.last_offset < high_watermark:
+            end = position
+        else:
+            break
+    return raw[:end]
+
+
+def _partition_state(item: dict) -> PartitionState:
+    leos = {int(row["broker_id"]): int(row["log_end_offset"]) for row in item.get("replicas_state") or []}
+    return PartitionState(
+        leader_id=int(item["leader_id"]),
+        leader_epoch=int(item["leader_epoch"]),
+        isr=tuple(item["isr"]),
+        high_watermark=int(item["high_watermark"]),
+        log_end_offset=int(item["log_end_offset"]),
+        replica_leos=leos,
+    )

@@ -1,0 +1,61 @@
+"""Options and the shared cluster of the chaos tier.
+
+``--chaos-seed`` fixes the random fault mix (default: drawn and printed);
+``--chaos-duration-s`` is how long the mixed run keeps injecting faults (short in CI,
+long under ``make chaos``). The named scenarios share one cluster (module scope): each
+run heals the cluster and uses its own topics, so the next one starts clean.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+
+import pytest
+import pytest_asyncio
+import structlog
+
+from tests.chaos.cluster import ChaosCluster
+
+DEFAULT_DURATION_S = 12.0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("chaos")
+    group.addoption("--chaos-seed", type=int, default=None, help="seed of the random fault mix")
+    group.addoption(
+        "--chaos-duration-s", type=float, default=DEFAULT_DURATION_S, help="how long the mixed run injects faults"
+    )
+
+
+@pytest.fixture(scope="session")
+def chaos_seed(request: pytest.FixtureRequest) -> int:
+    seed = request.config.getoption("--chaos-seed")
+    seed = random.randrange(1 << 32) if seed is None else seed
+    print(f"\nchaos seed: {seed} (rerun with --chaos-seed {seed})")
+    return seed
+
+
+@pytest.fixture(scope="session")
+def chaos_duration_s(request: pytest.FixtureRequest) -> float:
+    return float(request.config.getoption("--chaos-duration-s"))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_chaos_cluster(tmp_path_factory: pytest.TempPathFactory):
+    chaos = await ChaosCluster.create(tmp_path_factory.mktemp("chaos"))
+    try:
+        await asyncio.to_thread(chaos.start)
+        yield chaos
+    finally:
+        await chaos.close()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def quiet_client_logs():
+    """The clients' info logs (every retry) would bury the summary tables; keep warnings."""
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    yield
+    structlog.configure(**saved)
