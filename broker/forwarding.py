@@ -11,13 +11,39 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import aiohttp
 
-from broker.errors import ServiceUnavailable, error_from_name
+from broker.errors import LeaderNotAvailable, NotLeaderOrFollower, ServiceUnavailable, error_from_name
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
+LEADERSHIP_SETTLE_S = 3.0
+"""How long a forwarded JSON read waits for a moving leadership before answering its error."""
+LEADERSHIP_RETRY_S = 0.1
+
+T = TypeVar("T")
+
+
+async def retry_while_leadership_moves(call: Callable[[], Awaitable[T]], settle_s: float = LEADERSHIP_SETTLE_S) -> T:
+    """Run ``call`` again while it fails because leadership is moving, for up to ``settle_s``.
+
+    A JSON reader may ask any broker and cannot re-route itself, so while a leader
+    election is in flight (this broker's view or the one it forwarded to is a step
+    behind, or the partition is between leaders) the broker retries for it, as the
+    REST Proxy's embedded consumer does. Only for reads: retrying a produce whose
+    outcome is unknown could append it twice. After ``settle_s`` the error stands.
+    """
+    deadline = asyncio.get_running_loop().time() + settle_s
+    while True:
+        try:
+            return await call()
+        except (NotLeaderOrFollower, LeaderNotAvailable):
+            if asyncio.get_running_loop().time() + LEADERSHIP_RETRY_S > deadline:
+                raise
+            await asyncio.sleep(LEADERSHIP_RETRY_S)
 
 
 @dataclass(frozen=True, slots=True)

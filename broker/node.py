@@ -50,7 +50,7 @@ from broker.errors import (
     UnknownPartition,
     UnknownTopic,
 )
-from broker.forwarding import Forwarder
+from broker.forwarding import Forwarder, retry_while_leadership_moves
 from broker.groups.coordinator import GroupCoordinator
 from broker.meta_properties import (
     DataDirMismatch,
@@ -597,6 +597,16 @@ class BrokerNode:
 
     async def fetch(
         self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+    ) -> FetchResult:
+        """Read from the leader; with ``forward`` (JSON readers) from any broker, waiting out a leader move."""
+        if forward:
+            return await retry_while_leadership_moves(
+                lambda: self._fetch_once(topic, partition, offset, max_bytes, timeout_ms, forward=True)
+            )
+        return await self._fetch_once(topic, partition, offset, max_bytes, timeout_ms, forward=False)
+
+    async def _fetch_once(
+        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool
     ) -> FetchResult:
         local, record = self._leader_or_raise(topic, partition)
         if local is not None:
