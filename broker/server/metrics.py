@@ -59,14 +59,17 @@ class PartitionOffsetsCollector(Collector):
                 continue
             isr_size.add_metric(values, len(partition.isr))
             under_replicated_count += len(partition.isr) < len(partition.replicas)
-            under_min_isr_count += len(partition.isr) < self._min_isr(partition.topic)
+            under_min_isr_count += len(partition.isr) < self._effective_min_isr(partition.topic, len(partition.replicas))
         under_replicated.add_metric([], under_replicated_count)
         under_min_isr.add_metric([], under_min_isr_count)
         yield from (log_end, high_watermark, log_start, isr_size, under_replicated, under_min_isr)
 
-    def _min_isr(self, topic: str) -> int:
+    def _effective_min_isr(self, topic: str, replication_factor: int) -> int:
+        """min(min.insync.replicas, replication factor), as Kafka's ``Partition.isUnderMinIsr``:
+        a topic with RF 1 and min ISR 2 has every replica in sync and is not under min ISR."""
         record = self._node.view.topics.get(topic)
-        return self._node.topic_configs.parse(record.configs).min_insync_replicas if record else 1
+        min_isr = self._node.topic_configs.parse(record.configs).min_insync_replicas if record else 1
+        return min(min_isr, replication_factor)
 
 
 class ConsumerLagCollector(Collector):
