@@ -30,6 +30,17 @@ def test_leaders_and_availability() -> None:
     assert metadata.leader_url(TopicPartition("other", 0)) is None
 
 
+def test_available_partitions_follow_leader_hints_and_broker_changes() -> None:
+    metadata = _metadata()
+    assert metadata.available_partitions("t") == [0, 2]
+    metadata.apply_leader_hint(TopicPartition("t", 1), 2, "http://b:2")
+    assert metadata.available_partitions("t") == [0, 1, 2]
+    metadata.update_brokers([BrokerInfo(2, "http://b:2")])
+    assert metadata.available_partitions("t") == [1, 2]
+    metadata.update_topic("t", [_info(0, 2), _info(1, None), _info(2, None)], now_ms=2000)
+    assert metadata.available_partitions("t") == [0]
+
+
 def test_refresh_is_needed_when_unknown_stale_or_old() -> None:
     metadata = _metadata()
     assert not metadata.needs_refresh("t", now_ms=1500, max_age_ms=1000)

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from broker.errors import InvalidConfig
+from broker.topic_configs import TopicConfigs
 from config.topic import (
     TOPIC_CONFIG_NAMES,
     TopicConfig,
@@ -108,3 +109,14 @@ def test_listed_configs_parse_back_to_the_same_config(
         unclean_leader_election_enable=unclean,
     )
     assert parse_topic_configs(topic_config_strings(config), TopicDefaults()) == config
+
+
+def test_the_broker_resolves_each_config_set_once_and_still_refuses_bad_ones() -> None:
+    configs = TopicConfigs(DEFAULTS)
+    first = configs.parse({"max.message.bytes": "2048"})
+    assert first.max_message_bytes == 2048
+    assert configs.parse({"max.message.bytes": "2048"}) is first
+    assert configs.parse({"max.message.bytes": "4096"}).max_message_bytes == 4096
+    for _ in range(2):
+        with pytest.raises(InvalidConfig, match="max.message.bytes"):
+            configs.parse({"max.message.bytes": "-5"})
