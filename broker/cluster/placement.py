@@ -70,9 +70,18 @@ def rack_alternated_brokers(rack_of_broker: Mapping[int, str]) -> list[int]:
     return ordered
 
 
+MAX_PARTITIONS_PER_TOPIC = 10_000
+"""Each partition is a directory, open segment files and a task per replica: a request for
+a million partitions is a mistake to refuse, not a workload to attempt."""
+
+
 def _validate(partitions_count: int, replication_factor: int, live_brokers: int) -> None:
     if partitions_count < 1:
         raise InvalidPartitions(f"partitions_count must be at least 1, got {partitions_count}")
+    if partitions_count > MAX_PARTITIONS_PER_TOPIC:
+        raise InvalidPartitions(
+            f"partitions_count must be at most {MAX_PARTITIONS_PER_TOPIC}, got {partitions_count}"
+        )
     if replication_factor < 1:
         raise InvalidReplicationFactor(f"replication factor must be at least 1, got {replication_factor}")
     if replication_factor > live_brokers:

@@ -98,6 +98,7 @@ async def test_topic_already_exists_is_409_and_keeps_data(api: Api) -> None:
     [
         ({"partitions_count": 0}, "INVALID_PARTITIONS"),
         ({"partitions_count": -3}, "INVALID_PARTITIONS"),
+        ({"partitions_count": 1_000_000}, "INVALID_PARTITIONS"),
         ({"replication_factor": 0}, "INVALID_REPLICATION_FACTOR"),
         ({"replication_factor": 2}, "INVALID_REPLICATION_FACTOR"),
         ({"configs": [{"name": "retention.ms", "value": "soon"}]}, "INVALID_CONFIG"),
