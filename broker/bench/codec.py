@@ -3,7 +3,8 @@
 Run ``python -m broker.bench.codec`` (``--seconds`` per measurement, default 1). It prints
 records/s for ``encode_batch``, ``decode_batch`` and ``decode_columns`` on batches of
 1000 records with 8-byte keys and 100-byte values, for every supported codec, then MB/s
-of ``crc32c.crc32c`` and ``google_crc32c.value`` on 16 KiB and 1 MiB buffers.
+of ``crc32c.crc32c`` and ``google_crc32c.value`` on 16 KiB and 1 MiB buffers (the
+comparison package comes with the ``bench`` extra: ``pip install -e '.[bench]'``).
 
 Values are random bytes, so compression works on incompressible data: the figures show
 the codec's own cost, not a compression ratio.
