@@ -163,6 +163,7 @@ class BrokerNode:
         self._checkpointed_hw = self.hw_checkpoint.read()
         await self.membership.register()
         await self.view.start()
+        await self._delete_stray_logs()
         await self.controller.start()
         self.interval_flusher.start()
         self.groups.start()
@@ -181,6 +182,22 @@ class BrokerNode:
         )
 
     # ------------------------------------------------------------------ replicas
+
+    async def _delete_stray_logs(self) -> None:
+        """Delete the local logs that no partition record assigns to this broker.
+
+        Runs once the view has applied the store's full listing, which created a
+        ``Partition`` for every record naming this broker. A broker that was down while
+        a topic was deleted never saw the delete: without this its log would stay on
+        disk for ever, and a topic created again under the same name would start from
+        the old records and the old checkpointed HW. Kafka removes such stray logs at
+        startup as well (KIP-516).
+        """
+        loop = asyncio.get_running_loop()
+        for topic, partition in [key for key in self.logs.logs() if tuple(key) not in self.partitions]:
+            self._checkpointed_hw.pop((topic, partition), None)
+            await loop.run_in_executor(None, self.logs.delete, topic, partition)
+            log.info("partition.stray_log_deleted", topic=topic, partition=partition)
 
     def _on_partition_record(self, record: PartitionRecord) -> None:
         key = (record.topic, record.partition)
@@ -220,7 +237,7 @@ class BrokerNode:
             local_broker_id=self.node_id,
             replica_lag_time_max_ms=self.settings.replica_lag_time_max_ms,
             propose_isr=self._propose_isr,
-            high_watermark=self._checkpointed_hw.get(key, 0),
+            high_watermark=self._checkpointed_hw.pop(key, 0),
         )
         self.partitions[key] = partition
         return partition

@@ -76,15 +76,15 @@ async def error_of(response, status: int) -> dict[str, Any]:
 def broker_settings(data_dir: Path, **overrides: Any) -> BrokerSettings:
     """One broker with a small request limit; its sqlite metadata store sits next to its data dir."""
     store_path = data_dir.resolve().parent / f"{data_dir.name}-metadata.db"
-    return BrokerSettings(
-        node_id=1,
-        host="127.0.0.1",
-        port=0,
-        data_dir=data_dir,
-        metadata_store=f"sqlite://{store_path}",
-        max_request_bytes=MAX_REQUEST_BYTES,
-        **overrides,
-    )
+    defaults: dict[str, Any] = {
+        "node_id": 1,
+        "host": "127.0.0.1",
+        "port": 0,
+        "data_dir": data_dir,
+        "metadata_store": f"sqlite://{store_path}",
+        "max_request_bytes": MAX_REQUEST_BYTES,
+    }
+    return BrokerSettings(**{**defaults, **overrides})
 
 
 @pytest.fixture
