@@ -117,6 +117,16 @@ class Forwarder:
             log_end_offset=int(headers.get("X-Log-End-Offset", headers["X-High-Watermark"])),
         )
 
+    async def offset_for_timestamp(self, leader_url: str, topic: str, partition: int, timestamp_ms: int) -> int | None:
+        """The leader's answer to ``GET …/offset?timestamp=``: the first offset at or after it, or None."""
+        body, _ = await self._call(
+            "GET",
+            f"{self._partition_url(leader_url, topic, partition)}/offset",
+            10.0,
+            params={"timestamp": str(timestamp_ms)},
+        )
+        return json.loads(body).get("offset")
+
     async def json_call(self, method: str, url: str, body: dict | None = None, timeout_s: float = 30.0) -> dict:
         raw, _ = await self._call(method, url, timeout_s, json=body)
         return json.loads(raw) if raw else {}

@@ -637,9 +637,13 @@ class BrokerNode:
         return FetchResult(read.data, read.high_watermark, read.log_start_offset, read.log_end_offset)
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
+        """First offset below the HW with a timestamp at or after ``timestamp_ms``; asked of the leader."""
         local, record = self._leader_or_raise(topic, partition)
         if local is None:
-            raise self._not_leader(record)
+            leader_url = self.view.inter_broker_url(record.leader)
+            if leader_url is None or record.leader == self.node_id:
+                raise self._not_leader(record)
+            return await self.forwarder.offset_for_timestamp(leader_url, topic, partition, timestamp_ms)
         offset = await asyncio.get_running_loop().run_in_executor(None, local.log.offset_for_timestamp, timestamp_ms)
         if offset is None or offset >= local.high_watermark:
             return None

@@ -71,6 +71,20 @@ def test_records_batch_through_a_broker_without_a_replica_is_forwarded(cluster: 
         assert cluster.read_values(TOPIC, partition, via=state.leader_id) == ["a", "b", "c"]
 
 
+def test_offset_for_a_timestamp_is_answered_by_every_broker(cluster: LiveCluster) -> None:
+    state = cluster.partitions(TOPIC)[0]
+    status, first = http_json("POST", f"{cluster.base(state.leader_id)}/topics/{TOPIC}/records",
+                              {"partition_id": 0, "value": {"type": "STRING", "data": "early"}, "timestamp": 1000})
+    assert status == 200, first
+    status, _ = http_json("POST", f"{cluster.base(state.leader_id)}/topics/{TOPIC}/records",
+                          {"partition_id": 0, "value": {"type": "STRING", "data": "late"}, "timestamp": 5000})
+    assert status == 200
+    for via in sorted(cluster.brokers):
+        status, body = http_json("GET", f"{cluster.base(via)}/topics/{TOPIC}/partitions/0/offset?timestamp=2000")
+        assert status == 200, (via, body)
+        assert body["offset"] == first["offset"] + 1, (via, body)
+
+
 def test_binary_produce_and_fetch_on_a_non_leader_answer_421_with_the_leader(cluster: LiveCluster) -> None:
     batch = encode_batch([RecordInput(b"k", b"binary")])
     for partition, state in cluster.partitions(TOPIC).items():
