@@ -62,3 +62,29 @@ def test_the_sink_needs_a_value_column_and_a_topic(spark, cluster):
     with pytest.raises(Exception, match="'value' column"):
         (spark.createDataFrame([(b"k",)], "key binary").write.format("highwater")
          .option("servers", servers(cluster)).option("topic", "t").mode("append").save())
+
+
+def test_assign_reads_only_the_assigned_partitions(spark, cluster):
+    topic = f"assign-{uuid.uuid4().hex[:8]}"
+    create_topic(cluster, topic, partitions=3, replication_factor=1)
+    for partition in range(3):
+        produce(cluster, topic, partition, [b"p%d-%d" % (partition, i) for i in range(5)])
+    df = (spark.read.format("highwater").option("servers", servers(cluster))
+          .option("assign", f'{{"{topic}": [0, 2]}}').load())
+    rows = sorted((row.partition, row.offset, bytes(row.value)) for row in df.collect())
+    assert rows == [(p, i, b"p%d-%d" % (p, i)) for p in (0, 2) for i in range(5)]
+
+
+def test_the_sink_takes_topic_and_headers_from_each_row(spark, cluster):
+    first, second = f"rows-a-{uuid.uuid4().hex[:8]}", f"rows-b-{uuid.uuid4().hex[:8]}"
+    create_topic(cluster, first, partitions=1, replication_factor=1)
+    create_topic(cluster, second, partitions=1, replication_factor=1)
+    rows = [(first, b"one", [("trace", b"t1")]), (second, b"two", [("trace", b"t2"), ("empty", None)])]
+    (spark.createDataFrame(rows, "topic string, value binary, headers array<struct<key:string,value:binary>>")
+     .write.format("highwater").option("servers", servers(cluster)).mode("append").save())
+    read = {}
+    for topic in (first, second):
+        [row] = (spark.read.format("highwater").option("servers", servers(cluster)).option("subscribe", topic)
+                 .option("includeHeaders", "true").load().collect())
+        read[topic] = (bytes(row.value), [(h.key, None if h.value is None else bytes(h.value)) for h in row.headers])
+    assert read == {first: (b"one", [("trace", b"t1")]), second: (b"two", [("trace", b"t2"), ("empty", None)])}
