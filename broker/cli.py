@@ -116,7 +116,10 @@ def dev(
     """Run a local cluster of broker processes with a demo topic; Ctrl-C stops it."""
     from broker.dev import run_dev_cluster
 
-    run_dev_cluster(brokers, directory, base_port)
+    try:
+        run_dev_cluster(brokers, directory, base_port)
+    except RuntimeError as error:
+        raise fail(f"{error}; the brokers' logs are {directory}/broker-N.log") from None
 
 
 def main() -> None:

@@ -108,7 +108,24 @@ def ensure_demo_topic(url: str, replication_factor: int) -> str:
     status, body = _http_json("POST", f"{url}/v3/clusters/{cluster_id}/topics", topic)
     if status not in (201, 409):
         raise RuntimeError(f"could not create the demo topic: {body.get('message', body)}")
+    _wait_in_sync(f"{url}/v3/clusters/{cluster_id}/topics/{DEMO_TOPIC}/partitions", timeout_s=60)
     return cluster_id
+
+
+def _wait_in_sync(partitions_url: str, timeout_s: float) -> None:
+    """Until every demo partition has a leader and its whole ISR back.
+
+    On a second ``make run`` the restarted brokers rejoin the ISR only after they caught
+    up again; an acks=all demo sent before that is refused (NOT_ENOUGH_REPLICAS).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        partitions = _http_json("GET", partitions_url)[1].get("data", [])
+        if partitions and all(p["leader_id"] >= 0 and len(p["isr"]) == len(p["replicas"]) for p in partitions):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the demo topic's replicas were not all in sync after {timeout_s:.0f} s")
+        time.sleep(0.2)
 
 
 def examples(url: str, cluster_id: str) -> str:
@@ -175,6 +192,8 @@ def show_demo(console: Console, url: str, cluster_id: str) -> None:
     status, body = _http_json("POST", f"{base}/records:batch?acks=all", {"entries": entries}, timeout_s=30)
     for success in body.get("successes", []):
         console.print(f"  produced to partition {success['partition_id']} at offset {success['offset']} (acks=all)")
+    for failure in body.get("failures", []) if status == 207 else [body]:
+        console.print(f"  [red]produce failed[/red]: {failure.get('error')}: {failure.get('message')}")
     for partition in sorted({success["partition_id"] for success in body.get("successes", [])}):
         _, read = _http_json("GET", f"{base}/partitions/{partition}/records?offset=0&format=string")
         values = [record["value"]["data"] for record in read.get("data", [])]
