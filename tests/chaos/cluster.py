@@ -17,7 +17,7 @@ from pathlib import Path
 from broker.record.header import iter_batches
 from broker.storage import LogConfig, PartitionLog
 from broker.storage.log_manager import partition_directory_name
-from tests.chaos.proxy import InterBrokerProxy, ProxyMesh
+from tests.chaos.proxy import CuttableProxy, ProxyMesh
 from tests.support.brokers import BrokerCluster, BrokerProcess, free_port, http_json
 
 BROKER_COUNT = 3
@@ -62,25 +62,46 @@ class PartitionState:
 
 
 class ChaosCluster:
-    """Brokers 1..3 on loopback, one ``InterBrokerProxy`` each; sqlite metadata store."""
+    """Brokers 1..3 on loopback, one ``CuttableProxy`` each; an sqlite metadata store,
+    or a real etcd that each broker reaches through a proxy of its own (``store_mesh``),
+    so a broker can also be cut off from the metadata store (the zombie-leader case)."""
 
-    def __init__(self, root: Path, proxies: dict[int, InterBrokerProxy]) -> None:
+    def __init__(
+        self, root: Path, proxies: dict[int, CuttableProxy], store_proxies: dict[int, CuttableProxy] | None
+    ) -> None:
         self.cluster = BrokerCluster(root, BROKER_COUNT)
         self.mesh = ProxyMesh(proxies)
+        self.store_mesh = ProxyMesh(store_proxies) if store_proxies else None
         for broker_id, broker in self.cluster.brokers.items():
             broker.env = dict(CHAOS_ENV)
             broker.extra_args = ["--inter-broker-url", proxies[broker_id].url]
+            if store_proxies:
+                broker.metadata_store = f"etcd://127.0.0.1:{store_proxies[broker_id].port}"
         self.cluster_id = ""
 
     @classmethod
-    async def create(cls, root: Path) -> ChaosCluster:
-        """Start the proxies first (their ports go into the brokers' flags), on the running loop."""
+    async def create(cls, root: Path, etcd_port: int | None = None) -> ChaosCluster:
+        """Start the proxies first (their ports go into the brokers' flags), on the running loop.
+
+        ``etcd_port``: the client port of a running etcd to use instead of sqlite.
+        """
         brokers = {broker_id: free_port() for broker_id in range(1, BROKER_COUNT + 1)}
-        proxies = {broker_id: await InterBrokerProxy(port).start() for broker_id, port in brokers.items()}
-        chaos = cls(root, proxies)
+        proxies = {broker_id: await CuttableProxy(port).start() for broker_id, port in brokers.items()}
+        store_proxies = None
+        if etcd_port is not None:
+            store_proxies = {broker_id: await CuttableProxy(etcd_port).start() for broker_id in brokers}
+        chaos = cls(root, proxies, store_proxies)
         for broker_id, port in brokers.items():
             chaos.cluster.brokers[broker_id].port = port
         return chaos
+
+    @property
+    def meshes(self) -> list[ProxyMesh]:
+        return [self.mesh] + ([self.store_mesh] if self.store_mesh else [])
+
+    def heal_all(self) -> None:
+        for mesh in self.meshes:
+            mesh.heal_all()
 
     @property
     def brokers(self) -> dict[int, BrokerProcess]:
@@ -101,10 +122,11 @@ class ChaosCluster:
             broker.kill()
 
     async def close(self) -> None:
-        self.mesh.heal_all()
+        self.heal_all()
         self.kill_all()
-        for proxy in self.mesh.proxies.values():
-            await proxy.close()
+        for mesh in self.meshes:
+            for proxy in mesh.proxies.values():
+                await proxy.close()
 
     def topics_url(self) -> str:
         return f"{self.cluster.any_url()}/v3/clusters/{self.cluster_id}/topics"

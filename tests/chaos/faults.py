@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -20,12 +21,14 @@ import structlog
 
 from broker.storage.log_manager import partition_directory_name
 from tests.chaos.cluster import HW_CHECKPOINT_FILE, LAG_TIME_MAX_MS, SESSION_TIMEOUT_MS, ChaosCluster
+from tests.support.brokers import http_json
 
 log = structlog.get_logger(__name__)
 
 DOWN_S = SESSION_TIMEOUT_MS / 1000 + 0.7
 PAUSE_S = max(SESSION_TIMEOUT_MS, LAG_TIME_MAX_MS) / 1000 + 1.5
 CUT_S = LAG_TIME_MAX_MS / 1000 * 2
+ZOMBIE_CUT_S = SESSION_TIMEOUT_MS / 1000 * 2.5
 TORN_TAIL_BYTES = 7
 
 
@@ -113,6 +116,49 @@ async def _cut(target: FaultTarget, broker_id: int, role: str) -> str:
     finally:
         target.chaos.mesh.heal_all()
     return f"cut {role} {broker_id} off from its peers for {CUT_S:.1f} s (clients still reach it)"
+
+
+async def zombie_leader(target: FaultTarget) -> str:
+    """Cut the leader off from its peers *and* the metadata store while clients still reach it.
+
+    Needs a cluster on etcd behind per-broker proxies (``ChaosCluster.store_mesh``). Its
+    lease expires, the controller elects another leader, yet the cut-off broker still
+    believes it leads and keeps taking client writes: acks=1 ones it acknowledges can be
+    lost (Kafka's contract for acks=1), acks=all ones can never be acknowledged, since no
+    follower fetches from it. When the cut heals it must learn the newer epoch and cut
+    its divergent tail, and no reader may have seen any of that tail.
+    """
+    store_mesh = target.chaos.store_mesh
+    assert store_mesh is not None, "zombie_leader needs a cluster on etcd behind store proxies"
+    leader = await target.leader()
+    target.chaos.mesh.isolate(leader)
+    store_mesh.isolate(leader)
+    try:
+        successor = await asyncio.to_thread(_wait_for_successor, target, leader, ZOMBIE_CUT_S)
+        await asyncio.sleep(ZOMBIE_CUT_S)
+    finally:
+        target.chaos.heal_all()
+    return (
+        f"cut leader {leader} off from its peers and the metadata store for {ZOMBIE_CUT_S:.1f} s "
+        f"(clients still reach it); broker {successor} was elected meanwhile"
+    )
+
+
+def _wait_for_successor(target: FaultTarget, zombie: int, timeout_s: float) -> int:
+    """The broker the rest of the cluster elected in the zombie's place (asked of a broker that is not cut;
+    while the zombie still leads, that broker's describe waits on the zombie and times out)."""
+    witness = next(b for b in sorted(target.chaos.brokers) if b != zombie)
+    url = f"{target.chaos.brokers[witness].url}/v3/clusters/{target.chaos.cluster_id}/topics/{target.topic}/partitions/0"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            status, body = http_json("GET", url, timeout_s=1)
+        except OSError:
+            continue
+        if status == 200 and body["leader_id"] not in (zombie, -1):
+            return int(body["leader_id"])
+        time.sleep(0.1)
+    raise AssertionError(f"no leader replaced the cut-off broker {zombie} within {timeout_s} s")
 
 
 async def cut_leader(target: FaultTarget) -> str:

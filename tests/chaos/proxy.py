@@ -1,10 +1,10 @@
-"""A TCP proxy in front of one broker's inter-broker listener, that a test can cut.
+"""A TCP proxy in front of one broker's inter-broker listener (or of the metadata store), that a test can cut.
 
 Brokers register ``--inter-broker-url`` pointing at the proxy, so every broker-to-broker
 request (replica fetches, forwarded produces and fetches, calls to the controller) to
 that broker passes through it, while clients keep talking to the broker directly. Cutting
 the proxy therefore isolates the broker from its peers without hiding it from clients:
-a leader that is cut off keeps accepting client writes (the zombie-leader case).
+a leader that is cut off keeps accepting client writes.
 
 A cut *stalls* bytes instead of dropping them, as a real partition does to a TCP stream
 that outlives it: peers see silence and hit their timeouts; when the cut heals, whatever
@@ -15,11 +15,11 @@ Directions are seen from the broker: ``inbound`` carries requests to it, ``outbo
 carries its answers. One proxy only covers traffic *to* its broker; the broker's own
 requests to peers go through the peers' proxies.
 
-Limit: the metadata store is not behind a proxy. With the sqlite store every broker
-opens the same file, which no network cut can reach, so a cut-off leader still renews
-its lease, keeps its leadership and shrinks its ISR through the store; the controller
-never moves leadership away. The "cut off from the metadata store too" half of the
-zombie case needs etcd behind a proxy; these tests use sqlite.
+The metadata store: with sqlite every broker opens the same file, which no network cut
+can reach, so a cut-off leader still renews its lease and keeps its leadership. On etcd
+each broker reaches the store through a proxy of its own (``ChaosCluster.store_mesh``);
+cutting that one too makes the zombie leader: its lease expires and leadership moves
+while it still hears clients.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ DIRECTIONS = (INBOUND, OUTBOUND)
 CHUNK_BYTES = 64 * 1024
 
 
-class InterBrokerProxy:
+class CuttableProxy:
     """Forwards 127.0.0.1:``port`` to 127.0.0.1:``upstream_port``; ``block``/``heal`` per direction."""
 
     def __init__(self, upstream_port: int, port: int = 0) -> None:
@@ -53,7 +53,7 @@ class InterBrokerProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self) -> InterBrokerProxy:
+    async def start(self) -> CuttableProxy:
         self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
@@ -121,7 +121,7 @@ class InterBrokerProxy:
 class ProxyMesh:
     """One proxy per broker, by broker id."""
 
-    def __init__(self, proxies: dict[int, InterBrokerProxy]) -> None:
+    def __init__(self, proxies: dict[int, CuttableProxy]) -> None:
         self.proxies = proxies
 
     def isolate(self, broker_id: int, direction: str = "both") -> None:

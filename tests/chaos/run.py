@@ -82,7 +82,7 @@ async def chaos_run(
             await asyncio.to_thread(chaos.wait_healed, list(topics), HEAL_TIMEOUT_S)
             await asyncio.sleep(quiet_s)
     finally:
-        chaos.mesh.heal_all()
+        chaos.heal_all()
         stop_writers.set()
         await asyncio.gather(*writer_tasks, return_exceptions=True)
     states = await asyncio.to_thread(chaos.wait_settled, list(topics), SETTLE_TIMEOUT_S)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tests.chaos.proxy import InterBrokerProxy
+from tests.chaos.proxy import CuttableProxy
 
 pytestmark = pytest.mark.asyncio
 
@@ -30,7 +30,7 @@ async def _round_trip(writer: asyncio.StreamWriter, reader: asyncio.StreamReader
 @pytest.mark.parametrize("direction", ["inbound", "outbound", "both"])
 async def test_a_cut_stalls_bytes_and_healing_delivers_them_in_order(direction: str) -> None:
     server = await _echo_server()
-    proxy = await InterBrokerProxy(server.sockets[0].getsockname()[1]).start()
+    proxy = await CuttableProxy(server.sockets[0].getsockname()[1]).start()
     reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
     try:
         assert await _round_trip(writer, reader, b"before", 2) == b"before"
@@ -48,7 +48,7 @@ async def test_a_cut_stalls_bytes_and_healing_delivers_them_in_order(direction: 
 
 async def test_a_cut_also_stalls_connections_opened_during_it() -> None:
     server = await _echo_server()
-    proxy = await InterBrokerProxy(server.sockets[0].getsockname()[1]).start()
+    proxy = await CuttableProxy(server.sockets[0].getsockname()[1]).start()
     proxy.block("inbound")
     reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
     try:
