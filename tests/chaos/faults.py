@@ -203,6 +203,9 @@ async def delete_hw_checkpoint(target: FaultTarget) -> str:
     return f"SIGKILL broker {broker_id}, delete its HW checkpoint, restart"
 
 
+STORE_CUT_FAULTS: dict[str, Fault] = {"zombie_leader": zombie_leader}
+"""Faults that need the cluster on etcd behind store proxies (``ChaosCluster.create(..., etcd_port=)``)."""
+
 FAULTS: dict[str, Fault] = {
     "kill_leader": kill_leader,
     "kill_follower": kill_follower,

@@ -1,5 +1,8 @@
 """The seeded random mix: every fault, drawn one after another for ``--chaos-duration-s``.
 
+The cluster runs on a real etcd that each broker reaches through its own proxy, so the
+mix includes the zombie leader (cut off from peers and store) next to the other faults.
+
 Short in CI; ``make chaos SEED=… DURATION=…`` runs it long. The seed is printed so a
 failing mix can be replayed. Faults come one at a time, each healed (every partition
 led with its full ISR) before the next, so a run never stacks more failures than RF 3
@@ -17,24 +20,28 @@ import pytest
 
 from broker.record.header import iter_batches
 from tests.chaos.cluster import ChaosCluster
-from tests.chaos.faults import FAULTS
+from tests.chaos.faults import FAULTS, STORE_CUT_FAULTS
 from tests.chaos.run import chaos_run, random_plan
+from tests.support.etcd import EtcdServer
 
 pytestmark = [pytest.mark.chaos, pytest.mark.asyncio(loop_scope="function")]
 
 
 async def test_mixed_faults_keep_every_promise(tmp_path, chaos_seed: int, chaos_duration_s: float) -> None:
     rng = random.Random(chaos_seed)
-    chaos = await ChaosCluster.create(tmp_path)
+    etcd = EtcdServer(tmp_path / "etcd")
+    await asyncio.to_thread(etcd.start)
+    chaos = await ChaosCluster.create(tmp_path / "cluster", etcd_port=etcd.client_port)
     try:
         await asyncio.to_thread(chaos.start)
-        plan = random_plan(rng, list(FAULTS.values()), chaos_duration_s)
+        plan = random_plan(rng, [*FAULTS.values(), *STORE_CUT_FAULTS.values()], chaos_duration_s)
         result = await chaos_run(chaos, "mixed", plan, rng)
         reference = await asyncio.to_thread(_settled_bytes, chaos, ["mixed-all", "mixed-one"])
         chaos.kill_all()
         result.reports[0].violations.extend(_differences_after_stop(chaos, reference))
     finally:
         await chaos.close()
+        await asyncio.to_thread(etcd.stop)
     print(f"\nseed {chaos_seed}, {len(result.faults)} faults injected")
     print(result.summary())
     assert result.faults, "no fault was injected"
