@@ -4,10 +4,10 @@ Pure: no sockets, no files. Inputs, per topic:
 
 * ``final_log`` — partition → {offset: value}, everything below the settled HW as a
   fresh consumer reads it;
-``ops`` counts write invocations; ``reads`` the records handed to readers.
-
 * ``replica_bytes`` — partition → {broker id: raw batches below that HW}, read from
   each replica's segment files.
+
+``ops`` counts write invocations; ``reads`` the records handed to readers.
 
 Violations (any fails the run):
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from broker.record.header import iter_batches
-from broker.storage import LogConfig, PartitionLog
 from broker.storage.log_manager import partition_directory_name
 from tests.chaos.proxy import CuttableProxy, ProxyMesh
 from tests.support.brokers import BrokerCluster, BrokerProcess, free_port, http_json
+from tests.support.replication import replica_log_bytes
 
 BROKER_COUNT = 3
 REPLICATION_FACTOR = 3
@@ -189,17 +189,7 @@ class ChaosCluster:
 
     def replica_bytes_stopped(self, topic: str, partition: int, broker_id: int, high_watermark: int) -> bytes:
         """The same, through ``PartitionLog.open`` (recovery included), for a stopped broker."""
-        directory = self.brokers[broker_id].data_dir / partition_directory_name(topic, partition)
-        log = PartitionLog.open(directory, LogConfig(), topic=topic, partition=partition)
-        try:
-            chunks, offset = [], log.log_start_offset
-            while offset < log.log_end_offset:
-                result = log.read(offset, 1 << 20)
-                chunks.append(result.data)
-                offset = result.next_offset
-            return _below(b"".join(chunks), high_watermark)
-        finally:
-            log.close()
+        return _below(replica_log_bytes(self.cluster, broker_id, topic, partition), high_watermark)
 
 
 def _below(raw: bytes, high_watermark: int) -> bytes:
