@@ -7,7 +7,8 @@ from pathlib import Path
 
 from broker.cluster.store_url import open_store
 from tests.metastore.test_contract import summary, take
-from tests.support.etcd import EtcdServer, free_loopback_port
+from tests.support.brokers import free_port
+from tests.support.etcd import EtcdServer
 
 
 async def test_live_watch_survives_an_etcd_crash_without_losing_or_repeating_events(tmp_path: Path) -> None:
@@ -33,7 +34,7 @@ async def test_live_watch_survives_an_etcd_crash_without_losing_or_repeating_eve
 
 async def test_unreachable_first_endpoint_fails_over_to_the_next(tmp_path: Path) -> None:
     with EtcdServer(tmp_path / "etcd") as server:
-        dead_endpoint = f"127.0.0.1:{free_loopback_port()}"
+        dead_endpoint = f"127.0.0.1:{free_port()}"
         store = await open_store(f"etcd://{dead_endpoint},{server.endpoint}")
         try:
             revision = await store.put("/brokers/1", b"up")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -22,10 +23,39 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+_HANDED_OUT: set[int] = set()
+LOWEST_PORT = 20000
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback TCP port that is free now, below the kernel's ephemeral range.
+
+    ``bind(0)`` answers from the ephemeral range, where the kernel also picks the source
+    ports of outgoing connections: between this call and the broker's own bind, one of
+    the suite's many client connections could take the port, and the broker would fail
+    to start. Below that range only listeners take ports, and one test process never
+    hands out the same port twice.
+    """
+    highest = _ephemeral_low() - 1
+    for _ in range(1000):
+        port = random.randint(LOWEST_PORT, highest)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError(f"no free port between {LOWEST_PORT} and {highest}")
 
 
 def http_json(method: str, url: str, body: dict | None = None, timeout_s: float = 10.0) -> tuple[int, dict]:
@@ -50,6 +80,7 @@ class BrokerProcess:
     extra_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen | None = None
+    paused: bool = False
 
     @property
     def url(self) -> str:
@@ -72,6 +103,7 @@ class BrokerProcess:
         env = {**os.environ, "HIGHWATER_LOG_FORMAT": "json", **self.env}
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         log_file = open(self.log_path, "ab")
+        self.paused = False
         self.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
         log_file.close()
         if wait:
@@ -111,10 +143,12 @@ class BrokerProcess:
     def pause(self) -> None:
         assert self.process is not None
         self.process.send_signal(signal.SIGSTOP)
+        self.paused = True
 
     def resume(self) -> None:
         assert self.process is not None
         self.process.send_signal(signal.SIGCONT)
+        self.paused = False
 
     @property
     def alive(self) -> bool:
@@ -147,6 +181,10 @@ class BrokerCluster:
             views = []
             for broker in self.brokers.values():
                 if not broker.alive:
+                    if broker.node_id in expected and broker.process is not None:
+                        raise RuntimeError(
+                            f"broker {broker.node_id} exited ({broker.process.returncode}):\n{broker.log_tail()}"
+                        )
                     continue
                 status, body = http_json("GET", f"{broker.url}/v3/clusters")
                 if status != 200:
@@ -173,7 +211,8 @@ class BrokerCluster:
                     broker.kill()
 
     def any_url(self) -> str:
-        return next(b.url for b in self.brokers.values() if b.alive)
+        """A broker that answers: running and not paused (a SIGSTOPped one would hang the caller)."""
+        return next(b.url for b in self.brokers.values() if b.alive and not b.paused)
 
     def cluster_id(self) -> str:
         return http_json("GET", f"{self.any_url()}/v3/clusters")[1]["data"][0]["cluster_id"]

@@ -14,24 +14,18 @@ from __future__ import annotations
 
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+from tests.support.brokers import free_port
+
 ETCD_MISSING_MESSAGE = (
     "the `etcd` binary was not found on PATH; `make test` installs it "
     "(apt-get install -y etcd-server etcd-client)"
 )
-
-
-def free_loopback_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class EtcdServer:
@@ -43,8 +37,8 @@ class EtcdServer:
             raise RuntimeError(ETCD_MISSING_MESSAGE)
         self.binary = binary
         self.data_dir = data_dir
-        self.client_port = free_loopback_port()
-        self.peer_port = free_loopback_port()
+        self.client_port = free_port()
+        self.peer_port = free_port()
         self.startup_timeout_s = startup_timeout_s
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = data_dir.parent / f"{data_dir.name}.log"
