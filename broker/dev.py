@@ -26,6 +26,8 @@ DEMO_TOPIC = "demo"
 
 @dataclass
 class DevBroker:
+    """A broker process this machine started (``highwater dev``, ``highwater bench --spawn``)."""
+
     node_id: int
     url: str
     process: subprocess.Popen
@@ -76,6 +78,7 @@ def start_brokers(count: int, directory: Path, base_port: int) -> list[DevBroker
 
 
 def stop_brokers(brokers: list[DevBroker], timeout_s: float = 20.0) -> None:
+    """SIGTERM all at once (each moves its leaderships away), then wait; SIGKILL what outlives ``timeout_s``."""
     for broker in brokers:
         if broker.process.poll() is None:
             broker.process.send_signal(signal.SIGTERM)
@@ -84,6 +87,7 @@ def stop_brokers(brokers: list[DevBroker], timeout_s: float = 20.0) -> None:
             broker.process.wait(timeout_s)
         except subprocess.TimeoutExpired:
             broker.process.kill()
+            broker.process.wait()
 
 
 def _wait_registered(url: str, count: int, timeout_s: float) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import socket
 import subprocess
 import sys
@@ -23,22 +22,15 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
 
 from broker.client.http import ClusterClient
+from broker.dev import DevBroker, stop_brokers
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
-
-
-@dataclass
-class SpawnedBroker:
-    node_id: int
-    url: str
-    process: subprocess.Popen
 
 
 def free_port() -> int:
@@ -47,7 +39,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _start_broker(node_id: int, root: Path, store: str) -> SpawnedBroker:
+def _start_broker(node_id: int, root: Path, store: str) -> DevBroker:
     port = free_port()
     command = [
         sys.executable, "-m", "broker.cli", "serve",
@@ -56,7 +48,7 @@ def _start_broker(node_id: int, root: Path, store: str) -> SpawnedBroker:
     ]
     with open(root / f"broker-{node_id}.log", "wb") as log_file:
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-    return SpawnedBroker(node_id, f"http://127.0.0.1:{port}", process)
+    return DevBroker(node_id, f"http://127.0.0.1:{port}", process)
 
 
 async def _registered_brokers(session: aiohttp.ClientSession, url: str) -> int:
@@ -82,20 +74,8 @@ async def wait_for_brokers(urls: list[str], expected: int, timeout_s: float = RE
             await asyncio.sleep(0.1)
 
 
-def stop_brokers(brokers: list[SpawnedBroker]) -> None:
-    for broker in brokers:
-        if broker.process.poll() is None:
-            broker.process.send_signal(signal.SIGTERM)
-    for broker in brokers:
-        try:
-            broker.process.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            broker.process.kill()
-            broker.process.wait()
-
-
 @contextlib.contextmanager
-def spawned_cluster(count: int) -> Iterator[list[SpawnedBroker]]:
+def spawned_cluster(count: int) -> Iterator[list[DevBroker]]:
     """``count`` broker processes in a temporary directory, stopped and removed on exit."""
     with tempfile.TemporaryDirectory(prefix="highwater-bench-") as directory:
         root = Path(directory)
@@ -110,16 +90,16 @@ def spawned_cluster(count: int) -> Iterator[list[SpawnedBroker]]:
                 _print_log_tail(root, broker)
             raise
         finally:
-            stop_brokers(brokers)
+            stop_brokers(brokers, STOP_TIMEOUT_S)
 
 
-def _check_alive(brokers: list[SpawnedBroker]) -> None:
+def _check_alive(brokers: list[DevBroker]) -> None:
     for broker in brokers:
         if broker.process.poll() is not None:
             raise RuntimeError(f"broker {broker.node_id} exited with status {broker.process.returncode}")
 
 
-def _print_log_tail(root: Path, broker: SpawnedBroker, lines: int = 15) -> None:
+def _print_log_tail(root: Path, broker: DevBroker, lines: int = 15) -> None:
     log_path = root / f"broker-{broker.node_id}.log"
     if log_path.exists():
         tail = log_path.read_text(errors="replace").splitlines()[-lines:]
