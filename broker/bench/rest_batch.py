@@ -1,9 +1,9 @@
 """``records:batch`` throughput through the JSON REST path, one broker process.
 
 ``python -m broker.bench.rest_batch [--requests 200] [--concurrency 4] [--acks 1]`` starts
-one ``highwater serve`` process on a free port with a temporary data directory, creates
-a one-partition topic, and sends ``records:batch`` requests of 1 000 records with
-100-byte STRING values from ``--concurrency`` concurrent connections, after a warm-up.
+one ``highwater serve`` process (``spawned_cluster(1)``), creates a one-partition topic,
+and sends ``records:batch`` requests of 1 000 records with 100-byte STRING values from
+``--concurrency`` concurrent connections, after a warm-up.
 It prints records/s. The load generator runs in this process on the same machine.
 """
 
@@ -12,38 +12,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import aiohttp
+
+from broker.bench.cluster import spawned_cluster
 
 RECORDS_PER_REQUEST = 1000
 VALUE_BYTES = 100
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def _run(url: str, requests: int, concurrency: int, acks: str) -> float:
     async with aiohttp.ClientSession() as session:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                async with session.get(f"{url}/readyz") as reply:
-                    if reply.status == 200:
-                        break
-            except aiohttp.ClientError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("the broker did not become ready")
-            await asyncio.sleep(0.1)
         async with session.get(f"{url}/v3/clusters") as reply:
             cluster_id = (await reply.json())["data"][0]["cluster_id"]
         topics = f"{url}/v3/clusters/{cluster_id}/topics"
@@ -72,19 +52,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--acks", default="1", choices=["0", "1", "all"])
     args = parser.parse_args()
-    port = _free_port()
-    with tempfile.TemporaryDirectory() as directory:
-        broker = subprocess.Popen(
-            [sys.executable, "-m", "broker.cli", "serve", "--port", str(port), "--data-dir", str(Path(directory) / "data"),
-             "--log-level", "warning"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            rate = asyncio.run(_run(f"http://127.0.0.1:{port}", args.requests, args.concurrency, args.acks))
-        finally:
-            broker.terminate()
-            broker.wait(30)
+    with spawned_cluster(1) as brokers:
+        rate = asyncio.run(_run(brokers[0].url, args.requests, args.concurrency, args.acks))
     print(
         f"records:batch, {RECORDS_PER_REQUEST} records x {VALUE_BYTES} B per request, acks={args.acks}, "
         f"concurrency {args.concurrency}: {rate:,.0f} records/s"
