@@ -28,9 +28,8 @@ import aiohttp
 from aiohttp import web
 
 from broker.bench.cluster import free_port
-from broker.bench.runner import Launch, ProcessGroup, RunResult, span_s
+from broker.bench.runner import Launch, ProcessGroup, RunResult, run_producers
 from broker.bench.spec import STAMP, WorkloadSpec
-from broker.bench.stats import summarize_latencies_ns
 from broker.bench.workloads import ProducerReport, quiet_logging, run_loop
 from broker.record.codec import RecordInput, encode_batch
 from producer.batch import estimate_record_bytes
@@ -153,18 +152,9 @@ def baseline_process(spec: WorkloadSpec, url: str, process_index: int, barrier: 
 def run_baseline(spec: WorkloadSpec, url: str, quiet: bool = False) -> RunResult:
     """The produce workload of ``spec`` against the baseline server at ``url``; latencies are per request."""
     group = ProcessGroup(spec.processes)
-    reports: list[ProducerReport] = []
     launches = [Launch("producer", baseline_process, (spec, url, index, group.barrier, group.produced, group.results))
                 for index in range(spec.processes)]
-    try:
-        group.start(launches)
-        group.run("baseline", spec.count, group.produced, lambda _, report: reports.append(report), quiet)
-    finally:
-        group.stop()
-    records = sum(r.records for r in reports)
-    latencies = [ack_ns - send_ns for r in reports for _, _, send_ns, ack_ns in r.samples]
-    return RunResult(records, records * spec.record_size_bytes, span_s(reports), summarize_latencies_ns(latencies),
-                     requests=sum(r.requests for r in reports))
+    return run_producers(spec, group, launches, "baseline", quiet)
 
 
 def main() -> None:

@@ -147,10 +147,16 @@ def _consumer_launches(group: ProcessGroup, spec: WorkloadSpec, urls: list[str],
 
 def run_produce(spec: WorkloadSpec, urls: list[str], topic: str, quiet: bool = False) -> RunResult:
     group = ProcessGroup(spec.processes)
+    return run_producers(spec, group, _producer_launches(group, spec, urls, topic), f"produce {topic}", quiet)
+
+
+def run_producers(spec: WorkloadSpec, group: ProcessGroup, launches: list[Launch], label: str,
+                  quiet: bool) -> RunResult:
+    """Run producer processes to the end; records, bytes, span and acknowledgement latencies of all of them."""
     reports: list[ProducerReport] = []
     try:
-        group.start(_producer_launches(group, spec, urls, topic))
-        group.run(f"produce {topic}", spec.count, group.produced, lambda _, report: reports.append(report), quiet)
+        group.start(launches)
+        group.run(label, spec.count, group.produced, lambda _, report: reports.append(report), quiet)
     finally:
         group.stop()
     records = sum(r.records for r in reports)
