@@ -194,7 +194,7 @@ class BrokerNode:
         startup as well (KIP-516).
         """
         loop = asyncio.get_running_loop()
-        for topic, partition in [key for key in self.logs.logs() if tuple(key) not in self.partitions]:
+        for topic, partition in [key for key in self.logs.logs() if key not in self.partitions]:
             self._checkpointed_hw.pop((topic, partition), None)
             await loop.run_in_executor(None, self.logs.delete, topic, partition)
             log.info("partition.stray_log_deleted", topic=topic, partition=partition)
