@@ -19,33 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.brokers import free_port_run
+
 pytestmark = pytest.mark.integration
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 READY_LINE = "Press Ctrl-C to stop the cluster."
-
-
-def _free_base_port(count: int) -> int:
-    """A port P with P..P+count-1 all free right now."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        sockets = []
-        try:
-            for offset in range(count):
-                held = socket.socket()
-                sockets.append(held)
-                held.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-        finally:
-            for held in sockets:
-                held.close()
-    raise RuntimeError("no run of free ports found")
 
 
 def _start_dev(directory: Path, base_port: int) -> subprocess.Popen:
@@ -89,7 +68,7 @@ def _stop(process: subprocess.Popen) -> int:
 
 
 def test_dev_runs_three_brokers_with_working_examples_and_reuses_its_data(tmp_path: Path) -> None:
-    base_port = _free_base_port(3)
+    base_port = free_port_run(3)
     directory = tmp_path / "dev"
     process = _start_dev(directory, base_port)
     try:
@@ -116,7 +95,7 @@ def test_dev_runs_three_brokers_with_working_examples_and_reuses_its_data(tmp_pa
 
 
 def test_a_broker_that_cannot_start_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    base_port = _free_base_port(3)
+    base_port = free_port_run(3)
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", base_port))
         squatter.listen()

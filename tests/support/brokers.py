@@ -43,19 +43,29 @@ def free_port() -> int:
     to start. Below that range only listeners take ports, and one test process never
     hands out the same port twice.
     """
-    highest = _ephemeral_low() - 1
+    return free_port_run(1)
+
+
+def free_port_run(count: int) -> int:
+    """The first of ``count`` consecutive free ports (``highwater dev`` listens on base..base+count-1)."""
+    highest = _ephemeral_low() - count
     for _ in range(1000):
-        port = random.randint(LOWEST_PORT, highest)
-        if port in _HANDED_OUT:
+        base = random.randint(LOWEST_PORT, highest)
+        ports = range(base, base + count)
+        if any(port in _HANDED_OUT for port in ports) or not all(map(_bindable, ports)):
             continue
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _HANDED_OUT.add(port)
-        return port
-    raise RuntimeError(f"no free port between {LOWEST_PORT} and {highest}")
+        _HANDED_OUT.update(ports)
+        return base
+    raise RuntimeError(f"no {count} free consecutive ports between {LOWEST_PORT} and {highest}")
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def http_json(method: str, url: str, body: dict | None = None, timeout_s: float = 10.0) -> tuple[int, dict]:
