@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import threading
 from pathlib import Path
 
 import aiohttp
@@ -65,13 +64,12 @@ from broker.replication.fetch_handler import serve_replica_fetch
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.replication.fetcher import ReplicaFetcherManager
 from broker.storage.cleaner import clean_if_compacted
-from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager, OffsetCheckpointFile
+from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager
 from broker.topic_configs import TopicConfigs
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
 
-HW_CHECKPOINT_FILE = "replication-offset-checkpoint"
 LOCK_FILE = ".lock"
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 15.0
 METADATA_PROPAGATION_TIMEOUT_S = 10.0
@@ -105,9 +103,7 @@ class BrokerNode:
         self.logs = LogManager(self.data_dir, self.topic_configs.log_config({}))
         self.flusher = GroupCommitFlusher()
         self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
-        self.hw_checkpoint = OffsetCheckpointFile(self.data_dir / HW_CHECKPOINT_FILE)
         self._checkpointed_hw: dict[tuple[str, int], int] = {}
-        self._checkpoint_lock = threading.Lock()
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
         self.forwarder = Forwarder(self.session, self.cluster_id)
@@ -144,6 +140,7 @@ class BrokerNode:
             max_bytes=settings.replica_fetch_max_bytes,
         )
         self._tasks: list[asyncio.Task] = []
+        self._log_deletions: set[asyncio.Future] = set()
         self.groups = GroupCoordinator(self)
 
     @classmethod
@@ -160,7 +157,7 @@ class BrokerNode:
     async def _start(self) -> None:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.logs.load_all)
-        self._checkpointed_hw = self.hw_checkpoint.read()
+        self._checkpointed_hw = self.logs.high_watermark_checkpoint.read()
         await self.membership.register()
         await self.view.start()
         await self._delete_stray_logs()
@@ -251,8 +248,9 @@ class BrokerNode:
         partition.stop()
         self.fetchers.remove(partition)
         if delete_log:
-            task = asyncio.get_running_loop().run_in_executor(None, self.logs.delete, *key)
-            self._tasks.append(asyncio.ensure_future(task))
+            deletion = asyncio.get_running_loop().run_in_executor(None, self.logs.delete, *key)
+            self._log_deletions.add(deletion)
+            deletion.add_done_callback(self._log_deletions.discard)
             log.info("partition.deleted", topic=key[0], partition=key[1])
 
     async def _propose_isr(self, proposal) -> PartitionRecord | None:
@@ -289,14 +287,8 @@ class BrokerNode:
     # ------------------------------------------------------------ background
 
     def _write_checkpoints(self) -> None:
-        """Runs in the executor; the lock keeps the loop's and stop's writes from interleaving."""
-        with self._checkpoint_lock:
-            self._write_checkpoints_locked()
-
-    def _write_checkpoints_locked(self) -> None:
-        self.hw_checkpoint.write({key: p.high_watermark for key, p in self.partitions.items()})
-        self.logs.checkpoint_log_start_offsets()
-        self.logs.checkpoint_recovery_points()
+        """Runs in the executor; ``LogManager`` serialises it with every other checkpoint write."""
+        self.logs.checkpoint_all({key: p.high_watermark for key, p in self.partitions.items()})
 
     async def _checkpoint_loop(self) -> None:
         interval_s = self.settings.replica_high_watermark_checkpoint_interval_ms / 1000
@@ -350,6 +342,7 @@ class BrokerNode:
         await self.interval_flusher.stop()
         for partition in self.partitions.values():
             partition.stop()
+        await asyncio.gather(*self._log_deletions, return_exceptions=True)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._write_checkpoints)
         await loop.run_in_executor(None, self.logs.close_all)

@@ -1,8 +1,14 @@
 """Atomic checkpoint files in Apache Kafka's text format.
 
-Every checkpoint is written to ``<name>.tmp``, fsynced, renamed over the old file and
-the directory fsynced, so a crash leaves either the old or the new file, never a torn
-one (invariant 10 of the replication reference). Format, as Kafka's
+Every checkpoint is written to a temp file of its own (``<name>.<random>.tmp``), fsynced,
+renamed over the old file and the directory fsynced, so a crash leaves either the old or
+the new file, never a torn one (invariant 10 of the replication reference). The temp
+name is unique per write: two writers of one file each rename their own complete temp
+file, so neither can rename away the other's (a shared ``<name>.tmp`` let one writer's
+rename take the file the other was about to rename, which then failed with
+``FileNotFoundError``). Whoever owns a checkpoint still serialises its writers, so the
+last rename is also the newest content. Leftover temp files of a crash end in ``.tmp``
+and are removed at the next start. Format, as Kafka's
 ``CheckpointFile``::
 
     0                      version
@@ -17,6 +23,7 @@ Offset checkpoints (``replication-offset-checkpoint``, ``log-start-offset-checkp
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from broker.errors import KafkaStorageError
@@ -41,17 +48,29 @@ def fsync_directory(directory: Path) -> None:
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves the old or the new content."""
-    temp_path = path.with_name(path.name + TEMP_SUFFIX)
-    fd = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd, temp_name = tempfile.mkstemp(prefix=path.name + ".", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp_path, path)
+        try:
+            os.fchmod(fd, 0o644)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
     fsync_directory(path.parent)
+
+
+def delete_stray_temp_files(directory: Path) -> list[Path]:
+    """Remove the temp files of checkpoint writes a crash interrupted; run before any write."""
+    removed = [path for path in directory.glob("*" + TEMP_SUFFIX) if path.is_file()]
+    for path in removed:
+        path.unlink()
+    return removed
 
 
 def _render(lines: list[str]) -> bytes:

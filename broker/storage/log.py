@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -534,11 +533,15 @@ class PartitionLog:
             self._closed = True
             self._log.info("log.closed", log_end_offset=self._log_end_offset)
 
-    def delete(self) -> None:
-        """Close without flushing and remove the partition directory."""
+    def close_and_move(self, doomed_directory: Path) -> None:
+        """Close without flushing and move the directory out of the log's name, to be removed.
+
+        The caller removes ``doomed_directory`` afterwards; until then no new log
+        can be opened in it, whatever its name.
+        """
         with self._lock:
             for segment in self._segments:
                 segment.close()
             self._closed = True
-            shutil.rmtree(self.directory, ignore_errors=True)
-            self._log.info("log.deleted")
+            self.directory.rename(doomed_directory)
+        self._log.info("log.deleted", doomed_directory=str(doomed_directory))

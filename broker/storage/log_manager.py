@@ -14,18 +14,25 @@ Recovery rule: after a clean shutdown (the marker is present) every log was flus
 and checkpointed, so nothing is re-validated. Otherwise each log re-validates from
 its checkpointed recovery point (0 when unknown: everything). The marker is removed
 once loading is done, so a crash from then on is recovered next time.
+
+Checkpoint rule: this class is the only writer of the three data-dir checkpoints, and
+every write computes its content and renames it into place under one lock. Deleting a
+log, the broker's periodic checkpoint task and shutdown all write them from executor
+threads; without the lock an older content could land after a newer one.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import threading
+import uuid
 from pathlib import Path
 
 import structlog
 
 from broker.errors import InvalidTopic
-from broker.storage.checkpoint import OffsetCheckpointFile, fsync_directory
+from broker.storage.checkpoint import OffsetCheckpointFile, delete_stray_temp_files, fsync_directory
 from broker.storage.log import PartitionLog
 from broker.storage.log_config import LogConfig
 
@@ -35,6 +42,7 @@ RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"
 HIGH_WATERMARK_CHECKPOINT_FILE = "replication-offset-checkpoint"
 CLEAN_SHUTDOWN_FILE = "clean-shutdown"
+DELETED_DIRECTORY_SUFFIX = "-delete"
 TRUST_WHOLE_LOG = 2**63 - 1
 """Recovery point meaning "all of it was flushed": nothing is re-validated."""
 
@@ -74,6 +82,7 @@ class LogManager:
         self.high_watermark_checkpoint = OffsetCheckpointFile(self.data_dir / HIGH_WATERMARK_CHECKPOINT_FILE)
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._lock = threading.Lock()
+        self._checkpoint_lock = threading.Lock()
 
     @property
     def clean_shutdown_marker(self) -> Path:
@@ -83,6 +92,11 @@ class LogManager:
         """Open every partition directory, recovering what the last shutdown left unflushed."""
         topic_configs = topic_configs or {}
         clean = self.clean_shutdown_marker.exists()
+        for stray in delete_stray_temp_files(self.data_dir):
+            logger.info("log_manager.stray_checkpoint_temp_deleted", path=str(stray))
+        for doomed in self.data_dir.glob("*" + DELETED_DIRECTORY_SUFFIX):
+            shutil.rmtree(doomed, ignore_errors=True)
+            logger.info("log_manager.interrupted_delete_finished", path=str(doomed))
         recovery_points = self.recovery_point_checkpoint.read()
         log_start_offsets = self.log_start_offset_checkpoint.read()
         for directory in sorted(self.data_dir.iterdir()):
@@ -127,12 +141,20 @@ class LogManager:
             return log
 
     def delete(self, topic: str, partition: int) -> bool:
-        """Remove the log and its directory; return whether it existed."""
+        """Remove the log and its directory; return whether it existed.
+
+        The directory is first renamed to ``<name>.<unique>-delete`` (Kafka's suffix)
+        under the manager's lock, so ``get_or_create`` of the same partition can never
+        open the directory that is being removed; a crash mid-delete leaves a doomed
+        directory that the next ``load_all`` removes.
+        """
         with self._lock:
             log = self._logs.pop((topic, partition), None)
-        if log is None:
-            return False
-        log.delete()
+            if log is None:
+                return False
+            doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETED_DIRECTORY_SUFFIX}")
+            log.close_and_move(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
         fsync_directory(self.data_dir)
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
@@ -144,10 +166,22 @@ class LogManager:
             return dict(self._logs)
 
     def checkpoint_recovery_points(self) -> None:
-        self.recovery_point_checkpoint.write({key: log.recovery_point for key, log in self.logs().items()})
+        with self._checkpoint_lock:
+            self.recovery_point_checkpoint.write({key: log.recovery_point for key, log in self.logs().items()})
 
     def checkpoint_log_start_offsets(self) -> None:
-        self.log_start_offset_checkpoint.write({key: log.log_start_offset for key, log in self.logs().items()})
+        with self._checkpoint_lock:
+            self.log_start_offset_checkpoint.write({key: log.log_start_offset for key, log in self.logs().items()})
+
+    def checkpoint_high_watermarks(self, high_watermarks: dict[TopicPartition, int]) -> None:
+        """Replication owns the values; this class owns the file and its one lock."""
+        with self._checkpoint_lock:
+            self.high_watermark_checkpoint.write(high_watermarks)
+
+    def checkpoint_all(self, high_watermarks: dict[TopicPartition, int]) -> None:
+        self.checkpoint_high_watermarks(high_watermarks)
+        self.checkpoint_log_start_offsets()
+        self.checkpoint_recovery_points()
 
     def flush_all(self) -> None:
         for log in self.logs().values():

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.node import HW_CHECKPOINT_FILE
 from broker.storage import LogConfig, PartitionLog
-from broker.storage.log_manager import partition_directory_name
+from broker.storage.log_manager import HIGH_WATERMARK_CHECKPOINT_FILE, partition_directory_name
 from tests.support.replication import (
     TOPIC,
     ReplicatedTopic,
@@ -74,7 +73,7 @@ def test_committed_record_survives_a_follower_restart_followed_by_the_leader_cra
     assert committed[-1] == (m_offset, "m")
 
     cluster.brokers[follower].kill()
-    (cluster.brokers[follower].data_dir / HW_CHECKPOINT_FILE).unlink(missing_ok=True)
+    (cluster.brokers[follower].data_dir / HIGH_WATERMARK_CHECKPOINT_FILE).unlink(missing_ok=True)
     cluster.brokers[follower].start()
     topic.wait_for_isr({leader, follower}, timeout_s=15)
     cluster.brokers[leader].kill()

@@ -1,3 +1,4 @@
+import threading
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ from broker.storage import (
     LeaderEpochCheckpointFile,
     OffsetCheckpointFile,
 )
+from broker.storage.checkpoint import delete_stray_temp_files
 
 
 def test_offset_checkpoint_round_trips_in_kafka_text_format(tmp_path: Path) -> None:
@@ -61,3 +63,32 @@ def test_binary_garbage_is_reported_as_corrupt(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(CorruptCheckpoint, match="leader-epoch-checkpoint"):
         LeaderEpochCheckpointFile(path).read()
+
+
+def test_concurrent_writers_of_one_checkpoint_never_take_each_others_temp_file(tmp_path: Path) -> None:
+    """Two threads rewriting one file: with a shared temp name one rename failed (FileNotFoundError)."""
+    checkpoint = OffsetCheckpointFile(tmp_path / "log-start-offset-checkpoint")
+    errors: list[BaseException] = []
+
+    def rewrite(offset: int) -> None:
+        try:
+            for _ in range(300):
+                checkpoint.write({("orders", 0): offset})
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=rewrite, args=(offset,)) for offset in (1, 2, 3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert checkpoint.read() in ({("orders", 0): 1}, {("orders", 0): 2}, {("orders", 0): 3})
+    assert [path.name for path in tmp_path.iterdir()] == ["log-start-offset-checkpoint"]
+
+
+def test_stray_temp_files_of_an_interrupted_write_are_removed(tmp_path: Path) -> None:
+    (tmp_path / "replication-offset-checkpoint.k2j3h4.tmp").write_text("0\n1\nt 0")
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n0\n")
+    assert delete_stray_temp_files(tmp_path) == [tmp_path / "replication-offset-checkpoint.k2j3h4.tmp"]
+    assert [path.name for path in tmp_path.iterdir()] == ["replication-offset-checkpoint"]

@@ -1,3 +1,4 @@
+import threading
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,54 @@ def test_per_topic_configs_apply_at_load(tmp_path: Path) -> None:
     special = LogConfig(flush_policy="os")
     logs = LogManager(tmp_path, LogConfig()).load_all({"orders": special})
     assert logs[("orders", 0)].config is special
+
+
+def test_deletes_racing_checkpoint_writes_leave_a_checkpoint_without_the_deleted_logs(tmp_path: Path) -> None:
+    """A topic deleted while the broker checkpoints (or stops): both write the same files."""
+    manager = LogManager(tmp_path, LogConfig())
+    for partition in range(40):
+        manager.get_or_create("orders", partition)
+    errors: list[BaseException] = []
+
+    def checkpoint_repeatedly() -> None:
+        try:
+            for _ in range(100):
+                manager.checkpoint_all({key: 0 for key in manager.logs()})
+        except BaseException as error:
+            errors.append(error)
+
+    writer = threading.Thread(target=checkpoint_repeatedly)
+    writer.start()
+    for partition in range(40):
+        assert manager.delete("orders", partition)
+    writer.join()
+    assert errors == []
+    manager.checkpoint_log_start_offsets()
+    assert OffsetCheckpointFile(tmp_path / "log-start-offset-checkpoint").read() == {}
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "log-start-offset-checkpoint",
+        "recovery-point-offset-checkpoint",
+        "replication-offset-checkpoint",
+    ]
+
+
+def test_a_partition_created_again_after_delete_starts_empty_in_its_own_directory(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    manager.get_or_create("orders", 0).append_as_leader(make_batch(3), 1, 0)
+    assert manager.delete("orders", 0)
+    again = manager.get_or_create("orders", 0)
+    assert again.log_end_offset == 0 and again.directory == tmp_path / "orders-0"
+    assert [path.name for path in tmp_path.iterdir() if path.is_dir()] == ["orders-0"]
+
+
+def test_load_finishes_an_interrupted_delete_and_drops_checkpoint_temp_files(tmp_path: Path) -> None:
+    manager = LogManager(tmp_path, LogConfig())
+    manager.get_or_create("orders", 0).append_as_leader(make_batch(1), 1, 0)
+    manager.get_or_create("orders", 1).append_as_leader(make_batch(1), 1, 0)
+    manager.close_all()
+    (tmp_path / "orders-1").rename(tmp_path / "orders-1.5f0c-delete")
+    (tmp_path / "recovery-point-offset-checkpoint.x1y2.tmp").write_text("0\n")
+    logs = LogManager(tmp_path, LogConfig()).load_all()
+    assert set(logs) == {("orders", 0)}
+    assert not (tmp_path / "orders-1.5f0c-delete").exists()
+    assert not (tmp_path / "recovery-point-offset-checkpoint.x1y2.tmp").exists()
