@@ -27,14 +27,16 @@ etcd:
 run: $(VENV)/.installed-run
 	$(BIN)/highwater dev --dir .highwater-dev --brokers 3 --base-port 9092
 
+# Most tests wait on timers, not on the CPU: several workers overlap those waits.
+TEST_WORKERS ?= 4
 test: $(VENV)/.installed-test etcd
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # The chaos tier alone, long: make chaos SEED=1234 DURATION=600 (seconds of random faults).
 SEED ?=
 DURATION ?= 600
 chaos: $(VENV)/.installed-test
-	$(BIN)/python -m pytest tests/chaos -p no:cacheprovider -s $(if $(SEED),--chaos-seed $(SEED)) \
+	$(BIN)/python -m pytest tests/chaos -p no:cacheprovider -s --chaos-seed $(or $(SEED),random) \
 		--chaos-duration-s $(DURATION) --timeout $$(( $(DURATION) * 2 + 600 ))
 
 clean:

@@ -19,8 +19,6 @@ os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-pyspark = pytest.importorskip("pyspark")
-
 from pyspark.sql import SparkSession
 
 from spark_connector import register

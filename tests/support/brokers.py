@@ -46,17 +46,31 @@ def free_port() -> int:
     return free_port_run(1)
 
 
+def port_range() -> range:
+    """This test process's own slice of the ports below the ephemeral range.
+
+    Parallel workers (pytest-xdist sets ``PYTEST_XDIST_WORKER=gw<n>`` and the worker
+    count) each draw from a disjoint slice, so two workers can never both find a port
+    free and both hand it to a broker before either binds it.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    width = (_ephemeral_low() - LOWEST_PORT) // workers
+    low = LOWEST_PORT + int(worker) * width
+    return range(low, low + width)
+
+
 def free_port_run(count: int) -> int:
     """The first of ``count`` consecutive free ports (``highwater dev`` listens on base..base+count-1)."""
-    highest = _ephemeral_low() - count
+    slice_ = port_range()
     for _ in range(1000):
-        base = random.randint(LOWEST_PORT, highest)
-        ports = range(base, base + count)
-        if any(port in _HANDED_OUT for port in ports) or not all(map(_bindable, ports)):
+        base = random.randint(slice_.start, slice_.stop - count)
+        run = range(base, base + count)
+        if any(port in _HANDED_OUT for port in run) or not all(map(_bindable, run)):
             continue
-        _HANDED_OUT.update(ports)
+        _HANDED_OUT.update(run)
         return base
-    raise RuntimeError(f"no {count} free consecutive ports between {LOWEST_PORT} and {highest}")
+    raise RuntimeError(f"no {count} free consecutive ports in {slice_}")
 
 
 def _bindable(port: int) -> bool:
