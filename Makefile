@@ -1,10 +1,10 @@
-# The two commands: `make run` (a local cluster with a demo topic) and `make test`.
+# The two commands: `make run` (a local cluster with a demo topic) and `make test` (`make lint` first).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test chaos etcd clean
+.PHONY: run lint test chaos etcd clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,13 @@ etcd:
 run: $(VENV)/.installed-run
 	$(BIN)/highwater dev --dir .highwater-dev --brokers 3 --base-port 9092
 
-test: $(VENV)/.installed-test etcd
+# Static checks, configured in pyproject.toml: lint rules, formatting, types.
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint $(VENV)/.installed-test etcd
 	$(BIN)/python -m pytest
 
 # The chaos tier alone, long: make chaos SEED=1234 DURATION=600 (seconds of random faults).
@@ -38,4 +44,4 @@ chaos: $(VENV)/.installed-test
 		--chaos-duration-s $(DURATION) --timeout $$(( $(DURATION) * 2 + 600 ))
 
 clean:
-	rm -rf $(VENV) .highwater-dev .pytest_cache
+	rm -rf $(VENV) .highwater-dev .pytest_cache .mypy_cache .ruff_cache
