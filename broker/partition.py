@@ -31,6 +31,7 @@ import structlog
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower, OffsetOutOfRange
 from broker.partition_signal import Signal, wait_event
+from broker.record.header import iter_batches
 from broker.replication import (
     DelayedProducePurgatory,
     FetchOutcome,
@@ -39,7 +40,6 @@ from broker.replication import (
     PartitionLeaderState,
     ProposeIsr,
 )
-from broker.record.header import iter_batches
 from broker.storage import GroupCommitFlusher, PartitionLog, ReadResult
 from broker.storage.producer_state import ProducerStateManager, is_idempotent
 

@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 
 import aetcd
 import grpc
-from aetcd import transactions as etcd_ops
 import structlog
+from aetcd import transactions as etcd_ops
 
 from broker.cluster.store import (
     CompactedError,
@@ -125,7 +125,7 @@ class EtcdMetadataStore(MetadataStore):
         self._closed = False
 
     @classmethod
-    async def open(cls, endpoints: list[tuple[str, int]]) -> "EtcdMetadataStore":
+    async def open(cls, endpoints: list[tuple[str, int]]) -> EtcdMetadataStore:
         store = cls(endpoints)
         await store._connected_client()
         return store
@@ -138,9 +138,12 @@ class EtcdMetadataStore(MetadataStore):
             raise StoreUnavailableError("etcd metadata store is closed")
         async with self._connect_lock:
             client = self._client
-            if client is not None and client.channel is not None:
-                if client.channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY:
-                    return client
+            if (
+                client is not None
+                and client.channel is not None
+                and client.channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY
+            ):
+                return client
             for _ in range(len(self.endpoints)):
                 host, port = self.endpoints[self._endpoint_index]
                 if client is None:

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import struct
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from broker.errors import CorruptRecord
 from broker.record.compression import NONE, compress, decompress
@@ -55,9 +56,9 @@ from broker.record.header import (
     validate_batch,
 )
 from broker.record.varint import (
+    UNSIGNED_VARINT_CACHE,
     decode_varint,
     decode_varlong,
-    UNSIGNED_VARINT_CACHE,
     encode_varint,
     encode_varlong,
 )

@@ -29,8 +29,8 @@ This module is pure: no asyncio, no files.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from crc32c import crc32c as _crc32c
 

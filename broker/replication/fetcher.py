@@ -143,7 +143,7 @@ class ReplicaFetcher:
                 continue
             try:
                 responses = await self._fetch(url, [fp for _, fp in fetchable])
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, HighwaterError) as error:
+            except (TimeoutError, aiohttp.ClientError, OSError, HighwaterError) as error:
                 log.warning("replica_fetch.failed", leader_id=self.leader_id, url=url, error=str(error))
                 await asyncio.sleep(FETCH_BACKOFF_S)
                 continue
