@@ -658,4 +658,5 @@ async def _load_identity(store: MetadataStore, data_dir: Path, settings: BrokerS
         proposed = settings.cluster_id or (existing.cluster_id if existing else random_kafka_uuid())
         await store.put_if(CLUSTER_ID_KEY, proposed.encode(), 0)
         kv = await store.get(CLUSTER_ID_KEY)
+        assert kv is not None  # the cluster id key is never deleted
     return ensure_meta_properties(data_dir, settings.node_id, kv.value.decode())

@@ -23,7 +23,7 @@ import asyncio
 import dataclasses
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 
 import structlog
@@ -90,7 +90,8 @@ class Partition:
         self.hw_moved = Signal()
         self.appended = Signal()
         self._purgatory = DelayedProducePurgatory(topic, partition)
-        self._waiting: dict[int, asyncio.Future[HighwaterError | None]] = {}
+        # Keyed as the purgatory keys its waiters (this partition's ids are ints).
+        self._waiting: dict[Hashable, asyncio.Future[HighwaterError | None]] = {}
         self._request_ids = itertools.count()
         self._expiry_task: asyncio.Task | None = None
         self._isr_task: asyncio.Task | None = None
@@ -322,7 +323,7 @@ class Partition:
         if error is not None:
             raise error
 
-    def _complete(self, request_id: int, error: HighwaterError | None) -> None:
+    def _complete(self, request_id: Hashable, error: HighwaterError | None) -> None:
         future = self._waiting.pop(request_id, None)
         if future is not None and not future.done():
             future.set_result(error)

@@ -26,6 +26,7 @@ How the contract maps onto etcd:
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -212,7 +213,7 @@ class EtcdMetadataStore(MetadataStore):
             raise
         return int(result.header.revision)
 
-    async def _transaction(self, compare: Callable[[aetcd.Client], list[Any]], success: list[Any]) -> tuple[bool, list[Any]]:
+    async def _transaction(self, compare: Callable[[aetcd.Client], builtins.list[Any]], success: builtins.list[Any]) -> tuple[bool, builtins.list[Any]]:
         async def run(client: aetcd.Client) -> tuple[bool, list[Any]]:
             return await client.transaction(compare=compare(client), success=success, failure=[])
 
@@ -248,7 +249,7 @@ class EtcdMetadataStore(MetadataStore):
         return await self._delete_when(key, compare)
 
     async def _put_when(
-        self, key: str, value: bytes, lease: int | None, compare: Callable[[aetcd.Client], list[Any]]
+        self, key: str, value: bytes, lease: int | None, compare: Callable[[aetcd.Client], builtins.list[Any]]
     ) -> int | None:
         """Put ``key`` in one ``Txn`` guarded by every comparison in ``compare``."""
         put = etcd_ops.Put(key.encode(), value, lease=lease or 0)
@@ -260,7 +261,7 @@ class EtcdMetadataStore(MetadataStore):
             raise
         return int(responses[0].response_put.header.revision) if succeeded else None
 
-    async def _delete_when(self, key: str, compare: Callable[[aetcd.Client], list[Any]]) -> bool:
+    async def _delete_when(self, key: str, compare: Callable[[aetcd.Client], builtins.list[Any]]) -> bool:
         """Delete ``key`` in one ``Txn`` guarded by every comparison in ``compare``."""
         succeeded, _ = await self._transaction(compare, [etcd_ops.Delete(key.encode())])
         return bool(succeeded)

@@ -319,7 +319,8 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
     A function call per field would double the cost, which is why this loop is long.
     Reading past ``data`` raises ``IndexError``, which the caller reports.
     """
-    add_offset, add_timestamp, add_key, add_value, add_headers = (column.append for column in columns)
+    add_offset, add_timestamp = columns.offsets.append, columns.timestamps.append
+    add_key, add_value, add_headers = columns.keys.append, columns.values.append, columns.headers.append
     small = _SMALL_ZIGZAG
     end = len(data)
     base_offset = header.base_offset
@@ -366,7 +367,8 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
             add_key(data[position : position + key_length])
             position += key_length
         else:
-            add_key(_null_for_length(key_length, "key", header))
+            _check_null_length(key_length, "key", header)
+            add_key(None)
         byte = data[position]
         if byte < 0x80:
             value_length, position = small[byte], position + 1
@@ -378,7 +380,8 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
             add_value(data[position : position + value_length])
             position += value_length
         else:
-            add_value(_null_for_length(value_length, "value", header))
+            _check_null_length(value_length, "value", header)
+            add_value(None)
         if data[position] == 0:
             add_headers([])
             position += 1
@@ -395,11 +398,10 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
     return position
 
 
-def _null_for_length(length: int, what: str, header: BatchHeader) -> None:
+def _check_null_length(length: int, what: str, header: BatchHeader) -> None:
     """A length of -1 means null; anything more negative is corruption."""
     if length != -1:
         raise CorruptRecord(f"record batch at byte {header.position}: a record {what} has length {length}")
-    return None
 
 
 def _decode_headers(data: bytes, position: int, header: BatchHeader) -> tuple[HeaderList, int]:
@@ -423,5 +425,6 @@ def _decode_headers(data: bytes, position: int, header: BatchHeader) -> tuple[He
             headers.append((header_key, data[position : position + value_length]))
             position += value_length
         else:
-            headers.append((header_key, _null_for_length(value_length, "header value", header)))
+            _check_null_length(value_length, "header value", header)
+            headers.append((header_key, None))
     return headers, position
