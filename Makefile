@@ -1,10 +1,10 @@
-# The two commands: `make run` (a local cluster with a demo topic) and `make test`.
+# The two commands: `make run` (a local cluster with a demo topic) and `make test` (`make lint` first).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test chaos etcd clean
+.PHONY: run lint test chaos etcd clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +27,15 @@ etcd:
 run: $(VENV)/.installed-run
 	$(BIN)/highwater dev --dir .highwater-dev --brokers 3 --base-port 9092
 
+# Static checks, configured in pyproject.toml: lint rules, formatting, types.
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
 # Most tests wait on timers, not on the CPU: several workers overlap those waits.
 TEST_WORKERS ?= 4
-test: $(VENV)/.installed-test etcd
+test: lint $(VENV)/.installed-test etcd
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # The chaos tier alone, long: make chaos SEED=1234 DURATION=600 (seconds of random faults).
@@ -40,4 +46,4 @@ chaos: $(VENV)/.installed-test
 		--chaos-duration-s $(DURATION) --timeout $$(( $(DURATION) * 2 + 600 ))
 
 clean:
-	rm -rf $(VENV) .highwater-dev .pytest_cache
+	rm -rf $(VENV) .highwater-dev .pytest_cache .mypy_cache .ruff_cache

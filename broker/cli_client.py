@@ -84,7 +84,7 @@ class RestClient:
             async with self._session.request(method, url, json=body, params=params) as response:
                 text = await response.text()
                 return self._decode(response, text)
-        except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as error:
+        except (TimeoutError, aiohttp.ClientConnectionError) as error:
             raise BrokerUnreachable(f"cannot reach broker at {self.server_url}: {_connection_reason(error)}") from None
 
     @staticmethod

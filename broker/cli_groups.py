@@ -150,7 +150,7 @@ def reset_offsets(
     if len(chosen) != 1:
         raise fail("give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime")
     mode = chosen[0]
-    value = to_offset if mode == "offset" else parse_datetime_ms(to_datetime) if mode == "datetime" else None
+    value = to_offset if mode == "offset" else parse_datetime_ms(to_datetime) if to_datetime is not None else None
 
     async def action(client: RestClient) -> list[dict]:
         plan = await _plan_reset(client, group, topic, mode, value)

@@ -199,7 +199,7 @@ async def consume_partition(
         body = await client.read_records(topic, partition, offset, wanted, FOLLOW_POLL_MS if following else 0)
         _emit(state, body.get("data", []))
         next_offset = int(body["next_offset"])
-        if not following and (next_offset == offset or next_offset >= end_offset):
+        if end_offset is not None and (next_offset == offset or next_offset >= end_offset):
             return
         offset = next_offset
 
@@ -236,8 +236,8 @@ async def consume_topic(
                 task.result()
             readers -= done
     finally:
-        for task in [*readers, stopper]:
-            task.cancel()
+        for pending in [*readers, stopper]:
+            pending.cancel()
 
 
 def consume(

@@ -63,7 +63,7 @@ def start_brokers(count: int, directory: Path, base_port: int) -> list[DevBroker
     brokers = []
     for node_id in range(1, count + 1):
         port = base_port + node_id - 1
-        log_file = open(directory / f"broker-{node_id}.log", "ab")
+        log_file = open(directory / f"broker-{node_id}.log", "ab")  # noqa: SIM115 - kept open while the dev cluster runs
         command = [
             sys.executable, "-m", "broker.cli", "serve",
             "--node-id", str(node_id),

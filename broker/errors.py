@@ -14,16 +14,17 @@ been appended) say so in their message: ``REQUEST_TIMED_OUT``,
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 
 class HighwaterError(Exception):
     """Base of every client-visible error."""
 
-    name: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
-    error_code: ClassVar[int] = 50001
-    http_status: ClassVar[int] = 500
-    retriable: ClassVar[bool] = False
+    # Class-level defaults each subclass sets; an instance may override them (an error rebuilt by name).
+    name: str = "UNKNOWN_SERVER_ERROR"
+    error_code: int = 50001
+    http_status: int = 500
+    retriable: bool = False
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)

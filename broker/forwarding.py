@@ -81,7 +81,7 @@ class Forwarder:
             ) as reply:
                 await _raise_for_error(reply, url)
                 return await reply.read(), dict(reply.headers)
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
             raise ServiceUnavailable(f"could not reach broker at {url}: {error or type(error).__name__}") from None
 
     def _partition_url(self, base_url: str, topic: str, partition: int) -> str:

@@ -16,6 +16,7 @@ import sys
 from typing import Literal, TextIO
 
 import structlog
+from structlog.typing import Processor
 
 LogFormat = Literal["json", "console", "auto"]
 
@@ -46,7 +47,7 @@ def configure_logging(level: str = "info", fmt: LogFormat = "auto", stream: Text
     """
     stream = stream or sys.stderr
     level_no = _LEVELS[level.lower()]
-    shared = [
+    shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,

@@ -63,8 +63,8 @@ from broker.partition import Partition, now_ms
 from broker.replication.fetch_handler import serve_replica_fetch
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.replication.fetcher import ReplicaFetcherManager
-from broker.storage.cleaner import clean_if_compacted
 from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager
+from broker.storage.cleaner import clean_if_compacted
 from broker.topic_configs import TopicConfigs
 from config.broker import BrokerSettings
 
@@ -77,7 +77,7 @@ METADATA_PROPAGATION_TIMEOUT_S = 10.0
 
 def _lock_data_dir(data_dir: Path):
     """One process per data directory: two brokers writing one log would corrupt it."""
-    handle = open(data_dir / LOCK_FILE, "w")
+    handle = open(data_dir / LOCK_FILE, "w")  # noqa: SIM115 - the lock is held for the broker's lifetime
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -146,7 +146,7 @@ class BrokerNode:
     @classmethod
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
         data_dir = Path(settings.data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - once, before the broker serves anything
         lock_handle = _lock_data_dir(data_dir)
         store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
         meta = await _load_identity(store, data_dir, settings)
@@ -277,7 +277,7 @@ class BrokerNode:
             if await self.store.put_if(key, updated.model_dump_json().encode(), current.mod_revision) is None:
                 return None
             return updated
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - a store failure is a refused proposal (None)
             log.warning("isr_change.write_failed", topic=proposal.topic, partition=proposal.partition, error=str(error))
             return None
 
@@ -367,7 +367,7 @@ class BrokerNode:
                 CONTROLLED_SHUTDOWN_TIMEOUT_S,
             )
             log.info("broker.controlled_shutdown", node_id=self.node_id, moved=len(moved["moved"]))
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - shutdown goes on without it, as an uncontrolled stop
             log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
 
     # ------------------------------------------------------------ controller
@@ -480,7 +480,7 @@ class BrokerNode:
             return {}
         try:
             body = await self.forwarder.json_call("GET", f"{url}/internal/partitions/{topic}", timeout_s=5)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the description falls back to what this broker knows
             log.info("describe.leader_unreachable", leader_id=leader_id, topic=topic, error=str(error))
             return {}
         return {
@@ -651,4 +651,5 @@ async def _load_identity(store: MetadataStore, data_dir: Path, settings: BrokerS
         proposed = settings.cluster_id or (existing.cluster_id if existing else random_kafka_uuid())
         await store.put_if(CLUSTER_ID_KEY, proposed.encode(), 0)
         kv = await store.get(CLUSTER_ID_KEY)
+        assert kv is not None  # the cluster id key is never deleted
     return ensure_meta_properties(data_dir, settings.node_id, kv.value.decode())

@@ -23,7 +23,7 @@ import asyncio
 import dataclasses
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 
 import structlog
@@ -31,6 +31,7 @@ import structlog
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower, OffsetOutOfRange
 from broker.partition_signal import Signal, wait_event
+from broker.record.header import iter_batches
 from broker.replication import (
     DelayedProducePurgatory,
     FetchOutcome,
@@ -39,7 +40,6 @@ from broker.replication import (
     PartitionLeaderState,
     ProposeIsr,
 )
-from broker.record.header import iter_batches
 from broker.storage import GroupCommitFlusher, PartitionLog, ReadResult
 from broker.storage.producer_state import ProducerStateManager, is_idempotent
 
@@ -90,7 +90,8 @@ class Partition:
         self.hw_moved = Signal()
         self.appended = Signal()
         self._purgatory = DelayedProducePurgatory(topic, partition)
-        self._waiting: dict[int, asyncio.Future[HighwaterError | None]] = {}
+        # Keyed as the purgatory keys its waiters (this partition's ids are ints).
+        self._waiting: dict[Hashable, asyncio.Future[HighwaterError | None]] = {}
         self._request_ids = itertools.count()
         self._expiry_task: asyncio.Task | None = None
         self._isr_task: asyncio.Task | None = None
@@ -322,7 +323,7 @@ class Partition:
         if error is not None:
             raise error
 
-    def _complete(self, request_id: int, error: HighwaterError | None) -> None:
+    def _complete(self, request_id: Hashable, error: HighwaterError | None) -> None:
         future = self._waiting.pop(request_id, None)
         if future is not None and not future.done():
             future.set_result(error)

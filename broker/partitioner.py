@@ -29,8 +29,8 @@ def murmur2(data: bytes | bytearray | memoryview) -> int:
     length = len(data)
     h = (MURMUR2_SEED ^ length) & _MASK_32
     whole_words = length // 4
-    for k in struct.unpack_from(f"<{whole_words}I", data):
-        k = (k * _M) & _MASK_32
+    for word in struct.unpack_from(f"<{whole_words}I", data):
+        k = (word * _M) & _MASK_32
         k ^= k >> _R
         k = (k * _M) & _MASK_32
         h = ((h * _M) & _MASK_32) ^ k

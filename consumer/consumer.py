@@ -303,7 +303,7 @@ class Consumer:
                 retry_backoff_ms=config.retry_backoff_ms,
                 client_id=config.client_id,
             )
-            self._group_member = GroupMember(self._groups, config.group_id, self._member_state, self, timings)
+            self._group_member = GroupMember(self._groups, self.settings.group_id, self._member_state, self, timings)
             self._group_member.start()
         self._group_member.wake()
 

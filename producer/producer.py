@@ -191,6 +191,7 @@ class Producer:
                 delivery.set_exception(error)
                 continue
             assert ack is not None
+            assert record.timestamp is not None  # send() stamps every record it queues
             offset = UNKNOWN_OFFSET if ack.base_offset is None else ack.base_offset + index
             timestamp = ack.log_append_time_ms if ack.log_append_time_ms >= 0 else record.timestamp
             delivery.set_result(RecordMetadata(tp.topic, tp.partition, offset, timestamp))

@@ -93,6 +93,6 @@ def _copy_outcome(source: asyncio.Future[RecordMetadata], target: Future[RecordM
     if source.cancelled():
         target.cancel()
     elif source.exception() is not None:
-        target.set_exception(source.exception())  # type: ignore[arg-type]
+        target.set_exception(source.exception())
     else:
         target.set_result(source.result())

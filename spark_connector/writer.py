@@ -70,6 +70,8 @@ async def _produce(options: SinkOptions, rows: Iterable[Any]) -> int:
         for row in rows:
             fields = row.asDict(recursive=True)
             topic = fields.get("topic") or options.topic
+            if topic is None:
+                raise OptionError("a row has a null 'topic' and option 'topic' is not set")
             deliveries.append(await producer.send(
                 topic, _as_bytes(fields["value"]), key=_as_bytes(fields.get("key")),
                 headers=_headers(fields), partition=fields.get("partition"),

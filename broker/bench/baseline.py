@@ -50,8 +50,11 @@ def build_app(path: Path) -> web.Application:
     async def close_sink(_: web.Application) -> None:
         sink.close()
 
+    async def ready(_: web.Request) -> web.Response:
+        return web.json_response({})
+
     app.router.add_post(APPEND_PATH, append)
-    app.router.add_get("/readyz", lambda _: web.json_response({}))
+    app.router.add_get("/readyz", ready)
     app.on_cleanup.append(close_sink)
     return app
 

@@ -27,7 +27,7 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import structlog
@@ -88,7 +88,7 @@ def memory_source_class():
         value_bytes: int
 
     class MemoryArrowReader(DataSourceStreamReader):
-        def __init__(self, options: dict) -> None:
+        def __init__(self, options: Mapping[str, str]) -> None:
             self.rows = int(options["rows"])
             self.partitions_count = int(options["partitions"])
             self.value_bytes = int(options["valueBytes"])
@@ -97,7 +97,8 @@ def memory_source_class():
         def initialOffset(self) -> dict:
             return {"row": 0}
 
-        def latestOffset(self) -> dict:
+        # The zero-argument form from before Spark 4.2, which Spark still calls (without admission control).
+        def latestOffset(self) -> dict:  # type: ignore[override]
             return {"row": self.rows}
 
         def partitions(self, start: dict, end: dict) -> list[RowRange]:
@@ -108,7 +109,8 @@ def memory_source_class():
                 for first in range(0, per_partition, self.split_rows)
             ]
 
-        def read(self, task: RowRange) -> Iterator[pa.RecordBatch]:
+        def read(self, task: InputPartition) -> Iterator[pa.RecordBatch]:
+            assert isinstance(task, RowRange)
             schema = arrow_schema(include_headers=False)
             now_us = int(time.time() * 1_000_000)
             for first in range(task.start, task.end, ARROW_ROWS_PER_BATCH):

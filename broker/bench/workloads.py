@@ -185,7 +185,7 @@ async def _consume(urls: list[str], topic: str, partitions: list[int], expected:
                 raise RuntimeError(f"no record for {STALL_TIMEOUT_S} s after {progress.value} of {expected.value}")
             for tp, batch in batches.items():
                 records += len(batch)
-                value_bytes += _collect(batch, tp.partition, now_ns, samples) if sample else len(batch[0].value) * len(batch)
+                value_bytes += _collect(batch, tp.partition, now_ns, samples) if sample else len(batch[0].value or b"") * len(batch)
                 _add(progress, len(batch))
                 last_data_ns = now_ns
         return ConsumerReport(records, value_bytes, started_ns, last_data_ns, samples)

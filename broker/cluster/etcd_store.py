@@ -26,6 +26,7 @@ How the contract maps onto etcd:
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -33,8 +34,8 @@ from typing import Any, TypeVar
 
 import aetcd
 import grpc
-from aetcd import transactions as etcd_ops
 import structlog
+from aetcd import transactions as etcd_ops
 
 from broker.cluster.store import (
     CompactedError,
@@ -125,7 +126,7 @@ class EtcdMetadataStore(MetadataStore):
         self._closed = False
 
     @classmethod
-    async def open(cls, endpoints: list[tuple[str, int]]) -> "EtcdMetadataStore":
+    async def open(cls, endpoints: list[tuple[str, int]]) -> EtcdMetadataStore:
         store = cls(endpoints)
         await store._connected_client()
         return store
@@ -138,9 +139,12 @@ class EtcdMetadataStore(MetadataStore):
             raise StoreUnavailableError("etcd metadata store is closed")
         async with self._connect_lock:
             client = self._client
-            if client is not None and client.channel is not None:
-                if client.channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY:
-                    return client
+            if (
+                client is not None
+                and client.channel is not None
+                and client.channel.get_state(try_to_connect=True) == grpc.ChannelConnectivity.READY
+            ):
+                return client
             for _ in range(len(self.endpoints)):
                 host, port = self.endpoints[self._endpoint_index]
                 if client is None:
@@ -209,7 +213,7 @@ class EtcdMetadataStore(MetadataStore):
             raise
         return int(result.header.revision)
 
-    async def _transaction(self, compare: Callable[[aetcd.Client], list[Any]], success: list[Any]) -> tuple[bool, list[Any]]:
+    async def _transaction(self, compare: Callable[[aetcd.Client], builtins.list[Any]], success: builtins.list[Any]) -> tuple[bool, builtins.list[Any]]:
         async def run(client: aetcd.Client) -> tuple[bool, list[Any]]:
             return await client.transaction(compare=compare(client), success=success, failure=[])
 
@@ -245,7 +249,7 @@ class EtcdMetadataStore(MetadataStore):
         return await self._delete_when(key, compare)
 
     async def _put_when(
-        self, key: str, value: bytes, lease: int | None, compare: Callable[[aetcd.Client], list[Any]]
+        self, key: str, value: bytes, lease: int | None, compare: Callable[[aetcd.Client], builtins.list[Any]]
     ) -> int | None:
         """Put ``key`` in one ``Txn`` guarded by every comparison in ``compare``."""
         put = etcd_ops.Put(key.encode(), value, lease=lease or 0)
@@ -257,7 +261,7 @@ class EtcdMetadataStore(MetadataStore):
             raise
         return int(responses[0].response_put.header.revision) if succeeded else None
 
-    async def _delete_when(self, key: str, compare: Callable[[aetcd.Client], list[Any]]) -> bool:
+    async def _delete_when(self, key: str, compare: Callable[[aetcd.Client], builtins.list[Any]]) -> bool:
         """Delete ``key`` in one ``Txn`` guarded by every comparison in ``compare``."""
         succeeded, _ = await self._transaction(compare, [etcd_ops.Delete(key.encode())])
         return bool(succeeded)

@@ -187,7 +187,7 @@ class BrokerMembership:
                 return
             await retry_unavailable(partial(self.store.revoke, lease.id), "revoke unused broker lease")
             holder = await retry_unavailable(lambda: self.store.get(self._key), "read broker registration")
-            if holder is not None and self._is_previous_incarnation(holder):
+            if holder is not None and holder.lease is not None and self._is_previous_incarnation(holder):
                 self._log.info("broker_previous_incarnation_released", lease_id=holder.lease)
                 await retry_unavailable(partial(self.store.revoke, holder.lease), "revoke previous incarnation")
                 continue

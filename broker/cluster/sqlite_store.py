@@ -28,6 +28,7 @@ loop, and that thread owns the connection.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import os
 import sqlite3
 import time
@@ -108,7 +109,7 @@ class SqliteMetadataStore(MetadataStore):
         self._closed = False
 
     @classmethod
-    async def open(cls, path: Path, changelog_retention: int = 10_000) -> "SqliteMetadataStore":
+    async def open(cls, path: Path, changelog_retention: int = 10_000) -> SqliteMetadataStore:
         ensure_local_filesystem(path)
         store = cls(path, changelog_retention)
         await store._run(store._connect)
@@ -254,7 +255,7 @@ class SqliteMetadataStore(MetadataStore):
         rows, revision = await self._run(self._read, lambda conn: self._list_locked(conn, prefix))
         return [_key_value(row) for row in rows], revision
 
-    def _list_locked(self, conn: sqlite3.Connection, prefix: str) -> tuple[list[Any], int]:
+    def _list_locked(self, conn: sqlite3.Connection, prefix: str) -> tuple[builtins.list[Any], int]:
         upper = prefix_upper_bound(prefix)
         sql = "SELECT key, value, mod_revision, create_revision, lease_id FROM kv WHERE key >= ?"
         params: tuple[Any, ...] = (prefix,)
@@ -350,14 +351,15 @@ class SqliteMetadataStore(MetadataStore):
         next_revision = from_revision
         while not self._closed:
             signal = self._change_signal
-            events, scanned_through = await self._run(self._read, lambda c: self._changes(c, prefix, next_revision))
+            # The lambda runs (and is dropped) before next_revision moves on.
+            events, scanned_through = await self._run(self._read, lambda c: self._changes(c, prefix, next_revision))  # noqa: B023
             for event in events:
                 yield event
             next_revision = scanned_through + 1
             if not events:
                 await signal.wait()
 
-    def _changes(self, conn: sqlite3.Connection, prefix: str, from_revision: int) -> tuple[list[WatchEvent], int]:
+    def _changes(self, conn: sqlite3.Connection, prefix: str, from_revision: int) -> tuple[builtins.list[WatchEvent], int]:
         """Matching changes from ``from_revision`` and the last revision they cover."""
         compact_revision = _meta(conn, "compact_revision")
         current_revision = _meta(conn, "revision")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import structlog
@@ -244,7 +245,7 @@ class GroupCoordinator:
         await self._write_commits(shard, state, offsets)
 
     async def _write_commits(
-        self, shard: OffsetsShard, state: GroupState, offsets: list[tuple[str, int, int | None, str]]
+        self, shard: OffsetsShard, state: GroupState, offsets: Sequence[tuple[str, int, int | None, str]]
     ) -> None:
         """``offset`` None writes a tombstone (the commit is deleted)."""
         if not offsets:

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import struct
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from broker.errors import CorruptRecord
 from broker.record.compression import NONE, compress, decompress
@@ -55,9 +56,9 @@ from broker.record.header import (
     validate_batch,
 )
 from broker.record.varint import (
+    UNSIGNED_VARINT_CACHE,
     decode_varint,
     decode_varlong,
-    UNSIGNED_VARINT_CACHE,
     encode_varint,
     encode_varlong,
 )
@@ -318,7 +319,8 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
     A function call per field would double the cost, which is why this loop is long.
     Reading past ``data`` raises ``IndexError``, which the caller reports.
     """
-    add_offset, add_timestamp, add_key, add_value, add_headers = (column.append for column in columns)
+    add_offset, add_timestamp = columns.offsets.append, columns.timestamps.append
+    add_key, add_value, add_headers = columns.keys.append, columns.values.append, columns.headers.append
     small = _SMALL_ZIGZAG
     end = len(data)
     base_offset = header.base_offset
@@ -365,7 +367,8 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
             add_key(data[position : position + key_length])
             position += key_length
         else:
-            add_key(_null_for_length(key_length, "key", header))
+            _check_null_length(key_length, "key", header)
+            add_key(None)
         byte = data[position]
         if byte < 0x80:
             value_length, position = small[byte], position + 1
@@ -377,7 +380,8 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
             add_value(data[position : position + value_length])
             position += value_length
         else:
-            add_value(_null_for_length(value_length, "value", header))
+            _check_null_length(value_length, "value", header)
+            add_value(None)
         if data[position] == 0:
             add_headers([])
             position += 1
@@ -394,11 +398,10 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
     return position
 
 
-def _null_for_length(length: int, what: str, header: BatchHeader) -> None:
+def _check_null_length(length: int, what: str, header: BatchHeader) -> None:
     """A length of -1 means null; anything more negative is corruption."""
     if length != -1:
         raise CorruptRecord(f"record batch at byte {header.position}: a record {what} has length {length}")
-    return None
 
 
 def _decode_headers(data: bytes, position: int, header: BatchHeader) -> tuple[HeaderList, int]:
@@ -422,5 +425,6 @@ def _decode_headers(data: bytes, position: int, header: BatchHeader) -> tuple[He
             headers.append((header_key, data[position : position + value_length]))
             position += value_length
         else:
-            headers.append((header_key, _null_for_length(value_length, "header value", header)))
+            _check_null_length(value_length, "header value", header)
+            headers.append((header_key, None))
     return headers, position

@@ -29,8 +29,8 @@ This module is pure: no asyncio, no files.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from crc32c import crc32c as _crc32c
 
@@ -160,7 +160,8 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
             f"a batch header needs {RECORD_BATCH_OVERHEAD}"
         )
     fields = _HEADER.unpack_from(buf, position)
-    header = BatchHeader(*fields, position=position)
+    # struct's stubs type unpack_from as a tuple of unknown length: mypy cannot see it fills the 13 fields.
+    header = BatchHeader(*fields, position=position)  # type: ignore[misc]
     if header.magic != MAGIC:
         raise CorruptRecord(
             f"unsupported record batch magic {header.magic} at byte {position}: only magic 2 is accepted"

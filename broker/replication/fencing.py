@@ -21,10 +21,7 @@ def check_leader_epoch(
     topic: str, partition: int, local_leader_epoch: int, request_leader_epoch: int
 ) -> HighwaterError | None:
     """The error a request carrying ``request_leader_epoch`` must get, or ``None``."""
-    if (
-        request_leader_epoch == NO_LEADER_EPOCH
-        or request_leader_epoch == local_leader_epoch
-    ):
+    if request_leader_epoch in (NO_LEADER_EPOCH, local_leader_epoch):
         return None
     details = {
         "topic": topic,

@@ -95,6 +95,7 @@ async def serve_replica_fetch(request: FetchRequest, lookup: PartitionLookup) ->
                 answers[index] = outcome
             else:
                 partition = lookup(fp.topic, fp.partition)
+                assert partition is not None  # _record_fetch answered for a partition not found
                 partition.appended.register(appended)
                 watched.append(partition)
                 to_read[index] = (partition, fp, outcome)

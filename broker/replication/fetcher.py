@@ -143,7 +143,7 @@ class ReplicaFetcher:
                 continue
             try:
                 responses = await self._fetch(url, [fp for _, fp in fetchable])
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, HighwaterError) as error:
+            except (TimeoutError, aiohttp.ClientError, OSError, HighwaterError) as error:
                 log.warning("replica_fetch.failed", leader_id=self.leader_id, url=url, error=str(error))
                 await asyncio.sleep(FETCH_BACKOFF_S)
                 continue
@@ -250,9 +250,9 @@ class ReplicaFetcherManager:
             return
         state = partition.follower_state
         leader_id = state.leader_id if state is not None else None
-        for fetcher in self._fetchers.values():
-            if fetcher.leader_id != leader_id:
-                fetcher.remove(partition)
+        for other in self._fetchers.values():
+            if other.leader_id != leader_id:
+                other.remove(partition)
         if leader_id is None or leader_id < 0:
             return
         fetcher = self._fetchers.get(leader_id)

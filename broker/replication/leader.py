@@ -158,6 +158,7 @@ class PartitionLeaderState:
         """Per replica, for the API: LEO, committed-ISR membership, time since caught up."""
         rows: list[dict[str, int | bool | None]] = []
         for broker_id in self.replicas:
+            ago: int | None
             if broker_id == self.local_broker_id:
                 leo, ago = self._log_end_offset, 0
             else:

@@ -53,8 +53,8 @@ class HttpProtocolError(HighwaterError):
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
-        self.http_status = status  # type: ignore[misc]
-        self.error_code = status * 100  # type: ignore[misc]
+        self.http_status = status
+        self.error_code = status * 100
 
 
 def error_response(error: HighwaterError) -> web.Response:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import cast
 
 from broker.errors import UnknownPartition
 from broker.partitioner import partition_for_key
@@ -80,7 +81,8 @@ def build_batches(placed: list[PlacedRecord]) -> list[PartitionBatch]:
             PartitionBatch(
                 partition=partition,
                 slots=[item.slot for item in items],
-                timestamps_ms=[record.timestamp for record in records],
+                # encode_record stamps every record (the client's time or now), so none is None.
+                timestamps_ms=cast("list[int]", [record.timestamp for record in records]),
                 batch=encode_batch(records),
             )
         )

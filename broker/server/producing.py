@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -43,7 +43,7 @@ class Delivered:
     timestamp_ms: int
 
 
-Outcome = Union[Delivered, HighwaterError]
+Outcome = Delivered | HighwaterError
 
 
 def check_batch_size(topic: str, batch: bytes, max_message_bytes: int) -> None:

@@ -206,7 +206,7 @@ async def produce_binary(request: web.Request) -> web.Response:
         for _ in iter_batches(batch):
             pass
         request.app[PRODUCER_KEY].append_in_background(topic, partition, batch, timeout_ms)
-        body = {"partition_id": partition, "base_offset": None, "last_offset": None, "log_append_time": -1}
+        body: dict[str, Any] = {"partition_id": partition, "base_offset": None, "last_offset": None, "log_append_time": -1}
         return web.json_response(body, status=202)
     result = await node.produce(topic, partition, batch, acks, timeout_ms, forward=False)
     body = {

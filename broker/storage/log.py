@@ -340,7 +340,7 @@ class PartitionLog:
         else:
             return active
         segment = LogSegment(self.directory, self._log_end_offset, self._config.index_interval_bytes)
-        self._segments = self._segments + (segment,)
+        self._segments = (*self._segments, segment)
         self._directory_dirty = True
         self._log.info("log.segment_rolled", base_offset=segment.base_offset, reason=reason)
         return segment

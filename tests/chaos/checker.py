@@ -114,7 +114,7 @@ def _check_offsets_agree(report: CheckReport, reads: list, final_log: dict, repl
     for event in reads:
         seen[(event.partition, event.offset)].add(event.value)
     for partition, replicas in replica_bytes.items():
-        for broker_id, raw in replicas.items():
+        for raw in replicas.values():
             for record in iter_records(raw):
                 seen[(partition, record.offset)].add(record.value.decode() if record.value else "")
         reference = next(iter(replicas.values()), b"")

@@ -42,7 +42,7 @@ def test_filesystem_type_uses_the_longest_matching_mount_point(path: str, expect
 def test_a_network_filesystem_is_refused_with_a_clear_error(tmp_path: Path) -> None:
     mounts_file = tmp_path / "mounts"
     mounts_file.write_text(f"server:/export {tmp_path} nfs rw 0 0\n")
-    with pytest.raises(UnsupportedFilesystemError, match="nfs filesystem.*one host"):
+    with pytest.raises(UnsupportedFilesystemError, match=r"nfs filesystem.*one host"):
         ensure_local_filesystem(tmp_path / "meta.db", mounts_file)
     ensure_local_filesystem(tmp_path / "meta.db")
 

@@ -117,7 +117,7 @@ def test_a_streaming_query_picks_up_new_topics_of_its_pattern_from_earliest(spar
 
 
 def test_unknown_and_malformed_options_fail_at_load_naming_the_option(spark, cluster):
-    with pytest.raises(Exception, match="maxOffsetsPerTrigger|maxoffsetspertrigger"):
+    with pytest.raises(Exception, match=r"maxOffsetsPerTrigger|maxoffsetspertrigger"):
         (spark.readStream.format("highwater").option("servers", servers(cluster)).option("subscribe", "t")
          .option("maxOffsetsPerTrigger", "5").load())
     with pytest.raises(Exception, match="startingOffsets"):

@@ -126,10 +126,9 @@ class BrokerProcess:
         ]
         env = {**os.environ, "HIGHWATER_LOG_FORMAT": "json", **self.env}
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        log_file = open(self.log_path, "ab")
         self.paused = False
-        self.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
-        log_file.close()
+        with open(self.log_path, "ab") as log_file:
+            self.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
         if wait:
             self.wait_ready(timeout_s)
         return self

@@ -74,9 +74,8 @@ class EtcdServer:
         if self.process is not None and self.process.poll() is None:
             return
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        log_file = open(self.log_path, "ab")
-        self.process = subprocess.Popen(self._command(), stdout=log_file, stderr=subprocess.STDOUT)
-        log_file.close()
+        with open(self.log_path, "ab") as log_file:
+            self.process = subprocess.Popen(self._command(), stdout=log_file, stderr=subprocess.STDOUT)
         self._wait_healthy()
 
     def _wait_healthy(self) -> None:
@@ -109,7 +108,7 @@ class EtcdServer:
         self.stop()
         self.start()
 
-    def __enter__(self) -> "EtcdServer":
+    def __enter__(self) -> EtcdServer:
         self.start()
         return self
 

@@ -70,7 +70,7 @@ class RestServer:
         self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
 
     @web.middleware
-    async def _record_request(self, request: web.Request, handler):  # noqa: ANN001
+    async def _record_request(self, request: web.Request, handler):
         body = await request.json() if request.can_read_body else None
         self.requests.append((request.method, request.path, dict(request.query), body))
         return await handler(request)

@@ -17,7 +17,7 @@ runner = CliRunner()
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
-def invoke(*args: str, stdin: str | None = None):  # noqa: ANN201
+def invoke(*args: str, stdin: str | None = None):
     return runner.invoke(app, list(args), input=stdin)
 
 
@@ -181,7 +181,7 @@ def test_produce_with_a_terminal_on_stderr_shows_progress_and_the_summary(rest_s
         process = subprocess.run(
             [sys.executable, "-m", "broker.cli", "produce", "tty", "-s", rest_server.url, "--batch-size", "100"],
             input="".join(f"{i}\n" for i in range(1500)).encode(), stderr=terminal_fd, stdout=subprocess.PIPE,
-            cwd=REPO_ROOT, env={**clean, "COLUMNS": "120"}, timeout=60,
+            cwd=REPO_ROOT, env={**clean, "COLUMNS": "120"}, timeout=60, check=False,
         )
         os.close(terminal_fd)
         shown = b""
@@ -193,7 +193,7 @@ def test_produce_with_a_terminal_on_stderr_shows_progress_and_the_summary(rest_s
     assert len(rest_server.topics["tty"].partitions[0]) == 1500
 
 
-def _read_available(controller) -> bytes:  # noqa: ANN001
+def _read_available(controller) -> bytes:
     try:
         return controller.read(65536)
     except OSError:

@@ -24,7 +24,7 @@ def run_serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     clean = {k: v for k, v in os.environ.items() if not k.startswith("HIGHWATER_")}
     return subprocess.run(
         [sys.executable, "-m", "broker.cli", "serve", *args],
-        cwd=REPO_ROOT, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=60,
+        cwd=REPO_ROOT, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=60, check=False,
     )
 
 

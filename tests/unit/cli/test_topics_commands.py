@@ -11,7 +11,7 @@ from tests.unit.cli.rest_server import CLUSTER_ID, RestServer
 runner = CliRunner()
 
 
-def invoke(*args: str, env: dict[str, str] | None = None):  # noqa: ANN201
+def invoke(*args: str, env: dict[str, str] | None = None):
     return runner.invoke(app, list(args), env=env)
 
 

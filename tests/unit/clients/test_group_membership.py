@@ -142,7 +142,7 @@ def test_members_joining_and_leaving_never_own_a_partition_twice(seed: int) -> N
     now_ms = 0
     for step in range(300):
         now_ms += 10
-        if rng.random() < 0.05 and len(members) < 4 or not members:
+        if (rng.random() < 0.05 and len(members) < 4) or not members:
             member = MemberState(f"m{step}")
             member.subscribe(Subscription(frozenset({"t"})))
             members.append(member)

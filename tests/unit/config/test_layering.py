@@ -94,7 +94,7 @@ def test_unknown_key_in_toml_is_refused(tmp_path: Path) -> None:
 
 
 def test_missing_config_file_is_a_one_line_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigFileError, match="cannot read config file .*missing.toml"):
+    with pytest.raises(ConfigFileError, match=r"cannot read config file .*missing.toml"):
         load_broker_settings(tmp_path / "missing.toml")
 
 

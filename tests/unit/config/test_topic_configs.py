@@ -118,5 +118,5 @@ def test_the_broker_resolves_each_config_set_once_and_still_refuses_bad_ones() -
     assert configs.parse({"max.message.bytes": "2048"}) is first
     assert configs.parse({"max.message.bytes": "4096"}).max_message_bytes == 4096
     for _ in range(2):
-        with pytest.raises(InvalidConfig, match="max.message.bytes"):
+        with pytest.raises(InvalidConfig, match=r"max.message.bytes"):
             configs.parse({"max.message.bytes": "-5"})

@@ -145,7 +145,7 @@ def test_records_and_tuples_and_record_inputs_are_all_accepted() -> None:
 def test_large_values_and_many_records_use_multi_byte_varints() -> None:
     records = [RecordInput(b"k" * 300, bytes(70_000), [("h" * 200, b"x" * 9000)], TIMESTAMP_MS + i * 100_000) for i in range(300)]
     _, decoded = decode_batch(encode_batch(records, compression=LZ4))
-    assert [(r.key, r.value, r.headers, r.timestamp) for r in decoded] == [tuple(r[:3]) + (r.timestamp,) for r in records]
+    assert [(r.key, r.value, r.headers, r.timestamp) for r in decoded] == [(*r[:3], r.timestamp) for r in records]
     assert decoded[-1].offset == 299
 
 

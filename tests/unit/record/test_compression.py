@@ -89,7 +89,7 @@ def test_garbage_is_corrupt(codec: int) -> None:
 
 
 def test_snappy_is_refused_by_name() -> None:
-    with pytest.raises(CorruptRecord, match="snappy compression .id 2."):
+    with pytest.raises(CorruptRecord, match=r"snappy compression .id 2."):
         decompress(SNAPPY, b"\x82SNAPPY\x00")
     with pytest.raises(ValueError, match="snappy"):
         compress(SNAPPY, b"data")

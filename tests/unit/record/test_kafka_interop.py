@@ -18,7 +18,7 @@ from broker.record.compression import GZIP, LZ4, NONE, SUPPORTED_CODECS, ZSTD
 
 TIMESTAMP_MS = 1_700_000_000_000
 SAMPLE = [
-    RecordInput(b"key-%d" % i if i % 4 else None, b"value " * i if i % 3 else None, [("h%d" % i, b"x")] * (i % 3), TIMESTAMP_MS + i * 7)
+    RecordInput(b"key-%d" % i if i % 4 else None, b"value " * i if i % 3 else None, [(f"h{i}", b"x")] * (i % 3), TIMESTAMP_MS + i * 7)
     for i in range(40)
 ]
 

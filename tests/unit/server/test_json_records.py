@@ -54,12 +54,12 @@ def test_absent_or_null_data_is_a_null_key_and_value() -> None:
 
 
 def test_bad_base64_names_the_field() -> None:
-    with pytest.raises(InvalidRequest, match="key.data is not valid base64"):
+    with pytest.raises(InvalidRequest, match=r"key.data is not valid base64"):
         encode({"key": {"type": "BINARY", "data": "not base64!"}})
 
 
 def test_string_type_refuses_non_string_data() -> None:
-    with pytest.raises(InvalidRequest, match="value.data must be a string for type STRING"):
+    with pytest.raises(InvalidRequest, match=r"value.data must be a string for type STRING"):
         encode({"value": {"type": "STRING", "data": 12}})
 
 

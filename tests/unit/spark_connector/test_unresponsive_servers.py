@@ -23,7 +23,7 @@ TIMEOUT_S = 0.5
 
 
 class _Clusters(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+    def do_GET(self) -> None:
         body = json.dumps({"data": [{"cluster_id": "c1"}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
