@@ -21,11 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Self
 
-import structlog
-
+from broker.client.library_log import library_logger
 from spark_connector.http import BrokerAnswer, BrokerConnections, BrokerUnreachable
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 RETRY_BACKOFF_S = 0.2
 UNRESPONSIVE_BACKOFF_S = 30.0
@@ -88,7 +87,7 @@ class ClusterMetadata:
                 last_problem = f"{error_body.get('error')}: {error_body.get('message')}"
             if time.monotonic() > deadline:
                 raise BrokerUnreachable(f"GET {path} failed on every server {list(self.servers)}: {last_problem}")
-            log.info("metadata.retry", path=path, problem=last_problem)
+            log.debug("metadata.retry path=%s problem=%s", path, last_problem)
             time.sleep(RETRY_BACKOFF_S)
 
     @property

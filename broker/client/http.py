@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Iterable
 from typing import Any
 
 import aiohttp
-import structlog
 
 from broker.client.errors import BrokerUnreachable, decode_error
+from broker.client.library_log import library_logger
 from broker.client.metadata import ClusterMetadata
 from broker.client.types import (
     BrokerInfo,
@@ -40,7 +41,7 @@ BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 FETCH_TIMEOUT_MARGIN_S = 5.0
 """Added to a long-poll's ``timeout_ms`` so the HTTP timeout never fires before the broker answers."""
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 
 def now_ms() -> int:
@@ -172,11 +173,9 @@ class ClusterClient:
         answer = await self._json("GET", url + path)
         partitions = [_partition_info(topic, item) for item in answer["data"]]
         self.metadata.update_topic(topic, partitions, now_ms())
-        log.debug(
-            "metadata_refreshed",
-            topic=topic,
-            leaders={info.partition: (info.leader_id, info.leader_epoch) for info in partitions},
-        )
+        if log.isEnabledFor(logging.DEBUG):
+            leaders = {info.partition: (info.leader_id, info.leader_epoch) for info in partitions}
+            log.debug("metadata_refreshed topic=%s leaders=%s", topic, leaders)
 
     async def ensure_topic(self, topic: str) -> int:
         """The partition count of ``topic``, refreshing its metadata if unknown, stale or old."""
