@@ -57,6 +57,7 @@ class Producer:
             config.bootstrap_urls,
             request_timeout_ms=config.request_timeout_ms,
             metadata_max_age_ms=config.metadata_max_age_ms,
+            unresponsive_backoff_ms=config.unresponsive_backoff_ms,
             client_id=config.client_id,
         )
         self._accumulator = RecordAccumulator(
