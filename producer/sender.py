@@ -100,7 +100,7 @@ class Sender:
             return
         identity = await self._client.init_producer_id()
         if identity is None:
-            log.warning("idempotence_unavailable reason=%s", "the cluster does not hand out producer ids")
+            log.warning("idempotence_unavailable reason=the cluster does not hand out producer ids")
             self.idempotent = False
             return
         self.producer_id, self.producer_epoch = identity
