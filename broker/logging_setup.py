@@ -86,6 +86,10 @@ def configure_logging(level: str = "info", fmt: LogFormat = "auto", stream: Text
 
 
 def _set_highwater_levels(level_no: int) -> None:
-    """Our own packages log at ``level``; everything else stays at the root's WARNING floor."""
-    for package in ("broker", "producer", "consumer", "spark_connector", "config", "__main__"):
+    """Our own packages log at ``level``; everything else stays at the root's WARNING floor.
+
+    ``highwater`` is where the client libraries log (``broker.client.library_log``), so a
+    broker process that runs them (the benchmarks) shows their events at its level too.
+    """
+    for package in ("broker", "producer", "consumer", "spark_connector", "config", "highwater", "__main__"):
         logging.getLogger(package).setLevel(level_no)

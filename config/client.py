@@ -57,6 +57,9 @@ class ProducerSettings(BaseSettings):
     delivery_timeout_ms: int = Field(120_000, ge=1, description="give up on a record this long after send()")
     retry_backoff_ms: int = Field(100, ge=0)
     metadata_max_age_ms: int = Field(300_000, ge=0, description="refresh partition leaders at least this often")
+    unresponsive_backoff_ms: int = Field(
+        30_000, ge=0, description="ask a broker that gave no answer after all others for this long"
+    )
 
     @field_validator("acks", mode="before")
     @classmethod
@@ -108,6 +111,9 @@ class ConsumerSettings(BaseSettings):
     request_timeout_ms: int = Field(30_000, ge=1)
     retry_backoff_ms: int = Field(100, ge=0)
     metadata_max_age_ms: int = Field(300_000, ge=0, description="refresh partition leaders at least this often")
+    unresponsive_backoff_ms: int = Field(
+        30_000, ge=0, description="ask a broker that gave no answer after all others for this long"
+    )
 
     @field_validator("bootstrap_servers")
     @classmethod

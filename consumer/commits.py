@@ -20,20 +20,20 @@ members (Kafka's "simple" consumer group).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
-import structlog
-
 from broker.client.groups import GroupClient
 from broker.client.http import now_ms
+from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from broker.errors import HighwaterError
 from broker.groups.errors import FencedMemberEpoch, StaleMemberEpoch, UnknownMemberId
 from consumer.errors import CommitFailedError
 from consumer.membership import MemberState
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 Result = TypeVar("Result")
 
@@ -70,7 +70,9 @@ class OffsetCommitter:
                 return
             await self._retrying("commit", lambda: self._commit_once(wanted))
             self.last_committed.update(wanted)
-        log.debug("offsets_committed", group_id=self.group_id, offsets={f"{t}-{p}": o for (t, p), o in wanted.items()})
+        if log.isEnabledFor(logging.DEBUG):
+            committed = {f"{topic}-{partition}": offset for (topic, partition), offset in wanted.items()}
+            log.debug("offsets_committed group_id=%s offsets=%s", self.group_id, committed)
 
     async def _commit_once(self, offsets: dict[TopicPartition, int]) -> None:
         member = self._member()
@@ -101,7 +103,7 @@ class OffsetCommitter:
                 retry = error.retriable or isinstance(error, StaleMemberEpoch)
                 if not retry or now_ms() + self._retry_backoff_ms > deadline_ms:
                     raise
-                log.info("group_request_retry", group_id=self.group_id, action=action, error=error.name)
+                log.debug("group_request_retry group_id=%s action=%s error=%s", self.group_id, action, error.name)
                 await asyncio.sleep(self._retry_backoff_ms / 1000)
 
 
@@ -134,4 +136,9 @@ class AutoCommitter:
             try:
                 await self._commit_consumed()
             except HighwaterError as error:
-                log.warning("auto_commit_failed", group_id=self._group_id, error=error.name, message=error.message)
+                log.warning(
+                    "auto_commit_failed group_id=%s error=%s message=%s",
+                    self._group_id,
+                    error.name,
+                    error.message,
+                )

@@ -38,10 +38,9 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Self
 
-import structlog
-
 from broker.client.groups import GroupClient
 from broker.client.http import ClusterClient, now_ms
+from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from broker.errors import HighwaterError
 from config.client import ConsumerSettings
@@ -52,7 +51,7 @@ from consumer.membership import MemberState, Subscription
 from consumer.positions import SubscriptionState
 from consumer.records import ConsumerRecord
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 ITERATION_POLL_MS = 1000
 """How long one ``async for`` step waits per poll before polling again."""
@@ -67,6 +66,7 @@ class Consumer:
             config.bootstrap_urls,
             request_timeout_ms=config.request_timeout_ms,
             metadata_max_age_ms=config.metadata_max_age_ms,
+            unresponsive_backoff_ms=config.unresponsive_backoff_ms,
             client_id=config.client_id,
         )
         self._subscriptions = SubscriptionState(config.auto_offset_reset)
@@ -264,7 +264,7 @@ class Consumer:
             pattern = pattern.pattern
         subscription = Subscription(pattern=pattern) if pattern is not None else Subscription(frozenset(topics))
         self._member_state.subscribe(subscription)
-        log.info("consumer_subscribed", group_id=group_id, **subscription.body())
+        log.debug("consumer_subscribed group_id=%s subscription=%s", group_id, subscription.body())
         if self._started:
             self._join()
 
@@ -394,11 +394,11 @@ class Consumer:
         try:
             await self._commit_consumed()
         except HighwaterError as error:
-            log.warning("auto_commit_failed", group_id=self.settings.group_id, reason=reason, error=error.name)
+            log.warning("auto_commit_failed group_id=%s reason=%s error=%s", self.settings.group_id, reason, error.name)
 
     async def _commit_logging_failure(self, offsets: dict[TopicPartition, int], reason: str) -> None:
         assert self._committer is not None
         try:
             await self._committer.commit(offsets)
         except HighwaterError as error:
-            log.warning("auto_commit_failed", group_id=self.settings.group_id, reason=reason, error=error.name)
+            log.warning("auto_commit_failed group_id=%s reason=%s error=%s", self.settings.group_id, reason, error.name)

@@ -27,9 +27,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import structlog
-
 from broker.client.http import ClusterClient, now_ms
+from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from broker.errors import (
     HighwaterError,
@@ -49,7 +48,7 @@ from consumer.positions import SubscriptionState
 from consumer.records import ConsumerRecord
 from consumer.truncation import Truncation, check_position
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 MAX_QUEUED_FETCHES_PER_PARTITION = 2
 
@@ -144,10 +143,10 @@ class Fetcher:
                     self._fail(error)
                     return
                 self._client.metadata.mark_stale(tp.topic)
-                log.info("fetch_retry", topic=tp.topic, partition=tp.partition, error=error.name)
+                log.debug("fetch_retry topic=%s partition=%d error=%s", tp.topic, tp.partition, error.name)
                 await asyncio.sleep(self._limits.retry_backoff_ms / 1000)
             except Exception as error:
-                log.exception("fetch_worker_failed", topic=tp.topic, partition=tp.partition)
+                log.warning("fetch_worker_failed topic=%s partition=%d", tp.topic, tp.partition, exc_info=True)
                 self._fail(error)
                 return
 
@@ -193,7 +192,12 @@ class Fetcher:
         if leader_url is None:
             raise LeaderNotAvailable(f"{tp.topic}-{tp.partition} has no leader right now")
         if self._subscriptions.observe_leader_epoch(tp, info.leader_epoch):
-            log.info("consumer_leader_changed", topic=tp.topic, partition=tp.partition, leader_epoch=info.leader_epoch)
+            log.debug(
+                "consumer_leader_changed topic=%s partition=%d leader_epoch=%d",
+                tp.topic,
+                tp.partition,
+                info.leader_epoch,
+            )
         return leader_url
 
     async def _wait_for_room(self, tp: TopicPartition) -> None:
@@ -220,8 +224,11 @@ class Fetcher:
             committed = await self._committed_offset(tp)
             if committed is not None:
                 if self._subscriptions.complete_reset(tp, committed, generation):
-                    log.info(
-                        "consumer_position_from_committed", topic=tp.topic, partition=tp.partition, offset=committed
+                    log.debug(
+                        "consumer_position_from_committed topic=%s partition=%d offset=%d",
+                        tp.topic,
+                        tp.partition,
+                        committed,
                     )
                 return
             if state.generation != generation:
@@ -238,8 +245,12 @@ class Fetcher:
         offsets = await self._client.list_offsets(tp)
         offset = offsets.earliest_offset if strategy == "earliest" else offsets.latest_offset
         if self._subscriptions.complete_reset(tp, offset, generation):
-            log.info(
-                "consumer_position_reset", topic=tp.topic, partition=tp.partition, strategy=strategy, offset=offset
+            log.debug(
+                "consumer_position_reset topic=%s partition=%d strategy=%s offset=%d",
+                tp.topic,
+                tp.partition,
+                strategy,
+                offset,
             )
 
     def _on_out_of_range(self, tp: TopicPartition, error: OffsetOutOfRange) -> bool:
@@ -266,7 +277,11 @@ class Fetcher:
             )
             return False
         log.warning(
-            "consumer_offset_out_of_range", topic=tp.topic, partition=tp.partition, offset=position, reset=strategy
+            "consumer_offset_out_of_range topic=%s partition=%d offset=%d reset=%s",
+            tp.topic,
+            tp.partition,
+            position,
+            strategy,
         )
         self._subscriptions.request_reset(tp, strategy)
         self._drop_fetched(tp)
@@ -276,13 +291,13 @@ class Fetcher:
         """Reset (True) or hand ``LogTruncationError`` to the application (False); never read on silently."""
         strategy = self._subscriptions.auto_offset_reset
         log.warning(
-            "consumer_log_truncated",
-            topic=tp.topic,
-            partition=tp.partition,
-            position=position,
-            divergent_offset=truncation.divergent_offset,
-            reason=truncation.reason,
-            reset=strategy,
+            "consumer_log_truncated topic=%s partition=%d position=%d divergent_offset=%s reason=%s reset=%s",
+            tp.topic,
+            tp.partition,
+            position,
+            truncation.divergent_offset,
+            truncation.reason,
+            strategy,
         )
         if strategy == "none":
             self._fail(LogTruncationError(tp, position, truncation.divergent_offset, truncation.reason))
@@ -310,12 +325,12 @@ class Fetcher:
                 raise _Parked
             return
         self._subscriptions.validated(tp)
-        log.info(
-            "consumer_position_validated",
-            topic=tp.topic,
-            partition=tp.partition,
-            position=position,
-            leader_epoch=last_epoch,
+        log.debug(
+            "consumer_position_validated topic=%s partition=%d position=%d leader_epoch=%s",
+            tp.topic,
+            tp.partition,
+            position,
+            last_epoch,
         )
 
     def _drop_fetched(self, tp: TopicPartition) -> None:

@@ -29,16 +29,15 @@ import asyncio
 from dataclasses import dataclass
 from typing import Protocol
 
-import structlog
-
 from broker.client.groups import GroupClient
 from broker.client.http import now_ms
+from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from broker.errors import HighwaterError
 from broker.groups.errors import FencedMemberEpoch, UnknownMemberId
 from consumer.membership import Acquire, MemberState, Revoke
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 LEAVE_TIMEOUT_MS = 5000
 STOP_TIMEOUT_MS = 5000
@@ -84,7 +83,8 @@ class GroupMember:
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._errors: list[HighwaterError] = []
-        self._log = log.bind(group_id=group_id, member_id=state.member_id)
+        self._who = f"group_id={group_id} member_id={state.member_id}"
+        """Prefix of every log event of this member."""
         self.heartbeats_answered = 0
         self._stopping = False
         self._heartbeat_sent = False
@@ -120,9 +120,9 @@ class GroupMember:
             try:
                 async with asyncio.timeout(LEAVE_TIMEOUT_MS / 1000):
                     await self._groups.heartbeat(self.group_id, self.state.member_id, self.state.leave_body())
-                self._log.info("group_left", member_epoch=self.state.member_epoch)
+                log.debug("group_left %s member_epoch=%d", self._who, self.state.member_epoch)
             except (HighwaterError, TimeoutError) as error:
-                self._log.info("group_leave_failed", error=getattr(error, "name", type(error).__name__))
+                log.debug("group_leave_failed %s error=%s", self._who, getattr(error, "name", type(error).__name__))
         self._listener.lose_partitions(self.state.left())
 
     async def _run(self) -> None:
@@ -149,7 +149,7 @@ class GroupMember:
                 await self._sleep(self._timings.retry_backoff_ms if error.retriable else interval_ms)
                 continue
             except Exception as error:  # noqa: BLE001 - a bug must reach the application, not end the task silently
-                self._log.exception("group_heartbeat_loop_failed")
+                log.warning("group_heartbeat_loop_failed %s", self._who, exc_info=True)
                 self._errors.append(HighwaterError(f"group membership stopped: {error!r}"))
                 return
             if not changed:
@@ -161,18 +161,22 @@ class GroupMember:
         if isinstance(step, Revoke):
             await self._listener.revoke_partitions(step.partitions)
             self.state.revoked(step.partitions)
-            self._log.info(
-                "group_partitions_revoked", member_epoch=self.state.member_epoch, partitions=_names(step.partitions)
+            log.debug(
+                "group_partitions_revoked %s member_epoch=%d partitions=%s",
+                self._who,
+                self.state.member_epoch,
+                _names(step.partitions),
             )
             return True
         if isinstance(step, Acquire):
             self._listener.acquire_partitions(step.partitions)
             self.state.acquired(step.partitions)
-            self._log.info(
-                "group_partitions_assigned",
-                member_epoch=self.state.member_epoch,
-                partitions=_names(step.partitions),
-                owned=len(self.state.owned),
+            log.debug(
+                "group_partitions_assigned %s member_epoch=%d partitions=%s owned=%d",
+                self._who,
+                self.state.member_epoch,
+                _names(step.partitions),
+                len(self.state.owned),
             )
             return True
         return False
@@ -180,11 +184,11 @@ class GroupMember:
     def _fence(self, reason: str) -> None:
         lost = self.state.fenced()
         self._listener.lose_partitions(lost)
-        self._log.warning("group_member_fenced", reason=reason, lost=_names(lost))
+        log.warning("group_member_fenced %s reason=%s lost=%s", self._who, reason, _names(lost))
 
     def _on_error(self, error: HighwaterError, last_answer_ms: int) -> None:
         silent_ms = now_ms() - last_answer_ms
-        self._log.info("group_heartbeat_failed", error=error.name, silent_ms=silent_ms)
+        log.debug("group_heartbeat_failed %s error=%s silent_ms=%d", self._who, error.name, silent_ms)
         if not error.retriable:
             if not self._errors:
                 self._errors.append(error)

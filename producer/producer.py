@@ -19,10 +19,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, Self
 
-import structlog
-
 from broker.client.errors import BufferExhausted, ProducerClosed
 from broker.client.http import ClusterClient, now_ms
+from broker.client.library_log import library_logger
 from broker.client.types import ProduceAck, TopicPartition
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
 from broker.record.codec import RecordInput
@@ -33,7 +32,7 @@ from producer.partitioner import StickyPartitioner
 from producer.records import COMPRESSION_CODECS, UNKNOWN_OFFSET, RecordMetadata
 from producer.sender import Sender, SendOptions
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 Headers = Sequence[tuple[str, bytes | None]]
 
@@ -58,6 +57,7 @@ class Producer:
             config.bootstrap_urls,
             request_timeout_ms=config.request_timeout_ms,
             metadata_max_age_ms=config.metadata_max_age_ms,
+            unresponsive_backoff_ms=config.unresponsive_backoff_ms,
             client_id=config.client_id,
         )
         self._accumulator = RecordAccumulator(
@@ -223,7 +223,7 @@ class Producer:
                     asyncio.shield(self._sender_task), None if timeout_ms is None else timeout_ms / 1000
                 )
             except TimeoutError:
-                log.warning("producer_close_timed_out", unsent_batches=len(self._accumulator.incomplete_batches()))
+                log.warning("producer_close_timed_out unsent_batches=%d", len(self._accumulator.incomplete_batches()))
                 self._sender_task.cancel()
                 await asyncio.gather(self._sender_task, return_exceptions=True)
                 await self._sender.abort()

@@ -28,10 +28,9 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import structlog
-
 from broker.client.errors import BrokerUnreachable, DeliveryTimedOut
 from broker.client.http import ClusterClient, now_ms
+from broker.client.library_log import library_logger
 from broker.client.types import ProduceAck, TopicPartition
 from broker.errors import (
     OUTCOME_UNKNOWN,
@@ -46,7 +45,7 @@ from producer.batch import ProducerBatch
 from producer.partitioner import StickyPartitioner
 from producer.pipeline import PartitionPipeline, SequenceNumbers
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 Completion = Callable[[ProducerBatch, ProduceAck | None, HighwaterError | None], None]
 IDENTITY_VALID = "valid"
@@ -101,12 +100,12 @@ class Sender:
             return
         identity = await self._client.init_producer_id()
         if identity is None:
-            log.warning("idempotence_unavailable", reason="the cluster does not hand out producer ids")
+            log.warning("idempotence_unavailable reason=the cluster does not hand out producer ids")
             self.idempotent = False
             return
         self.producer_id, self.producer_epoch = identity
         self._sequences.reset()
-        log.info("producer_id_assigned", producer_id=self.producer_id, producer_epoch=self.producer_epoch)
+        log.debug("producer_id_assigned producer_id=%d producer_epoch=%d", self.producer_id, self.producer_epoch)
 
     # ------------------------------------------------------------------ loop
 
@@ -212,7 +211,12 @@ class Sender:
         except HighwaterError as error:
             self._on_error(batch, pipeline, error)
         except (ValueError, KeyError, TypeError) as error:
-            log.exception("produce_answer_unreadable", topic=batch.tp.topic, partition=batch.tp.partition)
+            log.warning(
+                "produce_answer_unreadable topic=%s partition=%d",
+                batch.tp.topic,
+                batch.tp.partition,
+                exc_info=True,
+            )
             self._on_error(batch, pipeline, ServiceUnavailable(f"unreadable produce answer: {error!r}"))
         except asyncio.CancelledError:
             pipeline.on_terminal_failure(batch)
@@ -237,13 +241,13 @@ class Sender:
         current_ms = now_ms()
         retriable = error.retriable or (isinstance(error, OutOfOrderSequence) and pipeline.follows_a_failure(batch))
         if retriable and current_ms < batch.deadline_ms:
-            log.info(
-                "produce_retry",
-                topic=tp.topic,
-                partition=tp.partition,
-                error=error.name,
-                attempt=batch.attempts,
-                base_sequence=batch.base_sequence,
+            log.debug(
+                "produce_retry topic=%s partition=%d error=%s attempt=%d base_sequence=%d",
+                tp.topic,
+                tp.partition,
+                error.name,
+                batch.attempts,
+                batch.base_sequence,
             )
             echo = isinstance(error, OutOfOrderSequence)
             pipeline.on_retriable_failure(batch, current_ms, 0 if echo else self._options.retry_backoff_ms)
@@ -254,7 +258,13 @@ class Sender:
                 f"{tp.topic}-{tp.partition}: gave up after {batch.attempts} attempts "
                 f"(last error {error.name}: {error.message}). {OUTCOME_UNKNOWN}"
             )
-        log.warning("produce_failed", topic=tp.topic, partition=tp.partition, error=error.name, attempts=batch.attempts)
+        log.warning(
+            "produce_failed topic=%s partition=%d error=%s attempts=%d",
+            tp.topic,
+            tp.partition,
+            error.name,
+            batch.attempts,
+        )
         self._finish(batch, None, error)
         if self.idempotent:
             self._identity = IDENTITY_RENEWAL_NEEDED
@@ -288,7 +298,7 @@ class Sender:
         try:
             await self._client.refresh_topic(topic)
         except HighwaterError as error:
-            log.info("metadata_refresh_failed", topic=topic, error=error.name, message=error.message)
+            log.debug("metadata_refresh_failed topic=%s error=%s message=%s", topic, error.name, error.message)
             await asyncio.sleep(self._options.retry_backoff_ms / 1000)
         finally:
             self._refreshing.discard(topic)
@@ -305,7 +315,7 @@ class Sender:
             await self.init_identity()
             self._identity = IDENTITY_VALID
         except HighwaterError as error:
-            log.warning("producer_id_renewal_failed", error=error.name, message=error.message)
+            log.warning("producer_id_renewal_failed error=%s message=%s", error.name, error.message)
             await asyncio.sleep(self._options.retry_backoff_ms / 1000)
             self._identity = IDENTITY_RENEWAL_NEEDED
         finally:

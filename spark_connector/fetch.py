@@ -24,13 +24,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
-import structlog
 from pyspark.sql.datasource import InputPartition
 
+from broker.client.library_log import library_logger
 from spark_connector.arrow import records_to_arrow
 from spark_connector.http import BrokerConnections, BrokerUnreachable
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 LONG_POLL_MS = 500
@@ -92,8 +92,13 @@ class LeaderFetcher:
         try:
             answer = self.connections.request("GET", self.current, path, headers={"Accept": BATCH_CONTENT_TYPE})
         except BrokerUnreachable as error:
-            log.info("fetch.unreachable", topic=task.topic, partition=task.partition,
-                     url=self.current, error=str(error))
+            log.debug(
+                "fetch.unreachable topic=%s partition=%d url=%s error=%s",
+                task.topic,
+                task.partition,
+                self.current,
+                error,
+            )
             self._next_candidate()
             return None
         if answer.status == 200:
@@ -107,7 +112,7 @@ class LeaderFetcher:
         if answer.status == 416:
             return self._out_of_range(offset, body)
         if body.get("retriable", False) or answer.status == 421:
-            log.info("fetch.retriable", topic=task.topic, partition=task.partition, error=body.get("error"))
+            log.debug("fetch.retriable topic=%s partition=%d error=%s", task.topic, task.partition, body.get("error"))
             self._next_candidate()
             return None
         raise RuntimeError(
@@ -128,8 +133,14 @@ class LeaderFetcher:
         )
         if task.fail_on_data_loss:
             raise DataLossError(message)
-        log.warning("fetch.data_loss_skipped", topic=task.topic, partition=task.partition,
-                    offset=offset, log_start_offset=log_start_offset, log_end_offset=log_end_offset)
+        log.warning(
+            "fetch.data_loss_skipped topic=%s partition=%d offset=%d log_start_offset=%s log_end_offset=%s",
+            task.topic,
+            task.partition,
+            offset,
+            log_start_offset,
+            log_end_offset,
+        )
         return Page(b"", offset, skip_to=resume_at)
 
 

@@ -20,10 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-import structlog
-
-log = structlog.get_logger(__name__)
-
 
 class BrokerUnreachable(ConnectionError):
     """No HTTP answer from a broker (refused, reset, timed out); always worth a retry elsewhere."""

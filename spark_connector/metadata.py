@@ -8,10 +8,11 @@ committed, so planning up to it never hands Spark a record a failover could take
 Any configured server may answer; servers are tried in order until one does, so
 planning survives the loss of a broker as long as one of ``servers`` is alive. A
 server that did not answer (down, or hung: a paused process accepts connections and
-never replies) goes to the back of the order for ``UNRESPONSIVE_BACKOFF_S``, as Kafka
-clients back off from a node that failed: planning calls are short-lived objects in a
-long-lived driver process, so this memory is per process, not per call, or every
-call would wait out the same timeout again.
+never replies) goes to the back of the order for ``UNRESPONSIVE_BACKOFF_MS``, by the
+same rule as the producer's and consumer's cluster client (``broker.client.unresponsive``):
+planning calls are short-lived objects in a long-lived driver process, so this memory
+is per process (``UNRESPONSIVE``), not per call, or every call would wait out the same
+timeout again.
 """
 
 from __future__ import annotations
@@ -21,22 +22,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Self
 
-import structlog
-
+from broker.client.library_log import library_logger
+from broker.client.unresponsive import UnresponsiveServers
 from spark_connector.http import BrokerAnswer, BrokerConnections, BrokerUnreachable
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 RETRY_BACKOFF_S = 0.2
-UNRESPONSIVE_BACKOFF_S = 30.0
-_unresponsive_until: dict[str, float] = {}
-"""Server URL -> monotonic time until which it is tried after the others."""
+UNRESPONSIVE_BACKOFF_MS = 30_000
+UNRESPONSIVE = UnresponsiveServers(UNRESPONSIVE_BACKOFF_MS)
+"""Servers of this process's planning calls that recently gave no answer."""
 
 
-def _in_order_of_trust(servers: Sequence[str]) -> list[str]:
-    """``servers`` in their configured order, those that recently failed to answer last."""
-    now = time.monotonic()
-    return sorted(servers, key=lambda server: _unresponsive_until.get(server, 0.0) > now)
+def _now_ms() -> int:
+    return int(time.monotonic() * 1000)
 
 
 class MetadataError(RuntimeError):
@@ -72,14 +71,14 @@ class ClusterMetadata:
         deadline = time.monotonic() + self.retry_for_s
         while True:
             last_problem = "no server configured"
-            for server in _in_order_of_trust(self.servers):
+            for server in UNRESPONSIVE.in_order(self.servers, _now_ms()):
                 try:
                     answer = self._connections.get_json(server, path)
                 except BrokerUnreachable as error:
-                    _unresponsive_until[server] = time.monotonic() + UNRESPONSIVE_BACKOFF_S
+                    UNRESPONSIVE.no_answer(server, _now_ms())
                     last_problem = str(error)
                     continue
-                _unresponsive_until.pop(server, None)
+                UNRESPONSIVE.answered(server)
                 if answer.ok or (allow_missing and answer.status == 404):
                     return answer if answer.ok else None
                 error_body = answer.error
@@ -88,7 +87,7 @@ class ClusterMetadata:
                 last_problem = f"{error_body.get('error')}: {error_body.get('message')}"
             if time.monotonic() > deadline:
                 raise BrokerUnreachable(f"GET {path} failed on every server {list(self.servers)}: {last_problem}")
-            log.info("metadata.retry", path=path, problem=last_problem)
+            log.debug("metadata.retry path=%s problem=%s", path, last_problem)
             time.sleep(RETRY_BACKOFF_S)
 
     @property

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import structlog
-
+from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from spark_connector.fetch import DataLossError, RangeTask
 from spark_connector.metadata import ClusterMetadata, PartitionState
 from spark_connector.offsets import PartitionOffsets, split_range
 from spark_connector.options import EARLIEST, LATEST, OffsetSpec, SourceOptions
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 
 def subscribed_partitions(metadata: ClusterMetadata, options: SourceOptions) -> dict[TopicPartition, PartitionState]:
@@ -55,7 +54,7 @@ def report_data_loss(options: SourceOptions, message: str, **details: object) ->
     """Fail with ``message`` when ``failOnDataLoss`` is set, else log it and carry on."""
     if options.fail_on_data_loss:
         raise DataLossError(message + "; set failOnDataLoss=false to skip ahead instead")
-    log.warning("source.data_loss_skipped", reason=message, **details)
+    log.warning("source.data_loss_skipped reason=%s details=%s", message, details)
 
 
 def check_data_loss(

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
-import structlog
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
@@ -27,6 +26,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from spark_connector.fetch import RangeTask, read_range
 from spark_connector.metadata import ClusterMetadata
@@ -40,7 +40,7 @@ from spark_connector.planning import (
     subscribed_partitions,
 )
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 
 class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -58,7 +58,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         with self._metadata() as metadata:
             states = subscribed_partitions(metadata, self.options)
             offsets = resolve_offsets(self.options.starting_offsets, states)
-        log.info("source.initial_offset", offsets=to_json_dict(offsets))
+        log.debug("source.initial_offset offsets=%s", to_json_dict(offsets))
         return to_json_dict(offsets)
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -70,7 +70,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         with self._metadata() as metadata:
             states = subscribed_partitions(metadata, self.options)
         self._available_now_end = {tp: state.high_watermark for tp, state in states.items()}
-        log.info("source.available_now", end=to_json_dict(self._available_now_end))
+        log.debug("source.available_now end=%s", to_json_dict(self._available_now_end))
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         start_offsets = from_json_dict(start)
@@ -105,7 +105,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                 states = subscribed_partitions(metadata, self.options)
                 new_starts = {tp: states[tp].log_start_offset for tp in new_partitions if tp in states}
         tasks = plan_tasks(self.options, self._cluster_id, start_offsets, end_offsets, self._leaders, new_starts)
-        log.info("source.planned", tasks=len(tasks), records=sum(t.end_offset - t.start_offset for t in tasks))
+        log.debug("source.planned tasks=%d records=%d", len(tasks), sum(t.end_offset - t.start_offset for t in tasks))
         return tasks
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -114,7 +114,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the checkpoint, not the broker, holds the query's offsets."""
-        log.debug("source.commit", end=end)
+        log.debug("source.commit end=%s", end)
 
 
 class HighwaterBatchReader(DataSourceReader):

@@ -22,14 +22,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from broker.client.library_log import library_logger
 from producer import Producer
 from spark_connector.options import OptionError, SinkOptions
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 WRITABLE_COLUMNS = frozenset({"key", "value", "topic", "partition", "headers"})
 
@@ -97,11 +97,11 @@ class HighwaterStreamWriter(DataSourceStreamWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         records = sum(message.records for message in messages if isinstance(message, SinkCommit))
-        log.info("sink.batch_committed", batch_id=batchId, records=records)
+        log.debug("sink.batch_committed batch_id=%d records=%d", batchId, records)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         records = sum(message.records for message in messages if isinstance(message, SinkCommit))
-        log.warning("sink.batch_aborted", batch_id=batchId, records_already_written=records)
+        log.warning("sink.batch_aborted batch_id=%d records_already_written=%d", batchId, records)
 
 
 class HighwaterBatchWriter(DataSourceWriter):
@@ -113,8 +113,8 @@ class HighwaterBatchWriter(DataSourceWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         records = sum(message.records for message in messages if isinstance(message, SinkCommit))
-        log.info("sink.write_committed", records=records)
+        log.debug("sink.write_committed records=%d", records)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         records = sum(message.records for message in messages if isinstance(message, SinkCommit))
-        log.warning("sink.write_aborted", records_already_written=records)
+        log.warning("sink.write_aborted records_already_written=%d", records)

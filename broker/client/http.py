@@ -9,22 +9,27 @@ failure surfaces as a ``broker.errors`` class: broker error bodies are rebuilt b
 looks the leader up again.
 
 Metadata is read from any reachable broker, known brokers first and the bootstrap
-URLs last, so a client keeps working when the broker it started from is gone.
-Concurrent refreshes of one topic share a single request.
+URLs last, so a client keeps working when the broker it started from is gone. A broker
+that gave no answer to any request (down, or hung: a paused process accepts connections
+and never replies) is asked after all the others for ``unresponsive_backoff_ms``
+(``broker.client.unresponsive``), so one hung broker first in the list costs one
+request timeout per backoff, not one per refresh. Concurrent refreshes of one topic
+share a single request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Iterable
 from typing import Any
 
 import aiohttp
-import structlog
 
 from broker.client.errors import BrokerUnreachable, decode_error
+from broker.client.library_log import library_logger
 from broker.client.metadata import ClusterMetadata
 from broker.client.types import (
     BrokerInfo,
@@ -34,13 +39,14 @@ from broker.client.types import (
     ProduceAck,
     TopicPartition,
 )
+from broker.client.unresponsive import UnresponsiveServers
 from broker.errors import HighwaterError, NotFound, ServiceUnavailable
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 FETCH_TIMEOUT_MARGIN_S = 5.0
 """Added to a long-poll's ``timeout_ms`` so the HTTP timeout never fires before the broker answers."""
 
-log = structlog.get_logger(__name__)
+log = library_logger(__name__)
 
 
 def now_ms() -> int:
@@ -70,6 +76,7 @@ class ClusterClient:
         *,
         request_timeout_ms: int = 30_000,
         metadata_max_age_ms: int = 300_000,
+        unresponsive_backoff_ms: int = 30_000,
         client_id: str = "highwater-client",
         max_connections: int = 100,
     ) -> None:
@@ -80,6 +87,7 @@ class ClusterClient:
         self.metadata_max_age_ms = metadata_max_age_ms
         self.client_id = client_id
         self.metadata = ClusterMetadata()
+        self._unresponsive = UnresponsiveServers(unresponsive_backoff_ms)
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
         self._refreshing: dict[str, asyncio.Task[None]] = {}
@@ -105,19 +113,25 @@ class ClusterClient:
     async def _request(
         self, method: str, url: str, *, timeout_s: float | None = None, **kwargs: Any
     ) -> tuple[bytes, dict[str, str]]:
-        """Body and headers of a 2xx answer; the decoded broker error otherwise."""
+        """Body and headers of a 2xx answer; the decoded broker error otherwise.
+
+        Every request tells ``_unresponsive`` whether its broker answered, whatever the
+        status, so the order of ``candidate_urls`` follows what the client last saw.
+        """
         total_s = self.request_timeout_ms / 1000 if timeout_s is None else timeout_s
         try:
             async with self._http().request(
                 method, url, timeout=aiohttp.ClientTimeout(total=total_s), **kwargs
             ) as reply:
                 body = await reply.read()
-                if reply.status >= 400:
-                    raise decode_error(reply.status, _json_or_none(body), url)
-                return body, dict(reply.headers)
         except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            self._unresponsive.no_answer(url, now_ms())
             reason = str(error) or type(error).__name__
             raise BrokerUnreachable(f"no answer from {url}: {reason}", url=url) from None
+        self._unresponsive.answered(url)
+        if reply.status >= 400:
+            raise decode_error(reply.status, _json_or_none(body), url)
+        return body, dict(reply.headers)
 
     async def _json(self, method: str, url: str, body: Any = None, **kwargs: Any) -> Any:
         raw, _ = await self._request(method, url, json=body, **kwargs)
@@ -130,12 +144,13 @@ class ClusterClient:
         return await self._json(method, url, body, **kwargs)
 
     def candidate_urls(self) -> list[str]:
-        """Brokers to try in order: those the metadata knows, then the bootstrap URLs."""
+        """Brokers to try in turn: known ones, then bootstrap URLs; those that recently gave no answer last."""
         return self._candidate_urls()
 
     def _candidate_urls(self) -> list[str]:
         known = list(dict.fromkeys(self.metadata.brokers.values()))
-        return known + [url for url in self.bootstrap_urls if url not in known]
+        configured = known + [url for url in self.bootstrap_urls if url not in known]
+        return self._unresponsive.in_order(configured, now_ms())
 
     async def _first_answer(self, path_of: Any) -> tuple[str, Any]:
         """GET ``path_of(cluster_id)`` from the first broker that answers; (its URL, the JSON)."""
@@ -172,11 +187,9 @@ class ClusterClient:
         answer = await self._json("GET", url + path)
         partitions = [_partition_info(topic, item) for item in answer["data"]]
         self.metadata.update_topic(topic, partitions, now_ms())
-        log.debug(
-            "metadata_refreshed",
-            topic=topic,
-            leaders={info.partition: (info.leader_id, info.leader_epoch) for info in partitions},
-        )
+        if log.isEnabledFor(logging.DEBUG):
+            leaders = {info.partition: (info.leader_id, info.leader_epoch) for info in partitions}
+            log.debug("metadata_refreshed topic=%s leaders=%s", topic, leaders)
 
     async def ensure_topic(self, topic: str) -> int:
         """The partition count of ``topic``, refreshing its metadata if unknown, stale or old."""

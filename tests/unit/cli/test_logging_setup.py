@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
+from broker.client.library_log import library_logger
 from broker.logging_setup import configure_logging, resolve_format
 
 
@@ -56,6 +57,19 @@ def test_debug_level_enables_our_debug_events() -> None:
     configure_logging("debug", "json", stream)
     structlog.get_logger("broker.storage").debug("segment.rolled", base_offset=100)
     assert json_lines(stream)[0]["base_offset"] == 100
+
+
+def test_client_library_events_follow_the_broker_level() -> None:
+    stream = io.StringIO()
+    configure_logging("debug", "json", stream)
+    library_logger("producer.sender").debug("producer_id_assigned producer_id=%d", 7)
+    [event] = json_lines(stream)
+    assert event == {
+        **event,
+        "event": "producer_id_assigned producer_id=7",
+        "level": "debug",
+        "logger": "highwater.producer.sender",
+    }
 
 
 def test_exceptions_stay_on_one_json_line() -> None:

@@ -53,7 +53,7 @@ def hung_server() -> Iterator[str]:
         listener.listen(16)
         url = f"http://127.0.0.1:{listener.getsockname()[1]}"
         yield url
-    metadata._unresponsive_until.pop(url, None)
+    metadata.UNRESPONSIVE.answered(url)
 
 
 def _timed_cluster_id(servers: list[str]) -> float:
