@@ -33,6 +33,7 @@ from broker.cluster.records import (
     topic_key,
 )
 from broker.cluster.store import CompactedError, KeyValue, MetadataStore, StoreUnavailableError
+from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
 
@@ -92,8 +93,7 @@ class MetadataView:
             if remaining <= 0:
                 return False
             self.changed.clear()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), remaining)
+            await wait_event(self.changed, remaining)
         return True
 
     async def catch_up_with_topic(self, name: str, timeout_s: float = CATCH_UP_TIMEOUT_S) -> None:

@@ -357,15 +357,13 @@ class BrokerNode:
         if not others_alive:
             return
         try:
-            moved = await asyncio.wait_for(
-                self._on_controller(
+            async with asyncio.timeout(CONTROLLED_SHUTDOWN_TIMEOUT_S):
+                moved = await self._on_controller(
                     "POST",
                     f"controlled-shutdown/{self.node_id}",
                     None,
                     lambda c: self.controlled_shutdown_on_controller(self.node_id),
-                ),
-                CONTROLLED_SHUTDOWN_TIMEOUT_S,
-            )
+                )
             log.info("broker.controlled_shutdown", node_id=self.node_id, moved=len(moved["moved"]))
         except Exception as error:  # noqa: BLE001 - shutdown goes on without it, as an uncontrolled stop
             log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))

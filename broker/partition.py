@@ -30,7 +30,7 @@ import structlog
 
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower, OffsetOutOfRange
-from broker.partition_signal import Signal, wait_event
+from broker.partition_signal import Signal
 from broker.record.header import iter_batches
 from broker.replication import (
     DelayedProducePurgatory,
@@ -42,6 +42,7 @@ from broker.replication import (
 )
 from broker.storage import GroupCommitFlusher, PartitionLog, ReadResult
 from broker.storage.producer_state import ProducerStateManager, is_idempotent
+from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
 

@@ -9,7 +9,6 @@ on several signals, so a replica fetch covering many partitions waits on all at 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 
 class Signal:
@@ -32,9 +31,3 @@ class Signal:
         for event in listeners:
             event.set()
 
-
-async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
-    """Wait up to ``timeout_s``; True if the event was set."""
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(event.wait(), max(timeout_s, 0))
-    return event.is_set()

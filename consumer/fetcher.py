@@ -38,6 +38,7 @@ from broker.errors import (
     UnknownTopicOrPartition,
 )
 from broker.record.header import read_header
+from broker.waiting import wait_event
 from consumer.errors import (
     LogTruncationError,
     NoOffsetForPartitionError,
@@ -400,7 +401,4 @@ class Fetcher:
         self._data_ready.clear()
         if self._ready or self._errors:
             return
-        try:
-            await asyncio.wait_for(self._data_ready.wait(), timeout_s)
-        except TimeoutError:
-            pass
+        await wait_event(self._data_ready, timeout_s)

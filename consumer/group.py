@@ -35,6 +35,7 @@ from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from broker.errors import HighwaterError
 from broker.groups.errors import FencedMemberEpoch, UnknownMemberId
+from broker.waiting import wait_event
 from consumer.membership import Acquire, MemberState, Revoke
 
 log = library_logger(__name__)
@@ -148,7 +149,7 @@ class GroupMember:
                 self._on_error(error, last_answer_ms)
                 await self._sleep(self._timings.retry_backoff_ms if error.retriable else interval_ms)
                 continue
-            except Exception as error:  # noqa: BLE001 - a bug must reach the application, not end the task silently
+            except Exception as error:
                 log.warning("group_heartbeat_loop_failed %s", self._who, exc_info=True)
                 self._errors.append(HighwaterError(f"group membership stopped: {error!r}"))
                 return
@@ -196,10 +197,7 @@ class GroupMember:
             self._fence("session_timeout")
 
     async def _sleep(self, duration_ms: int) -> None:
-        try:
-            await asyncio.wait_for(self._wakeup.wait(), duration_ms / 1000)
-        except TimeoutError:
-            pass
+        await wait_event(self._wakeup, duration_ms / 1000)
 
 
 def _names(partitions: frozenset[TopicPartition]) -> list[str]:

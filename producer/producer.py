@@ -25,6 +25,7 @@ from broker.client.library_log import library_logger
 from broker.client.types import ProduceAck, TopicPartition
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
 from broker.record.codec import RecordInput
+from broker.waiting import wait_event
 from config.client import ProducerSettings
 from producer.accumulator import RecordAccumulator
 from producer.batch import ProducerBatch, estimate_record_bytes
@@ -175,10 +176,7 @@ class Producer:
                 )
             self._memory_freed.clear()
             self._sender.wakeup()
-            try:
-                await asyncio.wait_for(self._memory_freed.wait(), remaining_ms / 1000)
-            except TimeoutError:
-                continue
+            await wait_event(self._memory_freed, remaining_ms / 1000)
 
     def _complete(self, batch: ProducerBatch, ack: ProduceAck | None, error: HighwaterError | None) -> None:
         """Resolve the batch's record futures (called by the sender, on the loop)."""
@@ -204,9 +202,8 @@ class Producer:
         self._accumulator.begin_flush()
         self._sender.wakeup()
         try:
-            await asyncio.wait_for(
-                asyncio.gather(*pending, return_exceptions=True), None if timeout_ms is None else timeout_ms / 1000
-            )
+            async with asyncio.timeout(None if timeout_ms is None else timeout_ms / 1000):
+                await asyncio.gather(*pending, return_exceptions=True)
         finally:
             self._accumulator.end_flush()
 
@@ -219,9 +216,8 @@ class Producer:
             self._accumulator.closing = True
             self._sender.stop()
             try:
-                await asyncio.wait_for(
-                    asyncio.shield(self._sender_task), None if timeout_ms is None else timeout_ms / 1000
-                )
+                async with asyncio.timeout(None if timeout_ms is None else timeout_ms / 1000):
+                    await asyncio.shield(self._sender_task)
             except TimeoutError:
                 log.warning("producer_close_timed_out unsent_batches=%d", len(self._accumulator.incomplete_batches()))
                 self._sender_task.cancel()

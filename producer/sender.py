@@ -40,6 +40,7 @@ from broker.errors import (
     ServiceUnavailable,
 )
 from broker.record.header import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE
+from broker.waiting import wait_event
 from producer.accumulator import RecordAccumulator
 from producer.batch import ProducerBatch
 from producer.partitioner import StickyPartitioner
@@ -121,10 +122,7 @@ class Sender:
             current_ms = now_ms()
             self._expire(current_ms)
             wait_ms = self._send_ready(current_ms)
-            try:
-                await asyncio.wait_for(self._wakeup.wait(), IDLE_WAIT_S if wait_ms is None else wait_ms / 1000)
-            except TimeoutError:
-                pass
+            await wait_event(self._wakeup, IDLE_WAIT_S if wait_ms is None else wait_ms / 1000)
 
     def stop(self) -> None:
         """Finish what is queued and in flight, then leave ``run``."""

@@ -55,6 +55,7 @@ from broker.cluster.records import (
 )
 from broker.cluster.store import KeyValue, MetadataStore
 from broker.errors import TopicAlreadyExists, UnknownTopic
+from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
 
@@ -107,9 +108,7 @@ class ControllerTerm:
                     self._log.info("controller_term_ready", live_brokers=sorted(self.live_broker_ids()))
                     self.ready.set()
                 timeout_s = max(next_rebalance - loop.time(), 0) if self.settings.auto_leader_rebalance_enable else None
-                try:
-                    await asyncio.wait_for(self._brokers_changed.wait(), timeout_s)
-                except TimeoutError:
+                if not await wait_event(self._brokers_changed, timeout_s):
                     async with self._lock:
                         await self._rebalance_imbalanced_brokers()
                     next_rebalance = loop.time() + interval_s

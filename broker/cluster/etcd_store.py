@@ -99,8 +99,9 @@ async def _channel_became_ready(channel: Any, timeout_s: float) -> bool:
         remaining_s = deadline - asyncio.get_running_loop().time()
         if state == grpc.ChannelConnectivity.TRANSIENT_FAILURE or remaining_s <= 0:
             return False
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(channel.wait_for_state_change(state), remaining_s)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(remaining_s):
+                await channel.wait_for_state_change(state)
         state = channel.get_state(try_to_connect=True)
     return True
 

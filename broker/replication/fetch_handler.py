@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from broker.errors import HighwaterError, NotLeaderOrFollower
 from broker.partition import Partition
-from broker.partition_signal import wait_event
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
+from broker.waiting import wait_event
 
 PartitionLookup = Callable[[str, int], "Partition | None"]
 

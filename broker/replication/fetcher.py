@@ -41,6 +41,7 @@ from broker.replication.fetch_wire import (
 )
 from broker.replication.follower import LocalLogView, PartitionFetchResponse
 from broker.storage.log_config import FLUSH_FSYNC
+from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
 
@@ -138,8 +139,7 @@ class ReplicaFetcher:
             url = self._leader_url(self.leader_id)
             if not fetchable or url is None:
                 self._changed.clear()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), 1.0)
+                await wait_event(self._changed, 1.0)
                 continue
             try:
                 responses = await self._fetch(url, [fp for _, fp in fetchable])

@@ -74,7 +74,7 @@ def test_concurrent_writers_of_one_checkpoint_never_take_each_others_temp_file(t
         try:
             for _ in range(300):
                 checkpoint.write({("orders", 0): offset})
-        except BaseException as error:
+        except Exception as error:  # noqa: BLE001 - an exception in a thread is otherwise lost
             errors.append(error)
 
     threads = [threading.Thread(target=rewrite, args=(offset,)) for offset in (1, 2, 3)]
