@@ -71,7 +71,7 @@ class ControllerSettings:
     set ``unclean.leader.election.enable``."""
 
     auto_leader_rebalance_enable: bool = True
-    leader_imbalance_check_interval_ms: int = 10_000
+    leader_imbalance_check_interval_ms: int = 5_000
     leader_imbalance_per_broker_percentage: int = 10
     unclean_leader_election_enable: bool = False
 
