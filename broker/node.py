@@ -128,6 +128,7 @@ class BrokerNode:
             ControllerSettings(
                 auto_leader_rebalance_enable=settings.auto_leader_rebalance_enable,
                 leader_imbalance_check_interval_ms=settings.leader_imbalance_check_interval_ms,
+                leader_imbalance_per_broker_percentage=settings.leader_imbalance_per_broker_percentage,
                 unclean_leader_election_enable=settings.topic_defaults.unclean_leader_election_enable,
             ),
         )

@@ -93,7 +93,12 @@ class BrokerSettings(BaseSettings):
     broker_session_timeout_ms: int = Field(6000, ge=1, description="a broker silent this long is dead")
     broker_heartbeat_interval_ms: int = Field(1000, ge=1, description="lease keep-alive period")
     auto_leader_rebalance_enable: bool = Field(True, description="move leadership back to preferred replicas")
-    leader_imbalance_check_interval_ms: int = Field(300_000, ge=1, description="preferred-leader check period")
+    leader_imbalance_check_interval_ms: int = Field(
+        5_000, ge=1, description="preferred-leader check period (Kafka: 300 s; one read of the partition records)"
+    )
+    leader_imbalance_per_broker_percentage: int = Field(
+        10, ge=0, le=100, description="rebalance a broker once more than this % of its preferred partitions moved"
+    )
     offsets_topic_num_partitions: int = Field(50, ge=1, description="partitions of __consumer_offsets at creation")
 
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"

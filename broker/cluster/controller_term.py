@@ -39,6 +39,7 @@ from broker.cluster.election import (
     preferred_leader_election,
     reconcile,
 )
+from broker.cluster.leader_balance import partitions_to_rebalance
 from broker.cluster.membership import registration_from
 from broker.cluster.placement import assign_replicas
 from broker.cluster.prefix_view import PrefixView, retry_unavailable
@@ -66,11 +67,12 @@ ComputeChange = Callable[[PartitionRecord], PartitionChange | None]
 
 @dataclass(frozen=True)
 class ControllerSettings:
-    """Kafka's controller settings; ``unclean_leader_election_enable`` is the default
-    for topics whose configs do not set ``unclean.leader.election.enable``."""
+    """Kafka's controller settings (``config.broker.BrokerSettings`` documents each);
+    ``unclean_leader_election_enable`` is the default for topics whose configs do not
+    set ``unclean.leader.election.enable``."""
 
     auto_leader_rebalance_enable: bool = True
-    leader_imbalance_check_interval_ms: int = 300_000
+    leader_imbalance_check_interval_ms: int = 5_000
     leader_imbalance_per_broker_percentage: int = 10
     unclean_leader_election_enable: bool = False
 
@@ -200,8 +202,23 @@ class ControllerTerm:
         prefix = PARTITIONS_PREFIX if topic is None else f"{PARTITIONS_PREFIX}{topic}/"
         async with self._lock:
             await self.fence.check()
-            live = self.live_broker_ids()
-            return await self._update_all(prefix, lambda r: preferred_leader_election(r, live), "preferred_election")
+            return await self._elect_preferred(prefix, None, "preferred_election")
+
+    async def _elect_preferred(
+        self, prefix: str, chosen: set[tuple[str, int]] | None, reason: str
+    ) -> list[PartitionRecord]:
+        """The one preferred election path (the route's and the periodic rebalance's):
+        ``preferred_leader_election`` on the partitions under ``prefix`` (only those in
+        ``chosen`` when given), recomputed on a fresh read whenever a CAS loses. The
+        caller holds the lock."""
+        live = self.live_broker_ids()
+
+        def compute(record: PartitionRecord) -> PartitionChange | None:
+            if chosen is not None and (record.topic, record.partition) not in chosen:
+                return None
+            return preferred_leader_election(record, live)
+
+        return await self._update_all(prefix, compute, reason)
 
     # ---- reconciliation --------------------------------------------------------
 
@@ -271,23 +288,16 @@ class ControllerTerm:
             await self._create_partition(topic.name, partition, assignment[partition])
 
     async def _rebalance_imbalanced_brokers(self) -> None:
-        """Kafka's ``checkAndTriggerAutoLeaderRebalance``: for each live broker whose
-        share of preferred-but-not-led partitions exceeds the threshold, restore the
-        preferred leaders of its partitions."""
+        """Kafka's ``checkAndTriggerAutoLeaderRebalance``: hand back the partitions
+        ``leader_balance.partitions_to_rebalance`` picks (see there for the rule)."""
         live = self.live_broker_ids()
         records = [_record(kv) for kv in await self._list(PARTITIONS_PREFIX)]
-        preferred = Counter(r.replicas[0] for r in records)
-        not_led = Counter(r.replicas[0] for r in records if r.leader != r.replicas[0])
-        threshold = self.settings.leader_imbalance_per_broker_percentage / 100
-        imbalanced = {b for b in live if preferred[b] and not_led[b] / preferred[b] > threshold}
-        if not imbalanced:
+        chosen = set(partitions_to_rebalance(records, live, self.settings.leader_imbalance_per_broker_percentage))
+        if not chosen:
             return
-        self._log.info("leader_rebalance", imbalanced_brokers=sorted(imbalanced))
-        await self._update_all(
-            PARTITIONS_PREFIX,
-            lambda r: preferred_leader_election(r, live) if r.replicas[0] in imbalanced else None,
-            "auto_leader_rebalance",
-        )
+        preferred = sorted({r.replicas[0] for r in records if (r.topic, r.partition) in chosen})
+        self._log.info("leader_rebalance", partitions=len(chosen), preferred_leaders=preferred)
+        await self._elect_preferred(PARTITIONS_PREFIX, chosen, "auto_leader_rebalance")
 
     # ---- fenced record writes ----------------------------------------------------
 

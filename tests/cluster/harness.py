@@ -4,6 +4,10 @@ Each ``InProcessBroker`` opens its own store connection, as a broker process wou
 ``kill`` stands for SIGKILL: tasks stop and the connection closes, but the lease is
 NOT revoked, so the registration and any ``/controller`` key linger until the lease
 expires. ``shutdown`` is the clean path: controlled shutdown first, then deregister.
+
+The controllers run without the periodic preferred-leader rebalance
+(``MANUAL_SETTINGS``) unless a test passes settings of its own, so every leadership
+a test sees move is one the test caused.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from broker.cluster.store_url import open_store
 T = TypeVar("T")
 
 SESSION_TIMEOUT_MS = 1000
+MANUAL_SETTINGS = ControllerSettings(auto_leader_rebalance_enable=False)
 HEARTBEAT_INTERVAL_MS = 200
 TAKEOVER_MARGIN_MS = 500
 FAILOVER_MARGIN_MS = 1000
@@ -57,7 +62,7 @@ class InProcessBroker:
 class InProcessCluster:
     url: str
     observer: MetadataStore
-    settings: ControllerSettings = field(default_factory=ControllerSettings)
+    settings: ControllerSettings = MANUAL_SETTINGS
     brokers: dict[int, InProcessBroker] = field(default_factory=dict)
 
     async def start_broker(self, broker_id: int, rack: str | None = None) -> InProcessBroker:
@@ -120,7 +125,7 @@ async def start_cluster(
     """Start brokers in order; the first becomes the controller before the others join.
     The store is a sqlite file in ``tmp_path`` unless ``url`` names another."""
     url = url or f"sqlite://{tmp_path / 'metadata.db'}"
-    cluster = InProcessCluster(url, await open_store(url), settings or ControllerSettings())
+    cluster = InProcessCluster(url, await open_store(url), settings or MANUAL_SETTINGS)
     rack_of = racks or {}
     first, *others = broker_ids
     await cluster.start_broker(first, rack_of.get(first))

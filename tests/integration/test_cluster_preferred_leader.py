@@ -4,7 +4,9 @@ A restarted broker is a follower of everything at first: its leaderships moved a
 while it was gone. ``highwater partitions elect-preferred`` (the REST route
 ``POST /v3/clusters/{c}/partitions:elect-preferred``) gives them back once it is in
 sync, and so does the controller's periodic rebalance
-(``leader_imbalance_check_interval_ms``) without anybody asking.
+(``leader_imbalance_check_interval_ms``) without anybody asking. The tests of the
+manual path turn the periodic one off (``auto_leader_rebalance_enable=false``), so
+what they see is the manual call's doing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 import pytest
 
 from tests.integration.cluster_harness import (
+    DETECTION_MARGIN_MS,
     LiveCluster,
     session_env,
     wait_until,
@@ -25,6 +28,8 @@ pytestmark = pytest.mark.integration
 
 TOPIC = "preferred"
 PARTITIONS = 6
+MANUAL_ONLY = session_env(HIGHWATER_AUTO_LEADER_REBALANCE_ENABLE="false")
+CHECK_INTERVAL_MS = 1000
 
 
 def bounce_a_preferred_leader(cluster: LiveCluster) -> tuple[int, dict[int, int]]:
@@ -51,10 +56,10 @@ def assert_every_partition_led_by_its_first_replica(cluster: LiveCluster) -> Non
 
 
 def test_elect_preferred_command_gives_leadership_back(metadata_store: str, live_cluster_factory) -> None:
-    cluster = live_cluster_factory(metadata_store)
+    cluster = live_cluster_factory(metadata_store, env=MANUAL_ONLY)
     cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
     broker_id, epochs_before = bounce_a_preferred_leader(cluster)
-    assert cluster.led_by(TOPIC, broker_id) == {}, "no automatic rebalance within the default 5 minutes"
+    assert cluster.led_by(TOPIC, broker_id) == {}, "the restarted broker leads nothing until asked"
     other = min(set(cluster.brokers) - {broker_id, cluster.controller_id()})
 
     result = highwater("partitions", "elect-preferred", "--topic", TOPIC, "--server", cluster.url(other))
@@ -71,7 +76,7 @@ def test_elect_preferred_command_gives_leadership_back(metadata_store: str, live
 
 
 def test_elect_preferred_route_answers_the_elected_partitions(tmp_path, live_cluster_factory) -> None:
-    cluster = live_cluster_factory(f"sqlite://{(tmp_path / 'metadata.db').resolve()}")
+    cluster = live_cluster_factory(f"sqlite://{(tmp_path / 'metadata.db').resolve()}", env=MANUAL_ONLY)
     cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
     broker_id, epochs_before = bounce_a_preferred_leader(cluster)
     status, body = http_json("POST", f"{cluster.base(broker_id)}/partitions:elect-preferred")
@@ -85,12 +90,18 @@ def test_elect_preferred_route_answers_the_elected_partitions(tmp_path, live_clu
 
 
 def test_automatic_rebalance_restores_preferred_leaders(metadata_store: str, live_cluster_factory) -> None:
-    cluster = live_cluster_factory(metadata_store, env=session_env(HIGHWATER_LEADER_IMBALANCE_CHECK_INTERVAL_MS="500"))
+    """No manual call: once the restarted broker is back in every ISR, the controller's
+    next check (at most one interval later) hands its partitions back."""
+    env = session_env(HIGHWATER_LEADER_IMBALANCE_CHECK_INTERVAL_MS=str(CHECK_INTERVAL_MS))
+    cluster = live_cluster_factory(metadata_store, env=env)
     cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
     broker_id, epochs_before = bounce_a_preferred_leader(cluster)
 
     def leads_its_preferred_partitions() -> bool:
         return cluster.led_by(TOPIC, broker_id).keys() == epochs_before.keys()
 
-    wait_until(leads_its_preferred_partitions, 10, f"broker {broker_id} to lead its preferred partitions again")
+    deadline_s = (CHECK_INTERVAL_MS + DETECTION_MARGIN_MS) / 1000
+    wait_until(leads_its_preferred_partitions, deadline_s, f"broker {broker_id} to lead its preferred partitions again")
     assert_every_partition_led_by_its_first_replica(cluster)
+    for partition, state in cluster.led_by(TOPIC, broker_id).items():
+        assert state.leader_epoch > epochs_before[partition]

@@ -35,6 +35,10 @@ def error_line(**overrides: object) -> str:
             "highwater: invalid setting auto_leader_rebalance_enable: must be true or false (got 'perhaps')",
         ),
         (
+            {"leader_imbalance_per_broker_percentage": 101},
+            "highwater: invalid setting leader_imbalance_per_broker_percentage: must be <= 100 (got 101)",
+        ),
+        (
             {"advertised_url": "broker-1:9092"},
             "highwater: invalid setting advertised_url: must start with http:// or https:// (got 'broker-1:9092')",
         ),
