@@ -26,7 +26,16 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 SPARK_TESTS = Path(__file__).with_name("spark")
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Runs before xdist's own hook, which reads the groups into the node ids."""
     for item in items:
         group = "spark" if SPARK_TESTS in item.path.parents else item.nodeid.split("::", 1)[0]
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Fail at once if a pytest/xdist pairing stops grouping (pytest 9.2 did, silently)."""
+    grouping = getattr(session.config.option, "loadgroup", False)
+    if grouping and session.items and "@" not in session.items[0].nodeid:
+        raise pytest.UsageError("xdist's --dist loadgroup did not group the tests: check the pytest-xdist pairing")
