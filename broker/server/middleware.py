@@ -8,7 +8,8 @@ ever sees ``{"error_code", "error", "message", "retriable", ...details}`` JSON:
   every offending field, except a negative partition id: a malformed request, 400 as
   in a path (``partition_ids``);
 * aiohttp's HTTP errors (no such route, wrong method, body over ``client_max_size``)
-  are rewritten into the same JSON shape, never aiohttp's HTML or plain text;
+  are rewritten into the same JSON shape, never aiohttp's HTML or plain text; a 405
+  keeps the ``Allow`` header RFC 9110 requires, listing the methods the path declares;
 * anything else is a bug: it is logged with its traceback and answered 500 with a
   body that carries no traceback.
 
@@ -64,6 +65,8 @@ def error_response(error: HighwaterError) -> web.Response:
     response = web.json_response(error.to_body(), status=error.http_status)
     if error.http_status in (429, 503):
         response.headers["Retry-After"] = RETRY_AFTER_SECONDS
+    if isinstance(error, MethodNotAllowed):
+        response.headers["Allow"] = ", ".join(error.details.get("allowed_methods", ()))
     return response
 
 
