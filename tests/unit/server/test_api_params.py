@@ -83,14 +83,17 @@ def operations_with_integer_query_parameters() -> list[tuple[str, str, str, dict
 
 
 @pytest.mark.parametrize("text", ["true", "-1", "2.5"])
-async def test_every_integer_query_parameter_refuses_a_malformed_value_with_400_naming_it(api: Api, text: str) -> None:
+@pytest.mark.parametrize("topic", ["t", "missing"], ids=["existing-topic", "parsed-before-the-topic-is-looked-up"])
+async def test_every_integer_query_parameter_refuses_a_malformed_value_with_400_naming_it(
+    api: Api, text: str, topic: str
+) -> None:
     await api.create_topic("t")
     operations = operations_with_integer_query_parameters()
     assert {name for _, _, name, _ in operations} >= {"offset", "max_records", "max_bytes", "timeout_ms", "timestamp"}
     for method, pattern, name, operation in operations:
         content_types = list(operation.get("requestBody", {}).get("content", {"application/json": None}))
         response = await api.client.request(
-            method, concrete_path(api, pattern), params={name: text}, data=b"",
+            method, concrete_path(api, pattern, topic_name=topic), params={name: text}, data=b"",
             headers={"Content-Type": content_types[0]},
         )
         body = await error_of(response, 400)
