@@ -53,7 +53,10 @@ async def test_a_path_parameter_of_the_wrong_type_on_an_internal_route_is_400_na
     assert api.node.controller_id() == api.node.node_id, "nothing moved: the broker is still the controller"
 
 
-async def test_every_integer_path_parameter_of_every_route_refuses_a_malformed_value_with_400(api: Api) -> None:
+@pytest.mark.parametrize("topic", ["t", "missing"], ids=["existing-topic", "parsed-before-the-topic-is-looked-up"])
+async def test_every_integer_path_parameter_of_every_route_refuses_a_malformed_value_with_400(
+    api: Api, topic: str
+) -> None:
     await api.create_topic("t")
     names = integer_parameters("path")
     assert names >= {"partition_id", "broker_id"}
@@ -61,7 +64,7 @@ async def test_every_integer_path_parameter_of_every_route_refuses_a_malformed_v
     for name in sorted(names):
         for method, pattern in routes_with_path_parameter(api, name):
             for text in MALFORMED_INTEGERS:
-                path = concrete_path(api, pattern, **{name: text})
+                path = concrete_path(api, pattern, topic_name=topic, topic=topic, **{name: text})
                 response = await api.client.request(method, path, data=b"", headers={"Content-Type": "application/json"})
                 body = await error_of(response, 400)
                 assert (body["error_code"], body["parameter"]) == (40001, name), (method, path, body)
