@@ -150,7 +150,7 @@ class RecordProducer:
                 outcomes[slot] = Delivered(batch.partition, result.base_offset + index, timestamp_ms)
 
     def append_in_background(self, topic: str, partition: int, batches: list[bytes], timeout_ms: int) -> None:
-        """Append one partition's batches, in order, without anyone waiting (``acks=0``); failures can only be logged."""
+        """Append one partition's batches in order, with nobody waiting (``acks=0``); failures can only be logged."""
         task = asyncio.create_task(self._append_unacknowledged(topic, partition, batches, timeout_ms))
         self._background.add(task)
         task.add_done_callback(self._background.discard)

@@ -1,4 +1,4 @@
-"""``--server``/``HIGHWATER_SERVER``: ``host:port`` means ``http://host:port``; anything unusable is one line, exit 2."""
+"""``--server``/``HIGHWATER_SERVER``: ``host:port`` means ``http://host:port``; anything unusable: one line, exit 2."""
 
 from __future__ import annotations
 
@@ -75,11 +75,14 @@ REFUSALS = {
 
 @pytest.mark.parametrize("command", ALL_SERVER_COMMANDS, ids=" ".join)
 @pytest.mark.parametrize("server", list(REFUSALS))
-def test_every_command_refuses_an_unusable_server_with_one_line_and_exit_2(command: tuple[str, ...], server: str) -> None:
+def test_every_command_refuses_an_unusable_server_with_one_line_and_exit_2(
+    command: tuple[str, ...], server: str
+) -> None:
     result = runner.invoke(app, [*command, "--server", server])
     assert result.exit_code == 2, result.output
     assert result.stderr == (
-        f"highwater: --server: {server!r} is not a broker address ({REFUSALS[server]}); give host:port or http://host:port\n"
+        f"highwater: --server: {server!r} is not a broker address ({REFUSALS[server]}); "
+        "give host:port or http://host:port\n"
     )
     assert result.stdout == ""
     assert result.exception is None or isinstance(result.exception, SystemExit)

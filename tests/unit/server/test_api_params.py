@@ -65,7 +65,9 @@ async def test_every_integer_path_parameter_of_every_route_refuses_a_malformed_v
         for method, pattern in routes_with_path_parameter(api, name):
             for text in MALFORMED_INTEGERS:
                 path = concrete_path(api, pattern, topic_name=topic, topic=topic, **{name: text})
-                response = await api.client.request(method, path, data=b"", headers={"Content-Type": "application/json"})
+                response = await api.client.request(
+                    method, path, data=b"", headers={"Content-Type": "application/json"}
+                )
                 body = await error_of(response, 400)
                 assert (body["error_code"], body["parameter"]) == (40001, name), (method, path, body)
                 assert name in body["message"]

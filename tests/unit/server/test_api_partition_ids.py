@@ -30,7 +30,11 @@ async def test_a_negative_partition_in_a_consumer_group_request_is_the_same_400(
     await api.create_topic("t")
     group = f"{api.cluster}/consumer-groups/g"
     commit = {"offsets": [{"topic_name": "t", "partition_id": -1, "offset": 0}]}
-    heartbeat = {"member_epoch": 0, "subscribed_topics": ["t"], "owned_partitions": [{"topic": "t", "partitions": [-1]}]}
+    heartbeat = {
+        "member_epoch": 0,
+        "subscribed_topics": ["t"],
+        "owned_partitions": [{"topic": "t", "partitions": [-1]}],
+    }
     answers = [
         await error_of(await api.client.post(f"{group}/offsets", json=commit), 400),
         await error_of(await api.client.post(f"{group}/consumers/m:heartbeat", json=heartbeat), 400),
