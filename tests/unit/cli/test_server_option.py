@@ -16,8 +16,20 @@ from tests.unit.cli.rest_server import RestServer
 
 runner = CliRunner()
 
-UNUSABLE = ["notaurl", "localhost", "host:port", "h:1/path", "http://", "ftp://h:1", "localhost:0",
-            "localhost:99999", "http://[::1:9092", "http://h:1/?q=1", "http://h:x", ""]
+UNUSABLE = [
+    "notaurl",
+    "localhost",
+    "host:port",
+    "h:1/path",
+    "http://",
+    "ftp://h:1",
+    "localhost:0",
+    "localhost:99999",
+    "http://[::1:9092",
+    "http://h:1/?q=1",
+    "http://h:x",
+    "",
+]
 
 
 @pytest.mark.parametrize(
@@ -100,7 +112,10 @@ def test_host_port_from_the_option_or_the_environment_reaches_the_broker_over_ht
 def test_the_installed_command_prints_no_traceback_for_a_server_without_scheme() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "broker.cli", "topics", "list", "-s", "notaurl"],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert completed.returncode == 2
     assert completed.stderr.count("\n") == 1 and completed.stderr.startswith("highwater: --server: 'notaurl'")

@@ -25,7 +25,7 @@ def declared_methods(app: web.Application, path: str) -> set[str]:
     for resource in app.router.resources():
         info = resource.get_info()
         pattern = info.get("pattern")
-        if (pattern.fullmatch(path) if pattern is not None else info.get("path") == path):
+        if pattern.fullmatch(path) if pattern is not None else info.get("path") == path:
             methods.update(route.method for route in resource)
     return methods
 

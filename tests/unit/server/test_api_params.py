@@ -31,8 +31,15 @@ def integer_parameters(where: str) -> set[str]:
 
 def concrete_path(api: Api, pattern: str, **values: str) -> str:
     """``pattern`` with the cluster's id, topic ``t`` and group ``g``, and ``values`` for the rest."""
-    defaults = {"cluster_id": api.node.cluster_id, "topic_name": "t", "topic": "t", "consumer_group_id": "g",
-                "consumer_id": "m", "partition_id": "0", "broker_id": "1"}
+    defaults = {
+        "cluster_id": api.node.cluster_id,
+        "topic_name": "t",
+        "topic": "t",
+        "consumer_group_id": "g",
+        "consumer_id": "m",
+        "partition_id": "0",
+        "broker_id": "1",
+    }
     return re.sub(r"\{(\w+)\}", lambda match: {**defaults, **values}[match.group(1)], pattern)
 
 
@@ -98,7 +105,10 @@ async def test_every_integer_query_parameter_refuses_a_malformed_value_with_400_
     for method, pattern, name, operation in operations:
         content_types = list(operation.get("requestBody", {}).get("content", {"application/json": None}))
         response = await api.client.request(
-            method, concrete_path(api, pattern, topic_name=topic), params={name: text}, data=b"",
+            method,
+            concrete_path(api, pattern, topic_name=topic),
+            params={name: text},
+            data=b"",
             headers={"Content-Type": content_types[0]},
         )
         body = await error_of(response, 400)

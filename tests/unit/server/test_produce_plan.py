@@ -110,7 +110,7 @@ def test_splitting_keeps_order_and_every_batch_within_the_limit_and_as_full_as_i
     items = [PlacedRecord(slot, 0, record(value=b"v" * size, ts=timestamps[slot])) for slot, size in enumerate(sizes)]
     runs = split_by_size(items, limit)
     assert [item.slot for run in runs for item in run] == list(range(len(items)))
-    for run, next_run in zip(runs, runs[1:] + [[]]):
+    for run, next_run in zip(runs, [*runs[1:], []]):
         size = encoded_size(run)
         assert size <= limit or len(run) == 1
         if next_run:
