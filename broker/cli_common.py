@@ -3,6 +3,10 @@
 Client commands fail with exit code 1 and one line on stderr (``highwater: cannot reach
 broker at http://127.0.0.1:9092: connection refused``, or the broker's ``error`` and
 ``message``), never a traceback: the operator's next step is in that line.
+
+``--server`` (or ``HIGHWATER_SERVER``) takes ``host:port``, meaning ``http://host:port``,
+or an http(s) URL (``cli_client.broker_url``); anything else stops the command before
+it sends a request, with one line and exit code 2, like any other bad setting.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Annotated, TypeVar
 import typer
 from rich.console import Console
 
-from broker.cli_client import DEFAULT_SERVER, BrokerError, BrokerUnreachable, RestClient
+from broker.cli_client import DEFAULT_SERVER, BrokerError, BrokerUnreachable, RestClient, broker_url
 
 T = TypeVar("T")
 
@@ -23,18 +27,34 @@ EXIT_BAD_SETTINGS = 2
 
 stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
-ServerOption = Annotated[
-    str,
-    typer.Option(
-        "--server", "-s", envvar="HIGHWATER_SERVER", help="URL of any broker of the cluster.", show_default=True
-    ),
-]
-
 
 def fail(message: str, code: int = EXIT_CLIENT_ERROR) -> typer.Exit:
     """Print ``highwater: <message>`` on stderr and return the Exit to raise."""
     stderr_console.print(f"highwater: {message}", markup=False)
     return typer.Exit(code)
+
+
+def server_url_option(value: str | None) -> str | None:
+    """The ``--server`` callback: the broker's base URL, or one line and exit code 2."""
+    if value is None:
+        return None
+    try:
+        return broker_url(value)
+    except ValueError as error:
+        raise fail(f"--server: {error}", EXIT_BAD_SETTINGS) from None
+
+
+ServerOption = Annotated[
+    str,
+    typer.Option(
+        "--server",
+        "-s",
+        envvar="HIGHWATER_SERVER",
+        help="Any broker of the cluster: host:port or http(s)://host:port.",
+        show_default=True,
+        callback=server_url_option,
+    ),
+]
 
 
 def run_client(server: str, action: Callable[[RestClient], Awaitable[T]]) -> T:
@@ -52,4 +72,4 @@ def run_client(server: str, action: Callable[[RestClient], Awaitable[T]]) -> T:
         raise fail(f"{error.error}: {error.message}") from None
 
 
-__all__ = ["DEFAULT_SERVER", "ServerOption", "fail", "run_client", "stderr_console"]
+__all__ = ["DEFAULT_SERVER", "ServerOption", "fail", "run_client", "server_url_option", "stderr_console"]

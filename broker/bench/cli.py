@@ -26,7 +26,7 @@ import typer
 from rich.console import Console
 
 from broker.bench.spec import KINDS, SpecError, WorkloadSpec
-from broker.cli_common import EXIT_BAD_SETTINGS, fail
+from broker.cli_common import EXIT_BAD_SETTINGS, fail, server_url_option
 
 if TYPE_CHECKING:
     from broker.bench.runner import RunResult
@@ -39,7 +39,10 @@ BASELINE_DURATION_S = 3.0
 bench_app = typer.Typer(help="Measure throughput and latency (produce, consume, end to end).",
                         no_args_is_help=False, invoke_without_command=True)
 
-Server = Annotated[str | None, typer.Option("--server", help="URL of a broker of a running cluster.")]
+Server = Annotated[
+    str | None,
+    typer.Option("--server", help="A broker of a running cluster: host:port or URL.", callback=server_url_option),
+]
 Spawn = Annotated[int, typer.Option("--spawn", min=0, max=9, help="Start this many brokers for the run.")]
 RecordSize = Annotated[int, typer.Option("--record-size", help="Bytes of each record value.")]
 Count = Annotated[int | None, typer.Option("--count", help="Records in all (default 200000 without --duration-s).")]

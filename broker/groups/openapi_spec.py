@@ -47,7 +47,7 @@ PARTITION = _param("partition_id", "path", {"type": "integer", "minimum": 0}, "p
 _TOPIC_PARTITIONS = {
     "type": "object",
     "required": ["topic"],
-    "properties": {"topic": _STR, "partitions": {"type": "array", "items": _INT}},
+    "properties": {"topic": _STR, "partitions": {"type": "array", "items": {"type": "integer", "minimum": 0}}},
 }
 _PARTITION_REF = {"type": "object", "properties": {"topic_name": _STR, "partition_id": _INT}}
 

@@ -61,6 +61,8 @@ from broker.record.varint import (
     decode_varlong,
     encode_varint,
     encode_varlong,
+    size_of_varint,
+    size_of_varlong,
 )
 
 CREATE_TIME = 0
@@ -228,6 +230,21 @@ def _encode_records(records: Iterable[Any], base_timestamp: int, now_ms: int) ->
             key_length_bytes, key, value_length_bytes, value, headers_bytes,
         ))
     return b"".join(parts), max_timestamp
+
+
+def record_size_in_bytes(record: RecordInput, offset_delta: int, timestamp_delta: int) -> int:
+    """Bytes ``record`` takes in an uncompressed batch at ``offset_delta``, ``timestamp_delta`` from the base.
+
+    Kafka's ``DefaultRecord.sizeInBytes``: exactly what ``_encode_records`` writes for the
+    record there, so a batch's size is known before it is encoded
+    (``RECORDS_OFFSET`` + the sum of its records' sizes).
+    """
+    key, value, headers = record.key, record.value, record.headers
+    body_length = 1 + size_of_varlong(timestamp_delta) + size_of_varint(offset_delta)
+    body_length += 1 if key is None else size_of_varint(len(key)) + len(key)
+    body_length += 1 if value is None else size_of_varint(len(value)) + len(value)
+    body_length += len(_encode_headers(headers)) if headers else len(_NO_HEADERS)
+    return size_of_varint(body_length) + body_length
 
 
 def _encode_headers(headers: Sequence[tuple[str, bytes | None]]) -> bytes:

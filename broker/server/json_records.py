@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from broker.errors import InvalidRequest
 from broker.record.codec import Record, RecordInput
+from broker.server.partition_ids import PartitionId
 
 
 class DataType(StrEnum):
@@ -77,7 +78,7 @@ class ProduceRecord(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    partition_id: int | None = None
+    partition_id: PartitionId | None = None
     headers: list[HeaderInput] = Field(default_factory=list)
     key: RecordData | None = None
     value: RecordData | None = None

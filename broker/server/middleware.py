@@ -5,9 +5,11 @@ ever sees ``{"error_code", "error", "message", "retriable", ...details}`` JSON:
 
 * a ``HighwaterError`` answers with its own status and body;
 * pydantic's ``ValidationError`` (wrong types, missing fields) answers 422 and names
-  every offending field;
+  every offending field, except a negative partition id: a malformed request, 400 as
+  in a path (``partition_ids``);
 * aiohttp's HTTP errors (no such route, wrong method, body over ``client_max_size``)
-  are rewritten into the same JSON shape, never aiohttp's HTML or plain text;
+  are rewritten into the same JSON shape, never aiohttp's HTML or plain text; a 405
+  keeps the ``Allow`` header RFC 9110 requires, listing the methods the path declares;
 * anything else is a bug: it is logged with its traceback and answered 500 with a
   body that carries no traceback.
 
@@ -29,6 +31,7 @@ from pydantic import ValidationError
 
 from broker.errors import (
     HighwaterError,
+    InvalidRequest,
     MethodNotAllowed,
     NotFound,
     RequestTooLarge,
@@ -37,6 +40,7 @@ from broker.errors import (
 )
 from broker.server.metrics import HttpMetrics
 from broker.server.params import NODE_KEY
+from broker.server.partition_ids import NEGATIVE_PARTITION_ID
 
 log = structlog.get_logger(__name__)
 
@@ -61,15 +65,20 @@ def error_response(error: HighwaterError) -> web.Response:
     response = web.json_response(error.to_body(), status=error.http_status)
     if error.http_status in (429, 503):
         response.headers["Retry-After"] = RETRY_AFTER_SECONDS
+    if isinstance(error, MethodNotAllowed):
+        response.headers["Allow"] = ", ".join(error.details.get("allowed_methods", ()))
     return response
 
 
-def validation_error(error: ValidationError) -> UnprocessableEntity:
+def validation_error(error: ValidationError) -> InvalidRequest | UnprocessableEntity:
+    """422 naming every offending field; 400 when one of them is a negative partition id."""
+    items = error.errors(include_url=False, include_input=False)
     problems = [
-        {"field": ".".join(str(part) for part in item["loc"]) or "body", "message": item["msg"]}
-        for item in error.errors(include_url=False, include_input=False)
+        {"field": ".".join(str(part) for part in item["loc"]) or "body", "message": item["msg"]} for item in items
     ]
     summary = "; ".join(f"{problem['field']}: {problem['message']}" for problem in problems)
+    if any(item["type"] == NEGATIVE_PARTITION_ID for item in items):
+        return InvalidRequest(f"invalid request body: {summary}", errors=problems)
     return UnprocessableEntity(f"invalid request body: {summary}", errors=problems)
 
 

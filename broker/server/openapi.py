@@ -415,6 +415,9 @@ PATHS: dict[str, Any] = {
             [CLUSTER, TOPIC, ACKS, PRODUCE_TIMEOUT],
             _ok("per-entry results", _ref("BatchResponse"), "207"),
             requestBody=_json_body(_ref("BatchRequest")),
+            description="A partition's entries are appended in request order, in as many record batches as the "
+            "topic's max.message.bytes needs; only an entry larger than that on its own fails (MESSAGE_TOO_LARGE). "
+            "A negative partition_id fails its entry with 400 INVALID_REQUEST, as in a path.",
         )
     },
     PARTITIONS + "/{partition_id}/batches": {

@@ -3,6 +3,10 @@
 Every client mistake becomes a ``HighwaterError`` naming the parameter and what was
 wrong, so the error middleware answers 4xx and never 500. Numbers in paths and queries
 are decimal integers; a sign, spaces or a fraction are refused rather than guessed at.
+Every number a handler takes from its path goes through ``path_int`` and from its query
+through ``query_int`` (both ``parse_int``), so ``…/controlled-shutdown/true`` is the same
+400 ``INVALID_REQUEST`` naming ``broker_id`` as ``…/partitions/x`` naming ``partition_id``;
+a handler parses them before it looks anything up.
 """
 
 from __future__ import annotations
@@ -72,8 +76,14 @@ def query_int(
     return parse_int(name, text, minimum=minimum, maximum=maximum)
 
 
+def path_int(request: web.Request, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """The integer path parameter ``{name}``; ``InvalidRequest`` naming it when it is not one."""
+    return parse_int(name, request.match_info[name], minimum=minimum, maximum=maximum)
+
+
 def partition_param(request: web.Request) -> int:
-    return parse_int("partition_id", request.match_info["partition_id"])
+    """``{partition_id}``: a negative one is refused as in a body (``partition_ids``)."""
+    return path_int(request, "partition_id")
 
 
 def acks_param(query: Mapping[str, str]) -> str:

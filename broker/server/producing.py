@@ -1,9 +1,12 @@
-"""Append the records of one produce request: one batch per partition, partitions in parallel.
+"""Append the records of one produce request: partitions in parallel, each partition's batches in order.
 
-Shared by the single, streaming and ``records:batch`` forms of JSON produce. A request
-whose records are all valid and bound for one partition is exactly one append; records
-that fail on their own (bad base64, unknown partition) get their error in their slot and
-do not stop the others, as the REST Proxy's batch API reports per entry.
+Shared by the single, streaming and ``records:batch`` forms of JSON produce. A
+partition's records become as few batches as its ``max.message.bytes`` allows
+(``produce_plan.build_batches``), so a request whose records are valid, bound for one
+partition and small enough together is exactly one append. Records that fail on their
+own (bad base64, unknown partition, one record larger than ``max.message.bytes``) get
+their error in their slot and do not stop the others, as the REST Proxy's batch API
+reports per entry.
 
 ``acks=0`` answers before the append (Kafka's fire-and-forget): the batches are
 appended by background tasks the producer keeps until they finish, and ``drain`` waits
@@ -29,7 +32,7 @@ from broker.server.json_records import EncodedRecord
 from broker.server.produce_plan import PartitionBatch, PlacedRecord, RoundRobin, build_batches, choose_partition
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode, ProduceResult
+    from broker.node import BrokerNode
 
 log = structlog.get_logger(__name__)
 
@@ -57,6 +60,33 @@ def check_batch_size(topic: str, batch: bytes, max_message_bytes: int) -> None:
         )
 
 
+def admissible(
+    topic: str, batches: list[PartitionBatch], max_message_bytes: int, outcomes: list[Outcome | None]
+) -> list[PartitionBatch]:
+    """The batches within ``max_message_bytes``; the records of the others get ``RecordTooLarge``.
+
+    After ``build_batches`` only a batch of one record alone too large can be refused here.
+    """
+    admitted = []
+    for batch in batches:
+        try:
+            check_batch_size(topic, batch.batch, max_message_bytes)
+        except RecordTooLarge as error:
+            for slot in batch.slots:
+                outcomes[slot] = error
+            continue
+        admitted.append(batch)
+    return admitted
+
+
+def partition_chains(batches: list[PartitionBatch]) -> dict[int, list[PartitionBatch]]:
+    """Each partition's batches in their order; partitions are appended in parallel, a chain in sequence."""
+    chains: dict[int, list[PartitionBatch]] = {}
+    for batch in batches:
+        chains.setdefault(batch.partition, []).append(batch)
+    return chains
+
+
 class RecordProducer:
     def __init__(self, node: BrokerNode) -> None:
         self._node = node
@@ -80,70 +110,64 @@ class RecordProducer:
                 outcomes[slot] = error
                 continue
             placed.append(PlacedRecord(slot, partition, item))
-        batches = self._admissible(topic, build_batches(placed), outcomes)
+        max_message_bytes = self._node.max_message_bytes(topic)
+        batches = admissible(topic, build_batches(placed, max_message_bytes), max_message_bytes, outcomes)
+        chains = partition_chains(batches)
         if acks == "0":
-            for batch in batches:
-                self.append_in_background(topic, batch.partition, batch.batch, timeout_ms)
-                for slot, timestamp_ms in zip(batch.slots, batch.timestamps_ms):
-                    outcomes[slot] = Delivered(batch.partition, None, timestamp_ms)
+            for partition, chain in chains.items():
+                self.append_in_background(topic, partition, [batch.batch for batch in chain], timeout_ms)
+                for batch in chain:
+                    for slot, timestamp_ms in zip(batch.slots, batch.timestamps_ms):
+                        outcomes[slot] = Delivered(batch.partition, None, timestamp_ms)
         else:
-            results = await asyncio.gather(
-                *(self._node.produce(topic, b.partition, b.batch, acks, timeout_ms) for b in batches),
+            crashes = await asyncio.gather(
+                *(self._append_chain(topic, chain, acks, timeout_ms, outcomes) for chain in chains.values()),
                 return_exceptions=True,
             )
-            for batch, result in zip(batches, results):
-                self._record_result(batch, result, outcomes)
+            for crash in crashes:
+                if isinstance(crash, BaseException):
+                    raise crash
         assert all(outcome is not None for outcome in outcomes)
         return outcomes  # type: ignore[return-value]
 
-    def _admissible(
-        self, topic: str, batches: list[PartitionBatch], outcomes: list[Outcome | None]
-    ) -> list[PartitionBatch]:
-        max_message_bytes = self._node.max_message_bytes(topic)
-        admitted = []
-        for batch in batches:
+    async def _append_chain(
+        self, topic: str, chain: list[PartitionBatch], acks: str, timeout_ms: int, outcomes: list[Outcome | None]
+    ) -> None:
+        """Append one partition's batches one after the other, each answered with its own outcome.
+
+        Sequential, so the partition's records land in request order even when the
+        appends are forwarded to the leader. A failed batch does not stop the next:
+        each entry reports what happened to it.
+        """
+        for batch in chain:
             try:
-                check_batch_size(topic, batch.batch, max_message_bytes)
-            except RecordTooLarge as error:
+                result = await self._node.produce(topic, batch.partition, batch.batch, acks, timeout_ms)
+            except HighwaterError as error:
                 for slot in batch.slots:
                     outcomes[slot] = error
                 continue
-            admitted.append(batch)
-        return admitted
+            for index, (slot, timestamp_ms) in enumerate(zip(batch.slots, batch.timestamps_ms)):
+                outcomes[slot] = Delivered(batch.partition, result.base_offset + index, timestamp_ms)
 
-    @staticmethod
-    def _record_result(
-        batch: PartitionBatch,
-        result: ProduceResult | BaseException,
-        outcomes: list[Outcome | None],
-    ) -> None:
-        if isinstance(result, HighwaterError):
-            for slot in batch.slots:
-                outcomes[slot] = result
-            return
-        if isinstance(result, BaseException):
-            raise result
-        for index, (slot, timestamp_ms) in enumerate(zip(batch.slots, batch.timestamps_ms)):
-            outcomes[slot] = Delivered(batch.partition, result.base_offset + index, timestamp_ms)
-
-    def append_in_background(self, topic: str, partition: int, batch: bytes, timeout_ms: int) -> None:
-        """Append without anyone waiting (``acks=0``); failures can only be logged."""
-        task = asyncio.create_task(self._append_unacknowledged(topic, partition, batch, timeout_ms))
+    def append_in_background(self, topic: str, partition: int, batches: list[bytes], timeout_ms: int) -> None:
+        """Append one partition's batches in order, with nobody waiting (``acks=0``); failures can only be logged."""
+        task = asyncio.create_task(self._append_unacknowledged(topic, partition, batches, timeout_ms))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _append_unacknowledged(self, topic: str, partition: int, batch: bytes, timeout_ms: int) -> None:
-        try:
-            result = await self._node.produce(topic, partition, batch, "0", timeout_ms)
-        except HighwaterError as error:
-            log.warning(
-                "produce.acks0_failed", topic=topic, partition=partition, error=error.name, message=error.message
-            )
-            return
-        except Exception:
-            log.exception("produce.acks0_crashed", topic=topic, partition=partition)
-            return
-        log.debug("produce.acks0_appended", topic=topic, partition=partition, base_offset=result.base_offset)
+    async def _append_unacknowledged(self, topic: str, partition: int, batches: list[bytes], timeout_ms: int) -> None:
+        for batch in batches:
+            try:
+                result = await self._node.produce(topic, partition, batch, "0", timeout_ms)
+            except HighwaterError as error:
+                log.warning(
+                    "produce.acks0_failed", topic=topic, partition=partition, error=error.name, message=error.message
+                )
+                continue
+            except Exception:
+                log.exception("produce.acks0_crashed", topic=topic, partition=partition)
+                continue
+            log.debug("produce.acks0_appended", topic=topic, partition=partition, base_offset=result.base_offset)
 
     async def drain(self) -> None:
         """Wait for every ``acks=0`` append still running."""

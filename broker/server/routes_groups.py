@@ -31,7 +31,8 @@ from broker.groups.errors import CoordinatorNotAvailable, GroupIdNotFound, Unkno
 from broker.groups.lag import lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Subscription
 from broker.groups.shard import OffsetsShard
-from broker.server.params import NODE_KEY, node_of, parse_int, read_model
+from broker.server.params import NODE_KEY, node_of, partition_param, read_model
+from broker.server.partition_ids import PartitionId
 from broker.server.resources import list_body
 
 FORWARDED_HEADER = "X-Highwater-Forwarded-By"
@@ -47,7 +48,7 @@ class TopicPartitions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     topic: str
-    partitions: list[int] = Field(default_factory=list)
+    partitions: list[PartitionId] = Field(default_factory=list)
 
 
 class HeartbeatBody(BaseModel):
@@ -83,7 +84,7 @@ class OffsetEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     topic_name: str
-    partition_id: int = Field(ge=0)
+    partition_id: PartitionId
     offset: int = Field(ge=0)
     metadata: str = ""
 
@@ -239,9 +240,9 @@ async def list_lags(request: web.Request, shard: OffsetsShard, group_id: str) ->
 @coordinated
 async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
-    _existing(shard, group_id)
     topic = request.match_info["topic_name"]
-    partition = parse_int("partition_id", request.match_info["partition_id"])
+    partition = partition_param(request)
+    _existing(shard, group_id)
     node.partition_record(topic, partition)
     for row in await node.groups.lag_rows(shard, group_id):
         if (row.topic_name, row.partition_id) == (topic, partition):

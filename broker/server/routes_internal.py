@@ -3,32 +3,41 @@
 The replica fetch is binary (``broker.replication.fetch_wire``). Controller requests
 are small JSON bodies forwarded by a broker that received a client's request but is
 not the controller; they answer with the same JSON error bodies as the public API.
+Their bodies and path parameters are parsed like the public API's (``params``), so a
+malformed request is a 4xx naming what is wrong, never a 500.
 """
 
 from __future__ import annotations
 
 from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
 
-from broker.errors import InvalidRequest
 from broker.replication.fetch_wire import CONTENT_TYPE, decode_request, encode_response
-from broker.server.params import NODE_KEY
+from broker.server.params import NODE_KEY, path_int, read_model
 from broker.server.resources import partition_body
 
 routes = web.RouteTableDef()
 
 
+class ControllerCreateTopic(BaseModel):
+    """What ``BrokerNode.create_topic`` forwards; the controller checks names, counts and configs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    partitions_count: int
+    replication_factor: int
+    configs: dict[str, str] = Field(default_factory=dict)
+
+
+class ControllerElectPreferred(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    topic: str | None = None
+
+
 def _node(request: web.Request):
     return request.app[NODE_KEY]
-
-
-async def _json_body(request: web.Request) -> dict:
-    try:
-        body = await request.json()
-    except ValueError as error:
-        raise InvalidRequest(f"request body is not valid JSON: {error}") from None
-    if not isinstance(body, dict):
-        raise InvalidRequest("request body must be a JSON object")
-    return body
 
 
 @routes.post("/internal/fetch")
@@ -40,9 +49,9 @@ async def replica_fetch(request: web.Request) -> web.Response:
 
 @routes.post("/internal/controller/topics")
 async def controller_create_topic(request: web.Request) -> web.Response:
-    body = await _json_body(request)
+    body = await read_model(request, ControllerCreateTopic)
     await _node(request).create_topic_on_controller(
-        body["name"], int(body["partitions_count"]), int(body["replication_factor"]), dict(body.get("configs", {}))
+        body.name, body.partitions_count, body.replication_factor, body.configs
     )
     return web.json_response({})
 
@@ -55,15 +64,13 @@ async def controller_delete_topic(request: web.Request) -> web.Response:
 
 @routes.post("/internal/controller/controlled-shutdown/{broker_id}")
 async def controller_controlled_shutdown(request: web.Request) -> web.Response:
-    return web.json_response(
-        await _node(request).controlled_shutdown_on_controller(int(request.match_info["broker_id"]))
-    )
+    return web.json_response(await _node(request).controlled_shutdown_on_controller(path_int(request, "broker_id")))
 
 
 @routes.post("/internal/controller/elect-preferred")
 async def controller_elect_preferred(request: web.Request) -> web.Response:
-    body = await _json_body(request)
-    return web.json_response(await _node(request).elect_preferred_on_controller(body.get("topic")))
+    body = await read_model(request, ControllerElectPreferred)
+    return web.json_response(await _node(request).elect_preferred_on_controller(body.topic))
 
 
 @routes.get("/internal/partitions/{topic}")

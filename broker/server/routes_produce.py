@@ -4,11 +4,12 @@ Forms of ``POST …/topics/{t}/records`` (REST Proxy v3):
 
 * one JSON object with a ``Content-Length`` → one JSON delivery report;
 * several objects concatenated in one body → one report per line (``application/x-ndjson``),
-  all records of the body appended as one batch per partition;
+  the records of the body appended together, in as few batches per partition as the
+  topic's ``max.message.bytes`` allows (``produce_plan``);
 * a chunked body (``Transfer-Encoding: chunked``) → streaming: reports are written back
   as records are appended. Whatever has arrived when the broker is ready for more is
-  appended together (one batch per partition), so a fast client gets large batches and
-  a slow one low latency.
+  appended together (as few batches per partition as possible), so a fast client gets
+  large batches and a slow one low latency.
 
 A record that fails on its own gets an error object on its line instead of a report;
 the stream goes on. Only a malformed stream (it cannot be resynchronised) ends it.
@@ -205,7 +206,7 @@ async def produce_binary(request: web.Request) -> web.Response:
     if acks == "0":
         for _ in iter_batches(batch):
             pass
-        request.app[PRODUCER_KEY].append_in_background(topic, partition, batch, timeout_ms)
+        request.app[PRODUCER_KEY].append_in_background(topic, partition, [batch], timeout_ms)
         body: dict[str, Any] = {"partition_id": partition, "base_offset": None, "last_offset": None, "log_append_time": -1}
         return web.json_response(body, status=202)
     result = await node.produce(topic, partition, batch, acks, timeout_ms, forward=False)

@@ -108,8 +108,9 @@ async def get_partition(request: web.Request) -> web.Response:
 async def get_offsets(request: web.Request) -> web.Response:
     node = node_of(request)
     topic = request.match_info["topic_name"]
-    partition = await node.describe_partition(topic, partition_param(request))
+    partition_id = partition_param(request)
     timestamp_ms = query_int(request.query, "timestamp", None)
+    partition = await node.describe_partition(topic, partition_id)
     body: dict[str, Any] = {
         "cluster_id": node.cluster_id,
         "topic_name": topic,

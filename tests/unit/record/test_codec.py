@@ -19,6 +19,7 @@ from broker.record.codec import (
     encode_batch,
     iter_batches_with_records,
     iter_records,
+    record_size_in_bytes,
 )
 from broker.record.compression import GZIP, LZ4, NONE, SUPPORTED_CODECS, ZSTD
 from broker.record.header import (
@@ -193,6 +194,32 @@ def test_round_trip(records: list[RecordInput], codec: int, base_offset: int, le
     assert columns.keys == [r.key for r in expected]
     assert columns.values == [r.value for r in expected]
     assert columns.headers == [r.headers for r in expected]
+
+
+def _sized(records: list[RecordInput]) -> int:
+    base_timestamp = records[0].timestamp
+    assert base_timestamp is not None
+    return RECORDS_OFFSET + sum(
+        record_size_in_bytes(r, delta, r.timestamp - base_timestamp)  # type: ignore[operator]
+        for delta, r in enumerate(records)
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(records=st.lists(record_strategy, min_size=1, max_size=20))
+def test_record_sizes_add_up_to_the_encoded_batch(records: list[RecordInput]) -> None:
+    assert _sized(records) == len(encode_batch(records))
+
+
+def test_record_sizes_cover_multi_byte_deltas_and_lengths() -> None:
+    """Offset deltas past 63, timestamps before the base and values past 63 bytes take several varint bytes."""
+    records = [
+        RecordInput(None if i % 7 == 0 else b"k" * i, b"v" * (i * 13), [("h", None)] if i % 5 == 0 else [],
+                    TIMESTAMP_MS + (i - 100) * 10_000)
+        for i in range(300)
+    ]
+    records[0] = records[0]._replace(timestamp=TIMESTAMP_MS)
+    assert _sized(records) == len(encode_batch(records))
 
 
 def test_back_to_back_batches_decode_in_order() -> None:
