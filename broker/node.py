@@ -60,6 +60,7 @@ from broker.meta_properties import (
 )
 from broker.metadata_view import MetadataView
 from broker.partition import Partition, now_ms
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.fetch_handler import serve_replica_fetch
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.replication.fetcher import ReplicaFetcherManager
@@ -283,7 +284,13 @@ class BrokerNode:
             return None
 
     async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
-        return await serve_replica_fetch(request, lambda t, p: self.partitions.get((t, p)))
+        lookup = lambda t, p: self.partitions.get((t, p))  # noqa: E731
+        return await serve_replica_fetch(request, lookup, self._registered_broker_epoch)
+
+    def _registered_broker_epoch(self, broker_id: int) -> int:
+        """The broker epoch of ``broker_id``'s registration as this broker's watch last saw it."""
+        registration = self.membership.live_brokers().get(broker_id)
+        return registration.broker_epoch if registration is not None else UNKNOWN_BROKER_EPOCH
 
     # ------------------------------------------------------------ background
 

@@ -33,6 +33,7 @@ from typing import Any
 from broker.cluster.election import reconcile
 from broker.cluster.records import PartitionRecord
 from broker.replication import ProposeIsr
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.storage import FLUSH_FSYNC
 
 CONTROLLER = 0
@@ -167,6 +168,10 @@ class SimController:
 
     def registered(self, broker_id: int, incarnation: int) -> bool:
         return self.incarnations[broker_id] == incarnation
+
+    def registered_broker_epoch(self, broker_id: int) -> int:
+        """The broker epoch of a live broker's registration; a dead one has none."""
+        return self.incarnations[broker_id] if broker_id in self.live else UNKNOWN_BROKER_EPOCH
 
     def check_sessions(self, now_ms: int) -> bool:
         """Expire silent brokers' sessions, admit heartbeating ones; reconcile on change."""
