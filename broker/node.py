@@ -284,8 +284,10 @@ class BrokerNode:
             return None
 
     async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
-        lookup = lambda t, p: self.partitions.get((t, p))  # noqa: E731
-        return await serve_replica_fetch(request, lookup, self._registered_broker_epoch)
+        return await serve_replica_fetch(request, self._local_partition, self._registered_broker_epoch)
+
+    def _local_partition(self, topic: str, partition: int) -> Partition | None:
+        return self.partitions.get((topic, partition))
 
     def _registered_broker_epoch(self, broker_id: int) -> int:
         """The broker epoch of ``broker_id``'s registration as this broker's watch last saw it."""

@@ -19,8 +19,9 @@ def test_the_rules_on_their_own():
     stale = check_fetch_broker_epoch("t", 0, 2, 7, recorded_broker_epoch=-1, registered_broker_epoch=8)
     assert isinstance(stale, StaleBrokerEpoch) and stale.retriable
     assert stale.details["expected_broker_epoch"] == 8
-    assert isinstance(check_fetch_broker_epoch("t", 0, 2, 7, recorded_broker_epoch=9, registered_broker_epoch=8),
-                      StaleBrokerEpoch)
+    assert isinstance(
+        check_fetch_broker_epoch("t", 0, 2, 7, recorded_broker_epoch=9, registered_broker_epoch=8), StaleBrokerEpoch
+    )
     assert is_new_incarnation(7, 9) and not is_new_incarnation(UNKNOWN_BROKER_EPOCH, 9) and not is_new_incarnation(9, 9)
     assert is_isr_eligible(9, 9)
     assert not is_isr_eligible(8, 9) and not is_isr_eligible(9, 8)
