@@ -19,12 +19,17 @@ Rules:
   leader learned from the previous incarnation says what the new one holds;
 - a replica may join the ISR only while its recorded epoch is the registered one, so
   a replica is never added on the strength of fetches from an incarnation that the
-  leader's metadata does not (or no longer) show alive.
+  leader's metadata does not (or no longer) show alive;
+- the ISR write itself is refused if a joining replica's epoch is no longer the one
+  registered in the metadata store (``stale_joiners``), which closes the gap left
+  by a leader whose view of the registrations lags a restart.
 
 Pure: numbers in, decisions out.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
 
 from broker.errors import StaleBrokerEpoch
 
@@ -64,3 +69,13 @@ def is_new_incarnation(recorded_broker_epoch: int, fetch_broker_epoch: int) -> b
 def is_isr_eligible(recorded_broker_epoch: int, registered_broker_epoch: int) -> bool:
     """Kafka's ``isReplicaIsrEligible`` broker-epoch part: the state comes from the registered incarnation."""
     return registered_broker_epoch != UNKNOWN_BROKER_EPOCH and recorded_broker_epoch == registered_broker_epoch
+
+
+def stale_joiners(joining_broker_epochs: Iterable[tuple[int, int]], registered: Mapping[int, int]) -> list[int]:
+    """The joining replicas whose broker epoch is not the one ``registered`` (broker id ->
+    epoch of its registration in the metadata store; an absent broker has none)."""
+    return [
+        broker_id
+        for broker_id, broker_epoch in joining_broker_epochs
+        if not is_isr_eligible(broker_epoch, registered.get(broker_id, UNKNOWN_BROKER_EPOCH))
+    ]

@@ -506,6 +506,7 @@ class PartitionLeaderState:
         self, new_isr: frozenset[int], change: Literal["expand", "shrink"]
     ) -> ProposeIsr:
         pending = self._isr.propose(new_isr)
+        joining = self._in_assignment_order(new_isr - self._isr.committed)
         proposal = ProposeIsr(
             topic=self.topic,
             partition=self.partition,
@@ -514,6 +515,7 @@ class PartitionLeaderState:
             partition_epoch=pending.based_on_partition_epoch,
             new_isr=self._in_assignment_order(new_isr),
             change=change,
+            joining_broker_epochs=tuple((b, self._followers[b].broker_epoch) for b in joining),
         )
         log.info(
             "isr_change_proposed",
@@ -524,6 +526,7 @@ class PartitionLeaderState:
             partition_epoch=proposal.partition_epoch,
             isr=list(self.isr),
             new_isr=list(proposal.new_isr),
+            joining_broker_epochs=dict(proposal.joining_broker_epochs),
             high_watermark=self._high_watermark,
             log_end_offset=self._log_end_offset,
         )

@@ -9,6 +9,7 @@ from broker.replication.broker_epoch import (
     check_fetch_broker_epoch,
     is_isr_eligible,
     is_new_incarnation,
+    stale_joiners,
 )
 from tests.unit.replication.factories import LAG_MS, fetch, make_leader
 
@@ -77,3 +78,23 @@ def test_a_replica_joins_only_once_the_leader_sees_its_incarnation_registered():
     assert unregistered.error is None and unregistered.propose_isr is None
     registered = fetch(leader, 3, 50, now_ms=1_200, broker_epoch=320, registered=320)
     assert registered.propose_isr is not None and registered.propose_isr.new_isr == (1, 2, 3)
+
+
+def test_an_expansion_names_the_incarnation_that_qualified_each_joining_replica():
+    """The ISR write checks these against the registrations in the store (AlterPartition's
+    NewIsrWithEpochs), since the leader's own view may lag a restart."""
+    leader = make_leader(replicas=(1, 2, 3), isr=(1, 2), log_end_offset=50, high_watermark=50)
+    proposal = fetch(leader, 3, 50, now_ms=1_000, broker_epoch=320, registered=320).propose_isr
+    assert proposal is not None and proposal.change == "expand"
+    assert proposal.joining_broker_epochs == ((3, 320),)
+    shrink = make_leader(replicas=(1, 2, 3), log_end_offset=50).check_isr_shrink(now_ms=LAG_MS + 1)
+    assert shrink is not None and shrink.joining_broker_epochs == ()
+
+
+def test_the_isr_write_refuses_a_joining_replica_whose_registration_moved_on():
+    """Broker 3 restarted (registered again as 330) after the leader, whose view still showed
+    320, qualified it on a fetch of incarnation 320; broker 2 is not registered at all."""
+    assert stale_joiners(((3, 320),), {3: 320}) == []
+    assert stale_joiners(((3, 320),), {3: 330}) == [3]
+    assert stale_joiners(((2, 200), (3, 320)), {3: 320}) == [2]
+    assert stale_joiners((), {}) == []
