@@ -318,7 +318,9 @@ class SimBroker:
         )
         if isinstance(outcome.error, StaleBrokerEpoch):
             self.stale_fetches_refused += 1
-            self.hooks.trace(f"broker {self.broker_id} refused a fetch from a dead incarnation: {outcome.error.message}")
+            self.hooks.trace(
+                f"broker {self.broker_id} refused a fetch from a dead incarnation: {outcome.error.message}"
+            )
         self._on_hw_update(outcome.hw_update)
         self._send_isr_proposal(outcome.propose_isr)
         if outcome.error is not None or outcome.diverging_epoch is not None:
@@ -405,7 +407,9 @@ class SimBroker:
         self._request_ids += 1
         fields = state.fetch_request(LocalLogView(log.log_start_offset, log.log_end_offset, log.epoch_cache))
         self._outstanding = _OutstandingFetch(self._request_ids, now_ms)
-        self.hooks.send(self.broker_id, state.leader_id, FetchRequestMessage(self._request_ids, fields, self.incarnation))
+        self.hooks.send(
+            self.broker_id, state.leader_id, FetchRequestMessage(self._request_ids, fields, self.incarnation)
+        )
 
     def on_fetch_response(self, message: FetchResponseMessage) -> None:
         """``ReplicaFetcher._apply``: perform what ``FollowerState`` asks, in order."""

@@ -71,5 +71,7 @@ def test_fetches_outliving_their_incarnation_are_refused(sim_dir):
     leader refuses them on their broker epoch, so a replica's state never mixes two lives of a
     broker, and the runs stay correct (every invariant is checked after every step)."""
     config = PROFILES["3-brokers-fsync-power-loss"]
-    refused = sum(Simulation(seed, config, sim_dir / f"seed-{seed}").run(800).stale_fetches_refused for seed in range(6))
+    refused = sum(
+        Simulation(seed, config, sim_dir / f"seed-{seed}").run(800).stale_fetches_refused for seed in range(6)
+    )
     assert refused > 0
