@@ -224,6 +224,16 @@ class InvalidProducerEpoch(HighwaterError):
     http_status = 409
 
 
+class StaleBrokerEpoch(HighwaterError):
+    """A replica fetch from an incarnation of the follower broker older than one the leader
+    has seen (KIP-903). Retriable: a live follower's next fetch carries its current epoch."""
+
+    name = "STALE_BROKER_EPOCH"
+    error_code = 40905
+    http_status = 409
+    retriable = True
+
+
 OUTCOME_UNKNOWN = (
     "The outcome is unknown: the records may or may not have been written. "
     "Retry with an idempotent producer to be sure they are written exactly once."

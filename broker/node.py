@@ -31,6 +31,7 @@ from broker.cluster.records import (
     BrokerRegistration,
     PartitionRecord,
     TopicRecord,
+    broker_key,
     partition_key,
 )
 from broker.cluster.store import MetadataStore
@@ -60,6 +61,8 @@ from broker.meta_properties import (
 )
 from broker.metadata_view import MetadataView
 from broker.partition import Partition, now_ms
+from broker.replication.actions import ProposeIsr
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, stale_joiners
 from broker.replication.fetch_handler import serve_replica_fetch
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.replication.fetcher import ReplicaFetcherManager
@@ -254,7 +257,7 @@ class BrokerNode:
             deletion.add_done_callback(self._log_deletions.discard)
             log.info("partition.deleted", topic=key[0], partition=key[1])
 
-    async def _propose_isr(self, proposal) -> PartitionRecord | None:
+    async def _propose_isr(self, proposal: ProposeIsr) -> PartitionRecord | None:
         """KIP-497 AlterPartition as a compare-and-set on the partition record.
 
         Refused (None) unless the stored record still has this leader, its leader
@@ -262,6 +265,8 @@ class BrokerNode:
         """
         key = partition_key(proposal.topic, proposal.partition)
         try:
+            if not await self._joiners_registered(proposal):
+                return None
             current = await self.store.get(key)
             if current is None:
                 return None
@@ -282,8 +287,39 @@ class BrokerNode:
             log.warning("isr_change.write_failed", topic=proposal.topic, partition=proposal.partition, error=str(error))
             return None
 
+    async def _joiners_registered(self, proposal: ProposeIsr) -> bool:
+        """KIP-903 on the ISR write: every replica an expansion adds must still be registered
+        with the broker epoch whose fetches qualified it (read from the store, not the view,
+        which may lag a restart)."""
+        registered = {}
+        for broker_id, _ in proposal.joining_broker_epochs:
+            registration = await self.store.get(broker_key(broker_id))
+            if registration is not None:
+                registered[broker_id] = registration.mod_revision
+        stale = stale_joiners(proposal.joining_broker_epochs, registered)
+        if stale:
+            log.warning(
+                "isr_change.ineligible_replica",
+                topic=proposal.topic,
+                partition=proposal.partition,
+                leader_epoch=proposal.leader_epoch,
+                partition_epoch=proposal.partition_epoch,
+                joining_broker_epochs=dict(proposal.joining_broker_epochs),
+                registered_broker_epochs=registered,
+                stale=stale,
+            )
+        return not stale
+
     async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
-        return await serve_replica_fetch(request, lambda t, p: self.partitions.get((t, p)))
+        return await serve_replica_fetch(request, self._local_partition, self._registered_broker_epoch)
+
+    def _local_partition(self, topic: str, partition: int) -> Partition | None:
+        return self.partitions.get((topic, partition))
+
+    def _registered_broker_epoch(self, broker_id: int) -> int:
+        """The broker epoch of ``broker_id``'s registration as this broker's watch last saw it."""
+        registration = self.membership.live_brokers().get(broker_id)
+        return registration.broker_epoch if registration is not None else UNKNOWN_BROKER_EPOCH
 
     # ------------------------------------------------------------ background
 

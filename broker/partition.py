@@ -395,9 +395,19 @@ class Partition:
             self.require_leader()
 
     def read_for_follower(
-        self, replica_id: int, fetch_offset: int, last_fetched_epoch: int, current_leader_epoch: int
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        last_fetched_epoch: int,
+        current_leader_epoch: int,
+        *,
+        broker_epoch: int,
+        registered_broker_epoch: int,
     ) -> FetchOutcome:
-        """Validate and record one partition of a follower fetch (state only, no disk)."""
+        """Validate and record one partition of a follower fetch (state only, no disk).
+
+        ``broker_epoch`` is the one the fetch carries, ``registered_broker_epoch`` the
+        one this broker's metadata holds for ``replica_id`` (KIP-903)."""
         state = self.require_leader()
         outcome = state.on_follower_fetch(
             replica_id,
@@ -406,6 +416,8 @@ class Partition:
             last_fetched_epoch=last_fetched_epoch,
             current_leader_epoch=current_leader_epoch,
             epoch_cache=self.log.epoch_cache,
+            broker_epoch=broker_epoch,
+            registered_broker_epoch=registered_broker_epoch,
         )
         self._on_hw_update(outcome.hw_update)
         self._send_isr_proposal(outcome.propose_isr)

@@ -58,6 +58,8 @@ class ProducerBatch:
     buffered_bytes: int = 0
     sealed: bool = False
     attempts: int = 0
+    overtook: bool = False
+    """Sent, last time, while an older batch of its partition was unanswered: it may reach the broker first."""
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = NO_PRODUCER_EPOCH
     base_sequence: int = NO_SEQUENCE

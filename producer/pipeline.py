@@ -10,7 +10,12 @@ partition, order kept across retries" (N = ``max_in_flight_requests_per_connecti
 * retries start only when nothing is in flight any more (every batch sent after the
   failed one has answered, and those that failed too are queued behind it in order);
   they are then resent one at a time, oldest first, after ``retry_backoff_ms``;
-* new batches resume once no retried batch is queued or in flight.
+* new batches resume once no retried batch is queued or in flight;
+* until the partition's current leader has acknowledged a batch of this producer
+  identity, one batch at a time: a leader that does not know the producer accepts
+  its first batch at any sequence (Kafka's rule, so a producer whose state retention
+  removed is not refused for ever), and a second batch reaching it first would be
+  appended ahead of the first one.
 
 So batches are appended in creation order whenever the broker refuses everything
 after a failed batch. With idempotence it does exactly that (a later sequence after a
@@ -66,6 +71,8 @@ class PartitionPipeline:
         self.in_flight: list[ProducerBatch] = []
         self.retry_queue: list[ProducerBatch] = []
         self.backoff_until_ms = 0
+        self.sequence_leader: str | None = None
+        """The leader that acknowledged a batch of this producer identity, so knows its sequence."""
 
     @property
     def idle(self) -> bool:
@@ -74,9 +81,10 @@ class PartitionPipeline:
     def _recovering(self) -> bool:
         return bool(self.retry_queue) or any(batch.attempts > 1 for batch in self.in_flight)
 
-    def can_send_new(self, now_ms: int) -> bool:
-        """May a batch not sent before go out now?"""
-        return not self._recovering() and len(self.in_flight) < self.max_in_flight and now_ms >= self.backoff_until_ms
+    def can_send_new(self, now_ms: int, leader_url: str) -> bool:
+        """May a batch not sent before go out now to ``leader_url``?"""
+        limit = self.max_in_flight if leader_url == self.sequence_leader else 1
+        return not self._recovering() and len(self.in_flight) < limit and now_ms >= self.backoff_until_ms
 
     def next_retry(self, now_ms: int) -> ProducerBatch | None:
         """The oldest failed batch, once nothing is in flight and the backoff has passed."""
@@ -86,10 +94,19 @@ class PartitionPipeline:
 
     def on_sent(self, batch: ProducerBatch) -> None:
         batch.attempts += 1
+        batch.overtook = self._older_unanswered(batch)
         self.in_flight.append(batch)
 
-    def on_acknowledged(self, batch: ProducerBatch) -> None:
+    def _older_unanswered(self, batch: ProducerBatch) -> bool:
+        return any(other.order < batch.order for other in self.retry_queue + self.in_flight if other is not batch)
+
+    def on_acknowledged(self, batch: ProducerBatch, leader_url: str) -> None:
         self.in_flight.remove(batch)
+        self.sequence_leader = leader_url
+
+    def forget_sequence_leader(self) -> None:
+        """A new producer identity: no leader knows its sequences yet."""
+        self.sequence_leader = None
 
     def on_retriable_failure(self, batch: ProducerBatch, now_ms: int, backoff_ms: int) -> None:
         self.in_flight.remove(batch)
@@ -103,9 +120,11 @@ class PartitionPipeline:
             self.retry_queue.remove(batch)
 
     def follows_a_failure(self, batch: ProducerBatch) -> bool:
-        """Is an older batch of this partition failed or unanswered? Then an out-of-order refusal of
-        ``batch`` is that failure's echo (the broker saw a gap), and ``batch`` is retried, not failed."""
-        return any(other.order < batch.order for other in self.retry_queue + self.in_flight if other is not batch)
+        """Is an older batch of this partition failed or unanswered, or was one when ``batch`` was
+        sent? Then an out-of-order refusal of ``batch`` is that failure's echo, or ``batch`` reached
+        the broker first (separate HTTP requests arrive in any order, and the older one may have been
+        acknowledged since): ``batch`` is retried, not failed."""
+        return batch.overtook or self._older_unanswered(batch)
 
     def expire_retries(self, now_ms: int) -> list[ProducerBatch]:
         """Failed batches whose ``delivery_timeout_ms`` has passed: they are not retried again."""

@@ -106,6 +106,8 @@ class Sender:
             return
         self.producer_id, self.producer_epoch = identity
         self._sequences.reset()
+        for pipeline in self._pipelines.values():
+            pipeline.forget_sequence_leader()
         log.debug("producer_id_assigned producer_id=%d producer_epoch=%d", self.producer_id, self.producer_epoch)
 
     # ------------------------------------------------------------------ loop
@@ -164,7 +166,7 @@ class Sender:
             pipeline = self._pipelines[tp] = PartitionPipeline(self._max_in_flight())
         while True:
             batch = pipeline.next_retry(current_ms)
-            if batch is None and has_ready and pipeline.can_send_new(current_ms):
+            if batch is None and has_ready and pipeline.can_send_new(current_ms, leader_url):
                 batch = self._accumulator.drain(tp)
                 if batch is not None:
                     available = self._client.metadata.available_partitions(tp.topic)
@@ -223,7 +225,7 @@ class Sender:
             )
             raise
         else:
-            pipeline.on_acknowledged(batch)
+            pipeline.on_acknowledged(batch, leader_url)
             self._finish(batch, ack, None)
         finally:
             self.wakeup()

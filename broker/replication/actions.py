@@ -40,6 +40,12 @@ class ProposeIsr:
     ``leader_epoch`` and ``partition_epoch`` (the epoch the change was based on);
     otherwise the driver reports ``on_isr_change_rejected`` and re-reads the metadata.
     ``new_isr`` is in replica assignment order and always holds the leader.
+
+    ``joining_broker_epochs`` holds (broker id, broker epoch) for each replica an
+    expansion adds, the epoch being that of the incarnation whose fetches qualified it.
+    The write must also be refused unless each is still the registered epoch of that
+    broker (Kafka's AlterPartition ``NewIsrWithEpochs``, KIP-903): the leader's view of
+    the registrations may lag a restart.
     """
 
     topic: str
@@ -49,6 +55,7 @@ class ProposeIsr:
     partition_epoch: int
     new_isr: tuple[int, ...]
     change: Literal["expand", "shrink"]
+    joining_broker_epochs: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

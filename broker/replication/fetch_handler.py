@@ -7,6 +7,10 @@ that offset up to the leader's LEO are sent as they are. When no partition has
 anything to send, the fetch waits up to ``max_wait_ms`` and returns as soon as any
 of them is appended to (a long poll), so a caught-up follower learns of a new
 record within one round trip.
+
+The follower's broker epoch (KIP-903) is checked per partition by the leader state
+machine against the epoch this broker's metadata holds for that follower
+(``RegisteredBrokerEpoch``); this module only passes the two numbers.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse
 from broker.waiting import wait_event
 
 PartitionLookup = Callable[[str, int], "Partition | None"]
+RegisteredBrokerEpoch = Callable[[int], int]
+"""Broker id -> its broker epoch in the metadata seen here, or ``UNKNOWN_BROKER_EPOCH``."""
 
 
 def _error_response(fp: FetchPartition, error: HighwaterError, partition: Partition | None) -> FetchPartitionResponse:
@@ -34,7 +40,9 @@ def _error_response(fp: FetchPartition, error: HighwaterError, partition: Partit
     )
 
 
-def _record_fetch(request: FetchRequest, fp: FetchPartition, lookup: PartitionLookup) -> FetchPartitionResponse | int:
+def _record_fetch(
+    request: FetchRequest, fp: FetchPartition, lookup: PartitionLookup, registered_broker_epoch: int
+) -> FetchPartitionResponse | int:
     """Validate and record one partition; an int is the offset to read records from.
 
     A partition this broker does not know yet (its record has not arrived here) is a
@@ -47,7 +55,12 @@ def _record_fetch(request: FetchRequest, fp: FetchPartition, lookup: PartitionLo
         )
     try:
         outcome = partition.read_for_follower(
-            request.replica_id, fp.fetch_offset, fp.last_fetched_epoch, fp.current_leader_epoch
+            request.replica_id,
+            fp.fetch_offset,
+            fp.last_fetched_epoch,
+            fp.current_leader_epoch,
+            broker_epoch=request.broker_epoch,
+            registered_broker_epoch=registered_broker_epoch,
         )
     except NotLeaderOrFollower as error:
         return _error_response(fp, error, partition)
@@ -81,8 +94,11 @@ async def _read(partition: Partition, fp: FetchPartition, offset: int, max_bytes
     )
 
 
-async def serve_replica_fetch(request: FetchRequest, lookup: PartitionLookup) -> list[FetchPartitionResponse]:
+async def serve_replica_fetch(
+    request: FetchRequest, lookup: PartitionLookup, registered_broker_epoch: RegisteredBrokerEpoch
+) -> list[FetchPartitionResponse]:
     """Answer one follower fetch covering many partitions; long-polls when nothing is new."""
+    follower_broker_epoch = registered_broker_epoch(request.replica_id)
     deadline = time.monotonic() + request.max_wait_ms / 1000
     appended = asyncio.Event()
     watched: list[Partition] = []
@@ -90,7 +106,7 @@ async def serve_replica_fetch(request: FetchRequest, lookup: PartitionLookup) ->
         answers: dict[int, FetchPartitionResponse] = {}
         to_read: dict[int, tuple[Partition, FetchPartition, int]] = {}
         for index, fp in enumerate(request.partitions):
-            outcome = _record_fetch(request, fp, lookup)
+            outcome = _record_fetch(request, fp, lookup, follower_broker_epoch)
             if isinstance(outcome, FetchPartitionResponse):
                 answers[index] = outcome
             else:

@@ -20,7 +20,10 @@ Invariants, kept by every method and asserted by the property tests:
   (an unknown one blocks any rise until it fetches);
 - the high watermark does not rise while the committed ISR is smaller than
   ``effective_min_isr = min(min_insync_replicas, len(replicas))`` (KIP-966);
-- the leader is in the ISR; the ISR is a non-empty subset of the replicas.
+- the leader is in the ISR; the ISR is a non-empty subset of the replicas;
+- a follower's recorded LEO comes from fetches of one incarnation of its broker, never
+  an older one than the leader has seen, and a follower joins the ISR only while that
+  incarnation is the one registered (KIP-903, ``broker_epoch``).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from broker.replication.actions import (
     HwUpdate,
     ProposeIsr,
 )
+from broker.replication.broker_epoch import check_fetch_broker_epoch, is_isr_eligible
 from broker.replication.fencing import check_leader_epoch
 from broker.replication.fetch_validation import check_fetch_position
 from broker.replication.isr import IsrState, PendingIsrChange
@@ -155,21 +159,24 @@ class PartitionLeaderState:
         return self._followers[broker_id]
 
     def replicas_state(self, now_ms: int) -> list[dict[str, int | bool | None]]:
-        """Per replica, for the API: LEO, committed-ISR membership, time since caught up."""
+        """Per replica, for the API: LEO, committed-ISR membership, time since caught up,
+        and the broker epoch of the follower incarnation whose fetches were recorded."""
         rows: list[dict[str, int | bool | None]] = []
         for broker_id in self.replicas:
             ago: int | None
             if broker_id == self.local_broker_id:
-                leo, ago = self._log_end_offset, 0
+                leo, ago, broker_epoch = self._log_end_offset, 0, None
             else:
                 state = self._followers[broker_id]
                 leo, ago = state.log_end_offset, state.caught_up_ms_ago(now_ms)
+                broker_epoch = state.broker_epoch
             rows.append(
                 {
                     "broker_id": broker_id,
                     "log_end_offset": leo,
                     "in_sync": broker_id in self._isr.committed,
                     "caught_up_ms_ago": ago,
+                    "broker_epoch": broker_epoch,
                 }
             )
         return rows
@@ -258,11 +265,16 @@ class PartitionLeaderState:
         last_fetched_epoch: int,
         current_leader_epoch: int,
         epoch_cache: LeaderEpochCache,
+        broker_epoch: int,
+        registered_broker_epoch: int,
     ) -> FetchOutcome:
         """Validate and record one follower fetch (Kafka ``fetchRecords`` for a follower).
 
-        A refused or diverging fetch does not touch the follower's state. The response
-        carries the HW as it was before this fetch was processed.
+        ``broker_epoch`` is the one the fetch carries; ``registered_broker_epoch`` the
+        one the leader's metadata holds for ``replica_id`` (``UNKNOWN_BROKER_EPOCH`` if
+        it is not registered). A refused or diverging fetch does not touch the
+        follower's state. The response carries the HW as it was before this fetch was
+        processed.
         """
         high_watermark_before = self._high_watermark
         rejection = self.validate_follower_fetch(
@@ -271,13 +283,15 @@ class PartitionLeaderState:
             last_fetched_epoch=last_fetched_epoch,
             current_leader_epoch=current_leader_epoch,
             epoch_cache=epoch_cache,
+            broker_epoch=broker_epoch,
+            registered_broker_epoch=registered_broker_epoch,
         )
         if isinstance(rejection, HighwaterError):
             return self._fetch_outcome(high_watermark_before, error=rejection)
         if isinstance(rejection, DivergingEpoch):
             return self._fetch_outcome(high_watermark_before, diverging_epoch=rejection)
         hw_update, propose_isr = self.record_follower_fetch(
-            replica_id, fetch_offset, now_ms
+            replica_id, fetch_offset, now_ms, broker_epoch, registered_broker_epoch
         )
         return self._fetch_outcome(
             high_watermark_before,
@@ -294,9 +308,11 @@ class PartitionLeaderState:
         last_fetched_epoch: int,
         current_leader_epoch: int,
         epoch_cache: LeaderEpochCache,
+        broker_epoch: int,
+        registered_broker_epoch: int,
     ) -> HighwaterError | DivergingEpoch | None:
-        """Fencing, replica membership, then epoch and range (``fetch_validation``),
-        in Kafka's order."""
+        """Fencing, replica membership, the follower's broker epoch (``broker_epoch``),
+        then epoch and range (``fetch_validation``), in Kafka's order."""
         fenced = self.check_leader_epoch(current_leader_epoch)
         if fenced is not None:
             return fenced
@@ -308,6 +324,26 @@ class PartitionLeaderState:
                 partition=self.partition,
                 leader_id=self.local_broker_id,
             )
+        stale = check_fetch_broker_epoch(
+            self.topic,
+            self.partition,
+            replica_id,
+            broker_epoch,
+            recorded_broker_epoch=self._followers[replica_id].broker_epoch,
+            registered_broker_epoch=registered_broker_epoch,
+        )
+        if stale is not None:
+            log.info(
+                "follower_fetch_stale_broker_epoch",
+                topic=self.topic,
+                partition=self.partition,
+                replica_id=replica_id,
+                broker_epoch=broker_epoch,
+                expected_broker_epoch=stale.details["expected_broker_epoch"],
+                fetch_offset=fetch_offset,
+                leader_epoch=self.leader_epoch,
+            )
+            return stale
         return check_fetch_position(
             self.topic,
             self.partition,
@@ -319,32 +355,67 @@ class PartitionLeaderState:
         )
 
     def record_follower_fetch(
-        self, replica_id: int, fetch_offset: int, now_ms: int
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        now_ms: int,
+        broker_epoch: int,
+        registered_broker_epoch: int,
     ) -> tuple[HwUpdate | None, ProposeIsr | None]:
         """Kafka ``updateFollowerFetchState``: record the LEO, maybe expand, recompute HW.
 
-        Expansion comes first so that the joining replica already counts in the
-        maximal ISR when the HW is recomputed.
+        A fetch from a new incarnation of the follower's broker starts its state
+        afresh (``ReplicaState.on_fetch``). Expansion comes first so that the joining
+        replica already counts in the maximal ISR when the HW is recomputed.
         """
         state = self._followers[replica_id]
-        state.on_fetch(fetch_offset, self._log_end_offset, now_ms)
-        propose_isr = self._maybe_expand_isr(state)
+        previous_broker_epoch = state.broker_epoch
+        state.on_fetch(fetch_offset, self._log_end_offset, now_ms, broker_epoch)
+        if state.broker_epoch != previous_broker_epoch:
+            log.info(
+                "follower_incarnation_recorded",
+                topic=self.topic,
+                partition=self.partition,
+                replica_id=replica_id,
+                broker_epoch=broker_epoch,
+                previous_broker_epoch=previous_broker_epoch,
+                fetch_offset=fetch_offset,
+                leader_epoch=self.leader_epoch,
+                in_isr=replica_id in self._isr.committed,
+            )
+        propose_isr = self._maybe_expand_isr(state, registered_broker_epoch)
         return self.maybe_increment_high_watermark(now_ms), propose_isr
 
     # ------------------------------------------------------------------- ISR
 
-    def _maybe_expand_isr(self, state: ReplicaState) -> ProposeIsr | None:
+    def _maybe_expand_isr(
+        self, state: ReplicaState, registered_broker_epoch: int
+    ) -> ProposeIsr | None:
         """Kafka ``maybeExpandIsr``: add a follower that holds everything the HW exposes.
 
         Conditions: no change in flight; not already in the committed ISR; its LEO
         >= HW (it will not hold the HW back) and >= the start offset of this leader
-        epoch (it has replicated past the leader change, so its log agrees with ours).
+        epoch (it has replicated past the leader change, so its log agrees with ours);
+        its state comes from the incarnation registered now (KIP-903), not one that
+        restarted since, maybe with an empty disk.
         """
         if self._isr.pending is not None or state.broker_id in self._isr.committed:
             return None
         if state.log_end_offset < max(
             self._high_watermark, self.leader_epoch_start_offset
         ):
+            return None
+        if not is_isr_eligible(state.broker_epoch, registered_broker_epoch):
+            log.info(
+                "isr_expand_refused_broker_epoch",
+                topic=self.topic,
+                partition=self.partition,
+                replica_id=state.broker_id,
+                broker_epoch=state.broker_epoch,
+                registered_broker_epoch=registered_broker_epoch,
+                log_end_offset=state.log_end_offset,
+                high_watermark=self._high_watermark,
+            )
             return None
         return self._propose(self._isr.committed | {state.broker_id}, "expand")
 
@@ -435,6 +506,7 @@ class PartitionLeaderState:
         self, new_isr: frozenset[int], change: Literal["expand", "shrink"]
     ) -> ProposeIsr:
         pending = self._isr.propose(new_isr)
+        joining = self._in_assignment_order(new_isr - self._isr.committed)
         proposal = ProposeIsr(
             topic=self.topic,
             partition=self.partition,
@@ -443,6 +515,7 @@ class PartitionLeaderState:
             partition_epoch=pending.based_on_partition_epoch,
             new_isr=self._in_assignment_order(new_isr),
             change=change,
+            joining_broker_epochs=tuple((b, self._followers[b].broker_epoch) for b in joining),
         )
         log.info(
             "isr_change_proposed",
@@ -453,6 +526,7 @@ class PartitionLeaderState:
             partition_epoch=proposal.partition_epoch,
             isr=list(self.isr),
             new_isr=list(proposal.new_isr),
+            joining_broker_epochs=dict(proposal.joining_broker_epochs),
             high_watermark=self._high_watermark,
             log_end_offset=self._log_end_offset,
         )

@@ -20,12 +20,20 @@ writes: its fetch offset is always a little below the leader's current LEO, yet 
 keeps reaching what the leader had one fetch earlier.
 
 Time never goes backwards: the caught-up time only increases (Kafka takes the max).
+
+Each fetch carries the follower's broker epoch (KIP-903, ``broker_epoch``). A fetch
+from a later incarnation than the one recorded starts the state afresh before it is
+recorded: what the previous incarnation held says nothing about a broker that may
+have restarted with an empty disk. (Stale incarnations are refused before they get
+here.)
 Owned by the single task that owns the partition; not thread-safe.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, is_new_incarnation
 
 UNKNOWN_OFFSET = -1
 """A follower LEO the leader has not learned yet in this leader epoch."""
@@ -45,6 +53,8 @@ class ReplicaState:
     last_fetch_time_ms: int | None = None
     last_fetch_leader_log_end_offset: int = UNKNOWN_OFFSET
     last_caught_up_time_ms: int | None = None
+    broker_epoch: int = UNKNOWN_BROKER_EPOCH
+    """The incarnation whose fetches this state records (unknown before the first fetch)."""
 
     @classmethod
     def reset_for_new_leader(
@@ -63,9 +73,16 @@ class ReplicaState:
         )
 
     def on_fetch(
-        self, fetch_offset: int, leader_log_end_offset: int, now_ms: int
+        self, fetch_offset: int, leader_log_end_offset: int, now_ms: int, broker_epoch: int
     ) -> None:
-        """Record a fetch at ``fetch_offset`` while the leader's LEO is ``leader_log_end_offset``."""
+        """Record a fetch at ``fetch_offset`` by incarnation ``broker_epoch`` while the leader's
+        LEO is ``leader_log_end_offset``."""
+        if is_new_incarnation(self.broker_epoch, broker_epoch):
+            self.log_end_offset = UNKNOWN_OFFSET
+            self.last_fetch_time_ms = None
+            self.last_fetch_leader_log_end_offset = UNKNOWN_OFFSET
+            self.last_caught_up_time_ms = None
+        self.broker_epoch = broker_epoch
         caught_up_at: int | None = None
         if fetch_offset >= leader_log_end_offset:
             caught_up_at = now_ms

@@ -12,7 +12,13 @@ first and last sequence, first and last offset. A batch is checked before append
   bug elsewhere);
 - same epoch, otherwise the first sequence must be the last one + 1 (wrapping at
   2^31) -> else ``OUT_OF_ORDER_SEQUENCE_NUMBER``;
-- a producer never seen by this partition must start at sequence 0.
+- a producer this partition does not know is accepted at any sequence, as Kafka's
+  ``ProducerAppendInfo.checkSequence`` does since 2.x: its state may have been removed
+  (retention deleted every batch it wrote, then the state was rebuilt from the log
+  after a failover or restart), and refusing it would fail that producer for ever.
+  Duplicates stay out: while any batch of a producer is in the log, the producer is
+  known here (the state is rebuilt from the whole log), so only a retry of a batch
+  the log no longer holds could be appended twice — as in Kafka.
 
 The state is rebuilt from the log's batch headers (``load``), so a new leader after a
 failover, or a restarted broker, dedupes retries exactly as the old leader would.
@@ -77,11 +83,6 @@ class ProducerStateManager:
         entry = self._producers.get(header.producer_id)
         where = f"{self.topic}-{self.partition}"
         if entry is None:
-            if header.base_sequence != 0:
-                raise OutOfOrderSequence(
-                    f"producer {header.producer_id} is unknown to {where}; its first batch must have "
-                    f"sequence 0, not {header.base_sequence}"
-                )
             return None
         if header.producer_epoch < entry.epoch:
             raise InvalidProducerEpoch(

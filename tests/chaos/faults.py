@@ -7,6 +7,11 @@ workload on the event loop keeps going while a broker dies, sleeps or restarts.
 Hold times are set against the cluster's timeouts (session and lag both 2 s): a kill
 lasts past the session timeout so leadership really moves; a pause outlasts both, so
 the paused broker loses its lease and leaves the ISR while its process still exists.
+
+``kill_two_replicas`` also writes probes of its own (recorded in the run's history, so
+the checker judges them with the workload): one that must be refused while the ISR is
+below min ISR, one that must be acknowledged once a replica is back. It waits on the
+ISR it needs rather than on a clock, so its verdict never depends on timing.
 """
 
 from __future__ import annotations
@@ -20,7 +25,14 @@ from dataclasses import dataclass
 import structlog
 
 from broker.storage.log_manager import partition_directory_name
-from tests.chaos.cluster import HW_CHECKPOINT_FILE, LAG_TIME_MAX_MS, SESSION_TIMEOUT_MS, ChaosCluster
+from tests.chaos.cluster import (
+    HW_CHECKPOINT_FILE,
+    LAG_TIME_MAX_MS,
+    MIN_INSYNC_REPLICAS,
+    SESSION_TIMEOUT_MS,
+    ChaosCluster,
+)
+from tests.chaos.history import FAIL, OK, UNKNOWN, History, WriteOp
 from tests.support.brokers import http_json
 
 log = structlog.get_logger(__name__)
@@ -30,6 +42,10 @@ PAUSE_S = max(SESSION_TIMEOUT_MS, LAG_TIME_MAX_MS) / 1000 + 1.5
 CUT_S = LAG_TIME_MAX_MS / 1000 * 2
 ZOMBIE_CUT_S = SESSION_TIMEOUT_MS / 1000 * 2.5
 TORN_TAIL_BYTES = 7
+ISR_CHANGE_TIMEOUT_S = 20.0
+"""Bound on waiting for an ISR change that the rules guarantee (a dead follower leaves
+within about lag time + lag/2; a restarted one rejoins once it has caught up)."""
+PROBE_TIMEOUT_MS = 10_000
 
 
 @dataclass
@@ -37,6 +53,7 @@ class FaultTarget:
     chaos: ChaosCluster
     topic: str
     rng: random.Random
+    history: History
 
     async def leader(self) -> int:
         return await asyncio.to_thread(self.chaos.leader_of, self.topic, 0)
@@ -82,6 +99,80 @@ async def kill_all(target: FaultTarget) -> str:
     for broker in brokers:
         await asyncio.to_thread(broker.wait_ready)
     return "SIGKILL every broker at once, restart all"
+
+
+async def kill_two_replicas(target: FaultTarget) -> str:
+    """SIGKILL both followers of partition 0 together: two of three replicas out, the ISR
+    falls to the leader alone, below min.insync.replicas (2).
+
+    While it is there an acks=all write is refused with NOT_ENOUGH_REPLICAS before the
+    append (nothing written: the checker holds the probe to never being seen). Once one
+    follower is back and in the ISR, an acks=all write is acknowledged again (the checker
+    holds that probe to surviving). The other follower returns last.
+    """
+    leader = await target.leader()
+    followers = sorted(b for b in target.chaos.brokers if b != leader)
+    for broker_id in followers:
+        await asyncio.to_thread(target.chaos.brokers[broker_id].kill)
+    returning = target.rng.choice(followers)
+    try:
+        await _wait_for_isr(target, lambda isr: isr == (leader,), f"ISR == [{leader}]")
+        refused = await _probe_write(target, leader, "refused")
+        assert (refused.outcome, refused.error) == (FAIL, "NOT_ENOUGH_REPLICAS"), (
+            f"acks=all with ISR [{leader}] below min ISR {MIN_INSYNC_REPLICAS}: {refused}"
+        )
+        await target.restart(returning)
+        await _wait_for_isr(target, lambda isr: len(isr) >= MIN_INSYNC_REPLICAS, "one follower back in the ISR")
+        resumed = await _probe_write(target, leader, "resumed")
+        assert resumed.outcome == OK, f"acks=all with {MIN_INSYNC_REPLICAS} in-sync replicas failed: {resumed}"
+    finally:
+        for broker_id in followers:
+            if not target.chaos.brokers[broker_id].alive:
+                await target.restart(broker_id)
+    return (
+        f"SIGKILL followers {followers} of leader {leader}: acks=all refused with NOT_ENOUGH_REPLICAS; "
+        f"broker {returning} back in the ISR: acks=all acknowledged at {resumed.offset}"
+    )
+
+
+async def _wait_for_isr(target: FaultTarget, condition: Callable[[tuple[int, ...]], bool], what: str) -> None:
+    def wait() -> None:
+        deadline = time.monotonic() + ISR_CHANGE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                if condition(target.chaos.partition_states(target.topic)[0].isr):
+                    return
+            except (AssertionError, OSError):
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"{target.topic}-0: no {what} within {ISR_CHANGE_TIMEOUT_S} s")
+
+    await asyncio.to_thread(wait)
+
+
+async def _probe_write(target: FaultTarget, leader: int, label: str) -> WriteOp:
+    """One acks=all write of a unique value straight to ``leader``, never retried, recorded in
+    the history with the outcome its answer proves."""
+    op = WriteOp("probe", target.topic, 0, f"probe-{label}-{len(target.history.writes)}", idempotent=True)
+    target.history.writes.append(op)
+    url = (
+        f"{target.chaos.brokers[leader].url}/v3/clusters/{target.chaos.cluster_id}/topics/{target.topic}"
+        f"/records?acks=all&timeout_ms={PROBE_TIMEOUT_MS}"
+    )
+    body = {"partition_id": 0, "value": {"type": "STRING", "data": op.value}}
+    try:
+        status, reply = await asyncio.to_thread(http_json, "POST", url, body, PROBE_TIMEOUT_MS / 1000 + 5)
+    except OSError as error:
+        op.complete(UNKNOWN, error=type(error).__name__)
+        return op
+    if status == 200:
+        op.complete(OK, offset=reply["offset"])
+    else:
+        error = reply.get("error")
+        op.complete(FAIL if error == "NOT_ENOUGH_REPLICAS" else UNKNOWN, error=error)
+    log.info("chaos.probe_write", topic=target.topic, leader=leader, value=op.value, outcome=op.outcome,
+             offset=op.offset, error=op.error)
+    return op
 
 
 async def _pause(target: FaultTarget, broker_id: int, role: str) -> str:
@@ -211,6 +302,7 @@ FAULTS: dict[str, Fault] = {
     "kill_follower": kill_follower,
     "kill_controller": kill_controller,
     "kill_all": kill_all,
+    "kill_two_replicas": kill_two_replicas,
     "pause_leader": pause_leader,
     "pause_follower": pause_follower,
     "sigterm_leader": sigterm_leader,

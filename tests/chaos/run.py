@@ -74,7 +74,7 @@ async def chaos_run(
     reader_tasks = [asyncio.create_task(r.run(stop_readers)) for r in readers]
     try:
         await asyncio.sleep(warmup_s)
-        target = FaultTarget(chaos, f"{name}-all", rng)
+        target = FaultTarget(chaos, f"{name}-all", rng, history)
         async for fault in plan():
             description = await fault(target)
             history.faults.append(description)

@@ -5,8 +5,9 @@ mix includes the zombie leader (cut off from peers and store) next to the other 
 
 Short in CI; ``make chaos SEED=… DURATION=…`` runs it long. The seed is printed so a
 failing mix can be replayed. Faults come one at a time, each healed (every partition
-led with its full ISR) before the next, so a run never stacks more failures than RF 3
-with min ISR 2 promises to survive. At the end the brokers are stopped and every
+led with its full ISR) before the next. The worst single fault takes two of the three
+replicas out together: RF 3 with min ISR 2 then refuses acks=all writes, and must
+still lose nothing it acknowledged. At the end the brokers are stopped and every
 replica's log is opened from disk (recovery included) and compared byte for byte
 below the HW.
 """

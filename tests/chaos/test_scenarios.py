@@ -1,7 +1,8 @@
 """Each fault on its own, under the workload, judged by the checker (one shared cluster).
 
 The named scenarios of the replication reference: SIGKILL of the partition leader, a
-follower, the controller, every broker; SIGSTOP longer than the session and lag
+follower, the controller, every broker, both followers at once (acks=all refused with
+NOT_ENOUGH_REPLICAS until one returns, scenario 2); SIGSTOP longer than the session and lag
 timeouts; SIGTERM; a leader or follower cut off from its peers while clients still
 reach it; a torn or corrupted segment tail; a deleted HW checkpoint.
 """

@@ -97,3 +97,54 @@ def test_a_retried_batch_lands_once_even_after_the_leader_dies(cluster: BrokerCl
     assert _post_batch(new_url + path, batch(3, [b"d"]))[1]["base_offset"] == 3
     values = _read_values(f"{new_url}/v3/clusters/{cid}/topics/idem/partitions/0/records?offset=0")
     assert values == [b"a", b"b", b"c", b"d"]
+
+
+def test_a_producer_whose_state_retention_removed_can_produce_again(tmp_path: Path) -> None:
+    """Retention deletes every batch of an idle producer; after a restart the state rebuilt
+    from the log no longer knows it, and its next sequence is accepted (Kafka's rule) instead
+    of being refused with OUT_OF_ORDER_SEQUENCE_NUMBER for ever."""
+    cluster = BrokerCluster(tmp_path, 1)
+    broker = cluster.brokers[1]
+    broker.env.update({**FAST, "HIGHWATER_LOG_RETENTION_CHECK_INTERVAL_MS": "100"})
+    cluster.start()
+    try:
+        cid = cluster.cluster_id()
+        base = f"{broker.url}/v3/clusters/{cid}"
+        configs = {"segment.bytes": "1024", "retention.bytes": "1"}
+        status, _ = http_json(
+            "POST",
+            f"{base}/topics",
+            {"topic_name": "idem", "partitions_count": 1, "replication_factor": 1,
+             "configs": [{"name": name, "value": value} for name, value in configs.items()]},
+        )
+        assert status == 201
+        ids = http_json("POST", f"{base}/producer-ids")[1]
+        producer_id, epoch = ids["producer_id"], ids["producer_epoch"]
+        path = f"{base}/topics/idem/partitions/0/batches?acks=1"
+        big = b"x" * 1500
+
+        def idempotent(sequence: int) -> bytes:
+            return encode_batch([RecordInput(None, big)], producer_id=producer_id, producer_epoch=epoch,
+                                base_sequence=sequence)
+
+        assert _post_batch(path, idempotent(0))[1]["base_offset"] == 0
+        assert _post_batch(path, encode_batch([RecordInput(None, big)]))[1]["base_offset"] == 1
+        deadline = time.monotonic() + 20
+        while _partition(cluster, base)["log_start_offset"] < 1:
+            assert time.monotonic() < deadline, "retention did not delete the producer's segment"
+            time.sleep(0.05)
+
+        broker.stop()
+        broker.start()
+        deadline = time.monotonic() + 20
+        while _partition(cluster, base).get("leader_id") != 1:
+            assert time.monotonic() < deadline, "the restarted broker did not lead again"
+            time.sleep(0.05)
+        status, answer = _post_batch(path, idempotent(1))
+        assert (status, answer.get("base_offset")) == (200, 2), answer
+        status, retried = _post_batch(path, idempotent(1))
+        assert (status, retried["base_offset"]) == (200, 2)
+        status, gap = _post_batch(path, idempotent(5))
+        assert (status, gap["error"]) == (422, "OUT_OF_ORDER_SEQUENCE_NUMBER")
+    finally:
+        cluster.shutdown()

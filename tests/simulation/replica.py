@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.cluster.records import PartitionRecord
-from broker.errors import HighwaterError, NotLeaderOrFollower
+from broker.errors import HighwaterError, NotLeaderOrFollower, StaleBrokerEpoch
 from broker.record.header import iter_batches
 from broker.replication import (
     AppendRecords,
@@ -49,6 +49,8 @@ from tests.simulation.world import (
 class FetchRequestMessage:
     request_id: int
     fields: FetchRequestFields
+    broker_epoch: int
+    """The sender's incarnation (KIP-903): a delayed fetch may outlive the process that sent it."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class Hooks:
     send: Callable[[int, int, object], None]
     produce_done: Callable[[Hashable, HighwaterError | None], None]
     trace: Callable[[str], None]
+    registered_broker_epoch: Callable[[int], int]
+    """A broker's incarnation as the metadata registers it, or ``UNKNOWN_BROKER_EPOCH``."""
 
 
 @dataclass
@@ -111,6 +115,7 @@ class SimBroker:
     _next_interval_flush_at_ms: int = 0
     _isr_in_flight: tuple[ProposeIsr, int] | None = None
     _request_ids: int = 0
+    stale_fetches_refused: int = 0
 
     def __post_init__(self) -> None:
         self.disk = SimDisk(self.directory, self.config)
@@ -308,7 +313,14 @@ class SimBroker:
             last_fetched_epoch=fields.last_fetched_epoch,
             current_leader_epoch=fields.current_leader_epoch,
             epoch_cache=self.disk.log.epoch_cache,
+            broker_epoch=message.broker_epoch,
+            registered_broker_epoch=self.hooks.registered_broker_epoch(fields.replica_id),
         )
+        if isinstance(outcome.error, StaleBrokerEpoch):
+            self.stale_fetches_refused += 1
+            self.hooks.trace(
+                f"broker {self.broker_id} refused a fetch from a dead incarnation: {outcome.error.message}"
+            )
         self._on_hw_update(outcome.hw_update)
         self._send_isr_proposal(outcome.propose_isr)
         if outcome.error is not None or outcome.diverging_epoch is not None:
@@ -395,7 +407,9 @@ class SimBroker:
         self._request_ids += 1
         fields = state.fetch_request(LocalLogView(log.log_start_offset, log.log_end_offset, log.epoch_cache))
         self._outstanding = _OutstandingFetch(self._request_ids, now_ms)
-        self.hooks.send(self.broker_id, state.leader_id, FetchRequestMessage(self._request_ids, fields))
+        self.hooks.send(
+            self.broker_id, state.leader_id, FetchRequestMessage(self._request_ids, fields, self.incarnation)
+        )
 
     def on_fetch_response(self, message: FetchResponseMessage) -> None:
         """``ReplicaFetcher._apply``: perform what ``FollowerState`` asks, in order."""

@@ -84,6 +84,8 @@ class Stats:
     power_losses: int = 0
     leader_changes: int = 0
     messages_lost: int = 0
+    stale_fetches_refused: int = 0
+    """Fetches from a dead incarnation (delayed past a restart) the leaders refused (KIP-903)."""
 
 
 class Simulation:
@@ -103,7 +105,11 @@ class Simulation:
         self._records_checked = 0
         self._faults_enabled = True
         hooks = Hooks(
-            now_ms=lambda: self.now_ms, send=self._send, produce_done=self._produce_done, trace=self.trace
+            now_ms=lambda: self.now_ms,
+            send=self._send,
+            produce_done=self._produce_done,
+            trace=self.trace,
+            registered_broker_epoch=self.controller.registered_broker_epoch,
         )
         self.brokers = {
             broker_id: SimBroker(broker_id, directory / f"broker-{broker_id}", config, hooks)
@@ -133,6 +139,7 @@ class Simulation:
             self.step()
         self.heal()
         self.stats.messages_lost = self.network.lost_count
+        self.stats.stale_fetches_refused = sum(broker.stale_fetches_refused for broker in self.brokers.values())
         return self.stats
 
     def step(self) -> None:

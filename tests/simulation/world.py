@@ -33,6 +33,7 @@ from typing import Any
 from broker.cluster.election import reconcile
 from broker.cluster.records import PartitionRecord
 from broker.replication import ProposeIsr
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, stale_joiners
 from broker.storage import FLUSH_FSYNC
 
 CONTROLLER = 0
@@ -168,6 +169,10 @@ class SimController:
     def registered(self, broker_id: int, incarnation: int) -> bool:
         return self.incarnations[broker_id] == incarnation
 
+    def registered_broker_epoch(self, broker_id: int) -> int:
+        """The broker epoch of a live broker's registration; a dead one has none."""
+        return self.incarnations[broker_id] if broker_id in self.live else UNKNOWN_BROKER_EPOCH
+
     def check_sessions(self, now_ms: int) -> bool:
         """Expire silent brokers' sessions, admit heartbeating ones; reconcile on change."""
         live = {
@@ -188,13 +193,15 @@ class SimController:
         return True
 
     def alter_isr(self, proposal: ProposeIsr) -> PartitionRecord | None:
-        """Compare-and-set an ISR change; refuse stale epochs and dead members (KIP-497/841)."""
+        """Compare-and-set an ISR change; refuse stale epochs, dead members (KIP-497/841) and
+        joining replicas whose incarnation is no longer the registered one (KIP-903)."""
         record = self.record
         if (
             proposal.leader_id != record.leader
             or proposal.leader_epoch != record.leader_epoch
             or proposal.partition_epoch != record.partition_epoch
             or not set(proposal.new_isr) <= self.live
+            or stale_joiners(proposal.joining_broker_epochs, {b: self.incarnations[b] for b in self.live})
         ):
             return None
         self._set(record.model_copy(update={"isr": list(proposal.new_isr), "partition_epoch": record.partition_epoch + 1}))

@@ -13,6 +13,17 @@ LEADER_ID = 1
 LAG_MS = 10_000
 
 
+def registered_broker_epoch(replica_id: int) -> int:
+    """The broker epoch each follower broker is registered with in these tests."""
+    return 100 * replica_id
+
+
+def current_incarnation(replica_id: int) -> dict[str, int]:
+    """Broker-epoch arguments of a fetch from the registered incarnation of ``replica_id``."""
+    epoch = registered_broker_epoch(replica_id)
+    return {"broker_epoch": epoch, "registered_broker_epoch": epoch}
+
+
 def make_leader(
     *,
     replicas: Sequence[int] = (1, 2, 3),
@@ -63,8 +74,11 @@ def fetch(
     now_ms: int,
     *,
     cache: LeaderEpochCache | None = None,
+    broker_epoch: int | None = None,
+    registered: int | None = None,
 ):
-    """A well-behaved follower fetch in the leader's current epoch."""
+    """A well-behaved follower fetch in the leader's current epoch, by default from the
+    registered incarnation of the follower's broker."""
     return leader.on_follower_fetch(
         replica_id,
         fetch_offset,
@@ -72,4 +86,6 @@ def fetch(
         last_fetched_epoch=leader.leader_epoch,
         current_leader_epoch=leader.leader_epoch,
         epoch_cache=cache if cache is not None else leader_cache(leader),
+        broker_epoch=registered_broker_epoch(replica_id) if broker_epoch is None else broker_epoch,
+        registered_broker_epoch=registered_broker_epoch(replica_id) if registered is None else registered,
     )

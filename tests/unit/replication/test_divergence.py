@@ -19,6 +19,7 @@ from broker.replication import (
     TruncateTo,
 )
 from broker.storage.epoch_cache import EpochEntry, LeaderEpochCache
+from tests.unit.replication.factories import current_incarnation
 
 
 @dataclass
@@ -98,6 +99,7 @@ def fetch_once(
         last_fetched_epoch=request.last_fetched_epoch,
         current_leader_epoch=request.current_leader_epoch,
         epoch_cache=leader_log.cache,
+        **current_incarnation(request.replica_id),
     )
     batch = []
     if outcome.read_from_offset is not None:
@@ -219,7 +221,7 @@ def test_leader_reports_where_the_followers_last_epoch_ends():
     leader_log.cache.assign(4, 10)
     leader_log.records = [(1, "x")] * 10 + [(4, "y")] * 5
     leader = become_leader(1, (1, 2), leader_log, epoch=6, high_watermark=0)
-    common = {"current_leader_epoch": 6, "epoch_cache": leader_log.cache}
+    common = {"current_leader_epoch": 6, "epoch_cache": leader_log.cache, **current_incarnation(2)}
     assert leader.on_follower_fetch(
         2, 12, 0, last_fetched_epoch=1, **common
     ).diverging_epoch == (DivergingEpoch(1, 10))

@@ -9,7 +9,7 @@ from broker.errors import (
 )
 from broker.replication import NO_LEADER_EPOCH, DivergingEpoch, check_fetch_position
 from broker.storage.epoch_cache import EpochEntry, LeaderEpochCache
-from tests.unit.replication.factories import fetch, leader_cache, make_leader
+from tests.unit.replication.factories import current_incarnation, fetch, leader_cache, make_leader
 
 
 def test_leader_epoch_fencing():
@@ -32,6 +32,7 @@ def test_fenced_fetch_does_not_touch_follower_state():
         last_fetched_epoch=5,
         current_leader_epoch=4,
         epoch_cache=leader_cache(leader),
+        **current_incarnation(2),
     )
     assert isinstance(outcome.error, FencedLeaderEpoch)
     assert outcome.read_from_offset is None
@@ -52,13 +53,13 @@ def test_fetch_outside_the_log_is_out_of_range_with_the_leader_offsets():
     leader.advance_log_start_offset(10)
     cache = leader_cache(leader)
     low = leader.on_follower_fetch(
-        2, 4, 1, last_fetched_epoch=-1, current_leader_epoch=5, epoch_cache=cache
+        2, 4, 1, last_fetched_epoch=-1, current_leader_epoch=5, epoch_cache=cache, **current_incarnation(2)
     )
     assert isinstance(low.error, OffsetOutOfRange)
     assert (low.log_start_offset, low.log_end_offset) == (10, 20)
     assert low.error.details["log_start_offset"] == 10
     high = leader.on_follower_fetch(
-        2, 21, 1, last_fetched_epoch=-1, current_leader_epoch=5, epoch_cache=cache
+        2, 21, 1, last_fetched_epoch=-1, current_leader_epoch=5, epoch_cache=cache, **current_incarnation(2)
     )
     assert isinstance(high.error, OffsetOutOfRange)
 
@@ -81,6 +82,7 @@ def test_last_fetched_epoch_unknown_to_the_leader_is_out_of_range():
         last_fetched_epoch=7,
         current_leader_epoch=5,
         epoch_cache=leader_cache(leader),
+        **current_incarnation(2),
     )
     assert isinstance(outcome.error, OffsetOutOfRange)
 

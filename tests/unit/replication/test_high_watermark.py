@@ -4,7 +4,7 @@ import pytest
 
 from broker.errors import OffsetOutOfRange
 from broker.replication import HwUpdate
-from tests.unit.replication.factories import LAG_MS, fetch, make_leader
+from tests.unit.replication.factories import LAG_MS, fetch, make_leader, registered_broker_epoch
 
 
 def test_high_watermark_is_the_minimum_log_end_over_the_isr():
@@ -105,18 +105,20 @@ def test_replicas_state_reports_log_end_membership_and_caught_up_age():
     fetch(leader, 2, 10, now_ms=1_000)
     rows = leader.replicas_state(now_ms=1_500)
     assert rows == [
-        {"broker_id": 1, "log_end_offset": 10, "in_sync": True, "caught_up_ms_ago": 0},
+        {"broker_id": 1, "log_end_offset": 10, "in_sync": True, "caught_up_ms_ago": 0, "broker_epoch": None},
         {
             "broker_id": 2,
             "log_end_offset": 10,
             "in_sync": True,
             "caught_up_ms_ago": 500,
+            "broker_epoch": registered_broker_epoch(2),
         },
         {
             "broker_id": 3,
             "log_end_offset": -1,
             "in_sync": False,
             "caught_up_ms_ago": None,
+            "broker_epoch": -1,
         },
     ]
     assert LAG_MS > 500

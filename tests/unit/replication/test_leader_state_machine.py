@@ -36,6 +36,7 @@ from broker.replication import (
     ProposeIsr,
 )
 from broker.storage.epoch_cache import EpochEntry, LeaderEpochCache
+from tests.unit.replication.factories import current_incarnation
 
 LEADER_ID = 1
 LEADER_EPOCH = 7
@@ -156,6 +157,7 @@ class LeaderStateMachine(RuleBasedStateMachine):
             last_fetched_epoch=LEADER_EPOCH,
             current_leader_epoch=LEADER_EPOCH,
             epoch_cache=self.cache,
+            **current_incarnation(replica_id),
         )
         assert outcome.error is None and outcome.diverging_epoch is None
         assert outcome.high_watermark == self.hw_before_step

@@ -8,7 +8,7 @@ LAG_MS = 10_000
 def test_fetch_at_the_leaders_current_end_is_caught_up_now():
     """Rule: fetch offset >= leader LEO now -> last_caught_up_time_ms = now."""
     state = ReplicaState(broker_id=2)
-    state.on_fetch(fetch_offset=7, leader_log_end_offset=7, now_ms=500)
+    state.on_fetch(fetch_offset=7, leader_log_end_offset=7, now_ms=500, broker_epoch=7)
     assert state.last_caught_up_time_ms == 500
     assert state.log_end_offset == 7
 
@@ -16,24 +16,24 @@ def test_fetch_at_the_leaders_current_end_is_caught_up_now():
 def test_reaching_the_previous_fetchs_leader_end_counts_from_the_previous_fetch():
     """Rule: fetch offset >= leader LEO at the previous fetch -> the previous fetch's time."""
     state = ReplicaState(broker_id=2)
-    state.on_fetch(fetch_offset=0, leader_log_end_offset=10, now_ms=1_000)
-    state.on_fetch(fetch_offset=10, leader_log_end_offset=15, now_ms=2_000)
+    state.on_fetch(fetch_offset=0, leader_log_end_offset=10, now_ms=1_000, broker_epoch=7)
+    state.on_fetch(fetch_offset=10, leader_log_end_offset=15, now_ms=2_000, broker_epoch=7)
     assert state.last_caught_up_time_ms == 1_000
 
 
 def test_a_fetch_behind_both_leader_ends_leaves_the_caught_up_time_unchanged():
     """Rule: otherwise unchanged."""
     state = ReplicaState(broker_id=2)
-    state.on_fetch(fetch_offset=5, leader_log_end_offset=5, now_ms=100)
-    state.on_fetch(fetch_offset=5, leader_log_end_offset=20, now_ms=200)
-    state.on_fetch(fetch_offset=12, leader_log_end_offset=30, now_ms=300)
+    state.on_fetch(fetch_offset=5, leader_log_end_offset=5, now_ms=100, broker_epoch=7)
+    state.on_fetch(fetch_offset=5, leader_log_end_offset=20, now_ms=200, broker_epoch=7)
+    state.on_fetch(fetch_offset=12, leader_log_end_offset=30, now_ms=300, broker_epoch=7)
     assert state.last_caught_up_time_ms == 100
 
 
 def test_is_caught_up_by_equal_log_end_or_within_the_lag_time():
     """isCaughtUp = LEO equals the leader's, or now - last caught up <= lag time."""
     state = ReplicaState(broker_id=2)
-    state.on_fetch(fetch_offset=5, leader_log_end_offset=5, now_ms=0)
+    state.on_fetch(fetch_offset=5, leader_log_end_offset=5, now_ms=0, broker_epoch=7)
     assert state.is_caught_up(5, now_ms=10 * LAG_MS, replica_lag_time_max_ms=LAG_MS)
     assert state.is_caught_up(9, now_ms=LAG_MS, replica_lag_time_max_ms=LAG_MS)
     assert not state.is_caught_up(9, now_ms=LAG_MS + 1, replica_lag_time_max_ms=LAG_MS)
@@ -52,6 +52,6 @@ def test_reset_for_a_new_leader_forgets_the_log_end_offset():
 def test_first_fetch_after_reset_does_not_use_a_previous_fetch_it_never_made():
     """With no previous fetch in this epoch, only the 'reached LEO now' branch applies."""
     state = ReplicaState.reset_for_new_leader(3, in_isr=False, now_ms=0)
-    state.on_fetch(fetch_offset=3, leader_log_end_offset=8, now_ms=50)
+    state.on_fetch(fetch_offset=3, leader_log_end_offset=8, now_ms=50, broker_epoch=7)
     assert state.last_caught_up_time_ms is None
     assert state.caught_up_ms_ago(60) is None

@@ -51,9 +51,33 @@ def test_a_sequence_gap_is_out_of_order() -> None:
         state.find_duplicate(header(7, 0, 3))
 
 
-def test_an_unknown_producer_must_start_at_zero() -> None:
-    with pytest.raises(OutOfOrderSequence, match="sequence 0"):
-        ProducerStateManager("t", 0).find_duplicate(header(8, 0, 5))
+def test_an_unknown_producer_is_accepted_at_any_sequence() -> None:
+    """Its state may have been removed (retention, then a rebuild from the log): Kafka accepts it."""
+    state = ProducerStateManager("t", 0)
+    assert state.find_duplicate(header(8, 0, 5)) is None
+    assert state.find_duplicate(header(8, 3, 2_000_000_000)) is None
+
+
+def test_a_producer_accepted_mid_sequence_is_then_held_to_its_sequence() -> None:
+    state = ProducerStateManager("t", 0)
+    first = header(8, 0, 40, base_offset=100)
+    assert state.find_duplicate(first) is None
+    state.record(first)
+    assert state.find_duplicate(dataclasses.replace(first, base_offset=7)).base_offset == 100
+    with pytest.raises(OutOfOrderSequence, match="expected 42"):
+        state.find_duplicate(header(8, 0, 0))
+    with pytest.raises(OutOfOrderSequence, match="expected 42"):
+        state.find_duplicate(header(8, 0, 43))
+    assert state.find_duplicate(header(8, 0, 42)) is None
+
+
+def test_a_producer_whose_batches_left_the_log_is_accepted_again_after_a_rebuild() -> None:
+    """Retention deleted every batch of producer 7: the rebuilt state no longer knows it."""
+    rebuilt = ProducerStateManager("t", 0)
+    rebuilt.load([header(9, 0, 0, base_offset=30)])
+    assert rebuilt.find_duplicate(header(7, 0, 12)) is None
+    with pytest.raises(OutOfOrderSequence):
+        rebuilt.find_duplicate(header(9, 0, 12))
 
 
 def test_epochs_fence_old_producers_and_restart_sequences() -> None:

@@ -1,0 +1,111 @@
+"""KIP-903 with real brokers: a follower restarted with its data directory wiped is a new
+incarnation (a new broker epoch). The leader keeps it out of the ISR until it has caught up
+again, and refuses a fetch its previous incarnation sent (REPLICATION-REFERENCE scenario 20).
+
+3 brokers, RF 3, min.insync.replicas 2, short timeouts (``tests.support.replication``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from broker.replication.fetch_wire import (
+    CONTENT_TYPE,
+    FetchPartition,
+    FetchRequest,
+    decode_response,
+    encode_request,
+)
+from tests.support.replication import (
+    ReplicatedTopic,
+    assert_replica_files_identical,
+    decode_values,
+    start_cluster,
+    wait_until,
+)
+
+pytestmark = pytest.mark.integration
+
+ALL_BROKERS = {1, 2, 3}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path):
+    cluster = start_cluster(tmp_path)
+    yield cluster
+    cluster.shutdown()
+
+
+def _replica(description: dict, broker_id: int) -> dict:
+    return next(row for row in description["replicas_state"] if row["broker_id"] == broker_id)
+
+
+def _fetch_as(leader_url: str, replica_id: int, broker_epoch: int, description: dict, topic: str) -> str:
+    """One replica fetch, as broker ``replica_id`` in incarnation ``broker_epoch`` would send it;
+    returns the partition's error name ('' for none)."""
+    request = FetchRequest(
+        replica_id=replica_id,
+        broker_epoch=broker_epoch,
+        max_wait_ms=0,
+        max_bytes=1 << 20,
+        partitions=[
+            FetchPartition(
+                topic=topic,
+                partition=0,
+                fetch_offset=description["log_end_offset"],
+                last_fetched_epoch=description["leader_epoch"],
+                current_leader_epoch=description["leader_epoch"],
+                log_start_offset=0,
+            )
+        ],
+    )
+    http = urllib.request.Request(
+        f"{leader_url}/internal/fetch",
+        data=encode_request(request),
+        method="POST",
+        headers={"Content-Type": CONTENT_TYPE},
+    )
+    with urllib.request.urlopen(http, timeout=10) as reply:
+        [partition] = decode_response(reply.read())
+    return partition.error.name if partition.error else ""
+
+
+def test_a_follower_restarted_with_an_empty_disk_rejoins_only_once_caught_up(cluster) -> None:
+    topic = ReplicatedTopic(cluster)
+    topic.create()
+    acknowledged = [(topic.produce_ok(f"before-{i}"), f"before-{i}") for i in range(20)]
+    description = topic.describe()
+    leader = description["leader_id"]
+    follower = min(ALL_BROKERS - {leader})
+    old_epoch = wait_until(
+        lambda: _replica(topic.describe(), follower)["broker_epoch"], 5, "the follower's broker epoch"
+    )
+    assert old_epoch > 0
+
+    cluster.brokers[follower].kill()
+    shutil.rmtree(cluster.brokers[follower].data_dir)
+    topic.wait_for_isr(ALL_BROKERS - {follower})
+    acknowledged += [(topic.produce_ok(f"while-down-{i}"), f"while-down-{i}") for i in range(20)]
+
+    cluster.brokers[follower].start()
+    new_epoch = wait_until(
+        lambda: (epoch := _replica(topic.describe(), follower)["broker_epoch"]) > old_epoch and epoch,
+        15,
+        "a fetch from the follower's new incarnation",
+    )
+
+    current = topic.describe()
+    leader_url = cluster.brokers[leader].url
+    assert _fetch_as(leader_url, follower, old_epoch, current, topic.name) == "STALE_BROKER_EPOCH"
+    assert _replica(topic.describe(), follower)["broker_epoch"] == new_epoch
+
+    rejoined = topic.wait_for_isr(ALL_BROKERS)
+    assert _replica(rejoined, follower)["log_end_offset"] >= rejoined["high_watermark"]
+    acknowledged.append((topic.produce_ok("after-rejoin"), "after-rejoin"))
+    assert topic.read_all() == sorted(acknowledged)
+    raw = assert_replica_files_identical(cluster)
+    assert decode_values(raw) == sorted(acknowledged)
