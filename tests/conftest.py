@@ -1,9 +1,11 @@
 """How the suite is split across parallel workers (``make test`` runs pytest-xdist).
 
-Every test is put in an ``xdist_group`` so that ``--dist loadgroup`` hands whole groups
-to a worker: a module's tests stay together, so a module-scoped broker cluster is
-started once, not once per worker; the Spark tests form one group, so one worker
-starts the one session-scoped Spark JVM and the brokers it reads from.
+``--dist loadgroup`` hands each ``xdist_group`` whole to one worker and spreads the
+other tests one by one. A test that uses a module- or class-scoped fixture (a broker
+cluster shared by a module) is grouped with its module, so that cluster starts once,
+not once per worker; the tests that use the session-scoped ``spark`` fixture form one
+group, so one worker starts that Spark JVM. Every other test, the slow parametrized
+integration tests among them, goes to whichever worker is free.
 
 Hypothesis runs derandomized (the same examples every run, no example database) and
 without its per-example deadline, which a loaded CI machine would trip at random:
@@ -14,7 +16,6 @@ new examples when hunting bugs by hand.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -23,19 +24,30 @@ settings.register_profile("suite", derandomize=True, database=None, deadline=Non
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
-SPARK_TESTS = Path(__file__).with_name("spark")
+SHARED_SCOPES = ("class", "module", "package")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Runs before xdist's own hook, which reads the groups into the node ids."""
     for item in items:
-        group = "spark" if SPARK_TESTS in item.path.parents else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _group(item: pytest.Item) -> str | None:
+    if "spark" in getattr(item, "fixturenames", ()):
+        return "spark-session"
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    definitions = fixture_info.name2fixturedefs.values() if fixture_info is not None else ()
+    if any(definition.scope in SHARED_SCOPES for chain in definitions for definition in chain):
+        return item.nodeid.split("::", 1)[0]
+    return None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Fail at once if a pytest/xdist pairing stops grouping (pytest 9.2 did, silently)."""
     grouping = getattr(session.config.option, "loadgroup", False)
-    if grouping and session.items and "@" not in session.items[0].nodeid:
+    if grouping and session.items and not any("@" in item.nodeid for item in session.items):
         raise pytest.UsageError("xdist's --dist loadgroup did not group the tests: check the pytest-xdist pairing")
