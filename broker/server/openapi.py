@@ -11,6 +11,7 @@ from copy import deepcopy
 from typing import Any
 
 from broker.groups.openapi_spec import GROUP_PATHS, GROUP_SCHEMAS
+from broker.server.json_depth import MAX_JSON_DEPTH
 
 JSON = "application/json"
 BATCH = "application/vnd.kafka.batch.v2"
@@ -499,7 +500,9 @@ def openapi_document(server_url: str) -> dict[str, Any]:
             "title": "highwater",
             "version": "3",
             "description": "Kafka-style broker over HTTP (Confluent REST Proxy v3 conventions). "
-            "Readers never see an offset at or above the high watermark.",
+            "Readers never see an offset at or above the high watermark. "
+            f"JSON bodies nest at most {MAX_JSON_DEPTH} levels of arrays and objects; deeper ones are "
+            "refused with 400 INVALID_REQUEST before they are parsed.",
         },
         "servers": [{"url": server_url}],
         "paths": deepcopy(PATHS),
