@@ -69,6 +69,7 @@ from broker.replication.fetcher import ReplicaFetcherManager
 from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager
 from broker.storage.cleaner import clean_if_compacted
 from broker.topic_configs import TopicConfigs
+from broker.topic_policy import check_client_append
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
@@ -631,6 +632,8 @@ class BrokerNode:
     async def produce(
         self, topic: str, partition: int, batch: bytes, acks: str, timeout_ms: int, *, forward: bool = True
     ) -> ProduceResult:
+        """Append a client's batch; internal topics are refused here, whichever door the batch came through."""
+        check_client_append(topic)
         local, record = self._leader_or_raise(topic, partition)
         if local is not None:
             outcome = await local.append(batch, acks, timeout_ms)

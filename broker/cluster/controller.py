@@ -33,6 +33,7 @@ from broker.cluster.controller_term import ControllerSettings, ControllerTerm
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS
 from broker.cluster.records import CONTROLLER_KEY, PartitionRecord, validate_topic_name
+from broker.topic_policy import check_create_name, check_delete
 from broker.cluster.store import (
     CompactedError,
     KeyValue,
@@ -105,9 +106,11 @@ class Controller:
         configs: dict[str, str] | None = None, internal: bool = False,
     ) -> list[PartitionRecord]:
         validate_topic_name(name)
+        check_create_name(name, internal=internal)
         return await self.active_term().create_topic(name, partitions_count, replication_factor, configs, internal)
 
     async def delete_topic(self, name: str) -> None:
+        check_delete(name)
         await self.active_term().delete_topic(name)
 
     async def controlled_shutdown(self, broker_id: int) -> list[PartitionRecord]:

@@ -34,6 +34,7 @@ from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OFFSETS_TOPIC, OffsetKey, OffsetValue, partition_for_group
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch, iter_batches_with_records
+from broker.topic_policy import check_internal_configs
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
@@ -41,7 +42,13 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024), "retention.ms": "-1"}
+OFFSETS_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "segment.bytes": str(100 * 1024 * 1024),
+    "retention.ms": "-1",
+    "retention.bytes": "-1",
+}
+"""Compacted, never deleted by age or size, whatever the broker's topic defaults (``check_internal_configs``)."""
 COMMIT_TIMEOUT_MS = 5000
 ROUTE_WAIT_S = 5.0
 EXPIRY_CHECK_INTERVAL_S = 0.1
@@ -155,6 +162,7 @@ class GroupCoordinator:
         if OFFSETS_TOPIC in self.node.view.topics:
             return {}
         replication_factor = max(1, min(3, len(self.node.view.brokers)))
+        check_internal_configs(OFFSETS_TOPIC, self.node.topic_configs.parse(OFFSETS_TOPIC_CONFIGS))
         try:
             await self.node.controller.create_topic(
                 OFFSETS_TOPIC,

@@ -300,6 +300,10 @@ SCHEMAS: dict[str, Any] = {
 }
 
 TOPICS = "/v3/clusters/{cluster_id}/topics"
+INTERNAL_TOPIC_REFUSAL = (
+    "Internal topics (__consumer_offsets) belong to the broker: creating one under its name, appending to one "
+    "and deleting one are refused with 400 INVALID_TOPIC_EXCEPTION."
+)
 PARTITIONS = TOPICS + "/{topic_name}/partitions"
 
 _INTERNAL = {"tags": ["internal"]}
@@ -362,6 +366,7 @@ PATHS: dict[str, Any] = {
             [CLUSTER],
             _ok("created", _ref("Topic"), "201"),
             requestBody=_json_body(_ref("CreateTopic")),
+            description=INTERNAL_TOPIC_REFUSAL,
         ),
     },
     TOPICS + "/{topic_name}": {
@@ -370,6 +375,7 @@ PATHS: dict[str, Any] = {
             "Delete a topic and its data",
             [CLUSTER, TOPIC],
             {"204": {"description": "deleted"}, "default": {"$ref": "#/components/responses/Error"}},
+            description=INTERNAL_TOPIC_REFUSAL,
         ),
     },
     PARTITIONS: {
@@ -408,6 +414,7 @@ PATHS: dict[str, Any] = {
             requestBody={
                 "content": {JSON: {"schema": _ref("ProduceRecord")}, NDJSON: {"schema": _ref("ProduceRecord")}}
             },
+            description=INTERNAL_TOPIC_REFUSAL,
         )
     },
     TOPICS + "/{topic_name}/records:batch": {
@@ -418,7 +425,8 @@ PATHS: dict[str, Any] = {
             requestBody=_json_body(_ref("BatchRequest")),
             description="A partition's entries are appended in request order, in as many record batches as the "
             "topic's max.message.bytes needs; only an entry larger than that on its own fails (MESSAGE_TOO_LARGE). "
-            "A negative partition_id fails its entry with 400 INVALID_REQUEST, as in a path.",
+            "A negative partition_id fails its entry with 400 INVALID_REQUEST, as in a path. "
+            + INTERNAL_TOPIC_REFUSAL,
         )
     },
     PARTITIONS + "/{partition_id}/batches": {
@@ -427,6 +435,7 @@ PATHS: dict[str, Any] = {
             [CLUSTER, TOPIC, PARTITION, ACKS, PRODUCE_TIMEOUT],
             _ok("appended", _ref("BatchAppended")),
             requestBody={"content": {BATCH: {"schema": {"type": "string", "contentMediaType": BATCH}}}},
+            description=INTERNAL_TOPIC_REFUSAL,
         )
     },
     PARTITIONS + "/{partition_id}/records": {

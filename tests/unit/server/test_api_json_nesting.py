@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from broker.node import BrokerNode
-from broker.server.app import create_app
 from broker.server.json_depth import MAX_JSON_DEPTH
-from tests.unit.server.conftest import Api, broker_settings, error_of, wait_until_ready
+from tests.unit.server.conftest import Api, error_of
+from tests.unit.server.group_node import commit, committed, group_api  # noqa: F401 - fixture
 
 DEEP = "[" * 5000 + "]" * 5000
-
-
-@pytest.fixture
-async def group_api(tmp_path: Path) -> AsyncIterator[Api]:
-    """One broker whose ``__consumer_offsets`` has a single partition, so group requests start fast."""
-    node = await BrokerNode.start(broker_settings(tmp_path / "data", offsets_topic_num_partitions=1))
-    try:
-        async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:
-            await wait_until_ready(client)
-            yield Api(client, node)
-    finally:
-        await node.stop()
 
 
 async def assert_refused_for_depth(response) -> None:
@@ -97,8 +82,7 @@ async def test_group_bodies_refuse_deep_json(group_api: Api) -> None:
     await api.create_topic("t")
     await api.produce("t", {"value": {"data": 1}})
     group = f"{api.cluster}/consumer-groups/g"
-    commit = await api.client.post(f"{group}/offsets", json={"offsets": [{"topic_name": "t", "partition_id": 0, "offset": 1}]})
-    assert commit.status == 200, await commit.text()
+    assert (await commit(api, "g", "t", 1)).status == 200
     headers = {"Content-Type": "application/json"}
     for path, template in [
         (f"{group}/offsets", '{"offsets": [{"topic_name": "t", "partition_id": 0, "offset": 0, "metadata": DEEP}]}'),
@@ -106,8 +90,7 @@ async def test_group_bodies_refuse_deep_json(group_api: Api) -> None:
         (f"{api.cluster}/partitions:elect-preferred", '{"topic_name": DEEP}'),
     ]:
         await assert_refused_for_depth(await api.client.post(path, data=deep_body(template), headers=headers))
-    offsets = await (await api.client.get(f"{group}/offsets")).json()
-    assert [item["offset"] for item in offsets["data"]] == [1]
+    assert await committed(api, "g") == {("t", 0): 1}
 
 
 async def test_a_stored_value_too_deep_to_parse_is_read_as_a_string(group_api: Api) -> None:
