@@ -69,7 +69,7 @@ from broker.replication.fetcher import ReplicaFetcherManager
 from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager
 from broker.storage.cleaner import clean_if_compacted
 from broker.topic_configs import TopicConfigs
-from broker.topic_policy import check_client_append
+from broker.topic_policy import check_client_append, check_min_insync_replicas
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
@@ -564,7 +564,7 @@ class BrokerNode:
     async def create_topic(
         self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
     ) -> TopicDescription:
-        self.topic_configs.parse(configs)
+        check_min_insync_replicas(configs, self.topic_configs.parse(configs), replication_factor)
         await self._on_controller(
             "POST",
             "topics",

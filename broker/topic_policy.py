@@ -12,17 +12,25 @@ checks through the node and the controller, so a rule is written once:
   latest commit of every key survives for ever) and no retention by time or size. A
   config that would let the log delete records is refused with ``INVALID_CONFIG``
   naming it, at creation and at any later change of configs.
+* **min.insync.replicas** given for a topic may not exceed its replication factor: such
+  a topic could never accept an ``acks=all`` write as its creator meant, so it is
+  refused with ``INVALID_CONFIG`` naming both numbers rather than silently capped. A
+  broker-wide default above a topic's replication factor, which the creator did not
+  ask for, counts as the replication factor (Kafka's KIP-966 ``effectiveMinIsr``).
 
 Pure: no asyncio, no I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from broker.errors import InvalidConfig, InvalidTopic
 from broker.groups.offsets_records import OFFSETS_TOPIC
-from config.topic import TopicConfig
+from config.topic import TOPIC_CONFIG_NAMES, TopicConfig
 
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC})
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
 
 
 def is_internal_topic(name: str) -> bool:
@@ -71,3 +79,15 @@ def _keeps_everything(name: str, config: str, value: object, required: str) -> I
         config=config,
     )
 
+
+def check_min_insync_replicas(configs: Mapping[str, str], config: TopicConfig, replication_factor: int) -> None:
+    """Refuse a ``min.insync.replicas`` given in ``configs`` (resolved into ``config``) above the replication factor."""
+    given = any(TOPIC_CONFIG_NAMES.get(name, name) == "min_insync_replicas" for name in configs)
+    if given and config.min_insync_replicas > replication_factor:
+        raise InvalidConfig(
+            f"invalid config {MIN_INSYNC_REPLICAS}: {config.min_insync_replicas} is greater than the "
+            f"replication factor {replication_factor}: a topic never has more replicas in sync than it has replicas",
+            config=MIN_INSYNC_REPLICAS,
+            min_insync_replicas=config.min_insync_replicas,
+            replication_factor=replication_factor,
+        )

@@ -107,6 +107,8 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["name"],
         "properties": {"name": _STR, "value": {"type": ["string", "integer", "number", "boolean", "null"]}},
+        "description": "a Kafka topic config; min.insync.replicas above the replication factor is refused "
+        "with 400 INVALID_CONFIG",
     },
     "CreateTopic": {
         "type": "object",
