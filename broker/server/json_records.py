@@ -92,9 +92,9 @@ class BatchEntry(ProduceRecord):
 
 
 class BatchRequest(BaseModel):
-    """Body of ``records:batch``; entries stay raw so one bad entry fails alone."""
+    """Body of ``records:batch``; entries stay raw so one bad entry fails alone. Only ``entries`` is known."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     entries: list[dict[str, Any]]
 

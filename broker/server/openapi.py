@@ -107,6 +107,7 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["name"],
         "properties": {"name": _STR, "value": {"type": ["string", "integer", "number", "boolean", "null"]}},
+        "additionalProperties": False,
         "description": "a Kafka topic config; min.insync.replicas above the replication factor is refused "
         "with 400 INVALID_CONFIG",
     },
@@ -123,6 +124,7 @@ SCHEMAS: dict[str, Any] = {
             },
             "configs": {"type": "array", "items": _ref("ConfigEntry")},
         },
+        "additionalProperties": False,
     },
     "Topic": {
         "type": "object",
@@ -200,6 +202,7 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["entries"],
         "properties": {"entries": {"type": "array", "items": _ref("BatchEntry")}},
+        "additionalProperties": False,
     },
     "BatchResponse": {
         "type": "object",
@@ -232,7 +235,8 @@ SCHEMAS: dict[str, Any] = {
     },
     "ElectPreferred": {
         "type": "object",
-        "properties": {"topic_name": {"type": "string", "description": "only this topic; default every topic"}},
+        "properties": {"topic_name": {"type": "string", "description": "only this topic; absent: every topic"}},
+        "additionalProperties": False,
     },
     "ElectedLeaders": {
         "type": "object",
