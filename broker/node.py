@@ -506,6 +506,15 @@ class BrokerNode:
             answers.update(await self._ask_leader(leader_id, topic))
         return [answers.get(r.partition) or self._describe_local(r) for r in records]
 
+    async def leader_descriptions(self, topic: str) -> dict[int, PartitionDescription]:
+        """Each partition as its leader describes it; a partition whose leader did not answer is left out.
+
+        A follower's high watermark trails its leader's, so only the leader's figures can
+        tell that an offset lies beyond the high watermark. Only a leader reports
+        ``replicas_state``, which is how its answers are told from the local fallback.
+        """
+        return {d.partition: d for d in await self.describe_partitions(topic) if d.replicas_state is not None}
+
     def _leads(self, record: PartitionRecord) -> bool:
         local = self.partitions.get((record.topic, record.partition))
         return local is not None and local.is_leader
