@@ -146,7 +146,7 @@ class OffsetNotAvailable(HighwaterError):
     """
 
     name = "OFFSET_NOT_AVAILABLE"
-    error_code = 50305
+    error_code = 50306
     http_status = 503
     retriable = True
 
