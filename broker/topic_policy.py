@@ -49,9 +49,7 @@ def check_create_name(name: str, *, internal: bool) -> None:
 
 def check_client_append(name: str) -> None:
     if is_internal_topic(name):
-        raise InvalidTopic(
-            f"cannot append to internal topic '{name}': only the broker writes it", topic_name=name
-        )
+        raise InvalidTopic(f"cannot append to internal topic '{name}': only the broker writes it", topic_name=name)
 
 
 def check_delete(name: str) -> None:

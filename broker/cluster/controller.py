@@ -33,7 +33,6 @@ from broker.cluster.controller_term import ControllerSettings, ControllerTerm
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS
 from broker.cluster.records import CONTROLLER_KEY, PartitionRecord, validate_topic_name
-from broker.topic_policy import check_create_name, check_delete
 from broker.cluster.store import (
     CompactedError,
     KeyValue,
@@ -42,6 +41,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
 )
+from broker.topic_policy import check_create_name, check_delete
 
 log = structlog.get_logger(__name__)
 

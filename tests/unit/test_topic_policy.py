@@ -35,9 +35,11 @@ def test_an_internal_topic_config_that_would_delete_records_is_refused(change: d
 
 def test_internal_names_are_the_brokers_alone() -> None:
     check_create_name(OFFSETS_TOPIC, internal=True)
-    for refuse in (lambda: check_create_name(OFFSETS_TOPIC, internal=False),
-                   lambda: check_client_append(OFFSETS_TOPIC),
-                   lambda: check_delete(OFFSETS_TOPIC)):
+    for refuse in (
+        lambda: check_create_name(OFFSETS_TOPIC, internal=False),
+        lambda: check_client_append(OFFSETS_TOPIC),
+        lambda: check_delete(OFFSETS_TOPIC),
+    ):
         with pytest.raises(InvalidTopic):
             refuse()
     check_create_name("orders", internal=False)

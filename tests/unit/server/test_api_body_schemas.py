@@ -37,7 +37,10 @@ async def test_elect_preferred_accepts_no_body_an_empty_one_or_a_topic(api: Api,
     [
         ({"topic_name": "t", "validate_only": True}, "validate_only"),
         ({"topic_name": "t", "partition_count": 3}, "partition_count"),
-        ({"topic_name": "t", "configs": [{"name": "retention.ms", "value": "1", "operation": "SET"}]}, "configs.0.operation"),
+        (
+            {"topic_name": "t", "configs": [{"name": "retention.ms", "value": "1", "operation": "SET"}]},
+            "configs.0.operation",
+        ),
     ],
 )
 async def test_create_topic_refuses_unknown_fields_and_creates_nothing(api: Api, body: dict, field: str) -> None:

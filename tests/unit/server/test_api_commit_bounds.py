@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from broker.groups.lag_status import AHEAD
 from tests.unit.server.conftest import Api, error_of
-from tests.unit.server.group_node import commit, committed, group_api  # noqa: F401 - fixture
+from tests.unit.server.group_offsets import commit, committed
 
 
 async def topic_with_records(api: Api, count: int) -> None:
@@ -36,10 +36,12 @@ async def test_one_bad_offset_refuses_the_whole_commit(group_api: Api) -> None:
     api = group_api
     await api.create_topic("t", partitions=2)
     await api.produce("t", {"partition_id": 0, "value": {"data": 0}})
-    body = {"offsets": [
-        {"topic_name": "t", "partition_id": 0, "offset": 1},
-        {"topic_name": "t", "partition_id": 1, "offset": 5},
-    ]}
+    body = {
+        "offsets": [
+            {"topic_name": "t", "partition_id": 0, "offset": 1},
+            {"topic_name": "t", "partition_id": 1, "offset": 5},
+        ]
+    }
     response = await api.client.post(f"{api.cluster}/consumer-groups/g/offsets", json=body)
     error = await error_of(response, 416)
     assert "t-1" in error["message"]

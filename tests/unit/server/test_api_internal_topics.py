@@ -8,7 +8,7 @@ from broker.groups.offsets_records import OFFSETS_TOPIC
 from broker.record.codec import RecordInput, encode_batch
 from broker.server.routes_produce import PRODUCER_KEY
 from tests.unit.server.conftest import Api, error_of
-from tests.unit.server.group_node import commit, committed, group_api  # noqa: F401 - fixture
+from tests.unit.server.group_offsets import commit, committed
 
 
 async def offsets_log_end(api: Api) -> int:

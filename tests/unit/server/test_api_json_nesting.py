@@ -8,7 +8,7 @@ import pytest
 
 from broker.server.json_depth import MAX_JSON_DEPTH
 from tests.unit.server.conftest import Api, error_of
-from tests.unit.server.group_node import commit, committed, group_api  # noqa: F401 - fixture
+from tests.unit.server.group_offsets import commit, committed
 
 DEEP = "[" * 5000 + "]" * 5000
 
@@ -46,7 +46,9 @@ async def test_a_deep_record_among_several_fails_alone(group_api: Api) -> None:
     api = group_api
     await api.create_topic("t")
     body = deep_body('{"value": {"data": 1}}{"value": {"data": DEEP}}')
-    response = await api.client.post(api.topic("t") + "/records", data=body, headers={"Content-Type": "application/json"})
+    response = await api.client.post(
+        api.topic("t") + "/records", data=body, headers={"Content-Type": "application/json"}
+    )
     assert response.status == 200
     lines = (await response.text()).splitlines()
     assert f"limit of {MAX_JSON_DEPTH} levels" in lines[1]

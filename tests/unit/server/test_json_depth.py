@@ -57,7 +57,9 @@ def test_many_shallow_values_are_not_deep() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ aé'),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\a'), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\a'), children, max_size=3)
+    ),
     max_leaves=30,
 )
 
