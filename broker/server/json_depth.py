@@ -46,7 +46,9 @@ def _brackets_outside_strings(data: bytes) -> bytes:
     string is bracket-free, its quotes are adjacent (``""``) and one ``replace``
     removes them all; only otherwise does a regular expression cut the strings out.
     """
-    structure = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    structure = data.translate(None, _NOT_STRUCTURE)
     brackets = structure.replace(b'""', b"")
     if b'"' not in brackets:
         return brackets
