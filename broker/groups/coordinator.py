@@ -268,9 +268,7 @@ class GroupCoordinator:
             for partition_id, offset in wanted:
                 described = leaders.get(partition_id)
                 if described is not None:
-                    check_commit_offset(
-                        topic, partition_id, offset, described.high_watermark, described.log_end_offset
-                    )
+                    check_commit_offset(topic, partition_id, offset, described.high_watermark, described.log_end_offset)
 
     async def _write_commits(
         self, shard: OffsetsShard, state: GroupState, offsets: Sequence[tuple[str, int, int | None, str]]

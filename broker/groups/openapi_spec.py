@@ -119,7 +119,8 @@ GROUP_SCHEMAS: dict[str, Any] = {
                     "properties": {
                         "topic_name": _STR, "partition_id": {"type": "integer", "minimum": 0},
                         "offset": {
-                            "type": "integer", "minimum": 0,
+                            "type": "integer",
+                            "minimum": 0,
                             "description": "the next offset to consume; above the partition's high watermark it is "
                             "refused: 416 OFFSET_OUT_OF_RANGE, or 503 OFFSET_NOT_AVAILABLE (retriable) while the "
                             "leader holds it but its high watermark has not reached it",

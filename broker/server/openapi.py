@@ -431,8 +431,7 @@ PATHS: dict[str, Any] = {
             requestBody=_json_body(_ref("BatchRequest")),
             description="A partition's entries are appended in request order, in as many record batches as the "
             "topic's max.message.bytes needs; only an entry larger than that on its own fails (MESSAGE_TOO_LARGE). "
-            "A negative partition_id fails its entry with 400 INVALID_REQUEST, as in a path. "
-            + INTERNAL_TOPIC_REFUSAL,
+            "A negative partition_id fails its entry with 400 INVALID_REQUEST, as in a path. " + INTERNAL_TOPIC_REFUSAL,
         )
     },
     PARTITIONS + "/{partition_id}/batches": {
