@@ -138,6 +138,19 @@ class OffsetOutOfRange(HighwaterError):
     http_status = 416
 
 
+class OffsetNotAvailable(HighwaterError):
+    """Kafka's OFFSET_NOT_AVAILABLE: the leader holds the offset but its high watermark has not reached it yet.
+
+    Retriable: the high watermark catches up once the in-sync replicas fetch (after a
+    leader election, within a fetch round or two).
+    """
+
+    name = "OFFSET_NOT_AVAILABLE"
+    error_code = 50306
+    http_status = 503
+    retriable = True
+
+
 class UnprocessableEntity(HighwaterError):
     name = "UNPROCESSABLE_ENTITY"
     error_code = 42201

@@ -69,6 +69,7 @@ from broker.replication.fetcher import ReplicaFetcherManager
 from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager
 from broker.storage.cleaner import clean_if_compacted
 from broker.topic_configs import TopicConfigs
+from broker.topic_policy import check_client_append, check_min_insync_replicas
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
@@ -505,6 +506,15 @@ class BrokerNode:
             answers.update(await self._ask_leader(leader_id, topic))
         return [answers.get(r.partition) or self._describe_local(r) for r in records]
 
+    async def leader_descriptions(self, topic: str) -> dict[int, PartitionDescription]:
+        """Each partition as its leader describes it; a partition whose leader did not answer is left out.
+
+        A follower's high watermark trails its leader's, so only the leader's figures can
+        tell that an offset lies beyond the high watermark. Only a leader reports
+        ``replicas_state``, which is how its answers are told from the local fallback.
+        """
+        return {d.partition: d for d in await self.describe_partitions(topic) if d.replicas_state is not None}
+
     def _leads(self, record: PartitionRecord) -> bool:
         local = self.partitions.get((record.topic, record.partition))
         return local is not None and local.is_leader
@@ -563,7 +573,7 @@ class BrokerNode:
     async def create_topic(
         self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
     ) -> TopicDescription:
-        self.topic_configs.parse(configs)
+        check_min_insync_replicas(configs, self.topic_configs.parse(configs), replication_factor)
         await self._on_controller(
             "POST",
             "topics",
@@ -631,6 +641,8 @@ class BrokerNode:
     async def produce(
         self, topic: str, partition: int, batch: bytes, acks: str, timeout_ms: int, *, forward: bool = True
     ) -> ProduceResult:
+        """Append a client's batch; internal topics are refused here, whichever door the batch came through."""
+        check_client_append(topic)
         local, record = self._leader_or_raise(topic, partition)
         if local is not None:
             outcome = await local.append(batch, acks, timeout_ms)

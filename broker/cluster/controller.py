@@ -41,6 +41,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
 )
+from broker.topic_policy import check_create_name, check_delete
 
 log = structlog.get_logger(__name__)
 
@@ -105,9 +106,11 @@ class Controller:
         configs: dict[str, str] | None = None, internal: bool = False,
     ) -> list[PartitionRecord]:
         validate_topic_name(name)
+        check_create_name(name, internal=internal)
         return await self.active_term().create_topic(name, partitions_count, replication_factor, configs, internal)
 
     async def delete_topic(self, name: str) -> None:
+        check_delete(name)
         await self.active_term().delete_topic(name)
 
     async def controlled_shutdown(self, broker_id: int) -> list[PartitionRecord]:

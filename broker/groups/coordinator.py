@@ -12,7 +12,8 @@ from its log start into a fresh ``OffsetsShard``; requests for its groups wait f
 replay (``COORDINATOR_LOAD_IN_PROGRESS`` if it takes too long). A lost leadership drops
 the shard at once, so a deposed coordinator never answers for a group again.
 
-Writes. A commit is validated against the membership (fencing), written as keyed
+Writes. A commit is validated against the membership (fencing) and against each
+partition's high watermark (``broker.groups.commit_bounds``), written as keyed
 records with acks=all to the partition this broker leads, and applied to the shard
 only once acknowledged. Membership (heartbeats, expulsions) is in memory.
 """
@@ -28,12 +29,14 @@ from typing import TYPE_CHECKING
 import structlog
 
 from broker.errors import InvalidRequest, TopicAlreadyExists
+from broker.groups.commit_bounds import check_commit_offset
 from broker.groups.errors import CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator
 from broker.groups.lag import LagRow, group_lag_rows
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OFFSETS_TOPIC, OffsetKey, OffsetValue, partition_for_group
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch, iter_batches_with_records
+from broker.topic_policy import check_internal_configs
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
@@ -41,7 +44,13 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024), "retention.ms": "-1"}
+OFFSETS_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "segment.bytes": str(100 * 1024 * 1024),
+    "retention.ms": "-1",
+    "retention.bytes": "-1",
+}
+"""Compacted, never deleted by age or size, whatever the broker's topic defaults (``check_internal_configs``)."""
 COMMIT_TIMEOUT_MS = 5000
 ROUTE_WAIT_S = 5.0
 EXPIRY_CHECK_INTERVAL_S = 0.1
@@ -155,6 +164,7 @@ class GroupCoordinator:
         if OFFSETS_TOPIC in self.node.view.topics:
             return {}
         replication_factor = max(1, min(3, len(self.node.view.brokers)))
+        check_internal_configs(OFFSETS_TOPIC, self.node.topic_configs.parse(OFFSETS_TOPIC_CONFIGS))
         try:
             await self.node.controller.create_topic(
                 OFFSETS_TOPIC,
@@ -242,7 +252,23 @@ class GroupCoordinator:
             self.node.partition_record(topic, partition_id)
         state = shard.group(group_id)
         state.membership.validate_commit(member_id, member_epoch)
+        await self._check_commit_bounds(offsets)
         await self._write_commits(shard, state, offsets)
+
+    async def _check_commit_bounds(self, offsets: list[tuple[str, int, int, str]]) -> None:
+        """``check_commit_offset`` against each partition's leader; an offset this broker's replica
+        already holds below its HW needs no question (a follower's HW never passes its leader's)."""
+        unsure: dict[str, list[tuple[int, int]]] = {}
+        for topic, partition_id, offset, _ in offsets:
+            local = self.node.partitions.get((topic, partition_id))
+            if local is None or offset > local.high_watermark:
+                unsure.setdefault(topic, []).append((partition_id, offset))
+        for topic, wanted in unsure.items():
+            leaders = await self.node.leader_descriptions(topic)
+            for partition_id, offset in wanted:
+                described = leaders.get(partition_id)
+                if described is not None:
+                    check_commit_offset(topic, partition_id, offset, described.high_watermark, described.log_end_offset)
 
     async def _write_commits(
         self, shard: OffsetsShard, state: GroupState, offsets: Sequence[tuple[str, int, int | None, str]]

@@ -4,16 +4,18 @@ For every partition of every topic the group committed to or subscribes to:
 
 * ``log_end_offset`` is the leader's high watermark (what Kafka's tooling calls the log
   end offset: the end of what a consumer can read), ``log_start_offset`` the leader's;
-* ``lag = log_end_offset - current_offset`` (never negative);
+* ``lag = log_end_offset - current_offset``; negative only for a committed offset beyond
+  the high watermark (``broker.groups.commit_bounds``), whose status is then ``AHEAD``;
 * ``lag_ms`` is how long ago the record at the committed offset — the next one the
   group has to process — was appended: ``now - its timestamp``, read from the log (the
   first stored record at or after the committed offset, which after compaction or
-  retention may be a later one); 0 when the lag is 0;
+  retention may be a later one); 0 when the lag is 0 or negative;
 * a partition without a commit is listed with ``current_offset``, ``lag`` and
   ``lag_ms`` null, never hidden;
 * ``status`` is the Burrow verdict of ``broker.groups.lag_status``.
 
-Rows come sorted by lag, largest first (unknown lags last), then topic and partition.
+Rows come worst first: ``AHEAD`` rows, then by lag, largest first (unknown lags last),
+then topic and partition.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from broker.errors import HighwaterError, OffsetOutOfRange
-from broker.groups.lag_status import group_status, partition_status
+from broker.groups.commit_bounds import lag as committed_lag
+from broker.groups.lag_status import AHEAD, group_status, partition_status
 from broker.record.codec import iter_records
 
 if TYPE_CHECKING:
@@ -66,7 +69,7 @@ async def record_timestamp_at(node: BrokerNode, topic: str, partition: int, offs
 
 
 async def _lag_ms(node: BrokerNode, topic: str, partition: int, offset: int, lag: int, now_ms: int) -> int | None:
-    if lag == 0:
+    if lag <= 0:
         return 0
     try:
         timestamp = await record_timestamp_at(node, topic, partition, offset)
@@ -83,7 +86,7 @@ async def _topic_rows(node: BrokerNode, state: GroupState, topic: str, now_ms: i
         tp = (topic, partition.partition)
         committed = state.offsets.get(tp)
         known = partition.high_watermark >= 0
-        lag = max(0, partition.high_watermark - committed.offset) if committed and known else None
+        lag = committed_lag(partition.high_watermark, committed.offset) if committed and known else None
         owner = membership.owner_of(tp)
         member = membership.members.get(owner) if owner else None
         rows.append(
@@ -114,7 +117,7 @@ async def _topic_rows(node: BrokerNode, state: GroupState, topic: str, now_ms: i
 
 
 def _sort_key(row: LagRow) -> tuple:
-    return (row.lag is None, -(row.lag or 0), row.topic_name, row.partition_id)
+    return (row.status != AHEAD, row.lag is None, -(row.lag or 0), row.topic_name, row.partition_id)
 
 
 async def group_lag_rows(node: BrokerNode, state: GroupState, now_ms: int) -> list[LagRow]:
@@ -125,8 +128,9 @@ async def group_lag_rows(node: BrokerNode, state: GroupState, now_ms: int) -> li
 
 
 def lag_summary(group_id: str, rows: list[LagRow]) -> dict:
-    """REST Proxy's ConsumerGroupLagSummary plus Burrow's group status."""
-    known = [row for row in rows if row.lag is not None]
+    """REST Proxy's ConsumerGroupLagSummary plus Burrow's group status; ``AHEAD`` rows count in
+    ``partitions_ahead_of_high_watermark`` and the status, not in the lag figures."""
+    known = [row for row in rows if row.lag is not None and row.lag >= 0]
     worst = max(known, key=lambda row: row.lag or 0, default=None)
     return {
         "group_id": group_id,
@@ -139,5 +143,6 @@ def lag_summary(group_id: str, rows: list[LagRow]) -> dict:
         "total_lag": sum(row.lag or 0 for row in known),
         "partitions": len(rows),
         "partitions_without_commit": sum(1 for row in rows if row.current_offset is None),
+        "partitions_ahead_of_high_watermark": sum(1 for row in rows if row.status == AHEAD),
         "status": group_status(row.status for row in rows),
     }

@@ -6,6 +6,9 @@ high watermark was not known, e.g. for commits replayed from the log). The windo
 the last ``WINDOW_SIZE`` samples. ``partition_status`` applies Burrow's rules in this
 order (the first that matches decides):
 
+0. current lag is negative (the committed offset lies beyond the high watermark, see
+   ``broker.groups.commit_bounds``)                  -> ``AHEAD``: the consumer would
+   resume at an offset that does not exist, Kafka's OFFSET_OUT_OF_RANGE reset;
 1. current lag is 0                                   -> ``OK`` (never an error);
 2. some committed offset is lower than the one before -> ``REWIND`` (offsets reset back);
 3. now - last commit > max(window span, ``STOP_FLOOR_MS``), lag > 0 -> ``STOP``
@@ -21,7 +24,7 @@ A partition with no commit at all is ``OK`` when there is nothing to read
 (high watermark = log start offset) and ``STOP`` otherwise.
 
 ``group_status`` is Burrow's group verdict: ``ERR`` if any partition is ``STOP``,
-``STALL`` or ``REWIND``, else ``WARN`` if any is ``WARN``, else ``OK``.
+``STALL``, ``REWIND`` or ``AHEAD``, else ``WARN`` if any is ``WARN``, else ``OK``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ WINDOW_SIZE = 10
 STOP_FLOOR_MS = 30_000
 
 OK, WARN, ERR, STOP, STALL, REWIND = "OK", "WARN", "ERR", "STOP", "STALL", "REWIND"
+AHEAD = "AHEAD"
+"""Not one of Burrow's: a committed offset beyond the high watermark, reported with a negative lag."""
 
 
 @dataclass(slots=True)
@@ -79,6 +84,8 @@ def partition_status(
     samples: Sequence[CommitSample], current_lag: int | None, now_ms: int, *, nothing_to_read: bool = False
 ) -> str:
     """The verdict for one partition; see the module docstring for the rules and their order."""
+    if current_lag is not None and current_lag < 0:
+        return AHEAD
     if not samples or current_lag is None:
         return OK if nothing_to_read else STOP
     if current_lag == 0:
@@ -98,7 +105,7 @@ def partition_status(
 
 def group_status(statuses: Iterable[str]) -> str:
     found = set(statuses)
-    if found & {STOP, STALL, REWIND, ERR}:
+    if found & {STOP, STALL, REWIND, AHEAD, ERR}:
         return ERR
     if WARN in found:
         return WARN

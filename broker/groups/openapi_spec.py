@@ -118,7 +118,13 @@ GROUP_SCHEMAS: dict[str, Any] = {
                     "required": ["topic_name", "partition_id", "offset"],
                     "properties": {
                         "topic_name": _STR, "partition_id": {"type": "integer", "minimum": 0},
-                        "offset": {"type": "integer", "minimum": 0, "description": "the next offset to consume"},
+                        "offset": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "the next offset to consume; above the partition's high watermark it is "
+                            "refused: 416 OFFSET_OUT_OF_RANGE, or 503 OFFSET_NOT_AVAILABLE (retriable) while the "
+                            "leader holds it but its high watermark has not reached it",
+                        },
                         "metadata": _STR,
                     },
                 },
@@ -149,10 +155,17 @@ GROUP_SCHEMAS: dict[str, Any] = {
             "current_offset": {**_NULLABLE_INT, "description": "committed offset; null if never committed"},
             "log_end_offset": {**_NULLABLE_INT, "description": "the partition's high watermark"},
             "log_start_offset": _NULLABLE_INT,
-            "lag": {**_NULLABLE_INT, "description": "log_end_offset - current_offset"},
+            "lag": {
+                **_NULLABLE_INT,
+                "description": "log_end_offset - current_offset; negative when the committed offset is beyond the "
+                "high watermark (status AHEAD)",
+            },
             "lag_ms": {**_NULLABLE_INT, "description": "now - append time of the record at current_offset"},
             "last_commit_ms": _NULLABLE_INT, "consumer_id": _NULLABLE_STR, "client_id": _NULLABLE_STR,
-            "status": {"enum": ["OK", "WARN", "STOP", "STALL", "REWIND"], "description": "Burrow's verdict"},
+            "status": {
+                "enum": ["OK", "WARN", "STOP", "STALL", "REWIND", "AHEAD"],
+                "description": "Burrow's verdict; AHEAD: the committed offset is beyond the high watermark",
+            },
         },
     },
     "ConsumerGroupLagSummary": {
@@ -162,6 +175,7 @@ GROUP_SCHEMAS: dict[str, Any] = {
             "max_lag_topic_name": _NULLABLE_STR, "max_lag_partition_id": _NULLABLE_INT,
             "max_lag_consumer_id": _NULLABLE_STR, "max_lag_client_id": _NULLABLE_STR, "max_lag_ms": _INT,
             "total_lag": _INT, "partitions": _INT, "partitions_without_commit": _INT,
+            "partitions_ahead_of_high_watermark": _INT,
             "status": {"enum": ["OK", "WARN", "ERR"]},
         },
     },

@@ -17,7 +17,8 @@ Read side: a stored key/value is shown in the ``format`` the reader asked for, a
 field carries the ``type`` it was actually rendered as, so a reader is never misled:
 ``binary`` gives base64; ``string`` gives text when the bytes are UTF-8 and falls back to
 base64 when they are not; ``json`` parses the bytes as JSON, falling back to ``string``
-then ``binary``. Header values are always base64, symmetrical with the produce side.
+then ``binary`` (also for JSON nested deeper than ``MAX_JSON_DEPTH``, which the broker
+never parses). Header values are always base64, symmetrical with the produce side.
 
 This module is pure: no asyncio, no I/O.
 """
@@ -35,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from broker.errors import InvalidRequest
 from broker.record.codec import Record, RecordInput
+from broker.server.json_depth import nests_too_deeply
 from broker.server.partition_ids import PartitionId
 
 
@@ -90,9 +92,9 @@ class BatchEntry(ProduceRecord):
 
 
 class BatchRequest(BaseModel):
-    """Body of ``records:batch``; entries stay raw so one bad entry fails alone."""
+    """Body of ``records:batch``; entries stay raw so one bad entry fails alone. Only ``entries`` is known."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     entries: list[dict[str, Any]]
 
@@ -172,7 +174,7 @@ def render_data(data: bytes | None, read_format: ReadFormat) -> dict[str, Any] |
         except UnicodeDecodeError:
             text = None
         if text is not None:
-            if read_format is ReadFormat.JSON:
+            if read_format is ReadFormat.JSON and not nests_too_deeply(data):
                 try:
                     return {"type": DataType.JSON.value, "data": json.loads(text)}
                 except ValueError:

@@ -11,6 +11,7 @@ from copy import deepcopy
 from typing import Any
 
 from broker.groups.openapi_spec import GROUP_PATHS, GROUP_SCHEMAS
+from broker.server.json_depth import MAX_JSON_DEPTH
 
 JSON = "application/json"
 BATCH = "application/vnd.kafka.batch.v2"
@@ -106,6 +107,9 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["name"],
         "properties": {"name": _STR, "value": {"type": ["string", "integer", "number", "boolean", "null"]}},
+        "additionalProperties": False,
+        "description": "a Kafka topic config; min.insync.replicas above the replication factor is refused "
+        "with 400 INVALID_CONFIG",
     },
     "CreateTopic": {
         "type": "object",
@@ -120,6 +124,7 @@ SCHEMAS: dict[str, Any] = {
             },
             "configs": {"type": "array", "items": _ref("ConfigEntry")},
         },
+        "additionalProperties": False,
     },
     "Topic": {
         "type": "object",
@@ -197,6 +202,7 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["entries"],
         "properties": {"entries": {"type": "array", "items": _ref("BatchEntry")}},
+        "additionalProperties": False,
     },
     "BatchResponse": {
         "type": "object",
@@ -229,7 +235,8 @@ SCHEMAS: dict[str, Any] = {
     },
     "ElectPreferred": {
         "type": "object",
-        "properties": {"topic_name": {"type": "string", "description": "only this topic; default every topic"}},
+        "properties": {"topic_name": {"type": "string", "description": "only this topic; absent: every topic"}},
+        "additionalProperties": False,
     },
     "ElectedLeaders": {
         "type": "object",
@@ -299,6 +306,10 @@ SCHEMAS: dict[str, Any] = {
 }
 
 TOPICS = "/v3/clusters/{cluster_id}/topics"
+INTERNAL_TOPIC_REFUSAL = (
+    "Internal topics (__consumer_offsets) belong to the broker: creating one under its name, appending to one "
+    "and deleting one are refused with 400 INVALID_TOPIC_EXCEPTION."
+)
 PARTITIONS = TOPICS + "/{topic_name}/partitions"
 
 _INTERNAL = {"tags": ["internal"]}
@@ -361,6 +372,7 @@ PATHS: dict[str, Any] = {
             [CLUSTER],
             _ok("created", _ref("Topic"), "201"),
             requestBody=_json_body(_ref("CreateTopic")),
+            description=INTERNAL_TOPIC_REFUSAL,
         ),
     },
     TOPICS + "/{topic_name}": {
@@ -369,6 +381,7 @@ PATHS: dict[str, Any] = {
             "Delete a topic and its data",
             [CLUSTER, TOPIC],
             {"204": {"description": "deleted"}, "default": {"$ref": "#/components/responses/Error"}},
+            description=INTERNAL_TOPIC_REFUSAL,
         ),
     },
     PARTITIONS: {
@@ -407,6 +420,7 @@ PATHS: dict[str, Any] = {
             requestBody={
                 "content": {JSON: {"schema": _ref("ProduceRecord")}, NDJSON: {"schema": _ref("ProduceRecord")}}
             },
+            description=INTERNAL_TOPIC_REFUSAL,
         )
     },
     TOPICS + "/{topic_name}/records:batch": {
@@ -417,7 +431,7 @@ PATHS: dict[str, Any] = {
             requestBody=_json_body(_ref("BatchRequest")),
             description="A partition's entries are appended in request order, in as many record batches as the "
             "topic's max.message.bytes needs; only an entry larger than that on its own fails (MESSAGE_TOO_LARGE). "
-            "A negative partition_id fails its entry with 400 INVALID_REQUEST, as in a path.",
+            "A negative partition_id fails its entry with 400 INVALID_REQUEST, as in a path. " + INTERNAL_TOPIC_REFUSAL,
         )
     },
     PARTITIONS + "/{partition_id}/batches": {
@@ -426,6 +440,7 @@ PATHS: dict[str, Any] = {
             [CLUSTER, TOPIC, PARTITION, ACKS, PRODUCE_TIMEOUT],
             _ok("appended", _ref("BatchAppended")),
             requestBody={"content": {BATCH: {"schema": {"type": "string", "contentMediaType": BATCH}}}},
+            description=INTERNAL_TOPIC_REFUSAL,
         )
     },
     PARTITIONS + "/{partition_id}/records": {
@@ -499,7 +514,9 @@ def openapi_document(server_url: str) -> dict[str, Any]:
             "title": "highwater",
             "version": "3",
             "description": "Kafka-style broker over HTTP (Confluent REST Proxy v3 conventions). "
-            "Readers never see an offset at or above the high watermark.",
+            "Readers never see an offset at or above the high watermark. "
+            f"JSON bodies nest at most {MAX_JSON_DEPTH} levels of arrays and objects; deeper ones are "
+            "refused with 400 INVALID_REQUEST before they are parsed.",
         },
         "servers": [{"url": server_url}],
         "paths": deepcopy(PATHS),

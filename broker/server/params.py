@@ -19,6 +19,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from broker.errors import InvalidRequest, NotFound, UnknownPartition, UnsupportedMediaType
+from broker.server.json_depth import MAX_JSON_DEPTH, nests_too_deeply
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
@@ -126,6 +127,12 @@ def require_binary(request: web.Request) -> None:
 
 
 def parse_json(body: bytes) -> Any:
+    """The one place a JSON request body is parsed: its nesting is bounded before the parser recurses."""
+    if nests_too_deeply(body):
+        raise InvalidRequest(
+            f"JSON nests deeper than the limit of {MAX_JSON_DEPTH} levels of arrays and objects",
+            max_json_depth=MAX_JSON_DEPTH,
+        )
     try:
         return json.loads(body)
     except UnicodeDecodeError as error:

@@ -30,6 +30,7 @@ import structlog
 from broker.errors import HighwaterError, RecordTooLarge
 from broker.server.json_records import EncodedRecord
 from broker.server.produce_plan import PartitionBatch, PlacedRecord, RoundRobin, build_batches, choose_partition
+from broker.topic_policy import check_client_append
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
@@ -96,7 +97,8 @@ class RecordProducer:
     async def produce(
         self, topic: str, records: list[EncodedRecord | HighwaterError], acks: str, timeout_ms: int
     ) -> list[Outcome]:
-        """One outcome per input slot, in input order; ``UnknownTopic`` fails the whole request."""
+        """One outcome per input slot, in input order; ``UnknownTopic`` or an internal topic fails the whole request."""
+        check_client_append(topic)
         partition_count = self._node.partition_count(topic)
         outcomes: list[Outcome | None] = [None] * len(records)
         placed = []

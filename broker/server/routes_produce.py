@@ -49,6 +49,7 @@ from broker.server.params import (
     timeout_param,
 )
 from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size
+from broker.topic_policy import check_client_append
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
@@ -102,6 +103,7 @@ async def produce_records(request: web.Request) -> web.StreamResponse:
     require_json(request)
     acks, timeout_ms = _produce_params(request, node)
     node.partition_count(topic)
+    check_client_append(topic)
     if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
         return await _produce_stream(request, node, topic, acks, timeout_ms)
     objects = split_objects(await request.read())
@@ -199,6 +201,7 @@ async def produce_binary(request: web.Request) -> web.Response:
     require_binary(request)
     acks, timeout_ms = _produce_params(request, node)
     check_partition(node, topic, partition)
+    check_client_append(topic)
     batch = await request.read()
     if not batch:
         raise CorruptRecord("the request body is empty; it must be one record batch v2")

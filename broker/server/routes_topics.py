@@ -22,21 +22,23 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from broker.server.params import node_of, partition_param, query_int, read_model
 from broker.server.resources import cluster_path, list_body, partition_body, topic_body
 
 
 class ConfigEntry(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     name: str
     value: str | int | float | bool | None = None
 
 
 class CreateTopicRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    """Unknown fields are refused: a ``validate_only`` or a misspelt count must not create a topic unnoticed."""
+
+    model_config = ConfigDict(extra="forbid")
 
     topic_name: str
     partitions_count: int | None = None
@@ -54,9 +56,18 @@ class CreateTopicRequest(BaseModel):
 
 
 class ElectPreferredRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    """``topic_name`` absent means every topic; an explicit null or an unknown field is a client mistake (422)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     topic_name: str | None = None
+
+    @field_validator("topic_name", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("must be a topic name; leave the field out to elect for every topic")
+        return value
 
 
 async def list_topics(request: web.Request) -> web.Response:

@@ -170,6 +170,7 @@ async def test_auto_commit_commits_consumed_positions_in_the_background(url: str
 async def test_committed_returns_what_was_committed(url: str, new_topic) -> None:
     topic, group = new_topic(2), group_name()
     tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    await produce(url, topic, 2, 10)
     async with Consumer(url, group_id=group, enable_auto_commit=False, **GROUP_SETTINGS) as consumer:
         assert await consumer.committed(tp0) is None
         consumer.subscribe([topic])

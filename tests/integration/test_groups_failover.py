@@ -22,6 +22,10 @@ def cluster(tmp_path):
         started.shutdown()
 
 
+RECORDS_PER_PARTITION = 100
+"""Every offset the test commits lies at or below the high watermark, as the coordinator requires."""
+
+
 def committed(api: GroupApi, group: str, url: str) -> dict[int, int]:
     status, body = api.call("GET", api.group(group, "/offsets"), url=url, deadline_s=30)
     assert status == 200, body
@@ -31,6 +35,9 @@ def committed(api: GroupApi, group: str, url: str) -> dict[int, int]:
 def test_committed_offsets_survive_coordinator_sigkill(cluster: BrokerCluster) -> None:
     api = GroupApi(cluster)
     api.create_topic("ledger", 4)
+    entries = [{"partition_id": p, "value": {"data": i}} for p in range(4) for i in range(RECORDS_PER_PARTITION)]
+    status, produced = api.call("POST", "/topics/ledger/records:batch", {"entries": entries})
+    assert status == 207 and not produced["failures"], produced
     group = "durable"
     for offsets in ({p: 10 + p for p in range(4)}, {0: 42}):
         status, body = api.call("POST", api.group(group, "/offsets"), {

@@ -162,6 +162,31 @@ def test_offsets_topic_is_internal_compacted_and_replicated(api: GroupApi) -> No
     assert {"name": "cleanup.policy", "value": "compact"} in topic["configs"]
 
 
+def test_commits_are_checked_against_each_leaders_high_watermark(api: GroupApi) -> None:
+    """Partitions led by other brokers than the coordinator are asked of their leader."""
+    api.create_topic("bounded", 6)
+    for partition in range(6):
+        api.produce("bounded", partition, partition)
+    status, body = api.call(
+        "POST",
+        api.group("bounded-group", "/offsets"),
+        {"offsets": [{"topic_name": "bounded", "partition_id": p, "offset": 1} for p in range(6)]},
+    )
+    assert status == 200, body
+    leaders = {p["partition_id"]: p["leader_id"] for p in api.call("GET", "/topics/bounded/partitions")[1]["data"]}
+    assert len(set(leaders.values())) == 3
+    for partition in range(6):
+        status, refused = api.call(
+            "POST",
+            api.group("bounded-group", "/offsets"),
+            {"offsets": [{"topic_name": "bounded", "partition_id": partition, "offset": 2}]},
+        )
+        assert status == 416, refused
+        assert refused["error"] == "OFFSET_OUT_OF_RANGE" and refused["high_watermark"] == 1
+    status, committed = api.call("GET", api.group("bounded-group", "/offsets"))
+    assert {entry["offset"] for entry in committed["data"]} == {1}
+
+
 def test_members_split_partitions_and_a_silent_member_is_expelled(api: GroupApi) -> None:
     api.create_topic("orders", 6)
     everything = {("orders", p) for p in range(6)}

@@ -107,3 +107,15 @@ async def api(node: BrokerNode) -> AsyncIterator[Api]:
     async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:
         await wait_until_ready(client)
         yield Api(client, node)
+
+
+@pytest.fixture
+async def group_api(tmp_path: Path) -> AsyncIterator[Api]:
+    """A broker whose ``__consumer_offsets`` has one partition, so consumer-group requests start fast."""
+    node = await BrokerNode.start(broker_settings(tmp_path / "data", offsets_topic_num_partitions=1))
+    try:
+        async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:
+            await wait_until_ready(client)
+            yield Api(client, node)
+    finally:
+        await node.stop()

@@ -34,14 +34,6 @@ async def test_metrics_expose_partition_offsets_and_requests(api: Api) -> None:
     )
 
 
-async def test_a_single_replica_topic_with_min_isr_2_is_not_under_min_isr(api: Api) -> None:
-    await api.create_topic("single", partitions=1, min_insync_replicas="2")
-    text = await (await api.client.get("/metrics")).text()
-    assert 'highwater_partition_isr_size{partition="0",topic="single"} 1.0' in text
-    assert "highwater_under_min_isr_partitions 0.0" in text
-    assert "highwater_under_replicated_partitions 0.0" in text
-
-
 def registered_routes(app: web.Application) -> set[tuple[str, str]]:
     return {
         (route.resource.canonical, route.method.lower())

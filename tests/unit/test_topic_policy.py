@@ -1,0 +1,47 @@
+"""Topic policies decided from names and configs alone (``broker.topic_policy``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.errors import InvalidConfig, InvalidTopic
+from broker.groups.coordinator import OFFSETS_TOPIC_CONFIGS
+from broker.groups.offsets_records import OFFSETS_TOPIC
+from broker.topic_policy import check_client_append, check_create_name, check_delete, check_internal_configs
+from config.topic import TopicDefaults, parse_topic_configs
+
+DEFAULTS = TopicDefaults(retention_ms=3_600_000, retention_bytes=1 << 30).topic_config()
+
+
+def test_the_offsets_topic_configs_keep_everything_whatever_the_defaults() -> None:
+    check_internal_configs(OFFSETS_TOPIC, parse_topic_configs(OFFSETS_TOPIC_CONFIGS, DEFAULTS))
+
+
+@pytest.mark.parametrize(
+    ("change", "config"),
+    [
+        ({"cleanup.policy": "delete"}, "cleanup.policy"),
+        ({"retention.ms": "60000"}, "retention.ms"),
+        ({"retention.bytes": "1048576"}, "retention.bytes"),
+    ],
+)
+def test_an_internal_topic_config_that_would_delete_records_is_refused(change: dict[str, str], config: str) -> None:
+    resolved = parse_topic_configs({**OFFSETS_TOPIC_CONFIGS, **change}, DEFAULTS)
+    with pytest.raises(InvalidConfig) as raised:
+        check_internal_configs(OFFSETS_TOPIC, resolved)
+    assert raised.value.details["config"] == config
+    assert f"invalid config {config}={next(iter(change.values()))} for internal topic" in raised.value.message
+
+
+def test_internal_names_are_the_brokers_alone() -> None:
+    check_create_name(OFFSETS_TOPIC, internal=True)
+    for refuse in (
+        lambda: check_create_name(OFFSETS_TOPIC, internal=False),
+        lambda: check_client_append(OFFSETS_TOPIC),
+        lambda: check_delete(OFFSETS_TOPIC),
+    ):
+        with pytest.raises(InvalidTopic):
+            refuse()
+    check_create_name("orders", internal=False)
+    check_client_append("orders")
+    check_delete("orders")
