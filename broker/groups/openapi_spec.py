@@ -1,4 +1,8 @@
-"""OpenAPI paths and schemas of the consumer group routes, merged into ``broker.server.openapi``."""
+"""OpenAPI paths and schemas of the consumer group routes, merged into ``broker.server.openapi``.
+
+The request bodies are validated with ``extra="forbid"`` (``broker.server.routes_groups``),
+so their schemas say ``additionalProperties: false`` and carry the same bounds.
+"""
 
 from __future__ import annotations
 
@@ -43,11 +47,12 @@ CLUSTER = _param("cluster_id", "path", _STR, "the cluster id from GET /v3/cluste
 GROUP = _param("consumer_group_id", "path", _STR, "consumer group id")
 MEMBER = _param("consumer_id", "path", _STR, "member id, chosen by the member (stable across its heartbeats)")
 TOPIC = _param("topic_name", "path", _STR, "topic name")
-PARTITION = _param("partition_id", "path", {"type": "integer", "minimum": 0}, "partition number")
+PARTITION = _param("partition_id", "path", {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}, "partition number")
 _TOPIC_PARTITIONS = {
     "type": "object",
     "required": ["topic"],
     "properties": {"topic": _STR, "partitions": {"type": "array", "items": _INT}},
+    "additionalProperties": False,
 }
 _PARTITION_REF = {"type": "object", "properties": {"topic_name": _STR, "partition_id": _INT}}
 
@@ -56,17 +61,28 @@ GROUP_SCHEMAS: dict[str, Any] = {
     "ConsumerGroupHeartbeatRequest": {
         "type": "object",
         "required": ["member_epoch"],
+        "additionalProperties": False,
         "properties": {
             "member_epoch": {"type": "integer", "minimum": -1, "description": "0 joins, -1 leaves, else current"},
             "subscribed_topics": {"type": "array", "items": _STR, "description": "required when joining (or regex)"},
-            "subscribed_topic_regex": {"type": "string", "description": "full-match regex over topic names"},
+            "subscribed_topic_regex": {
+                "type": "string",
+                "format": "regex",
+                "description": "full-match regex over topic names",
+            },
             "owned_partitions": {
                 "type": "array",
                 "items": _ref("TopicPartitions"),
                 "description": "what the member owns now; omitting a revoked partition releases it",
             },
-            "rebalance_timeout_ms": {"type": "integer", "default": 30000, "description": "time allowed to revoke"},
-            "session_timeout_ms": {"type": "integer", "default": 10000, "description": "expelled after this silence"},
+            "rebalance_timeout_ms": {
+                "type": "integer", "minimum": 1, "maximum": 3_600_000, "default": 30000,
+                "description": "time allowed to revoke",
+            },
+            "session_timeout_ms": {
+                "type": "integer", "minimum": 100, "maximum": 3_600_000, "default": 10000,
+                "description": "expelled after this silence",
+            },
             "client_id": _STR,
             "server_assignor": {"enum": ["uniform", "range"], "default": "uniform"},
         },
@@ -108,6 +124,7 @@ GROUP_SCHEMAS: dict[str, Any] = {
     "CommitOffsetsRequest": {
         "type": "object",
         "required": ["offsets"],
+        "additionalProperties": False,
         "properties": {
             "member_id": {"type": ["string", "null"], "description": "omit for a group without active members"},
             "member_epoch": {"type": ["integer", "null"], "description": "the member's current epoch (fencing)"},
@@ -116,6 +133,7 @@ GROUP_SCHEMAS: dict[str, Any] = {
                 "items": {
                     "type": "object",
                     "required": ["topic_name", "partition_id", "offset"],
+                    "additionalProperties": False,
                     "properties": {
                         "topic_name": _STR, "partition_id": {"type": "integer", "minimum": 0},
                         "offset": {"type": "integer", "minimum": 0, "description": "the next offset to consume"},
@@ -191,7 +209,7 @@ GROUP_PATHS: dict[str, Any] = {
             "KIP-848 heartbeat: join (epoch 0), stay, acknowledge revocations, receive the assignment",
             [CLUSTER, GROUP, MEMBER],
             _ok("the member's epoch and the partitions it owns now", _ref("ConsumerGroupHeartbeatResponse")),
-            requestBody={"content": {_JSON: {"schema": _ref("ConsumerGroupHeartbeatRequest")}}},
+            requestBody={"required": True, "content": {_JSON: {"schema": _ref("ConsumerGroupHeartbeatRequest")}}},
         )
     },
     ONE_GROUP + "/offsets": {
@@ -204,7 +222,7 @@ GROUP_PATHS: dict[str, Any] = {
             "Commit offsets (acks=all to __consumer_offsets); fenced by member epoch",
             [CLUSTER, GROUP],
             _ok("the group's committed offsets after the commit", _ref("ConsumerGroupOffsets")),
-            requestBody={"content": {_JSON: {"schema": _ref("CommitOffsetsRequest")}}},
+            requestBody={"required": True, "content": {_JSON: {"schema": _ref("CommitOffsetsRequest")}}},
         ),
     },
     ONE_GROUP + "/lags": {
@@ -216,13 +234,5 @@ GROUP_PATHS: dict[str, Any] = {
     ONE_GROUP + "/lag-summary": {
         "get": _op("Largest and total lag, Burrow group status", [CLUSTER, GROUP],
                    _ok("summary", _ref("ConsumerGroupLagSummary")))
-    },
-    "/internal/groups": {
-        "get": _op("Groups this broker coordinates (broker to broker)", [], _ok("groups", _list_of("ConsumerGroup")),
-                   ) | {"tags": ["internal"]}
-    },
-    "/internal/controller/groups/offsets-topic": {
-        "post": _op("Create __consumer_offsets on the controller", [], _ok("created", {"type": "object"}))
-        | {"tags": ["internal"]}
     },
 }

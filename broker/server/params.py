@@ -23,6 +23,10 @@ NODE_KEY: web.AppKey[BrokerNode] = web.AppKey("node")
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 BINARY_CONTENT_TYPES = frozenset({BATCH_CONTENT_TYPE, "application/octet-stream"})
 ACKS_VALUES = {"0": "0", "1": "1", "all": "all", "-1": "all"}
+INT32_MAX = 2**31 - 1
+"""Kafka's partition ids and broker ids are int32."""
+INT64_MAX = 2**63 - 1
+"""Kafka's offsets and timestamps are int64; a larger number can name nothing."""
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -51,20 +55,20 @@ def check_partition(node: BrokerNode, topic: str, partition: int) -> None:
         )
 
 
-def parse_int(name: str, text: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+def parse_int(name: str, text: str, *, minimum: int = 0, maximum: int = INT64_MAX) -> int:
     """A decimal integer in ``[minimum, maximum]``; ``InvalidRequest`` names ``name`` otherwise."""
     if not text.isascii() or not text.isdigit():
         raise InvalidRequest(f"{name} must be a non-negative integer, got {text!r}", parameter=name)
     value = int(text)
     if value < minimum:
         raise InvalidRequest(f"{name} must be at least {minimum}, got {value}", parameter=name)
-    if maximum is not None and value > maximum:
+    if value > maximum:
         raise InvalidRequest(f"{name} must be at most {maximum}, got {value}", parameter=name)
     return value
 
 
 def query_int(
-    query: Mapping[str, str], name: str, default: int | None, *, minimum: int = 0, maximum: int | None = None
+    query: Mapping[str, str], name: str, default: int | None, *, minimum: int = 0, maximum: int = INT64_MAX
 ) -> int | None:
     text = query.get(name)
     if text is None or text == "":
@@ -73,7 +77,7 @@ def query_int(
 
 
 def partition_param(request: web.Request) -> int:
-    return parse_int("partition_id", request.match_info["partition_id"])
+    return parse_int("partition_id", request.match_info["partition_id"], maximum=INT32_MAX)
 
 
 def acks_param(query: Mapping[str, str]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from broker.errors import NotFound
-from broker.server.params import NODE_KEY, node_of, parse_int
+from broker.server.params import INT32_MAX, NODE_KEY, node_of, parse_int
 from broker.server.resources import broker_body, cluster_body, cluster_path, list_body
 
 
@@ -26,7 +26,7 @@ async def list_brokers(request: web.Request) -> web.Response:
 
 async def get_broker(request: web.Request) -> web.Response:
     node = node_of(request)
-    broker_id = parse_int("broker_id", request.match_info["broker_id"])
+    broker_id = parse_int("broker_id", request.match_info["broker_id"], maximum=INT32_MAX)
     for broker in node.brokers():
         if broker.broker_id == broker_id:
             return web.json_response(broker_body(node, broker))

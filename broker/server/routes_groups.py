@@ -31,7 +31,7 @@ from broker.groups.errors import CoordinatorNotAvailable, GroupIdNotFound, Unkno
 from broker.groups.lag import lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Subscription
 from broker.groups.shard import OffsetsShard
-from broker.server.params import NODE_KEY, node_of, parse_int, read_model
+from broker.server.params import INT32_MAX, NODE_KEY, node_of, parse_int, read_model
 from broker.server.resources import list_body
 
 FORWARDED_HEADER = "X-Highwater-Forwarded-By"
@@ -241,7 +241,7 @@ async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> w
     node = request.app[NODE_KEY]
     _existing(shard, group_id)
     topic = request.match_info["topic_name"]
-    partition = parse_int("partition_id", request.match_info["partition_id"])
+    partition = parse_int("partition_id", request.match_info["partition_id"], maximum=INT32_MAX)
     node.partition_record(topic, partition)
     for row in await node.groups.lag_rows(shard, group_id):
         if (row.topic_name, row.partition_id) == (topic, partition):
