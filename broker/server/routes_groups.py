@@ -44,14 +44,14 @@ routes = web.RouteTableDef()
 
 
 class TopicPartitions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     topic: str
     partitions: list[int] = Field(default_factory=list)
 
 
 class HeartbeatBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     member_epoch: int = Field(ge=-1)
     subscribed_topics: list[str] | None = None
@@ -80,7 +80,7 @@ class HeartbeatBody(BaseModel):
 
 
 class OffsetEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     topic_name: str
     partition_id: int = Field(ge=0)
@@ -89,7 +89,7 @@ class OffsetEntry(BaseModel):
 
 
 class CommitBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     member_id: str | None = None
     member_epoch: int | None = None

@@ -145,6 +145,14 @@ async def _produce_stream(
     return response
 
 
+def _entry_id(entry: Any, index: int) -> str | int:
+    """The entry's own ``id`` when it is a string or an integer, else its position: echoed in every result."""
+    entry_id = entry.get("id") if isinstance(entry, dict) else None
+    if isinstance(entry_id, str) or (isinstance(entry_id, int) and not isinstance(entry_id, bool)):
+        return entry_id
+    return str(index)
+
+
 async def produce_batch(request: web.Request) -> web.Response:
     """``records:batch``: every entry gets a success or a failure, answered 207."""
     node = node_of(request)
@@ -160,7 +168,7 @@ async def produce_batch(request: web.Request) -> web.Response:
     ids: list[Any] = []
     items: list[EncodedRecord | HighwaterError] = []
     for index, entry in enumerate(body.entries):
-        ids.append(entry.get("id", str(index)) if isinstance(entry, dict) else str(index))
+        ids.append(_entry_id(entry, index))
         try:
             items.append(encode_record(BatchEntry.model_validate(entry), now_ms))
         except ValidationError as error:

@@ -269,3 +269,15 @@ async def test_binary_produce_content_type_and_unknowns(api: Api) -> None:
     )
     assert body["error_code"] == 40403
     assert await api.values("t") == []
+
+
+async def test_records_batch_echoes_only_string_or_integer_ids(api: Api) -> None:
+    """An id of another type (found by fuzzing: ``{"id": {}}``) is replaced by the entry's position,
+    so every result matches the documented ``id: string | integer``."""
+    await api.create_topic("ids", partitions=1)
+    entries = [{"id": {}, "value": string("x")}, {"id": [1], "partition_id": "one"}, {"id": True, "value": string("y")}]
+    response = await api.client.post(f"{api.topic('ids')}/records:batch", json={"entries": entries})
+    body = await response.json()
+    assert response.status == 207
+    assert [s["id"] for s in body["successes"]] == ["2"]
+    assert [f["id"] for f in body["failures"]] == ["0", "1"]
