@@ -16,33 +16,14 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from broker.cluster.placement import MAX_PARTITIONS_PER_TOPIC
-from broker.cluster.records import MAX_TOPIC_NAME_LENGTH
 from broker.groups.openapi_spec import GROUP_PATHS, GROUP_SCHEMAS
-from broker.server.params import INT32_MAX, INT64_MAX
+from broker.server.openapi_schemas import BATCH, INT, JSON, NDJSON, OFFSET, SCHEMAS, STR, bounded, list_of, ref
+from broker.server.params import INT32_MAX
 from broker.server.routes_produce import PRODUCE_TIMEOUT_MAX_MS
 from broker.server.routes_records import DEFAULT_MAX_RECORDS, MAX_RECORDS_LIMIT
 
 if TYPE_CHECKING:
     from config.broker import BrokerSettings
-
-JSON = "application/json"
-BATCH = "application/vnd.kafka.batch.v2"
-NDJSON = "application/x-ndjson"
-
-_INT = {"type": "integer"}
-_OFFSET = {"type": "integer", "minimum": 0, "maximum": INT64_MAX, "format": "int64"}
-_STR = {"type": "string"}
-BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
-"""Standard base64 with padding, as ``base64.b64decode(validate=True)`` accepts it."""
-
-
-def _bounded(minimum: int, maximum: int) -> dict[str, Any]:
-    return {"type": "integer", "minimum": minimum, "maximum": maximum}
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
 
 
 def _path_param(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -53,10 +34,10 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
-CLUSTER = _path_param("cluster_id", _STR, "the cluster id from GET /v3/clusters")
-TOPIC = _path_param("topic_name", _STR, "topic name")
-PARTITION = _path_param("partition_id", _bounded(0, INT32_MAX), "partition number")
-BROKER = _path_param("broker_id", _bounded(0, INT32_MAX), "broker id")
+CLUSTER = _path_param("cluster_id", STR, "the cluster id from GET /v3/clusters")
+TOPIC = _path_param("topic_name", STR, "topic name")
+PARTITION = _path_param("partition_id", bounded(0, INT32_MAX), "partition number")
+BROKER = _path_param("broker_id", bounded(0, INT32_MAX), "broker id")
 ACKS = _query("acks", {"enum": ["0", "1", "all", "-1"], "default": "all"}, "acknowledgement required before answering")
 
 
@@ -77,275 +58,6 @@ def _operation(
     return {"summary": summary, "parameters": parameters, "responses": responses, **extra}
 
 
-def _list_of(schema_name: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "kind": _STR,
-            "metadata": _ref("Metadata"),
-            "data": {"type": "array", "items": _ref(schema_name)},
-        },
-    }
-
-
-SCHEMAS: dict[str, Any] = {
-    "Error": {
-        "type": "object",
-        "required": ["error_code", "error", "message", "retriable"],
-        "properties": {"error_code": _INT, "error": _STR, "message": _STR, "retriable": {"type": "boolean"}},
-        "additionalProperties": True,
-        "description": "every error; details such as log_start_offset/log_end_offset (416) are added as fields",
-    },
-    "Metadata": {"type": "object", "properties": {"self": _STR}},
-    "Related": {"type": "object", "properties": {"related": _STR}},
-    "Cluster": {
-        "type": "object",
-        "properties": {
-            "kind": _STR,
-            "metadata": _ref("Metadata"),
-            "cluster_id": _STR,
-            "controller_id": _INT,
-            "controller": _ref("Related"),
-            "brokers": _ref("Related"),
-            "topics": _ref("Related"),
-        },
-    },
-    "Broker": {
-        "type": "object",
-        "properties": {
-            "kind": _STR,
-            "metadata": _ref("Metadata"),
-            "cluster_id": _STR,
-            "broker_id": _INT,
-            "url": _STR,
-            "rack": {"type": ["string", "null"]},
-        },
-    },
-    "ConfigEntry": {
-        "type": "object",
-        "required": ["name"],
-        "properties": {"name": _STR, "value": {"type": ["string", "integer", "number", "boolean", "null"]}},
-    },
-    "CreateTopic": {
-        "type": "object",
-        "required": ["topic_name"],
-        "properties": {
-            "topic_name": {
-                "type": "string",
-                "pattern": f"^[a-zA-Z0-9._-]{{1,{MAX_TOPIC_NAME_LENGTH}}}$",
-                "not": {"enum": [".", ".."]},
-            },
-            "partitions_count": {
-                **_bounded(1, MAX_PARTITIONS_PER_TOPIC),
-                "description": "default topic_defaults.partitions",
-            },
-            "replication_factor": {
-                **_bounded(1, INT32_MAX),
-                "description": "default topic_defaults.replication_factor; at most the number of live brokers",
-            },
-            "configs": {"type": "array", "items": _ref("ConfigEntry")},
-        },
-    },
-    "Topic": {
-        "type": "object",
-        "properties": {
-            "kind": _STR,
-            "metadata": _ref("Metadata"),
-            "cluster_id": _STR,
-            "topic_name": _STR,
-            "is_internal": {"type": "boolean"},
-            "replication_factor": _INT,
-            "partitions_count": _INT,
-            "configs": {"type": "array", "items": _ref("ConfigEntry")},
-            "partitions": _ref("Related"),
-        },
-    },
-    "Partition": {
-        "type": "object",
-        "properties": {
-            "kind": _STR,
-            "metadata": _ref("Metadata"),
-            "cluster_id": _STR,
-            "topic_name": _STR,
-            "partition_id": _INT,
-            "leader_id": _INT,
-            "leader_epoch": _INT,
-            "replicas": {"type": "array", "items": _INT},
-            "isr": {"type": "array", "items": _INT},
-            "log_start_offset": _OFFSET,
-            "high_watermark": _OFFSET,
-            "log_end_offset": _OFFSET,
-            "replicas_state": {"type": "array", "items": {"type": "object"}, "description": "only from the leader"},
-        },
-    },
-    "Offsets": {
-        "type": "object",
-        "properties": {
-            "cluster_id": _STR,
-            "topic_name": _STR,
-            "partition_id": _INT,
-            "earliest_offset": _OFFSET,
-            "latest_offset": {**_OFFSET, "description": "the high watermark"},
-            "log_end_offset": _OFFSET,
-            "timestamp": _INT,
-            "offset": {"type": ["integer", "null"], "description": "first offset with timestamp >= ?timestamp"},
-        },
-    },
-    "Data": {
-        "anyOf": [
-            {"type": "null"},
-            {"type": "object", "properties": {"type": {"const": "JSON"}, "data": {}}, "required": ["type"]},
-            {"type": "object", "properties": {"data": {}}, "not": {"required": ["type"]}},
-            {
-                "type": "object",
-                "properties": {"type": {"const": "STRING"}, "data": {"type": ["string", "null"]}},
-                "required": ["type"],
-            },
-            {
-                "type": "object",
-                "properties": {
-                    "type": {"const": "BINARY"},
-                    "data": {"type": ["string", "null"], "pattern": BASE64, "contentEncoding": "base64"},
-                },
-                "required": ["type"],
-            },
-        ],
-        "description": "JSON (the default) data is any JSON value; STRING data a string; BINARY data base64",
-    },
-    "Header": {
-        "type": "object",
-        "required": ["name"],
-        "properties": {
-            "name": _STR,
-            "value": {"type": ["string", "null"], "pattern": BASE64, "contentEncoding": "base64"},
-        },
-    },
-    "ProduceRecord": {
-        "type": "object",
-        "properties": {
-            "partition_id": {
-                "type": ["integer", "null"],
-                "minimum": 0,
-                "maximum": INT32_MAX,
-                "description": "default: key hash (murmur2) or round-robin",
-            },
-            "headers": {"type": "array", "items": _ref("Header")},
-            "key": _ref("Data"),
-            "value": _ref("Data"),
-            "timestamp": {
-                "anyOf": [_OFFSET, {"type": "string", "format": "date-time"}, {"type": "null"}],
-                "description": "ms since the epoch or ISO-8601",
-            },
-        },
-    },
-    "BatchEntry": {
-        "allOf": [_ref("ProduceRecord"), {"type": "object", "properties": {"id": {"type": ["string", "integer"]}}}]
-    },
-    "BatchRequest": {
-        "type": "object",
-        "required": ["entries"],
-        "properties": {"entries": {"type": "array", "minItems": 1, "items": _ref("BatchEntry")}},
-    },
-    "BatchResponse": {
-        "type": "object",
-        "properties": {
-            "successes": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": ["string", "integer"]},
-                        "partition_id": _INT,
-                        "offset": {"type": ["integer", "null"]},
-                        "timestamp": _INT,
-                    },
-                },
-            },
-            "failures": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": ["string", "integer"]},
-                        "error_code": _INT,
-                        "error": _STR,
-                        "message": _STR,
-                    },
-                },
-            },
-        },
-    },
-    "ElectPreferred": {
-        "type": "object",
-        "properties": {"topic_name": {"type": "string", "description": "only this topic; default every topic"}},
-    },
-    "ElectedLeaders": {
-        "type": "object",
-        "properties": {
-            "elected": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "topic_name": _STR,
-                        "partition_id": _INT,
-                        "leader_id": _INT,
-                        "leader_epoch": _INT,
-                        "replicas": {"type": "array", "items": _INT},
-                        "isr": {"type": "array", "items": _INT},
-                    },
-                },
-            }
-        },
-    },
-    "SizeReport": {"type": ["object", "null"], "properties": {"type": _STR, "size": _INT}},
-    "DeliveryReport": {
-        "type": "object",
-        "properties": {
-            "error_code": {"type": "integer", "description": "200, or 202 with acks=0 (offset null)"},
-            "cluster_id": _STR,
-            "topic_name": _STR,
-            "partition_id": _INT,
-            "offset": {"type": ["integer", "null"]},
-            "timestamp": _INT,
-            "key": _ref("SizeReport"),
-            "value": _ref("SizeReport"),
-        },
-    },
-    "BatchAppended": {
-        "type": "object",
-        "properties": {
-            "cluster_id": _STR,
-            "topic_name": _STR,
-            "partition_id": _INT,
-            "base_offset": {"type": ["integer", "null"]},
-            "last_offset": {"type": ["integer", "null"]},
-            "log_append_time": {"type": "integer", "description": "-1 for CreateTime"},
-        },
-    },
-    "ReadRecord": {
-        "type": "object",
-        "properties": {
-            "topic_name": _STR,
-            "partition_id": _INT,
-            "offset": _OFFSET,
-            "timestamp": _INT,
-            "headers": {"type": "array", "items": _ref("Header")},
-            "key": _ref("Data"),
-            "value": _ref("Data"),
-        },
-    },
-    "ReadResponse": {
-        "type": "object",
-        "properties": {
-            "data": {"type": "array", "items": _ref("ReadRecord")},
-            "next_offset": _OFFSET,
-            "high_watermark": _OFFSET,
-            "log_start_offset": _OFFSET,
-        },
-    },
-}
-
 TOPICS = "/v3/clusters/{cluster_id}/topics"
 PARTITIONS = TOPICS + "/{topic_name}/partitions"
 
@@ -365,15 +77,15 @@ class ApiLimits:
 
 def _cluster_paths() -> dict[str, Any]:
     return {
-        "/v3/clusters": {"get": _operation("List clusters (this one)", [], _ok("clusters", _list_of("Cluster")))},
+        "/v3/clusters": {"get": _operation("List clusters (this one)", [], _ok("clusters", list_of("Cluster")))},
         "/v3/clusters/{cluster_id}": {
-            "get": _operation("Describe the cluster", [CLUSTER], _ok("cluster", _ref("Cluster")))
+            "get": _operation("Describe the cluster", [CLUSTER], _ok("cluster", ref("Cluster")))
         },
         "/v3/clusters/{cluster_id}/brokers": {
-            "get": _operation("List brokers", [CLUSTER], _ok("brokers", _list_of("Broker")))
+            "get": _operation("List brokers", [CLUSTER], _ok("brokers", list_of("Broker")))
         },
         "/v3/clusters/{cluster_id}/brokers/{broker_id}": {
-            "get": _operation("Describe a broker", [CLUSTER, BROKER], _ok("broker", _ref("Broker")))
+            "get": _operation("Describe a broker", [CLUSTER, BROKER], _ok("broker", ref("Broker")))
         },
         "/v3/clusters/{cluster_id}/producer-ids": {
             "post": _operation(
@@ -384,7 +96,7 @@ def _cluster_paths() -> dict[str, Any]:
                     "allocated",
                     {
                         "type": "object",
-                        "properties": {"cluster_id": _STR, "producer_id": _INT, "producer_epoch": _INT},
+                        "properties": {"cluster_id": STR, "producer_id": INT, "producer_epoch": INT},
                     },
                 ),
             )
@@ -395,16 +107,16 @@ def _cluster_paths() -> dict[str, Any]:
 def _topic_paths() -> dict[str, Any]:
     return {
         TOPICS: {
-            "get": _operation("List topics", [CLUSTER], _ok("topics", _list_of("Topic"))),
+            "get": _operation("List topics", [CLUSTER], _ok("topics", list_of("Topic"))),
             "post": _operation(
                 "Create a topic; 400 when the replication factor exceeds the live brokers or a config is refused",
                 [CLUSTER],
-                _ok("created", _ref("Topic"), "201"),
-                requestBody={"required": True, **_json_body(_ref("CreateTopic"))},
+                _ok("created", ref("Topic"), "201"),
+                requestBody={"required": True, **_json_body(ref("CreateTopic"))},
             ),
         },
         TOPICS + "/{topic_name}": {
-            "get": _operation("Describe a topic", [CLUSTER, TOPIC], _ok("topic", _ref("Topic"))),
+            "get": _operation("Describe a topic", [CLUSTER, TOPIC], _ok("topic", ref("Topic"))),
             "delete": _operation(
                 "Delete a topic and its data",
                 [CLUSTER, TOPIC],
@@ -412,20 +124,16 @@ def _topic_paths() -> dict[str, Any]:
             ),
         },
         PARTITIONS: {
-            "get": _operation(
-                "List partitions with offsets", [CLUSTER, TOPIC], _ok("partitions", _list_of("Partition"))
-            )
+            "get": _operation("List partitions with offsets", [CLUSTER, TOPIC], _ok("partitions", list_of("Partition")))
         },
         PARTITIONS + "/{partition_id}": {
-            "get": _operation(
-                "Describe a partition", [CLUSTER, TOPIC, PARTITION], _ok("partition", _ref("Partition"))
-            )
+            "get": _operation("Describe a partition", [CLUSTER, TOPIC, PARTITION], _ok("partition", ref("Partition")))
         },
         PARTITIONS + "/{partition_id}/offset": {
             "get": _operation(
                 "Earliest offset, high watermark, log end offset; offset for a timestamp",
-                [CLUSTER, TOPIC, PARTITION, _query("timestamp", _OFFSET, "ms since the epoch")],
-                _ok("offsets", _ref("Offsets")),
+                [CLUSTER, TOPIC, PARTITION, _query("timestamp", OFFSET, "ms since the epoch")],
+                _ok("offsets", ref("Offsets")),
             )
         },
         "/v3/clusters/{cluster_id}/partitions:elect-preferred": {
@@ -433,17 +141,15 @@ def _topic_paths() -> dict[str, Any]:
                 "Move leadership back to each partition's preferred replica (replicas[0]) where it is alive and in "
                 "sync",
                 [CLUSTER],
-                _ok("the partitions whose leader changed", _ref("ElectedLeaders")),
-                requestBody={"required": False, **_json_body(_ref("ElectPreferred"))},
+                _ok("the partitions whose leader changed", ref("ElectedLeaders")),
+                requestBody={"required": False, **_json_body(ref("ElectPreferred"))},
             )
         },
     }
 
 
 def _produce_paths(limits: ApiLimits) -> dict[str, Any]:
-    produce_timeout = _query(
-        "timeout_ms", _bounded(0, PRODUCE_TIMEOUT_MAX_MS), "how long acks=all may wait for the ISR"
-    )
+    produce_timeout = _query("timeout_ms", bounded(0, PRODUCE_TIMEOUT_MAX_MS), "how long acks=all may wait for the ISR")
     return {
         TOPICS + "/{topic_name}/records": {
             "post": _operation(
@@ -453,16 +159,16 @@ def _produce_paths(limits: ApiLimits) -> dict[str, Any]:
                     "200": {
                         "description": "one record: its delivery report; several: one report or error per line",
                         "content": {
-                            JSON: {"schema": _ref("DeliveryReport")},
-                            NDJSON: {"schema": _ref("DeliveryReport")},
+                            JSON: {"schema": ref("DeliveryReport")},
+                            NDJSON: {"schema": ref("DeliveryReport")},
                         },
                     },
-                    "202": {"description": "acks=0: accepted before the append", **_json_body(_ref("DeliveryReport"))},
+                    "202": {"description": "acks=0: accepted before the append", **_json_body(ref("DeliveryReport"))},
                     "default": {"$ref": "#/components/responses/Error"},
                 },
                 requestBody={
                     "required": True,
-                    "content": {JSON: {"schema": _ref("ProduceRecord")}, NDJSON: {"schema": _ref("ProduceRecord")}},
+                    "content": {JSON: {"schema": ref("ProduceRecord")}, NDJSON: {"schema": ref("ProduceRecord")}},
                 },
             )
         },
@@ -470,8 +176,8 @@ def _produce_paths(limits: ApiLimits) -> dict[str, Any]:
             "post": _operation(
                 f"Produce 1 to {limits.max_batch_entries} records; each entry succeeds or fails on its own",
                 [CLUSTER, TOPIC, ACKS, produce_timeout],
-                _ok("per-entry results", _ref("BatchResponse"), "207"),
-                requestBody={"required": True, **_json_body(_ref("BatchRequest"))},
+                _ok("per-entry results", ref("BatchResponse"), "207"),
+                requestBody={"required": True, **_json_body(ref("BatchRequest"))},
             )
         },
         PARTITIONS + "/{partition_id}/batches": {
@@ -480,8 +186,8 @@ def _produce_paths(limits: ApiLimits) -> dict[str, Any]:
                 "max.message.bytes",
                 [CLUSTER, TOPIC, PARTITION, ACKS, produce_timeout],
                 {
-                    "200": {"description": "appended", **_json_body(_ref("BatchAppended"))},
-                    "202": {"description": "acks=0: accepted before the append", **_json_body(_ref("BatchAppended"))},
+                    "200": {"description": "appended", **_json_body(ref("BatchAppended"))},
+                    "202": {"description": "acks=0: accepted before the append", **_json_body(ref("BatchAppended"))},
                     "default": {"$ref": "#/components/responses/Error"},
                 },
                 requestBody={
@@ -502,19 +208,19 @@ def _read_paths(limits: ApiLimits) -> dict[str, Any]:
                     CLUSTER,
                     TOPIC,
                     PARTITION,
-                    _query("offset", _OFFSET, "first offset to read; default the log start offset"),
+                    _query("offset", OFFSET, "first offset to read; default the log start offset"),
                     _query(
                         "max_records",
-                        {**_bounded(1, MAX_RECORDS_LIMIT), "default": DEFAULT_MAX_RECORDS},
+                        {**bounded(1, MAX_RECORDS_LIMIT), "default": DEFAULT_MAX_RECORDS},
                         "JSON form only",
                     ),
                     _query(
                         "max_bytes",
-                        _bounded(1, limits.max_request_bytes),
+                        bounded(1, limits.max_request_bytes),
                         "soft limit; a larger first record is returned whole",
                     ),
                     _query(
-                        "timeout_ms", {**_bounded(0, limits.fetch_max_wait_ms), "default": 0}, "long-poll for records"
+                        "timeout_ms", {**bounded(0, limits.fetch_max_wait_ms), "default": 0}, "long-poll for records"
                     ),
                     _query(
                         "format",
@@ -526,7 +232,7 @@ def _read_paths(limits: ApiLimits) -> dict[str, Any]:
                     "200": {
                         "description": "records; with Accept: application/vnd.kafka.batch.v2 the raw batches, offsets "
                         "in X-High-Watermark, X-Log-Start-Offset, X-Log-End-Offset, X-Next-Offset",
-                        "content": {JSON: {"schema": _ref("ReadResponse")}, BATCH: {"schema": {"type": "string"}}},
+                        "content": {JSON: {"schema": ref("ReadResponse")}, BATCH: {"schema": {"type": "string"}}},
                     },
                     "default": {"$ref": "#/components/responses/Error"},
                 },
@@ -548,7 +254,7 @@ def _ops_paths() -> dict[str, Any]:
                 "Prometheus metrics",
                 [],
                 {
-                    "200": {"description": "text exposition format", "content": {"text/plain": {"schema": _STR}}},
+                    "200": {"description": "text exposition format", "content": {"text/plain": {"schema": STR}}},
                     "default": {"$ref": "#/components/responses/Error"},
                 },
             )
@@ -598,6 +304,6 @@ def openapi_document(server_url: str, limits: ApiLimits, cluster_id: str | None 
         "paths": paths,
         "components": {
             "schemas": _schemas(limits),
-            "responses": {"Error": {"description": "any error", **_json_body(_ref("Error"))}},
+            "responses": {"Error": {"description": "any error", **_json_body(ref("Error"))}},
         },
     }
