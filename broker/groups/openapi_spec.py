@@ -64,14 +64,16 @@ GROUP_SCHEMAS: dict[str, Any] = {
         "additionalProperties": False,
         "properties": {
             "member_epoch": {"type": "integer", "minimum": -1, "description": "0 joins, -1 leaves, else current"},
-            "subscribed_topics": {"type": "array", "items": _STR, "description": "required when joining (or regex)"},
+            "subscribed_topics": {
+                "type": ["array", "null"], "items": _STR, "description": "required when joining (or regex)",
+            },
             "subscribed_topic_regex": {
-                "type": "string",
+                "type": ["string", "null"],
                 "format": "regex",
                 "description": "full-match regex over topic names",
             },
             "owned_partitions": {
-                "type": "array",
+                "type": ["array", "null"],
                 "items": _ref("TopicPartitions"),
                 "description": "what the member owns now; omitting a revoked partition releases it",
             },
@@ -135,8 +137,11 @@ GROUP_SCHEMAS: dict[str, Any] = {
                     "required": ["topic_name", "partition_id", "offset"],
                     "additionalProperties": False,
                     "properties": {
-                        "topic_name": _STR, "partition_id": {"type": "integer", "minimum": 0},
-                        "offset": {"type": "integer", "minimum": 0, "description": "the next offset to consume"},
+                        "topic_name": _STR, "partition_id": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+                        "offset": {
+                            "type": "integer", "minimum": 0, "maximum": 2**63 - 1,
+                            "description": "the next offset to consume",
+                        },
                         "metadata": _STR,
                     },
                 },

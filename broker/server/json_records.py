@@ -36,6 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from broker.errors import InvalidRequest
 from broker.record.codec import Record, RecordInput
 
+INT64_MAX = 2**63 - 1
+
 
 class DataType(StrEnum):
     JSON = "JSON"
@@ -126,16 +128,21 @@ def decode_base64(field_name: str, text: str) -> bytes:
 
 
 def timestamp_ms(value: int | datetime | None, now_ms: int) -> int:
-    """Milliseconds since the epoch; a naive date-time is taken as UTC."""
+    """Milliseconds since the epoch in Kafka's int64 range; a naive date-time is taken as UTC.
+
+    A date-time before 1970 is refused like a negative number: a record timestamp is
+    never negative (Kafka's -1 means "none"), and one far in the past would make the
+    batch's timestamp deltas overflow their int64 varlongs.
+    """
     if value is None:
         return now_ms
-    if isinstance(value, int):
-        if value < 0:
-            raise InvalidRequest(f"timestamp must be >= 0 milliseconds, got {value}")
-        return value
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return int(value.timestamp() * 1000)
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = int(value.timestamp() * 1000)
+    if not 0 <= value <= INT64_MAX:
+        raise InvalidRequest(f"timestamp must be 0 to {INT64_MAX} milliseconds since the epoch, got {value}")
+    return value
 
 
 def encode_record(record: ProduceRecord, now_ms: int) -> EncodedRecord:

@@ -93,7 +93,12 @@ SCHEMAS: dict[str, Any] = {
             "rack": {"type": ["string", "null"]},
         },
     },
-    "ConfigEntry": _config_entry(),
+    "ConfigEntry": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {"name": STR, "value": {"type": ["string", "null"]}},
+    },
+    "TopicConfigEntry": _config_entry(),
     "CreateTopic": {
         "type": "object",
         "required": ["topic_name"],
@@ -111,7 +116,7 @@ SCHEMAS: dict[str, Any] = {
                 **bounded(1, INT32_MAX),
                 "description": "default topic_defaults.replication_factor; at most the number of live brokers",
             },
-            "configs": {"type": "array", "items": ref("ConfigEntry")},
+            "configs": {"type": "array", "items": ref("TopicConfigEntry")},
         },
     },
     "Topic": {
@@ -201,8 +206,12 @@ SCHEMAS: dict[str, Any] = {
             "key": ref("Data"),
             "value": ref("Data"),
             "timestamp": {
-                "anyOf": [OFFSET, {"type": "string", "format": "date-time"}, {"type": "null"}],
-                "description": "ms since the epoch or ISO-8601",
+                "anyOf": [
+                    OFFSET,
+                    {"type": "string", "format": "date-time", "pattern": "^(19[7-9][0-9]|[2-9][0-9]{3})-"},
+                    {"type": "null"},
+                ],
+                "description": "ms since the epoch or ISO-8601, not before 1970-01-01T00:00:00Z",
             },
         },
     },

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from aiohttp import web
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from broker.errors import InvalidRequest, NotFound, UnknownPartition, UnsupportedMediaType
 
@@ -29,6 +29,19 @@ INT64_MAX = 2**63 - 1
 """Kafka's offsets and timestamps are int64; a larger number can name nothing."""
 
 Model = TypeVar("Model", bound=BaseModel)
+
+
+def _json_integer(value: Any) -> int:
+    """JSON Schema's ``integer``: an int, or a number without a fraction (``5.0``); never a bool or a string."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be an integer")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("must be an integer")
+    return int(value)
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+"""An integer field of a strictly validated body, with the meaning its schema's ``integer`` has."""
 
 
 class UnknownCluster(NotFound):

@@ -31,7 +31,7 @@ from broker.groups.errors import CoordinatorNotAvailable, GroupIdNotFound, Unkno
 from broker.groups.lag import lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Subscription
 from broker.groups.shard import OffsetsShard
-from broker.server.params import INT32_MAX, NODE_KEY, node_of, parse_int, read_model
+from broker.server.params import INT32_MAX, INT64_MAX, NODE_KEY, JsonInt, node_of, parse_int, read_model
 from broker.server.resources import list_body
 
 FORWARDED_HEADER = "X-Highwater-Forwarded-By"
@@ -47,18 +47,18 @@ class TopicPartitions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     topic: str
-    partitions: list[int] = Field(default_factory=list)
+    partitions: list[JsonInt] = Field(default_factory=list)
 
 
 class HeartbeatBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    member_epoch: int = Field(ge=-1)
+    member_epoch: JsonInt = Field(ge=-1)
     subscribed_topics: list[str] | None = None
     subscribed_topic_regex: str | None = None
     owned_partitions: list[TopicPartitions] | None = None
-    rebalance_timeout_ms: int = Field(30_000, ge=1, le=3_600_000)
-    session_timeout_ms: int = Field(10_000, ge=100, le=3_600_000)
+    rebalance_timeout_ms: JsonInt = Field(30_000, ge=1, le=3_600_000)
+    session_timeout_ms: JsonInt = Field(10_000, ge=100, le=3_600_000)
     client_id: str = ""
     server_assignor: Literal["uniform", "range"] = "uniform"
 
@@ -83,8 +83,8 @@ class OffsetEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     topic_name: str
-    partition_id: int = Field(ge=0)
-    offset: int = Field(ge=0)
+    partition_id: JsonInt = Field(ge=0, le=INT32_MAX)
+    offset: JsonInt = Field(ge=0, le=INT64_MAX)
     metadata: str = ""
 
 
@@ -92,7 +92,7 @@ class CommitBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     member_id: str | None = None
-    member_epoch: int | None = None
+    member_epoch: JsonInt | None = None
     offsets: list[OffsetEntry]
 
 

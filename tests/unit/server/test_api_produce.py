@@ -281,3 +281,17 @@ async def test_records_batch_echoes_only_string_or_integer_ids(api: Api) -> None
     assert response.status == 207
     assert [s["id"] for s in body["successes"]] == ["2"]
     assert [f["id"] for f in body["failures"]] == ["0", "1"]
+
+
+async def test_timestamps_before_1970_are_refused_not_a_crash(api: Api) -> None:
+    """Found by fuzzing: a date-time before 1970 became a negative timestamp, and with a late one in
+    the same records:batch the timestamp delta overflowed its varlong (500)."""
+    await api.create_topic("old", partitions=1)
+    entries = [{"timestamp": "0867-01-01T00:00:00Z", "value": string("a")}, {"timestamp": 2**63 - 1}]
+    response = await api.client.post(f"{api.topic('old')}/records:batch", json={"entries": entries})
+    body = await response.json()
+    assert response.status == 207
+    assert [f["id"] for f in body["failures"]] == ["0"]
+    assert [s["id"] for s in body["successes"]] == ["1"]
+    single = await api.client.post(f"{api.topic('old')}/records", json={"timestamp": "1969-12-31T23:59:59Z"})
+    assert single.status == 400
