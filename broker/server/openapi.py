@@ -182,7 +182,7 @@ def _produce_paths(limits: ApiLimits) -> dict[str, Any]:
         },
         PARTITIONS + "/{partition_id}/batches": {
             "post": _operation(
-                "Append a client-built Kafka record batch v2 (validated by header and CRC-32C); at most the topic's "
+                "Append a client-built Kafka record batch v2 (header, CRC-32C and records validated); at most the topic's "
                 "max.message.bytes",
                 [CLUSTER, TOPIC, PARTITION, ACKS, produce_timeout],
                 {

@@ -295,3 +295,20 @@ async def test_timestamps_before_1970_are_refused_not_a_crash(api: Api) -> None:
     assert [s["id"] for s in body["successes"]] == ["1"]
     single = await api.client.post(f"{api.topic('old')}/records", json={"timestamp": "1969-12-31T23:59:59Z"})
     assert single.status == 400
+
+
+async def test_a_batch_whose_counts_or_records_disagree_is_refused_and_never_poisons_reads(api: Api) -> None:
+    """Found by fuzzing: a batch with a valid CRC over a wrong record count was appended, and from
+    then on every JSON read of the partition failed. The leader now refuses it, as Kafka's does."""
+    from tests.fuzz.batches import rewrite, with_crc
+
+    await api.create_topic("t", partitions=1)
+    url = f"{api.partition('t', 0)}/batches"
+    good = encode_batch([RecordInput(b"k", b"v", [], 1_700_000_000_000)])
+    assert (await api.client.post(url, data=good, headers={"Content-Type": BATCH})).status == 200
+    garbage_records = with_crc(good[:61] + b"\x7f" * (len(good) - 61))
+    for bad in (rewrite(good, "records_count", 5), rewrite(good, "last_offset_delta", 100), garbage_records):
+        body = await error_of(await api.client.post(url, data=bad, headers={"Content-Type": BATCH}), 400)
+        assert body["error"] == "CORRUPT_MESSAGE"
+    read = await api.client.get(f"{api.partition('t', 0)}/records", params={"offset": "0", "format": "string"})
+    assert read.status == 200 and [r["value"]["data"] for r in (await read.json())["data"]] == ["v"]
