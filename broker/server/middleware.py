@@ -15,7 +15,8 @@ ever sees ``{"error_code", "error", "message", "retriable", ...details}`` JSON:
 
 Body reading bounds how long a client may take to send a ``Content-Length`` body
 (``request_body_timeout_ms``): a sender that stalls mid-body gets 408 and the
-connection is closed, instead of holding a handler for ever. The body is read once
+connection is closed, instead of holding a handler for ever; a client that hangs up
+mid-body is an incomplete request (400, logged), not a crash. The body is read once
 here and aiohttp keeps it, so handlers read it again for free. Chunked bodies are
 the streaming produce, which reads as records arrive.
 
@@ -36,6 +37,7 @@ from pydantic import ValidationError
 
 from broker.errors import (
     HighwaterError,
+    InvalidRequest,
     MethodNotAllowed,
     NotFound,
     RequestBodyTimedOut,
@@ -121,15 +123,23 @@ async def body_read_middleware(request: web.Request, handler: Handler) -> web.St
             async with asyncio.timeout(timeout_s):
                 await request.read()
         except TimeoutError:
-            response = error_response(
+            return _closing(
                 RequestBodyTimedOut(
                     f"the request body did not arrive within {timeout_s:g} s "
                     f"({request.content_length} bytes announced)"
                 )
             )
-            response.force_close()
-            return response
+        except ConnectionResetError:
+            return _closing(InvalidRequest(f"the connection closed before the {request.content_length}-byte body"))
     return await handler(request)
+
+
+def _closing(error: HighwaterError) -> web.Response:
+    """The answer to a request whose body never fully arrived: the connection cannot be reused."""
+    log.info("request_body_incomplete", error=error.name, message=error.message)
+    response = error_response(error)
+    response.force_close()
+    return response
 
 
 @web.middleware

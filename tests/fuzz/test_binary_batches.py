@@ -10,38 +10,20 @@ one); every other body must be refused with 4xx.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from broker.record.codec import RecordInput, encode_batch
 from tests.fuzz.batches import hostile_batches
-from tests.fuzz.wire import get, post
+from tests.fuzz.conftest import scaled
+from tests.fuzz.wire import BATCH, Target, get, post
 from tests.integration.cluster_harness import LiveCluster
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
 
 TOPIC = "fuzz-batches"
-BATCH = "application/vnd.kafka.batch.v2"
-EXAMPLES = 120
-
-
-@dataclass
-class Target:
-    partition_url: str
-    stored: bytes
-    """The raw batches written before fuzzing, as the leader serves them."""
-
-    def log_end_offset(self) -> int:
-        answer = get(f"{self.partition_url}/offset")
-        assert answer.status == 200, answer.body
-        return answer.json()["log_end_offset"]
-
-    def raw_from_zero(self) -> bytes:
-        answer = get(f"{self.partition_url}/records?offset=0&max_bytes=1048576", accept=BATCH)
-        assert answer.status == 200, answer.body
-        return answer.body
+EXAMPLES = scaled(120)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ against a cluster with a fixed id, so a failure found once is found on every run
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -40,7 +41,7 @@ def test_published_api_conforms_and_never_answers_5xx(
             "--max-examples", str(fuzz_examples),
             "--report", "junit", "--report-dir", str(tmp_path),
         ],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=False,
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True, text=True, check=False,
     )
     generated = re.search(r"(\d+) generated", run.stdout)
     print(

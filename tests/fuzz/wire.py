@@ -1,4 +1,5 @@
-"""Raw HTTP for the binary fuzz tests: exact bytes out, status and body back, a hang is a failure.
+"""Raw HTTP for the binary fuzz tests: exact bytes out, status and body back, a hang is a failure;
+and ``Target``, the partition under fuzz whose stored bytes must never change.
 
 ``http.client`` on a socket with a timeout: if a broker neither answers nor closes
 within ``ANSWER_TIMEOUT_S``, the call raises ``TimeoutError`` and the test fails, which
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 ANSWER_TIMEOUT_S = 10.0
+BATCH = "application/vnd.kafka.batch.v2"
 
 
 @dataclass(frozen=True)
@@ -79,3 +81,20 @@ def trickle(
     if not reply.startswith(b"HTTP/1.1 "):
         return None, waited_s
     return int(reply.split(b" ", 2)[1]), waited_s
+
+
+@dataclass
+class Target:
+    partition_url: str
+    stored: bytes
+    """The raw batches written before fuzzing, as the leader serves them."""
+
+    def log_end_offset(self) -> int:
+        answer = get(f"{self.partition_url}/offset")
+        assert answer.status == 200, answer.body
+        return answer.json()["log_end_offset"]
+
+    def raw_from_zero(self) -> bytes:
+        answer = get(f"{self.partition_url}/records?offset=0&max_bytes=1048576", accept=BATCH)
+        assert answer.status == 200, answer.body
+        return answer.body
