@@ -193,6 +193,24 @@ GROUP_SCHEMAS: dict[str, Any] = {
 GROUPS = "/v3/clusters/{cluster_id}/consumer-groups"
 ONE_GROUP = GROUPS + "/{consumer_group_id}"
 
+
+def _member_links() -> dict[str, Any]:
+    """From a heartbeat's answer to the calls that take the member and its group."""
+    member = {
+        "cluster_id": "$request.path.cluster_id",
+        "consumer_group_id": "$request.path.consumer_group_id",
+        "consumer_id": "$response.body#/member_id",
+    }
+    group = {key: member[key] for key in ("cluster_id", "consumer_group_id")}
+    pointer = (ONE_GROUP + "/consumers/{consumer_id}").replace("/", "~1")
+    group_pointer = ONE_GROUP.replace("/", "~1")
+    return {
+        "DescribeMember": {"operationRef": f"#/paths/{pointer}/get", "parameters": member},
+        "LeaveGroup": {"operationRef": f"#/paths/{pointer}/delete", "parameters": member},
+        "DescribeGroup": {"operationRef": f"#/paths/{group_pointer}/get", "parameters": group},
+        "GroupLags": {"operationRef": f"#/paths/{group_pointer}~1lags/get", "parameters": group},
+    }
+
 GROUP_PATHS: dict[str, Any] = {
     GROUPS: {"get": _op("List consumer groups of the cluster", [CLUSTER], _ok("groups", _list_of("ConsumerGroup")))},
     ONE_GROUP: {
@@ -213,7 +231,14 @@ GROUP_PATHS: dict[str, Any] = {
         "post": _op(
             "KIP-848 heartbeat: join (epoch 0), stay, acknowledge revocations, receive the assignment",
             [CLUSTER, GROUP, MEMBER],
-            _ok("the member's epoch and the partitions it owns now", _ref("ConsumerGroupHeartbeatResponse")),
+            {
+                "200": {
+                    "description": "the member's epoch and the partitions it owns now",
+                    "content": {_JSON: {"schema": _ref("ConsumerGroupHeartbeatResponse")}},
+                    "links": _member_links(),
+                },
+                "default": _ERROR,
+            },
             requestBody={"required": True, "content": {_JSON: {"schema": _ref("ConsumerGroupHeartbeatRequest")}}},
         )
     },

@@ -52,6 +52,27 @@ def _ok(description: str, schema: dict[str, Any], status: str = "200") -> dict[s
     }
 
 
+def _link(path: str, method: str, **parameters: Any) -> dict[str, Any]:
+    """An OpenAPI link to ``method path``: what an answer tells a client (or a stateful fuzzer) to call next."""
+    pointer = path.replace("~", "~0").replace("/", "~1")
+    return {"operationRef": f"#/paths/{pointer}/{method}", "parameters": parameters}
+
+
+def _topic_links() -> dict[str, Any]:
+    """From a created topic to the calls that take its name; partition 0 always exists."""
+    topic = {"cluster_id": "$request.path.cluster_id", "topic_name": "$response.body#/topic_name"}
+    partition = {**topic, "partition_id": 0}
+    return {
+        "DescribeTopic": _link(TOPICS + "/{topic_name}", "get", **topic),
+        "ListPartitions": _link(PARTITIONS, "get", **topic),
+        "ProduceRecords": _link(TOPICS + "/{topic_name}/records", "post", **topic),
+        "ProduceBatch": _link(TOPICS + "/{topic_name}/records:batch", "post", **topic),
+        "ReadRecords": _link(PARTITIONS + "/{partition_id}/records", "get", **partition),
+        "PartitionOffsets": _link(PARTITIONS + "/{partition_id}/offset", "get", **partition),
+        "DeleteTopic": _link(TOPICS + "/{topic_name}", "delete", **topic),
+    }
+
+
 def _operation(
     summary: str, parameters: list[dict[str, Any]], responses: dict[str, Any], **extra: Any
 ) -> dict[str, Any]:
@@ -111,7 +132,10 @@ def _topic_paths() -> dict[str, Any]:
             "post": _operation(
                 "Create a topic; 400 when the replication factor exceeds the live brokers or a config is refused",
                 [CLUSTER],
-                _ok("created", ref("Topic"), "201"),
+                {
+                    "201": {"description": "created", **_json_body(ref("Topic")), "links": _topic_links()},
+                    "default": {"$ref": "#/components/responses/Error"},
+                },
                 requestBody={"required": True, **_json_body(ref("CreateTopic"))},
             ),
         },
