@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run lint test chaos etcd clean
+.PHONY: run lint test chaos fuzz etcd clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ DURATION ?= 600
 chaos: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests/chaos -p no:cacheprovider -s --chaos-seed $(or $(SEED),random) \
 		--chaos-duration-s $(DURATION) --timeout $$(( $(DURATION) * 2 + 600 ))
+
+# The fuzz tier alone, long: make fuzz EXAMPLES=200 (schemathesis examples per API operation).
+EXAMPLES ?= 200
+fuzz: $(VENV)/.installed-test
+	$(BIN)/python -m pytest tests/fuzz -p no:cacheprovider -s --fuzz-examples $(EXAMPLES) \
+		--timeout $$(( $(EXAMPLES) * 30 + 600 ))
 
 clean:
 	rm -rf $(VENV) .highwater-dev .pytest_cache .mypy_cache .ruff_cache

@@ -106,6 +106,14 @@ class MethodNotAllowed(HighwaterError):
     http_status = 405
 
 
+class RequestBodyTimedOut(HighwaterError):
+    """The client stopped sending its request body; the connection is closed after the answer."""
+
+    name = "REQUEST_TIMEOUT"
+    error_code = 40801
+    http_status = 408
+
+
 class TopicAlreadyExists(HighwaterError):
     name = "TOPIC_ALREADY_EXISTS"
     error_code = 40902

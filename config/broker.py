@@ -76,6 +76,9 @@ class BrokerSettings(BaseSettings):
     fetch_max_bytes_default: int = Field(MIB, ge=1, description="max_bytes of a read that gives none")
     fetch_max_wait_ms: int = Field(30_000, ge=0, description="longest long-poll a read may ask for")
     produce_timeout_ms_default: int = Field(30_000, ge=1, description="acks=all wait without a timeout_ms")
+    request_body_timeout_ms: int = Field(
+        30_000, ge=1, description="longest wait for a request body to arrive; a sender that stalls gets 408"
+    )
 
     log_segment_bytes: int = Field(GIB, ge=1024, le=MAX_SEGMENT_BYTES, description="= topic_defaults.segment_bytes")
     log_segment_ms: int = Field(7 * DAY_MS, ge=1, description="= topic_defaults.segment_ms")

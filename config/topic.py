@@ -101,6 +101,15 @@ def _parse_value(name: str, field: str, raw: Any) -> Any:
     return text
 
 
+def topic_config_field(name: str) -> str:
+    """The ``TopicConfig`` field a Kafka config name sets; ``InvalidConfig`` naming it when it is unknown."""
+    field = TOPIC_CONFIG_NAMES.get(name) or (name if name in FIELD_CONFIG_NAMES else None)
+    if field is None:
+        known = ", ".join(sorted(TOPIC_CONFIG_NAMES))
+        raise InvalidConfig(f"invalid config {name}: unknown topic config (known: {known})", config=name)
+    return field
+
+
 def parse_topic_configs(configs: dict[str, str], defaults: TopicConfig) -> TopicConfig:
     """Overlay Kafka-named topic configs on ``defaults``; raise ``InvalidConfig`` naming the bad one.
 
@@ -110,10 +119,7 @@ def parse_topic_configs(configs: dict[str, str], defaults: TopicConfig) -> Topic
     """
     updates: dict[str, Any] = {}
     for name, raw in configs.items():
-        field = TOPIC_CONFIG_NAMES.get(name) or (name if name in FIELD_CONFIG_NAMES else None)
-        if field is None:
-            known = ", ".join(sorted(TOPIC_CONFIG_NAMES))
-            raise InvalidConfig(f"invalid config {name}: unknown topic config (known: {known})", config=name)
+        field = topic_config_field(name)
         updates[field] = _parse_value(name, field, raw)
     base = defaults.model_dump(include=set(TopicConfig.model_fields))
     try:

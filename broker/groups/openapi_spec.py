@@ -1,4 +1,8 @@
-"""OpenAPI paths and schemas of the consumer group routes, merged into ``broker.server.openapi``."""
+"""OpenAPI paths and schemas of the consumer group routes, merged into ``broker.server.openapi``.
+
+The request bodies are validated with ``extra="forbid"`` (``broker.server.routes_groups``),
+so their schemas say ``additionalProperties: false`` and carry the same bounds.
+"""
 
 from __future__ import annotations
 
@@ -43,11 +47,12 @@ CLUSTER = _param("cluster_id", "path", _STR, "the cluster id from GET /v3/cluste
 GROUP = _param("consumer_group_id", "path", _STR, "consumer group id")
 MEMBER = _param("consumer_id", "path", _STR, "member id, chosen by the member (stable across its heartbeats)")
 TOPIC = _param("topic_name", "path", _STR, "topic name")
-PARTITION = _param("partition_id", "path", {"type": "integer", "minimum": 0}, "partition number")
+PARTITION = _param("partition_id", "path", {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}, "partition number")
 _TOPIC_PARTITIONS = {
     "type": "object",
     "required": ["topic"],
-    "properties": {"topic": _STR, "partitions": {"type": "array", "items": {"type": "integer", "minimum": 0}}},
+    "properties": {"topic": _STR, "partitions": {"type": "array", "items": {**_INT, "minimum": 0, "maximum": 2**31 - 1}}},
+    "additionalProperties": False,
 }
 _PARTITION_REF = {"type": "object", "properties": {"topic_name": _STR, "partition_id": _INT}}
 
@@ -56,17 +61,30 @@ GROUP_SCHEMAS: dict[str, Any] = {
     "ConsumerGroupHeartbeatRequest": {
         "type": "object",
         "required": ["member_epoch"],
+        "additionalProperties": False,
         "properties": {
             "member_epoch": {"type": "integer", "minimum": -1, "description": "0 joins, -1 leaves, else current"},
-            "subscribed_topics": {"type": "array", "items": _STR, "description": "required when joining (or regex)"},
-            "subscribed_topic_regex": {"type": "string", "description": "full-match regex over topic names"},
+            "subscribed_topics": {
+                "type": ["array", "null"], "items": _STR, "description": "required when joining (or regex)",
+            },
+            "subscribed_topic_regex": {
+                "type": ["string", "null"],
+                "format": "regex",
+                "description": "full-match regex over topic names",
+            },
             "owned_partitions": {
-                "type": "array",
+                "type": ["array", "null"],
                 "items": _ref("TopicPartitions"),
                 "description": "what the member owns now; omitting a revoked partition releases it",
             },
-            "rebalance_timeout_ms": {"type": "integer", "default": 30000, "description": "time allowed to revoke"},
-            "session_timeout_ms": {"type": "integer", "default": 10000, "description": "expelled after this silence"},
+            "rebalance_timeout_ms": {
+                "type": "integer", "minimum": 1, "maximum": 3_600_000, "default": 30000,
+                "description": "time allowed to revoke",
+            },
+            "session_timeout_ms": {
+                "type": "integer", "minimum": 100, "maximum": 3_600_000, "default": 10000,
+                "description": "expelled after this silence",
+            },
             "client_id": _STR,
             "server_assignor": {"enum": ["uniform", "range"], "default": "uniform"},
         },
@@ -108,6 +126,7 @@ GROUP_SCHEMAS: dict[str, Any] = {
     "CommitOffsetsRequest": {
         "type": "object",
         "required": ["offsets"],
+        "additionalProperties": False,
         "properties": {
             "member_id": {"type": ["string", "null"], "description": "omit for a group without active members"},
             "member_epoch": {"type": ["integer", "null"], "description": "the member's current epoch (fencing)"},
@@ -116,11 +135,11 @@ GROUP_SCHEMAS: dict[str, Any] = {
                 "items": {
                     "type": "object",
                     "required": ["topic_name", "partition_id", "offset"],
+                    "additionalProperties": False,
                     "properties": {
-                        "topic_name": _STR, "partition_id": {"type": "integer", "minimum": 0},
+                        "topic_name": _STR, "partition_id": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
                         "offset": {
-                            "type": "integer",
-                            "minimum": 0,
+                            "type": "integer", "minimum": 0, "maximum": 2**63 - 1,
                             "description": "the next offset to consume; above the partition's high watermark it is "
                             "refused: 416 OFFSET_OUT_OF_RANGE, or 503 OFFSET_NOT_AVAILABLE (retriable) while the "
                             "leader holds it but its high watermark has not reached it",
@@ -184,6 +203,24 @@ GROUP_SCHEMAS: dict[str, Any] = {
 GROUPS = "/v3/clusters/{cluster_id}/consumer-groups"
 ONE_GROUP = GROUPS + "/{consumer_group_id}"
 
+
+def _member_links() -> dict[str, Any]:
+    """From a heartbeat's answer to the calls that take the member and its group."""
+    member = {
+        "cluster_id": "$request.path.cluster_id",
+        "consumer_group_id": "$request.path.consumer_group_id",
+        "consumer_id": "$response.body#/member_id",
+    }
+    group = {key: member[key] for key in ("cluster_id", "consumer_group_id")}
+    pointer = (ONE_GROUP + "/consumers/{consumer_id}").replace("/", "~1")
+    group_pointer = ONE_GROUP.replace("/", "~1")
+    return {
+        "DescribeMember": {"operationRef": f"#/paths/{pointer}/get", "parameters": member},
+        "LeaveGroup": {"operationRef": f"#/paths/{pointer}/delete", "parameters": member},
+        "DescribeGroup": {"operationRef": f"#/paths/{group_pointer}/get", "parameters": group},
+        "GroupLags": {"operationRef": f"#/paths/{group_pointer}~1lags/get", "parameters": group},
+    }
+
 GROUP_PATHS: dict[str, Any] = {
     GROUPS: {"get": _op("List consumer groups of the cluster", [CLUSTER], _ok("groups", _list_of("ConsumerGroup")))},
     ONE_GROUP: {
@@ -204,8 +241,15 @@ GROUP_PATHS: dict[str, Any] = {
         "post": _op(
             "KIP-848 heartbeat: join (epoch 0), stay, acknowledge revocations, receive the assignment",
             [CLUSTER, GROUP, MEMBER],
-            _ok("the member's epoch and the partitions it owns now", _ref("ConsumerGroupHeartbeatResponse")),
-            requestBody={"content": {_JSON: {"schema": _ref("ConsumerGroupHeartbeatRequest")}}},
+            {
+                "200": {
+                    "description": "the member's epoch and the partitions it owns now",
+                    "content": {_JSON: {"schema": _ref("ConsumerGroupHeartbeatResponse")}},
+                    "links": _member_links(),
+                },
+                "default": _ERROR,
+            },
+            requestBody={"required": True, "content": {_JSON: {"schema": _ref("ConsumerGroupHeartbeatRequest")}}},
         )
     },
     ONE_GROUP + "/offsets": {
@@ -218,7 +262,7 @@ GROUP_PATHS: dict[str, Any] = {
             "Commit offsets (acks=all to __consumer_offsets); fenced by member epoch",
             [CLUSTER, GROUP],
             _ok("the group's committed offsets after the commit", _ref("ConsumerGroupOffsets")),
-            requestBody={"content": {_JSON: {"schema": _ref("CommitOffsetsRequest")}}},
+            requestBody={"required": True, "content": {_JSON: {"schema": _ref("CommitOffsetsRequest")}}},
         ),
     },
     ONE_GROUP + "/lags": {
@@ -230,13 +274,5 @@ GROUP_PATHS: dict[str, Any] = {
     ONE_GROUP + "/lag-summary": {
         "get": _op("Largest and total lag, Burrow group status", [CLUSTER, GROUP],
                    _ok("summary", _ref("ConsumerGroupLagSummary")))
-    },
-    "/internal/groups": {
-        "get": _op("Groups this broker coordinates (broker to broker)", [], _ok("groups", _list_of("ConsumerGroup")),
-                   ) | {"tags": ["internal"]}
-    },
-    "/internal/controller/groups/offsets-topic": {
-        "post": _op("Create __consumer_offsets on the controller", [], _ok("created", {"type": "object"}))
-        | {"tags": ["internal"]}
     },
 }

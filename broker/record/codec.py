@@ -299,6 +299,29 @@ def decode_columns(buf: Buffer) -> RecordColumns:
     return columns
 
 
+def validate_produced_batches(buf: Buffer) -> None:
+    """Kafka's ``LogValidator`` for batches a client sends: each batch whole, its counts agree, every record decodes.
+
+    The CRC only proves the bytes are the ones the client computed it over; a client
+    whose encoder is wrong (or a hostile one) can checksum a header whose counts
+    disagree or records that do not parse. Appended, such a batch would make every
+    later JSON read of the partition fail, so it is refused (400) as Kafka refuses it
+    (``InvalidRecordException``). Batches the broker encodes itself, and replicated
+    ones, are not decoded again.
+    """
+    position = 0
+    end = len(buf)
+    while position < end:
+        header = validate_batch(buf, position)
+        if header.records_count < 1 or header.last_offset_delta != header.records_count - 1:
+            raise CorruptRecord(
+                f"record batch at byte {position} declares {header.records_count} records and a last offset "
+                f"delta of {header.last_offset_delta}; a produced batch has n >= 1 records and delta n - 1"
+            )
+        _decode_records(_records_section(buf, header), header, RecordColumns([], [], [], [], []))
+        position += header.size
+
+
 def _records_section(buf: Buffer, header: BatchHeader) -> bytes:
     """The batch's records, decompressed: one contiguous ``bytes`` the decode loop can index."""
     start = header.position + RECORDS_OFFSET

@@ -96,7 +96,11 @@ class _Reader:
 
     def str(self) -> str:
         (length,) = self.take(_U16)
-        return self.bytes(length).decode()
+        raw = self.bytes(length)
+        try:
+            return raw.decode()
+        except UnicodeDecodeError:
+            raise CorruptRecord(f"fetch message has a string that is not UTF-8 before byte {self.pos}") from None
 
 
 def encode_request(request: FetchRequest) -> bytes:
@@ -116,13 +120,20 @@ def encode_request(request: FetchRequest) -> bytes:
 
 
 def decode_request(buf: bytes) -> FetchRequest:
+    """Decode a whole request; ``CorruptRecord`` (400) for anything truncated, trailing, negative or not UTF-8."""
     reader = _Reader(buf)
     replica_id, broker_epoch, max_wait_ms, max_bytes, count = reader.take(_REQUEST_HEADER)
+    if max_wait_ms < 0 or max_bytes < 0 or count < 0:
+        raise CorruptRecord(
+            f"fetch message has a negative max_wait_ms ({max_wait_ms}), max_bytes ({max_bytes}) or count ({count})"
+        )
     partitions = []
     for _ in range(count):
         topic = reader.str()
         partition, fetch_offset, last_epoch, leader_epoch, log_start = reader.take(_REQUEST_PARTITION)
         partitions.append(FetchPartition(topic, partition, fetch_offset, last_epoch, leader_epoch, log_start))
+    if reader.pos != len(reader.buf):
+        raise CorruptRecord(f"fetch message has {len(reader.buf) - reader.pos} bytes after its last partition")
     return FetchRequest(replica_id, broker_epoch, max_wait_ms, max_bytes, partitions)
 
 

@@ -6,8 +6,8 @@ node's ``max_request_bytes``, enforced by aiohttp while reading, answered 413 JS
 
 Middleware order matters: metrics is outermost so it records the status the client
 really got, including the JSON error responses the error middleware builds; the
-metadata catch-up is inside the error mapping, so a store failure while it waits
-answers as JSON like any other.
+body read and the metadata catch-up are inside the error mapping, so a body over the
+limit or a store failure while it waits answers as JSON like any other.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from broker.server.metrics import HttpMetrics
 from broker.server.middleware import (
     MAX_REQUEST_BYTES_KEY,
     METRICS_KEY,
+    body_read_middleware,
     error_middleware,
     metadata_catch_up_middleware,
     metrics_middleware,
@@ -51,7 +52,7 @@ def create_app(node: BrokerNode) -> web.Application:
     max_request_bytes = node.settings.max_request_bytes
     app = web.Application(
         client_max_size=max_request_bytes,
-        middlewares=[metrics_middleware, error_middleware, metadata_catch_up_middleware],
+        middlewares=[metrics_middleware, error_middleware, body_read_middleware, metadata_catch_up_middleware],
     )
     app[NODE_KEY] = node
     app[MAX_REQUEST_BYTES_KEY] = max_request_bytes

@@ -30,14 +30,17 @@ import binascii
 import json
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from broker.errors import InvalidRequest
 from broker.record.codec import Record, RecordInput
 from broker.server.json_depth import nests_too_deeply
+from broker.server.params import JsonInt
 from broker.server.partition_ids import PartitionId
+
+INT64_MAX = 2**63 - 1
 
 
 class DataType(StrEnum):
@@ -75,6 +78,16 @@ class HeaderInput(BaseModel):
     value: str | None = None
 
 
+def _date_time_text(value: Any) -> Any:
+    """Only an RFC 3339 text (``2026-11-25T01:30:00Z``), not the numbers pydantic would also read as dates."""
+    if not isinstance(value, str) or not value[:4].isdigit() or value[4:5] != "-":
+        raise ValueError("must be milliseconds since the epoch or an RFC 3339 date-time")
+    return value
+
+
+DateTimeText = Annotated[datetime, BeforeValidator(_date_time_text)]
+
+
 class ProduceRecord(BaseModel):
     """One record of ``POST …/records``, or one entry of ``records:batch`` (which adds ``id``)."""
 
@@ -84,7 +97,7 @@ class ProduceRecord(BaseModel):
     headers: list[HeaderInput] = Field(default_factory=list)
     key: RecordData | None = None
     value: RecordData | None = None
-    timestamp: int | datetime | None = None
+    timestamp: JsonInt | DateTimeText | None = None
 
 
 class BatchEntry(ProduceRecord):
@@ -129,16 +142,21 @@ def decode_base64(field_name: str, text: str) -> bytes:
 
 
 def timestamp_ms(value: int | datetime | None, now_ms: int) -> int:
-    """Milliseconds since the epoch; a naive date-time is taken as UTC."""
+    """Milliseconds since the epoch in Kafka's int64 range; a naive date-time is taken as UTC.
+
+    A date-time before 1970 is refused like a negative number: a record timestamp is
+    never negative (Kafka's -1 means "none"), and one far in the past would make the
+    batch's timestamp deltas overflow their int64 varlongs.
+    """
     if value is None:
         return now_ms
-    if isinstance(value, int):
-        if value < 0:
-            raise InvalidRequest(f"timestamp must be >= 0 milliseconds, got {value}")
-        return value
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return int(value.timestamp() * 1000)
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = int(value.timestamp() * 1000)
+    if not 0 <= value <= INT64_MAX:
+        raise InvalidRequest(f"timestamp must be 0 to {INT64_MAX} milliseconds since the epoch, got {value}")
+    return value
 
 
 def encode_record(record: ProduceRecord, now_ms: int) -> EncodedRecord:

@@ -15,6 +15,13 @@ ever sees ``{"error_code", "error", "message", "retriable", ...details}`` JSON:
 
 429 and 503 answers carry ``Retry-After`` so well-behaved clients back off.
 
+Body reading bounds how long a client may take to send a ``Content-Length`` body
+(``request_body_timeout_ms``): a sender that stalls mid-body gets 408 and the
+connection is closed, instead of holding a handler for ever; a client that hangs up
+mid-body is an incomplete request (400, logged), not a crash. The body is read once
+here and aiohttp keeps it, so handlers read it again for free. Chunked bodies are
+the streaming produce, which reads as records arrive.
+
 Metadata catch-up lets a request that names a topic or partition this broker's
 metadata view has not applied yet wait for the view (``MetadataView.catch_up_with_topic``)
 instead of answering UNKNOWN_TOPIC_OR_PARTITION for a topic that exists.
@@ -22,6 +29,7 @@ instead of answering UNKNOWN_TOPIC_OR_PARTITION for a topic that exists.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
@@ -34,6 +42,7 @@ from broker.errors import (
     InvalidRequest,
     MethodNotAllowed,
     NotFound,
+    RequestBodyTimedOut,
     RequestTooLarge,
     UnprocessableEntity,
     UnsupportedMediaType,
@@ -112,6 +121,33 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except Exception:
         log.exception("request_crashed", method=request.method, path=request.path)
         return error_response(HighwaterError("internal server error; the broker logged the details"))
+
+
+@web.middleware
+async def body_read_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.body_exists and request.content_length is not None:
+        timeout_s = request.app[NODE_KEY].settings.request_body_timeout_ms / 1000
+        try:
+            async with asyncio.timeout(timeout_s):
+                await request.read()
+        except TimeoutError:
+            return _closing(
+                RequestBodyTimedOut(
+                    f"the request body did not arrive within {timeout_s:g} s "
+                    f"({request.content_length} bytes announced)"
+                )
+            )
+        except ConnectionResetError:
+            return _closing(InvalidRequest(f"the connection closed before the {request.content_length}-byte body"))
+    return await handler(request)
+
+
+def _closing(error: HighwaterError) -> web.Response:
+    """The answer to a request whose body never fully arrived: the connection cannot be reused."""
+    log.info("request_body_incomplete", error=error.name, message=error.message)
+    response = error_response(error)
+    response.force_close()
+    return response
 
 
 @web.middleware

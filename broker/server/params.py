@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from aiohttp import web
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from broker.errors import InvalidRequest, NotFound, UnknownPartition, UnsupportedMediaType
 from broker.server.json_depth import MAX_JSON_DEPTH, nests_too_deeply
@@ -28,8 +28,25 @@ NODE_KEY: web.AppKey[BrokerNode] = web.AppKey("node")
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 BINARY_CONTENT_TYPES = frozenset({BATCH_CONTENT_TYPE, "application/octet-stream"})
 ACKS_VALUES = {"0": "0", "1": "1", "all": "all", "-1": "all"}
+INT32_MAX = 2**31 - 1
+"""Kafka's partition ids and broker ids are int32."""
+INT64_MAX = 2**63 - 1
+"""Kafka's offsets and timestamps are int64; a larger number can name nothing."""
 
 Model = TypeVar("Model", bound=BaseModel)
+
+
+def _json_integer(value: Any) -> int:
+    """JSON Schema's ``integer``: an int, or a number without a fraction (``5.0``); never a bool or a string."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be an integer")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("must be an integer")
+    return int(value)
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+"""An integer field of a strictly validated body, with the meaning its schema's ``integer`` has."""
 
 
 class UnknownCluster(NotFound):
@@ -56,20 +73,20 @@ def check_partition(node: BrokerNode, topic: str, partition: int) -> None:
         )
 
 
-def parse_int(name: str, text: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+def parse_int(name: str, text: str, *, minimum: int = 0, maximum: int = INT64_MAX) -> int:
     """A decimal integer in ``[minimum, maximum]``; ``InvalidRequest`` names ``name`` otherwise."""
     if not text.isascii() or not text.isdigit():
         raise InvalidRequest(f"{name} must be a non-negative integer, got {text!r}", parameter=name)
     value = int(text)
     if value < minimum:
         raise InvalidRequest(f"{name} must be at least {minimum}, got {value}", parameter=name)
-    if maximum is not None and value > maximum:
+    if value > maximum:
         raise InvalidRequest(f"{name} must be at most {maximum}, got {value}", parameter=name)
     return value
 
 
 def query_int(
-    query: Mapping[str, str], name: str, default: int | None, *, minimum: int = 0, maximum: int | None = None
+    query: Mapping[str, str], name: str, default: int | None, *, minimum: int = 0, maximum: int = INT64_MAX
 ) -> int | None:
     text = query.get(name)
     if text is None or text == "":
@@ -77,8 +94,8 @@ def query_int(
     return parse_int(name, text, minimum=minimum, maximum=maximum)
 
 
-def path_int(request: web.Request, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
-    """The integer path parameter ``{name}``; ``InvalidRequest`` naming it when it is not one."""
+def path_int(request: web.Request, name: str, *, minimum: int = 0, maximum: int = INT32_MAX) -> int:
+    """The integer path parameter ``{name}`` (an int32 id); ``InvalidRequest`` naming it when it is not one."""
     return parse_int(name, request.match_info[name], minimum=minimum, maximum=maximum)
 
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
+
+from broker.server.params import INT32_MAX, JsonInt
 
 NEGATIVE_PARTITION_ID = "negative_partition_id"
 """The pydantic error type of a negative partition id in a body."""
@@ -35,5 +37,5 @@ def _non_negative(value: int) -> int:
     return value
 
 
-PartitionId = Annotated[int, AfterValidator(_non_negative)]
-"""A partition id field of a JSON body."""
+PartitionId = Annotated[JsonInt, AfterValidator(_non_negative), Field(le=INT32_MAX)]
+"""A partition id field of a JSON body: a JSON Schema integer (never ``false``), an int32."""

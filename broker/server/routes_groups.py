@@ -31,7 +31,7 @@ from broker.groups.errors import CoordinatorNotAvailable, GroupIdNotFound, Unkno
 from broker.groups.lag import lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Subscription
 from broker.groups.shard import OffsetsShard
-from broker.server.params import NODE_KEY, node_of, partition_param, read_model
+from broker.server.params import INT64_MAX, NODE_KEY, JsonInt, node_of, partition_param, read_model
 from broker.server.partition_ids import PartitionId
 from broker.server.resources import list_body
 
@@ -45,21 +45,21 @@ routes = web.RouteTableDef()
 
 
 class TopicPartitions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     topic: str
     partitions: list[PartitionId] = Field(default_factory=list)
 
 
 class HeartbeatBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    member_epoch: int = Field(ge=-1)
+    member_epoch: JsonInt = Field(ge=-1)
     subscribed_topics: list[str] | None = None
     subscribed_topic_regex: str | None = None
     owned_partitions: list[TopicPartitions] | None = None
-    rebalance_timeout_ms: int = Field(30_000, ge=1, le=3_600_000)
-    session_timeout_ms: int = Field(10_000, ge=100, le=3_600_000)
+    rebalance_timeout_ms: JsonInt = Field(30_000, ge=1, le=3_600_000)
+    session_timeout_ms: JsonInt = Field(10_000, ge=100, le=3_600_000)
     client_id: str = ""
     server_assignor: Literal["uniform", "range"] = "uniform"
 
@@ -81,19 +81,19 @@ class HeartbeatBody(BaseModel):
 
 
 class OffsetEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     topic_name: str
     partition_id: PartitionId
-    offset: int = Field(ge=0)
+    offset: JsonInt = Field(ge=0, le=INT64_MAX)
     metadata: str = ""
 
 
 class CommitBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     member_id: str | None = None
-    member_epoch: int | None = None
+    member_epoch: JsonInt | None = None
     offsets: list[OffsetEntry]
 
 
@@ -103,7 +103,7 @@ Handler = Callable[[web.Request, OffsetsShard, str], Awaitable[web.StreamRespons
 async def _forward(request: web.Request, url: str) -> web.Response:
     node = request.app[NODE_KEY]
     headers = {FORWARDED_HEADER: str(node.node_id), "Content-Type": "application/json"}
-    body = await request.read() if request.can_read_body else None
+    body = await request.read() if request.body_exists else None
     try:
         async with node.session.request(
             request.method, f"{url}{request.rel_url}", data=body, headers=headers,
@@ -168,7 +168,7 @@ async def heartbeat(request: web.Request, shard: OffsetsShard, group_id: str) ->
     })
 
 
-@routes.delete(GROUP + "/consumers/{consumer_id}")
+@routes.delete(GROUP + "/consumers/{consumer_id:[^{}/:]+}")
 @coordinated
 async def leave_group(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     request.app[NODE_KEY].groups.leave(shard, group_id, request.match_info["consumer_id"])
@@ -184,7 +184,7 @@ async def list_members(request: web.Request, shard: OffsetsShard, group_id: str)
     return web.json_response(list_body("KafkaConsumerList", node, f"{groups_path(node, group_id)}/consumers", items))
 
 
-@routes.get(GROUP + "/consumers/{consumer_id}")
+@routes.get(GROUP + "/consumers/{consumer_id:[^{}/:]+}")
 @coordinated
 async def get_member(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]

@@ -9,6 +9,8 @@ malformed request is a 4xx naming what is wrong, never a 500.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,8 +44,11 @@ def _node(request: web.Request):
 
 @routes.post("/internal/fetch")
 async def replica_fetch(request: web.Request) -> web.Response:
+    """The long poll is bounded by ``fetch_max_wait_ms`` whatever the request asks (int32 ms is 24 days)."""
+    node = _node(request)
     fetch = decode_request(await request.read())
-    responses = await _node(request).serve_replica_fetch(fetch)
+    fetch = replace(fetch, max_wait_ms=min(fetch.max_wait_ms, node.settings.fetch_max_wait_ms))
+    responses = await node.serve_replica_fetch(fetch)
     return web.Response(body=encode_response(responses), content_type=CONTENT_TYPE)
 
 

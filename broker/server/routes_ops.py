@@ -14,7 +14,7 @@ from aiohttp import web
 from broker.errors import ServiceUnavailable
 from broker.server.metrics import CONTENT_TYPE
 from broker.server.middleware import METRICS_KEY
-from broker.server.openapi import openapi_document
+from broker.server.openapi import ApiLimits, openapi_document
 from broker.server.params import NODE_KEY
 
 
@@ -41,7 +41,8 @@ async def metrics(request: web.Request) -> web.Response:
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(openapi_document(request.app[NODE_KEY].advertised_url))
+    node = request.app[NODE_KEY]
+    return web.json_response(openapi_document(node.advertised_url, ApiLimits.of(node.settings), node.cluster_id))
 
 
 def add_routes(app: web.Application) -> None:

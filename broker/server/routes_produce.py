@@ -25,8 +25,8 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
-from broker.record.codec import LOG_APPEND_TIME
-from broker.record.header import iter_batches, read_header
+from broker.record.codec import LOG_APPEND_TIME, validate_produced_batches
+from broker.record.header import read_header
 from broker.server.json_records import (
     BatchEntry,
     BatchRequest,
@@ -148,6 +148,14 @@ async def _produce_stream(
     return response
 
 
+def _entry_id(entry: Any, index: int) -> str | int:
+    """The entry's own ``id`` when it is a string or an integer, else its position: echoed in every result."""
+    entry_id = entry.get("id") if isinstance(entry, dict) else None
+    if isinstance(entry_id, str) or (isinstance(entry_id, int) and not isinstance(entry_id, bool)):
+        return entry_id
+    return str(index)
+
+
 async def produce_batch(request: web.Request) -> web.Response:
     """``records:batch``: every entry gets a success or a failure, answered 207."""
     node = node_of(request)
@@ -163,7 +171,7 @@ async def produce_batch(request: web.Request) -> web.Response:
     ids: list[Any] = []
     items: list[EncodedRecord | HighwaterError] = []
     for index, entry in enumerate(body.entries):
-        ids.append(entry.get("id", str(index)) if isinstance(entry, dict) else str(index))
+        ids.append(_entry_id(entry, index))
         try:
             items.append(encode_record(BatchEntry.model_validate(entry), now_ms))
         except ValidationError as error:
@@ -190,7 +198,7 @@ async def produce_batch(request: web.Request) -> web.Response:
 
 
 async def produce_binary(request: web.Request) -> web.Response:
-    """Append a client-built record batch v2 as is; the broker checks header and CRC only.
+    """Append a client-built record batch v2 as is, once its header, CRC and records check out.
 
     ``log_append_time`` is -1 for a CreateTime batch, as in Kafka's ProduceResponse:
     the time the log noted is then not the records' timestamp.
@@ -206,9 +214,8 @@ async def produce_binary(request: web.Request) -> web.Response:
     if not batch:
         raise CorruptRecord("the request body is empty; it must be one record batch v2")
     check_batch_size(topic, batch, node.max_message_bytes(topic))
+    validate_produced_batches(batch)
     if acks == "0":
-        for _ in iter_batches(batch):
-            pass
         request.app[PRODUCER_KEY].append_in_background(topic, partition, [batch], timeout_ms)
         body: dict[str, Any] = {"partition_id": partition, "base_offset": None, "last_offset": None, "log_append_time": -1}
         return web.json_response(body, status=202)

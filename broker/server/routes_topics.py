@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from broker.server.params import node_of, partition_param, query_int, read_model
 from broker.server.resources import cluster_path, list_body, partition_body, topic_body
+from config.topic import topic_config_field
 
 
 class ConfigEntry(BaseModel):
@@ -46,10 +47,11 @@ class CreateTopicRequest(BaseModel):
     configs: list[ConfigEntry] = Field(default_factory=list)
 
     def config_strings(self) -> dict[str, str]:
-        """Configs as Kafka's strings; a null value means "use the default" and is dropped."""
+        """Configs as Kafka's strings; a null value means "use the default" and is dropped, its name still checked."""
         strings: dict[str, str] = {}
         for entry in self.configs:
             if entry.value is None:
+                topic_config_field(entry.name)
                 continue
             strings[entry.name] = str(entry.value).lower() if isinstance(entry.value, bool) else str(entry.value)
         return strings
@@ -138,7 +140,7 @@ async def get_offsets(request: web.Request) -> web.Response:
 
 async def elect_preferred_leaders(request: web.Request) -> web.Response:
     node = node_of(request)
-    body = await read_model(request, ElectPreferredRequest) if request.can_read_body else ElectPreferredRequest()
+    body = await read_model(request, ElectPreferredRequest) if request.body_exists else ElectPreferredRequest()
     elected = await node.elect_preferred_leaders(body.topic_name)
     return web.json_response({"elected": [_elected_body(record) for record in elected["elected"]]})
 

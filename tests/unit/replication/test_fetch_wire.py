@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from broker.errors import CorruptRecord, FencedLeaderEpoch, NotLeaderOrFollower
@@ -49,3 +51,27 @@ def test_truncated_messages_are_refused(cut: int) -> None:
     raw = encode_response([FetchPartitionResponse("orders", 0, 10, 0, 12, records=b"abc")])
     with pytest.raises(CorruptRecord, match="truncated"):
         decode_response(raw[: len(raw) - cut])
+
+
+def _one_partition_request(topic: bytes) -> bytes:
+    return (
+        struct.pack(">iqiii", 2, 0, 100, 1024, 1) + struct.pack(">H", len(topic)) + topic
+        + struct.pack(">iqiiq", 0, 0, 0, 0, 0)
+    )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        _one_partition_request(b"\xff\xfe"),
+        _one_partition_request(b"t") + b"\x00",
+        struct.pack(">iqiii", 2, 0, -1, 1024, 0),
+        struct.pack(">iqiii", 2, 0, 100, -5, 0),
+        struct.pack(">iqiii", 2, 0, 100, 1024, -1),
+    ],
+    ids=["topic-not-utf8", "trailing-byte", "negative-wait", "negative-bytes", "negative-count"],
+)
+def test_malformed_requests_are_corrupt_not_a_crash(message: bytes) -> None:
+    """Found by fuzzing the internal route: a non-UTF-8 topic raised UnicodeDecodeError (500)."""
+    with pytest.raises(CorruptRecord):
+        decode_request(message)

@@ -55,3 +55,12 @@ async def test_trace_healthz_is_405_allowing_get_and_head(api: Api) -> None:
     body = await error_of(response, 405)
     assert response.headers["Allow"] == "GET, HEAD"
     assert body["allowed_methods"] == ["GET", "HEAD"] and body["message"] == "method TRACE is not allowed on /healthz"
+
+
+async def test_an_action_path_allows_only_its_own_method(api: Api) -> None:
+    """``…/consumers/{id}:heartbeat`` is not also ``…/consumers/{id}`` with an id ending in ``:heartbeat``."""
+    group = f"{api.cluster}/consumer-groups/g/consumers/m1"
+    for method in ("OPTIONS", "GET", "DELETE"):
+        response = await api.client.request(method, f"{group}:heartbeat")
+        await error_of(response, 405)
+        assert response.headers["Allow"] == "POST", method

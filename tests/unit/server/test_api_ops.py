@@ -7,7 +7,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from broker.node import BrokerNode
 from broker.server.app import create_app
-from broker.server.openapi import openapi_document
+from broker.server.openapi import ApiLimits, openapi_document
+from broker.server.openapi_internal import INTERNAL_PATHS
 from tests.unit.server.conftest import Api, error_of
 
 
@@ -45,12 +46,42 @@ def registered_routes(app: web.Application) -> set[tuple[str, str]]:
 async def test_openapi_documents_exactly_the_registered_routes(api: Api) -> None:
     document = await (await api.client.get("/openapi.json")).json()
     assert document["openapi"].startswith("3.1")
-    documented = {(path, method) for path, item in document["paths"].items() for method in item}
-    assert documented == registered_routes(create_app(api.node))
+    public = {(path, method) for path, item in document["paths"].items() for method in item}
+    internal = {(path, method) for path, item in INTERNAL_PATHS.items() for method in item}
+    assert public | internal == registered_routes(create_app(api.node))
+
+
+async def test_broker_to_broker_routes_are_not_in_the_public_document(api: Api) -> None:
+    document = await (await api.client.get("/openapi.json")).json()
+    assert [path for path in document["paths"] if path.startswith("/internal/")] == []
+    assert all(path.startswith("/internal/") for path in INTERNAL_PATHS)
+
+
+async def test_openapi_states_the_limits_the_broker_enforces(api: Api) -> None:
+    document = await (await api.client.get("/openapi.json")).json()
+    settings = api.node.settings
+    read = document["paths"]["/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records"]
+    query = {parameter["name"]: parameter["schema"] for parameter in read["get"]["parameters"]}
+    assert query["timeout_ms"]["maximum"] == settings.fetch_max_wait_ms
+    assert query["max_bytes"]["maximum"] == settings.max_request_bytes
+    assert query["max_records"]["maximum"] == 100_000
+    entries = document["components"]["schemas"]["BatchRequest"]["properties"]["entries"]
+    assert (entries["minItems"], entries["maxItems"]) == (1, settings.max_batch_entries)
+    assert document["components"]["schemas"]["CreateTopic"]["properties"]["partitions_count"]["maximum"] == 10_000
+    cluster = document["paths"]["/v3/clusters/{cluster_id}"]["get"]["parameters"][0]
+    assert cluster["example"] == api.node.cluster_id
+
+
+async def test_numbers_beyond_int64_are_refused_with_400(api: Api) -> None:
+    await api.create_topic("wide", partitions=1)
+    body = await error_of(await api.client.get(api.topic("wide") + "/partitions/0/records?offset=" + "9" * 30), 400)
+    assert body["parameter"] == "offset"
+    body = await error_of(await api.client.get(api.topic("wide") + "/partitions/2147483648"), 400)
+    assert body["parameter"] == "partition_id"
 
 
 def test_openapi_references_resolve() -> None:
-    document = openapi_document("http://x")
+    document = openapi_document("http://x", ApiLimits(1 << 20, 100, 30_000))
 
     def refs(node):
         if isinstance(node, dict):

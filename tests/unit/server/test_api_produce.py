@@ -205,6 +205,9 @@ async def test_malformed_and_wrongly_typed_records(api: Api) -> None:
     assert "value.data" in body["message"]
     body = await error_of(await api.client.post(url, json={"partition_id": [1]}), 422)
     assert "partition_id" in body["message"]
+    for timestamp in (False, "123", 1.5):
+        body = await error_of(await api.client.post(url, json={"value": None, "timestamp": timestamp}), 422)
+        assert "timestamp" in body["message"], timestamp
     await error_of(await api.client.post(url, data=b"v", headers={"Content-Type": "text/plain"}), 415)
     assert await api.values("t") == []
 
@@ -269,3 +272,46 @@ async def test_binary_produce_content_type_and_unknowns(api: Api) -> None:
     )
     assert body["error_code"] == 40403
     assert await api.values("t") == []
+
+
+async def test_records_batch_echoes_only_string_or_integer_ids(api: Api) -> None:
+    """An id of another type (found by fuzzing: ``{"id": {}}``) is replaced by the entry's position,
+    so every result matches the documented ``id: string | integer``."""
+    await api.create_topic("ids", partitions=1)
+    entries = [{"id": {}, "value": string("x")}, {"id": [1], "partition_id": "one"}, {"id": True, "value": string("y")}]
+    response = await api.client.post(f"{api.topic('ids')}/records:batch", json={"entries": entries})
+    body = await response.json()
+    assert response.status == 207
+    assert [s["id"] for s in body["successes"]] == ["2"]
+    assert [f["id"] for f in body["failures"]] == ["0", "1"]
+
+
+async def test_timestamps_before_1970_are_refused_not_a_crash(api: Api) -> None:
+    """Found by fuzzing: a date-time before 1970 became a negative timestamp, and with a late one in
+    the same records:batch the timestamp delta overflowed its varlong (500)."""
+    await api.create_topic("old", partitions=1)
+    entries = [{"timestamp": "0867-01-01T00:00:00Z", "value": string("a")}, {"timestamp": 2**63 - 1}]
+    response = await api.client.post(f"{api.topic('old')}/records:batch", json={"entries": entries})
+    body = await response.json()
+    assert response.status == 207
+    assert [f["id"] for f in body["failures"]] == ["0"]
+    assert [s["id"] for s in body["successes"]] == ["1"]
+    single = await api.client.post(f"{api.topic('old')}/records", json={"timestamp": "1969-12-31T23:59:59Z"})
+    assert single.status == 400
+
+
+async def test_a_batch_whose_counts_or_records_disagree_is_refused_and_never_poisons_reads(api: Api) -> None:
+    """Found by fuzzing: a batch with a valid CRC over a wrong record count was appended, and from
+    then on every JSON read of the partition failed. The leader now refuses it, as Kafka's does."""
+    from tests.fuzz.batches import rewrite, with_crc
+
+    await api.create_topic("t", partitions=1)
+    url = f"{api.partition('t', 0)}/batches"
+    good = encode_batch([RecordInput(b"k", b"v", [], 1_700_000_000_000)])
+    assert (await api.client.post(url, data=good, headers={"Content-Type": BATCH})).status == 200
+    garbage_records = with_crc(good[:61] + b"\x7f" * (len(good) - 61))
+    for bad in (rewrite(good, "records_count", 5), rewrite(good, "last_offset_delta", 100), garbage_records):
+        body = await error_of(await api.client.post(url, data=bad, headers={"Content-Type": BATCH}), 400)
+        assert body["error"] == "CORRUPT_MESSAGE"
+    read = await api.client.get(f"{api.partition('t', 0)}/records", params={"offset": "0", "format": "string"})
+    assert read.status == 200 and [r["value"]["data"] for r in (await read.json())["data"]] == ["v"]

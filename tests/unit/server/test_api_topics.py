@@ -102,6 +102,7 @@ async def test_topic_already_exists_is_409_and_keeps_data(api: Api) -> None:
         ({"replication_factor": 0}, "INVALID_REPLICATION_FACTOR"),
         ({"replication_factor": 2}, "INVALID_REPLICATION_FACTOR"),
         ({"configs": [{"name": "retention.ms", "value": "soon"}]}, "INVALID_CONFIG"),
+        ({"configs": [{"name": "retention.msec", "value": None}]}, "INVALID_CONFIG"),
     ],
 )
 async def test_bad_counts_and_configs(api: Api, body: dict, error: str) -> None:
