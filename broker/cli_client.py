@@ -183,9 +183,7 @@ class RestClient:
         path = await self._topics_path(topic) + "/records:batch"
         return await self.request("POST", path, body={"entries": entries}, params={"acks": acks})
 
-    async def read_records(
-        self, topic: str, partition: int, offset: int, max_records: int, timeout_ms: int
-    ) -> dict:
+    async def read_records(self, topic: str, partition: int, offset: int, max_records: int, timeout_ms: int) -> dict:
         """Records from ``offset`` below the high watermark, long-polling up to ``timeout_ms``."""
         path = await self._topics_path(topic, "partitions", partition, "records")
         params = {"offset": offset, "max_records": max_records, "timeout_ms": timeout_ms, "format": "string"}

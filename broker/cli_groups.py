@@ -46,21 +46,38 @@ def list_groups(server: ServerOption = DEFAULT_SERVER) -> None:
     table = Table("GROUP", "STATE", "MEMBERS", "COMMITTED-PARTITIONS", "COORDINATOR", box=None, header_style="bold")
     for group in groups:
         table.add_row(
-            group["consumer_group_id"], group["state"], str(group["members_count"]),
-            str(group["committed_partitions"]), str(group["coordinator_id"]),
+            group["consumer_group_id"],
+            group["state"],
+            str(group["members_count"]),
+            str(group["committed_partitions"]),
+            str(group["coordinator_id"]),
         )
     stdout_console.print(table)
 
 
 def lag_table(rows: list[dict]) -> Table:
     table = Table(
-        "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LAG-MS", "CONSUMER-ID", "STATUS",
-        box=None, header_style="bold",
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        "LAG-MS",
+        "CONSUMER-ID",
+        "STATUS",
+        box=None,
+        header_style="bold",
     )
     for row in rows:
         table.add_row(
-            row["topic_name"], str(row["partition_id"]), _cell(row["current_offset"]), _cell(row["log_end_offset"]),
-            _cell(row["lag"]), _cell(row["lag_ms"]), _cell(row["consumer_id"]), row["status"],
+            row["topic_name"],
+            str(row["partition_id"]),
+            _cell(row["current_offset"]),
+            _cell(row["log_end_offset"]),
+            _cell(row["lag"]),
+            _cell(row["lag_ms"]),
+            _cell(row["consumer_id"]),
+            row["status"],
         )
     return table
 
@@ -144,9 +161,16 @@ def reset_offsets(
     server: ServerOption = DEFAULT_SERVER,
 ) -> None:
     """Move a group's committed offsets (only while it has no active members)."""
-    chosen = [name for name, given in (("earliest", to_earliest), ("latest", to_latest),
-                                        ("offset", to_offset is not None), ("datetime", to_datetime is not None))
-              if given]
+    chosen = [
+        name
+        for name, given in (
+            ("earliest", to_earliest),
+            ("latest", to_latest),
+            ("offset", to_offset is not None),
+            ("datetime", to_datetime is not None),
+        )
+        if given
+    ]
     if len(chosen) != 1:
         raise fail("give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime")
     mode = chosen[0]

@@ -213,8 +213,12 @@ def start_offset(partition: dict, start: Literal["beginning", "end"] | int) -> i
 
 
 async def consume_topic(
-    client: RestClient, topic: str, partition: int | None, start: Literal["beginning", "end"] | int,
-    follow: bool, state: ConsumeState,
+    client: RestClient,
+    topic: str,
+    partition: int | None,
+    start: Literal["beginning", "end"] | int,
+    follow: bool,
+    state: ConsumeState,
 ) -> None:
     partitions = await client.list_partitions(topic)
     if partition is not None:

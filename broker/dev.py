@@ -65,12 +65,20 @@ def start_brokers(count: int, directory: Path, base_port: int) -> list[DevBroker
         port = base_port + node_id - 1
         log_file = open(directory / f"broker-{node_id}.log", "ab")  # noqa: SIM115 - kept open while the dev cluster runs
         command = [
-            sys.executable, "-m", "broker.cli", "serve",
-            "--node-id", str(node_id),
-            "--host", "127.0.0.1",
-            "--port", str(port),
-            "--data-dir", str(directory / f"broker-{node_id}"),
-            "--metadata", store,
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "serve",
+            "--node-id",
+            str(node_id),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(directory / f"broker-{node_id}"),
+            "--metadata",
+            store,
         ]
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
         brokers.append(DevBroker(node_id, f"http://127.0.0.1:{port}", process))
@@ -191,8 +199,10 @@ def _show_lag(console: Console, url: str, cluster_id: str, successes: list[dict]
 def show_demo(console: Console, url: str, cluster_id: str) -> None:
     """Produce three records with acks=all, read them back, show the partition state."""
     base = f"{url}/v3/clusters/{cluster_id}/topics/{DEMO_TOPIC}"
-    entries = [{"key": {"type": "STRING", "data": f"user-{i}"}, "value": {"type": "STRING", "data": f"hello {i}"}}
-               for i in range(3)]
+    entries = [
+        {"key": {"type": "STRING", "data": f"user-{i}"}, "value": {"type": "STRING", "data": f"hello {i}"}}
+        for i in range(3)
+    ]
     status, body = _http_json("POST", f"{base}/records:batch?acks=all", {"entries": entries}, timeout_s=30)
     for success in body.get("successes", []):
         console.print(f"  produced to partition {success['partition_id']} at offset {success['offset']} (acks=all)")
@@ -208,8 +218,14 @@ def show_demo(console: Console, url: str, cluster_id: str) -> None:
         table.add_column(column)
     for p in _http_json("GET", f"{base}/partitions")[1].get("data", []):
         table.add_row(
-            str(p["partition_id"]), str(p["leader_id"]), str(p["leader_epoch"]), str(p["replicas"]),
-            str(p["isr"]), str(p["log_start_offset"]), str(p["high_watermark"]), str(p["log_end_offset"]),
+            str(p["partition_id"]),
+            str(p["leader_id"]),
+            str(p["leader_epoch"]),
+            str(p["replicas"]),
+            str(p["isr"]),
+            str(p["log_start_offset"]),
+            str(p["high_watermark"]),
+            str(p["log_end_offset"]),
         )
     console.print(table)
 

@@ -130,4 +130,3 @@ class Forwarder:
     async def json_call(self, method: str, url: str, body: dict | None = None, timeout_s: float = 30.0) -> dict:
         raw, _ = await self._call(method, url, timeout_s, json=body)
         return json.loads(raw) if raw else {}
-

@@ -50,6 +50,7 @@ async def serve(settings: BrokerSettings, stop: asyncio.Event) -> None:
 
 def run_broker(settings: BrokerSettings) -> None:
     """Blocking entry point for ``highwater serve``; uses uvloop when it is installed."""
+
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -59,9 +59,7 @@ def ensure_meta_properties(data_dir: Path, node_id: int, cluster_id: str) -> Met
     if existing is None:
         return _write(data_dir, MetaProperties(cluster_id, node_id, random_kafka_uuid()))
     if existing.node_id != node_id:
-        raise DataDirMismatch(
-            f"data directory {data_dir} belongs to broker {existing.node_id}, not {node_id}"
-        )
+        raise DataDirMismatch(f"data directory {data_dir} belongs to broker {existing.node_id}, not {node_id}")
     if existing.cluster_id != cluster_id:
         raise DataDirMismatch(
             f"data directory {data_dir} belongs to cluster {existing.cluster_id}, "

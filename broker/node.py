@@ -93,9 +93,7 @@ def _lock_data_dir(data_dir: Path):
 class BrokerNode:
     """One broker process's state. Create with ``await BrokerNode.start(settings)``."""
 
-    def __init__(
-        self, settings: BrokerSettings, store: MetadataStore, meta: MetaProperties, lock_handle
-    ) -> None:
+    def __init__(self, settings: BrokerSettings, store: MetadataStore, meta: MetaProperties, lock_handle) -> None:
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = meta.cluster_id
@@ -586,8 +584,9 @@ class BrokerNode:
             lambda c: c.create_topic(name, partitions_count, replication_factor, configs),
         )
         await self.view.wait_for(
-            lambda: all((name, p) in self.view.partitions for p in range(partitions_count))
-            and name in self.view.topics,
+            lambda: (
+                all((name, p) in self.view.partitions for p in range(partitions_count)) and name in self.view.topics
+            ),
             METADATA_PROPAGATION_TIMEOUT_S,
         )
         return await self.describe_topic(name)
@@ -632,8 +631,7 @@ class BrokerNode:
 
     def _not_leader(self, record: PartitionRecord) -> NotLeaderOrFollower:
         return NotLeaderOrFollower(
-            f"broker {self.node_id} is not the leader of {record.topic}-{record.partition}; "
-            f"broker {record.leader} is",
+            f"broker {self.node_id} is not the leader of {record.topic}-{record.partition}; broker {record.leader} is",
             leader_id=record.leader,
             leader_url=self.view.broker_url(record.leader),
         )

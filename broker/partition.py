@@ -149,7 +149,9 @@ class Partition:
         same_epoch = current is not None and record.leader_epoch == current.leader_epoch
         if record.leader == self.local_broker_id:
             if same_epoch and self.leader_state is not None:
-                self._on_hw_update(self.leader_state.on_isr_change_committed(record.isr, record.partition_epoch, now_ms()))
+                self._on_hw_update(
+                    self.leader_state.on_isr_change_committed(record.isr, record.partition_epoch, now_ms())
+                )
             else:
                 self._become_leader(record, min_insync_replicas)
         elif not (same_epoch and self.follower_state is not None):

@@ -30,4 +30,3 @@ class Signal:
         listeners, self._listeners = self._listeners, set()
         for event in listeners:
             event.set()
-

@@ -47,7 +47,9 @@ class TopicConfig(BaseModel):
     max_message_bytes: int = Field(MIB + 12, ge=1, description="largest record batch accepted (Kafka's 1048588)")
     flush_policy: FlushPolicy = Field("fsync", description="fsync before acks | fsync every interval | leave to the OS")
     flush_interval_ms: int = Field(1000, ge=1, description="fsync period when flush_policy is interval")
-    cleanup_policy: CleanupPolicy = Field("delete", description="delete old segments, or compact: keep the latest record per key")
+    cleanup_policy: CleanupPolicy = Field(
+        "delete", description="delete old segments, or compact: keep the latest record per key"
+    )
     delete_retention_ms: int = Field(DAY_MS, ge=0, description="compact: how long a tombstone outlives its cleaning")
     unclean_leader_election_enable: bool = Field(False, description="allow an out-of-sync leader (data loss)")
 

@@ -25,8 +25,7 @@ from broker.record.codec import decode_columns
 from broker.record.header import iter_batches
 
 SPARK_SCHEMA_DDL = (
-    "key binary, value binary, topic string, partition int, offset long, "
-    "timestamp timestamp, timestampType int"
+    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
 )
 HEADERS_DDL = ", headers array<struct<key:string,value:binary>>"
 HEADER_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))

@@ -58,8 +58,14 @@ class BrokerConnections:
         self._connections: dict[str, http.client.HTTPConnection] = {}
 
     def request(
-        self, method: str, base_url: str, path: str, *, body: bytes | None = None,
-        headers: dict[str, str] | None = None, timeout_s: float | None = None,
+        self,
+        method: str,
+        base_url: str,
+        path: str,
+        *,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        timeout_s: float | None = None,
     ) -> BrokerAnswer:
         try:
             connection = self._connection(base_url)

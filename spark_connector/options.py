@@ -26,9 +26,18 @@ LATEST = -1
 SPARK_OWNED_OPTIONS = frozenset({"path", "checkpointlocation"})
 """Options Spark itself passes along to every data source; accepted and ignored."""
 SOURCE_OPTIONS = SPARK_OWNED_OPTIONS | {
-    "servers", "subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets",
-    "maxrecordspertrigger", "maxrecordsperpartition", "failondataloss", "includeheaders",
-    "polltimeoutms", "fetchmaxbytes",
+    "servers",
+    "subscribe",
+    "subscribepattern",
+    "assign",
+    "startingoffsets",
+    "endingoffsets",
+    "maxrecordspertrigger",
+    "maxrecordsperpartition",
+    "failondataloss",
+    "includeheaders",
+    "polltimeoutms",
+    "fetchmaxbytes",
 }
 SINK_OPTIONS = SPARK_OWNED_OPTIONS | {"servers", "topic", "lingerms", "batchsizebytes"}
 
@@ -155,7 +164,7 @@ def _assign(text: str) -> tuple[TopicPartition, ...]:
         parsed = json.loads(text)
         assigned = tuple(sorted(TopicPartition(str(t), int(p)) for t, parts in parsed.items() for p in parts))
     except (ValueError, AttributeError, TypeError):
-        raise OptionError(f'option \'assign\' must be JSON like {{"topic": [0, 1]}}, got {text!r}') from None
+        raise OptionError(f"option 'assign' must be JSON like {{\"topic\": [0, 1]}}, got {text!r}") from None
     if not assigned:
         raise OptionError("option 'assign' names no partitions")
     return assigned

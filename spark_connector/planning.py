@@ -66,8 +66,10 @@ def check_data_loss(
         state = states.get(topic_partition)
         if state is None:
             report_data_loss(
-                options, f"partition {topic_partition.topic}-{topic_partition.partition} no longer exists",
-                topic=topic_partition.topic, partition=topic_partition.partition,
+                options,
+                f"partition {topic_partition.topic}-{topic_partition.partition} no longer exists",
+                topic=topic_partition.topic,
+                partition=topic_partition.partition,
             )
             continue
         if offset < state.log_start_offset:
@@ -76,8 +78,10 @@ def check_data_loss(
                 f"data loss in {topic_partition.topic}-{topic_partition.partition}: the query's next offset "
                 f"{offset} is below the log start offset {state.log_start_offset} (retention deleted "
                 f"{state.log_start_offset - offset} records)",
-                topic=topic_partition.topic, partition=topic_partition.partition,
-                offset=offset, log_start_offset=state.log_start_offset,
+                topic=topic_partition.topic,
+                partition=topic_partition.partition,
+                offset=offset,
+                log_start_offset=state.log_start_offset,
             )
         kept[topic_partition] = offset
     return kept
@@ -117,17 +121,19 @@ def plan_tasks(
         for piece_start, piece_end in split_range(
             first_offset, end[topic_partition], options.max_records_per_partition
         ):
-            tasks.append(RangeTask(
-                cluster_id=cluster_id,
-                topic=topic_partition.topic,
-                partition=topic_partition.partition,
-                start_offset=piece_start,
-                end_offset=piece_end,
-                servers=servers,
-                include_headers=options.include_headers,
-                fail_on_data_loss=options.fail_on_data_loss,
-                from_earliest=is_new,
-                poll_timeout_ms=options.poll_timeout_ms,
-                fetch_max_bytes=options.fetch_max_bytes,
-            ))
+            tasks.append(
+                RangeTask(
+                    cluster_id=cluster_id,
+                    topic=topic_partition.topic,
+                    partition=topic_partition.partition,
+                    start_offset=piece_start,
+                    end_offset=piece_end,
+                    servers=servers,
+                    include_headers=options.include_headers,
+                    fail_on_data_loss=options.fail_on_data_loss,
+                    from_earliest=is_new,
+                    poll_timeout_ms=options.poll_timeout_ms,
+                    fetch_max_bytes=options.fetch_max_bytes,
+                )
+            )
     return tasks

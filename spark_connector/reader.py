@@ -83,8 +83,11 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._latest_high_watermarks = latest
         if self._available_now_end is not None:
             snapshot = self._available_now_end
-            latest = {tp: min(hw, snapshot.get(tp, kept.get(tp, hw))) for tp, hw in latest.items()
-                      if tp in snapshot or tp in kept}
+            latest = {
+                tp: min(hw, snapshot.get(tp, kept.get(tp, hw)))
+                for tp, hw in latest.items()
+                if tp in snapshot or tp in kept
+            }
         effective_start = {tp: kept.get(tp, states[tp].log_start_offset) for tp in latest}
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         end = limit_end_offsets(effective_start, latest, max_rows)

@@ -63,8 +63,11 @@ def _headers(row: dict[str, Any]) -> list[tuple[str, bytes | None]]:
 async def _produce(options: SinkOptions, rows: Iterable[Any]) -> int:
     count = 0
     async with Producer(
-        list(options.servers), acks="all", enable_idempotence=True,
-        linger_ms=options.linger_ms, batch_size=options.batch_size_bytes,
+        list(options.servers),
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=options.linger_ms,
+        batch_size=options.batch_size_bytes,
     ) as producer:
         deliveries = []
         for row in rows:
@@ -72,10 +75,15 @@ async def _produce(options: SinkOptions, rows: Iterable[Any]) -> int:
             topic = fields.get("topic") or options.topic
             if topic is None:
                 raise OptionError("a row has a null 'topic' and option 'topic' is not set")
-            deliveries.append(await producer.send(
-                topic, _as_bytes(fields["value"]), key=_as_bytes(fields.get("key")),
-                headers=_headers(fields), partition=fields.get("partition"),
-            ))
+            deliveries.append(
+                await producer.send(
+                    topic,
+                    _as_bytes(fields["value"]),
+                    key=_as_bytes(fields.get("key")),
+                    headers=_headers(fields),
+                    partition=fields.get("partition"),
+                )
+            )
             count += 1
         await producer.flush()
         for delivery in deliveries:

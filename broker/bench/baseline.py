@@ -64,8 +64,15 @@ def baseline_server() -> Iterator[str]:
     """A baseline server process on a free loopback port, appending to a temporary file."""
     with tempfile.TemporaryDirectory(prefix="highwater-baseline-") as directory:
         port = free_port()
-        command = [sys.executable, "-m", "broker.bench.baseline", "--port", str(port),
-                   "--file", str(Path(directory) / "appended.bin")]
+        command = [
+            sys.executable,
+            "-m",
+            "broker.bench.baseline",
+            "--port",
+            str(port),
+            "--file",
+            str(Path(directory) / "appended.bin"),
+        ]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{port}"
         try:
@@ -99,9 +106,16 @@ def batch_body(spec: WorkloadSpec) -> tuple[bytes, int]:
     return body, records_per_body
 
 
-async def _post_loop(session: aiohttp.ClientSession, url: str, body: bytes, bodies: int | None,
-                     deadline_ns: int, latencies: list[tuple[int, int, int, int]], progress: Any,
-                     records_per_body: int) -> int:
+async def _post_loop(
+    session: aiohttp.ClientSession,
+    url: str,
+    body: bytes,
+    bodies: int | None,
+    deadline_ns: int,
+    latencies: list[tuple[int, int, int, int]],
+    progress: Any,
+    records_per_body: int,
+) -> int:
     sent = 0
     while sent < bodies if bodies is not None else time.monotonic_ns() < deadline_ns:
         send_ns = time.monotonic_ns()
@@ -125,14 +139,18 @@ async def _load(spec: WorkloadSpec, url: str, process_index: int, barrier: Any, 
         deadline_ns = started_ns + int((spec.duration_s or 0) * 1e9)
         samples: list[tuple[int, int, int, int]] = []
         shares = [_bodies_for_loop(spec, process_index, loop, loops, records_per_body) for loop in range(loops)]
-        counts = await asyncio.gather(*(
-            _post_loop(session, url, body, share, deadline_ns, samples, progress, records_per_body)
-            for share in shares
-        ))
+        counts = await asyncio.gather(
+            *(
+                _post_loop(session, url, body, share, deadline_ns, samples, progress, records_per_body)
+                for share in shares
+            )
+        )
         return ProducerReport(sum(counts) * records_per_body, started_ns, time.monotonic_ns(), samples, sum(counts))
 
 
-def _bodies_for_loop(spec: WorkloadSpec, process_index: int, loop: int, loops: int, records_per_body: int) -> int | None:
+def _bodies_for_loop(
+    spec: WorkloadSpec, process_index: int, loop: int, loops: int, records_per_body: int
+) -> int | None:
     if spec.count is None:
         return None
     total_bodies = -(-spec.count // records_per_body)
@@ -140,8 +158,9 @@ def _bodies_for_loop(spec: WorkloadSpec, process_index: int, loop: int, loops: i
     return share + (1 if process_index * loops + loop < remainder else 0)
 
 
-def baseline_process(spec: WorkloadSpec, url: str, process_index: int, barrier: Any, progress: Any,
-                     results: Any) -> None:
+def baseline_process(
+    spec: WorkloadSpec, url: str, process_index: int, barrier: Any, progress: Any, results: Any
+) -> None:
     quiet_logging()
     try:
         report = run_loop(_load(spec, url, process_index, barrier, progress))
@@ -155,8 +174,10 @@ def baseline_process(spec: WorkloadSpec, url: str, process_index: int, barrier: 
 def run_baseline(spec: WorkloadSpec, url: str, quiet: bool = False) -> RunResult:
     """The produce workload of ``spec`` against the baseline server at ``url``; latencies are per request."""
     group = ProcessGroup(spec.processes)
-    launches = [Launch("producer", baseline_process, (spec, url, index, group.barrier, group.produced, group.results))
-                for index in range(spec.processes)]
+    launches = [
+        Launch("producer", baseline_process, (spec, url, index, group.barrier, group.produced, group.results))
+        for index in range(spec.processes)
+    ]
     return run_producers(spec, group, launches, "baseline", quiet)
 
 

@@ -36,8 +36,11 @@ BASELINE_NAME = "baseline: aiohttp append"
 BASELINE_DURATION_S = 3.0
 """The baseline sends for this long (or the run's --duration-s): a --count worth of records takes it a blink."""
 
-bench_app = typer.Typer(help="Measure throughput and latency (produce, consume, end to end).",
-                        no_args_is_help=False, invoke_without_command=True)
+bench_app = typer.Typer(
+    help="Measure throughput and latency (produce, consume, end to end).",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
 
 Server = Annotated[
     str | None,
@@ -75,20 +78,41 @@ class Invocation:
 
 def _workload_command(kind: str) -> Callable[..., None]:
     def command(
-        server: Server = None, spawn: Spawn = 0, record_size: RecordSize = 100, count: Count = None,
-        duration_s: Duration = None, partitions: Partitions = 6, replication_factor: Replication = 1,
-        min_insync_replicas: MinIsr = None, acks: Acks = "all", batch_size: BatchSize = 256 * 1024,
-        linger_ms: Linger = 5, producers: Producers = 4, processes: Processes = 1,
-        compression: Compression = "none", target_rate: TargetRate = 0.0, repeat: Repeat = 1,
-        baseline: Baseline = False, json_file: JsonFile = None, quiet: Quiet = False,
+        server: Server = None,
+        spawn: Spawn = 0,
+        record_size: RecordSize = 100,
+        count: Count = None,
+        duration_s: Duration = None,
+        partitions: Partitions = 6,
+        replication_factor: Replication = 1,
+        min_insync_replicas: MinIsr = None,
+        acks: Acks = "all",
+        batch_size: BatchSize = 256 * 1024,
+        linger_ms: Linger = 5,
+        producers: Producers = 4,
+        processes: Processes = 1,
+        compression: Compression = "none",
+        target_rate: TargetRate = 0.0,
+        repeat: Repeat = 1,
+        baseline: Baseline = False,
+        json_file: JsonFile = None,
+        quiet: Quiet = False,
     ) -> None:
         spec = WorkloadSpec(
-            kind=kind, record_size_bytes=record_size,
-            count=count if count is not None or duration_s is not None else 200_000, duration_s=duration_s,
-            partitions=partitions, replication_factor=replication_factor,
-            min_insync_replicas=min_insync_replicas or min(2, replication_factor), acks=acks,
-            batch_size_bytes=batch_size, linger_ms=linger_ms, producers=producers, processes=processes,
-            compression=compression, target_rate=target_rate,
+            kind=kind,
+            record_size_bytes=record_size,
+            count=count if count is not None or duration_s is not None else 200_000,
+            duration_s=duration_s,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            min_insync_replicas=min_insync_replicas or min(2, replication_factor),
+            acks=acks,
+            batch_size_bytes=batch_size,
+            linger_ms=linger_ms,
+            producers=producers,
+            processes=processes,
+            compression=compression,
+            target_rate=target_rate,
         )
         execute(spec, Invocation(server, spawn, repeat, baseline, json_file, quiet))
 
@@ -115,17 +139,32 @@ def bench(context: typer.Context, baseline: Baseline = False, quiet: Quiet = Fal
 
 
 @bench_app.command("baseline")
-def baseline_command(record_size: RecordSize = 100, count: Count = None, duration_s: Duration = None,
-                     batch_size: BatchSize = 256 * 1024, producers: Producers = 4, processes: Processes = 1,
-                     repeat: Repeat = 1, json_file: JsonFile = None, quiet: Quiet = False) -> None:
+def baseline_command(
+    record_size: RecordSize = 100,
+    count: Count = None,
+    duration_s: Duration = None,
+    batch_size: BatchSize = 256 * 1024,
+    producers: Producers = 4,
+    processes: Processes = 1,
+    repeat: Repeat = 1,
+    json_file: JsonFile = None,
+    quiet: Quiet = False,
+) -> None:
     """The produce workload against an aiohttp server that only appends bodies to a file."""
-    spec = WorkloadSpec(kind="produce", record_size_bytes=record_size,
-                        count=count if count is not None or duration_s is not None else 200_000,
-                        duration_s=duration_s, batch_size_bytes=batch_size, producers=producers, processes=processes)
+    spec = WorkloadSpec(
+        kind="produce",
+        record_size_bytes=record_size,
+        count=count if count is not None or duration_s is not None else 200_000,
+        duration_s=duration_s,
+        batch_size_bytes=batch_size,
+        producers=producers,
+        processes=processes,
+    )
     execute(spec, Invocation(None, 0, repeat, True, json_file, quiet), broker_run=False)
 
 
 if importlib.util.find_spec("broker.bench.spark") is not None:
+
     @bench_app.command("spark", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def spark_command(context: typer.Context) -> None:
         """Rows/s of the Spark source next to an in-memory Python source (options of broker.bench.spark)."""

@@ -42,9 +42,22 @@ def free_port() -> int:
 def _start_broker(node_id: int, root: Path, store: str) -> DevBroker:
     port = free_port()
     command = [
-        sys.executable, "-m", "broker.cli", "serve",
-        "--node-id", str(node_id), "--host", "127.0.0.1", "--port", str(port),
-        "--data-dir", str(root / f"broker-{node_id}"), "--metadata", store, "--log-level", "warning",
+        sys.executable,
+        "-m",
+        "broker.cli",
+        "serve",
+        "--node-id",
+        str(node_id),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(root / f"broker-{node_id}"),
+        "--metadata",
+        store,
+        "--log-level",
+        "warning",
     ]
     with open(root / f"broker-{node_id}.log", "wb") as log_file:
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
@@ -106,14 +119,21 @@ def _print_log_tail(root: Path, broker: DevBroker, lines: int = 15) -> None:
         print(f"--- broker {broker.node_id} log tail ---", *tail, sep="\n", file=sys.stderr)
 
 
-async def prepare_topic(url: str, partitions: int, replication_factor: int, min_insync_replicas: int,
-                        prefix: str = "bench", timeout_s: float = READY_TIMEOUT_S) -> str:
+async def prepare_topic(
+    url: str,
+    partitions: int,
+    replication_factor: int,
+    min_insync_replicas: int,
+    prefix: str = "bench",
+    timeout_s: float = READY_TIMEOUT_S,
+) -> str:
     """A fresh topic whose partitions all have a leader and ``replication_factor`` in-sync replicas."""
     topic = f"{prefix}-{uuid.uuid4().hex[:10]}"
     admin = ClusterClient([url])
     try:
-        await admin.create_topic(topic, partitions, replication_factor,
-                                 {"min.insync.replicas": str(min_insync_replicas)})
+        await admin.create_topic(
+            topic, partitions, replication_factor, {"min.insync.replicas": str(min_insync_replicas)}
+        )
         deadline = time.monotonic() + timeout_s
         while True:
             infos = await admin.partitions(topic)

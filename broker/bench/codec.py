@@ -54,7 +54,9 @@ def _sample_records() -> list[RecordInput]:
 def bench_codec(seconds: float) -> None:
     records = _sample_records()
     print(f"record codec: batches of {RECORDS_PER_BATCH} records, {KEY_BYTES}-byte keys, {VALUE_BYTES}-byte values")
-    print(f"{'codec':<6} {'encode rec/s':>14} {'decode_batch rec/s':>19} {'decode_columns rec/s':>21} {'batch bytes':>12}")
+    print(
+        f"{'codec':<6} {'encode rec/s':>14} {'decode_batch rec/s':>19} {'decode_columns rec/s':>21} {'batch bytes':>12}"
+    )
     # Each lambda is timed and dropped within the iteration that makes it, so binding late is harmless (B023).
     for codec in SUPPORTED_CODECS:
         batch = encode_batch(records, compression=codec)
@@ -82,7 +84,9 @@ def bench_crc(seconds: float) -> None:
         )
         megabytes = size / 1e6
         label = f"{size // 1024} KiB" if size < 1 << 20 else f"{size >> 20} MiB"
-        print(f"{label:<8} {rates[0] * megabytes:>12,.0f} {rates[1] * megabytes:>19,.0f} {rates[2] * megabytes:>32,.0f}")
+        print(
+            f"{label:<8} {rates[0] * megabytes:>12,.0f} {rates[1] * megabytes:>19,.0f} {rates[2] * megabytes:>32,.0f}"
+        )
 
 
 def main() -> None:

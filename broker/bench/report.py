@@ -81,8 +81,16 @@ def _ms(value: float) -> str:
 
 def results_table(summaries: list[ScenarioSummary], baseline: ScenarioSummary | None) -> Table:
     table = Table(title="highwater bench (latencies in ms: p50 / p99 / p99.9)")
-    for header in ("scenario", "records/s", "MB/s", "× baseline", "records/request", "produce ack", "end to end",
-                   "wait for HW"):
+    for header in (
+        "scenario",
+        "records/s",
+        "MB/s",
+        "× baseline",
+        "records/request",
+        "produce ack",
+        "end to end",
+        "wait for HW",
+    ):
         table.add_column(header, justify="left" if header == "scenario" else "right")
     for summary in summaries:
         ratio = ratio_to(summary, baseline) if summary is not baseline else None
@@ -115,22 +123,31 @@ def scenario_document(summary: ScenarioSummary, baseline: ScenarioSummary | None
         "end_to_end_latency": _latency_dict(summary.end_to_end),
         "hw_wait_latency": _latency_dict(summary.hw_wait),
         "runs": [
-            {"records": run.records, "value_bytes": run.value_bytes, "seconds": run.seconds,
-             "records_per_s": run.records_per_s, "mb_per_s": run.mb_per_s, "requests": run.requests,
-             "produce_ack_latency": _latency_dict(run.produce_ack),
-             "end_to_end_latency": _latency_dict(run.end_to_end),
-             "hw_wait_latency": _latency_dict(run.hw_wait)}
+            {
+                "records": run.records,
+                "value_bytes": run.value_bytes,
+                "seconds": run.seconds,
+                "records_per_s": run.records_per_s,
+                "mb_per_s": run.mb_per_s,
+                "requests": run.requests,
+                "produce_ack_latency": _latency_dict(run.produce_ack),
+                "end_to_end_latency": _latency_dict(run.end_to_end),
+                "hw_wait_latency": _latency_dict(run.hw_wait),
+            }
             for run in summary.runs
         ],
     }
 
 
-def results_document(summaries: list[ScenarioSummary], baseline: ScenarioSummary | None,
-                     target: str) -> dict[str, Any]:
+def results_document(summaries: list[ScenarioSummary], baseline: ScenarioSummary | None, target: str) -> dict[str, Any]:
     """Everything measured, with the machine it ran on, for ``--json``."""
     return {
         "target": target,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_average_1m_5m_15m": os.getloadavg()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_average_1m_5m_15m": os.getloadavg(),
+        },
         "scenarios": [scenario_document(summary, baseline) for summary in summaries],
     }

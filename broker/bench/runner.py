@@ -81,8 +81,9 @@ class ProcessGroup:
             process.start()
             self.processes.append(process)
 
-    def run(self, label: str, total: int | None, counter: Any,
-            on_report: Callable[[str, Any], None], quiet: bool) -> None:
+    def run(
+        self, label: str, total: int | None, counter: Any, on_report: Callable[[str, Any], None], quiet: bool
+    ) -> None:
         """Release the barrier, then collect one report per process while showing progress."""
         try:
             self.barrier.wait()
@@ -129,18 +130,34 @@ class ProcessGroup:
 
 def _producer_launches(group: ProcessGroup, spec: WorkloadSpec, urls: list[str], topic: str) -> list[Launch]:
     return [
-        Launch("producer", workloads.produce_process,
-                (spec, urls, topic, index, group.barrier, group.produced, group.results))
+        Launch(
+            "producer",
+            workloads.produce_process,
+            (spec, urls, topic, index, group.barrier, group.produced, group.results),
+        )
         for index in range(spec.processes)
     ]
 
 
-def _consumer_launches(group: ProcessGroup, spec: WorkloadSpec, urls: list[str], topic: str,
-                       processes: int, sample: bool) -> list[Launch]:
+def _consumer_launches(
+    group: ProcessGroup, spec: WorkloadSpec, urls: list[str], topic: str, processes: int, sample: bool
+) -> list[Launch]:
     return [
-        Launch("consumer", workloads.consume_process,
-                (urls, topic, [p for p in range(spec.partitions) if p % processes == index], index,
-                 group.expected, group.barrier, group.consumed, group.results, sample))
+        Launch(
+            "consumer",
+            workloads.consume_process,
+            (
+                urls,
+                topic,
+                [p for p in range(spec.partitions) if p % processes == index],
+                index,
+                group.expected,
+                group.barrier,
+                group.consumed,
+                group.results,
+                sample,
+            ),
+        )
         for index in range(processes)
     ]
 
@@ -150,8 +167,9 @@ def run_produce(spec: WorkloadSpec, urls: list[str], topic: str, quiet: bool = F
     return run_producers(spec, group, _producer_launches(group, spec, urls, topic), f"produce {topic}", quiet)
 
 
-def run_producers(spec: WorkloadSpec, group: ProcessGroup, launches: list[Launch], label: str,
-                  quiet: bool) -> RunResult:
+def run_producers(
+    spec: WorkloadSpec, group: ProcessGroup, launches: list[Launch], label: str, quiet: bool
+) -> RunResult:
     """Run producer processes to the end; records, bytes, span and acknowledgement latencies of all of them."""
     reports: list[ProducerReport] = []
     try:
@@ -161,8 +179,13 @@ def run_producers(spec: WorkloadSpec, group: ProcessGroup, launches: list[Launch
         group.stop()
     records = sum(r.records for r in reports)
     latencies = [ack_ns - send_ns for r in reports for _, _, send_ns, ack_ns in r.samples]
-    return RunResult(records, records * spec.record_size_bytes, span_s(reports), summarize_latencies_ns(latencies),
-                     requests=sum(r.requests for r in reports))
+    return RunResult(
+        records,
+        records * spec.record_size_bytes,
+        span_s(reports),
+        summarize_latencies_ns(latencies),
+        requests=sum(r.requests for r in reports),
+    )
 
 
 def run_consume(spec: WorkloadSpec, urls: list[str], topic: str, quiet: bool = False) -> RunResult:
@@ -193,16 +216,18 @@ def run_end_to_end(spec: WorkloadSpec, urls: list[str], topic: str, quiet: bool 
             group.expected.value = sum(r.records for r in producers)
 
     try:
-        group.start(_consumer_launches(group, spec, urls, topic, 1, sample=True)
-                    + _producer_launches(group, spec, urls, topic))
+        group.start(
+            _consumer_launches(group, spec, urls, topic, 1, sample=True) + _producer_launches(group, spec, urls, topic)
+        )
         group.run(f"e2e {topic}", spec.count, group.consumed, on_report, quiet)
     finally:
         group.stop()
     return end_to_end_result(spec, producers, consumers)
 
 
-def end_to_end_result(spec: WorkloadSpec, producers: list[ProducerReport],
-                      consumers: list[ConsumerReport]) -> RunResult:
+def end_to_end_result(
+    spec: WorkloadSpec, producers: list[ProducerReport], consumers: list[ConsumerReport]
+) -> RunResult:
     """Join acknowledgements and consumer sightings of the same sampled records.
 
     ``end_to_end`` = seen − send; ``hw_wait`` = seen − ack: how long after its

@@ -42,8 +42,9 @@ ARROW_ROWS_PER_BATCH = 70_000
 
 
 def _post_json(url: str, body: dict) -> dict:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=60) as reply:
         return json.loads(reply.read())
 
@@ -57,8 +58,10 @@ def fill_topic(url: str, records: int, partitions: int, value_bytes: int) -> str
     """A fresh topic holding ``records`` records spread evenly over its partitions."""
     cluster_id = _get_json(f"{url}/v3/clusters")["data"][0]["cluster_id"]
     topic = f"bench-spark-{uuid.uuid4().hex[:8]}"
-    _post_json(f"{url}/v3/clusters/{cluster_id}/topics",
-               {"topic_name": topic, "partitions_count": partitions, "replication_factor": 1})
+    _post_json(
+        f"{url}/v3/clusters/{cluster_id}/topics",
+        {"topic_name": topic, "partitions_count": partitions, "replication_factor": 1},
+    )
     value = b"v" * value_bytes
     batch = encode_batch([(None, value)] * RECORDS_PER_PRODUCE)
     for partition in range(partitions):
@@ -66,8 +69,9 @@ def fill_topic(url: str, records: int, partitions: int, value_bytes: int) -> str
         for first in range(0, records // partitions, RECORDS_PER_PRODUCE):
             count = min(RECORDS_PER_PRODUCE, records // partitions - first)
             body = batch if count == RECORDS_PER_PRODUCE else encode_batch([(None, value)] * count)
-            request = urllib.request.Request(path, data=body, method="POST",
-                                             headers={"Content-Type": BATCH_CONTENT_TYPE})
+            request = urllib.request.Request(
+                path, data=body, method="POST", headers={"Content-Type": BATCH_CONTENT_TYPE}
+            )
             urllib.request.urlopen(request, timeout=60).read()
     return topic
 
@@ -116,15 +120,18 @@ def memory_source_class():
             for first in range(task.start, task.end, ARROW_ROWS_PER_BATCH):
                 count = min(ARROW_ROWS_PER_BATCH, task.end - first)
                 values = [b"v" * task.value_bytes] * count
-                yield pa.RecordBatch.from_arrays([
-                    pa.nulls(count, pa.binary()),
-                    pa.array(values, pa.binary()),
-                    pa.array(["bench"] * count, pa.string()),
-                    pa.array(np.full(count, task.partition, dtype=np.int32)),
-                    pa.array(np.arange(first, first + count, dtype=np.int64)),
-                    pa.array(np.full(count, now_us, dtype=np.int64)).cast(schema.field("timestamp").type),
-                    pa.array(np.zeros(count, dtype=np.int32)),
-                ], schema=schema)
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.nulls(count, pa.binary()),
+                        pa.array(values, pa.binary()),
+                        pa.array(["bench"] * count, pa.string()),
+                        pa.array(np.full(count, task.partition, dtype=np.int32)),
+                        pa.array(np.arange(first, first + count, dtype=np.int64)),
+                        pa.array(np.full(count, now_us, dtype=np.int64)).cast(schema.field("timestamp").type),
+                        pa.array(np.zeros(count, dtype=np.int32)),
+                    ],
+                    schema=schema,
+                )
 
     class MemoryArrowSource(DataSource):
         @classmethod
@@ -149,7 +156,8 @@ def spark_session():
     from spark_connector import register
 
     session = (
-        SparkSession.builder.master("local[2]").appName("highwater-bench-spark")
+        SparkSession.builder.master("local[2]")
+        .appName("highwater-bench-spark")
         .config("spark.driver.memory", "2g")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

@@ -46,26 +46,39 @@ class WorkloadSpec:
     def validate(self, brokers: int | None = None) -> WorkloadSpec:
         """``self`` if coherent, else ``SpecError``; ``brokers`` (when known) bounds the replication factor."""
         _require(self.kind in KINDS, f"kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
-        _require(self.record_size_bytes >= MIN_RECORD_BYTES,
-                 f"--record-size must be at least {MIN_RECORD_BYTES} bytes (the send-time stamp)")
+        _require(
+            self.record_size_bytes >= MIN_RECORD_BYTES,
+            f"--record-size must be at least {MIN_RECORD_BYTES} bytes (the send-time stamp)",
+        )
         _require((self.count is None) != (self.duration_s is None), "give exactly one of --count and --duration-s")
-        _require(self.count is None or self.count >= self.producers * self.processes,
-                 "--count must give every producer task at least one record")
+        _require(
+            self.count is None or self.count >= self.producers * self.processes,
+            "--count must give every producer task at least one record",
+        )
         _require(self.duration_s is None or self.duration_s > 0, "--duration-s must be positive")
         _require(self.kind != "consume" or self.count is not None, "consume needs --count (the records to read back)")
-        for name, value in (("--partitions", self.partitions), ("--replication-factor", self.replication_factor),
-                            ("--batch-size", self.batch_size_bytes), ("--producers", self.producers),
-                            ("--processes", self.processes), ("--sample-every", self.sample_every)):
+        for name, value in (
+            ("--partitions", self.partitions),
+            ("--replication-factor", self.replication_factor),
+            ("--batch-size", self.batch_size_bytes),
+            ("--producers", self.producers),
+            ("--processes", self.processes),
+            ("--sample-every", self.sample_every),
+        ):
             _require(value >= 1, f"{name} must be at least 1")
         _require(self.linger_ms >= 0, "--linger-ms must not be negative")
         _require(self.target_rate >= 0, "--target-rate must not be negative (0 = unlimited)")
         _require(self.acks in ACKS, f"--acks must be one of {', '.join(ACKS)}")
         _require(self.compression in COMPRESSIONS, f"--compression must be one of {', '.join(COMPRESSIONS)}")
-        _require(self.min_insync_replicas <= self.replication_factor,
-                 "min.insync.replicas cannot exceed the replication factor")
+        _require(
+            self.min_insync_replicas <= self.replication_factor,
+            "min.insync.replicas cannot exceed the replication factor",
+        )
         if brokers is not None:
-            _require(self.replication_factor <= brokers,
-                     f"--replication-factor {self.replication_factor} needs that many brokers, the cluster has {brokers}")
+            _require(
+                self.replication_factor <= brokers,
+                f"--replication-factor {self.replication_factor} needs that many brokers, the cluster has {brokers}",
+            )
         return self
 
     @property

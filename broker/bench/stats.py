@@ -38,8 +38,13 @@ class LatencySummary:
     max_ms: float
 
     def as_dict(self) -> dict[str, float | int]:
-        return {"samples": self.samples, "p50_ms": self.p50_ms, "p99_ms": self.p99_ms,
-                "p999_ms": self.p999_ms, "max_ms": self.max_ms}
+        return {
+            "samples": self.samples,
+            "p50_ms": self.p50_ms,
+            "p99_ms": self.p99_ms,
+            "p999_ms": self.p999_ms,
+            "max_ms": self.max_ms,
+        }
 
 
 def summarize_latencies_ns(latencies_ns: Sequence[int]) -> LatencySummary | None:

@@ -89,8 +89,15 @@ async def _pace(started_ns: int, sent: int, interval_ns: float) -> None:
         await asyncio.sleep(delay_ns / 1e9)
 
 
-async def _send_task(producer: Producer, spec: WorkloadSpec, topic: str, records: int | None,
-                     deadline_ns: int, samples: list[AckSample], progress: Any) -> int:
+async def _send_task(
+    producer: Producer,
+    spec: WorkloadSpec,
+    topic: str,
+    records: int | None,
+    deadline_ns: int,
+    samples: list[AckSample],
+    progress: Any,
+) -> int:
     """Send this task's records (or until the deadline); the number sent, all acknowledged on return."""
     filler = b"v" * (spec.record_size_bytes - STAMP.size)
     plain = STAMP.pack(0, 0) + filler
@@ -128,26 +135,36 @@ def _add(counter: Any, amount: int) -> None:
         counter.value += amount
 
 
-async def _produce(spec: WorkloadSpec, urls: list[str], topic: str, process_index: int,
-                   barrier: Any, progress: Any) -> ProducerReport:
-    settings = {"acks": spec.acks, "linger_ms": spec.linger_ms, "batch_size": spec.batch_size_bytes,
-                "compression": spec.compression, "max_request_size": max(spec.batch_size_bytes * 2, 1 << 20)}
+async def _produce(
+    spec: WorkloadSpec, urls: list[str], topic: str, process_index: int, barrier: Any, progress: Any
+) -> ProducerReport:
+    settings = {
+        "acks": spec.acks,
+        "linger_ms": spec.linger_ms,
+        "batch_size": spec.batch_size_bytes,
+        "compression": spec.compression,
+        "max_request_size": max(spec.batch_size_bytes * 2, 1 << 20),
+    }
     async with Producer(urls, **settings) as producer:
         await producer.client.ensure_topic(topic)
         barrier.wait()
         started_ns = time.monotonic_ns()
         deadline_ns = started_ns + int((spec.duration_s or 0) * 1e9)
         samples: list[AckSample] = []
-        counts = await asyncio.gather(*(
-            _send_task(producer, spec, topic, spec.records_for_task(process_index, task), deadline_ns,
-                       samples, progress)
-            for task in range(spec.producers)
-        ))
+        counts = await asyncio.gather(
+            *(
+                _send_task(
+                    producer, spec, topic, spec.records_for_task(process_index, task), deadline_ns, samples, progress
+                )
+                for task in range(spec.producers)
+            )
+        )
         return ProducerReport(sum(counts), started_ns, time.monotonic_ns(), samples, producer.requests_sent)
 
 
-def produce_process(spec: WorkloadSpec, urls: list[str], topic: str, process_index: int,
-                    barrier: Any, progress: Any, results: Any) -> None:
+def produce_process(
+    spec: WorkloadSpec, urls: list[str], topic: str, process_index: int, barrier: Any, progress: Any, results: Any
+) -> None:
     quiet_logging()
     try:
         report = run_loop(_produce(spec, urls, topic, process_index, barrier, progress))
@@ -168,11 +185,13 @@ def _collect(records: list, partition: int, seen_ns: int, samples: list[SeenSamp
     return value_bytes
 
 
-async def _consume(urls: list[str], topic: str, partitions: list[int], expected: Any, barrier: Any,
-                   progress: Any, sample: bool) -> ConsumerReport:
+async def _consume(
+    urls: list[str], topic: str, partitions: list[int], expected: Any, barrier: Any, progress: Any, sample: bool
+) -> ConsumerReport:
     """Read ``partitions`` from the start until the consumers together have ``expected`` records."""
-    async with Consumer(urls, auto_offset_reset="earliest", max_poll_records=MAX_POLL_RECORDS,
-                        fetch_max_wait_ms=100) as consumer:
+    async with Consumer(
+        urls, auto_offset_reset="earliest", max_poll_records=MAX_POLL_RECORDS, fetch_max_wait_ms=100
+    ) as consumer:
         consumer.assign([TopicPartition(topic, partition) for partition in partitions])
         barrier.wait()
         started_ns = last_data_ns = time.monotonic_ns()
@@ -185,14 +204,27 @@ async def _consume(urls: list[str], topic: str, partitions: list[int], expected:
                 raise RuntimeError(f"no record for {STALL_TIMEOUT_S} s after {progress.value} of {expected.value}")
             for tp, batch in batches.items():
                 records += len(batch)
-                value_bytes += _collect(batch, tp.partition, now_ns, samples) if sample else len(batch[0].value or b"") * len(batch)
+                value_bytes += (
+                    _collect(batch, tp.partition, now_ns, samples)
+                    if sample
+                    else len(batch[0].value or b"") * len(batch)
+                )
                 _add(progress, len(batch))
                 last_data_ns = now_ns
         return ConsumerReport(records, value_bytes, started_ns, last_data_ns, samples)
 
 
-def consume_process(urls: list[str], topic: str, partitions: list[int], process_index: int, expected: Any,
-                    barrier: Any, progress: Any, results: Any, sample: bool) -> None:
+def consume_process(
+    urls: list[str],
+    topic: str,
+    partitions: list[int],
+    process_index: int,
+    expected: Any,
+    barrier: Any,
+    progress: Any,
+    results: Any,
+    sample: bool,
+) -> None:
     quiet_logging()
     try:
         report = run_loop(_consume(urls, topic, partitions, expected, barrier, progress, sample))

@@ -102,8 +102,12 @@ class Controller:
         return self.term
 
     async def create_topic(
-        self, name: str, partitions_count: int, replication_factor: int,
-        configs: dict[str, str] | None = None, internal: bool = False,
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        internal: bool = False,
     ) -> list[PartitionRecord]:
         validate_topic_name(name)
         check_create_name(name, internal=internal)
@@ -134,8 +138,9 @@ class Controller:
                 if holder.lease == lease.id:
                     await self._lead(holder, lease)
                 else:
-                    self._log.info("controller_observed", controller_id=self.controller_id,
-                                   controller_epoch=self.controller_epoch)
+                    self._log.info(
+                        "controller_observed", controller_id=self.controller_id, controller_epoch=self.controller_epoch
+                    )
                     await self._wait_for_controller_change(holder.mod_revision)
                 backoff_ms = INITIAL_BACKOFF_MS
             except (StoreUnavailableError, CompactedError) as error:

@@ -137,8 +137,12 @@ class ControllerTerm:
     # ---- operations ------------------------------------------------------------
 
     async def create_topic(
-        self, name: str, partitions_count: int, replication_factor: int,
-        configs: dict[str, str] | None = None, internal: bool = False,
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        internal: bool = False,
     ) -> list[PartitionRecord]:
         """Place replicas over the live brokers and write the topic, then its partitions
         (leader = preferred replica, ISR = all replicas, epochs 0)."""
@@ -148,18 +152,27 @@ class ControllerTerm:
             partitions = await self._list(PARTITIONS_PREFIX)
             leader_counts = Counter(_record(kv).leader for kv in partitions)
             assignment = assign_replicas(
-                partitions_count, replication_factor,
+                partitions_count,
+                replication_factor,
                 [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
                 existing_leader_counts=leader_counts,
             )
             topic = TopicRecord(
-                name=name, partitions_count=partitions_count, replication_factor=replication_factor,
-                configs=dict(configs or {}), internal=internal,
+                name=name,
+                partitions_count=partitions_count,
+                replication_factor=replication_factor,
+                configs=dict(configs or {}),
+                internal=internal,
             )
             if await self.fence.put_if(topic_key(name), topic.model_dump_json().encode(), 0) is None:
                 raise TopicAlreadyExists(f"topic '{name}' already exists")
-            self._log.info("topic_created", topic=name, partitions_count=partitions_count,
-                           replication_factor=replication_factor, configs=topic.configs)
+            self._log.info(
+                "topic_created",
+                topic=name,
+                partitions_count=partitions_count,
+                replication_factor=replication_factor,
+                configs=topic.configs,
+            )
             return [await self._create_partition(name, p, replicas) for p, replicas in enumerate(assignment)]
 
     async def delete_topic(self, name: str) -> None:
@@ -193,8 +206,9 @@ class ControllerTerm:
                 PARTITIONS_PREFIX, lambda r: controlled_shutdown_move(r, broker_id, live), "controlled_shutdown"
             )
             still_leading = [(r.topic, r.partition) for r in changed if r.leader == broker_id]
-            self._log.info("controlled_shutdown_done", broker_id=broker_id, changed=len(changed),
-                           still_leading=still_leading)
+            self._log.info(
+                "controlled_shutdown_done", broker_id=broker_id, changed=len(changed), still_leading=still_leading
+            )
             return changed
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
@@ -251,8 +265,10 @@ class ControllerTerm:
         await self._reconcile_with(set(registrations))
 
     async def _reconcile_with(self, live: set[int]) -> None:
-        topics = {kv.key[len(TOPICS_PREFIX):]: TopicRecord.model_validate_json(kv.value)
-                  for kv in await self._list(TOPICS_PREFIX)}
+        topics = {
+            kv.key[len(TOPICS_PREFIX) :]: TopicRecord.model_validate_json(kv.value)
+            for kv in await self._list(TOPICS_PREFIX)
+        }
         partitions = await self._list(PARTITIONS_PREFIX)
         present: set[tuple[str, int]] = set()
         for kv in partitions:
@@ -276,11 +292,17 @@ class ControllerTerm:
         rather than create under-replicated partitions."""
         live = self.live_registrations()
         if len(live) < topic.replication_factor:
-            self._log.warning("topic_creation_waiting_for_brokers", topic=topic.name, missing_partitions=missing,
-                              replication_factor=topic.replication_factor, live_brokers=sorted(live))
+            self._log.warning(
+                "topic_creation_waiting_for_brokers",
+                topic=topic.name,
+                missing_partitions=missing,
+                replication_factor=topic.replication_factor,
+                live_brokers=sorted(live),
+            )
             return
         assignment = assign_replicas(
-            topic.partitions_count, topic.replication_factor,
+            topic.partitions_count,
+            topic.replication_factor,
             [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
         )
         self._log.warning("topic_creation_completed", topic=topic.name, missing_partitions=missing)
@@ -334,15 +356,27 @@ class ControllerTerm:
     async def _create_partition(self, topic: str, partition: int, replicas: list[int]) -> PartitionRecord:
         registration = self.live_registrations().get(replicas[0])
         record = PartitionRecord(
-            topic=topic, partition=partition, leader=replicas[0], leader_epoch=0,
-            partition_epoch=0, replicas=replicas, isr=list(replicas),
+            topic=topic,
+            partition=partition,
+            leader=replicas[0],
+            leader_epoch=0,
+            partition_epoch=0,
+            replicas=replicas,
+            isr=list(replicas),
             leader_broker_epoch=registration.broker_epoch if registration is not None else -1,
         )
         if await self.fence.put_if(partition_key(topic, partition), record.model_dump_json().encode(), 0) is None:
             existing = await self._get(partition_key(topic, partition))
             return _record(existing) if existing is not None else record
-        self._log.info("partition_created", topic=topic, partition=partition, leader=record.leader,
-                       leader_epoch=0, replicas=replicas, isr=record.isr)
+        self._log.info(
+            "partition_created",
+            topic=topic,
+            partition=partition,
+            leader=record.leader,
+            leader_epoch=0,
+            replicas=replicas,
+            isr=record.isr,
+        )
         return record
 
     async def _delete_partition(self, kv: KeyValue) -> None:
@@ -368,9 +402,14 @@ class ControllerTerm:
     def _log_change(self, change: PartitionChange, reason: str) -> None:
         record = change.record
         fields = {
-            "topic": record.topic, "partition": record.partition, "leader": record.leader,
-            "previous_leader": change.previous.leader, "leader_epoch": record.leader_epoch,
-            "partition_epoch": record.partition_epoch, "isr": record.isr, "reason": reason,
+            "topic": record.topic,
+            "partition": record.partition,
+            "leader": record.leader,
+            "previous_leader": change.previous.leader,
+            "leader_epoch": record.leader_epoch,
+            "partition_epoch": record.partition_epoch,
+            "isr": record.isr,
+            "reason": reason,
         }
         if change.unclean:
             self._log.warning("unclean_leader_election", possible_data_loss=True, **fields)

@@ -214,7 +214,9 @@ class EtcdMetadataStore(MetadataStore):
             raise
         return int(result.header.revision)
 
-    async def _transaction(self, compare: Callable[[aetcd.Client], builtins.list[Any]], success: builtins.list[Any]) -> tuple[bool, builtins.list[Any]]:
+    async def _transaction(
+        self, compare: Callable[[aetcd.Client], builtins.list[Any]], success: builtins.list[Any]
+    ) -> tuple[bool, builtins.list[Any]]:
         async def run(client: aetcd.Client) -> tuple[bool, list[Any]]:
             return await client.transaction(compare=compare(client), success=success, failure=[])
 
@@ -229,8 +231,13 @@ class EtcdMetadataStore(MetadataStore):
         return await self._delete_when(key, lambda client: [_key_compare(client, key, expected_revision)])
 
     async def put_if_fenced(
-        self, key: str, value: bytes, expected_revision: int,
-        fence_key: str, fence_revision: int, lease: int | None = None,
+        self,
+        key: str,
+        value: bytes,
+        expected_revision: int,
+        fence_key: str,
+        fence_revision: int,
+        lease: int | None = None,
     ) -> int | None:
         require_fence_revision(fence_key, fence_revision)
 

@@ -181,8 +181,12 @@ class BrokerMembership:
                 self.broker_epoch = revision
                 self._set_lease(lease)
                 self._log.info(
-                    "broker_registered", url=self.registration.url, rack=self.registration.rack,
-                    broker_epoch=revision, lease_id=lease.id, session_timeout_ms=self.session_timeout_ms,
+                    "broker_registered",
+                    url=self.registration.url,
+                    rack=self.registration.rack,
+                    broker_epoch=revision,
+                    lease_id=lease.id,
+                    session_timeout_ms=self.session_timeout_ms,
                 )
                 return
             await retry_unavailable(partial(self.store.revoke, lease.id), "revoke unused broker lease")

@@ -79,9 +79,7 @@ def _validate(partitions_count: int, replication_factor: int, live_brokers: int)
     if partitions_count < 1:
         raise InvalidPartitions(f"partitions_count must be at least 1, got {partitions_count}")
     if partitions_count > MAX_PARTITIONS_PER_TOPIC:
-        raise InvalidPartitions(
-            f"partitions_count must be at most {MAX_PARTITIONS_PER_TOPIC}, got {partitions_count}"
-        )
+        raise InvalidPartitions(f"partitions_count must be at most {MAX_PARTITIONS_PER_TOPIC}, got {partitions_count}")
     if replication_factor < 1:
         raise InvalidReplicationFactor(f"replication factor must be at least 1, got {replication_factor}")
     if replication_factor > live_brokers:
@@ -114,7 +112,8 @@ def _assign_rack_unaware(
         first_index = (partition + start_index) % brokers_count
         replicas = [ordered[first_index]]
         replicas += [
-            ordered[_follower_index(first_index, replica_shift, j, brokers_count)] for j in range(replication_factor - 1)
+            ordered[_follower_index(first_index, replica_shift, j, brokers_count)]
+            for j in range(replication_factor - 1)
         ]
         assignment.append(replicas)
     return assignment

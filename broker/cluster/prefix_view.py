@@ -63,9 +63,7 @@ class PrefixView:
     view's task; keep it cheap (set an event).
     """
 
-    def __init__(
-        self, store: MetadataStore, prefix: str, on_change: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, store: MetadataStore, prefix: str, on_change: Callable[[], None] | None = None) -> None:
         self.store = store
         self.prefix = prefix
         self.revision = 0

@@ -41,9 +41,7 @@ def validate_topic_name(name: str) -> None:
     if name in (".", ".."):
         raise InvalidTopic(f"topic name cannot be '{name}'")
     if len(name) > MAX_TOPIC_NAME_LENGTH:
-        raise InvalidTopic(
-            f"topic name is {len(name)} characters long; the limit is {MAX_TOPIC_NAME_LENGTH}"
-        )
+        raise InvalidTopic(f"topic name is {len(name)} characters long; the limit is {MAX_TOPIC_NAME_LENGTH}")
     if not _LEGAL_TOPIC_NAME.match(name):
         raise InvalidTopic(
             f"topic name '{name}' is illegal: it may contain only ASCII letters, digits, '.', '_' and '-'"

@@ -16,9 +16,28 @@ from broker.cluster.store import UnsupportedFilesystemError
 
 NETWORK_FILESYSTEM_TYPES = frozenset(
     {
-        "nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "ncpfs", "afs", "9p",
-        "ceph", "glusterfs", "lustre", "gpfs", "fuse.sshfs", "fuse.glusterfs",
-        "fuse.cephfs", "fuse.s3fs", "fuse.rclone", "fuse.gcsfuse", "davfs", "fuse.davfs2",
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb",
+        "smb2",
+        "smb3",
+        "smbfs",
+        "ncpfs",
+        "afs",
+        "9p",
+        "ceph",
+        "glusterfs",
+        "lustre",
+        "gpfs",
+        "fuse.sshfs",
+        "fuse.glusterfs",
+        "fuse.cephfs",
+        "fuse.s3fs",
+        "fuse.rclone",
+        "fuse.gcsfuse",
+        "davfs",
+        "fuse.davfs2",
     }
 )
 

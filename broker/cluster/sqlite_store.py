@@ -182,9 +182,7 @@ class SqliteMetadataStore(MetadataStore):
     # ---- revisions, change log, leases (called inside a write transaction) -----
 
     def _next_revision(self, conn: sqlite3.Connection) -> int:
-        row = conn.execute(
-            "UPDATE meta SET value = value + 1 WHERE name = 'revision' RETURNING value"
-        ).fetchone()
+        row = conn.execute("UPDATE meta SET value = value + 1 WHERE name = 'revision' RETURNING value").fetchone()
         revision = int(row[0])
         if revision % PRUNE_EVERY_REVISIONS == 0:
             self._compact_locked(conn, revision - self.changelog_retention + 1)
@@ -231,9 +229,7 @@ class SqliteMetadataStore(MetadataStore):
         return len(keys)
 
     def _sweep_expired_leases(self, conn: sqlite3.Connection, now_ms: int) -> int:
-        expired = [
-            row[0] for row in conn.execute("SELECT id FROM leases WHERE expiry_ms <= ? ORDER BY id", (now_ms,))
-        ]
+        expired = [row[0] for row in conn.execute("SELECT id FROM leases WHERE expiry_ms <= ? ORDER BY id", (now_ms,))]
         for lease_id in expired:
             deleted_keys = self._end_lease_locked(conn, lease_id)
             log.info("lease_expired", lease_id=lease_id, deleted_keys=deleted_keys)
@@ -286,8 +282,13 @@ class SqliteMetadataStore(MetadataStore):
         return await self._run_write(compare_and_delete)
 
     async def put_if_fenced(
-        self, key: str, value: bytes, expected_revision: int,
-        fence_key: str, fence_revision: int, lease: int | None = None,
+        self,
+        key: str,
+        value: bytes,
+        expected_revision: int,
+        fence_key: str,
+        fence_revision: int,
+        lease: int | None = None,
     ) -> int | None:
         require_fence_revision(fence_key, fence_revision)
 
@@ -333,9 +334,7 @@ class SqliteMetadataStore(MetadataStore):
 
     async def keep_alive(self, lease_id: int) -> bool:
         def extend(conn: sqlite3.Connection) -> bool:
-            cursor = conn.execute(
-                "UPDATE leases SET expiry_ms = ? + ttl_ms WHERE id = ?", (wall_clock_ms(), lease_id)
-            )
+            cursor = conn.execute("UPDATE leases SET expiry_ms = ? + ttl_ms WHERE id = ?", (wall_clock_ms(), lease_id))
             return cursor.rowcount == 1
 
         return await self._run_write(extend)
@@ -359,7 +358,9 @@ class SqliteMetadataStore(MetadataStore):
             if not events:
                 await signal.wait()
 
-    def _changes(self, conn: sqlite3.Connection, prefix: str, from_revision: int) -> tuple[builtins.list[WatchEvent], int]:
+    def _changes(
+        self, conn: sqlite3.Connection, prefix: str, from_revision: int
+    ) -> tuple[builtins.list[WatchEvent], int]:
         """Matching changes from ``from_revision`` and the last revision they cover."""
         compact_revision = _meta(conn, "compact_revision")
         current_revision = _meta(conn, "revision")
@@ -376,7 +377,9 @@ class SqliteMetadataStore(MetadataStore):
             for row in rows
             if row[2].startswith(prefix)
         ]
-        scanned_through = int(rows[-1][0]) if len(rows) == WATCH_BATCH_ROWS else max(current_revision, from_revision - 1)
+        scanned_through = (
+            int(rows[-1][0]) if len(rows) == WATCH_BATCH_ROWS else max(current_revision, from_revision - 1)
+        )
         return events, scanned_through
 
     def _wake_watchers(self) -> None:

@@ -142,9 +142,7 @@ class MetadataStore(abc.ABC):
         """Unconditional write; returns its revision. Raises ``LeaseNotFoundError``."""
 
     @abc.abstractmethod
-    async def put_if(
-        self, key: str, value: bytes, expected_revision: int, lease: int | None = None
-    ) -> int | None:
+    async def put_if(self, key: str, value: bytes, expected_revision: int, lease: int | None = None) -> int | None:
         """Compare-and-set. ``expected_revision == 0`` means "only if absent", else the
         key's ``mod_revision`` must equal it. Returns the new revision, or None if
         the comparison failed. Raises ``LeaseNotFoundError``."""
@@ -155,8 +153,13 @@ class MetadataStore(abc.ABC):
 
     @abc.abstractmethod
     async def put_if_fenced(
-        self, key: str, value: bytes, expected_revision: int,
-        fence_key: str, fence_revision: int, lease: int | None = None,
+        self,
+        key: str,
+        value: bytes,
+        expected_revision: int,
+        fence_key: str,
+        fence_revision: int,
+        lease: int | None = None,
     ) -> int | None:
         """``put_if`` that also requires ``fence_key``'s ``mod_revision`` to equal
         ``fence_revision``, checked in the same atomic step as the write (no window
@@ -165,9 +168,7 @@ class MetadataStore(abc.ABC):
         a fence is always a key that exists. Raises ``LeaseNotFoundError``."""
 
     @abc.abstractmethod
-    async def delete_if_fenced(
-        self, key: str, expected_revision: int, fence_key: str, fence_revision: int
-    ) -> bool:
+    async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:
         """``delete_if`` that also requires ``fence_key``'s ``mod_revision`` to equal
         ``fence_revision`` (> 0), in the same atomic step; False deletes nothing."""
 

@@ -34,9 +34,7 @@ def _all_partitions(subscriptions: Mapping[str, frozenset[str]], partition_count
     return [(topic, partition) for topic in topics for partition in range(partition_counts[topic])]
 
 
-def range_assign(
-    subscriptions: Mapping[str, frozenset[str]], partition_counts: Mapping[str, int]
-) -> Assignment:
+def range_assign(subscriptions: Mapping[str, frozenset[str]], partition_counts: Mapping[str, int]) -> Assignment:
     assignment: Assignment = {member: set() for member in subscriptions}
     topics = sorted({topic for topics in subscriptions.values() for topic in topics if topic in partition_counts})
     for topic in topics:

@@ -215,9 +215,7 @@ class GroupCoordinator:
     ) -> HeartbeatResponse:
         self._led_partition(shard)
         state = shard.group(group_id, assignor)
-        counts = {
-            name: topic.partitions_count for name, topic in self.node.view.topics.items() if not topic.internal
-        }
+        counts = {name: topic.partitions_count for name, topic in self.node.view.topics.items() if not topic.internal}
         return state.membership.heartbeat(request, counts, now_ms())
 
     def leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
@@ -232,8 +230,12 @@ class GroupCoordinator:
             for shard in list(self.shards.values()):
                 for group_id, state in list(shard.groups.items()):
                     for member_id in state.membership.expire(now):
-                        log.info("coordinator.member_expelled", group_id=group_id,
-                                 member_id=member_id, group_epoch=state.membership.group_epoch)
+                        log.info(
+                            "coordinator.member_expelled",
+                            group_id=group_id,
+                            member_id=member_id,
+                            group_epoch=state.membership.group_epoch,
+                        )
                     if state.is_empty:
                         del shard.groups[group_id]
 
@@ -300,8 +302,13 @@ class GroupCoordinator:
             )
             if sample is not None:
                 sampled.append((topic, partition_id, sample))
-        log.info("coordinator.committed", group_id=group_id, partitions=len(offsets),
-                 offsets_partition=shard.partition, record_offset=outcome.base_offset)
+        log.info(
+            "coordinator.committed",
+            group_id=group_id,
+            partitions=len(offsets),
+            offsets_partition=shard.partition,
+            record_offset=outcome.base_offset,
+        )
         if sampled:
             self._spawn(self._sample_lag(sampled))
 

@@ -257,7 +257,9 @@ class ConsumerGroup:
             member.revoking |= to_revoke
             member.revocation_deadline_ms = now_ms + member.rebalance_timeout_ms
             self._log.info(
-                "group.member_revoking", member_id=member.member_id, partitions=sorted(to_revoke),
+                "group.member_revoking",
+                member_id=member.member_id,
+                partitions=sorted(to_revoke),
                 member_epoch=member.member_epoch,
             )
             return

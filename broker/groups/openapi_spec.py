@@ -51,7 +51,10 @@ PARTITION = _param("partition_id", "path", {"type": "integer", "minimum": 0, "ma
 _TOPIC_PARTITIONS = {
     "type": "object",
     "required": ["topic"],
-    "properties": {"topic": _STR, "partitions": {"type": "array", "items": {**_INT, "minimum": 0, "maximum": 2**31 - 1}}},
+    "properties": {
+        "topic": _STR,
+        "partitions": {"type": "array", "items": {**_INT, "minimum": 0, "maximum": 2**31 - 1}},
+    },
     "additionalProperties": False,
 }
 _PARTITION_REF = {"type": "object", "properties": {"topic_name": _STR, "partition_id": _INT}}
@@ -65,7 +68,9 @@ GROUP_SCHEMAS: dict[str, Any] = {
         "properties": {
             "member_epoch": {"type": "integer", "minimum": -1, "description": "0 joins, -1 leaves, else current"},
             "subscribed_topics": {
-                "type": ["array", "null"], "items": _STR, "description": "required when joining (or regex)",
+                "type": ["array", "null"],
+                "items": _STR,
+                "description": "required when joining (or regex)",
             },
             "subscribed_topic_regex": {
                 "type": ["string", "null"],
@@ -78,11 +83,17 @@ GROUP_SCHEMAS: dict[str, Any] = {
                 "description": "what the member owns now; omitting a revoked partition releases it",
             },
             "rebalance_timeout_ms": {
-                "type": "integer", "minimum": 1, "maximum": 3_600_000, "default": 30000,
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 3_600_000,
+                "default": 30000,
                 "description": "time allowed to revoke",
             },
             "session_timeout_ms": {
-                "type": "integer", "minimum": 100, "maximum": 3_600_000, "default": 10000,
+                "type": "integer",
+                "minimum": 100,
+                "maximum": 3_600_000,
+                "default": 10000,
                 "description": "expelled after this silence",
             },
             "client_id": _STR,
@@ -103,24 +114,39 @@ GROUP_SCHEMAS: dict[str, Any] = {
     "ConsumerGroup": {
         "type": "object",
         "properties": {
-            "kind": _STR, "metadata": _ref("Metadata"), "cluster_id": _STR, "consumer_group_id": _STR,
-            "is_simple": {"type": "boolean"}, "partition_assignor": _STR,
+            "kind": _STR,
+            "metadata": _ref("Metadata"),
+            "cluster_id": _STR,
+            "consumer_group_id": _STR,
+            "is_simple": {"type": "boolean"},
+            "partition_assignor": _STR,
             "state": {"enum": ["Empty", "Assigning", "Reconciling", "Stable"]},
-            "group_epoch": _INT, "assignment_epoch": _INT, "members_count": _INT, "committed_partitions": _INT,
-            "coordinator_id": _INT, "coordinator": _ref("Related"), "consumers": _ref("Related"),
+            "group_epoch": _INT,
+            "assignment_epoch": _INT,
+            "members_count": _INT,
+            "committed_partitions": _INT,
+            "coordinator_id": _INT,
+            "coordinator": _ref("Related"),
+            "consumers": _ref("Related"),
             "lag_summary": _ref("Related"),
         },
     },
     "Consumer": {
         "type": "object",
         "properties": {
-            "kind": _STR, "metadata": _ref("Metadata"), "cluster_id": _STR, "consumer_group_id": _STR,
-            "consumer_id": _STR, "client_id": _STR, "member_epoch": _INT,
+            "kind": _STR,
+            "metadata": _ref("Metadata"),
+            "cluster_id": _STR,
+            "consumer_group_id": _STR,
+            "consumer_id": _STR,
+            "client_id": _STR,
+            "member_epoch": _INT,
             "subscribed_topics": {"type": ["array", "null"], "items": _STR},
             "subscribed_topic_regex": _NULLABLE_STR,
             "assignments": {"type": "array", "items": _PARTITION_REF},
             "revoking": {"type": "array", "items": _PARTITION_REF},
-            "last_heartbeat_ms": _INT, "session_timeout_ms": _INT,
+            "last_heartbeat_ms": _INT,
+            "session_timeout_ms": _INT,
         },
     },
     "CommitOffsetsRequest": {
@@ -137,9 +163,12 @@ GROUP_SCHEMAS: dict[str, Any] = {
                     "required": ["topic_name", "partition_id", "offset"],
                     "additionalProperties": False,
                     "properties": {
-                        "topic_name": _STR, "partition_id": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+                        "topic_name": _STR,
+                        "partition_id": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
                         "offset": {
-                            "type": "integer", "minimum": 0, "maximum": 2**63 - 1,
+                            "type": "integer",
+                            "minimum": 0,
+                            "maximum": 2**63 - 1,
                             "description": "the next offset to consume; above the partition's high watermark it is "
                             "refused: 416 OFFSET_OUT_OF_RANGE, or 503 OFFSET_NOT_AVAILABLE (retriable) while the "
                             "leader holds it but its high watermark has not reached it",
@@ -153,13 +182,18 @@ GROUP_SCHEMAS: dict[str, Any] = {
     "ConsumerGroupOffsets": {
         "type": "object",
         "properties": {
-            "kind": _STR, "metadata": _ref("Metadata"), "consumer_group_id": _STR,
+            "kind": _STR,
+            "metadata": _ref("Metadata"),
+            "consumer_group_id": _STR,
             "data": {
                 "type": "array",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "topic_name": _STR, "partition_id": _INT, "offset": _INT, "metadata": _STR,
+                        "topic_name": _STR,
+                        "partition_id": _INT,
+                        "offset": _INT,
+                        "metadata": _STR,
                         "commit_timestamp_ms": _INT,
                     },
                 },
@@ -169,8 +203,12 @@ GROUP_SCHEMAS: dict[str, Any] = {
     "ConsumerLag": {
         "type": "object",
         "properties": {
-            "kind": _STR, "metadata": _ref("Metadata"), "cluster_id": _STR, "consumer_group_id": _STR,
-            "topic_name": _STR, "partition_id": _INT,
+            "kind": _STR,
+            "metadata": _ref("Metadata"),
+            "cluster_id": _STR,
+            "consumer_group_id": _STR,
+            "topic_name": _STR,
+            "partition_id": _INT,
             "current_offset": {**_NULLABLE_INT, "description": "committed offset; null if never committed"},
             "log_end_offset": {**_NULLABLE_INT, "description": "the partition's high watermark"},
             "log_start_offset": _NULLABLE_INT,
@@ -180,7 +218,9 @@ GROUP_SCHEMAS: dict[str, Any] = {
                 "high watermark (status AHEAD)",
             },
             "lag_ms": {**_NULLABLE_INT, "description": "now - append time of the record at current_offset"},
-            "last_commit_ms": _NULLABLE_INT, "consumer_id": _NULLABLE_STR, "client_id": _NULLABLE_STR,
+            "last_commit_ms": _NULLABLE_INT,
+            "consumer_id": _NULLABLE_STR,
+            "client_id": _NULLABLE_STR,
             "status": {
                 "enum": ["OK", "WARN", "STOP", "STALL", "REWIND", "AHEAD"],
                 "description": "Burrow's verdict; AHEAD: the committed offset is beyond the high watermark",
@@ -190,10 +230,18 @@ GROUP_SCHEMAS: dict[str, Any] = {
     "ConsumerGroupLagSummary": {
         "type": "object",
         "properties": {
-            "kind": _STR, "cluster_id": _STR, "group_id": _STR, "max_lag": _INT,
-            "max_lag_topic_name": _NULLABLE_STR, "max_lag_partition_id": _NULLABLE_INT,
-            "max_lag_consumer_id": _NULLABLE_STR, "max_lag_client_id": _NULLABLE_STR, "max_lag_ms": _INT,
-            "total_lag": _INT, "partitions": _INT, "partitions_without_commit": _INT,
+            "kind": _STR,
+            "cluster_id": _STR,
+            "group_id": _STR,
+            "max_lag": _INT,
+            "max_lag_topic_name": _NULLABLE_STR,
+            "max_lag_partition_id": _NULLABLE_INT,
+            "max_lag_consumer_id": _NULLABLE_STR,
+            "max_lag_client_id": _NULLABLE_STR,
+            "max_lag_ms": _INT,
+            "total_lag": _INT,
+            "partitions": _INT,
+            "partitions_without_commit": _INT,
             "partitions_ahead_of_high_watermark": _INT,
             "status": {"enum": ["OK", "WARN", "ERR"]},
         },
@@ -221,21 +269,29 @@ def _member_links() -> dict[str, Any]:
         "GroupLags": {"operationRef": f"#/paths/{group_pointer}~1lags/get", "parameters": group},
     }
 
+
 GROUP_PATHS: dict[str, Any] = {
     GROUPS: {"get": _op("List consumer groups of the cluster", [CLUSTER], _ok("groups", _list_of("ConsumerGroup")))},
     ONE_GROUP: {
-        "get": _op("Describe a consumer group (on its coordinator)", [CLUSTER, GROUP], _ok("group", _ref("ConsumerGroup"))),
-        "delete": _op("Delete a group without active members and its committed offsets", [CLUSTER, GROUP],
-                      _no_content("deleted")),
+        "get": _op(
+            "Describe a consumer group (on its coordinator)", [CLUSTER, GROUP], _ok("group", _ref("ConsumerGroup"))
+        ),
+        "delete": _op(
+            "Delete a group without active members and its committed offsets", [CLUSTER, GROUP], _no_content("deleted")
+        ),
     },
     ONE_GROUP + "/consumers": {
-        "get": _op("List the group's members and their assignments", [CLUSTER, GROUP],
-                   _ok("members", _list_of("Consumer")))
+        "get": _op(
+            "List the group's members and their assignments", [CLUSTER, GROUP], _ok("members", _list_of("Consumer"))
+        )
     },
     ONE_GROUP + "/consumers/{consumer_id}": {
         "get": _op("Describe one member", [CLUSTER, GROUP, MEMBER], _ok("member", _ref("Consumer"))),
-        "delete": _op("Leave the group: the member's partitions are reassigned at once", [CLUSTER, GROUP, MEMBER],
-                      _no_content("left")),
+        "delete": _op(
+            "Leave the group: the member's partitions are reassigned at once",
+            [CLUSTER, GROUP, MEMBER],
+            _no_content("left"),
+        ),
     },
     ONE_GROUP + "/consumers/{consumer_id}:heartbeat": {
         "post": _op(
@@ -272,7 +328,10 @@ GROUP_PATHS: dict[str, Any] = {
         "get": _op("Lag of one partition", [CLUSTER, GROUP, TOPIC, PARTITION], _ok("lag", _ref("ConsumerLag")))
     },
     ONE_GROUP + "/lag-summary": {
-        "get": _op("Largest and total lag, Burrow group status", [CLUSTER, GROUP],
-                   _ok("summary", _ref("ConsumerGroupLagSummary")))
+        "get": _op(
+            "Largest and total lag, Burrow group status",
+            [CLUSTER, GROUP],
+            _ok("summary", _ref("ConsumerGroupLagSummary")),
+        )
     },
 }

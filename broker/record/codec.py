@@ -163,13 +163,21 @@ def encode_batch(
     if is_transactional:
         attributes |= TRANSACTIONAL_MASK
     count = len(records)
-    covered = b"".join((
-        _CRC_COVERED_HEADER.pack(
-            attributes, count - 1, base_timestamp, max_timestamp,
-            producer_id, producer_epoch, base_sequence, count,
-        ),
-        payload,
-    ))
+    covered = b"".join(
+        (
+            _CRC_COVERED_HEADER.pack(
+                attributes,
+                count - 1,
+                base_timestamp,
+                max_timestamp,
+                producer_id,
+                producer_epoch,
+                base_sequence,
+                count,
+            ),
+            payload,
+        )
+    )
     batch_length = _LENGTH_BEFORE_CRC_COVERED + len(covered)
     prefix = _PREFIX.pack(base_offset, batch_length, partition_leader_epoch, MAGIC, crc32c(covered))
     return prefix + covered
@@ -221,14 +229,28 @@ def _encode_records(records: Iterable[Any], base_timestamp: int, now_ms: int) ->
             )
         headers_bytes = _encode_headers(headers) if headers else _NO_HEADERS
         body_length = (
-            1 + len(timestamp_bytes) + len(offset_bytes) + len(key_length_bytes) + len(key)
-            + len(value_length_bytes) + len(value) + len(headers_bytes)
+            1
+            + len(timestamp_bytes)
+            + len(offset_bytes)
+            + len(key_length_bytes)
+            + len(key)
+            + len(value_length_bytes)
+            + len(value)
+            + len(headers_bytes)
         )
-        extend((
-            cache[body_length << 1] if body_length < length_limit else encode_varint(body_length),
-            _RECORD_ATTRIBUTES, timestamp_bytes, offset_bytes,
-            key_length_bytes, key, value_length_bytes, value, headers_bytes,
-        ))
+        extend(
+            (
+                cache[body_length << 1] if body_length < length_limit else encode_varint(body_length),
+                _RECORD_ATTRIBUTES,
+                timestamp_bytes,
+                offset_bytes,
+                key_length_bytes,
+                key,
+                value_length_bytes,
+                value,
+                headers_bytes,
+            )
+        )
     return b"".join(parts), max_timestamp
 
 

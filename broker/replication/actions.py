@@ -145,10 +145,5 @@ class AwaitLeaderChange:
 
 
 FollowerAction = (
-    TruncateTo
-    | TruncateFullyAndStartAt
-    | AppendRecords
-    | UpdateFollowerOffsets
-    | RetryAfterBackoff
-    | AwaitLeaderChange
+    TruncateTo | TruncateFullyAndStartAt | AppendRecords | UpdateFollowerOffsets | RetryAfterBackoff | AwaitLeaderChange
 )

@@ -37,21 +37,13 @@ def check_fetch_position(
 ) -> OffsetOutOfRange | DivergingEpoch | None:
     """The out-of-range error or diverging epoch this fetch must get, or ``None``."""
     if last_fetched_epoch != UNDEFINED_EPOCH:
-        end_epoch, end_offset = epoch_cache.end_offset_for(
-            last_fetched_epoch, log_end_offset
-        )
+        end_epoch, end_offset = epoch_cache.end_offset_for(last_fetched_epoch, log_end_offset)
         if end_epoch == UNDEFINED_EPOCH or end_offset == UNDEFINED_EPOCH_OFFSET:
-            return out_of_range(
-                topic, partition, fetch_offset, log_start_offset, log_end_offset
-            )
-        if fetch_offset >= log_start_offset and (
-            end_epoch != last_fetched_epoch or end_offset < fetch_offset
-        ):
+            return out_of_range(topic, partition, fetch_offset, log_start_offset, log_end_offset)
+        if fetch_offset >= log_start_offset and (end_epoch != last_fetched_epoch or end_offset < fetch_offset):
             return DivergingEpoch(end_epoch, end_offset)
     if not log_start_offset <= fetch_offset <= log_end_offset:
-        return out_of_range(
-            topic, partition, fetch_offset, log_start_offset, log_end_offset
-        )
+        return out_of_range(topic, partition, fetch_offset, log_start_offset, log_end_offset)
     return None
 
 
@@ -64,8 +56,7 @@ def out_of_range(
 ) -> OffsetOutOfRange:
     """OFFSET_OUT_OF_RANGE naming the leader's range, so the follower can re-position."""
     return OffsetOutOfRange(
-        f"fetch offset {fetch_offset} of {topic}-{partition} is outside "
-        f"[{log_start_offset}, {log_end_offset}]",
+        f"fetch offset {fetch_offset} of {topic}-{partition} is outside [{log_start_offset}, {log_end_offset}]",
         topic=topic,
         partition=partition,
         log_start_offset=log_start_offset,

@@ -147,8 +147,12 @@ def encode_response(partitions: list[FetchPartitionResponse]) -> bytes:
         diverging = p.diverging_epoch or DivergingEpoch(-1, -1)
         out.append(
             _RESPONSE_OFFSETS.pack(
-                p.high_watermark, p.log_start_offset, p.log_end_offset,
-                diverging.epoch, diverging.end_offset, len(p.records),
+                p.high_watermark,
+                p.log_start_offset,
+                p.log_end_offset,
+                diverging.epoch,
+                diverging.end_offset,
+                len(p.records),
             )
         )
         out.append(p.records)

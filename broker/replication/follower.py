@@ -125,9 +125,7 @@ class FollowerState:
             log_start_offset=local.log_start_offset,
         )
 
-    def on_fetch_response(
-        self, response: PartitionFetchResponse, local: LocalLogView
-    ) -> list[FollowerAction]:
+    def on_fetch_response(self, response: PartitionFetchResponse, local: LocalLogView) -> list[FollowerAction]:
         """Turn one partition of a fetch response into ordered actions for the driver."""
         if response.error is not None:
             return self._on_error(response.error, response, local)
@@ -141,9 +139,7 @@ class FollowerState:
                     f"fetched records end at {response.records_last_offset}, before the "
                     f"local log end offset {local.log_end_offset}"
                 )
-            actions.append(
-                AppendRecords(local.log_end_offset, response.records_last_offset)
-            )
+            actions.append(AppendRecords(local.log_end_offset, response.records_last_offset))
             new_log_end_offset = response.records_last_offset + 1
         offsets = self._learn_leader_offsets(response, local, new_log_end_offset)
         if offsets is not None:
@@ -162,21 +158,14 @@ class FollowerState:
         ``log_start_offset <= high_watermark <= log_end_offset``.
         """
         new_high_watermark = min(response.high_watermark, new_log_end_offset)
-        new_log_start_offset = max(
-            local.log_start_offset, min(response.log_start_offset, new_high_watermark)
-        )
+        new_log_start_offset = max(local.log_start_offset, min(response.log_start_offset, new_high_watermark))
         new_high_watermark = max(new_high_watermark, new_log_start_offset)
-        if (
-            new_high_watermark == self._high_watermark
-            and new_log_start_offset == local.log_start_offset
-        ):
+        if new_high_watermark == self._high_watermark and new_log_start_offset == local.log_start_offset:
             return None
         self._high_watermark = new_high_watermark
         return UpdateFollowerOffsets(new_high_watermark, new_log_start_offset)
 
-    def on_diverging_epoch(
-        self, diverging: DivergingEpoch, local: LocalLogView
-    ) -> FollowerAction:
+    def on_diverging_epoch(self, diverging: DivergingEpoch, local: LocalLogView) -> FollowerAction:
         """Where to cut the log after the leader reported a diverging epoch.
 
         Kafka ``getOffsetTruncationState``: look the leader's epoch up in our cache.
@@ -184,18 +173,14 @@ class FollowerState:
         our largest epoch below it (another round will follow); our cache is empty
         -> the leader's end offset. Never past our own LEO, never to our HW.
         """
-        follower_epoch, follower_end_offset = local.epoch_cache.end_offset_for(
-            diverging.epoch, local.log_end_offset
-        )
+        follower_epoch, follower_end_offset = local.epoch_cache.end_offset_for(diverging.epoch, local.log_end_offset)
         if follower_epoch == UNDEFINED_EPOCH:
             offset = diverging.end_offset
         elif follower_epoch != diverging.epoch:
             offset = follower_end_offset
         else:
             offset = min(follower_end_offset, diverging.end_offset)
-        return self._truncate(
-            min(offset, local.log_end_offset), local, reason="diverging_epoch"
-        )
+        return self._truncate(min(offset, local.log_end_offset), local, reason="diverging_epoch")
 
     def on_offset_out_of_range(
         self,
@@ -205,9 +190,7 @@ class FollowerState:
     ) -> list[FollowerAction]:
         """Kafka ``fetchOffsetAndTruncate`` with the leader's offsets from the response."""
         if leader_log_end_offset < local.log_end_offset:
-            return [
-                self._truncate(leader_log_end_offset, local, reason="above_leader_end")
-            ]
+            return [self._truncate(leader_log_end_offset, local, reason="above_leader_end")]
         if leader_log_start_offset > local.log_end_offset:
             return [self._restart_at(leader_log_start_offset)]
         return []
@@ -222,16 +205,12 @@ class FollowerState:
         Anything else, FENCED_LEADER_EPOCH included: wait for new metadata (Kafka
         removes a fenced partition from its fetcher until the next leader change)."""
         if isinstance(error, OffsetOutOfRange):
-            return self.on_offset_out_of_range(
-                response.log_start_offset, response.log_end_offset, local
-            )
+            return self.on_offset_out_of_range(response.log_start_offset, response.log_end_offset, local)
         if error.retriable:
             return [RetryAfterBackoff(error)]
         return [AwaitLeaderChange(error)]
 
-    def _truncate(
-        self, offset: int, local: LocalLogView, *, reason: str
-    ) -> FollowerAction:
+    def _truncate(self, offset: int, local: LocalLogView, *, reason: str) -> FollowerAction:
         """Cut at ``offset``; below the log start that means starting over there (Kafka)."""
         if offset < local.log_start_offset:
             return self._restart_at(offset)

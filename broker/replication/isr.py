@@ -88,10 +88,7 @@ class IsrState:
     def reject(self, based_on_partition_epoch: int) -> bool:
         """The compare-and-set failed: drop the pending change it was for, if still pending."""
         pending = self._pending
-        if (
-            pending is None
-            or pending.based_on_partition_epoch != based_on_partition_epoch
-        ):
+        if pending is None or pending.based_on_partition_epoch != based_on_partition_epoch:
             return False
         self._pending = None
         return True

@@ -103,9 +103,7 @@ class PartitionLeaderState:
         self._log_end_offset = log_end_offset
         self._high_watermark = high_watermark
         self._followers = {
-            broker_id: ReplicaState.reset_for_new_leader(
-                broker_id, broker_id in isr, now_ms
-            )
+            broker_id: ReplicaState.reset_for_new_leader(broker_id, broker_id in isr, now_ms)
             for broker_id in self.replicas
             if broker_id != local_broker_id
         }
@@ -220,9 +218,7 @@ class PartitionLeaderState:
 
     def check_leader_epoch(self, request_leader_epoch: int) -> HighwaterError | None:
         """FENCED_LEADER_EPOCH (older), UNKNOWN_LEADER_EPOCH (newer) or ``None`` (KIP-320)."""
-        return check_leader_epoch(
-            self.topic, self.partition, self.leader_epoch, request_leader_epoch
-        )
+        return check_leader_epoch(self.topic, self.partition, self.leader_epoch, request_leader_epoch)
 
     # ------------------------------------------------------------ high watermark
 
@@ -244,9 +240,7 @@ class PartitionLeaderState:
         for broker_id, state in self._followers.items():
             if state.log_end_offset >= candidate:
                 continue
-            if broker_id in maximal or state.is_caught_up(
-                self._log_end_offset, now_ms, self.replica_lag_time_max_ms
-            ):
+            if broker_id in maximal or state.is_caught_up(self._log_end_offset, now_ms, self.replica_lag_time_max_ms):
                 candidate = state.log_end_offset
         if candidate <= self._high_watermark:
             return None
@@ -388,9 +382,7 @@ class PartitionLeaderState:
 
     # ------------------------------------------------------------------- ISR
 
-    def _maybe_expand_isr(
-        self, state: ReplicaState, registered_broker_epoch: int
-    ) -> ProposeIsr | None:
+    def _maybe_expand_isr(self, state: ReplicaState, registered_broker_epoch: int) -> ProposeIsr | None:
         """Kafka ``maybeExpandIsr``: add a follower that holds everything the HW exposes.
 
         Conditions: no change in flight; not already in the committed ISR; its LEO
@@ -401,9 +393,7 @@ class PartitionLeaderState:
         """
         if self._isr.pending is not None or state.broker_id in self._isr.committed:
             return None
-        if state.log_end_offset < max(
-            self._high_watermark, self.leader_epoch_start_offset
-        ):
+        if state.log_end_offset < max(self._high_watermark, self.leader_epoch_start_offset):
             return None
         if not is_isr_eligible(state.broker_epoch, registered_broker_epoch):
             log.info(
@@ -431,17 +421,13 @@ class PartitionLeaderState:
         lagging = {
             broker_id
             for broker_id in self._isr.committed - {self.local_broker_id}
-            if not self._followers[broker_id].is_caught_up(
-                self._log_end_offset, now_ms, self.replica_lag_time_max_ms
-            )
+            if not self._followers[broker_id].is_caught_up(self._log_end_offset, now_ms, self.replica_lag_time_max_ms)
         }
         if not lagging:
             return None
         return self._propose(self._isr.committed - lagging, "shrink")
 
-    def on_isr_change_committed(
-        self, new_isr: Sequence[int], new_partition_epoch: int, now_ms: int
-    ) -> HwUpdate | None:
+    def on_isr_change_committed(self, new_isr: Sequence[int], new_partition_epoch: int, now_ms: int) -> HwUpdate | None:
         """A partition record with the same leader epoch and a newer partition epoch arrived.
 
         Either our proposal committed or the controller changed the ISR itself; in
@@ -480,9 +466,7 @@ class PartitionLeaderState:
         )
         return self.maybe_increment_high_watermark(now_ms)
 
-    def on_isr_change_rejected(
-        self, proposal: ProposeIsr, now_ms: int
-    ) -> HwUpdate | None:
+    def on_isr_change_rejected(self, proposal: ProposeIsr, now_ms: int) -> HwUpdate | None:
         """The compare-and-set failed (stale partition epoch): drop the pending change.
 
         The driver re-reads the partition record. Dropping a pending expansion
@@ -502,9 +486,7 @@ class PartitionLeaderState:
 
     # --------------------------------------------------------------- helpers
 
-    def _propose(
-        self, new_isr: frozenset[int], change: Literal["expand", "shrink"]
-    ) -> ProposeIsr:
+    def _propose(self, new_isr: frozenset[int], change: Literal["expand", "shrink"]) -> ProposeIsr:
         pending = self._isr.propose(new_isr)
         joining = self._in_assignment_order(new_isr - self._isr.committed)
         proposal = ProposeIsr(
@@ -533,9 +515,7 @@ class PartitionLeaderState:
         return proposal
 
     def _in_assignment_order(self, broker_ids: frozenset[int]) -> tuple[int, ...]:
-        return tuple(
-            broker_id for broker_id in self.replicas if broker_id in broker_ids
-        )
+        return tuple(broker_id for broker_id in self.replicas if broker_id in broker_ids)
 
     def _fetch_outcome(
         self,
@@ -559,17 +539,11 @@ class PartitionLeaderState:
         )
 
 
-def _validate_membership(
-    local_broker_id: int, replicas: Sequence[int], isr: Sequence[int]
-) -> None:
+def _validate_membership(local_broker_id: int, replicas: Sequence[int], isr: Sequence[int]) -> None:
     """The leader is a replica and in the ISR; the ISR is a subset of the replicas."""
     if local_broker_id not in replicas:
-        raise ValueError(
-            f"leader {local_broker_id} is not a replica ({list(replicas)})"
-        )
+        raise ValueError(f"leader {local_broker_id} is not a replica ({list(replicas)})")
     if local_broker_id not in isr:
         raise ValueError(f"leader {local_broker_id} is not in the ISR ({list(isr)})")
     if not set(isr) <= set(replicas):
-        raise ValueError(
-            f"ISR {list(isr)} is not a subset of the replicas {list(replicas)}"
-        )
+        raise ValueError(f"ISR {list(isr)} is not a subset of the replicas {list(replicas)}")

@@ -70,9 +70,7 @@ class DelayedProducePurgatory:
         if request_id in self._waiters:
             raise ValueError(f"produce {request_id!r} is already waiting")
         self._sequence += 1
-        self._waiters[request_id] = _Waiter(
-            request_id, required_offset, deadline_ms, self._sequence
-        )
+        self._waiters[request_id] = _Waiter(request_id, required_offset, deadline_ms, self._sequence)
         heapq.heappush(self._by_offset, (required_offset, self._sequence, request_id))
         heapq.heappush(self._by_deadline, (deadline_ms, self._sequence, request_id))
 
@@ -113,9 +111,7 @@ class DelayedProducePurgatory:
             completions.append(ProduceCompletion(request_id, error))
         return completions
 
-    def fail_all_not_leader(
-        self, leader_id: int | None = None
-    ) -> list[ProduceCompletion]:
+    def fail_all_not_leader(self, leader_id: int | None = None) -> list[ProduceCompletion]:
         """Leadership was lost: every waiting produce gets ``NOT_LEADER_OR_FOLLOWER``."""
         completions = [
             ProduceCompletion(

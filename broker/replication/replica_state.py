@@ -57,9 +57,7 @@ class ReplicaState:
     """The incarnation whose fetches this state records (unknown before the first fetch)."""
 
     @classmethod
-    def reset_for_new_leader(
-        cls, broker_id: int, in_isr: bool, now_ms: int
-    ) -> ReplicaState:
+    def reset_for_new_leader(cls, broker_id: int, in_isr: bool, now_ms: int) -> ReplicaState:
         """State of a follower when this broker becomes leader in a new epoch.
 
         Its LEO is forgotten (unknown until it fetches), so the HW cannot move until
@@ -72,9 +70,7 @@ class ReplicaState:
             last_caught_up_time_ms=now_ms if in_isr else None,
         )
 
-    def on_fetch(
-        self, fetch_offset: int, leader_log_end_offset: int, now_ms: int, broker_epoch: int
-    ) -> None:
+    def on_fetch(self, fetch_offset: int, leader_log_end_offset: int, now_ms: int, broker_epoch: int) -> None:
         """Record a fetch at ``fetch_offset`` by incarnation ``broker_epoch`` while the leader's
         LEO is ``leader_log_end_offset``."""
         if is_new_incarnation(self.broker_epoch, broker_epoch):
@@ -86,25 +82,17 @@ class ReplicaState:
         caught_up_at: int | None = None
         if fetch_offset >= leader_log_end_offset:
             caught_up_at = now_ms
-        elif (
-            self.last_fetch_time_ms is not None
-            and fetch_offset >= self.last_fetch_leader_log_end_offset
-        ):
+        elif self.last_fetch_time_ms is not None and fetch_offset >= self.last_fetch_leader_log_end_offset:
             caught_up_at = self.last_fetch_time_ms
         if caught_up_at is not None and (
-            self.last_caught_up_time_ms is None
-            or caught_up_at > self.last_caught_up_time_ms
+            self.last_caught_up_time_ms is None or caught_up_at > self.last_caught_up_time_ms
         ):
             self.last_caught_up_time_ms = caught_up_at
         self.log_end_offset = fetch_offset
-        self.last_fetch_leader_log_end_offset = max(
-            leader_log_end_offset, self.last_fetch_leader_log_end_offset
-        )
+        self.last_fetch_leader_log_end_offset = max(leader_log_end_offset, self.last_fetch_leader_log_end_offset)
         self.last_fetch_time_ms = now_ms
 
-    def is_caught_up(
-        self, leader_log_end_offset: int, now_ms: int, replica_lag_time_max_ms: int
-    ) -> bool:
+    def is_caught_up(self, leader_log_end_offset: int, now_ms: int, replica_lag_time_max_ms: int) -> bool:
         """Kafka ``isCaughtUp``: LEO equals the leader's, or caught up within the lag time."""
         if self.log_end_offset == leader_log_end_offset:
             return True

@@ -59,7 +59,15 @@ def create_app(node: BrokerNode) -> web.Application:
     app[METRICS_KEY] = HttpMetrics(node)
     app[PRODUCER_KEY] = RecordProducer(node)
     app.on_shutdown.append(_drain_unacknowledged)
-    for module in (routes_cluster, routes_topics, routes_produce, routes_records, routes_ops, routes_internal, routes_producer_ids,
-                   routes_groups):
+    for module in (
+        routes_cluster,
+        routes_topics,
+        routes_produce,
+        routes_records,
+        routes_ops,
+        routes_internal,
+        routes_producer_ids,
+        routes_groups,
+    ):
         module.add_routes(app)
     return app

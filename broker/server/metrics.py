@@ -59,7 +59,9 @@ class PartitionOffsetsCollector(Collector):
                 continue
             isr_size.add_metric(values, len(partition.isr))
             under_replicated_count += len(partition.isr) < len(partition.replicas)
-            under_min_isr_count += len(partition.isr) < self._effective_min_isr(partition.topic, len(partition.replicas))
+            under_min_isr_count += len(partition.isr) < self._effective_min_isr(
+                partition.topic, len(partition.replicas)
+            )
         under_replicated.add_metric([], under_replicated_count)
         under_min_isr.add_metric([], under_min_isr_count)
         yield from (log_end, high_watermark, log_start, isr_size, under_replicated, under_min_isr)

@@ -133,8 +133,7 @@ async def body_read_middleware(request: web.Request, handler: Handler) -> web.St
         except TimeoutError:
             return _closing(
                 RequestBodyTimedOut(
-                    f"the request body did not arrive within {timeout_s:g} s "
-                    f"({request.content_length} bytes announced)"
+                    f"the request body did not arrive within {timeout_s:g} s ({request.content_length} bytes announced)"
                 )
             )
         except ConnectionResetError:

@@ -106,7 +106,10 @@ async def _forward(request: web.Request, url: str) -> web.Response:
     body = await request.read() if request.body_exists else None
     try:
         async with node.session.request(
-            request.method, f"{url}{request.rel_url}", data=body, headers=headers,
+            request.method,
+            f"{url}{request.rel_url}",
+            data=body,
+            headers=headers,
             timeout=aiohttp.ClientTimeout(total=FORWARD_TIMEOUT_S),
         ) as reply:
             raw = await reply.read()
@@ -153,19 +156,26 @@ async def heartbeat(request: web.Request, shard: OffsetsShard, group_id: str) ->
         shard,
         group_id,
         HeartbeatRequest(
-            member_id, body.member_epoch, body.subscription(), body.owned(), body.client_id,
-            body.session_timeout_ms, body.rebalance_timeout_ms,
+            member_id,
+            body.member_epoch,
+            body.subscription(),
+            body.owned(),
+            body.client_id,
+            body.session_timeout_ms,
+            body.rebalance_timeout_ms,
         ),
         body.server_assignor,
     )
-    return web.json_response({
-        "kind": "KafkaConsumerGroupHeartbeat",
-        "member_id": answer.member_id,
-        "member_epoch": answer.member_epoch,
-        "group_epoch": shard.group(group_id).membership.group_epoch,
-        "heartbeat_interval_ms": _heartbeat_interval_ms(body.session_timeout_ms),
-        "assignment": partitions_by_topic(answer.assignment),
-    })
+    return web.json_response(
+        {
+            "kind": "KafkaConsumerGroupHeartbeat",
+            "member_id": answer.member_id,
+            "member_epoch": answer.member_epoch,
+            "group_epoch": shard.group(group_id).membership.group_epoch,
+            "heartbeat_interval_ms": _heartbeat_interval_ms(body.session_timeout_ms),
+            "assignment": partitions_by_topic(answer.assignment),
+        }
+    )
 
 
 @routes.delete(GROUP + "/consumers/{consumer_id:[^{}/:]+}")

@@ -217,7 +217,12 @@ async def produce_binary(request: web.Request) -> web.Response:
     validate_produced_batches(batch)
     if acks == "0":
         request.app[PRODUCER_KEY].append_in_background(topic, partition, [batch], timeout_ms)
-        body: dict[str, Any] = {"partition_id": partition, "base_offset": None, "last_offset": None, "log_append_time": -1}
+        body: dict[str, Any] = {
+            "partition_id": partition,
+            "base_offset": None,
+            "last_offset": None,
+            "log_append_time": -1,
+        }
         return web.json_response(body, status=202)
     result = await node.produce(topic, partition, batch, acks, timeout_ms, forward=False)
     body = {

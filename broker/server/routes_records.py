@@ -151,7 +151,14 @@ async def read_records(request: web.Request) -> web.StreamResponse:
     assert max_records is not None and max_bytes is not None and timeout_ms is not None
     raw = wants_batches(request)
     span = await fetch_span(
-        node, topic, partition, offset, max_bytes, MAX_RECORDS_LIMIT if raw else max_records, timeout_ms, forward=not raw
+        node,
+        topic,
+        partition,
+        offset,
+        max_bytes,
+        MAX_RECORDS_LIMIT if raw else max_records,
+        timeout_ms,
+        forward=not raw,
     )
     if raw:
         headers = {

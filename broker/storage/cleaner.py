@@ -111,8 +111,14 @@ class _SpanWriter:
             self._span = _span_of(header)
         else:
             self._span = BatchSpan(
-                span.base_offset, header.last_offset, span.partition_leader_epoch, span.attributes,
-                max(span.max_timestamp, header.max_timestamp), NO_PRODUCER_ID, span.producer_epoch, span.base_sequence,
+                span.base_offset,
+                header.last_offset,
+                span.partition_leader_epoch,
+                span.attributes,
+                max(span.max_timestamp, header.max_timestamp),
+                NO_PRODUCER_ID,
+                span.producer_epoch,
+                span.base_sequence,
             )
         self._records.extend(kept)
         self._bytes += header.size
@@ -125,8 +131,14 @@ class _SpanWriter:
 
 def _span_of(header: BatchHeader) -> BatchSpan:
     return BatchSpan(
-        header.base_offset, header.last_offset, header.partition_leader_epoch, header.attributes,
-        header.max_timestamp, header.producer_id, header.producer_epoch, header.base_sequence,
+        header.base_offset,
+        header.last_offset,
+        header.partition_leader_epoch,
+        header.attributes,
+        header.max_timestamp,
+        header.producer_id,
+        header.producer_epoch,
+        header.base_sequence,
     )
 
 
@@ -217,6 +229,7 @@ def clean_if_compacted(partition_log: PartitionLog, now_ms: int, high_watermark:
     try:
         compact_log(partition_log, now_ms, high_watermark)
     except Exception as error:  # noqa: BLE001 - a failed pass must not stop the retention loop
-        log.error("log.compaction_failed", topic=partition_log.topic, partition=partition_log.partition,
-                  error=repr(error))
+        log.error(
+            "log.compaction_failed", topic=partition_log.topic, partition=partition_log.partition, error=repr(error)
+        )
     return True

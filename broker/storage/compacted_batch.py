@@ -47,14 +47,16 @@ def _encode_record(record: Record, base_offset: int, base_timestamp: int) -> byt
     for key, value in record.headers:
         encoded_key = key.encode("utf-8")
         headers.append(encode_varint(len(encoded_key)) + encoded_key + _bytes_field(value))
-    body = b"".join((
-        b"\x00",
-        encode_varlong(record.timestamp - base_timestamp),
-        encode_varint(record.offset - base_offset),
-        _bytes_field(record.key),
-        _bytes_field(record.value),
-        *headers,
-    ))
+    body = b"".join(
+        (
+            b"\x00",
+            encode_varlong(record.timestamp - base_timestamp),
+            encode_varint(record.offset - base_offset),
+            _bytes_field(record.key),
+            _bytes_field(record.value),
+            *headers,
+        )
+    )
     return encode_varint(len(body)) + body
 
 
@@ -62,16 +64,19 @@ def encode_span(span: BatchSpan, records: Sequence[Record]) -> bytes:
     """One batch over ``span`` holding ``records`` (a subset of its offsets, in order), uncompressed."""
     base_timestamp = min((r.timestamp for r in records), default=span.max_timestamp)
     payload = b"".join(_encode_record(r, span.base_offset, base_timestamp) for r in records)
-    covered = _COVERED_HEADER.pack(
-        span.attributes & ~0x07,
-        span.last_offset - span.base_offset,
-        base_timestamp,
-        span.max_timestamp,
-        span.producer_id,
-        span.producer_epoch,
-        span.base_sequence,
-        len(records),
-    ) + payload
+    covered = (
+        _COVERED_HEADER.pack(
+            span.attributes & ~0x07,
+            span.last_offset - span.base_offset,
+            base_timestamp,
+            span.max_timestamp,
+            span.producer_id,
+            span.producer_epoch,
+            span.base_sequence,
+            len(records),
+        )
+        + payload
+    )
     prefix = _PREFIX.pack(
         span.base_offset, _LENGTH_BEFORE_COVERED + len(covered), span.partition_leader_epoch, MAGIC, crc32c(covered)
     )

@@ -101,8 +101,7 @@ class ProducerStateManager:
         expected = (entry.last_sequence + 1) % SEQUENCE_WRAP
         if header.base_sequence != expected:
             raise OutOfOrderSequence(
-                f"producer {header.producer_id} sent sequence {header.base_sequence} to {where}; "
-                f"expected {expected}"
+                f"producer {header.producer_id} sent sequence {header.base_sequence} to {where}; expected {expected}"
             )
         return None
 

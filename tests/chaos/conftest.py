@@ -26,9 +26,7 @@ DEFAULT_SEED = "20261125"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("chaos")
-    group.addoption(
-        "--chaos-seed", default=DEFAULT_SEED, help="seed of the random fault mix, or 'random' to draw one"
-    )
+    group.addoption("--chaos-seed", default=DEFAULT_SEED, help="seed of the random fault mix, or 'random' to draw one")
     group.addoption(
         "--chaos-duration-s", type=float, default=DEFAULT_DURATION_S, help="how long the mixed run injects faults"
     )

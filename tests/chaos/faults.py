@@ -170,8 +170,15 @@ async def _probe_write(target: FaultTarget, leader: int, label: str) -> WriteOp:
     else:
         error = reply.get("error")
         op.complete(FAIL if error == "NOT_ENOUGH_REPLICAS" else UNKNOWN, error=error)
-    log.info("chaos.probe_write", topic=target.topic, leader=leader, value=op.value, outcome=op.outcome,
-             offset=op.offset, error=op.error)
+    log.info(
+        "chaos.probe_write",
+        topic=target.topic,
+        leader=leader,
+        value=op.value,
+        outcome=op.outcome,
+        offset=op.offset,
+        error=op.error,
+    )
     return op
 
 
@@ -239,7 +246,9 @@ def _wait_for_successor(target: FaultTarget, zombie: int, timeout_s: float) -> i
     """The broker the rest of the cluster elected in the zombie's place (asked of a broker that is not cut;
     while the zombie still leads, that broker's describe waits on the zombie and times out)."""
     witness = next(b for b in sorted(target.chaos.brokers) if b != zombie)
-    url = f"{target.chaos.brokers[witness].url}/v3/clusters/{target.chaos.cluster_id}/topics/{target.topic}/partitions/0"
+    url = (
+        f"{target.chaos.brokers[witness].url}/v3/clusters/{target.chaos.cluster_id}/topics/{target.topic}/partitions/0"
+    )
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:

@@ -23,8 +23,11 @@ async def test_second_broker_with_the_same_id_is_refused(cluster: InProcessClust
     original = await cluster.observer.get(broker_key(2))
     store = await open_store(cluster.url)
     impostor = BrokerMembership(
-        store, BrokerRegistration(broker_id=2, url="http://127.0.0.1:9999"), SESSION_TIMEOUT_MS,
-        HEARTBEAT_INTERVAL_MS, takeover_margin_ms=TAKEOVER_MARGIN_MS,
+        store,
+        BrokerRegistration(broker_id=2, url="http://127.0.0.1:9999"),
+        SESSION_TIMEOUT_MS,
+        HEARTBEAT_INTERVAL_MS,
+        takeover_margin_ms=TAKEOVER_MARGIN_MS,
     )
     started = time.monotonic()
     try:

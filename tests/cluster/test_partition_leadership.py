@@ -30,7 +30,9 @@ from tests.cluster.harness import (
 MOVE_TIMEOUT_S = (SESSION_TIMEOUT_MS + FAILOVER_MARGIN_MS) / 1000
 
 
-async def wait_for_records(cluster: InProcessCluster, topic: str, predicate, what: str, timeout_s: float = MOVE_TIMEOUT_S):
+async def wait_for_records(
+    cluster: InProcessCluster, topic: str, predicate, what: str, timeout_s: float = MOVE_TIMEOUT_S
+):
     async def probe() -> list[PartitionRecord] | None:
         records = await cluster.partitions(topic)
         return records if records and predicate(records) else None
@@ -117,7 +119,10 @@ async def test_no_live_isr_member_means_no_leader_until_it_returns(cluster: InPr
     on_2 = next(r for r in records if r.replicas == [2])
     await cluster.kill(2)
     leaderless = await wait_for_records(
-        cluster, "solo", lambda rs: rs[on_2.partition].leader == NO_LEADER, "the partition on broker 2 to lose its leader"
+        cluster,
+        "solo",
+        lambda rs: rs[on_2.partition].leader == NO_LEADER,
+        "the partition on broker 2 to lose its leader",
     )
     assert leaderless[on_2.partition].isr == [2]
     assert leaderless[on_2.partition].leader_epoch == 1
@@ -131,7 +136,9 @@ async def test_no_live_isr_member_means_no_leader_until_it_returns(cluster: InPr
     assert back[on_2.partition].isr == [2] and back[on_2.partition].leader_epoch == 2
 
 
-async def _lose_both_replicas_then_restart_the_follower(cluster: InProcessCluster, configs: dict[str, str]) -> tuple[PartitionRecord, PartitionRecord]:
+async def _lose_both_replicas_then_restart_the_follower(
+    cluster: InProcessCluster, configs: dict[str, str]
+) -> tuple[PartitionRecord, PartitionRecord]:
     records = await cluster.brokers[1].controller.create_topic("risky", 3, 2, configs)
     target = next(r for r in records if 1 not in r.replicas)
     first, follower = target.replicas
@@ -205,7 +212,10 @@ async def _rejoin_with_isr_restored(cluster: InProcessCluster, topic: str) -> Pa
     assert current is not None
     record = PartitionRecord.model_validate_json(current.value)
     expanded = record.model_copy(
-        update={"isr": [b for b in record.replicas if b in {*record.isr, 2}], "partition_epoch": record.partition_epoch + 1}
+        update={
+            "isr": [b for b in record.replicas if b in {*record.isr, 2}],
+            "partition_epoch": record.partition_epoch + 1,
+        }
     )
     assert await cluster.observer.put_if(key, expanded.model_dump_json().encode(), current.mod_revision) is not None
     return expanded
@@ -238,8 +248,9 @@ async def test_next_reconcile_completes_half_done_creation_and_deletion(cluster:
     deleting, after the topic record) leaves work its successor finishes."""
     half_created = TopicRecord(name="half", partitions_count=2, replication_factor=2)
     await cluster.observer.put(topic_key("half"), half_created.model_dump_json().encode())
-    orphan = PartitionRecord(topic="gone", partition=0, leader=1, leader_epoch=0, partition_epoch=0,
-                             replicas=[1], isr=[1])
+    orphan = PartitionRecord(
+        topic="gone", partition=0, leader=1, leader_epoch=0, partition_epoch=0, replicas=[1], isr=[1]
+    )
     await cluster.observer.put(partition_key("gone", 0), orphan.model_dump_json().encode())
     await cluster.start_broker(4)
     completed = await wait_for_records(cluster, "half", lambda rs: len(rs) == 2, "the missing partitions")

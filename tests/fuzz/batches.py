@@ -71,9 +71,7 @@ def extended(batch: bytes) -> st.SearchStrategy[bytes]:
 
 
 def rewritten(batch: bytes) -> st.SearchStrategy[bytes]:
-    return st.builds(
-        rewrite, st.just(batch), st.sampled_from(sorted(_FIELDS)), st.integers(-(2**31), 2**31 - 1)
-    )
+    return st.builds(rewrite, st.just(batch), st.sampled_from(sorted(_FIELDS)), st.integers(-(2**31), 2**31 - 1))
 
 
 def hostile_batches() -> st.SearchStrategy[bytes]:

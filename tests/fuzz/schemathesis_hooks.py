@@ -34,6 +34,10 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
     body = case.body
     if case.operation.path == CREATE_TOPIC and case.method.upper() == "POST" and isinstance(body, dict):
         count = body.get("partitions_count")
-        if isinstance(count, int) and not isinstance(count, bool) and FOLDED_PARTITIONS < count <= MAX_PARTITIONS_PER_TOPIC:
+        if (
+            isinstance(count, int)
+            and not isinstance(count, bool)
+            and FOLDED_PARTITIONS < count <= MAX_PARTITIONS_PER_TOPIC
+        ):
             body["partitions_count"] = count % FOLDED_PARTITIONS + 1
     return case

@@ -40,7 +40,10 @@ def target(fuzz_cluster: LiveCluster) -> Iterator[Target]:
 
 
 @settings(
-    max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
+    max_examples=EXAMPLES,
+    derandomize=True,
+    database=None,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(body=hostile_batches())

@@ -36,12 +36,24 @@ def test_published_api_conforms_and_never_answers_5xx(
     started = time.monotonic()
     run = subprocess.run(
         [
-            str(SCHEMATHESIS), "--no-color", "--config-file", str(CONFIG),
-            "run", f"{fuzz_cluster.url(1)}/openapi.json",
-            "--max-examples", str(fuzz_examples),
-            "--report", "junit", "--report-dir", str(tmp_path),
+            str(SCHEMATHESIS),
+            "--no-color",
+            "--config-file",
+            str(CONFIG),
+            "run",
+            f"{fuzz_cluster.url(1)}/openapi.json",
+            "--max-examples",
+            str(fuzz_examples),
+            "--report",
+            "junit",
+            "--report-dir",
+            str(tmp_path),
         ],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True, text=True, check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
     )
     generated = re.search(r"(\d+) generated", run.stdout)
     print(

@@ -76,7 +76,10 @@ def fetch_requests() -> st.SearchStrategy[bytes]:
 
 
 @settings(
-    max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
+    max_examples=EXAMPLES,
+    derandomize=True,
+    database=None,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 @given(body=fetch_requests())

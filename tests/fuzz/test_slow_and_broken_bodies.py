@@ -62,7 +62,13 @@ def test_a_slow_sender_that_stalls_gets_408_in_bounded_time(
     assert partition.log_end_offset() == end_before
 
 
-@settings(max_examples=scaled(15), derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=scaled(15),
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(cut=st.integers(0, 200))
 def test_a_sender_that_closes_mid_body_leaves_nothing(target: tuple[LiveCluster, Target], cut: int) -> None:
     _, partition = target

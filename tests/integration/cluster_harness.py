@@ -39,8 +39,10 @@ DETECTION_MARGIN_MS = 1500
 metadata reaching the broker that is asked (store polling, watches, one HTTP poll)."""
 POLL_INTERVAL_S = 0.01
 
-def session_env(session_timeout_ms: int = SESSION_TIMEOUT_MS, heartbeat_interval_ms: int = HEARTBEAT_INTERVAL_MS,
-                **extra: str) -> dict[str, str]:
+
+def session_env(
+    session_timeout_ms: int = SESSION_TIMEOUT_MS, heartbeat_interval_ms: int = HEARTBEAT_INTERVAL_MS, **extra: str
+) -> dict[str, str]:
     """Broker environment for a session of ``session_timeout_ms`` (plus extra settings)."""
     return {
         "HIGHWATER_BROKER_SESSION_TIMEOUT_MS": str(session_timeout_ms),
@@ -129,14 +131,25 @@ class LiveCluster:
         assert status == 200, body
         return {
             p["partition_id"]: PartitionState(
-                p["partition_id"], p["leader_id"], p["leader_epoch"], p["replicas"], p["isr"], p["high_watermark"],
+                p["partition_id"],
+                p["leader_id"],
+                p["leader_epoch"],
+                p["replicas"],
+                p["isr"],
+                p["high_watermark"],
                 {r["broker_id"]: r["log_end_offset"] for r in p.get("replicas_state") or []},
             )
             for p in body["data"]
         }
 
-    def create_topic(self, name: str, partitions: int, replication_factor: int, via: int | None = None,
-                     configs: dict[str, str] | None = None) -> None:
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        via: int | None = None,
+        configs: dict[str, str] | None = None,
+    ) -> None:
         body = {
             "topic_name": name,
             "partitions_count": partitions,
@@ -146,8 +159,10 @@ class LiveCluster:
 
         def created() -> dict | None:
             status, reply = http_json("POST", f"{self.base(via)}/topics", body)
-            if status == 400 and reply.get("error") == "INVALID_REPLICATION_FACTOR" and replication_factor <= len(
-                self.live_ids()
+            if (
+                status == 400
+                and reply.get("error") == "INVALID_REPLICATION_FACTOR"
+                and replication_factor <= len(self.live_ids())
             ):
                 return None  # the controller has not seen every broker that just started yet
             assert status == 201, reply
@@ -155,8 +170,9 @@ class LiveCluster:
 
         wait_until(created, 5, f"topic {name} to be created", interval_s=0.1)
 
-    def produce(self, topic: str, partition: int, values: list[str], via: int | None = None,
-                acks: str = "all") -> tuple[int, dict]:
+    def produce(
+        self, topic: str, partition: int, values: list[str], via: int | None = None, acks: str = "all"
+    ) -> tuple[int, dict]:
         entries = [{"partition_id": partition, "value": {"type": "STRING", "data": v}} for v in values]
         return http_json("POST", f"{self.base(via)}/topics/{topic}/records:batch?acks={acks}", {"entries": entries})
 
@@ -166,8 +182,9 @@ class LiveCluster:
         assert status == 200, body
         return [record["value"]["data"] for record in body["data"]]
 
-    def wait_for_values(self, topic: str, partition: int, expected: list[str], via: int | None = None,
-                        timeout_s: float = 5.0) -> None:
+    def wait_for_values(
+        self, topic: str, partition: int, expected: list[str], via: int | None = None, timeout_s: float = 5.0
+    ) -> None:
         """Wait until reading ``topic-partition`` from offset 0 gives exactly ``expected``
         (a new leader's high watermark catches up once its followers fetch, as in Kafka)."""
         deadline = time.monotonic() + timeout_s

@@ -13,9 +13,25 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Path) -> None:
     results_file = tmp_path / "bench.json"
     completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "bench", "produce", "--spawn", "1", "--count", "2000",
-         "--quiet", "--json", str(results_file)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=180, check=False,
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "bench",
+            "produce",
+            "--spawn",
+            "1",
+            "--count",
+            "2000",
+            "--quiet",
+            "--json",
+            str(results_file),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     document = json.loads(results_file.read_text())

@@ -37,6 +37,8 @@ pytestmark = pytest.mark.integration
 
 RUNS = 5
 TOPIC = "moves"
+
+
 def measure_controller_failover_ms(cluster: LiveCluster, session_timeout_ms: int) -> float:
     """SIGKILL the controller; ms until a survivor's ``GET /v3/clusters`` names a new one.
     The killed broker is restarted afterwards, so the next run starts with a full cluster."""

@@ -73,7 +73,9 @@ def sigterm_and_check_nothing_led(cluster: LiveCluster, metadata_store: str, bro
     started = time.monotonic()
     assert cluster.brokers[broker_id].stop() == 0
     exit_ms = (time.monotonic() - started) * 1000
-    still_led = [(r.partition, r.leader_epoch) for r in stored_partition_records(metadata_store) if r.leader == broker_id]
+    still_led = [
+        (r.partition, r.leader_epoch) for r in stored_partition_records(metadata_store) if r.leader == broker_id
+    ]
     assert still_led == [], f"partitions still led by the stopped broker {broker_id}: {still_led}"
     survivor = min(cluster.live_ids())
     assert cluster.led_by(TOPIC, broker_id, via=survivor) == {}
@@ -120,8 +122,10 @@ def test_restarted_broker_rejoins_and_catches_up(metadata_store: str, live_clust
     # so it must not keep leading the same epoch.
     def leaderships_moved() -> bool:
         states = cluster.partitions(TOPIC, via=survivor)
-        return all(states[p].leader_id not in (victim, -1) and states[p].leader_epoch > s.leader_epoch
-                   for p, s in led_before.items())
+        return all(
+            states[p].leader_id not in (victim, -1) and states[p].leader_epoch > s.leader_epoch
+            for p, s in led_before.items()
+        )
 
     wait_until(leaderships_moved, (SESSION_TIMEOUT_MS + DETECTION_MARGIN_MS) / 1000, "its leaderships to move")
     produce_everywhere(cluster, "after-restart", via=survivor)

@@ -46,7 +46,12 @@ def bounce_a_preferred_leader(cluster: LiveCluster) -> tuple[int, dict[int, int]
 
 def highwater(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "broker.cli", *args], check=False, capture_output=True, text=True, cwd=REPO_ROOT, timeout=60
+        [sys.executable, "-m", "broker.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=60,
     )
 
 

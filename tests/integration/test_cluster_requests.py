@@ -51,7 +51,8 @@ def test_json_produce_and_read_through_every_broker_reach_the_leader(cluster: Li
             role = "leader" if via == state.leader_id else "follower" if via in state.replicas else "outsider"
             value = f"p{partition}-via-{via}-{role}"
             status, report = http_json(
-                "POST", f"{cluster.base(via)}/topics/{TOPIC}/records",
+                "POST",
+                f"{cluster.base(via)}/topics/{TOPIC}/records",
                 {"partition_id": partition, "value": {"type": "STRING", "data": value}},
             )
             assert status == 200, (role, report)
@@ -73,11 +74,17 @@ def test_records_batch_through_a_broker_without_a_replica_is_forwarded(cluster: 
 
 def test_offset_for_a_timestamp_is_answered_by_every_broker(cluster: LiveCluster) -> None:
     state = cluster.partitions(TOPIC)[0]
-    status, first = http_json("POST", f"{cluster.base(state.leader_id)}/topics/{TOPIC}/records",
-                              {"partition_id": 0, "value": {"type": "STRING", "data": "early"}, "timestamp": 1000})
+    status, first = http_json(
+        "POST",
+        f"{cluster.base(state.leader_id)}/topics/{TOPIC}/records",
+        {"partition_id": 0, "value": {"type": "STRING", "data": "early"}, "timestamp": 1000},
+    )
     assert status == 200, first
-    status, _ = http_json("POST", f"{cluster.base(state.leader_id)}/topics/{TOPIC}/records",
-                          {"partition_id": 0, "value": {"type": "STRING", "data": "late"}, "timestamp": 5000})
+    status, _ = http_json(
+        "POST",
+        f"{cluster.base(state.leader_id)}/topics/{TOPIC}/records",
+        {"partition_id": 0, "value": {"type": "STRING", "data": "late"}, "timestamp": 5000},
+    )
     assert status == 200
     for via in sorted(cluster.brokers):
         status, body = http_json("GET", f"{cluster.base(via)}/topics/{TOPIC}/partitions/0/offset?timestamp=2000")

@@ -99,7 +99,8 @@ def test_partition_without_a_live_isr_member_is_leader_not_available_until_one_r
     wait_until(leaderless, (SESSION_TIMEOUT_MS + DETECTION_MARGIN_MS) / 1000, "the partition to lose its leader")
     assert cluster.partitions("lonely", via=controller)[partition].isr == [replica], "the last ISR member is kept"
     status, error = http_json(
-        "POST", f"{cluster.base(controller)}/topics/lonely/records",
+        "POST",
+        f"{cluster.base(controller)}/topics/lonely/records",
         {"partition_id": partition, "value": {"type": "STRING", "data": "lost"}},
     )
     assert status == 503 and error["error"] == "LEADER_NOT_AVAILABLE" and error["retriable"] is True, error

@@ -108,9 +108,23 @@ def test_a_broker_that_cannot_start_is_one_line_not_a_traceback(tmp_path: Path) 
         squatter.bind(("127.0.0.1", base_port))
         squatter.listen()
         completed = subprocess.run(
-            [sys.executable, "-m", "broker.cli", "dev", "--brokers", "3", "--dir", str(tmp_path / "dev"),
-             "--base-port", str(base_port)],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+            [
+                sys.executable,
+                "-m",
+                "broker.cli",
+                "dev",
+                "--brokers",
+                "3",
+                "--dir",
+                str(tmp_path / "dev"),
+                "--base-port",
+                str(base_port),
+            ],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
     assert completed.returncode != 0
     assert "Traceback" not in completed.stderr

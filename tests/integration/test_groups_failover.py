@@ -40,9 +40,11 @@ def test_committed_offsets_survive_coordinator_sigkill(cluster: BrokerCluster) -
     assert status == 207 and not produced["failures"], produced
     group = "durable"
     for offsets in ({p: 10 + p for p in range(4)}, {0: 42}):
-        status, body = api.call("POST", api.group(group, "/offsets"), {
-            "offsets": [{"topic_name": "ledger", "partition_id": p, "offset": o} for p, o in offsets.items()]
-        })
+        status, body = api.call(
+            "POST",
+            api.group(group, "/offsets"),
+            {"offsets": [{"topic_name": "ledger", "partition_id": p, "offset": o} for p, o in offsets.items()]},
+        )
         assert status == 200, body
     expected = {0: 42, 1: 11, 2: 12, 3: 13}
     status, described = api.call("GET", api.group(group))
@@ -60,9 +62,12 @@ def test_committed_offsets_survive_coordinator_sigkill(cluster: BrokerCluster) -
     assert moved["coordinator_id"] != coordinator_id
     print(f"\ncoordinator failover: offsets readable again {recovered_s:.1f} s after SIGKILL")
 
-    status, body = api.call("POST", api.group(group, "/offsets"), {
-        "offsets": [{"topic_name": "ledger", "partition_id": 1, "offset": 99}]
-    }, url=survivor.url)
+    status, body = api.call(
+        "POST",
+        api.group(group, "/offsets"),
+        {"offsets": [{"topic_name": "ledger", "partition_id": 1, "offset": 99}]},
+        url=survivor.url,
+    )
     assert status == 200, body
     assert committed(api, group, survivor.url)[1] == 99
 

@@ -49,8 +49,9 @@ class GroupApi:
         return f"/consumer-groups/{group_id}{suffix}"
 
     def create_topic(self, name: str, partitions: int) -> None:
-        status, body = self.call("POST", "/topics", {"topic_name": name, "partitions_count": partitions,
-                                                     "replication_factor": 3})
+        status, body = self.call(
+            "POST", "/topics", {"topic_name": name, "partitions_count": partitions, "replication_factor": 3}
+        )
         assert status == 201, body
 
     def high_watermarks(self, topic: str) -> dict[int, int]:
@@ -62,8 +63,9 @@ class GroupApi:
         """Retries 404 briefly: a just-created partition may not yet be in the leader's metadata view."""
         deadline = time.monotonic() + 5
         while True:
-            status, body = self.call("POST", f"/topics/{topic}/records", {"partition_id": partition,
-                                                                          "value": {"data": value}})
+            status, body = self.call(
+                "POST", f"/topics/{topic}/records", {"partition_id": partition, "value": {"data": value}}
+            )
             if status != 404 or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
@@ -152,8 +154,11 @@ def settle(members: list[Member], all_partitions: set, timeout_s: float = 10.0) 
 
 def test_offsets_topic_is_internal_compacted_and_replicated(api: GroupApi) -> None:
     api.create_topic("probe", 1)
-    status, _ = api.call("POST", api.group("probe-group", "/offsets"),
-                         {"offsets": [{"topic_name": "probe", "partition_id": 0, "offset": 0}]})
+    status, _ = api.call(
+        "POST",
+        api.group("probe-group", "/offsets"),
+        {"offsets": [{"topic_name": "probe", "partition_id": 0, "offset": 0}]},
+    )
     assert status == 200
     status, topic = api.call("GET", "/topics/__consumer_offsets")
     assert status == 200
@@ -213,8 +218,10 @@ def test_members_split_partitions_and_a_silent_member_is_expelled(api: GroupApi)
     assigned = [(a["topic_name"], a["partition_id"]) for c in described["data"] for a in c["assignments"]]
     assert sorted(assigned) == sorted(everything)
     median = statistics.median(rebalance_ms)
-    print(f"\nrebalance after a member stops heartbeating (session {SESSION_TIMEOUT_MS} ms): "
-          f"median {median:.0f} ms, all {[round(r) for r in rebalance_ms]}")
+    print(
+        f"\nrebalance after a member stops heartbeating (session {SESSION_TIMEOUT_MS} ms): "
+        f"median {median:.0f} ms, all {[round(r) for r in rebalance_ms]}"
+    )
     assert median < SESSION_TIMEOUT_MS + 1500
 
 
@@ -238,8 +245,15 @@ def test_commit_fencing_and_stateless_commits(api: GroupApi) -> None:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "broker.cli", *args], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "COLUMNS": "200"}, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "broker.cli", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+        check=False,
+    )
 
 
 def _producer(api: GroupApi, topic: str, stop: threading.Event, produced: dict[int, int]) -> None:
@@ -315,8 +329,16 @@ def _check_cli(api: GroupApi, group: str, final: dict[int, int]) -> None:
     described = cli("groups", "describe", group, "--server", api.urls()[0])
     assert described.returncode == 0, described.stderr
     lines = described.stdout.splitlines()
-    assert lines[0].split() == ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "LAG-MS",
-                                "CONSUMER-ID", "STATUS"]
+    assert lines[0].split() == [
+        "TOPIC",
+        "PARTITION",
+        "CURRENT-OFFSET",
+        "LOG-END-OFFSET",
+        "LAG",
+        "LAG-MS",
+        "CONSUMER-ID",
+        "STATUS",
+    ]
     assert ["events", "0", str(final[0]), str(final[0]), "0", "0", "slow", "OK"] in [line.split() for line in lines]
     listed = cli("groups", "list", "--server", api.urls()[1])
     assert group in listed.stdout and "fencing" in listed.stdout  # an empty group with commits is listed
@@ -346,8 +368,11 @@ def test_reset_offsets_when_group_is_empty(api: GroupApi) -> None:
     api.create_topic("replay", 1)
     for value in range(5):
         api.produce("replay", 0, value)
-    status, _ = api.call("POST", api.group("resetters", "/offsets"),
-                         {"offsets": [{"topic_name": "replay", "partition_id": 0, "offset": 4}]})
+    status, _ = api.call(
+        "POST",
+        api.group("resetters", "/offsets"),
+        {"offsets": [{"topic_name": "replay", "partition_id": 0, "offset": 4}]},
+    )
     assert status == 200
     dry = cli("groups", "reset-offsets", "resetters", "--to-earliest", "--dry-run", "--server", api.urls()[0])
     assert dry.returncode == 0 and "would reset 1" in dry.stdout

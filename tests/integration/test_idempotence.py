@@ -58,8 +58,12 @@ def test_a_retried_batch_lands_once_even_after_the_leader_dies(cluster: BrokerCl
     status, _ = http_json(
         "POST",
         f"{base}/topics",
-        {"topic_name": "idem", "partitions_count": 1, "replication_factor": 3,
-         "configs": [{"name": "min.insync.replicas", "value": "2"}]},
+        {
+            "topic_name": "idem",
+            "partitions_count": 1,
+            "replication_factor": 3,
+            "configs": [{"name": "min.insync.replicas", "value": "2"}],
+        },
     )
     assert status == 201
     status, ids = http_json("POST", f"{base}/producer-ids")
@@ -68,7 +72,10 @@ def test_a_retried_batch_lands_once_even_after_the_leader_dies(cluster: BrokerCl
 
     def batch(sequence: int, values: list[bytes]) -> bytes:
         return encode_batch(
-            [RecordInput(None, v) for v in values], producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence
+            [RecordInput(None, v) for v in values],
+            producer_id=producer_id,
+            producer_epoch=epoch,
+            base_sequence=sequence,
         )
 
     first, second = batch(0, [b"a", b"b"]), batch(2, [b"c"])
@@ -114,8 +121,12 @@ def test_a_producer_whose_state_retention_removed_can_produce_again(tmp_path: Pa
         status, _ = http_json(
             "POST",
             f"{base}/topics",
-            {"topic_name": "idem", "partitions_count": 1, "replication_factor": 1,
-             "configs": [{"name": name, "value": value} for name, value in configs.items()]},
+            {
+                "topic_name": "idem",
+                "partitions_count": 1,
+                "replication_factor": 1,
+                "configs": [{"name": name, "value": value} for name, value in configs.items()],
+            },
         )
         assert status == 201
         ids = http_json("POST", f"{base}/producer-ids")[1]
@@ -124,8 +135,9 @@ def test_a_producer_whose_state_retention_removed_can_produce_again(tmp_path: Pa
         big = b"x" * 1500
 
         def idempotent(sequence: int) -> bytes:
-            return encode_batch([RecordInput(None, big)], producer_id=producer_id, producer_epoch=epoch,
-                                base_sequence=sequence)
+            return encode_batch(
+                [RecordInput(None, big)], producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence
+            )
 
         assert _post_batch(path, idempotent(0))[1]["base_offset"] == 0
         assert _post_batch(path, encode_batch([RecordInput(None, big)]))[1]["base_offset"] == 1

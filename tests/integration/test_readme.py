@@ -97,10 +97,14 @@ def test_every_readme_block_runs_against_a_live_cluster(dev_cluster: int, tmp_pa
         assert not MAKE_COMMAND.search(code), f"README line {block.line}: a make command; mark the block not run"
         started = time.monotonic()
         result = run_block(block, code, env, tmp_path)
-        print(f"README line {block.line} ({block.language}): exit {result.returncode} "
-              f"in {time.monotonic() - started:.1f} s")
-        where = f"README line {block.line} ({block.language}):\n{block.code}\nstdout:\n{result.stdout}\n" \
-                f"stderr:\n{result.stderr}"
+        print(
+            f"README line {block.line} ({block.language}): exit {result.returncode} "
+            f"in {time.monotonic() - started:.1f} s"
+        )
+        where = (
+            f"README line {block.line} ({block.language}):\n{block.code}\nstdout:\n{result.stdout}\n"
+            f"stderr:\n{result.stderr}"
+        )
         assert result.returncode == 0, where
         assert "Traceback" not in result.stderr, where
         assert REST_ERROR.search(result.stdout) is None, where

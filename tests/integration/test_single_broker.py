@@ -96,7 +96,9 @@ def test_binary_batches_round_trip_and_corrupt_batches_append_nothing(cluster: B
     corrupt = bytearray(batch)
     corrupt[-1] ^= 0xFF
     request = urllib.request.Request(
-        f"{base}/topics/raw/partitions/0/batches", data=bytes(corrupt), method="POST",
+        f"{base}/topics/raw/partitions/0/batches",
+        data=bytes(corrupt),
+        method="POST",
         headers={"Content-Type": "application/vnd.kafka.batch.v2"},
     )
     with pytest.raises(urllib.error.HTTPError) as raised:

@@ -42,7 +42,10 @@ async def test_put_get_and_list_track_revisions(store: MetadataStore) -> None:
     broker_1 = await store.get("/brokers/1")
     assert broker_1 is not None
     assert (broker_1.value, broker_1.create_revision, broker_1.mod_revision, broker_1.lease) == (
-        b"a2", first, updated, None,
+        b"a2",
+        first,
+        updated,
+        None,
     )
     assert await store.get("/brokers/3") is None
 

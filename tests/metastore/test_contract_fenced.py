@@ -166,7 +166,9 @@ async def test_after_a_fence_change_only_the_new_controllers_writes_land(backend
     first_revision = await observer.put("/records/start", b"")
     old_lease = await store_old.grant(60_000)
     old = RacingController(
-        "old", store_old, await claim_fence(store_old, b"broker-1", old_lease.id),
+        "old",
+        store_old,
+        await claim_fence(store_old, b"broker-1", old_lease.id),
         [f"/records/{index}" for index in range(4)],
     )
     stop, taken_over = asyncio.Event(), asyncio.Event()
@@ -180,7 +182,8 @@ async def test_after_a_fence_change_only_the_new_controllers_writes_land(backend
     taken_over.set()
     new_task = asyncio.create_task(new.run(stop, taken_over))
     await wait_for(
-        lambda: len(new.landed) >= 10 and old.rejected_after_takeover >= 10, 20.0,
+        lambda: len(new.landed) >= 10 and old.rejected_after_takeover >= 10,
+        20.0,
         "new writes landing and old writes being rejected",
     )
     stop.set()

@@ -48,9 +48,7 @@ class History:
         self.max_committed_offset = max(self.max_committed_offset, offset)
         known = self.committed.setdefault(offset, view)
         if known != view:
-            raise InvariantViolation(
-                f"offset {offset}: {who} exposes {view!r} but {known!r} was exposed there before"
-            )
+            raise InvariantViolation(f"offset {offset}: {who} exposes {view!r} but {known!r} was exposed there before")
 
     def acknowledge(self, offset: int, view: RecordView) -> None:
         self.expose(offset, view, "an acks=all acknowledgement")

@@ -192,7 +192,9 @@ class Simulation:
         payload = message.payload
         if isinstance(payload, ProposeIsr):
             committed = self.controller.alter_isr(payload)
-            self.trace(f"controller alter isr {payload.new_isr} from b{message.source}: {'ok' if committed else 'refused'}")
+            self.trace(
+                f"controller alter isr {payload.new_isr} from b{message.source}: {'ok' if committed else 'refused'}"
+            )
             self._send(CONTROLLER, message.source, AlterIsrResponse(payload, committed))
         elif isinstance(payload, AlterIsrResponse):
             self.brokers[message.destination].on_alter_isr_response(payload)
@@ -438,7 +440,9 @@ class Simulation:
         leader = self.brokers[self.controller.record.leader]
         for broker in self.brokers.values():
             if broker.disk.records != leader.disk.records:
-                raise InvariantViolation(f"b{broker.broker_id}'s log differs from leader b{leader.broker_id}'s after healing")
+                raise InvariantViolation(
+                    f"b{broker.broker_id}'s log differs from leader b{leader.broker_id}'s after healing"
+                )
         for offset, view in self.history.acked_all.items():
             if leader.disk.records[offset - leader.disk.records_base_offset] != view:
                 raise InvariantViolation(f"acknowledged record {view!r} at {offset} is gone after healing")

@@ -204,7 +204,9 @@ class SimController:
             or stale_joiners(proposal.joining_broker_epochs, {b: self.incarnations[b] for b in self.live})
         ):
             return None
-        self._set(record.model_copy(update={"isr": list(proposal.new_isr), "partition_epoch": record.partition_epoch + 1}))
+        self._set(
+            record.model_copy(update={"isr": list(proposal.new_isr), "partition_epoch": record.partition_epoch + 1})
+        )
         return self.record
 
     def _set(self, record: PartitionRecord) -> None:

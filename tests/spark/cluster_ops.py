@@ -18,8 +18,13 @@ from tests.support.brokers import BrokerCluster, http_json
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 
 
-def create_topic(cluster: BrokerCluster, topic: str, partitions: int = 1, replication_factor: int = 3,
-                 configs: dict[str, str] | None = None) -> None:
+def create_topic(
+    cluster: BrokerCluster,
+    topic: str,
+    partitions: int = 1,
+    replication_factor: int = 3,
+    configs: dict[str, str] | None = None,
+) -> None:
     body = {
         "topic_name": topic,
         "partitions_count": partitions,
@@ -52,20 +57,27 @@ def leader_url(cluster: BrokerCluster, topic: str, partition: int) -> str:
     return cluster.brokers[partitions(cluster, topic)[partition]["leader_id"]].url
 
 
-def produce(cluster: BrokerCluster, topic: str, partition: int, values: Sequence[bytes], *,
-            acks: str = "all", keys: Sequence[bytes | None] | None = None, records_per_batch: int = 1000,
-            headers: Sequence[tuple[str, bytes]] = ()) -> list[tuple[int, int]]:
+def produce(
+    cluster: BrokerCluster,
+    topic: str,
+    partition: int,
+    values: Sequence[bytes],
+    *,
+    acks: str = "all",
+    keys: Sequence[bytes | None] | None = None,
+    records_per_batch: int = 1000,
+    headers: Sequence[tuple[str, bytes]] = (),
+) -> list[tuple[int, int]]:
     """Post ``values`` to the partition leader in batches; the (base, last) offset of each batch."""
     cluster_id = cluster.cluster_id()
     url = leader_url(cluster, topic, partition)
     path = f"{url}/v3/clusters/{cluster_id}/topics/{topic}/partitions/{partition}/batches?acks={acks}"
     acked = []
     for first in range(0, len(values), records_per_batch):
-        chunk = values[first:first + records_per_batch]
-        chunk_keys = keys[first:first + records_per_batch] if keys is not None else [None] * len(chunk)
+        chunk = values[first : first + records_per_batch]
+        chunk_keys = keys[first : first + records_per_batch] if keys is not None else [None] * len(chunk)
         body = encode_batch([(key, value, list(headers)) for key, value in zip(chunk_keys, chunk)])
-        request = urllib.request.Request(path, data=body, method="POST",
-                                         headers={"Content-Type": BATCH_CONTENT_TYPE})
+        request = urllib.request.Request(path, data=body, method="POST", headers={"Content-Type": BATCH_CONTENT_TYPE})
         with urllib.request.urlopen(request, timeout=30) as response:
             answer = json.loads(response.read())
         acked.append((answer["base_offset"], answer["last_offset"]))

@@ -28,7 +28,8 @@ def main(servers: str, topic: str, work_dir: Path, log4j_file: str) -> None:
     cloudpickle.register_pickle_by_value(spark_connector)
     java_options = f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile=file:{log4j_file}"
     spark = (
-        SparkSession.builder.master("local-cluster[2,1,1024]").appName("highwater-local-cluster")
+        SparkSession.builder.master("local-cluster[2,1,1024]")
+        .appName("highwater-local-cluster")
         .config("spark.driver.memory", "1g")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -40,19 +41,30 @@ def main(servers: str, topic: str, work_dir: Path, log4j_file: str) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     query = (
-        spark.readStream.format("highwater").option("servers", servers).option("subscribe", topic)
-        .option("startingOffsets", "earliest").option("maxRecordsPerTrigger", 150).load()
-        .writeStream.format("parquet").option("path", str(work_dir / "out"))
-        .option("checkpointLocation", str(work_dir / "checkpoint")).trigger(availableNow=True).start()
+        spark.readStream.format("highwater")
+        .option("servers", servers)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxRecordsPerTrigger", 150)
+        .load()
+        .writeStream.format("parquet")
+        .option("path", str(work_dir / "out"))
+        .option("checkpointLocation", str(work_dir / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
     )
     query.awaitTermination()
     rows = spark.read.schema("partition int, offset long").parquet(str(work_dir / "out")).collect()
     executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
-    print(json.dumps({
-        "offsets": sorted([row.partition, row.offset] for row in rows),
-        "batches": sum(1 for progress in query.recentProgress if progress.numInputRows > 0),
-        "executors": executors,
-    }))
+    print(
+        json.dumps(
+            {
+                "offsets": sorted([row.partition, row.offset] for row in rows),
+                "batches": sum(1 for progress in query.recentProgress if progress.numInputRows > 0),
+                "executors": executors,
+            }
+        )
+    )
     spark.stop()
 
 

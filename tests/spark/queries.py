@@ -21,17 +21,25 @@ def servers(cluster: BrokerCluster) -> str:
 
 
 def run_available_now(
-    spark: SparkSession, options: dict[str, Any], output: Path, checkpoint: Path,
-    *, source_format: str = "highwater", timeout_s: float = 120.0,
+    spark: SparkSession,
+    options: dict[str, Any],
+    output: Path,
+    checkpoint: Path,
+    *,
+    source_format: str = "highwater",
+    timeout_s: float = 120.0,
 ) -> list[dict]:
     """One availableNow run from ``checkpoint`` into Parquet at ``output``; the run's progress reports."""
     reader = spark.readStream.format(source_format)
     for name, value in options.items():
         reader = reader.option(name, str(value))
     query = (
-        reader.load().writeStream.format("parquet")
-        .option("path", str(output)).option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True).start()
+        reader.load()
+        .writeStream.format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
     )
     finished = query.awaitTermination(timeout_s)
     assert finished, f"query did not finish in {timeout_s} s"

@@ -11,8 +11,7 @@ from spark_connector.arrow import arrow_schema, records_to_arrow
 
 def control_batch(base_offset: int) -> bytes:
     """A one-record batch marked as control (a transaction marker), with a correct CRC."""
-    batch = bytearray(encode_batch([(b"\x00\x00\x00\x01", b"marker")], base_offset=base_offset,
-                                   is_transactional=True))
+    batch = bytearray(encode_batch([(b"\x00\x00\x00\x01", b"marker")], base_offset=base_offset, is_transactional=True))
     attributes = struct.unpack_from(">h", batch, ATTRIBUTES_OFFSET)[0] | CONTROL_MASK
     struct.pack_into(">h", batch, ATTRIBUTES_OFFSET, attributes)
     struct.pack_into(">I", batch, CRC_OFFSET, crc32c(bytes(batch[ATTRIBUTES_OFFSET:])))
@@ -21,8 +20,9 @@ def control_batch(base_offset: int) -> bytes:
 
 def test_only_the_planned_range_of_user_records_comes_back_with_exact_types():
     first = encode_batch([(b"k%d" % i, b"v%d" % i, [("h", b"x%d" % i)], 1_700_000_000_000 + i) for i in range(5)])
-    second = encode_batch([(None, b"w%d" % i, [], 1_700_000_000_100) for i in range(4)], base_offset=6,
-                          timestamp_type=LOG_APPEND_TIME)
+    second = encode_batch(
+        [(None, b"w%d" % i, [], 1_700_000_000_100) for i in range(4)], base_offset=6, timestamp_type=LOG_APPEND_TIME
+    )
     data = first + control_batch(5) + second
     batch = records_to_arrow(data, "orders", 3, 2, 8, include_headers=True)
     assert batch is not None

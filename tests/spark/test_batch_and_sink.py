@@ -16,15 +16,34 @@ pytestmark = [pytest.mark.spark, pytest.mark.integration]
 def test_batch_read_between_starting_and_ending_offsets_with_headers(spark, cluster):
     topic = f"batch-{uuid.uuid4().hex[:8]}"
     create_topic(cluster, topic, partitions=2, replication_factor=2)
-    produce(cluster, topic, 0, [b"a%d" % i for i in range(30)], keys=[b"k%d" % i for i in range(30)],
-            headers=[("source", b"test")])
+    produce(
+        cluster,
+        topic,
+        0,
+        [b"a%d" % i for i in range(30)],
+        keys=[b"k%d" % i for i in range(30)],
+        headers=[("source", b"test")],
+    )
     produce(cluster, topic, 1, [b"b%d" % i for i in range(10)])
-    df = (spark.read.format("highwater").option("servers", servers(cluster)).option("subscribe", topic)
-          .option("startingOffsets", f'{{"{topic}": {{"0": 5, "1": -2}}}}')
-          .option("endingOffsets", f'{{"{topic}": {{"0": 12, "1": -1}}}}')
-          .option("includeHeaders", "true").load())
+    df = (
+        spark.read.format("highwater")
+        .option("servers", servers(cluster))
+        .option("subscribe", topic)
+        .option("startingOffsets", f'{{"{topic}": {{"0": 5, "1": -2}}}}')
+        .option("endingOffsets", f'{{"{topic}": {{"0": 12, "1": -1}}}}')
+        .option("includeHeaders", "true")
+        .load()
+    )
     assert [f.name for f in df.schema.fields] == [
-        "key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestampType",
+        "headers",
+    ]
     rows = sorted(df.collect(), key=lambda row: (row.partition, row.offset))
     assert [(row.partition, row.offset) for row in rows] == [(0, o) for o in range(5, 12)] + [(1, o) for o in range(10)]
     assert bytes(rows[0].key) == b"k5" and bytes(rows[0].value) == b"a5"
@@ -37,15 +56,30 @@ def test_batch_write_then_stream_copy_through_the_streaming_sink(spark, cluster,
     create_topic(cluster, source, partitions=2, replication_factor=3)
     create_topic(cluster, copy, partitions=2, replication_factor=3)
     rows = [(b"key-%d" % i, b"value-%d" % i, i % 2) for i in range(200)]
-    (spark.createDataFrame(rows, "key binary, value binary, partition int")
-     .write.format("highwater").option("servers", servers(cluster)).option("topic", source).mode("append").save())
+    (
+        spark.createDataFrame(rows, "key binary, value binary, partition int")
+        .write.format("highwater")
+        .option("servers", servers(cluster))
+        .option("topic", source)
+        .mode("append")
+        .save()
+    )
     assert [p["high_watermark"] for p in partitions(cluster, source)] == [100, 100]
 
-    query = (spark.readStream.format("highwater").option("servers", servers(cluster)).option("subscribe", source)
-             .option("startingOffsets", "earliest").load()
-             .selectExpr("key", "value", "partition")
-             .writeStream.format("highwater").option("servers", servers(cluster)).option("topic", copy)
-             .option("checkpointLocation", str(tmp_path / "copy-checkpoint")).trigger(availableNow=True).start())
+    query = (
+        spark.readStream.format("highwater")
+        .option("servers", servers(cluster))
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .load()
+        .selectExpr("key", "value", "partition")
+        .writeStream.format("highwater")
+        .option("servers", servers(cluster))
+        .option("topic", copy)
+        .option("checkpointLocation", str(tmp_path / "copy-checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
     assert query.awaitTermination(120)
     options = {"servers": servers(cluster), "subscribe": copy, "startingOffsets": "earliest"}
     run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
@@ -60,8 +94,14 @@ def test_the_sink_needs_a_value_column_and_a_topic(spark, cluster):
     with pytest.raises(Exception, match="option 'topic' is required"):
         frame.write.format("highwater").option("servers", servers(cluster)).mode("append").save()
     with pytest.raises(Exception, match="'value' column"):
-        (spark.createDataFrame([(b"k",)], "key binary").write.format("highwater")
-         .option("servers", servers(cluster)).option("topic", "t").mode("append").save())
+        (
+            spark.createDataFrame([(b"k",)], "key binary")
+            .write.format("highwater")
+            .option("servers", servers(cluster))
+            .option("topic", "t")
+            .mode("append")
+            .save()
+        )
 
 
 def test_assign_reads_only_the_assigned_partitions(spark, cluster):
@@ -69,8 +109,12 @@ def test_assign_reads_only_the_assigned_partitions(spark, cluster):
     create_topic(cluster, topic, partitions=3, replication_factor=1)
     for partition in range(3):
         produce(cluster, topic, partition, [b"p%d-%d" % (partition, i) for i in range(5)])
-    df = (spark.read.format("highwater").option("servers", servers(cluster))
-          .option("assign", f'{{"{topic}": [0, 2]}}').load())
+    df = (
+        spark.read.format("highwater")
+        .option("servers", servers(cluster))
+        .option("assign", f'{{"{topic}": [0, 2]}}')
+        .load()
+    )
     rows = sorted((row.partition, row.offset, bytes(row.value)) for row in df.collect())
     assert rows == [(p, i, b"p%d-%d" % (p, i)) for p in (0, 2) for i in range(5)]
 
@@ -80,11 +124,22 @@ def test_the_sink_takes_topic_and_headers_from_each_row(spark, cluster):
     create_topic(cluster, first, partitions=1, replication_factor=1)
     create_topic(cluster, second, partitions=1, replication_factor=1)
     rows = [(first, b"one", [("trace", b"t1")]), (second, b"two", [("trace", b"t2"), ("empty", None)])]
-    (spark.createDataFrame(rows, "topic string, value binary, headers array<struct<key:string,value:binary>>")
-     .write.format("highwater").option("servers", servers(cluster)).mode("append").save())
+    (
+        spark.createDataFrame(rows, "topic string, value binary, headers array<struct<key:string,value:binary>>")
+        .write.format("highwater")
+        .option("servers", servers(cluster))
+        .mode("append")
+        .save()
+    )
     read = {}
     for topic in (first, second):
-        [row] = (spark.read.format("highwater").option("servers", servers(cluster)).option("subscribe", topic)
-                 .option("includeHeaders", "true").load().collect())
+        [row] = (
+            spark.read.format("highwater")
+            .option("servers", servers(cluster))
+            .option("subscribe", topic)
+            .option("includeHeaders", "true")
+            .load()
+            .collect()
+        )
         read[topic] = (bytes(row.value), [(h.key, None if h.value is None else bytes(h.value)) for h in row.headers])
     assert read == {first: (b"one", [("trace", b"t1")]), second: (b"two", [("trace", b"t2"), ("empty", None)])}

@@ -33,7 +33,7 @@ def produce_until_acked(cluster: BrokerCluster, topic: str, values: list[bytes],
     for first in range(0, len(values), 10):
         while True:
             try:
-                produce(cluster, topic, 0, values[first:first + 10])
+                produce(cluster, topic, 0, values[first : first + 10])
                 break
             except (urllib.error.URLError, ConnectionError, KeyError, AssertionError, TimeoutError):
                 assert time.monotonic() < deadline, "no leader accepted the records"
@@ -49,10 +49,16 @@ def test_leader_sigkill_during_a_streaming_query_loses_and_repeats_nothing(spark
     produce(cluster, topic, 0, before, records_per_batch=10)
     output = tmp_path / "out"
     query = (
-        spark.readStream.format("highwater").option("servers", servers(cluster)).option("subscribe", topic)
-        .option("startingOffsets", "earliest").option("maxRecordsPerTrigger", 100).load()
-        .writeStream.format("parquet").option("path", str(output))
-        .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(processingTime="500 milliseconds")
+        spark.readStream.format("highwater")
+        .option("servers", servers(cluster))
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxRecordsPerTrigger", 100)
+        .load()
+        .writeStream.format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="500 milliseconds")
         .start()
     )
     deadline = time.monotonic() + 90

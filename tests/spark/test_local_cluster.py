@@ -24,9 +24,19 @@ def test_a_query_under_local_cluster_reads_every_record_once(cluster, tmp_path: 
     produce(cluster, topic, 0, [b"a%d" % i for i in range(200)], records_per_batch=50)
     produce(cluster, topic, 1, [b"b%d" % i for i in range(100)], records_per_batch=50)
     job = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("local_cluster_job.py")),
-         servers(cluster), topic, str(tmp_path), str(LOG4J2_FILE)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=240, check=False,
+        [
+            sys.executable,
+            str(Path(__file__).with_name("local_cluster_job.py")),
+            servers(cluster),
+            topic,
+            str(tmp_path),
+            str(LOG4J2_FILE),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
     )
     assert job.returncode == 0, job.stderr[-3000:]
     result = json.loads(job.stdout.strip().splitlines()[-1])

@@ -52,9 +52,14 @@ def test_split_range_covers_the_range_in_bounded_pieces():
 
 def test_source_options_parse_kafka_names_case_insensitively():
     options = parse_source_options(
-        {"SERVERS": "http://127.0.0.1:1/, http://127.0.0.1:2", "subscribe": "a,b",
-         "startingOffsets": '{"a": {"0": 5, "1": -2}}', "maxRecordsPerTrigger": "100",
-         "failOnDataLoss": "false", "includeHeaders": "true"},
+        {
+            "SERVERS": "http://127.0.0.1:1/, http://127.0.0.1:2",
+            "subscribe": "a,b",
+            "startingOffsets": '{"a": {"0": 5, "1": -2}}',
+            "maxRecordsPerTrigger": "100",
+            "failOnDataLoss": "false",
+            "includeHeaders": "true",
+        },
         streaming=True,
     )
     assert options.servers == ("http://127.0.0.1:1", "http://127.0.0.1:2")
@@ -76,7 +81,13 @@ def test_source_options_parse_kafka_names_case_insensitively():
         ({"servers": "http://h:1", "subscribe": "t", "maxRecordsPerTrigger": "0"}, "maxRecordsPerTrigger"),
         ({"servers": "http://h:1", "subscribe": "t", "startingOffsets": "{oops"}, "startingOffsets"),
         ({"servers": "http://h:1", "subscribe": "t", "failOnDataLoss": "maybe"}, "failOnDataLoss"),
-        ({"servers": "http://h:1", "subscribePattern": "(", }, "subscribePattern"),
+        (
+            {
+                "servers": "http://h:1",
+                "subscribePattern": "(",
+            },
+            "subscribePattern",
+        ),
         ({"servers": "http://h:1", "subscribe": "t", "maxOffsetsPerTrigger": "5"}, "maxoffsetspertrigger"),
         ({"servers": "http://h:1", "subscribe": "t", "endingOffsets": "latest"}, "endingOffsets"),
     ],

@@ -40,7 +40,10 @@ def test_available_now_stops_at_the_snapshot_even_when_more_arrives(cluster):
         ends.append(end)
         start = end
     assert ends == [
-        {topic: {"0": 5, "1": 5}}, {topic: {"0": 15, "1": 5}}, {topic: {"0": 25, "1": 5}}, {topic: {"0": 30, "1": 5}},
+        {topic: {"0": 5, "1": 5}},
+        {topic: {"0": 15, "1": 5}},
+        {topic: {"0": 25, "1": 5}},
+        {topic: {"0": 30, "1": 5}},
     ]
     assert reader.latestOffset(start, ReadAllAvailable()) == {topic: {"0": 30, "1": 5}}
     fresh = stream_reader(cluster, subscribe=topic)
@@ -51,8 +54,9 @@ def test_replayed_ranges_return_identical_records_and_large_ranges_are_split(clu
     topic = f"split-{uuid.uuid4().hex[:8]}"
     create_topic(cluster, topic, partitions=1, replication_factor=3)
     produce(cluster, topic, 0, [b"v%d" % i for i in range(250)], records_per_batch=30)
-    reader = stream_reader(cluster, subscribe=topic, startingOffsets="earliest", maxRecordsPerPartition="100",
-                           fetchMaxBytes="500")
+    reader = stream_reader(
+        cluster, subscribe=topic, startingOffsets="earliest", maxRecordsPerPartition="100", fetchMaxBytes="500"
+    )
     start = reader.initialOffset()
     end = reader.latestOffset(start, reader.getDefaultReadLimit())
     tasks = reader.partitions(start, end)
@@ -65,8 +69,9 @@ def test_replayed_ranges_return_identical_records_and_large_ranges_are_split(clu
 
 def test_a_read_below_the_log_start_fails_or_skips_to_it(cluster):
     topic = f"gone-{uuid.uuid4().hex[:8]}"
-    create_topic(cluster, topic, partitions=1, replication_factor=1,
-                 configs={"segment.bytes": "1024", "retention.bytes": "2048"})
+    create_topic(
+        cluster, topic, partitions=1, replication_factor=1, configs={"segment.bytes": "1024", "retention.bytes": "2048"}
+    )
     produce(cluster, topic, 0, [b"r" * 50] * 200, records_per_batch=10)
     deadline = time.monotonic() + 30
     while partitions(cluster, topic)[0]["log_start_offset"] == 0:

@@ -65,8 +65,12 @@ def test_available_now_with_a_limit_drains_in_fair_batches_and_stops(spark, clus
     counts = {0: 120, 1: 10, 2: 70}
     for partition, count in counts.items():
         produce(cluster, topic, partition, values(f"p{partition}", count), records_per_batch=25)
-    options = {"servers": servers(cluster), "subscribe": topic, "startingOffsets": "earliest",
-               "maxRecordsPerTrigger": 60}
+    options = {
+        "servers": servers(cluster),
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "maxRecordsPerTrigger": 60,
+    }
     progress = run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
     assert [p["numInputRows"] for p in progress] == [60, 60, 60, 20]
     first_end = progress[0]["sources"][0]["endOffset"][topic]
@@ -81,9 +85,14 @@ def test_restart_from_checkpoint_and_a_failure_in_read_lose_and_repeat_nothing(s
         produce(cluster, topic, partition, values(f"first{partition}", 300), records_per_batch=20)
     cloudpickle.register_pickle_by_value(failing_source)
     spark.dataSource.register(failing_source.FailingOnceSource)
-    options = {"servers": servers(cluster), "subscribe": topic, "startingOffsets": "earliest",
-               "maxRecordsPerTrigger": 200, "fetchMaxBytes": 1024,
-               failing_source.MARKER_OPTION: str(tmp_path / "failed-once")}
+    options = {
+        "servers": servers(cluster),
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "maxRecordsPerTrigger": 200,
+        "fetchMaxBytes": 1024,
+        failing_source.MARKER_OPTION: str(tmp_path / "failed-once"),
+    }
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     with pytest.raises(StreamingQueryException, match="injected failure in read"):
         run_available_now(spark, options, output, checkpoint, source_format="highwater_failing_once")
@@ -118,17 +127,28 @@ def test_a_streaming_query_picks_up_new_topics_of_its_pattern_from_earliest(spar
 
 def test_unknown_and_malformed_options_fail_at_load_naming_the_option(spark, cluster):
     with pytest.raises(Exception, match=r"maxOffsetsPerTrigger|maxoffsetspertrigger"):
-        (spark.readStream.format("highwater").option("servers", servers(cluster)).option("subscribe", "t")
-         .option("maxOffsetsPerTrigger", "5").load())
+        (
+            spark.readStream.format("highwater")
+            .option("servers", servers(cluster))
+            .option("subscribe", "t")
+            .option("maxOffsetsPerTrigger", "5")
+            .load()
+        )
     with pytest.raises(Exception, match="startingOffsets"):
-        (spark.readStream.format("highwater").option("servers", servers(cluster)).option("subscribe", "t")
-         .option("startingOffsets", "{not json").load())
+        (
+            spark.readStream.format("highwater")
+            .option("servers", servers(cluster))
+            .option("subscribe", "t")
+            .option("startingOffsets", "{not json")
+            .load()
+        )
 
 
 def test_data_loss_fails_clearly_or_skips_ahead_when_allowed(spark, cluster, tmp_path: Path):
     topic = fresh_topic("retention")
-    create_topic(cluster, topic, partitions=1, replication_factor=1,
-                 configs={"segment.bytes": "1024", "retention.bytes": "2048"})
+    create_topic(
+        cluster, topic, partitions=1, replication_factor=1, configs={"segment.bytes": "1024", "retention.bytes": "2048"}
+    )
     produce(cluster, topic, 0, values("r", 200), records_per_batch=10)
     deadline = time.monotonic() + 30
     while (log_start := partitions(cluster, topic)[0]["log_start_offset"]) == 0:

@@ -116,12 +116,20 @@ class BrokerProcess:
 
     def start(self, wait: bool = True, timeout_s: float = 30.0) -> BrokerProcess:
         command = [
-            sys.executable, "-m", "broker.cli", "serve",
-            "--node-id", str(self.node_id),
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--data-dir", str(self.data_dir),
-            "--metadata", self.metadata_store,
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "serve",
+            "--node-id",
+            str(self.node_id),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+            "--metadata",
+            self.metadata_store,
             *self.extra_args,
         ]
         env = {**os.environ, "HIGHWATER_LOG_FORMAT": "json", **self.env}

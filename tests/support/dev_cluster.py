@@ -20,9 +20,22 @@ READY_LINE = "Press Ctrl-C to stop the cluster."
 
 def start_dev(directory: Path, base_port: int, brokers: int = 3) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "broker.cli", "dev", "--brokers", str(brokers), "--dir", str(directory),
-         "--base-port", str(base_port)],
-        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "broker.cli",
+            "dev",
+            "--brokers",
+            str(brokers),
+            "--dir",
+            str(directory),
+            "--base-port",
+            str(base_port),
+        ],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

@@ -23,8 +23,7 @@ from pathlib import Path
 from tests.support.brokers import free_port
 
 ETCD_MISSING_MESSAGE = (
-    "the `etcd` binary was not found on PATH; `make test` installs it "
-    "(apt-get install -y etcd-server etcd-client)"
+    "the `etcd` binary was not found on PATH; `make test` installs it (apt-get install -y etcd-server etcd-client)"
 )
 
 
@@ -57,17 +56,27 @@ class EtcdServer:
         peer = f"http://127.0.0.1:{self.peer_port}"
         return [
             self.binary,
-            "--name", "hw-test",
-            "--data-dir", str(self.data_dir),
-            "--listen-client-urls", client,
-            "--advertise-client-urls", client,
-            "--listen-peer-urls", peer,
-            "--initial-advertise-peer-urls", peer,
-            "--initial-cluster", f"hw-test={peer}",
-            "--initial-cluster-state", "new",
+            "--name",
+            "hw-test",
+            "--data-dir",
+            str(self.data_dir),
+            "--listen-client-urls",
+            client,
+            "--advertise-client-urls",
+            client,
+            "--listen-peer-urls",
+            peer,
+            "--initial-advertise-peer-urls",
+            peer,
+            "--initial-cluster",
+            f"hw-test={peer}",
+            "--initial-cluster-state",
+            "new",
             # Short raft timers: a single member elects itself within ~100 ms.
-            "--heartbeat-interval", "20",
-            "--election-timeout", "200",
+            "--heartbeat-interval",
+            "20",
+            "--election-timeout",
+            "200",
         ]
 
     def start(self) -> None:

@@ -55,7 +55,7 @@ def readme_blocks(text: str) -> list[Block]:
         above = next((lines[i].strip() for i in range(index - 1, -1, -1) if lines[i].strip()), "")
         language = opening.group(1)
         run = language in RUN_LANGUAGES and not above.startswith(NOT_RUN_MARKER)
-        blocks.append(Block(index + 1, language, "\n".join(lines[index + 1:end]) + "\n", run))
+        blocks.append(Block(index + 1, language, "\n".join(lines[index + 1 : end]) + "\n", run))
         index = end + 1
     return blocks
 

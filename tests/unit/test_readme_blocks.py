@@ -32,7 +32,10 @@ print("hi")
 def test_blocks_are_found_in_order_with_what_runs() -> None:
     blocks = readme_blocks(TEXT)
     assert [(b.line, b.language, b.run) for b in blocks] == [
-        (4, "sh", False), (8, "sh", True), (12, "text", False), (16, "python", True),
+        (4, "sh", False),
+        (8, "sh", True),
+        (12, "text", False),
+        (16, "python", True),
     ]
     assert blocks[1].code == "curl -s localhost:9092/v3/clusters\n"
     assert [b.kind for b in blocks] == ["shell", "shell", None, "python"]

@@ -70,10 +70,19 @@ def test_json_document_round_trips_with_parameters_runs_and_ratio() -> None:
 
 def test_end_to_end_joins_acks_and_sightings_by_partition_and_offset() -> None:
     ms = 1_000_000
-    producer = ProducerReport(records=1000, started_ns=0, finished_ns=2_000 * ms,
-                              samples=[(0, 10, 0, 4 * ms), (1, 10, 0, 6 * ms), (0, 11, ms, 3 * ms)])
-    consumer = ConsumerReport(records=1000, value_bytes=100_000, started_ns=0, finished_ns=2_000 * ms,
-                              samples=[(0, 10, 0, 9 * ms), (1, 10, 0, 7 * ms), (2, 99, 0, 50 * ms)])
+    producer = ProducerReport(
+        records=1000,
+        started_ns=0,
+        finished_ns=2_000 * ms,
+        samples=[(0, 10, 0, 4 * ms), (1, 10, 0, 6 * ms), (0, 11, ms, 3 * ms)],
+    )
+    consumer = ConsumerReport(
+        records=1000,
+        value_bytes=100_000,
+        started_ns=0,
+        finished_ns=2_000 * ms,
+        samples=[(0, 10, 0, 9 * ms), (1, 10, 0, 7 * ms), (2, 99, 0, 50 * ms)],
+    )
     result = end_to_end_result(WorkloadSpec(kind="e2e"), [producer], [consumer])
     assert result.records_per_s == 500.0
     assert result.produce_ack is not None and result.produce_ack.samples == 3

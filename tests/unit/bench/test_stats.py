@@ -33,8 +33,10 @@ def test_empty_sample_has_no_percentile() -> None:
         percentile([], 50)
 
 
-@given(st.lists(st.integers(min_value=-10**9, max_value=10**9), min_size=1, max_size=300),
-       st.floats(min_value=0.01, max_value=100))
+@given(
+    st.lists(st.integers(min_value=-(10**9), max_value=10**9), min_size=1, max_size=300),
+    st.floats(min_value=0.01, max_value=100),
+)
 def test_a_percentile_is_an_observed_value_with_enough_samples_at_or_below_it(values: list[int], q: float) -> None:
     ordered = sorted(values)
     result = percentile(ordered, q)

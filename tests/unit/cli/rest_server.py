@@ -90,8 +90,13 @@ class RestServer:
         successes = []
         for entry in entries:
             record = {
-                "topic_name": topic, "partition_id": partition, "offset": len(log),
-                "timestamp": int(time.time() * 1000), "key": entry.get("key"), "value": entry["value"], "headers": [],
+                "topic_name": topic,
+                "partition_id": partition,
+                "offset": len(log),
+                "timestamp": int(time.time() * 1000),
+                "key": entry.get("key"),
+                "value": entry["value"],
+                "headers": [],
             }
             log.append(record)
             successes.append({"partition_id": partition, "offset": record["offset"], "timestamp": record["timestamp"]})
@@ -138,8 +143,13 @@ class RestServer:
             return error(404, "UNKNOWN_TOPIC_OR_PARTITION", "This server does not host this topic.", 40403)
         data = [
             {
-                "partition_id": p, "leader_id": 1, "replicas": [1, 2, 3], "isr": [1, 3],
-                "log_start_offset": 0, "high_watermark": len(log), "log_end_offset": len(log) + 1,
+                "partition_id": p,
+                "leader_id": 1,
+                "replicas": [1, 2, 3],
+                "isr": [1, 3],
+                "log_start_offset": 0,
+                "high_watermark": len(log),
+                "log_end_offset": len(log) + 1,
             }
             for p, log in enumerate(topic.partitions)
         ]
@@ -152,7 +162,8 @@ class RestServer:
             return error(404, "UNKNOWN_TOPIC_OR_PARTITION", "This server does not host this topic.", 40403)
         failures = [
             {"id": str(i), "error_code": 41301, "message": "record too large"}
-            for i, e in enumerate(entries) if len(e["value"]["data"]) > 100
+            for i, e in enumerate(entries)
+            if len(e["value"]["data"]) > 100
         ]
         accepted = [e for e in entries if len(e["value"]["data"]) <= 100]
         successes = []

@@ -124,11 +124,15 @@ def test_consume_max_records_and_print_offsets(rest_server: RestServer) -> None:
 
 def test_consume_prints_json_binary_and_null_values_one_per_line(rest_server: RestServer) -> None:
     create(rest_server, "typed")
-    rest_server.append_entries_from_test("typed", 0, [
-        {"value": {"type": "JSON", "data": {"clicks": 1, "page": "/a"}}},
-        {"value": {"type": "BINARY", "data": "/w=="}, "key": {"type": "JSON", "data": 7}},
-        {"value": None},
-    ])
+    rest_server.append_entries_from_test(
+        "typed",
+        0,
+        [
+            {"value": {"type": "JSON", "data": {"clicks": 1, "page": "/a"}}},
+            {"value": {"type": "BINARY", "data": "/w=="}, "key": {"type": "JSON", "data": 7}},
+            {"value": None},
+        ],
+    )
     result = invoke("consume", "typed", "--from-beginning", "--print-offsets", "-s", rest_server.url)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
@@ -180,8 +184,13 @@ def test_produce_with_a_terminal_on_stderr_shows_progress_and_the_summary(rest_s
     with os.fdopen(controller_fd, "rb", buffering=0) as controller:
         process = subprocess.run(
             [sys.executable, "-m", "broker.cli", "produce", "tty", "-s", rest_server.url, "--batch-size", "100"],
-            input="".join(f"{i}\n" for i in range(1500)).encode(), stderr=terminal_fd, stdout=subprocess.PIPE,
-            cwd=REPO_ROOT, env={**clean, "COLUMNS": "120"}, timeout=60, check=False,
+            input="".join(f"{i}\n" for i in range(1500)).encode(),
+            stderr=terminal_fd,
+            stdout=subprocess.PIPE,
+            cwd=REPO_ROOT,
+            env={**clean, "COLUMNS": "120"},
+            timeout=60,
+            check=False,
         )
         os.close(terminal_fd)
         shown = b""

@@ -24,7 +24,12 @@ def run_serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     clean = {k: v for k, v in os.environ.items() if not k.startswith("HIGHWATER_")}
     return subprocess.run(
         [sys.executable, "-m", "broker.cli", "serve", *args],
-        cwd=REPO_ROOT, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=60, check=False,
+        cwd=REPO_ROOT,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -87,8 +92,12 @@ def test_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
         holder.listen(1)
         port = holder.getsockname()[1]
         result = run_serve(
-            "--port", str(port), "--data-dir", str(tmp_path / "data"),
-            "--metadata", f"sqlite://{tmp_path / 'metadata.db'}",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--metadata",
+            f"sqlite://{tmp_path / 'metadata.db'}",
         )
     assert result.returncode == 1
     assert result.stderr == f"highwater: cannot listen on 127.0.0.1:{port}: address already in use\n"

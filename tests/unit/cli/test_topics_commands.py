@@ -17,8 +17,19 @@ def invoke(*args: str, env: dict[str, str] | None = None):
 
 def test_create_sends_counts_and_configs(rest_server: RestServer) -> None:
     result = invoke(
-        "topics", "create", "orders", "--partitions", "3", "--replication-factor", "2",
-        "--config", "retention.ms=60000", "-c", "min.insync.replicas=2", "-s", rest_server.url,
+        "topics",
+        "create",
+        "orders",
+        "--partitions",
+        "3",
+        "--replication-factor",
+        "2",
+        "--config",
+        "retention.ms=60000",
+        "-c",
+        "min.insync.replicas=2",
+        "-s",
+        rest_server.url,
     )
     assert result.exit_code == 0, result.output
     assert "created topic orders with 3 partition(s)" in result.stdout

@@ -150,9 +150,7 @@ def partition_records(draw: st.DrawFn) -> PartitionRecord:
 
 
 @given(partition_records(), st.sets(st.integers(1, 4)), st.booleans())
-def test_invariants_hold_after_every_reconcile(
-    before: PartitionRecord, live: set[int], unclean: bool
-) -> None:
+def test_invariants_hold_after_every_reconcile(before: PartitionRecord, live: set[int], unclean: bool) -> None:
     change = reconcile(before, live, unclean)
     after = change.record if change else before
     assert after.isr and set(after.isr) <= set(after.replicas)

@@ -14,8 +14,13 @@ LIVE = {1, 2, 3}
 
 def record(partition: int, replicas: list[int], leader: int, isr: list[int] | None = None) -> PartitionRecord:
     return PartitionRecord(
-        topic="t", partition=partition, leader=leader, leader_epoch=3, partition_epoch=7,
-        replicas=replicas, isr=list(replicas) if isr is None else isr,
+        topic="t",
+        partition=partition,
+        leader=leader,
+        leader_epoch=3,
+        partition_epoch=7,
+        replicas=replicas,
+        isr=list(replicas) if isr is None else isr,
     )
 
 

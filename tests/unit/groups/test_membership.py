@@ -21,8 +21,14 @@ class Client:
 
     def beat(self, now_ms: int):
         response = self.group.heartbeat(
-            HeartbeatRequest(self.member_id, self.epoch, SUB if self.epoch == 0 else None, self.owned,
-                             session_timeout_ms=1000, rebalance_timeout_ms=5000),
+            HeartbeatRequest(
+                self.member_id,
+                self.epoch,
+                SUB if self.epoch == 0 else None,
+                self.owned,
+                session_timeout_ms=1000,
+                rebalance_timeout_ms=5000,
+            ),
             COUNTS,
             now_ms,
         )

@@ -52,14 +52,14 @@ GOLDEN_ONE_RECORD_BATCH = bytes.fromhex(
     "00"  # record attributes
     "00"  # timestamp_delta 0
     "00"  # offset_delta 0
-    "02" "6b"  # key length 1, b"k"
-    "02" "76"  # value length 1, b"v"
+    "02"
+    "6b"  # key length 1, b"k"
+    "02"
+    "76"  # value length 1, b"v"
     "00"  # no headers
 )
 
-headers_strategy = st.lists(
-    st.tuples(st.text(max_size=8), st.none() | st.binary(max_size=16)), max_size=3
-)
+headers_strategy = st.lists(st.tuples(st.text(max_size=8), st.none() | st.binary(max_size=16)), max_size=3)
 record_strategy = st.builds(
     RecordInput,
     key=st.none() | st.binary(max_size=64),
@@ -121,7 +121,9 @@ def test_explicit_base_timestamp_makes_deltas_relative_to_it() -> None:
 
 
 def test_log_append_time_gives_every_record_the_max_timestamp() -> None:
-    batch = encode_batch([(b"a", b"1", (), TIMESTAMP_MS), (b"b", b"2", (), TIMESTAMP_MS + 9)], timestamp_type=LOG_APPEND_TIME)
+    batch = encode_batch(
+        [(b"a", b"1", (), TIMESTAMP_MS), (b"b", b"2", (), TIMESTAMP_MS + 9)], timestamp_type=LOG_APPEND_TIME
+    )
     header, records = decode_batch(batch)
     assert header.timestamp_type == LOG_APPEND_TIME
     assert [record.timestamp for record in records] == [TIMESTAMP_MS + 9] * 2
@@ -144,7 +146,10 @@ def test_records_and_tuples_and_record_inputs_are_all_accepted() -> None:
 
 
 def test_large_values_and_many_records_use_multi_byte_varints() -> None:
-    records = [RecordInput(b"k" * 300, bytes(70_000), [("h" * 200, b"x" * 9000)], TIMESTAMP_MS + i * 100_000) for i in range(300)]
+    records = [
+        RecordInput(b"k" * 300, bytes(70_000), [("h" * 200, b"x" * 9000)], TIMESTAMP_MS + i * 100_000)
+        for i in range(300)
+    ]
     _, decoded = decode_batch(encode_batch(records, compression=LZ4))
     assert [(r.key, r.value, r.headers, r.timestamp) for r in decoded] == [(*r[:3], r.timestamp) for r in records]
     assert decoded[-1].offset == 299
@@ -185,7 +190,8 @@ def test_round_trip(records: list[RecordInput], codec: int, base_offset: int, le
     assert header.compression == codec
     assert header.max_timestamp == max(r.timestamp for r in records)
     expected = [
-        Record(base_offset + i, r.timestamp, r.key, r.value, list(r.headers), leader_epoch) for i, r in enumerate(records)
+        Record(base_offset + i, r.timestamp, r.key, r.value, list(r.headers), leader_epoch)
+        for i, r in enumerate(records)
     ]
     assert decoded == expected
     columns = decode_columns(batch)
@@ -214,8 +220,12 @@ def test_record_sizes_add_up_to_the_encoded_batch(records: list[RecordInput]) ->
 def test_record_sizes_cover_multi_byte_deltas_and_lengths() -> None:
     """Offset deltas past 63, timestamps before the base and values past 63 bytes take several varint bytes."""
     records = [
-        RecordInput(None if i % 7 == 0 else b"k" * i, b"v" * (i * 13), [("h", None)] if i % 5 == 0 else [],
-                    TIMESTAMP_MS + (i - 100) * 10_000)
+        RecordInput(
+            None if i % 7 == 0 else b"k" * i,
+            b"v" * (i * 13),
+            [("h", None)] if i % 5 == 0 else [],
+            TIMESTAMP_MS + (i - 100) * 10_000,
+        )
         for i in range(300)
     ]
     records[0] = records[0]._replace(timestamp=TIMESTAMP_MS)

@@ -21,7 +21,9 @@ ONE_RECORD = bytes.fromhex("10 00 00 00 02 6b 02 76 00".replace(" ", ""))
 
 
 def batch_with_records_section(section: bytes, records_count: int, compression: int = NONE) -> bytes:
-    covered = struct.pack(">hiqqqhii", compression, max(records_count - 1, 0), 0, 0, -1, -1, -1, records_count) + section
+    covered = (
+        struct.pack(">hiqqqhii", compression, max(records_count - 1, 0), 0, 0, -1, -1, -1, records_count) + section
+    )
     return struct.pack(">qiibI", 0, 9 + len(covered), 0, 2, independent_crc32c(covered)) + covered
 
 

@@ -108,7 +108,9 @@ def test_none_returns_the_bytes_unchanged() -> None:
     assert decompress(NONE, memoryview(b"abc")) == b"abc"
 
 
-@pytest.mark.parametrize(("name", "expected"), [("none", NONE), ("GZIP", GZIP), ("snappy", SNAPPY), ("lz4", LZ4), ("zstd", ZSTD)])
+@pytest.mark.parametrize(
+    ("name", "expected"), [("none", NONE), ("GZIP", GZIP), ("snappy", SNAPPY), ("lz4", LZ4), ("zstd", ZSTD)]
+)
 def test_codec_id_by_kafka_name(name: str, expected: int) -> None:
     assert codec_id(name) == expected
 

@@ -18,12 +18,19 @@ from broker.record.compression import GZIP, LZ4, NONE, SUPPORTED_CODECS, ZSTD
 
 TIMESTAMP_MS = 1_700_000_000_000
 SAMPLE = [
-    RecordInput(b"key-%d" % i if i % 4 else None, b"value " * i if i % 3 else None, [(f"h{i}", b"x")] * (i % 3), TIMESTAMP_MS + i * 7)
+    RecordInput(
+        b"key-%d" % i if i % 4 else None,
+        b"value " * i if i % 3 else None,
+        [(f"h{i}", b"x")] * (i % 3),
+        TIMESTAMP_MS + i * 7,
+    )
     for i in range(40)
 ]
 
 
-def kafka_python_batch(records: list[RecordInput], codec: int, producer_state: tuple[int, int, int] = (-1, -1, -1)) -> bytes:
+def kafka_python_batch(
+    records: list[RecordInput], codec: int, producer_state: tuple[int, int, int] = (-1, -1, -1)
+) -> bytes:
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=codec,
@@ -34,7 +41,9 @@ def kafka_python_batch(records: list[RecordInput], codec: int, producer_state: t
         batch_size=1 << 24,
     )
     for offset, record in enumerate(records):
-        builder.append(offset, timestamp=record.timestamp, key=record.key, value=record.value, headers=list(record.headers))
+        builder.append(
+            offset, timestamp=record.timestamp, key=record.key, value=record.value, headers=list(record.headers)
+        )
     return bytes(builder.build())
 
 

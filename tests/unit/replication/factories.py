@@ -50,11 +50,7 @@ def make_leader(
         log_start_offset=log_start_offset,
         log_end_offset=log_end_offset,
         high_watermark=high_watermark,
-        leader_epoch_start_offset=(
-            log_end_offset
-            if leader_epoch_start_offset is None
-            else leader_epoch_start_offset
-        ),
+        leader_epoch_start_offset=(log_end_offset if leader_epoch_start_offset is None else leader_epoch_start_offset),
         replica_lag_time_max_ms=LAG_MS,
         now_ms=now_ms,
     )

@@ -122,15 +122,10 @@ def fetch_once(
     return actions
 
 
-def replicate_until_quiet(
-    leader, leader_log, follower, follower_log, now_ms=0, rounds=6
-):
+def replicate_until_quiet(leader, leader_log, follower, follower_log, now_ms=0, rounds=6):
     """Fetch a fixed number of times: the follower learns the HW one fetch after the
     leader does, so a quiet state can take two empty rounds; extra rounds are no-ops."""
-    return [
-        fetch_once(leader, leader_log, follower, follower_log, now_ms)
-        for _ in range(rounds)
-    ]
+    return [fetch_once(leader, leader_log, follower, follower_log, now_ms) for _ in range(rounds)]
 
 
 def test_kip101_scenario_1_follower_restart_keeps_what_the_leader_hw_covers():
@@ -151,9 +146,7 @@ def test_kip101_scenario_1_follower_restart_keeps_what_the_leader_hw_covers():
     request = restarted_b.fetch_request(b_log.view())
     assert request.fetch_offset == 2 and request.last_fetched_epoch == 1
     # A dies before answering; B is elected (it is in the ISR) in epoch 2.
-    new_leader = become_leader(
-        2, (1, 2), b_log, epoch=2, high_watermark=restarted_b.high_watermark
-    )
+    new_leader = become_leader(2, (1, 2), b_log, epoch=2, high_watermark=restarted_b.high_watermark)
     assert b_log.records == [(1, "m0"), (1, "m1")]
     # A comes back as a follower: nothing diverges, and the HW reaches m1 again.
     a_follower = become_follower(1, 2, 2, high_watermark=a.high_watermark)
@@ -181,11 +174,7 @@ def test_kip101_scenario_2_replica_divergence_after_power_loss():
     assert first == [TruncateTo(1, 1)]
     replicate_until_quiet(b, b_log, a, a_log, now_ms=3)
     assert a_log.records == b_log.records == [(1, "m0"), (2, "m2")]
-    assert (
-        a_log.cache.entries
-        == b_log.cache.entries
-        == [EpochEntry(1, 0), EpochEntry(2, 1)]
-    )
+    assert a_log.cache.entries == b_log.cache.entries == [EpochEntry(1, 0), EpochEntry(2, 1)]
     assert b.high_watermark == 2 and a.high_watermark == 2
 
 
@@ -199,17 +188,11 @@ def test_diverging_epoch_the_follower_never_saw_takes_two_rounds():
     leader = become_leader(1, (1, 2), leader_log, epoch=3, high_watermark=3)
     follower_log = MemoryLog()
     for offset in range(7):
-        follower_log.append(
-            0 if offset < 5 else 2, f"F{offset}" if offset >= 3 else f"L{offset}"
-        )
+        follower_log.append(0 if offset < 5 else 2, f"F{offset}" if offset >= 3 else f"L{offset}")
     follower = become_follower(2, 1, 3, high_watermark=3)
 
-    assert fetch_once(leader, leader_log, follower, follower_log, 1) == [
-        TruncateTo(5, 3)
-    ]
-    assert fetch_once(leader, leader_log, follower, follower_log, 2) == [
-        TruncateTo(3, 3)
-    ]
+    assert fetch_once(leader, leader_log, follower, follower_log, 1) == [TruncateTo(5, 3)]
+    assert fetch_once(leader, leader_log, follower, follower_log, 2) == [TruncateTo(3, 3)]
     replicate_until_quiet(leader, leader_log, follower, follower_log, now_ms=3)
     assert follower_log.records == leader_log.records
 
@@ -222,11 +205,7 @@ def test_leader_reports_where_the_followers_last_epoch_ends():
     leader_log.records = [(1, "x")] * 10 + [(4, "y")] * 5
     leader = become_leader(1, (1, 2), leader_log, epoch=6, high_watermark=0)
     common = {"current_leader_epoch": 6, "epoch_cache": leader_log.cache, **current_incarnation(2)}
-    assert leader.on_follower_fetch(
-        2, 12, 0, last_fetched_epoch=1, **common
-    ).diverging_epoch == (DivergingEpoch(1, 10))
-    assert leader.on_follower_fetch(
-        2, 10, 0, last_fetched_epoch=3, **common
-    ).diverging_epoch == (DivergingEpoch(1, 10))
+    assert leader.on_follower_fetch(2, 12, 0, last_fetched_epoch=1, **common).diverging_epoch == (DivergingEpoch(1, 10))
+    assert leader.on_follower_fetch(2, 10, 0, last_fetched_epoch=3, **common).diverging_epoch == (DivergingEpoch(1, 10))
     ok = leader.on_follower_fetch(2, 10, 0, last_fetched_epoch=1, **common)
     assert ok.diverging_epoch is None and ok.read_from_offset == 10

@@ -100,15 +100,9 @@ def test_fetch_below_log_start_is_out_of_range_even_when_epochs_diverge():
     """fetchRecords: below the log start -> OFFSET_OUT_OF_RANGE whatever the epochs say,
     so a follower that fell behind retention restarts at the log start (scenario 17)."""
     cache = LeaderEpochCache([EpochEntry(1, 0), EpochEntry(3, 40)])
-    position = check_fetch_position(
-        "orders", 0, 5, 2, log_start_offset=30, log_end_offset=50, epoch_cache=cache
-    )
+    position = check_fetch_position("orders", 0, 5, 2, log_start_offset=30, log_end_offset=50, epoch_cache=cache)
     assert isinstance(position, OffsetOutOfRange)
-    diverging = check_fetch_position(
-        "orders", 0, 45, 2, log_start_offset=30, log_end_offset=50, epoch_cache=cache
-    )
+    diverging = check_fetch_position("orders", 0, 45, 2, log_start_offset=30, log_end_offset=50, epoch_cache=cache)
     assert diverging == DivergingEpoch(1, 40)
-    in_range = check_fetch_position(
-        "orders", 0, 45, -1, log_start_offset=30, log_end_offset=50, epoch_cache=cache
-    )
+    in_range = check_fetch_position("orders", 0, 45, -1, log_start_offset=30, log_end_offset=50, epoch_cache=cache)
     assert in_range is None

@@ -55,7 +55,9 @@ def test_truncated_messages_are_refused(cut: int) -> None:
 
 def _one_partition_request(topic: bytes) -> bytes:
     return (
-        struct.pack(">iqiii", 2, 0, 100, 1024, 1) + struct.pack(">H", len(topic)) + topic
+        struct.pack(">iqiii", 2, 0, 100, 1024, 1)
+        + struct.pack(">H", len(topic))
+        + topic
         + struct.pack(">iqiiq", 0, 0, 0, 0, 0)
     )
 

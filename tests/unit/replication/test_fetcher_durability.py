@@ -55,7 +55,13 @@ async def _follower_applies_one_fetch(tmp_path: Path, flush_policy: str) -> Part
         high_watermark=0,
     )
     record = PartitionRecord(
-        topic=TOPIC, partition=0, leader=1, leader_epoch=LEADER_EPOCH, partition_epoch=7, replicas=[1, 2, 3], isr=[1, 2, 3]
+        topic=TOPIC,
+        partition=0,
+        leader=1,
+        leader_epoch=LEADER_EPOCH,
+        partition_epoch=7,
+        replicas=[1, 2, 3],
+        isr=[1, 2, 3],
     )
     partition.apply_record(record, min_insync_replicas=2)
     async with aiohttp.ClientSession() as session:
@@ -69,7 +75,9 @@ async def _follower_applies_one_fetch(tmp_path: Path, flush_policy: str) -> Part
             max_bytes=1 << 20,
         )
         try:
-            request = FetchPartition(TOPIC, 0, fetch_offset=0, last_fetched_epoch=-1, current_leader_epoch=LEADER_EPOCH, log_start_offset=0)
+            request = FetchPartition(
+                TOPIC, 0, fetch_offset=0, last_fetched_epoch=-1, current_leader_epoch=LEADER_EPOCH, log_start_offset=0
+            )
             response = FetchPartitionResponse(
                 TOPIC, 0, high_watermark=0, log_start_offset=0, log_end_offset=3, records=_leader_batch(3)
             )

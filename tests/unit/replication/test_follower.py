@@ -49,16 +49,12 @@ def test_fetch_request_starts_at_own_log_end_and_names_own_latest_epoch():
 def test_follower_high_watermark_is_the_leader_hw_capped_by_own_log_end():
     """Follower HW = min(leader HW, own LEO after the append)."""
     follower = make_follower()
-    response = PartitionFetchResponse(
-        high_watermark=50, log_start_offset=0, log_end_offset=60, records_last_offset=19
-    )
+    response = PartitionFetchResponse(high_watermark=50, log_start_offset=0, log_end_offset=60, records_last_offset=19)
     actions = follower.on_fetch_response(response, local_log(0, 10, (4, 0)))
     assert actions == [AppendRecords(10, 19), UpdateFollowerOffsets(20, 0)]
     assert follower.high_watermark == 20
     actions = follower.on_fetch_response(
-        PartitionFetchResponse(
-            high_watermark=15, log_start_offset=0, log_end_offset=60
-        ),
+        PartitionFetchResponse(high_watermark=15, log_start_offset=0, log_end_offset=60),
         local_log(0, 20, (4, 0)),
     )
     assert actions == [UpdateFollowerOffsets(15, 0)]
@@ -74,9 +70,7 @@ def test_follower_high_watermark_clamped_to_log_start_and_log_start_follows_lead
     assert actions == [UpdateFollowerOffsets(12, 12)]
     follower = make_follower(high_watermark=25)
     actions = follower.on_fetch_response(
-        PartitionFetchResponse(
-            high_watermark=40, log_start_offset=20, log_end_offset=40
-        ),
+        PartitionFetchResponse(high_watermark=40, log_start_offset=20, log_end_offset=40),
         local_log(12, 30, (4, 0)),
     )
     assert actions == [UpdateFollowerOffsets(30, 20)]
@@ -84,9 +78,7 @@ def test_follower_high_watermark_clamped_to_log_start_and_log_start_follows_lead
 
 def test_nothing_to_report_when_nothing_changed():
     follower = make_follower(high_watermark=10)
-    response = PartitionFetchResponse(
-        high_watermark=10, log_start_offset=0, log_end_offset=10
-    )
+    response = PartitionFetchResponse(high_watermark=10, log_start_offset=0, log_end_offset=10)
     assert follower.on_fetch_response(response, local_log(0, 10, (4, 0))) == []
 
 
@@ -99,18 +91,14 @@ def test_out_of_range_below_leader_log_start_truncates_fully():
         log_end_offset=1_000,
         error=OffsetOutOfRange("out of range"),
     )
-    assert follower.on_fetch_response(response, local_log(0, 40, (4, 0))) == [
-        TruncateFullyAndStartAt(500)
-    ]
+    assert follower.on_fetch_response(response, local_log(0, 40, (4, 0))) == [TruncateFullyAndStartAt(500)]
     assert follower.high_watermark == 500
 
 
 def test_out_of_range_above_leader_log_end_truncates_to_it():
     """Own LEO above the leader's LEO (no epoch to validate with) -> truncate to the leader LEO."""
     follower = make_follower(high_watermark=5)
-    assert follower.on_offset_out_of_range(0, 30, local_log(0, 45)) == [
-        TruncateTo(30, 5)
-    ]
+    assert follower.on_offset_out_of_range(0, 30, local_log(0, 45)) == [TruncateTo(30, 5)]
     assert follower.on_offset_out_of_range(0, 45, local_log(0, 45)) == []
 
 

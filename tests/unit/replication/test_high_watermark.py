@@ -42,9 +42,7 @@ def test_unknown_follower_log_end_blocks_the_high_watermark_after_leader_change(
 
 def test_high_watermark_frozen_below_min_isr():
     """Rule 1: committed ISR < min(min ISR, RF) -> the HW does not move (invariant 4)."""
-    leader = make_leader(
-        replicas=(1, 2, 3), isr=(1,), min_insync_replicas=2, log_end_offset=0
-    )
+    leader = make_leader(replicas=(1, 2, 3), isr=(1,), min_insync_replicas=2, log_end_offset=0)
     assert leader.on_leader_append(100, now_ms=1) is None
     assert leader.high_watermark == 0
     # even a caught-up follower does not move it until the ISR is back at min ISR
@@ -99,9 +97,7 @@ def test_construction_refuses_an_inconsistent_partition_record():
 
 def test_replicas_state_reports_log_end_membership_and_caught_up_age():
     """replicas_state: one row per replica in assignment order, for the HTTP API."""
-    leader = make_leader(
-        replicas=(1, 2, 3), isr=(1, 2), log_end_offset=10, high_watermark=10
-    )
+    leader = make_leader(replicas=(1, 2, 3), isr=(1, 2), log_end_offset=10, high_watermark=10)
     fetch(leader, 2, 10, now_ms=1_000)
     rows = leader.replicas_state(now_ms=1_500)
     assert rows == [

@@ -15,9 +15,7 @@ def test_follower_keeping_up_with_a_steady_stream_of_small_writes_stays_in_sync(
         leader.on_leader_append(leader.log_end_offset + 1, now_ms)
         assert follower_offset < leader.log_end_offset
         fetch(leader, 2, follower_offset, now_ms)
-        follower_offset = (
-            leader.log_end_offset
-        )  # the response carried everything up to here
+        follower_offset = leader.log_end_offset  # the response carried everything up to here
         assert leader.check_isr_shrink(now_ms) is None
     assert leader.isr == (1, 2)
     assert leader.high_watermark == leader.log_end_offset - 1
@@ -62,9 +60,7 @@ def test_shrink_never_removes_the_leader_and_never_empties_the_isr():
 
 def test_expansion_counts_in_the_maximal_isr_at_once():
     """KIP-497: a proposed addition holds the HW back before the controller commits it."""
-    leader = make_leader(
-        replicas=(1, 2, 3), isr=(1, 2), log_end_offset=10, high_watermark=10
-    )
+    leader = make_leader(replicas=(1, 2, 3), isr=(1, 2), log_end_offset=10, high_watermark=10)
     outcome = fetch(leader, 3, 10, now_ms=100)
     assert outcome.propose_isr is not None and outcome.propose_isr.new_isr == (1, 2, 3)
     assert leader.isr == (1, 2)
@@ -106,9 +102,7 @@ def test_expansion_needs_log_end_at_least_high_watermark_and_epoch_start():
 
 def test_only_one_isr_change_in_flight():
     """One change in flight per partition: no shrink or expansion while one is pending."""
-    leader = make_leader(
-        replicas=(1, 2, 3, 4), isr=(1, 2, 3), log_end_offset=5, high_watermark=5
-    )
+    leader = make_leader(replicas=(1, 2, 3, 4), isr=(1, 2, 3), log_end_offset=5, high_watermark=5)
     assert fetch(leader, 4, 5, now_ms=0).propose_isr is not None
     assert leader.check_isr_shrink(now_ms=10 * LAG_MS) is None
 
@@ -116,9 +110,7 @@ def test_only_one_isr_change_in_flight():
 def test_stale_isr_change_is_rejected_with_no_effect():
     """Scenario 19: a record with an old partition epoch is ignored; a failed CAS drops
     only the pending change it was for, and a dropped expansion releases the HW."""
-    leader = make_leader(
-        replicas=(1, 2, 3), isr=(1, 2), log_end_offset=10, high_watermark=10
-    )
+    leader = make_leader(replicas=(1, 2, 3), isr=(1, 2), log_end_offset=10, high_watermark=10)
     proposal = fetch(leader, 3, 10, now_ms=0).propose_isr
     assert proposal is not None
     assert leader.on_isr_change_committed((1,), 10, now_ms=1) is None
@@ -137,9 +129,7 @@ def test_stale_isr_change_is_rejected_with_no_effect():
 def test_high_watermark_waits_for_a_caught_up_replica_about_to_join():
     """maybeIncrementLeaderHW / shouldWaitForReplicaToJoinIsr: a follower outside the
     ISR that was caught up within the lag time also holds the HW back."""
-    leader = make_leader(
-        replicas=(1, 2, 3), isr=(1, 2), log_end_offset=10, high_watermark=10
-    )
+    leader = make_leader(replicas=(1, 2, 3), isr=(1, 2), log_end_offset=10, high_watermark=10)
     proposal = fetch(leader, 3, 10, now_ms=0).propose_isr
     assert proposal is not None
     leader.on_isr_change_rejected(proposal, now_ms=1)

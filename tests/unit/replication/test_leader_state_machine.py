@@ -49,9 +49,7 @@ class LeaderStateMachine(RuleBasedStateMachine):
     def become_leader(self, data: st.DataObject) -> None:
         followers = data.draw(st.integers(2, 4), label="followers")
         self.replicas = tuple(range(LEADER_ID, LEADER_ID + followers + 1))
-        in_sync = data.draw(
-            st.sets(st.sampled_from(self.replicas[1:])), label="isr followers"
-        )
+        in_sync = data.draw(st.sets(st.sampled_from(self.replicas[1:])), label="isr followers")
         isr = tuple(b for b in self.replicas if b == LEADER_ID or b in in_sync)
         log_end_offset = data.draw(st.integers(0, 30), label="leo")
         high_watermark = data.draw(st.integers(0, log_end_offset), label="hw")
@@ -98,9 +96,7 @@ class LeaderStateMachine(RuleBasedStateMachine):
     def _complete_produces(self) -> None:
         maximal = len(self.leader.maximal_isr)
         min_isr = self.leader.effective_min_isr
-        for request_id, error in self.purgatory.on_high_watermark(
-            self.leader.high_watermark, maximal, min_isr
-        ):
+        for request_id, error in self.purgatory.on_high_watermark(self.leader.high_watermark, maximal, min_isr):
             assert self.leader.high_watermark >= self.required_offsets.pop(request_id)
             if error is None:
                 assert maximal >= min_isr
@@ -132,9 +128,7 @@ class LeaderStateMachine(RuleBasedStateMachine):
         update = self.leader.on_leader_append(new_leo, self.now_ms)
         self.next_request_id += 1
         self.required_offsets[self.next_request_id] = new_leo
-        self.purgatory.add(
-            self.next_request_id, new_leo, self.now_ms + PRODUCE_TIMEOUT_MS
-        )
+        self.purgatory.add(self.next_request_id, new_leo, self.now_ms + PRODUCE_TIMEOUT_MS)
         self._after_hw_update(update)
         self._complete_produces()
 
@@ -142,14 +136,8 @@ class LeaderStateMachine(RuleBasedStateMachine):
     def follower_fetch(self, data: st.DataObject) -> None:
         self._begin_step()
         replica_id = data.draw(st.sampled_from(self.replicas[1:]), label="follower")
-        lowest = (
-            self.leader.high_watermark
-            if replica_id in self.leader.maximal_isr
-            else self.leader.log_start_offset
-        )
-        offset = data.draw(
-            st.integers(lowest, self.leader.log_end_offset), label="offset"
-        )
+        lowest = self.leader.high_watermark if replica_id in self.leader.maximal_isr else self.leader.log_start_offset
+        offset = data.draw(st.integers(lowest, self.leader.log_end_offset), label="offset")
         outcome = self.leader.on_follower_fetch(
             replica_id,
             offset,
@@ -183,9 +171,7 @@ class LeaderStateMachine(RuleBasedStateMachine):
             return
         assert pending_before is None
         assert set(proposal.new_isr) < set(self.leader.isr)
-        assert (
-            self.leader.maximal_isr == self.leader.isr
-        )  # a removal does not count yet
+        assert self.leader.maximal_isr == self.leader.isr  # a removal does not count yet
         self._remember(proposal)
 
     @precondition(lambda self: self.leader.pending_isr_change is not None)
@@ -225,20 +211,14 @@ class LeaderStateMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def stale_partition_record_is_ignored(self, data: st.DataObject) -> None:
         self._begin_step()
-        others = data.draw(
-            st.sets(st.sampled_from(self.replicas[1:])), label="stale isr"
-        )
-        stale_epoch = self.leader.partition_epoch - data.draw(
-            st.integers(0, 3), label="age"
-        )
+        others = data.draw(st.sets(st.sampled_from(self.replicas[1:])), label="stale isr")
+        stale_epoch = self.leader.partition_epoch - data.draw(st.integers(0, 3), label="age")
         before = (
             self.leader.isr,
             self.leader.partition_epoch,
             self.leader.pending_isr_change,
         )
-        update = self.leader.on_isr_change_committed(
-            (LEADER_ID, *sorted(others)), stale_epoch, self.now_ms
-        )
+        update = self.leader.on_isr_change_committed((LEADER_ID, *sorted(others)), stale_epoch, self.now_ms)
         assert update is None
         assert (
             self.leader.isr,
@@ -293,6 +273,4 @@ class LeaderStateMachine(RuleBasedStateMachine):
 
 
 TestLeaderStateMachine = LeaderStateMachine.TestCase
-TestLeaderStateMachine.settings = settings(
-    max_examples=300, stateful_step_count=60, deadline=None
-)
+TestLeaderStateMachine.settings = settings(max_examples=300, stateful_step_count=60, deadline=None)

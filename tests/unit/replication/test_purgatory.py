@@ -16,12 +16,8 @@ def test_success_once_the_high_watermark_passes_the_batch():
     purgatory = DelayedProducePurgatory("orders", 0)
     purgatory.add("p1", required_offset=10, deadline_ms=30_000)
     purgatory.add("p2", required_offset=20, deadline_ms=30_000)
-    assert (
-        purgatory.on_high_watermark(9, maximal_isr_size=3, min_insync_replicas=2) == []
-    )
-    assert purgatory.on_high_watermark(
-        15, maximal_isr_size=3, min_insync_replicas=2
-    ) == [ProduceCompletion("p1", None)]
+    assert purgatory.on_high_watermark(9, maximal_isr_size=3, min_insync_replicas=2) == []
+    assert purgatory.on_high_watermark(15, maximal_isr_size=3, min_insync_replicas=2) == [ProduceCompletion("p1", None)]
     assert len(purgatory) == 1
 
 
@@ -29,9 +25,7 @@ def test_not_enough_replicas_after_append_when_the_isr_shrank_below_min():
     """HW passed the batch but the maximal ISR < min ISR -> AFTER_APPEND, outcome unknown."""
     purgatory = DelayedProducePurgatory("orders", 0)
     purgatory.add("p1", required_offset=10, deadline_ms=30_000)
-    [(request_id, error)] = purgatory.on_high_watermark(
-        10, maximal_isr_size=1, min_insync_replicas=2
-    )
+    [(request_id, error)] = purgatory.on_high_watermark(10, maximal_isr_size=1, min_insync_replicas=2)
     assert request_id == "p1"
     assert isinstance(error, NotEnoughReplicasAfterAppend)
     assert "outcome is unknown" in error.message
@@ -84,12 +78,7 @@ def test_acks_all_end_to_end_with_the_leader_state():
     leader.on_leader_append(5, now_ms=1)
     purgatory.add("p1", required_offset=5, deadline_ms=30_000)
     fetch(leader, 2, 5, now_ms=2)
-    assert (
-        purgatory.on_high_watermark(
-            leader.high_watermark, len(leader.maximal_isr), leader.effective_min_isr
-        )
-        == []
-    )
+    assert purgatory.on_high_watermark(leader.high_watermark, len(leader.maximal_isr), leader.effective_min_isr) == []
     update = fetch(leader, 3, 5, now_ms=3).hw_update
     assert update is not None
     assert purgatory.on_high_watermark(

@@ -47,4 +47,6 @@ def test_well_typed_bodies_pass() -> None:
     assert heartbeat.owned() == frozenset({("t", 0), ("t", 1)})
     commit = CommitBody.model_validate({"offsets": [{"topic_name": "t", "partition_id": 0, "offset": 5.0}]})
     assert commit.offsets[0].offset == 5, "JSON Schema's integer includes 5.0"
-    assert HeartbeatBody.model_validate({"member_epoch": 0, "rebalance_timeout_ms": 6891.0}).rebalance_timeout_ms == 6891
+    assert (
+        HeartbeatBody.model_validate({"member_epoch": 0, "rebalance_timeout_ms": 6891.0}).rebalance_timeout_ms == 6891
+    )

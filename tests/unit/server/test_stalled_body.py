@@ -23,12 +23,13 @@ async def test_a_stalled_body_is_answered_408_within_the_body_timeout(tmp_path: 
             reader, writer = await asyncio.open_connection(server.host, server.port)
             writer.write(
                 b"POST /v3/clusters/x/topics HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                b"Content-Length: 100\r\n\r\n{\"topic_name\""
+                b'Content-Length: 100\r\n\r\n{"topic_name"'
             )
             await writer.drain()
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5)
-            length = int(next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
-                         .split(b":")[1])
+            length = int(
+                next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")).split(b":")[1]
+            )
             body = await asyncio.wait_for(reader.readexactly(length), timeout=5)
             writer.close()
         assert head.startswith(b"HTTP/1.1 408"), head
