@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -24,20 +23,12 @@ from tests.support.replication import (
     ReplicatedTopic,
     assert_replica_files_identical,
     decode_values,
-    start_cluster,
     wait_until,
 )
 
 pytestmark = pytest.mark.integration
 
 ALL_BROKERS = {1, 2, 3}
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    cluster = start_cluster(tmp_path)
-    yield cluster
-    cluster.shutdown()
 
 
 def _replica(description: dict, broker_id: int) -> dict:

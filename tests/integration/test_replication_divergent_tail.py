@@ -10,8 +10,6 @@ Afterwards every replica holds the same bytes (REPLICATION-REFERENCE scenarios 1
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.support.replication import (
@@ -19,7 +17,6 @@ from tests.support.replication import (
     assert_replica_files_identical,
     batch_epochs,
     decode_values,
-    start_cluster,
     truncations,
     write_unreplicated_tail_then_kill_leader,
 )
@@ -27,13 +24,6 @@ from tests.support.replication import (
 pytestmark = pytest.mark.integration
 
 ALL_BROKERS = {1, 2, 3}
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    cluster = start_cluster(tmp_path)
-    yield cluster
-    cluster.shutdown()
 
 
 def test_old_leader_truncates_its_divergent_tail_and_all_logs_end_identical(cluster) -> None:

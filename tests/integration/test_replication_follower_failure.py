@@ -8,7 +8,6 @@ REPLICATION-REFERENCE scenarios 1, 6 and 12; 3 brokers, RF 3, min.insync.replica
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,6 @@ from tests.support.replication import (
     ReplicatedTopic,
     assert_replica_files_identical,
     decode_values,
-    start_cluster,
 )
 
 pytestmark = pytest.mark.integration
@@ -26,13 +24,6 @@ ALL_BROKERS = {1, 2, 3}
 SHRINK_BOUND_S = 1.5 * REPLICA_LAG_TIME_MAX_MS / 1000 + 1.5
 """The first acks=all after a follower stops waits at most ~1.5 × lag time (the shrink
 check runs every lag/2) plus the ISR write and some scheduling slack."""
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    cluster = start_cluster(tmp_path)
-    yield cluster
-    cluster.shutdown()
 
 
 def _a_follower(description: dict) -> int:

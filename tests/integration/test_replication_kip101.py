@@ -8,8 +8,6 @@ so that the ISR is the two replicas of the KIP's two-broker story.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from broker.storage import LogConfig, PartitionLog
@@ -19,7 +17,6 @@ from tests.support.replication import (
     ReplicatedTopic,
     assert_replica_files_identical,
     decode_values,
-    start_cluster,
     truncations,
     wait_until,
 )
@@ -27,13 +24,6 @@ from tests.support.replication import (
 pytestmark = pytest.mark.integration
 
 ALL_BROKERS = {1, 2, 3}
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    cluster = start_cluster(tmp_path)
-    yield cluster
-    cluster.shutdown()
 
 
 def _shrink_to_two(topic: ReplicatedTopic) -> tuple[int, int, int]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from pathlib import Path
 
 import pytest
 
@@ -23,7 +22,6 @@ from tests.support.replication import (
     ReplicatedTopic,
     assert_replica_files_identical,
     decode_values,
-    start_cluster,
     wait_until,
 )
 from tests.support.replication_load import BackgroundConsumer, BackgroundProducer
@@ -34,13 +32,6 @@ ALL_BROKERS = {1, 2, 3}
 ROUNDS = 5
 UNAVAILABILITY_BOUND_S = BROKER_SESSION_TIMEOUT_MS / 1000 + 6
 """Detection (the session timeout) + election + the producer's retry; generous for a loaded CI box."""
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    cluster = start_cluster(tmp_path)
-    yield cluster
-    cluster.shutdown()
 
 
 def _kill_leader_and_wait_for_writes(

@@ -9,7 +9,6 @@ return and the ISR grows back, and then it becomes visible at its acknowledged o
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,19 +16,11 @@ from tests.support.replication import (
     ReplicatedTopic,
     assert_replica_files_identical,
     decode_values,
-    start_cluster,
 )
 
 pytestmark = pytest.mark.integration
 
 ALL_BROKERS = {1, 2, 3}
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    cluster = start_cluster(tmp_path)
-    yield cluster
-    cluster.shutdown()
 
 
 def test_below_min_isr_acks_all_is_refused_and_acks_1_stays_invisible(cluster) -> None:

@@ -10,15 +10,12 @@ same offset; and none of the lost writes may ever have been seen.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.support.replication import (
     ReplicatedTopic,
     assert_replica_files_identical,
     decode_values,
-    start_cluster,
     wait_until,
     write_unreplicated_tail_then_kill_leader,
 )
@@ -28,13 +25,6 @@ pytestmark = pytest.mark.integration
 
 ALL_BROKERS = {1, 2, 3}
 ROUNDS = 2
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    cluster = start_cluster(tmp_path)
-    yield cluster
-    cluster.shutdown()
 
 
 def test_consumer_never_sees_a_record_that_a_leader_crash_takes_back(cluster) -> None:
