@@ -11,18 +11,23 @@ from typing import Any
 
 import pytest
 
-from broker.server.openapi import PATHS
+from broker.server.openapi import ApiLimits, public_paths
 from tests.unit.server.conftest import Api, error_of
 
 MALFORMED_INTEGERS = ["true", "-1", "1.5", "0x1", " 1", "١"]
 """Not decimal non-negative integers: a word, a sign, a fraction, hex, a space, an Arabic-Indic digit."""
 
 
-def integer_parameters(where: str) -> set[str]:
+def documented_paths(api: Api) -> dict[str, Any]:
+    """The paths of the published document of this broker."""
+    return public_paths(ApiLimits.of(api.node.settings))
+
+
+def integer_parameters(api: Api, where: str) -> set[str]:
     """Names of the parameters the document declares as integers ``in`` a path or the query."""
     return {
         parameter["name"]
-        for operations in PATHS.values()
+        for operations in documented_paths(api).values()
         for operation in operations.values()
         for parameter in operation["parameters"]
         if parameter["in"] == where and parameter["schema"].get("type") == "integer"
@@ -65,7 +70,7 @@ async def test_every_integer_path_parameter_of_every_route_refuses_a_malformed_v
     api: Api, topic: str
 ) -> None:
     await api.create_topic("t")
-    names = integer_parameters("path")
+    names = integer_parameters(api, "path")
     assert names >= {"partition_id", "broker_id"}
     checked = []
     for name in sorted(names):
@@ -83,11 +88,11 @@ async def test_every_integer_path_parameter_of_every_route_refuses_a_malformed_v
     assert await api.values("t") == []
 
 
-def operations_with_integer_query_parameters() -> list[tuple[str, str, str, dict[str, Any]]]:
+def operations_with_integer_query_parameters(api: Api) -> list[tuple[str, str, str, dict[str, Any]]]:
     """(method, path, parameter, operation) for every integer query parameter the document publishes."""
     return [
         (method.upper(), path, parameter["name"], operation)
-        for path, operations in PATHS.items()
+        for path, operations in documented_paths(api).items()
         for method, operation in operations.items()
         for parameter in operation["parameters"]
         if parameter["in"] == "query" and parameter["schema"].get("type") == "integer"
@@ -100,7 +105,7 @@ async def test_every_integer_query_parameter_refuses_a_malformed_value_with_400_
     api: Api, text: str, topic: str
 ) -> None:
     await api.create_topic("t")
-    operations = operations_with_integer_query_parameters()
+    operations = operations_with_integer_query_parameters(api)
     assert {name for _, _, name, _ in operations} >= {"offset", "max_records", "max_bytes", "timeout_ms", "timestamp"}
     for method, pattern, name, operation in operations:
         content_types = list(operation.get("requestBody", {}).get("content", {"application/json": None}))
