@@ -49,5 +49,6 @@ def _group(item: pytest.Item) -> str | None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Fail at once if a pytest/xdist pairing stops grouping (pytest 9.2 did, silently)."""
     grouping = getattr(session.config.option, "loadgroup", False)
-    if grouping and session.items and not any("@" in item.nodeid for item in session.items):
+    grouped = [item for item in session.items if item.get_closest_marker("xdist_group") is not None]
+    if grouping and grouped and "@" not in grouped[0].nodeid:
         raise pytest.UsageError("xdist's --dist loadgroup did not group the tests: check the pytest-xdist pairing")

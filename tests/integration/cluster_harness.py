@@ -43,10 +43,16 @@ POLL_INTERVAL_S = 0.01
 def session_env(
     session_timeout_ms: int = SESSION_TIMEOUT_MS, heartbeat_interval_ms: int = HEARTBEAT_INTERVAL_MS, **extra: str
 ) -> dict[str, str]:
-    """Broker environment for a session of ``session_timeout_ms`` (plus extra settings)."""
+    """Broker environment for a session of ``session_timeout_ms`` (plus extra settings).
+
+    The controller's periodic preferred-leader rebalance is off unless ``extra`` turns it
+    on: a test that restarts a broker and then produces would otherwise race a leadership
+    move it did not ask for (its produce answered NOT_LEADER_OR_FOLLOWER mid-request).
+    """
     return {
         "HIGHWATER_BROKER_SESSION_TIMEOUT_MS": str(session_timeout_ms),
         "HIGHWATER_BROKER_HEARTBEAT_INTERVAL_MS": str(heartbeat_interval_ms),
+        "HIGHWATER_AUTO_LEADER_REBALANCE_ENABLE": "false",
         **extra,
     }
 
