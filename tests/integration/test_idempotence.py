@@ -146,10 +146,18 @@ def test_a_producer_whose_state_retention_removed_can_produce_again(tmp_path: Pa
             assert time.monotonic() < deadline, "retention did not delete the producer's segment"
             time.sleep(0.05)
 
+        epoch_before_restart = _partition(cluster, base)["leader_epoch"]
         broker.stop()
         broker.start()
+
+        def leads_again() -> bool:
+            """The stale record still names broker 1 at the old epoch; it leads once the
+            controller has fenced its old incarnation with a new leader epoch."""
+            state = _partition(cluster, base)
+            return state.get("leader_id") == 1 and state.get("leader_epoch", -1) > epoch_before_restart
+
         deadline = time.monotonic() + 20
-        while _partition(cluster, base).get("leader_id") != 1:
+        while not leads_again():
             assert time.monotonic() < deadline, "the restarted broker did not lead again"
             time.sleep(0.05)
         status, answer = _post_batch(path, idempotent(1))
