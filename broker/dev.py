@@ -57,6 +57,19 @@ def _wait_ready(broker: DevBroker, timeout_s: float) -> None:
     raise RuntimeError(f"broker {broker.node_id} at {broker.url} was not ready after {timeout_s:.0f} s")
 
 
+def serve_command(node_id: int, port: int, data_dir: Path, store: str, *extra: str) -> list[str]:
+    """``highwater serve`` for one broker on 127.0.0.1, as the dev cluster and the benchmarks start it."""
+    return [
+        sys.executable, "-m", "broker.cli", "serve",
+        "--node-id", str(node_id),
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--data-dir", str(data_dir),
+        "--metadata", store,
+        *extra,
+    ]  # fmt: skip
+
+
 def start_brokers(count: int, directory: Path, base_port: int) -> list[DevBroker]:
     directory.mkdir(parents=True, exist_ok=True)
     store = f"sqlite://{(directory / 'metadata.db').resolve()}"
@@ -64,22 +77,7 @@ def start_brokers(count: int, directory: Path, base_port: int) -> list[DevBroker
     for node_id in range(1, count + 1):
         port = base_port + node_id - 1
         log_file = open(directory / f"broker-{node_id}.log", "ab")  # noqa: SIM115 - kept open while the dev cluster runs
-        command = [
-            sys.executable,
-            "-m",
-            "broker.cli",
-            "serve",
-            "--node-id",
-            str(node_id),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(directory / f"broker-{node_id}"),
-            "--metadata",
-            store,
-        ]
+        command = serve_command(node_id, port, directory / f"broker-{node_id}", store)
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
         brokers.append(DevBroker(node_id, f"http://127.0.0.1:{port}", process))
     return brokers

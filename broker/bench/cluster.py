@@ -27,7 +27,7 @@ from pathlib import Path
 import aiohttp
 
 from broker.client.http import ClusterClient
-from broker.dev import DevBroker, stop_brokers
+from broker.dev import DevBroker, serve_command, stop_brokers
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -41,24 +41,7 @@ def free_port() -> int:
 
 def _start_broker(node_id: int, root: Path, store: str) -> DevBroker:
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "broker.cli",
-        "serve",
-        "--node-id",
-        str(node_id),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(root / f"broker-{node_id}"),
-        "--metadata",
-        store,
-        "--log-level",
-        "warning",
-    ]
+    command = serve_command(node_id, port, root / f"broker-{node_id}", store, "--log-level", "warning")
     with open(root / f"broker-{node_id}.log", "wb") as log_file:
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
     return DevBroker(node_id, f"http://127.0.0.1:{port}", process)
