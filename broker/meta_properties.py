@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from broker.storage import write_atomically
+from broker.storage.checkpoint import write_atomically
 
 META_PROPERTIES = "meta.properties"
 

@@ -60,14 +60,15 @@ from broker.meta_properties import (
     read_meta_properties,
 )
 from broker.metadata_view import MetadataView
-from broker.partition import Partition, now_ms
+from broker.replica_io.fetch_handler import serve_replica_fetch
+from broker.replica_io.fetcher import ReplicaFetcherManager
+from broker.replica_io.partition import Partition, now_ms
 from broker.replication.actions import ProposeIsr
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, stale_joiners
-from broker.replication.fetch_handler import serve_replica_fetch
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
-from broker.replication.fetcher import ReplicaFetcherManager
-from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager
 from broker.storage.cleaner import clean_if_compacted
+from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
+from broker.storage.log_manager import LogManager
 from broker.topic_configs import TopicConfigs
 from broker.topic_policy import check_client_append, check_min_insync_replicas
 from config.broker import BrokerSettings
@@ -338,7 +339,7 @@ class BrokerNode:
         while True:
             await asyncio.sleep(self.settings.replica_lag_time_max_ms / 2000)
             for partition in list(self.partitions.values()):
-                partition.maybe_shrink_isr()
+                partition.tick()
 
     async def _retention_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -354,8 +355,8 @@ class BrokerNode:
                 deleted = await loop.run_in_executor(
                     None, partition.log.delete_retained_segments, now_ms(), partition.high_watermark
                 )
-                if deleted and partition.leader_state is not None:
-                    partition.leader_state.advance_log_start_offset(partition.log_start_offset)
+                if deleted:
+                    partition.on_log_start_advanced()
 
     # ------------------------------------------------------------------ stop
 

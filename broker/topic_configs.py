@@ -7,7 +7,7 @@ not override it, as in Kafka.
 
 from __future__ import annotations
 
-from broker.storage import LogConfig
+from broker.storage.log_config import LogConfig
 from config.topic import TopicConfig, TopicDefaults, parse_topic_configs, topic_config_strings
 
 

@@ -25,7 +25,9 @@ from pathlib import Path
 import structlog
 
 from broker.record.codec import RecordInput, encode_batch
-from broker.storage import GroupCommitFlusher, LogConfig, PartitionLog
+from broker.storage.flusher import GroupCommitFlusher
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
 
 BATCH_BYTES = 16 * 1024
 RECORD_VALUE_BYTES = 1000

@@ -40,7 +40,7 @@ from broker.topic_policy import check_internal_configs
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
-    from broker.partition import Partition
+    from broker.replica_io.partition import Partition
 
 log = structlog.get_logger(__name__)
 

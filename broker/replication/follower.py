@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import structlog
 
 from broker.errors import HighwaterError, OffsetOutOfRange
+from broker.record.header import iter_batches
 from broker.replication.actions import (
     AppendRecords,
     AwaitLeaderChange,
@@ -84,6 +85,14 @@ class PartitionFetchResponse:
     error: HighwaterError | None = None
     diverging_epoch: DivergingEpoch | None = None
     records_last_offset: int | None = None
+
+
+def fetched_last_offset(records: bytes) -> int | None:
+    """The last offset of the fetched batches, from the last batch header (records are not parsed)."""
+    last = None
+    for header in iter_batches(records, check_crc=False):
+        last = header.last_offset
+    return last
 
 
 class FollowerState:

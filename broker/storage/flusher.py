@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from broker.storage.log import PartitionLog
-from broker.storage.log_config import FLUSH_FSYNC, FLUSH_INTERVAL
+from broker.storage.log_config import FLUSH_INTERVAL
 
 logger = structlog.get_logger(__name__)
 
@@ -51,11 +51,6 @@ class GroupCommitFlusher:
                 self._drive(log, state), name=f"group-commit-{log.topic}-{log.partition}"
             )
         await asyncio.shield(waiter)
-
-    async def flush_for_ack(self, log: PartitionLog) -> None:
-        """Flush only when the log's policy is ``fsync`` (the others never fsync before an ack)."""
-        if log.config.flush_policy == FLUSH_FSYNC:
-            await self.flush(log)
 
     async def _drive(self, log: PartitionLog, state: _GroupCommitState) -> None:
         waiters: asyncio.Future[None] | None = None

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.storage import LogConfig, PartitionLog
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
 from broker.storage.log_manager import HIGH_WATERMARK_CHECKPOINT_FILE, partition_directory_name
 from tests.support.replication import (
     TOPIC,

@@ -262,11 +262,11 @@ class Simulation:
         if isinstance(outcome, HighwaterError):
             self._produce_done(request_id, outcome)
             return
-        produce.base_offset, waiting = outcome
-        if waiting:
-            broker.complete_waiting_produces()
-        else:
+        produce.base_offset, required_offset = outcome
+        if required_offset is None:
             self._produce_done(request_id, None)
+        else:
+            broker.await_replication(request_id, required_offset)
 
     def _produce_done(self, request_id: Hashable, error: HighwaterError | None) -> None:
         produce = self._pending.pop(request_id, None)

@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 
 from broker.record.codec import iter_batches_with_records
-from broker.storage import LogConfig, PartitionLog
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
 from tests.simulation.world import PARTITION, TOPIC, SimConfig
 
 RecordView = tuple[bytes, int]

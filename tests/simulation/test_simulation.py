@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from broker.storage import FLUSH_FSYNC, FLUSH_INTERVAL, FLUSH_OS
+from broker.storage.log_config import FLUSH_FSYNC, FLUSH_INTERVAL, FLUSH_OS
 from tests.simulation.simulation import Simulation, SimulationFailure
 from tests.simulation.world import SimConfig
 

@@ -34,7 +34,7 @@ from broker.cluster.election import reconcile
 from broker.cluster.records import PartitionRecord
 from broker.replication import ProposeIsr
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, stale_joiners
-from broker.storage import FLUSH_FSYNC
+from broker.storage.log_config import FLUSH_FSYNC
 
 CONTROLLER = 0
 """Node id of the controller; brokers are 1..broker_count."""

@@ -19,7 +19,8 @@ from typing import TypeVar
 
 from broker.record.codec import iter_records
 from broker.record.header import iter_batches
-from broker.storage import LogConfig, PartitionLog
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
 from broker.storage.log_manager import partition_directory_name
 from tests.support.brokers import BrokerCluster, http_json
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from broker.record.codec import RecordInput, encode_batch
-from broker.storage import LogConfig, PartitionLog
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
 
 BASE_TIMESTAMP_MS = 1_700_000_000_000
 

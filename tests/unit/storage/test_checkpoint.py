@@ -3,13 +3,13 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage import (
+from broker.storage.checkpoint import (
     CorruptCheckpoint,
-    EpochEntry,
     LeaderEpochCheckpointFile,
     OffsetCheckpointFile,
+    delete_stray_temp_files,
 )
-from broker.storage.checkpoint import delete_stray_temp_files
+from broker.storage.epoch_cache import EpochEntry
 
 
 def test_offset_checkpoint_round_trips_in_kafka_text_format(tmp_path: Path) -> None:

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from broker.record.codec import RecordInput, encode_batch, iter_records
-from broker.storage import LogConfig, PartitionLog
 from broker.storage.cleaner import compact_log
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
 
 NOW_MS = 1_700_000_000_000
 DAY_MS = 86_400_000

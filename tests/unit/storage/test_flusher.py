@@ -1,7 +1,8 @@
 import asyncio
 from pathlib import Path
 
-from broker.storage import GroupCommitFlusher, IntervalFlusher, LogConfig
+from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
+from broker.storage.log_config import LogConfig
 from tests.unit.storage.helpers import make_batch, open_log
 
 
@@ -34,20 +35,6 @@ async def test_a_flush_waits_for_an_fsync_that_started_after_it(log_dir: Path) -
     await flusher.flush(log)  # must not be satisfied by the fsync already running
     assert log.recovery_point == 2
     await first
-
-
-async def test_flush_for_ack_follows_the_policy(tmp_path: Path) -> None:
-    flusher = GroupCommitFlusher()
-    lazy = open_log(tmp_path / "lazy-0", LogConfig(flush_policy="os"))
-    lazy.append_as_leader(make_batch(1), 0, 0)
-    await flusher.flush_for_ack(lazy)
-    assert lazy.recovery_point == 0
-    eager = open_log(tmp_path / "eager-0", LogConfig(flush_policy="fsync"))
-    eager.append_as_leader(make_batch(1), 0, 0)
-    await flusher.flush_for_ack(eager)
-    assert eager.recovery_point == 1
-    lazy.close()
-    assert lazy.recovery_point == 1  # policy os: fsync on close only
 
 
 async def test_interval_flusher_flushes_only_due_interval_logs(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 
 from broker.errors import InvalidTopic
-from broker.storage import LogConfig, LogManager, OffsetCheckpointFile
-from broker.storage.log_manager import parse_partition_directory_name
+from broker.storage.checkpoint import OffsetCheckpointFile
+from broker.storage.log_config import LogConfig
+from broker.storage.log_manager import LogManager, parse_partition_directory_name
 from tests.unit.storage.helpers import make_batch
 
 

@@ -1,8 +1,8 @@
 from pathlib import Path
 
 from broker.record.header import iter_batches
-from broker.storage import LogConfig
 from broker.storage.epoch_cache import EpochEntry
+from broker.storage.log_config import LogConfig
 from tests.unit.storage.helpers import make_batch, open_log
 
 DAY_MS = 24 * 3600 * 1000

@@ -14,8 +14,8 @@ from broker.record.header import (
     PARTITION_LEADER_EPOCH_OFFSET,
     iter_batches,
 )
-from broker.storage import LogConfig
 from broker.storage.epoch_cache import EpochEntry
+from broker.storage.log_config import LogConfig
 from tests.unit.storage.helpers import make_batch, open_log
 
 CONFIG = LogConfig(segment_bytes=600, index_interval_bytes=100)
@@ -156,7 +156,8 @@ _APPENDER = """
 import sys
 from pathlib import Path
 from broker.record.codec import RecordInput, encode_batch
-from broker.storage import LogConfig, PartitionLog
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
 log = PartitionLog.open(Path(sys.argv[1]), LogConfig(flush_policy="os", segment_bytes=50_000),
                         topic="orders", partition=0)
 batch = encode_batch([RecordInput(b"k", b"v" * 200, (), 1)] * 5)

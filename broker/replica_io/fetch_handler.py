@@ -8,9 +8,11 @@ anything to send, the fetch waits up to ``max_wait_ms`` and returns as soon as a
 of them is appended to (a long poll), so a caught-up follower learns of a new
 record within one round trip.
 
-The follower's broker epoch (KIP-903) is checked per partition by the leader state
-machine against the epoch this broker's metadata holds for that follower
-(``RegisteredBrokerEpoch``); this module only passes the two numbers.
+What each partition is answered (refused, a diverging epoch, records from an offset)
+is decided by the pure ``PartitionReplica``; this module reads the bytes and waits.
+The follower's broker epoch (KIP-903) is checked per partition by the core against
+the epoch this broker's metadata holds for that follower (``RegisteredBrokerEpoch``);
+this module only passes the two numbers.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import time
 from collections.abc import Callable
 
 from broker.errors import HighwaterError, NotLeaderOrFollower
-from broker.partition import Partition
+from broker.replica_io.partition import Partition
+from broker.replication import FetchRequestFields
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
 from broker.waiting import wait_event
 
@@ -53,17 +56,17 @@ def _record_fetch(
         return _error_response(
             fp, NotLeaderOrFollower(f"{fp.topic}-{fp.partition} has no replica on this broker yet"), None
         )
-    try:
-        outcome = partition.read_for_follower(
-            request.replica_id,
-            fp.fetch_offset,
-            fp.last_fetched_epoch,
-            fp.current_leader_epoch,
-            broker_epoch=request.broker_epoch,
-            registered_broker_epoch=registered_broker_epoch,
-        )
-    except NotLeaderOrFollower as error:
-        return _error_response(fp, error, partition)
+    outcome = partition.record_follower_fetch(
+        FetchRequestFields(
+            replica_id=request.replica_id,
+            fetch_offset=fp.fetch_offset,
+            last_fetched_epoch=fp.last_fetched_epoch,
+            current_leader_epoch=fp.current_leader_epoch,
+            log_start_offset=fp.log_start_offset,
+        ),
+        broker_epoch=request.broker_epoch,
+        registered_broker_epoch=registered_broker_epoch,
+    )
     if outcome.error is not None or outcome.diverging_epoch is not None:
         return FetchPartitionResponse(
             topic=fp.topic,

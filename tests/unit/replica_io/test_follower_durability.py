@@ -3,29 +3,25 @@
 Rule (DESIGN §3/§4, REPLICATION-REFERENCE failure scenario 22): with fsync-before-ack,
 a power loss on every replica loses nothing acknowledged. The leader raises the HW on
 the follower's next fetch offset, so that offset must already be on the follower's
-disk. Found by the seeded simulation (tests/simulation, ``follower_fsync=False``).
+disk. The decision is the core's (``PartitionReplica.on_fetch_response`` asks for a flush);
+this checks that the broker's driver performs it on a real log. Found by the seeded
+simulation (tests/simulation, ``follower_fsync=False``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import aiohttp
 import pytest
 
 from broker.cluster.records import PartitionRecord
-from broker.partition import Partition
 from broker.record.codec import encode_batch
 from broker.record.header import stamp
-from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse
-from broker.replication.fetcher import ReplicaFetcher
-from broker.storage import (
-    FLUSH_FSYNC,
-    FLUSH_OS,
-    GroupCommitFlusher,
-    LogConfig,
-    PartitionLog,
-)
+from broker.replica_io.partition import Partition
+from broker.replication import FetchRequestFields, PartitionFetchResponse
+from broker.storage.flusher import GroupCommitFlusher
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import FLUSH_FSYNC, FLUSH_OS, LogConfig
 
 TOPIC = "orders"
 LEADER_EPOCH = 3
@@ -64,26 +60,13 @@ async def _follower_applies_one_fetch(tmp_path: Path, flush_policy: str) -> Part
         isr=[1, 2, 3],
     )
     partition.apply_record(record, min_insync_replicas=2)
-    async with aiohttp.ClientSession() as session:
-        fetcher = ReplicaFetcher(
-            leader_id=1,
-            local_broker_id=2,
-            broker_epoch=lambda: 1,
-            leader_url=lambda broker_id: None,
-            session=session,
-            max_wait_ms=100,
-            max_bytes=1 << 20,
-        )
-        try:
-            request = FetchPartition(
-                TOPIC, 0, fetch_offset=0, last_fetched_epoch=-1, current_leader_epoch=LEADER_EPOCH, log_start_offset=0
-            )
-            response = FetchPartitionResponse(
-                TOPIC, 0, high_watermark=0, log_start_offset=0, log_end_offset=3, records=_leader_batch(3)
-            )
-            await fetcher._apply(partition, request, response)
-        finally:
-            await fetcher.close()
+    fields = partition.fetch_request()
+    assert fields == FetchRequestFields(
+        replica_id=2, fetch_offset=0, last_fetched_epoch=-1, current_leader_epoch=LEADER_EPOCH, log_start_offset=0
+    )
+    response = PartitionFetchResponse(high_watermark=0, log_start_offset=0, log_end_offset=3, records_last_offset=2)
+    backoff = await partition.apply_fetch_response(fields, response, _leader_batch(3))
+    assert not backoff
     return log
 
 

@@ -1,0 +1,370 @@
+"""One partition replica on this broker: the asyncio driver around ``PartitionReplica``.
+
+Every decision — role, produce admission, when an acks=all produce is answered, what a
+follower fetch gets, ISR changes, what a follower does with its leader's answer — is
+made by the pure ``broker.replication.PartitionReplica``, the same object the seeded
+simulation drives. This class performs what its ``Ready`` values ask: disk work in
+the default executor (the event loop never blocks on a write or an fsync), futures
+for waiting acks=all produces, a timer for their deadlines, ISR proposals sent to the
+metadata store, and wake-ups for long-poll readers.
+
+One task at a time owns the state: everything runs on the event loop, and an
+``asyncio.Lock`` (``_log_lock``) serialises every log mutation — leader appends,
+follower appends and truncations — so offsets are assigned in admission order.
+Reads run concurrently.
+
+Visibility rule (the reason the project exists): readers get only records below the
+high watermark. Invariant: ``log_start_offset <= high_watermark <= log_end_offset``;
+on a leader the high watermark never moves back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+
+import structlog
+
+from broker.cluster.records import PartitionRecord
+from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
+from broker.record.header import iter_batches
+from broker.replica_io.signal import Signal
+from broker.replication import (
+    AppendRecords,
+    FetchOutcome,
+    FetchRequestFields,
+    LocalLogView,
+    PartitionFetchResponse,
+    PartitionLeaderState,
+    PartitionReplica,
+    ProposeIsr,
+    Ready,
+    TruncateFullyAndStartAt,
+    TruncateTo,
+    UpdateFollowerOffsets,
+)
+from broker.storage.flusher import GroupCommitFlusher
+from broker.storage.log import PartitionLog, ReadResult
+from broker.storage.log_config import FLUSH_FSYNC
+from broker.storage.producer_state import ProducerStateManager, is_idempotent
+from broker.waiting import wait_event
+
+log = structlog.get_logger(__name__)
+
+IsrProposer = Callable[[ProposeIsr], Awaitable["PartitionRecord | None"]]
+"""Writes an ISR change as compare-and-set; returns the committed record or None if refused."""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendOutcome:
+    base_offset: int
+    last_offset: int
+    log_append_time_ms: int
+
+
+class Partition:
+    """A local replica of ``topic-partition``, leader or follower by the partition record."""
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        log_: PartitionLog,
+        flusher: GroupCommitFlusher,
+        *,
+        local_broker_id: int,
+        replica_lag_time_max_ms: int,
+        propose_isr: IsrProposer,
+        high_watermark: int,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.log = log_
+        self._flusher = flusher
+        self.local_broker_id = local_broker_id
+        self._propose_isr = propose_isr
+        self.core = PartitionReplica(
+            topic,
+            partition,
+            local_broker_id=local_broker_id,
+            replica_lag_time_max_ms=replica_lag_time_max_ms,
+            fsync_before_acknowledging=log_.config.flush_policy == FLUSH_FSYNC,
+            high_watermark=high_watermark,
+            log_view=self.log_view(),
+        )
+        self._log_lock = asyncio.Lock()
+        self.hw_moved = Signal()
+        self.appended = Signal()
+        self._waiting: dict[Hashable, asyncio.Future[HighwaterError | None]] = {}
+        self._request_ids = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_deadline_ms: int | None = None
+        self._isr_task: asyncio.Task | None = None
+        self._producers: ProducerStateManager | None = None
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def record(self) -> PartitionRecord | None:
+        return self.core.record
+
+    @property
+    def leader_id(self) -> int:
+        return self.core.leader_id
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.core.leader_epoch
+
+    @property
+    def is_leader(self) -> bool:
+        return self.core.is_leader
+
+    @property
+    def high_watermark(self) -> int:
+        return self.core.high_watermark
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    def log_view(self) -> LocalLogView:
+        return LocalLogView(self.log.log_start_offset, self.log.log_end_offset, self.log.epoch_cache)
+
+    def replicas_state(self) -> list[dict] | None:
+        return self.core.replicas_state(now_ms())
+
+    def require_leader(self) -> PartitionLeaderState:
+        return self.core.require_leader()
+
+    # ------------------------------------------------------- performing Ready
+
+    def _perform(self, ready: Ready) -> None:
+        """The synchronous parts of a ``Ready``; log actions are performed by their callers."""
+        if ready.assign_epoch is not None:
+            self.log.assign_epoch(*ready.assign_epoch)
+        if ready.role_changed:
+            self._producers = None
+            if self._isr_task is not None:
+                self._isr_task.cancel()
+                self._isr_task = None
+        for completion in ready.completions:
+            future = self._waiting.pop(completion.request_id, None)
+            if future is not None and not future.done():
+                future.set_result(completion.error)
+        if ready.propose_isr is not None:
+            self._isr_task = asyncio.create_task(self._run_isr_proposal(ready.propose_isr))
+        if ready.high_watermark_moved:
+            self.hw_moved.notify()
+        if ready.role_changed:
+            self.appended.notify()
+        if ready.next_deadline_ms is not None:
+            self._schedule_tick(ready.next_deadline_ms)
+
+    def _schedule_tick(self, deadline_ms: int) -> None:
+        """One timer per partition, at the earliest deadline the core asked for."""
+        if self._timer is not None and self._timer_deadline_ms is not None and self._timer_deadline_ms <= deadline_ms:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_deadline_ms = deadline_ms
+        self._timer = asyncio.get_running_loop().call_later(max(0, deadline_ms - now_ms()) / 1000, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = self._timer_deadline_ms = None
+        self.tick()
+
+    def tick(self) -> None:
+        """Time-driven work (produce deadlines, the periodic ISR shrink check); safe to call any time."""
+        self._perform(self.core.tick(now_ms()))
+
+    # ------------------------------------------------------------ role changes
+
+    def apply_record(self, record: PartitionRecord, min_insync_replicas: int) -> None:
+        """Follow the partition record (the core ignores records older than the one it holds)."""
+        self._perform(self.core.apply_record(record, min_insync_replicas, self.log_view(), now_ms()))
+
+    def stop(self) -> None:
+        """The replica is going away (topic deleted, broker stopping)."""
+        self._perform(self.core.stop())
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = self._timer_deadline_ms = None
+
+    # ------------------------------------------------------------ leader: produce
+
+    async def append(self, batch: bytes, acks: str, timeout_ms: int) -> AppendOutcome:
+        """Append as leader; return once the batch meets ``acks``.
+
+        acks=all is refused before the append when the committed ISR is below min ISR
+        (nothing written). acks=1 answers once the bytes are in the OS (never in a
+        Python buffer). acks=all also waits for the fsync its flush policy asks for and
+        for the HW to pass the batch with the maximal ISR holding min ISR.
+        """
+        acks_all = acks == "all"
+        refusal = self.core.admit_produce(acks_all=acks_all)
+        if refusal is not None:
+            raise refusal
+        loop = asyncio.get_running_loop()
+        async with self._log_lock:
+            leader_epoch = self.core.require_leader().leader_epoch
+            outcome = await loop.run_in_executor(None, self._append_locked, batch, leader_epoch)
+            self._perform(self.core.on_appended(leader_epoch, self.log.log_end_offset, now_ms()))
+        self.appended.notify()
+        if acks_all:
+            if self.core.flush_before_acknowledging():
+                await self._flusher.flush(self.log)
+            await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
+        return outcome
+
+    def _append_locked(self, batch: bytes, leader_epoch: int) -> AppendOutcome:
+        """In the executor, under the log lock: dedupe an idempotent retry, else append.
+
+        A retried batch (same producer, epoch and sequences as one of the last five) is
+        answered with its original offsets and not written again (KIP-98).
+        """
+        headers = list(iter_batches(batch))
+        producers = None
+        if any(is_idempotent(header) for header in headers):
+            if len(headers) != 1:
+                raise InvalidRequest("an idempotent produce carries exactly one record batch per partition")
+            producers = self._producer_state()
+            original = producers.find_duplicate(headers[0])
+            if original is not None:
+                log.info(
+                    "produce.duplicate_ignored",
+                    topic=self.topic,
+                    partition=self.partition,
+                    producer_id=headers[0].producer_id,
+                    base_sequence=headers[0].base_sequence,
+                    base_offset=original.base_offset,
+                )
+                return AppendOutcome(original.base_offset, original.last_offset, -1)
+        info = self.log.append_as_leader(batch, leader_epoch, now_ms())
+        if producers is not None:
+            producers.record(dataclasses.replace(headers[0], base_offset=info.base_offset))
+        return AppendOutcome(info.base_offset, info.last_offset, info.log_append_time_ms)
+
+    def _producer_state(self) -> ProducerStateManager:
+        """Built from the log on first use in a leadership, so it holds what this log holds."""
+        producers = self._producers
+        if producers is None:
+            producers = ProducerStateManager(self.topic, self.partition)
+            producers.load(self.log.batch_headers())
+            self._producers = producers
+        return producers
+
+    async def _wait_for_replicas(self, required_offset: int, timeout_ms: int) -> None:
+        request_id = next(self._request_ids)
+        future: asyncio.Future[HighwaterError | None] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        self._perform(self.core.await_replication(request_id, required_offset, now_ms() + timeout_ms))
+        error = await future
+        if error is not None:
+            raise error
+
+    # --------------------------------------------------------------- leader: ISR
+
+    async def _run_isr_proposal(self, proposal: ProposeIsr) -> None:
+        """One change in flight per partition; the core decides what the answer means."""
+        committed = await self._propose_isr(proposal)
+        self._perform(self.core.on_isr_result(proposal, committed, now_ms()))
+
+    def on_log_start_advanced(self) -> None:
+        """Retention deleted segments: a leader's log start follows the log's."""
+        self.core.on_log_start_advanced(self.log.log_start_offset)
+
+    # ----------------------------------------------------------- leader: reads
+
+    async def read(self, offset: int, max_bytes: int, timeout_ms: int) -> ReadResult:
+        """Whole batches from ``offset`` below the HW; long-poll up to ``timeout_ms`` for some."""
+        self.require_leader()
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            waiter = self.hw_moved.waiter()
+            try:
+                result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, self.high_watermark)
+                remaining = deadline - time.monotonic()
+                if result.data or remaining <= 0:
+                    return result
+                await wait_event(waiter, remaining)
+            finally:
+                self.hw_moved.unregister(waiter)
+            self.require_leader()
+
+    def record_follower_fetch(
+        self, fields: FetchRequestFields, *, broker_epoch: int, registered_broker_epoch: int
+    ) -> FetchOutcome:
+        """Validate and record one partition of a follower fetch (state only, no disk).
+
+        ``broker_epoch`` is the one the fetch carries, ``registered_broker_epoch`` the
+        one this broker's metadata holds for the follower (KIP-903)."""
+        outcome, ready = self.core.on_follower_fetch(
+            fields,
+            broker_epoch=broker_epoch,
+            registered_broker_epoch=registered_broker_epoch,
+            log_view=self.log_view(),
+            now_ms=now_ms(),
+        )
+        self._perform(ready)
+        return outcome
+
+    # ---------------------------------------------------------------- follower
+
+    def fetch_request(self) -> FetchRequestFields | None:
+        """What to fetch from the leader next, or None while this replica must not fetch."""
+        return self.core.fetch_request(self.log_view())
+
+    async def apply_fetch_response(
+        self, sent: FetchRequestFields, response: PartitionFetchResponse, records: bytes
+    ) -> bool:
+        """Perform what the core makes of the leader's answer; True when fetching should back off.
+
+        Under the ``fsync`` policy the appended records are fsynced before this returns,
+        so before the next fetch tells the leader they are here (the leader raises the
+        HW on it; without the fsync a power loss on the followers drops acknowledged
+        records — found by tests/simulation).
+        """
+        ready = self.core.on_fetch_response(sent, response, self.log_view())
+        loop = asyncio.get_running_loop()
+        for action in ready.log_actions:
+            if isinstance(action, AppendRecords):
+                await self._append_as_follower(records, action.expected_base_offset)
+            elif isinstance(action, TruncateTo):
+                async with self._log_lock:
+                    await loop.run_in_executor(None, self.log.truncate_to, action.offset)
+                self.core.on_log_truncated(self.log.log_end_offset)
+            elif isinstance(action, TruncateFullyAndStartAt):
+                async with self._log_lock:
+                    await loop.run_in_executor(None, self.log.truncate_fully_and_start_at, action.offset)
+            elif isinstance(action, UpdateFollowerOffsets) and action.log_start_offset > self.log.log_start_offset:
+                await loop.run_in_executor(None, self.log.advance_log_start_offset, action.log_start_offset)
+        if ready.flush:
+            await loop.run_in_executor(None, self.log.flush)
+        self._perform(ready)
+        return ready.backoff
+
+    async def _append_as_follower(self, records: bytes, expected_base_offset: int) -> None:
+        loop = asyncio.get_running_loop()
+        async with self._log_lock:
+            if self.log.log_end_offset != expected_base_offset:
+                raise OffsetOutOfRange(
+                    f"fetched records for {self.topic}-{self.partition} start at {expected_base_offset}, "
+                    f"the log ends at {self.log.log_end_offset}",
+                    log_start_offset=self.log.log_start_offset,
+                    log_end_offset=self.log.log_end_offset,
+                )
+            await loop.run_in_executor(None, self.log.append_as_follower, records)

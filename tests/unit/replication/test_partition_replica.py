@@ -1,0 +1,234 @@
+"""``PartitionReplica``: the one decision core both drivers run, event in, ``Ready`` out.
+
+Pure: a real epoch cache, no files, no loop, no clock (time is ``now_ms``).
+"""
+
+from __future__ import annotations
+
+from broker.cluster.records import PartitionRecord
+from broker.errors import FencedLeaderEpoch, NotEnoughReplicas, NotLeaderOrFollower, RequestTimedOut, StaleBrokerEpoch
+from broker.replication import (
+    NOTHING,
+    AppendRecords,
+    AwaitLeaderChange,
+    FetchRequestFields,
+    LocalLogView,
+    PartitionFetchResponse,
+    PartitionReplica,
+    UpdateFollowerOffsets,
+)
+from broker.storage.epoch_cache import LeaderEpochCache
+
+TOPIC = "orders"
+LAG_MS = 1_000
+
+
+def _record(leader: int, leader_epoch: int, partition_epoch: int, isr=(1, 2, 3)) -> PartitionRecord:
+    return PartitionRecord(
+        topic=TOPIC,
+        partition=0,
+        leader=leader,
+        leader_epoch=leader_epoch,
+        partition_epoch=partition_epoch,
+        replicas=[1, 2, 3],
+        isr=list(isr),
+    )
+
+
+class _Log:
+    """A log as a driver reports it: offsets plus the real epoch cache."""
+
+    def __init__(self, log_end_offset: int = 0) -> None:
+        self.log_start_offset = 0
+        self.log_end_offset = log_end_offset
+        self.epoch_cache = LeaderEpochCache()
+
+    def view(self) -> LocalLogView:
+        return LocalLogView(self.log_start_offset, self.log_end_offset, self.epoch_cache)
+
+
+def _replica(broker_id: int = 1, *, fsync: bool = True, high_watermark: int = 0, log: _Log | None = None):
+    log = log or _Log()
+    replica = PartitionReplica(
+        TOPIC,
+        0,
+        local_broker_id=broker_id,
+        replica_lag_time_max_ms=LAG_MS,
+        fsync_before_acknowledging=fsync,
+        high_watermark=high_watermark,
+        log_view=log.view(),
+    )
+    return replica, log
+
+
+def _lead(replica: PartitionReplica, log: _Log, *, leader_epoch: int = 5, isr=(1, 2, 3), now_ms: int = 0):
+    ready = replica.apply_record(_record(1, leader_epoch, 10, isr), 2, log.view(), now_ms)
+    if ready.assign_epoch is not None:
+        log.epoch_cache.assign(*ready.assign_epoch)
+    return ready
+
+
+def _follower_fetch(replica: PartitionReplica, log: _Log, follower: int, offset: int, now_ms: int):
+    fields = FetchRequestFields(
+        replica_id=follower,
+        fetch_offset=offset,
+        last_fetched_epoch=log.epoch_cache.latest_epoch,
+        current_leader_epoch=replica.leader_epoch,
+        log_start_offset=0,
+    )
+    return replica.on_follower_fetch(
+        fields, broker_epoch=7, registered_broker_epoch=7, log_view=log.view(), now_ms=now_ms
+    )
+
+
+def test_a_leader_record_asks_to_assign_the_epoch_at_the_log_end_first():
+    replica, log = _replica(log=_Log(log_end_offset=12))
+    ready = _lead(replica, log)
+    assert replica.is_leader
+    assert ready.assign_epoch == (5, 12)
+    assert ready.role_changed and ready.high_watermark_moved
+    assert replica.apply_record(_record(2, 4, 11), 2, log.view(), 1) is NOTHING, "an older leader epoch is ignored"
+    assert replica.is_leader
+
+
+def test_an_acks_all_produce_is_answered_when_the_followers_fetch_past_it():
+    replica, log = _replica()
+    _lead(replica, log)
+    assert replica.admit_produce(acks_all=True) is None
+    log.log_end_offset = 3
+    assert replica.on_appended(5, 3, now_ms=10).completions == ()
+    waiting = replica.await_replication("p1", required_offset=3, deadline_ms=1_000)
+    assert waiting.completions == () and waiting.next_deadline_ms == 1_000
+    _, ready = _follower_fetch(replica, log, 2, 3, now_ms=20)
+    assert ready.completions == (), "min ISR 2 is held, but broker 3 is in the ISR and still below"
+    _, ready = _follower_fetch(replica, log, 3, 3, now_ms=30)
+    assert [(c.request_id, c.error) for c in ready.completions] == [("p1", None)]
+    assert ready.high_watermark_moved and replica.high_watermark == 3
+
+
+def test_a_waiting_produce_expires_at_its_deadline_on_tick():
+    replica, log = _replica()
+    _lead(replica, log)
+    log.log_end_offset = 1
+    replica.on_appended(5, 1, now_ms=0)
+    replica.await_replication("p1", required_offset=1, deadline_ms=500)
+    assert replica.tick(499).completions == ()
+    [completion] = replica.tick(500).completions
+    assert completion.request_id == "p1" and isinstance(completion.error, RequestTimedOut)
+
+
+def test_losing_leadership_fails_every_waiting_produce_and_drops_the_isr_change_in_flight():
+    replica, log = _replica()
+    _lead(replica, log)
+    log.log_end_offset = 2
+    replica.on_appended(5, 2, now_ms=0)
+    replica.await_replication("p1", required_offset=2, deadline_ms=5_000)
+    replica.tick(LAG_MS * 2)
+    assert replica.isr_in_flight is not None, "both followers lag: a shrink is proposed"
+    ready = replica.apply_record(_record(2, 6, 12), 2, log.view(), LAG_MS * 2)
+    assert not replica.is_leader and replica.follower_state is not None
+    [completion] = ready.completions
+    assert isinstance(completion.error, NotLeaderOrFollower) and completion.error.details["leader_id"] == 2
+    assert replica.isr_in_flight is None and ready.role_changed
+
+
+def test_acks_all_is_refused_below_min_isr_and_nothing_is_refused_to_a_follower_but_leadership():
+    replica, log = _replica()
+    _lead(replica, log, isr=(1,))
+    assert isinstance(replica.admit_produce(acks_all=True), NotEnoughReplicas)
+    assert replica.admit_produce(acks_all=False) is None
+    follower, _ = _replica(broker_id=2)
+    follower.apply_record(_record(1, 5, 10), 2, _Log().view(), 0)
+    assert isinstance(follower.admit_produce(acks_all=False), NotLeaderOrFollower)
+
+
+def test_an_append_that_outlived_its_leader_epoch_moves_nothing():
+    replica, log = _replica()
+    replica.apply_record(_record(1, 5, 10, isr=(1,)), 1, log.view(), 0)
+    replica.apply_record(_record(1, 6, 11, isr=(1,)), 1, log.view(), 0)
+    log.log_end_offset = 4
+    assert replica.on_appended(5, 4, now_ms=1) is NOTHING
+    assert replica.high_watermark == 0
+    assert replica.on_appended(6, 4, now_ms=1).high_watermark_moved
+    assert replica.high_watermark == 4
+
+
+def test_the_isr_shrink_check_runs_every_half_lag_time_and_one_change_at_a_time():
+    replica, log = _replica()
+    _lead(replica, log, now_ms=0)
+    log.log_end_offset = 1
+    replica.on_appended(5, 1, now_ms=0)
+    assert replica.tick(LAG_MS // 2 - 1).propose_isr is None, "not due yet"
+    assert replica.tick(LAG_MS + 1).propose_isr is not None
+    assert replica.tick(LAG_MS * 3).propose_isr is None, "a change is already in flight"
+    proposal = replica.isr_in_flight
+    assert proposal is not None and proposal.new_isr == (1,)
+    replica.on_isr_result(proposal, None, LAG_MS * 3)
+    assert replica.isr_in_flight is None
+    assert replica.tick(LAG_MS * 4).propose_isr is not None, "refused: proposed again at the next check"
+
+
+def test_a_fetch_to_a_replica_that_does_not_lead_is_refused_with_its_offsets():
+    replica, log = _replica(broker_id=2, high_watermark=3, log=_Log(log_end_offset=5))
+    replica.apply_record(_record(1, 5, 10), 2, log.view(), 0)
+    outcome, ready = _follower_fetch(replica, log, 3, 0, now_ms=0)
+    assert isinstance(outcome.error, NotLeaderOrFollower)
+    assert (outcome.high_watermark, outcome.log_end_offset) == (3, 5)
+    assert ready is NOTHING
+
+
+def test_a_stale_incarnation_fetch_is_refused_without_touching_state():
+    replica, log = _replica()
+    _lead(replica, log)
+    fields = FetchRequestFields(
+        replica_id=2, fetch_offset=0, last_fetched_epoch=5, current_leader_epoch=5, log_start_offset=0
+    )
+    outcome, _ = replica.on_follower_fetch(
+        fields, broker_epoch=3, registered_broker_epoch=9, log_view=log.view(), now_ms=0
+    )
+    assert isinstance(outcome.error, StaleBrokerEpoch)
+    assert replica.leader_state is not None and replica.leader_state.follower(2).log_end_offset == -1
+
+
+def test_a_follower_appends_what_it_fetched_and_flushes_only_under_fsync():
+    for fsync in (True, False):
+        replica, log = _replica(broker_id=2, fsync=fsync)
+        replica.apply_record(_record(1, 5, 10), 2, log.view(), 0)
+        sent = replica.fetch_request(log.view())
+        assert sent is not None and sent.fetch_offset == 0 and sent.current_leader_epoch == 5
+        response = PartitionFetchResponse(high_watermark=2, log_start_offset=0, log_end_offset=3, records_last_offset=2)
+        ready = replica.on_fetch_response(sent, response, log.view())
+        assert [type(action) for action in ready.log_actions] == [AppendRecords, UpdateFollowerOffsets]
+        assert ready.flush is fsync
+        assert replica.flush_before_acknowledging() is fsync
+
+
+def test_an_answer_to_a_fetch_from_another_epoch_or_log_end_is_dropped():
+    replica, log = _replica(broker_id=2)
+    replica.apply_record(_record(1, 5, 10), 2, log.view(), 0)
+    sent = replica.fetch_request(log.view())
+    assert sent is not None
+    response = PartitionFetchResponse(high_watermark=0, log_start_offset=0, log_end_offset=3, records_last_offset=2)
+    log.log_end_offset = 1
+    assert replica.on_fetch_response(sent, response, log.view()) is NOTHING
+    log.log_end_offset = 0
+    replica.apply_record(_record(1, 6, 11), 2, log.view(), 0)
+    assert replica.on_fetch_response(sent, response, log.view()) is NOTHING
+
+
+def test_a_fenced_follower_stops_fetching_until_a_newer_record():
+    replica, log = _replica(broker_id=2)
+    replica.apply_record(_record(1, 5, 10), 2, log.view(), 0)
+    sent = replica.fetch_request(log.view())
+    assert sent is not None
+    fenced = PartitionFetchResponse(
+        high_watermark=0, log_start_offset=0, log_end_offset=0, error=FencedLeaderEpoch("epoch 5 is stale")
+    )
+    ready = replica.on_fetch_response(sent, fenced, log.view())
+    assert any(isinstance(action, AwaitLeaderChange) for action in ready.log_actions)
+    assert replica.fetch_request(log.view()) is None
+    assert replica.apply_record(_record(1, 5, 10), 2, log.view(), 0) is NOTHING
+    assert replica.fetch_request(log.view()) is None, "the same record again does not end the wait"
+    replica.apply_record(_record(3, 6, 11), 2, log.view(), 0)
+    refreshed = replica.fetch_request(log.view())
+    assert refreshed is not None and refreshed.current_leader_epoch == 6

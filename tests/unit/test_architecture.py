@@ -1,0 +1,156 @@
+"""The house's rules, read from the code's own imports (``ast``, nothing is imported to check).
+
+1. ``broker.replication`` is pure: none of its modules reaches — directly or through
+   any project module it imports — the event loop, the network, files, threads or
+   the clock, nor a driver (``broker.replica_io``, the server, the node). That is
+   what lets the seeded simulation run the broker's own decision code.
+2. No import cycles anywhere in the project: every import, including those inside
+   functions and under ``TYPE_CHECKING``, points one way.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("broker", "producer", "consumer", "spark_connector", "config")
+
+PURE_PACKAGES = ("broker.replication",)
+IMPURE_STDLIB = frozenset(
+    {
+        "asyncio",
+        "aiohttp",
+        "concurrent",
+        "fcntl",
+        "io",
+        "mmap",
+        "os",
+        "pathlib",
+        "shutil",
+        "socket",
+        "sqlite3",
+        "subprocess",
+        "tempfile",
+        "threading",
+        "time",
+        "aetcd",
+    }
+)
+DRIVERS = ("broker.replica_io", "broker.server", "broker.node", "broker.cluster.controller", "broker.storage.log")
+
+
+def _module_files() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            modules[name] = path
+    return modules
+
+
+MODULES = _module_files()
+
+
+def _imported_names(path: Path) -> Iterator[str]:
+    """Every module name an import statement in ``path`` names, resolved to absolute names."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    own = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = own.split(".")[: len(own.split(".")) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def _project_edges(name: str) -> set[str]:
+    """The project modules ``name`` imports (``from p import m`` names module ``p.m`` when it exists)."""
+    targets = set()
+    for imported in _imported_names(MODULES[name]):
+        if imported in MODULES and imported != name:
+            targets.add(imported)
+    return targets
+
+
+def _reachable(start: str) -> dict[str, list[str]]:
+    """Every project module reachable from ``start`` (package ``__init__`` files included,
+    as Python runs them), with one import path to it."""
+    paths = {start: [start]}
+    todo = [start]
+    while todo:
+        current = todo.pop()
+        parents = {".".join(current.split(".")[:i]) for i in range(1, current.count(".") + 1)}
+        for target in _project_edges(current) | (parents & MODULES.keys()):
+            if target not in paths:
+                paths[target] = [*paths[current], target]
+                todo.append(target)
+    return paths
+
+
+def _stdlib_imports(name: str) -> set[str]:
+    return {imported.split(".")[0] for imported in _imported_names(MODULES[name])} & IMPURE_STDLIB
+
+
+def test_the_replication_core_reaches_no_io_no_clock_and_no_driver():
+    pure = [name for name in MODULES if name.startswith(PURE_PACKAGES)]
+    assert "broker.replication.replica" in pure
+    problems = []
+    for name in pure:
+        for reached, path in _reachable(name).items():
+            if reached.startswith(DRIVERS):
+                problems.append(f"{' -> '.join(path)}: a driver")
+            for impure in sorted(_stdlib_imports(reached)):
+                problems.append(f"{' -> '.join(path)}: imports {impure}")
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return components
+
+
+def test_no_import_cycles_in_the_project():
+    assert not _cycles({name: _project_edges(name) for name in MODULES})
+
+
+def test_the_cycle_finder_reports_a_loop_and_only_the_loop():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
