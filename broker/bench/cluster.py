@@ -26,8 +26,8 @@ from pathlib import Path
 
 import aiohttp
 
+from broker.cli.dev import DevBroker, serve_command, stop_brokers
 from broker.client.http import ClusterClient
-from broker.dev import DevBroker, serve_command, stop_brokers
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0

@@ -8,8 +8,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli_client import RestClient
-from broker.cli_common import DEFAULT_SERVER, ServerOption, fail, run_client
+from broker.cli.client import RestClient
+from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client
 
 topics_app = typer.Typer(help="Create, list, describe and delete topics.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)

@@ -19,8 +19,8 @@ from typing import Annotated, Literal, TextIO
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from broker.cli_client import RestClient
-from broker.cli_common import DEFAULT_SERVER, ServerOption, fail, run_client, stderr_console
+from broker.cli.client import RestClient
+from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client, stderr_console
 
 MAX_BATCH_ENTRIES = 1000
 FOLLOW_POLL_MS = 1000

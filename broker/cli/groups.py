@@ -17,8 +17,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli_client import BrokerError, RestClient
-from broker.cli_common import DEFAULT_SERVER, ServerOption, fail, run_client
+from broker.cli.client import BrokerError, RestClient
+from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client
 
 groups_app = typer.Typer(help="List and describe consumer groups, reset their offsets.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)

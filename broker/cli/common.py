@@ -5,7 +5,7 @@ broker at http://127.0.0.1:9092: connection refused``, or the broker's ``error``
 ``message``), never a traceback: the operator's next step is in that line.
 
 ``--server`` (or ``HIGHWATER_SERVER``) takes ``host:port``, meaning ``http://host:port``,
-or an http(s) URL (``cli_client.broker_url``); anything else stops the command before
+or an http(s) URL (``broker.cli.client.broker_url``); anything else stops the command before
 it sends a request, with one line and exit code 2, like any other bad setting.
 """
 
@@ -18,7 +18,7 @@ from typing import Annotated, TypeVar
 import typer
 from rich.console import Console
 
-from broker.cli_client import DEFAULT_SERVER, BrokerError, BrokerUnreachable, RestClient, broker_url
+from broker.cli.client import DEFAULT_SERVER, BrokerError, BrokerUnreachable, RestClient, broker_url
 
 T = TypeVar("T")
 

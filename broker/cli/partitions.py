@@ -16,8 +16,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli_client import RestClient
-from broker.cli_common import DEFAULT_SERVER, ServerOption, run_client
+from broker.cli.client import RestClient
+from broker.cli.common import DEFAULT_SERVER, ServerOption, run_client
 
 partitions_app = typer.Typer(help="Partition leadership administration.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
