@@ -43,6 +43,10 @@ class AdminClient:
                 last_error = error
         raise last_error or BrokerUnreachable("no broker URL to ask")
 
+    async def list_brokers(self) -> list[dict]:
+        """The brokers the cluster lists (id and URL)."""
+        return (await self.call("GET", "/brokers"))["data"]
+
     # ------------------------------------------------------------------ topics
 
     async def list_topics(self) -> list[dict]:
