@@ -26,7 +26,7 @@ import typer
 from rich.console import Console
 
 from broker.bench.spec import KINDS, SpecError, WorkloadSpec
-from broker.cli_common import EXIT_BAD_SETTINGS, fail, server_url_option
+from broker.cli.common import EXIT_BAD_SETTINGS, fail, server_url_option
 
 if TYPE_CHECKING:
     from broker.bench.runner import RunResult

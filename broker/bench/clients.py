@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import structlog
 
 from broker.bench.cluster import spawned_cluster
+from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
 from broker.client.types import TopicPartition
 from consumer import Consumer
@@ -79,7 +80,8 @@ async def _consume(url: str, topic: str, partitions: int, records: int, value_by
 
 
 async def run(url: str, records: int, partitions: int, settings: dict) -> list[Figure]:
-    admin = ClusterClient([url])
+    client = ClusterClient([url])
+    admin = AdminClient(client)
     figures = []
     try:
         for value_bytes in VALUE_SIZES_BYTES:
@@ -91,7 +93,7 @@ async def run(url: str, records: int, partitions: int, settings: dict) -> list[F
             figures.append(await _consume(url, topic, partitions, records, value_bytes))
             print(figures[-1].row(), flush=True)
     finally:
-        await admin.close()
+        await client.close()
     return figures
 
 

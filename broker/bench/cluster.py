@@ -26,8 +26,9 @@ from pathlib import Path
 
 import aiohttp
 
+from broker.cli.dev import DevBroker, serve_command, stop_brokers
+from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
-from broker.dev import DevBroker, serve_command, stop_brokers
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -112,14 +113,14 @@ async def prepare_topic(
 ) -> str:
     """A fresh topic whose partitions all have a leader and ``replication_factor`` in-sync replicas."""
     topic = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    admin = ClusterClient([url])
+    client = ClusterClient([url])
     try:
-        await admin.create_topic(
+        await AdminClient(client).create_topic(
             topic, partitions, replication_factor, {"min.insync.replicas": str(min_insync_replicas)}
         )
         deadline = time.monotonic() + timeout_s
         while True:
-            infos = await admin.partitions(topic)
+            infos = await client.partitions(topic)
             if len(infos) == partitions and all(
                 info.leader_id is not None and len(info.isr) == replication_factor for info in infos
             ):
@@ -128,4 +129,4 @@ async def prepare_topic(
                 raise RuntimeError(f"topic {topic} did not get leaders and full ISRs within {timeout_s} s")
             await asyncio.sleep(0.1)
     finally:
-        await admin.close()
+        await client.close()

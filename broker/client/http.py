@@ -5,8 +5,11 @@ the ``ClusterMetadata`` cache, and the calls the libraries need: partition metad
 binary produce to a leader, binary fetch from a leader, offsets, producer ids. Every
 failure surfaces as a ``broker.errors`` class: broker error bodies are rebuilt by name
 (``decode_error``), and a request that got no answer raises ``BrokerUnreachable``
-(retriable), after which the metadata of the topic is marked stale so the next call
-looks the leader up again.
+(retriable) whose ``reason`` detail says why in a few words (``connection refused``),
+after which the metadata of the topic is marked stale so the next call looks the
+leader up again. An error answer that is not a broker error body (a proxy's page, a
+path that is not the API) keeps the start of its text as the ``answer`` detail: it is
+all an operator has to go on.
 
 Metadata is read from any reachable broker, known brokers first and the bootstrap
 URLs last, so a client keeps working when the broker it started from is gone. A broker
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -53,6 +57,20 @@ def now_ms() -> int:
     return int(time.monotonic() * 1000)
 
 
+def no_answer_reason(error: BaseException) -> str:
+    """Why a request got no answer, in the words an operator acts on (``connection refused``)."""
+    cause = getattr(error, "os_error", None) or error
+    if isinstance(cause, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(cause, socket.gaierror):
+        return "unknown host"
+    if isinstance(error, (TimeoutError, aiohttp.ServerTimeoutError)):
+        return "timed out"
+    if isinstance(error, aiohttp.ServerDisconnectedError):
+        return "the broker closed the connection"
+    return getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+
+
 def _partition_info(topic: str, item: dict[str, Any]) -> PartitionInfo:
     return PartitionInfo(
         topic=topic,
@@ -75,6 +93,7 @@ class ClusterClient:
         bootstrap_urls: Iterable[str],
         *,
         request_timeout_ms: int = 30_000,
+        connect_timeout_ms: int | None = None,
         metadata_max_age_ms: int = 300_000,
         unresponsive_backoff_ms: int = 30_000,
         client_id: str = "highwater-client",
@@ -84,6 +103,7 @@ class ClusterClient:
         if not self.bootstrap_urls:
             raise ValueError("at least one bootstrap URL is needed")
         self.request_timeout_ms = request_timeout_ms
+        self._connect_timeout_s = None if connect_timeout_ms is None else connect_timeout_ms / 1000
         self.metadata_max_age_ms = metadata_max_age_ms
         self.client_id = client_id
         self.metadata = ClusterMetadata()
@@ -120,17 +140,16 @@ class ClusterClient:
         """
         total_s = self.request_timeout_ms / 1000 if timeout_s is None else timeout_s
         try:
-            async with self._http().request(
-                method, url, timeout=aiohttp.ClientTimeout(total=total_s), **kwargs
-            ) as reply:
+            timeout = aiohttp.ClientTimeout(total=total_s, sock_connect=self._connect_timeout_s)
+            async with self._http().request(method, url, timeout=timeout, **kwargs) as reply:
                 body = await reply.read()
         except (TimeoutError, aiohttp.ClientError, OSError) as error:
             self._unresponsive.no_answer(url, now_ms())
-            reason = str(error) or type(error).__name__
-            raise BrokerUnreachable(f"no answer from {url}: {reason}", url=url) from None
+            text = str(error) or type(error).__name__
+            raise BrokerUnreachable(f"no answer from {url}: {text}", url=url, reason=no_answer_reason(error)) from None
         self._unresponsive.answered(url)
         if reply.status >= 400:
-            raise decode_error(reply.status, _json_or_none(body), url)
+            raise _answer_error(reply.status, reply.reason, body, url)
         return body, dict(reply.headers)
 
     async def _json(self, method: str, url: str, body: Any = None, **kwargs: Any) -> Any:
@@ -275,28 +294,18 @@ class ClusterClient:
             return int(answer["producer_id"]), int(answer["producer_epoch"])
         raise BrokerUnreachable("no broker answered the producer id request")
 
-    async def create_topic(
-        self, topic: str, partitions_count: int, replication_factor: int = 1, configs: dict[str, str] | None = None
-    ) -> None:
-        """Create a topic (admin convenience for tools, tests and benchmarks)."""
-        cluster_id = await self.cluster_id()
-        body = {
-            "topic_name": topic,
-            "partitions_count": partitions_count,
-            "replication_factor": replication_factor,
-            "configs": [{"name": name, "value": value} for name, value in (configs or {}).items()],
-        }
-        for url in self._candidate_urls():
-            try:
-                await self._json("POST", f"{url}/v3/clusters/{cluster_id}/topics", body)
-                return
-            except BrokerUnreachable:
-                continue
-        raise BrokerUnreachable(f"no broker answered the request to create topic {topic!r}")
-
 
 def _json_or_none(body: bytes) -> Any:
     try:
         return json.loads(body)
     except ValueError:
         return None
+
+
+def _answer_error(status: int, reason: str | None, body: bytes, url: str) -> HighwaterError:
+    """The error an answer with ``status`` >= 400 stands for; see the module doc for ``answer``."""
+    payload = _json_or_none(body)
+    error = decode_error(status, payload, url)
+    if not (isinstance(payload, dict) and isinstance(payload.get("error"), str)):
+        error.details["answer"] = body.decode(errors="replace").strip()[:200] or reason or ""
+    return error

@@ -55,6 +55,7 @@ class RestServer:
         app = web.Application()
         base = "/v3/clusters/{c}/topics"
         app.router.add_get("/v3/clusters", self.clusters)
+        app.router.add_get("/v3/clusters/{c}", self.cluster)
         app.router.add_get(base, self.list_topics)
         app.router.add_post(base, self.create_topic)
         app.router.add_get(base + "/{t}", self.get_topic)
@@ -106,6 +107,9 @@ class RestServer:
 
     async def clusters(self, request: web.Request) -> web.Response:
         return web.json_response({"data": [{"cluster_id": CLUSTER_ID, "controller_id": 1}]})
+
+    async def cluster(self, request: web.Request) -> web.Response:
+        return web.json_response({"cluster_id": request.match_info["c"], "controller_id": 1})
 
     def _topic(self, request: web.Request) -> FakeTopic | None:
         return self.topics.get(request.match_info["t"])

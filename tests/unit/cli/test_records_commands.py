@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from broker.cli import app
+from broker.cli.app import app
 from tests.unit.cli.rest_server import CLUSTER_ID, RestServer
 
 runner = CliRunner()

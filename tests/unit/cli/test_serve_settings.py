@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from broker.cli import settings_or_exit
+from broker.cli.app import settings_or_exit
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 

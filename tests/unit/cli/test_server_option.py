@@ -10,8 +10,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from broker.cli import app
-from broker.cli_client import broker_url
+from broker.cli.address import broker_url
+from broker.cli.app import app
 from tests.unit.cli.rest_server import RestServer
 
 runner = CliRunner()

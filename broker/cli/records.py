@@ -19,8 +19,8 @@ from typing import Annotated, Literal, TextIO
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from broker.cli_client import RestClient
-from broker.cli_common import DEFAULT_SERVER, ServerOption, fail, run_client, stderr_console
+from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client, stderr_console
+from broker.client.admin import AdminClient
 
 MAX_BATCH_ENTRIES = 1000
 FOLLOW_POLL_MS = 1000
@@ -74,7 +74,7 @@ def _record_result(summary: ProduceSummary, result: dict) -> None:
 
 
 async def produce_lines(
-    client: RestClient, topic: str, batches: Iterator[list[dict]], acks: str, progress: Progress | None
+    client: AdminClient, topic: str, batches: Iterator[list[dict]], acks: str, progress: Progress | None
 ) -> ProduceSummary:
     summary = ProduceSummary()
     task = progress.add_task(f"producing to {topic}", total=None) if progress else None
@@ -108,7 +108,7 @@ def produce(
     batches = batched(read_entries(sys.stdin, key, key_separator, partition), per_request)
     progress = _progress_display() if sys.stderr.isatty() else None
 
-    async def action(client: RestClient) -> ProduceSummary:
+    async def action(client: AdminClient) -> ProduceSummary:
         if progress is None:
             return await produce_lines(client, topic, batches, acks, None)
         with progress:
@@ -185,7 +185,7 @@ def _emit(state: ConsumeState, records: list[dict]) -> None:
 
 
 async def consume_partition(
-    client: RestClient, topic: str, partition: int, offset: int, end_offset: int | None, state: ConsumeState
+    client: AdminClient, topic: str, partition: int, offset: int, end_offset: int | None, state: ConsumeState
 ) -> None:
     """Read ``partition`` from ``offset`` until ``end_offset`` (None: forever, long-polling).
 
@@ -213,7 +213,7 @@ def start_offset(partition: dict, start: Literal["beginning", "end"] | int) -> i
 
 
 async def consume_topic(
-    client: RestClient,
+    client: AdminClient,
     topic: str,
     partition: int | None,
     start: Literal["beginning", "end"] | int,
@@ -264,7 +264,7 @@ def consume(
         raise fail("give either --from-beginning or --offset, not both")
     start: Literal["beginning", "end"] | int = "beginning" if from_beginning else "end" if offset is None else offset
 
-    async def action(client: RestClient) -> None:
+    async def action(client: AdminClient) -> None:
         state = ConsumeState(remaining=max_records, out=sys.stdout, print_offsets=print_offsets)
         await consume_topic(client, topic, partition, start, follow, state)
 

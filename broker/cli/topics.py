@@ -8,8 +8,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli_client import RestClient
-from broker.cli_common import DEFAULT_SERVER, ServerOption, fail, run_client
+from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client
+from broker.client.admin import AdminClient
 
 topics_app = typer.Typer(help="Create, list, describe and delete topics.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
@@ -41,7 +41,7 @@ def create_topic(
     """Create a topic."""
     configs = parse_config_pairs(config or [])
 
-    async def action(client: RestClient) -> dict:
+    async def action(client: AdminClient) -> dict:
         return await client.create_topic(name, partitions, replication_factor, configs)
 
     created = run_client(server, action)

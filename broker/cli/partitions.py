@@ -16,19 +16,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli_client import RestClient
-from broker.cli_common import DEFAULT_SERVER, ServerOption, run_client
+from broker.cli.common import DEFAULT_SERVER, ServerOption, run_client
 
 partitions_app = typer.Typer(help="Partition leadership administration.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
-
-
-async def request_preferred_election(client: RestClient, topic: str | None) -> list[dict[str, Any]]:
-    """``POST /v3/clusters/{c}/partitions:elect-preferred``; the partitions whose leader moved."""
-    path = f"/v3/clusters/{await client.cluster_id()}/partitions:elect-preferred"
-    body = {"topic_name": topic} if topic is not None else {}
-    reply = await client.request("POST", path, body=body)
-    return list(reply.get("elected", []))
 
 
 def elected_table(elected: list[dict[str, Any]]) -> Table:
@@ -52,7 +43,7 @@ def elect_preferred(
     server: ServerOption = DEFAULT_SERVER,
 ) -> None:
     """Give leadership back to each partition's first replica where it is alive and in sync."""
-    elected = run_client(server, lambda client: request_preferred_election(client, topic))
+    elected = run_client(server, lambda client: client.elect_preferred(topic))
     if not elected:
         stdout_console.print("every partition is led by its preferred replica (or it is not in sync yet)")
         return

@@ -3,7 +3,7 @@
 * ``highwater serve`` runs one broker. Settings come from flags > ``HIGHWATER_*``
   environment > ``--config`` TOML file > defaults; a bad one stops the process before
   anything starts, with one line on stderr and exit code 2.
-* ``highwater dev`` runs a local cluster of broker processes (see ``broker.dev``).
+* ``highwater dev`` runs a local cluster of broker processes (see ``broker.cli.dev``).
 * ``highwater topics ...``, ``partitions elect-preferred``, ``produce`` and ``consume`` are
   clients of the REST API of any broker (``--server``/``HIGHWATER_SERVER``); they fail
   with one line and exit code 1.
@@ -22,11 +22,11 @@ import typer
 from pydantic import ValidationError
 
 from broker.bench.cli import bench_app
-from broker.cli_common import EXIT_BAD_SETTINGS, fail
-from broker.cli_groups import groups_app
-from broker.cli_partitions import partitions_app
-from broker.cli_records import consume, produce
-from broker.cli_topics import topics_app
+from broker.cli.common import EXIT_BAD_SETTINGS, fail
+from broker.cli.groups import groups_app
+from broker.cli.partitions import partitions_app
+from broker.cli.records import consume, produce
+from broker.cli.topics import topics_app
 from config.broker import BrokerSettings, load_broker_settings
 from config.errors import ConfigFileError, format_settings_error
 
@@ -114,7 +114,7 @@ def dev(
     ] = 9092,
 ) -> None:
     """Run a local cluster of broker processes with a demo topic; Ctrl-C stops it."""
-    from broker.dev import run_dev_cluster
+    from broker.cli.dev import run_dev_cluster
 
     try:
         run_dev_cluster(brokers, directory, base_port)
@@ -125,7 +125,3 @@ def dev(
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="highwater")
-
-
-if __name__ == "__main__":
-    main()

@@ -11,24 +11,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Annotated, Any
-from urllib.parse import quote
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli_client import BrokerError, RestClient
-from broker.cli_common import DEFAULT_SERVER, ServerOption, fail, run_client
+from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client
+from broker.client.admin import AdminClient
+from broker.groups.errors import GroupIdNotFound, NonEmptyGroup
 
 groups_app = typer.Typer(help="List and describe consumer groups, reset their offsets.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
-
-
-async def _group_path(client: RestClient, group: str | None = None, *parts: str) -> str:
-    path = f"/v3/clusters/{quote(await client.cluster_id(), safe='')}/consumer-groups"
-    if group is not None:
-        path += "/" + quote(group, safe="")
-    return path + "".join("/" + part for part in parts)
 
 
 def _cell(value: Any) -> str:
@@ -38,11 +31,7 @@ def _cell(value: Any) -> str:
 @groups_app.command("list")
 def list_groups(server: ServerOption = DEFAULT_SERVER) -> None:
     """List the cluster's consumer groups."""
-
-    async def action(client: RestClient) -> list[dict]:
-        return (await client.request("GET", await _group_path(client)))["data"]
-
-    groups = run_client(server, action)
+    groups = run_client(server, lambda client: client.list_groups())
     table = Table("GROUP", "STATE", "MEMBERS", "COMMITTED-PARTITIONS", "COORDINATOR", box=None, header_style="bold")
     for group in groups:
         table.add_row(
@@ -86,9 +75,8 @@ def lag_table(rows: list[dict]) -> Table:
 def describe_group(group: str, server: ServerOption = DEFAULT_SERVER) -> None:
     """Per-partition committed offset, high watermark, lag, time lag, owner and status."""
 
-    async def action(client: RestClient) -> tuple[list[dict], dict]:
-        rows = (await client.request("GET", await _group_path(client, group, "lags")))["data"]
-        return rows, await client.request("GET", await _group_path(client, group, "lag-summary"))
+    async def action(client: AdminClient) -> tuple[list[dict], dict]:
+        return await client.group_lags(group), await client.group_lag_summary(group)
 
     rows, summary = run_client(server, action)
     stdout_console.print(lag_table(rows))
@@ -111,7 +99,7 @@ def parse_datetime_ms(text: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
-async def _target_offset(client: RestClient, topic: str, partition: dict, mode: str, value: int | None) -> int:
+async def _target_offset(client: AdminClient, topic: str, partition: dict, mode: str, value: int | None) -> int:
     start, high_watermark = partition["log_start_offset"], partition["high_watermark"]
     if mode == "earliest":
         return start
@@ -120,26 +108,24 @@ async def _target_offset(client: RestClient, topic: str, partition: dict, mode: 
     if mode == "offset":
         assert value is not None
         return min(max(value, start), high_watermark)
-    path = f"/v3/clusters/{quote(await client.cluster_id(), safe='')}/topics/{quote(topic, safe='')}"
-    answer = await client.request(
-        "GET", f"{path}/partitions/{partition['partition_id']}/offset", params={"timestamp": str(value)}
-    )
-    return high_watermark if answer.get("offset") is None else int(answer["offset"])
+    assert value is not None
+    at = await client.offset_at(topic, partition["partition_id"], value)
+    return high_watermark if at is None else at
 
 
-async def _plan_reset(client: RestClient, group: str, topic: str | None, mode: str, value: int | None) -> list[dict]:
+async def _plan_reset(client: AdminClient, group: str, topic: str | None, mode: str, value: int | None) -> list[dict]:
     try:
-        described = await client.request("GET", await _group_path(client, group))
-    except BrokerError as error:
-        if error.error != "GROUP_ID_NOT_FOUND" or topic is None:
+        described = await client.describe_group(group)
+    except GroupIdNotFound:
+        if topic is None:
             raise
         described = {"members_count": 0}
     if described["members_count"]:
-        raise BrokerError(409, "NON_EMPTY_GROUP", f"group {group} has {described['members_count']} active member(s)")
+        raise NonEmptyGroup(f"group {group} has {described['members_count']} active member(s)")
     if topic is not None:
         topics = [topic]
     else:
-        committed = (await client.request("GET", await _group_path(client, group, "offsets")))["data"]
+        committed = await client.committed_offsets(group)
         topics = sorted({entry["topic_name"] for entry in committed})
     plan = []
     for name in topics:
@@ -176,10 +162,10 @@ def reset_offsets(
     mode = chosen[0]
     value = to_offset if mode == "offset" else parse_datetime_ms(to_datetime) if to_datetime is not None else None
 
-    async def action(client: RestClient) -> list[dict]:
+    async def action(client: AdminClient) -> list[dict]:
         plan = await _plan_reset(client, group, topic, mode, value)
         if not dry_run and plan:
-            await client.request("POST", await _group_path(client, group, "offsets"), body={"offsets": plan})
+            await client.commit_offsets(group, plan)
         return plan
 
     plan = run_client(server, action)

@@ -3,25 +3,31 @@
 Each broker is a real ``highwater serve`` process with its own data directory under
 ``<dir>/broker-<id>``; all share one sqlite metadata store ``<dir>/metadata.db``. A
 second run reuses the data. Ctrl-C stops every broker with SIGTERM (a clean
-shutdown: logs flushed, high watermarks checkpointed).
+shutdown: logs flushed, high watermarks checkpointed). It talks to the brokers with
+the libraries' ``ClusterClient`` (``AdminClient`` for the demo), as any client does.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from broker.client.admin import AdminClient
+from broker.client.http import ClusterClient
+from broker.errors import HighwaterError, TopicAlreadyExists
+
 DEMO_TOPIC = "demo"
+DEMO_READ_RECORDS = 500
+REQUEST_TIMEOUT_MS = 30_000
+READY_PROBE_TIMEOUT_S = 1.0
 
 
 @dataclass
@@ -33,27 +39,18 @@ class DevBroker:
     process: subprocess.Popen
 
 
-def _http_json(method: str, url: str, body: dict | None = None, timeout_s: float = 5.0) -> tuple[int, dict]:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            return response.status, json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"{}")
-
-
-def _wait_ready(broker: DevBroker, timeout_s: float) -> None:
+async def _wait_ready(client: ClusterClient, broker: DevBroker, timeout_s: float) -> None:
+    """Until ``/readyz`` answers 200; a broker that exits or never answers so stops the command."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if broker.process.poll() is not None:
             raise RuntimeError(f"broker {broker.node_id} exited with code {broker.process.returncode}")
         try:
-            if _http_json("GET", f"{broker.url}/readyz", timeout_s=1.0)[0] == 200:
-                return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            await client.json_call("GET", f"{broker.url}/readyz", timeout_s=READY_PROBE_TIMEOUT_S)
+            return
+        except HighwaterError:
             pass
-        time.sleep(0.1)
+        await asyncio.sleep(0.1)
     raise RuntimeError(f"broker {broker.node_id} at {broker.url} was not ready after {timeout_s:.0f} s")
 
 
@@ -96,33 +93,28 @@ def stop_brokers(brokers: list[DevBroker], timeout_s: float = 20.0) -> None:
             broker.process.wait()
 
 
-def _wait_registered(url: str, count: int, timeout_s: float) -> str:
+async def _wait_registered(admin: AdminClient, count: int, timeout_s: float) -> None:
     """Until the cluster lists ``count`` brokers, so the demo topic can place RF replicas."""
     deadline = time.monotonic() + timeout_s
     while True:
-        cluster_id = _http_json("GET", f"{url}/v3/clusters")[1]["data"][0]["cluster_id"]
-        brokers = _http_json("GET", f"{url}/v3/clusters/{cluster_id}/brokers")[1].get("data", [])
-        if len(brokers) >= count or time.monotonic() > deadline:
-            return cluster_id
-        time.sleep(0.1)
+        if len(await admin.list_brokers()) >= count or time.monotonic() > deadline:
+            return
+        await asyncio.sleep(0.1)
 
 
-def ensure_demo_topic(url: str, replication_factor: int) -> str:
-    cluster_id = _wait_registered(url, replication_factor, timeout_s=30)
-    topic = {
-        "topic_name": DEMO_TOPIC,
-        "partitions_count": 3,
-        "replication_factor": replication_factor,
-        "configs": [{"name": "min.insync.replicas", "value": str(min(2, replication_factor))}],
-    }
-    status, body = _http_json("POST", f"{url}/v3/clusters/{cluster_id}/topics", topic)
-    if status not in (201, 409):
-        raise RuntimeError(f"could not create the demo topic: {body.get('message', body)}")
-    _wait_in_sync(f"{url}/v3/clusters/{cluster_id}/topics/{DEMO_TOPIC}/partitions", timeout_s=60)
-    return cluster_id
+async def ensure_demo_topic(admin: AdminClient, replication_factor: int) -> None:
+    await _wait_registered(admin, replication_factor, timeout_s=30)
+    configs = {"min.insync.replicas": str(min(2, replication_factor))}
+    try:
+        await admin.create_topic(DEMO_TOPIC, 3, replication_factor, configs)
+    except TopicAlreadyExists:
+        pass
+    except HighwaterError as error:
+        raise RuntimeError(f"could not create the demo topic: {error.message}") from None
+    await _wait_in_sync(admin, timeout_s=60)
 
 
-def _wait_in_sync(partitions_url: str, timeout_s: float) -> None:
+async def _wait_in_sync(admin: AdminClient, timeout_s: float) -> None:
     """Until every demo partition has a leader and its whole ISR back.
 
     On a second ``make run`` the restarted brokers rejoin the ISR only after they caught
@@ -130,12 +122,12 @@ def _wait_in_sync(partitions_url: str, timeout_s: float) -> None:
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        partitions = _http_json("GET", partitions_url)[1].get("data", [])
+        partitions = await admin.list_partitions(DEMO_TOPIC)
         if partitions and all(p["leader_id"] >= 0 and len(p["isr"]) == len(p["replicas"]) for p in partitions):
             return
         if time.monotonic() > deadline:
             raise RuntimeError(f"the demo topic's replicas were not all in sync after {timeout_s:.0f} s")
-        time.sleep(0.2)
+        await asyncio.sleep(0.2)
 
 
 def examples(url: str, cluster_id: str) -> str:
@@ -174,18 +166,18 @@ def examples(url: str, cluster_id: str) -> str:
 DEMO_GROUP = "demo-group"
 
 
-def _show_lag(console: Console, url: str, cluster_id: str, successes: list[dict]) -> None:
+async def _show_lag(console: Console, admin: AdminClient, successes: list[dict]) -> None:
     """Commit offset 0 for the demo group on each partition written, then print its lag."""
-    group = f"{url}/v3/clusters/{cluster_id}/consumer-groups/{DEMO_GROUP}"
     offsets = [
         {"topic_name": DEMO_TOPIC, "partition_id": p, "offset": 0}
         for p in sorted({success["partition_id"] for success in successes})
     ]
-    status, body = _http_json("POST", f"{group}/offsets", {"offsets": offsets}, timeout_s=30)
-    if status >= 300:
-        console.print(f"  (could not commit offsets for {DEMO_GROUP}: {body.get('message', status)})")
+    try:
+        await admin.commit_offsets(DEMO_GROUP, offsets)
+    except HighwaterError as error:
+        console.print(f"  (could not commit offsets for {DEMO_GROUP}: {error.message})")
         return
-    for lag in _http_json("GET", f"{group}/lags")[1].get("data", []):
+    for lag in await admin.group_lags(DEMO_GROUP):
         if lag["current_offset"] is None:
             continue
         console.print(
@@ -194,27 +186,30 @@ def _show_lag(console: Console, url: str, cluster_id: str, successes: list[dict]
         )
 
 
-def show_demo(console: Console, url: str, cluster_id: str) -> None:
+async def show_demo(console: Console, admin: AdminClient) -> None:
     """Produce three records with acks=all, read them back, show the partition state."""
-    base = f"{url}/v3/clusters/{cluster_id}/topics/{DEMO_TOPIC}"
     entries = [
         {"key": {"type": "STRING", "data": f"user-{i}"}, "value": {"type": "STRING", "data": f"hello {i}"}}
         for i in range(3)
     ]
-    status, body = _http_json("POST", f"{base}/records:batch?acks=all", {"entries": entries}, timeout_s=30)
-    for success in body.get("successes", []):
+    try:
+        produced = await admin.produce_batch(DEMO_TOPIC, entries, "all")
+    except HighwaterError as error:
+        produced = {"failures": [{"error": error.name, "message": error.message}]}
+    successes = produced.get("successes", [])
+    for success in successes:
         console.print(f"  produced to partition {success['partition_id']} at offset {success['offset']} (acks=all)")
-    for failure in body.get("failures", []) if status == 207 else [body]:
+    for failure in produced.get("failures", []):
         console.print(f"  [red]produce failed[/red]: {failure.get('error')}: {failure.get('message')}")
-    for partition in sorted({success["partition_id"] for success in body.get("successes", [])}):
-        _, read = _http_json("GET", f"{base}/partitions/{partition}/records?offset=0&format=string")
+    for partition in sorted({success["partition_id"] for success in successes}):
+        read = await admin.read_records(DEMO_TOPIC, partition, 0, DEMO_READ_RECORDS, timeout_ms=0)
         values = [record["value"]["data"] for record in read.get("data", [])]
         console.print(f"  read partition {partition} below HW {read.get('high_watermark')}: {values}")
-    _show_lag(console, url, cluster_id, body.get("successes", []))
+    await _show_lag(console, admin, successes)
     table = Table(title=f"topic {DEMO_TOPIC}")
     for column in ("partition", "leader", "epoch", "replicas", "ISR", "log start", "HW", "LEO"):
         table.add_column(column)
-    for p in _http_json("GET", f"{base}/partitions")[1].get("data", []):
+    for p in await admin.list_partitions(DEMO_TOPIC):
         table.add_row(
             str(p["partition_id"]),
             str(p["leader_id"]),
@@ -232,21 +227,32 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+async def _bring_up(console: Console, brokers: list[DevBroker], directory: Path) -> None:
+    """Wait for every broker, create the demo topic, run the demo and print the examples."""
+    client = ClusterClient([brokers[0].url], request_timeout_ms=REQUEST_TIMEOUT_MS)
+    admin = AdminClient(client)
+    try:
+        with console.status(f"starting {len(brokers)} broker(s) in {directory} ..."):
+            for broker in brokers:
+                await _wait_ready(client, broker, timeout_s=60)
+            await ensure_demo_topic(admin, replication_factor=min(3, len(brokers)))
+        cluster_id = await client.cluster_id()
+        console.print(f"[green]cluster {cluster_id} is up[/green]; logs in {directory}/broker-N.log")
+        for broker in brokers:
+            console.print(f"  broker {broker.node_id}: {broker.url}")
+        await show_demo(console, admin)
+        console.print(examples(brokers[0].url, cluster_id))
+    finally:
+        await client.close()
+
+
 def run_dev_cluster(count: int, directory: Path, base_port: int) -> None:
     """Start ``count`` brokers, create the demo topic, print examples, wait for Ctrl-C."""
     console = Console(soft_wrap=True)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     brokers = start_brokers(count, directory, base_port)
     try:
-        with console.status(f"starting {count} broker(s) in {directory} ..."):
-            for broker in brokers:
-                _wait_ready(broker, timeout_s=60)
-            cluster_id = ensure_demo_topic(brokers[0].url, replication_factor=min(3, count))
-        console.print(f"[green]cluster {cluster_id} is up[/green]; logs in {directory}/broker-N.log")
-        for broker in brokers:
-            console.print(f"  broker {broker.node_id}: {broker.url}")
-        show_demo(console, brokers[0].url, cluster_id)
-        console.print(examples(brokers[0].url, cluster_id))
+        asyncio.run(_bring_up(console, brokers, directory))
         console.print("Press Ctrl-C to stop the cluster.")
         while all(broker.process.poll() is None for broker in brokers):
             time.sleep(0.5)

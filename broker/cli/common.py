@@ -1,0 +1,98 @@
+"""Pieces shared by the ``highwater`` client commands: the ``--server`` option and error exits.
+
+Client commands fail with exit code 1 and one line on stderr, never a traceback: the
+operator's next step is in that line. The line is ``highwater: cannot reach broker at
+http://127.0.0.1:9092: connection refused`` when the broker gave no answer, its error
+name and message (``UNKNOWN_TOPIC_OR_PARTITION: ...``) when it answered with an error,
+and ``HTTP_<status>: <start of the answer>`` when what answered is not the broker's API.
+
+``--server`` (or ``HIGHWATER_SERVER``) takes ``host:port``, meaning ``http://host:port``,
+or an http(s) URL (``broker.cli.address``); anything else stops the command before
+it sends a request, with one line and exit code 2, like any other bad setting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+
+from broker.cli.address import DEFAULT_SERVER, broker_url
+from broker.client.admin import AdminClient
+from broker.client.errors import BrokerUnreachable
+from broker.client.http import ClusterClient
+from broker.errors import HighwaterError
+
+T = TypeVar("T")
+
+EXIT_CLIENT_ERROR = 1
+EXIT_BAD_SETTINGS = 2
+REQUEST_TIMEOUT_MS = 60_000
+CONNECT_TIMEOUT_MS = 5_000
+"""A broker that does not accept the connection within this is reported at once, not after the request timeout."""
+
+stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = EXIT_CLIENT_ERROR) -> typer.Exit:
+    """Print ``highwater: <message>`` on stderr and return the Exit to raise."""
+    stderr_console.print(f"highwater: {message}", markup=False)
+    return typer.Exit(code)
+
+
+def server_url_option(value: str | None) -> str | None:
+    """The ``--server`` callback: the broker's base URL, or one line and exit code 2."""
+    if value is None:
+        return None
+    try:
+        return broker_url(value)
+    except ValueError as error:
+        raise fail(f"--server: {error}", EXIT_BAD_SETTINGS) from None
+
+
+ServerOption = Annotated[
+    str,
+    typer.Option(
+        "--server",
+        "-s",
+        envvar="HIGHWATER_SERVER",
+        help="Any broker of the cluster: host:port or http(s)://host:port.",
+        show_default=True,
+        callback=server_url_option,
+    ),
+]
+
+
+def run_client(server: str, action: Callable[[AdminClient], Awaitable[T]]) -> T:
+    """Run ``action`` with a client of ``server`` in one event loop; map failures to one line + exit 1."""
+
+    async def session() -> T:
+        client = ClusterClient([server], request_timeout_ms=REQUEST_TIMEOUT_MS, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        try:
+            return await action(AdminClient(client))
+        finally:
+            await client.close()
+
+    try:
+        return asyncio.run(session())
+    except BrokerUnreachable as error:
+        reason = error.details.get("reason", error.message)
+        raise fail(f"cannot reach broker at {server}: {reason}") from None
+    except HighwaterError as error:
+        raise fail(error_line(error)) from None
+    except json.JSONDecodeError as error:
+        raise fail(f"BAD_RESPONSE: not JSON: {error.doc.strip()[:200]}") from None
+
+
+def error_line(error: HighwaterError) -> str:
+    """The broker's error name and message, or the HTTP status and the start of an answer that is not the API."""
+    if "answer" in error.details:
+        return f"HTTP_{error.details.get('http_status')}: {error.details['answer']}"
+    return f"{error.name}: {error.message}"
+
+
+__all__ = ["DEFAULT_SERVER", "ServerOption", "fail", "run_client", "server_url_option", "stderr_console"]

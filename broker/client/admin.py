@@ -1,0 +1,122 @@
+"""``AdminClient``: the cluster's administration calls (REST Proxy v3 paths) over one ``ClusterClient``.
+
+Topics, partition leadership, consumer groups' lag and committed offsets, and the
+JSON produce and read of the ``highwater produce``/``consume`` commands. Answers are
+the broker's JSON documents as they are (the ``data`` list where there is one), so a
+tool shows every field the broker sends.
+
+Each call goes to the brokers the ``ClusterClient`` knows, in its order, and moves on
+only when one gave no answer or said it cannot serve (``ServiceUnavailable``); the last
+such error is raised, so a client of a single broker sees why that broker failed.
+Every other error answer is raised at once, rebuilt by its Kafka name. Topic and group
+names are percent-encoded: a name the broker refuses reaches it intact and gets its answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from broker.client.errors import BrokerUnreachable
+from broker.client.http import ClusterClient
+from broker.errors import HighwaterError, ServiceUnavailable
+
+
+def _name(value: str | int) -> str:
+    return quote(str(value), safe="")
+
+
+class AdminClient:
+    """Administration over one ``ClusterClient`` (same session, same broker list)."""
+
+    def __init__(self, client: ClusterClient) -> None:
+        self._client = client
+
+    async def call(self, method: str, path: str, body: Any = None, params: dict | None = None) -> Any:
+        """``method`` on ``/v3/clusters/{cluster_id}<path>``; the decoded JSON answer (``{}`` when empty)."""
+        path = f"/v3/clusters/{_name(await self._client.cluster_id())}{path}"
+        last_error: HighwaterError | None = None
+        for url in self._client.candidate_urls():
+            try:
+                return await self._client.json_call(method, url + path, body, params=params)
+            except (BrokerUnreachable, ServiceUnavailable) as error:
+                last_error = error
+        raise last_error or BrokerUnreachable("no broker URL to ask")
+
+    async def list_brokers(self) -> list[dict]:
+        """The brokers the cluster lists (id and URL)."""
+        return (await self.call("GET", "/brokers"))["data"]
+
+    # ------------------------------------------------------------------ topics
+
+    async def list_topics(self) -> list[dict]:
+        return (await self.call("GET", "/topics"))["data"]
+
+    async def create_topic(
+        self,
+        topic: str,
+        partitions_count: int | None,
+        replication_factor: int | None = 1,
+        configs: dict[str, str] | None = None,
+    ) -> dict:
+        """Create a topic; a count given as None is left to the broker (its ``topic_defaults``)."""
+        body: dict[str, Any] = {"topic_name": topic}
+        if partitions_count is not None:
+            body["partitions_count"] = partitions_count
+        if replication_factor is not None:
+            body["replication_factor"] = replication_factor
+        if configs:
+            body["configs"] = [{"name": name, "value": value} for name, value in configs.items()]
+        return await self.call("POST", "/topics", body)
+
+    async def delete_topic(self, topic: str) -> None:
+        await self.call("DELETE", f"/topics/{_name(topic)}")
+
+    async def list_partitions(self, topic: str) -> list[dict]:
+        """Each partition's leader, replicas, ISR and offsets as the broker reports them now."""
+        return (await self.call("GET", f"/topics/{_name(topic)}/partitions"))["data"]
+
+    async def offset_at(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
+        """The first offset whose timestamp is at or after ``timestamp_ms``; None when there is none yet."""
+        path = f"/topics/{_name(topic)}/partitions/{partition}/offset"
+        answer = await self.call("GET", path, params={"timestamp": str(timestamp_ms)})
+        return None if answer.get("offset") is None else int(answer["offset"])
+
+    async def elect_preferred(self, topic: str | None) -> list[dict]:
+        """Move leaderships back to the preferred replicas (one topic, or all); the partitions that moved."""
+        body = {"topic_name": topic} if topic is not None else {}
+        return list((await self.call("POST", "/partitions:elect-preferred", body)).get("elected", []))
+
+    # ------------------------------------------------------------------ records (JSON)
+
+    async def produce_batch(self, topic: str, entries: list[dict], acks: str) -> dict:
+        """``records:batch``: 207 with ``successes`` and ``failures`` (one per entry)."""
+        path = f"/topics/{_name(topic)}/records:batch"
+        return await self.call("POST", path, {"entries": entries}, params={"acks": acks})
+
+    async def read_records(self, topic: str, partition: int, offset: int, max_records: int, timeout_ms: int) -> dict:
+        """Records from ``offset`` below the high watermark, long-polling up to ``timeout_ms``."""
+        params = {"offset": offset, "max_records": max_records, "timeout_ms": timeout_ms, "format": "string"}
+        return await self.call("GET", f"/topics/{_name(topic)}/partitions/{partition}/records", params=params)
+
+    # ------------------------------------------------------------------ consumer groups
+
+    async def list_groups(self) -> list[dict]:
+        return (await self.call("GET", "/consumer-groups"))["data"]
+
+    async def describe_group(self, group: str) -> dict:
+        return await self.call("GET", f"/consumer-groups/{_name(group)}")
+
+    async def group_lags(self, group: str) -> list[dict]:
+        """Per partition: committed offset, log end offset, lag, time lag, owner and status."""
+        return (await self.call("GET", f"/consumer-groups/{_name(group)}/lags"))["data"]
+
+    async def group_lag_summary(self, group: str) -> dict:
+        return await self.call("GET", f"/consumer-groups/{_name(group)}/lag-summary")
+
+    async def committed_offsets(self, group: str) -> list[dict]:
+        return (await self.call("GET", f"/consumer-groups/{_name(group)}/offsets"))["data"]
+
+    async def commit_offsets(self, group: str, offsets: list[dict]) -> None:
+        """A stateless commit of ``[{topic_name, partition_id, offset}]``; refused while the group has members."""
+        await self.call("POST", f"/consumer-groups/{_name(group)}/offsets", {"offsets": offsets})
