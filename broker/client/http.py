@@ -177,8 +177,7 @@ class ClusterClient:
         for url in self._candidate_urls():
             try:
                 if self.metadata.cluster_id is None:
-                    clusters = await self._json("GET", f"{url}/v3/clusters")
-                    self.metadata.cluster_id = clusters["data"][0]["cluster_id"]
+                    self.metadata.cluster_id = _first_cluster_id(url, await self._json("GET", f"{url}/v3/clusters"))
                 return url, await self._json("GET", url + path_of(self.metadata.cluster_id))
             except (BrokerUnreachable, ServiceUnavailable) as error:
                 last_error = error
@@ -309,3 +308,11 @@ def _answer_error(status: int, reason: str | None, body: bytes, url: str) -> Hig
     if not (isinstance(payload, dict) and isinstance(payload.get("error"), str)):
         error.details["answer"] = body.decode(errors="replace").strip()[:200] or reason or ""
     return error
+
+
+def _first_cluster_id(url: str, clusters: Any) -> str:
+    """The cluster a ``GET /v3/clusters`` answer lists; an answer listing none is not the API."""
+    data = clusters.get("data") if isinstance(clusters, dict) else None
+    if not data or not isinstance(data[0], dict) or not isinstance(data[0].get("cluster_id"), str):
+        raise ServiceUnavailable(f"{url}/v3/clusters listed no cluster")
+    return data[0]["cluster_id"]

@@ -35,6 +35,7 @@ class RestServer:
     def __init__(self) -> None:
         self.topics: dict[str, FakeTopic] = {}
         self.requests: list[tuple[str, str, dict, object]] = []
+        self.clusters_listed: list[dict] = [{"cluster_id": CLUSTER_ID, "controller_id": 1}]
         self.loop = asyncio.new_event_loop()
         self._appended = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -106,7 +107,7 @@ class RestServer:
         return successes
 
     async def clusters(self, request: web.Request) -> web.Response:
-        return web.json_response({"data": [{"cluster_id": CLUSTER_ID, "controller_id": 1}]})
+        return web.json_response({"data": self.clusters_listed})
 
     async def cluster(self, request: web.Request) -> web.Response:
         return web.json_response({"cluster_id": request.match_info["c"], "controller_id": 1})

@@ -105,6 +105,13 @@ def test_an_answer_that_is_not_the_api_is_reported_in_one_line(rest_server: Rest
     assert result.stderr.strip() == "highwater: HTTP_404: 404: Not Found"
 
 
+def test_a_server_listing_no_cluster_is_reported_in_one_line(rest_server: RestServer) -> None:
+    rest_server.clusters_listed = []
+    result = invoke("topics", "list", "-s", rest_server.url)
+    assert result.exit_code == 1
+    assert result.stderr == f"highwater: SERVICE_UNAVAILABLE: {rest_server.url}/v3/clusters listed no cluster\n"
+
+
 @pytest.mark.parametrize("command", [["topics", "list"], ["topics", "describe", "x"], ["topics", "delete", "x"]])
 def test_unreachable_broker_is_one_clear_line(closed_port_url: str, command: list[str]) -> None:
     result = invoke(*command, "-s", closed_port_url)
