@@ -26,6 +26,7 @@ from broker.server import (
     routes_records,
     routes_topics,
 )
+from broker.server.api_routes import RouteTable, register
 from broker.server.metrics import HttpMetrics
 from broker.server.middleware import (
     MAX_REQUEST_BYTES_KEY,
@@ -41,6 +42,18 @@ from broker.server.routes_produce import PRODUCER_KEY
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
+
+ROUTE_TABLES: tuple[RouteTable, ...] = (
+    routes_cluster.routes,
+    routes_topics.routes,
+    routes_produce.routes,
+    routes_records.routes,
+    routes_ops.routes,
+    routes_internal.routes,
+    routes_producer_ids.routes,
+    routes_groups.routes,
+)
+"""Every route of the app, in registration order, each with its description (``api_routes``)."""
 
 
 async def _drain_unacknowledged(app: web.Application) -> None:
@@ -59,15 +72,5 @@ def create_app(node: BrokerNode) -> web.Application:
     app[METRICS_KEY] = HttpMetrics(node)
     app[PRODUCER_KEY] = RecordProducer(node)
     app.on_shutdown.append(_drain_unacknowledged)
-    for module in (
-        routes_cluster,
-        routes_topics,
-        routes_produce,
-        routes_records,
-        routes_ops,
-        routes_internal,
-        routes_producer_ids,
-        routes_groups,
-    ):
-        module.add_routes(app)
+    register(app, ROUTE_TABLES)
     return app

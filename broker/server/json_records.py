@@ -32,15 +32,20 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, NamedTuple
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic.config import JsonDict
 
 from broker.errors import InvalidRequest
 from broker.record.codec import Record, RecordInput
+from broker.server.api_routes import DocumentedAs
 from broker.server.json_depth import nests_too_deeply
 from broker.server.params import JsonInt
 from broker.server.partition_ids import PartitionId
 
 INT64_MAX = 2**63 - 1
+BASE64 = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+"""Standard base64 with padding, as ``base64.b64decode(validate=True)`` accepts it."""
+BASE64_TEXT: JsonDict = {"pattern": BASE64, "contentEncoding": "base64"}
 
 
 class DataType(StrEnum):
@@ -57,10 +62,30 @@ class ReadFormat(StrEnum):
     JSON = "json"
 
 
+def _data_variants(schema: dict[str, Any]) -> None:
+    """The rules ``encode_data`` adds to the model's: STRING data is a string, BINARY data base64."""
+    schema.clear()
+    schema["anyOf"] = [
+        {"type": "object", "properties": {"type": {"const": "JSON"}, "data": {}}, "required": ["type"]},
+        {"type": "object", "properties": {"data": {}}, "not": {"required": ["type"]}},
+        {
+            "type": "object",
+            "properties": {"type": {"const": "STRING"}, "data": {"type": ["string", "null"]}},
+            "required": ["type"],
+        },
+        {
+            "type": "object",
+            "properties": {"type": {"const": "BINARY"}, "data": {"type": ["string", "null"], **BASE64_TEXT}},
+            "required": ["type"],
+        },
+    ]
+    schema["description"] = "JSON (the default) data is any JSON value; STRING data a string; BINARY data base64"
+
+
 class RecordData(BaseModel):
     """A key or a value of a produced record; unknown fields are ignored as the REST Proxy does."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_data_variants)
 
     type: DataType = DataType.JSON
     data: Any = None
@@ -75,7 +100,7 @@ class HeaderInput(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     name: str
-    value: str | None = None
+    value: str | None = Field(None, json_schema_extra=BASE64_TEXT)
 
 
 def _date_time_text(value: Any) -> Any:
@@ -85,7 +110,16 @@ def _date_time_text(value: Any) -> Any:
     return value
 
 
-DateTimeText = Annotated[datetime, BeforeValidator(_date_time_text)]
+DateTimeText = Annotated[
+    datetime,
+    BeforeValidator(_date_time_text),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": "^(19[7-9][0-9]|[2-9][0-9]{3})-"}),
+]
+"""Documented with ``timestamp_ms``'s rule: not before 1970."""
+TimestampMs = Annotated[
+    JsonInt, WithJsonSchema({"type": "integer", "minimum": 0, "maximum": INT64_MAX, "format": "int64"})
+]
+"""Documented with ``timestamp_ms``'s rule: int64, never negative."""
 
 
 class ProduceRecord(BaseModel):
@@ -93,11 +127,13 @@ class ProduceRecord(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    partition_id: PartitionId | None = None
+    partition_id: PartitionId | None = Field(None, description="default: key hash (murmur2) or round-robin")
     headers: list[HeaderInput] = Field(default_factory=list)
     key: RecordData | None = None
     value: RecordData | None = None
-    timestamp: JsonInt | DateTimeText | None = None
+    timestamp: TimestampMs | DateTimeText | None = Field(
+        None, description="ms since the epoch or ISO-8601, not before 1970-01-01T00:00:00Z"
+    )
 
 
 class BatchEntry(ProduceRecord):
@@ -105,11 +141,15 @@ class BatchEntry(ProduceRecord):
 
 
 class BatchRequest(BaseModel):
-    """Body of ``records:batch``; entries stay raw so one bad entry fails alone. Only ``entries`` is known."""
+    """Body of ``records:batch``; entries stay raw so one bad entry fails alone. Only ``entries`` is known.
+
+    The handler refuses an empty list and one longer than ``max_batch_entries`` (400); the
+    document states both bounds.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    entries: list[dict[str, Any]]
+    entries: list[Annotated[dict[str, Any], DocumentedAs(BatchEntry)]] = Field(json_schema_extra={"minItems": 1})
 
 
 class EncodedRecord(NamedTuple):

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from broker.server.params import INT32_MAX, JsonInt
 
+PARTITION_ID = {"type": "integer", "minimum": 0, "maximum": INT32_MAX}
+"""What a partition id is, in a path, a query or a body."""
 NEGATIVE_PARTITION_ID = "negative_partition_id"
 """The pydantic error type of a negative partition id in a body."""
 
@@ -37,5 +39,5 @@ def _non_negative(value: int) -> int:
     return value
 
 
-PartitionId = Annotated[JsonInt, AfterValidator(_non_negative), Field(le=INT32_MAX)]
-"""A partition id field of a JSON body: a JSON Schema integer (never ``false``), an int32."""
+PartitionId = Annotated[JsonInt, Field(le=INT32_MAX), AfterValidator(_non_negative), WithJsonSchema(PARTITION_ID)]
+"""A partition id field of a JSON body: a JSON Schema integer (never ``false``), an int32, documented as >= 0."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Any, Literal
 
 import aiohttp
 from aiohttp import web
@@ -30,10 +30,33 @@ from broker.groups.bodies import group_body, groups_path, lag_body, member_body,
 from broker.groups.errors import CoordinatorNotAvailable, GroupIdNotFound, UnknownMemberId
 from broker.groups.lag import lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Subscription
+from broker.groups.responses import (
+    Consumer,
+    ConsumerGroup,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupLagSummary,
+    ConsumerGroupOffsets,
+    ConsumerLag,
+)
 from broker.groups.shard import OffsetsShard
+from broker.server.api_routes import (
+    CLUSTER,
+    JSON,
+    PARTITION,
+    TOPIC,
+    Body,
+    Operation,
+    Reply,
+    RouteTable,
+    link,
+    path_param,
+    query_param,
+)
 from broker.server.params import INT64_MAX, NODE_KEY, JsonInt, node_of, partition_param, read_model
 from broker.server.partition_ids import PartitionId
 from broker.server.resources import list_body
+from broker.server.responses import ResourceList
+from broker.server.routes_internal import internal
 
 FORWARDED_HEADER = "X-Highwater-Forwarded-By"
 GROUP = "/v3/clusters/{cluster_id}/consumer-groups/{consumer_group_id}"
@@ -41,7 +64,31 @@ MIN_HEARTBEAT_INTERVAL_MS = 100
 MAX_HEARTBEAT_INTERVAL_MS = 5000
 FORWARD_TIMEOUT_S = 35.0
 
-routes = web.RouteTableDef()
+GROUP_ID = path_param("consumer_group_id", {"type": "string"}, "consumer group id")
+MEMBER = path_param("consumer_id", {"type": "string"}, "member id, chosen by the member (stable across its heartbeats)")
+TAGS = ("consumer-groups",)
+routes = RouteTable()
+
+
+def group_operation(summary: str, reply: Reply, *params: Any, body: type[BaseModel] | None = None) -> Operation:
+    """An operation on one group (its path has the cluster and the group id)."""
+    return Operation(summary, (reply,), (CLUSTER, GROUP_ID, *params), Body({JSON: body}) if body else None, tags=TAGS)
+
+
+def _member_links() -> dict[str, Any]:
+    """From a heartbeat's answer to the calls that take the member and its group."""
+    member = {
+        "cluster_id": "$request.path.cluster_id",
+        "consumer_group_id": "$request.path.consumer_group_id",
+        "consumer_id": "$response.body#/member_id",
+    }
+    group = {key: member[key] for key in ("cluster_id", "consumer_group_id")}
+    return {
+        "DescribeMember": link(GROUP + "/consumers/{consumer_id}", "get", **member),
+        "LeaveGroup": link(GROUP + "/consumers/{consumer_id}", "delete", **member),
+        "DescribeGroup": link(GROUP, "get", **group),
+        "GroupLags": link(GROUP + "/lags", "get", **group),
+    }
 
 
 class TopicPartitions(BaseModel):
@@ -54,12 +101,16 @@ class TopicPartitions(BaseModel):
 class HeartbeatBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    member_epoch: JsonInt = Field(ge=-1)
-    subscribed_topics: list[str] | None = None
-    subscribed_topic_regex: str | None = None
-    owned_partitions: list[TopicPartitions] | None = None
-    rebalance_timeout_ms: JsonInt = Field(30_000, ge=1, le=3_600_000)
-    session_timeout_ms: JsonInt = Field(10_000, ge=100, le=3_600_000)
+    member_epoch: JsonInt = Field(ge=-1, description="0 joins, -1 leaves, else current")
+    subscribed_topics: list[str] | None = Field(None, description="required when joining (or regex)")
+    subscribed_topic_regex: str | None = Field(
+        None, description="full-match regex over topic names", json_schema_extra={"format": "regex"}
+    )
+    owned_partitions: list[TopicPartitions] | None = Field(
+        None, description="what the member owns now; omitting a revoked partition releases it"
+    )
+    rebalance_timeout_ms: JsonInt = Field(30_000, ge=1, le=3_600_000, description="time allowed to revoke")
+    session_timeout_ms: JsonInt = Field(10_000, ge=100, le=3_600_000, description="expelled after this silence")
     client_id: str = ""
     server_assignor: Literal["uniform", "range"] = "uniform"
 
@@ -85,15 +136,21 @@ class OffsetEntry(BaseModel):
 
     topic_name: str
     partition_id: PartitionId
-    offset: JsonInt = Field(ge=0, le=INT64_MAX)
+    offset: JsonInt = Field(
+        ge=0,
+        le=INT64_MAX,
+        description="the next offset to consume; above the partition's high watermark it is refused: 416 "
+        "OFFSET_OUT_OF_RANGE, or 503 OFFSET_NOT_AVAILABLE (retriable) while the leader holds it but its high "
+        "watermark has not reached it",
+    )
     metadata: str = ""
 
 
 class CommitBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    member_id: str | None = None
-    member_epoch: JsonInt | None = None
+    member_id: str | None = Field(None, description="omit for a group without active members")
+    member_epoch: JsonInt | None = Field(None, description="the member's current epoch (fencing)")
     offsets: list[OffsetEntry]
 
 
@@ -143,7 +200,20 @@ def _heartbeat_interval_ms(session_timeout_ms: int) -> int:
     return max(MIN_HEARTBEAT_INTERVAL_MS, min(MAX_HEARTBEAT_INTERVAL_MS, session_timeout_ms // 3))
 
 
-@routes.post(GROUP + "/consumers/{consumer_id}:heartbeat")
+@routes.post(
+    GROUP + "/consumers/{consumer_id}:heartbeat",
+    group_operation(
+        "KIP-848 heartbeat: join (epoch 0), stay, acknowledge revocations, receive the assignment",
+        Reply(
+            200,
+            "the member's epoch and the partitions it owns now",
+            {JSON: ConsumerGroupHeartbeatResponse},
+            links=_member_links(),
+        ),
+        MEMBER,
+        body=HeartbeatBody,
+    ),
+)
 @coordinated
 async def heartbeat(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
@@ -178,14 +248,22 @@ async def heartbeat(request: web.Request, shard: OffsetsShard, group_id: str) ->
     )
 
 
-@routes.delete(GROUP + "/consumers/{consumer_id:[^{}/:]+}")
+@routes.delete(
+    GROUP + "/consumers/{consumer_id:[^{}/:]+}",
+    group_operation("Leave the group: the member's partitions are reassigned at once", Reply(204, "left"), MEMBER),
+)
 @coordinated
 async def leave_group(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     request.app[NODE_KEY].groups.leave(shard, group_id, request.match_info["consumer_id"])
     return web.Response(status=204)
 
 
-@routes.get(GROUP + "/consumers")
+@routes.get(
+    GROUP + "/consumers",
+    group_operation(
+        "List the group's members and their assignments", Reply(200, "members", {JSON: ResourceList[Consumer]})
+    ),
+)
 @coordinated
 async def list_members(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
@@ -194,7 +272,10 @@ async def list_members(request: web.Request, shard: OffsetsShard, group_id: str)
     return web.json_response(list_body("KafkaConsumerList", node, f"{groups_path(node, group_id)}/consumers", items))
 
 
-@routes.get(GROUP + "/consumers/{consumer_id:[^{}/:]+}")
+@routes.get(
+    GROUP + "/consumers/{consumer_id:[^{}/:]+}",
+    group_operation("Describe one member", Reply(200, "member", {JSON: Consumer}), MEMBER),
+)
 @coordinated
 async def get_member(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
@@ -205,13 +286,18 @@ async def get_member(request: web.Request, shard: OffsetsShard, group_id: str) -
     return web.json_response(member_body(node, group_id, member))
 
 
-@routes.get(GROUP)
+@routes.get(
+    GROUP,
+    group_operation("Describe a consumer group (on its coordinator)", Reply(200, "group", {JSON: ConsumerGroup})),
+)
 @coordinated
 async def get_group(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     return web.json_response(group_body(request.app[NODE_KEY], _existing(shard, group_id)))
 
 
-@routes.delete(GROUP)
+@routes.delete(
+    GROUP, group_operation("Delete a group without active members and its committed offsets", Reply(204, "deleted"))
+)
 @coordinated
 async def delete_group(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     _existing(shard, group_id)
@@ -219,7 +305,14 @@ async def delete_group(request: web.Request, shard: OffsetsShard, group_id: str)
     return web.Response(status=204)
 
 
-@routes.post(GROUP + "/offsets")
+@routes.post(
+    GROUP + "/offsets",
+    group_operation(
+        "Commit offsets (acks=all to __consumer_offsets); fenced by member epoch",
+        Reply(200, "the group's committed offsets after the commit", {JSON: ConsumerGroupOffsets}),
+        body=CommitBody,
+    ),
+)
 @coordinated
 async def commit_offsets(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
@@ -229,14 +322,24 @@ async def commit_offsets(request: web.Request, shard: OffsetsShard, group_id: st
     return web.json_response(offsets_body(node, shard.group(group_id), None))
 
 
-@routes.get(GROUP + "/offsets")
+@routes.get(
+    GROUP + "/offsets",
+    group_operation(
+        "Committed offsets",
+        Reply(200, "offsets", {JSON: ConsumerGroupOffsets}),
+        query_param("topic", {"type": "string"}, "only this topic"),
+    ),
+)
 @coordinated
 async def read_offsets(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
     return web.json_response(offsets_body(node, _existing(shard, group_id), request.query.get("topic") or None))
 
 
-@routes.get(GROUP + "/lags")
+@routes.get(
+    GROUP + "/lags",
+    group_operation("Lag per partition, largest first", Reply(200, "lags", {JSON: ResourceList[ConsumerLag]})),
+)
 @coordinated
 async def list_lags(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
@@ -246,7 +349,10 @@ async def list_lags(request: web.Request, shard: OffsetsShard, group_id: str) ->
     return web.json_response(list_body("KafkaConsumerLagList", node, f"{groups_path(node, group_id)}/lags", items))
 
 
-@routes.get(GROUP + "/lags/{topic_name}/partitions/{partition_id}")
+@routes.get(
+    GROUP + "/lags/{topic_name}/partitions/{partition_id}",
+    group_operation("Lag of one partition", Reply(200, "lag", {JSON: ConsumerLag}), TOPIC, PARTITION),
+)
 @coordinated
 async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
@@ -260,7 +366,12 @@ async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> w
     raise GroupIdNotFound(f"group {group_id!r} neither committed to nor subscribes to {topic}-{partition}")
 
 
-@routes.get(GROUP + "/lag-summary")
+@routes.get(
+    GROUP + "/lag-summary",
+    group_operation(
+        "Largest and total lag, Burrow group status", Reply(200, "summary", {JSON: ConsumerGroupLagSummary})
+    ),
+)
 @coordinated
 async def get_lag_summary(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
@@ -269,7 +380,15 @@ async def get_lag_summary(request: web.Request, shard: OffsetsShard, group_id: s
     return web.json_response({"kind": "KafkaConsumerGroupLagSummary", "cluster_id": node.cluster_id, **summary})
 
 
-@routes.get("/v3/clusters/{cluster_id}/consumer-groups")
+@routes.get(
+    "/v3/clusters/{cluster_id}/consumer-groups",
+    Operation(
+        "List consumer groups of the cluster",
+        (Reply(200, "groups", {JSON: ResourceList[ConsumerGroup]}),),
+        (CLUSTER,),
+        tags=TAGS,
+    ),
+)
 async def list_groups(request: web.Request) -> web.Response:
     """Every group of the cluster: each broker lists the groups it coordinates, merged here."""
     node = node_of(request)
@@ -286,16 +405,12 @@ async def list_groups(request: web.Request) -> web.Response:
     return web.json_response(list_body("KafkaConsumerGroupList", node, groups_path(node), bodies))
 
 
-@routes.get("/internal/groups")
+@routes.get("/internal/groups", internal("The consumer groups this broker coordinates"))
 async def local_groups(request: web.Request) -> web.Response:
     node = request.app[NODE_KEY]
     return web.json_response({"data": [group_body(node, state) for _, state in node.groups.local_groups()]})
 
 
-@routes.post("/internal/controller/groups/offsets-topic")
+@routes.post("/internal/controller/groups/offsets-topic", internal("Create __consumer_offsets on the controller"))
 async def create_offsets_topic(request: web.Request) -> web.Response:
     return web.json_response(await request.app[NODE_KEY].groups.create_offsets_topic_on_controller())
-
-
-def add_routes(app: web.Application) -> None:
-    app.router.add_routes(routes)

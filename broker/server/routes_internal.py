@@ -15,10 +15,16 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.replication.fetch_wire import CONTENT_TYPE, decode_request, encode_response
+from broker.server.api_routes import JSON, OBJECT, Body, Operation, Reply, RouteTable
 from broker.server.params import NODE_KEY, path_int, read_model
 from broker.server.resources import partition_body
 
-routes = web.RouteTableDef()
+routes = RouteTable()
+
+
+def internal(summary: str, body: type[BaseModel] | None = None) -> Operation:
+    """A broker-to-broker JSON call; answers are the node's own dicts, described only as objects."""
+    return Operation(summary, (Reply(200, summary, {JSON: OBJECT}),), body=Body({JSON: body}) if body else None)
 
 
 class ControllerCreateTopic(BaseModel):
@@ -42,7 +48,14 @@ def _node(request: web.Request):
     return request.app[NODE_KEY]
 
 
-@routes.post("/internal/fetch")
+@routes.post(
+    "/internal/fetch",
+    Operation(
+        "Replica fetch: binary request and response (broker.replication.fetch_wire)",
+        (Reply(200, "the fetched batches", {CONTENT_TYPE: {"type": "string", "format": "binary"}}),),
+        body=Body({CONTENT_TYPE: {"type": "string", "format": "binary"}}),
+    ),
+)
 async def replica_fetch(request: web.Request) -> web.Response:
     """The long poll is bounded by ``fetch_max_wait_ms`` whatever the request asks (int32 ms is 24 days)."""
     node = _node(request)
@@ -52,7 +65,7 @@ async def replica_fetch(request: web.Request) -> web.Response:
     return web.Response(body=encode_response(responses), content_type=CONTENT_TYPE)
 
 
-@routes.post("/internal/controller/topics")
+@routes.post("/internal/controller/topics", internal("Create a topic on the controller", ControllerCreateTopic))
 async def controller_create_topic(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerCreateTopic)
     await _node(request).create_topic_on_controller(
@@ -61,30 +74,30 @@ async def controller_create_topic(request: web.Request) -> web.Response:
     return web.json_response({})
 
 
-@routes.delete("/internal/controller/topics/{topic}")
+@routes.delete("/internal/controller/topics/{topic}", internal("Delete a topic on the controller"))
 async def controller_delete_topic(request: web.Request) -> web.Response:
     await _node(request).delete_topic_on_controller(request.match_info["topic"])
     return web.json_response({})
 
 
-@routes.post("/internal/controller/controlled-shutdown/{broker_id}")
+@routes.post(
+    "/internal/controller/controlled-shutdown/{broker_id}", internal("Move a stopping broker's leaderships away")
+)
 async def controller_controlled_shutdown(request: web.Request) -> web.Response:
     return web.json_response(await _node(request).controlled_shutdown_on_controller(path_int(request, "broker_id")))
 
 
-@routes.post("/internal/controller/elect-preferred")
+@routes.post(
+    "/internal/controller/elect-preferred", internal("Restore in-sync preferred leaders", ControllerElectPreferred)
+)
 async def controller_elect_preferred(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerElectPreferred)
     return web.json_response(await _node(request).elect_preferred_on_controller(body.topic))
 
 
-@routes.get("/internal/partitions/{topic}")
+@routes.get("/internal/partitions/{topic}", internal("The partitions of a topic this broker leads"))
 async def led_partitions(request: web.Request) -> web.Response:
     """The partitions of a topic this broker leads, with the leader's own offsets."""
     node = _node(request)
     described = node.describe_led_partitions(request.match_info["topic"])
     return web.json_response({"data": [partition_body(node, d) for d in described]})
-
-
-def add_routes(app: web.Application) -> None:
-    app.router.add_routes(routes)

@@ -12,16 +12,24 @@ from __future__ import annotations
 from aiohttp import web
 
 from broker.errors import ServiceUnavailable
+from broker.server.api_routes import API_ROUTES_KEY, JSON, OBJECT, Operation, Reply, RouteTable
 from broker.server.metrics import CONTENT_TYPE
 from broker.server.middleware import METRICS_KEY
 from broker.server.openapi import ApiLimits, openapi_document
 from broker.server.params import NODE_KEY
 
+routes = RouteTable()
 
+
+@routes.get("/healthz", Operation("Liveness", (Reply(200, "alive", {JSON: OBJECT}),)))
 async def healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
+@routes.get(
+    "/readyz",
+    Operation("Readiness: controller known and this broker registered", (Reply(200, "ready", {JSON: OBJECT}),)),
+)
 async def readyz(request: web.Request) -> web.Response:
     node = request.app[NODE_KEY]
     controller_id = node.controller_id()
@@ -34,19 +42,20 @@ async def readyz(request: web.Request) -> web.Response:
     )
 
 
+@routes.get(
+    "/metrics",
+    Operation("Prometheus metrics", (Reply(200, "text exposition format", {"text/plain": {"type": "string"}}),)),
+)
 async def metrics(request: web.Request) -> web.Response:
     response = web.Response(body=request.app[METRICS_KEY].exposition())
     response.headers["Content-Type"] = CONTENT_TYPE
     return response
 
 
+@routes.get("/openapi.json", Operation("This document", (Reply(200, "OpenAPI 3.1", {JSON: OBJECT}),)))
 async def openapi(request: web.Request) -> web.Response:
     node = request.app[NODE_KEY]
-    return web.json_response(openapi_document(node.advertised_url, ApiLimits.of(node.settings), node.cluster_id))
-
-
-def add_routes(app: web.Application) -> None:
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/openapi.json", openapi)
+    document = openapi_document(
+        request.app[API_ROUTES_KEY], node.advertised_url, ApiLimits.of(node.settings), node.cluster_id
+    )
+    return web.json_response(document)

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
 from broker.record.codec import LOG_APPEND_TIME, validate_produced_batches
 from broker.record.header import read_header
+from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Body, Operation, Reply, RouteTable, query_param
 from broker.server.json_records import (
     BatchEntry,
     BatchRequest,
@@ -38,6 +39,8 @@ from broker.server.json_records import (
 from broker.server.json_stream import JsonObjectSplitter, split_objects
 from broker.server.middleware import validation_error
 from broker.server.params import (
+    ACKS_VALUES,
+    BATCH_CONTENT_TYPE,
     acks_param,
     check_partition,
     node_of,
@@ -49,6 +52,8 @@ from broker.server.params import (
     timeout_param,
 )
 from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size
+from broker.server.responses import BatchAppended, BatchResponse, DeliveryReport
+from broker.server.routes_topics import INTERNAL_TOPIC_REFUSAL
 from broker.topic_policy import check_client_append
 
 if TYPE_CHECKING:
@@ -58,6 +63,14 @@ PRODUCER_KEY = web.AppKey("record_producer", RecordProducer)
 NDJSON = "application/x-ndjson"
 PRODUCE_TIMEOUT_MAX_MS = 300_000
 """Upper bound of a produce ``timeout_ms``: five minutes, Kafka's ``delivery.timeout.ms`` scale."""
+ACKS = query_param("acks", {"enum": list(ACKS_VALUES), "default": "all"}, "acknowledgement required before answering")
+PRODUCE_TIMEOUT = query_param(
+    "timeout_ms",
+    {"type": "integer", "minimum": 0, "maximum": PRODUCE_TIMEOUT_MAX_MS},
+    "how long acks=all may wait for the ISR",
+)
+TOPIC_PATH = "/v3/clusters/{cluster_id}/topics/{topic_name}"
+routes = RouteTable()
 
 
 def _now_ms() -> int:
@@ -97,6 +110,23 @@ def _produce_params(request: web.Request, node: BrokerNode) -> tuple[str, int]:
     )
 
 
+@routes.post(
+    TOPIC_PATH + "/records",
+    Operation(
+        "Produce JSON records: one object, several concatenated, or a chunked stream",
+        (
+            Reply(
+                200,
+                "one record: its delivery report; several: one report or error per line",
+                {JSON: DeliveryReport, NDJSON: DeliveryReport},
+            ),
+            Reply(202, "acks=0: accepted before the append", {JSON: DeliveryReport}),
+        ),
+        (CLUSTER, TOPIC, ACKS, PRODUCE_TIMEOUT),
+        Body({JSON: ProduceRecord, NDJSON: ProduceRecord}),
+        INTERNAL_TOPIC_REFUSAL,
+    ),
+)
 async def produce_records(request: web.Request) -> web.StreamResponse:
     node = node_of(request)
     topic = request.match_info["topic_name"]
@@ -156,6 +186,18 @@ def _entry_id(entry: Any, index: int) -> str | int:
     return str(index)
 
 
+@routes.post(
+    TOPIC_PATH + "/records:batch",
+    Operation(
+        lambda limits: f"Produce 1 to {limits.max_batch_entries} records; each entry succeeds or fails on its own",
+        (Reply(207, "per-entry results", {JSON: BatchResponse}),),
+        (CLUSTER, TOPIC, ACKS, PRODUCE_TIMEOUT),
+        Body({JSON: BatchRequest}),
+        "A partition's entries are appended in request order, in as many record batches as the "
+        "topic's max.message.bytes needs; only an entry larger than that on its own fails (MESSAGE_TOO_LARGE). "
+        "A negative partition_id fails its entry with 400 INVALID_REQUEST, as in a path. " + INTERNAL_TOPIC_REFUSAL,
+    ),
+)
 async def produce_batch(request: web.Request) -> web.Response:
     """``records:batch``: every entry gets a success or a failure, answered 207."""
     node = node_of(request)
@@ -197,6 +239,20 @@ async def produce_batch(request: web.Request) -> web.Response:
     return web.json_response({"successes": successes, "failures": failures}, status=207)
 
 
+@routes.post(
+    TOPIC_PATH + "/partitions/{partition_id}/batches",
+    Operation(
+        "Append a client-built Kafka record batch v2 (header, CRC-32C and records validated); at most the topic's "
+        "max.message.bytes",
+        (
+            Reply(200, "appended", {JSON: BatchAppended}),
+            Reply(202, "acks=0: accepted before the append", {JSON: BatchAppended}),
+        ),
+        (CLUSTER, TOPIC, PARTITION, ACKS, PRODUCE_TIMEOUT),
+        Body({BATCH_CONTENT_TYPE: {"type": "string", "format": "binary", "minLength": 61}}),
+        INTERNAL_TOPIC_REFUSAL,
+    ),
+)
 async def produce_binary(request: web.Request) -> web.Response:
     """Append a client-built record batch v2 as is, once its header, CRC and records check out.
 
@@ -234,10 +290,3 @@ async def produce_binary(request: web.Request) -> web.Response:
         "log_append_time": result.log_append_time_ms if read_header(batch).timestamp_type == LOG_APPEND_TIME else -1,
     }
     return web.json_response(body)
-
-
-def add_routes(app: web.Application) -> None:
-    base = "/v3/clusters/{cluster_id}/topics/{topic_name}"
-    app.router.add_post(base + "/records", produce_records)
-    app.router.add_post(base + "/records:batch", produce_batch)
-    app.router.add_post(base + "/partitions/{partition_id}/batches", produce_binary)

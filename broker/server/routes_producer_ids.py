@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from broker.server.api_routes import CLUSTER, JSON, Operation, Reply, RouteTable
 from broker.server.params import node_of
+from broker.server.responses import ProducerId
+
+routes = RouteTable()
 
 
+@routes.post(
+    "/v3/clusters/{cluster_id}/producer-ids",
+    Operation(
+        "Allocate a producer id (epoch 0) for an idempotent producer: its batches carry the id, "
+        "the epoch and per-partition sequences, and a retried batch is never appended twice",
+        (Reply(200, "allocated", {JSON: ProducerId}),),
+        (CLUSTER,),
+    ),
+)
 async def allocate_producer_id(request: web.Request) -> web.Response:
     node = node_of(request)
     producer_id = await node.allocate_producer_id()
     return web.json_response({"cluster_id": node.cluster_id, "producer_id": producer_id, "producer_epoch": 0})
-
-
-def add_routes(app: web.Application) -> None:
-    app.router.add_post("/v3/clusters/{cluster_id}/producer-ids", allocate_producer_id)

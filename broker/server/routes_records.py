@@ -32,14 +32,17 @@ from aiohttp import web
 from broker.errors import InvalidRequest
 from broker.record.codec import iter_batches_with_records
 from broker.record.header import iter_batches
+from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable, query_param
 from broker.server.json_records import ReadFormat, render_record
-from broker.server.params import BATCH_CONTENT_TYPE, node_of, partition_param, query_int, wants_batches
+from broker.server.params import BATCH_CONTENT_TYPE, INT64_MAX, node_of, partition_param, query_int, wants_batches
+from broker.server.responses import ReadResponse
 
 if TYPE_CHECKING:
     from broker.node import BrokerNode
 
 DEFAULT_MAX_RECORDS = 500
 MAX_RECORDS_LIMIT = 100_000
+routes = RouteTable()
 
 
 def read_format(text: str | None) -> ReadFormat:
@@ -133,6 +136,50 @@ async def fetch_span(
     return Span(b"".join(chunks), next_offset, result.high_watermark, result.log_start_offset, result.log_end_offset)
 
 
+@routes.get(
+    "/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records",
+    Operation(
+        "Read records below the high watermark",
+        (
+            Reply(
+                200,
+                "records; with Accept: application/vnd.kafka.batch.v2 the raw batches, offsets "
+                "in X-High-Watermark, X-Log-Start-Offset, X-Log-End-Offset, X-Next-Offset",
+                {JSON: ReadResponse, BATCH_CONTENT_TYPE: {"type": "string"}},
+            ),
+        ),
+        (
+            CLUSTER,
+            TOPIC,
+            PARTITION,
+            query_param(
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": INT64_MAX, "format": "int64"},
+                "first offset to read; default the log start offset",
+            ),
+            query_param(
+                "max_records",
+                {"type": "integer", "minimum": 1, "maximum": MAX_RECORDS_LIMIT, "default": DEFAULT_MAX_RECORDS},
+                "JSON form only",
+            ),
+            query_param(
+                "max_bytes",
+                lambda limits: {"type": "integer", "minimum": 1, "maximum": limits.max_request_bytes},
+                "soft limit; a larger first record is returned whole",
+            ),
+            query_param(
+                "timeout_ms",
+                lambda limits: {"type": "integer", "minimum": 0, "maximum": limits.fetch_max_wait_ms, "default": 0},
+                "long-poll for records",
+            ),
+            query_param(
+                "format",
+                {"enum": [item.value for item in ReadFormat], "default": ReadFormat.BINARY.value},
+                "rendering of keys and values",
+            ),
+        ),
+    ),
+)
 async def read_records(request: web.Request) -> web.StreamResponse:
     node = node_of(request)
     topic = request.match_info["topic_name"]
@@ -178,7 +225,3 @@ async def read_records(request: web.Request) -> web.StreamResponse:
             "log_start_offset": span.log_start_offset,
         }
     )
-
-
-def add_routes(app: web.Application) -> None:
-    app.router.add_get("/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records", read_records)

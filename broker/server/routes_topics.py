@@ -19,14 +19,75 @@ or after ``MS`` (Kafka's ListOffsets), or null when there is none below the HW.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic.config import JsonDict
+from pydantic.json_schema import SkipJsonSchema
 
-from broker.server.params import node_of, partition_param, query_int, read_model
+from broker.cluster.placement import MAX_PARTITIONS_PER_TOPIC
+from broker.cluster.records import MAX_TOPIC_NAME_LENGTH
+from broker.server.api_routes import (
+    CLUSTER,
+    JSON,
+    PARTITION,
+    TOPIC,
+    Body,
+    Operation,
+    Reply,
+    RouteTable,
+    link,
+    query_param,
+)
+from broker.server.params import INT32_MAX, INT64_MAX, node_of, partition_param, query_int, read_model
 from broker.server.resources import cluster_path, list_body, partition_body, topic_body
-from config.topic import topic_config_field
+from broker.server.responses import ElectedLeaders, Offsets, Partition, ResourceList, Topic
+from config.topic import TOPIC_CONFIG_NAMES, TopicConfig, topic_config_field
+
+TOPICS = "/v3/clusters/{cluster_id}/topics"
+PARTITIONS = TOPICS + "/{topic_name}/partitions"
+INTERNAL_TOPIC_REFUSAL = (
+    "Internal topics (__consumer_offsets) belong to the broker: creating one under its name, appending to one "
+    "and deleting one are refused with 400 INVALID_TOPIC_EXCEPTION."
+)
+routes = RouteTable()
+
+
+def _created_topic_links() -> dict[str, Any]:
+    """From a created topic to the calls that take its name; partition 0 always exists."""
+    topic = {"cluster_id": "$request.path.cluster_id", "topic_name": "$response.body#/topic_name"}
+    partition = {**topic, "partition_id": "0"}
+    return {
+        "DescribeTopic": link(TOPICS + "/{topic_name}", "get", **topic),
+        "ListPartitions": link(PARTITIONS, "get", **topic),
+        "ProduceRecords": link(TOPICS + "/{topic_name}/records", "post", **topic),
+        "ProduceBatch": link(TOPICS + "/{topic_name}/records:batch", "post", **topic),
+        "ReadRecords": link(PARTITIONS + "/{partition_id}/records", "get", **partition),
+        "PartitionOffsets": link(PARTITIONS + "/{partition_id}/offset", "get", **partition),
+        "DeleteTopic": link(TOPICS + "/{topic_name}", "delete", **topic),
+    }
+
+
+def _known_configs() -> dict[str, Any]:
+    """One ``{name, value}`` per known topic config, the value typed and bounded as ``TopicConfig`` checks it."""
+    fields = TopicConfig.model_json_schema()["properties"]
+    variants = []
+    for name, field in sorted(TOPIC_CONFIG_NAMES.items()):
+        value = {key: item for key, item in fields[field].items() if key not in ("title", "default")}
+        variants.append(
+            {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"const": name}, "value": {"anyOf": [value, {"type": "null"}]}},
+                "additionalProperties": False,
+            }
+        )
+    return {
+        "anyOf": variants,
+        "description": "a null value means the default; min.insync.replicas above the replication factor is "
+        "refused with 400 INVALID_CONFIG",
+    }
 
 
 class ConfigEntry(BaseModel):
@@ -37,14 +98,29 @@ class ConfigEntry(BaseModel):
 
 
 class CreateTopicRequest(BaseModel):
-    """Unknown fields are refused: a ``validate_only`` or a misspelt count must not create a topic unnoticed."""
+    """Unknown fields are refused: a ``validate_only`` or a misspelt count must not create a topic unnoticed.
+
+    Names, counts and configs are checked by the node (400 INVALID_TOPIC_EXCEPTION,
+    INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, INVALID_CONFIG); their rules are
+    stated here as schema so the document shows what the broker accepts.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    topic_name: str
-    partitions_count: int | None = None
-    replication_factor: int | None = None
-    configs: list[ConfigEntry] = Field(default_factory=list)
+    topic_name: str = Field(
+        json_schema_extra={"pattern": f"^[a-zA-Z0-9._-]{{1,{MAX_TOPIC_NAME_LENGTH}}}$", "not": {"enum": [".", ".."]}}
+    )
+    partitions_count: int | None = Field(
+        None,
+        json_schema_extra={"minimum": 1, "maximum": MAX_PARTITIONS_PER_TOPIC},
+        description="default topic_defaults.partitions",
+    )
+    replication_factor: int | None = Field(
+        None,
+        json_schema_extra={"minimum": 1, "maximum": INT32_MAX},
+        description="default topic_defaults.replication_factor; at most the number of live brokers",
+    )
+    configs: list[Annotated[ConfigEntry, WithJsonSchema(_known_configs())]] = Field(default_factory=list)
 
     def config_strings(self) -> dict[str, str]:
         """Configs as Kafka's strings; a null value means "use the default" and is dropped, its name still checked."""
@@ -57,12 +133,19 @@ class CreateTopicRequest(BaseModel):
         return strings
 
 
+def _without_default(schema: JsonDict) -> None:
+    """An absent field is not a null one: the schema shows no default a client could send back."""
+    del schema["default"]
+
+
 class ElectPreferredRequest(BaseModel):
     """``topic_name`` absent means every topic; an explicit null or an unknown field is a client mistake (422)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    topic_name: str | None = None
+    topic_name: str | SkipJsonSchema[None] = Field(
+        None, description="only this topic; absent: every topic", json_schema_extra=_without_default
+    )
 
     @field_validator("topic_name", mode="before")
     @classmethod
@@ -72,12 +155,23 @@ class ElectPreferredRequest(BaseModel):
         return value
 
 
+@routes.get(TOPICS, Operation("List topics", (Reply(200, "topics", {JSON: ResourceList[Topic]}),), (CLUSTER,)))
 async def list_topics(request: web.Request) -> web.Response:
     node = node_of(request)
     items = [topic_body(node, topic) for topic in await node.list_topics()]
     return web.json_response(list_body("KafkaTopicList", node, f"{cluster_path(node)}/topics", items))
 
 
+@routes.post(
+    TOPICS,
+    Operation(
+        "Create a topic; 400 when the replication factor exceeds the live brokers or a config is refused",
+        (Reply(201, "created", {JSON: Topic}, links=_created_topic_links()),),
+        (CLUSTER,),
+        Body({JSON: CreateTopicRequest}),
+        INTERNAL_TOPIC_REFUSAL,
+    ),
+)
 async def create_topic(request: web.Request) -> web.Response:
     node = node_of(request)
     body = await read_model(request, CreateTopicRequest)
@@ -93,17 +187,32 @@ async def create_topic(request: web.Request) -> web.Response:
     return response
 
 
+@routes.get(
+    TOPICS + "/{topic_name}", Operation("Describe a topic", (Reply(200, "topic", {JSON: Topic}),), (CLUSTER, TOPIC))
+)
 async def get_topic(request: web.Request) -> web.Response:
     node = node_of(request)
     return web.json_response(topic_body(node, await node.describe_topic(request.match_info["topic_name"])))
 
 
+@routes.delete(
+    TOPICS + "/{topic_name}",
+    Operation(
+        "Delete a topic and its data", (Reply(204, "deleted"),), (CLUSTER, TOPIC), description=INTERNAL_TOPIC_REFUSAL
+    ),
+)
 async def delete_topic(request: web.Request) -> web.Response:
     node = node_of(request)
     await node.delete_topic(request.match_info["topic_name"])
     return web.Response(status=204)
 
 
+@routes.get(
+    PARTITIONS,
+    Operation(
+        "List partitions with offsets", (Reply(200, "partitions", {JSON: ResourceList[Partition]}),), (CLUSTER, TOPIC)
+    ),
+)
 async def list_partitions(request: web.Request) -> web.Response:
     node = node_of(request)
     topic = await node.describe_topic(request.match_info["topic_name"])
@@ -112,12 +221,33 @@ async def list_partitions(request: web.Request) -> web.Response:
     return web.json_response(list_body("KafkaPartitionList", node, path, items))
 
 
+@routes.get(
+    PARTITIONS + "/{partition_id}",
+    Operation("Describe a partition", (Reply(200, "partition", {JSON: Partition}),), (CLUSTER, TOPIC, PARTITION)),
+)
 async def get_partition(request: web.Request) -> web.Response:
     node = node_of(request)
     partition = await node.describe_partition(request.match_info["topic_name"], partition_param(request))
     return web.json_response(partition_body(node, partition))
 
 
+@routes.get(
+    PARTITIONS + "/{partition_id}/offset",
+    Operation(
+        "Earliest offset, high watermark, log end offset; offset for a timestamp",
+        (Reply(200, "offsets", {JSON: Offsets}),),
+        (
+            CLUSTER,
+            TOPIC,
+            PARTITION,
+            query_param(
+                "timestamp",
+                {"type": "integer", "minimum": 0, "maximum": INT64_MAX, "format": "int64"},
+                "ms since the epoch",
+            ),
+        ),
+    ),
+)
 async def get_offsets(request: web.Request) -> web.Response:
     node = node_of(request)
     topic = request.match_info["topic_name"]
@@ -138,6 +268,15 @@ async def get_offsets(request: web.Request) -> web.Response:
     return web.json_response(body)
 
 
+@routes.post(
+    "/v3/clusters/{cluster_id}/partitions:elect-preferred",
+    Operation(
+        "Move leadership back to each partition's preferred replica (replicas[0]) where it is alive and in sync",
+        (Reply(200, "the partitions whose leader changed", {JSON: ElectedLeaders}),),
+        (CLUSTER,),
+        Body({JSON: ElectPreferredRequest}, required=False),
+    ),
+)
 async def elect_preferred_leaders(request: web.Request) -> web.Response:
     node = node_of(request)
     body = await read_model(request, ElectPreferredRequest) if request.body_exists else ElectPreferredRequest()
@@ -155,15 +294,3 @@ def _elected_body(record: dict[str, Any]) -> dict[str, Any]:
         "replicas": record["replicas"],
         "isr": record["isr"],
     }
-
-
-def add_routes(app: web.Application) -> None:
-    topics = "/v3/clusters/{cluster_id}/topics"
-    app.router.add_get(topics, list_topics)
-    app.router.add_post(topics, create_topic)
-    app.router.add_get(topics + "/{topic_name}", get_topic)
-    app.router.add_delete(topics + "/{topic_name}", delete_topic)
-    app.router.add_get(topics + "/{topic_name}/partitions", list_partitions)
-    app.router.add_get(topics + "/{topic_name}/partitions/{partition_id}", get_partition)
-    app.router.add_get(topics + "/{topic_name}/partitions/{partition_id}/offset", get_offsets)
-    app.router.add_post("/v3/clusters/{cluster_id}/partitions:elect-preferred", elect_preferred_leaders)

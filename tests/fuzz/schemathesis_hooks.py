@@ -34,10 +34,11 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
     body = case.body
     if case.operation.path == CREATE_TOPIC and case.method.upper() == "POST" and isinstance(body, dict):
         count = body.get("partitions_count")
+        # JSON Schema's integer includes 2418.0, which the broker accepts as 2418 partitions.
         if (
-            isinstance(count, int)
+            isinstance(count, int | float)
             and not isinstance(count, bool)
             and FOLDED_PARTITIONS < count <= MAX_PARTITIONS_PER_TOPIC
         ):
-            body["partitions_count"] = count % FOLDED_PARTITIONS + 1
+            body["partitions_count"] = int(count) % FOLDED_PARTITIONS + 1
     return case

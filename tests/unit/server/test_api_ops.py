@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from openapi_spec_validator import validate
 
 from broker.node import BrokerNode
-from broker.server.app import create_app
+from broker.server.app import ROUTE_TABLES, create_app
 from broker.server.openapi import ApiLimits, openapi_document
-from broker.server.openapi_internal import INTERNAL_PATHS
 from tests.unit.server.conftest import Api, error_of
 
 
@@ -43,18 +43,38 @@ def registered_routes(app: web.Application) -> set[tuple[str, str]]:
     }
 
 
-async def test_openapi_documents_exactly_the_registered_routes(api: Api) -> None:
+async def test_openapi_documents_exactly_the_registered_public_routes(api: Api) -> None:
     document = await (await api.client.get("/openapi.json")).json()
     assert document["openapi"].startswith("3.1")
-    public = {(path, method) for path, item in document["paths"].items() for method in item}
-    internal = {(path, method) for path, item in INTERNAL_PATHS.items() for method in item}
-    assert public | internal == registered_routes(create_app(api.node))
+    documented = {(path, method) for path, item in document["paths"].items() for method in item}
+    registered = registered_routes(create_app(api.node))
+    public = {(path, method) for path, method in registered if not path.startswith("/internal/")}
+    assert documented == public
+    assert ("/v3/clusters/{cluster_id}/topics", "post") in public, "the routes came from the app"
 
 
-async def test_broker_to_broker_routes_are_not_in_the_public_document(api: Api) -> None:
+async def test_the_served_document_is_valid_openapi(api: Api) -> None:
+    validate(await (await api.client.get("/openapi.json")).json())
+
+
+async def test_broker_to_broker_routes_are_declared_but_not_in_the_public_document(api: Api) -> None:
     document = await (await api.client.get("/openapi.json")).json()
     assert [path for path in document["paths"] if path.startswith("/internal/")] == []
-    assert all(path.startswith("/internal/") for path in INTERNAL_PATHS)
+    internal = {route.path for table in ROUTE_TABLES for route in table.routes if not route.public}
+    assert "/internal/fetch" in internal and all(path.startswith("/internal/") for path in internal)
+
+
+async def test_request_bodies_are_the_schemas_of_the_models_that_validate_them(api: Api) -> None:
+    document = await (await api.client.get("/openapi.json")).json()
+    schemas = document["components"]["schemas"]
+    create = document["paths"]["/v3/clusters/{cluster_id}/topics"]["post"]["requestBody"]["content"]
+    assert create["application/json"]["schema"] == {"$ref": "#/components/schemas/CreateTopicRequest"}
+    assert schemas["CreateTopicRequest"]["additionalProperties"] is False
+    heartbeat = schemas["HeartbeatBody"]["properties"]
+    assert heartbeat["session_timeout_ms"]["minimum"] == 100 and heartbeat["member_epoch"]["minimum"] == -1
+    entries = schemas["BatchRequest"]["properties"]["entries"]
+    assert entries["items"] == {"$ref": "#/components/schemas/BatchEntry"}
+    assert "$defs" not in document["components"]["schemas"]["CommitBody"]
 
 
 async def test_openapi_states_the_limits_the_broker_enforces(api: Api) -> None:
@@ -67,7 +87,9 @@ async def test_openapi_states_the_limits_the_broker_enforces(api: Api) -> None:
     assert query["max_records"]["maximum"] == 100_000
     entries = document["components"]["schemas"]["BatchRequest"]["properties"]["entries"]
     assert (entries["minItems"], entries["maxItems"]) == (1, settings.max_batch_entries)
-    assert document["components"]["schemas"]["CreateTopic"]["properties"]["partitions_count"]["maximum"] == 10_000
+    assert (
+        document["components"]["schemas"]["CreateTopicRequest"]["properties"]["partitions_count"]["maximum"] == 10_000
+    )
     cluster = document["paths"]["/v3/clusters/{cluster_id}"]["get"]["parameters"][0]
     assert cluster["example"] == api.node.cluster_id
 
@@ -81,7 +103,7 @@ async def test_numbers_beyond_int64_are_refused_with_400(api: Api) -> None:
 
 
 def test_openapi_references_resolve() -> None:
-    document = openapi_document("http://x", ApiLimits(1 << 20, 100, 30_000))
+    document = openapi_document(ROUTE_TABLES, "http://x", ApiLimits(1 << 20, 100, 30_000))
 
     def refs(node):
         if isinstance(node, dict):

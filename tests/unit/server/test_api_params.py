@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from broker.server.app import ROUTE_TABLES
 from broker.server.openapi import ApiLimits, public_paths
 from tests.unit.server.conftest import Api, error_of
 
@@ -20,7 +21,8 @@ MALFORMED_INTEGERS = ["true", "-1", "1.5", "0x1", " 1", "١"]
 
 def documented_paths(api: Api) -> dict[str, Any]:
     """The paths of the published document of this broker."""
-    return public_paths(ApiLimits.of(api.node.settings))
+    paths, _ = public_paths(ROUTE_TABLES, ApiLimits.of(api.node.settings))
+    return paths
 
 
 def integer_parameters(api: Api, where: str) -> set[str]:

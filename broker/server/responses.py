@@ -1,0 +1,198 @@
+"""The JSON answers of the public API as pydantic models: the source of their OpenAPI schemas.
+
+Handlers build their answers as dicts (``resources``, ``groups.bodies``); these models
+describe them, and the fuzz tier checks every answer it gets against the document made
+from them. A response lists every field it may carry, but which ones are present depends
+on the request (``acks=0`` answers before the append, ``?timestamp`` adds ``offset``,
+only the leader shows ``replicas_state``), so no response field is declared required.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from broker.server.json_records import HeaderInput, RecordData
+from broker.server.params import INT64_MAX
+
+Offset = Annotated[int, Field(ge=0, le=INT64_MAX, json_schema_extra={"format": "int64"})]
+
+
+def _nothing_required(schema: dict[str, Any]) -> None:
+    schema.pop("required", None)
+
+
+class ResponseBody(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_nothing_required)
+
+
+class Error(BaseModel):
+    """Every error; details such as log_start_offset/log_end_offset (416) are added as fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    error_code: int
+    error: str
+    message: str
+    retriable: bool
+
+
+class Metadata(ResponseBody):
+    self: str
+
+
+class Related(ResponseBody):
+    related: str
+
+
+Item = TypeVar("Item", bound=BaseModel)
+
+
+class ResourceList(ResponseBody, Generic[Item]):
+    kind: str
+    metadata: Metadata
+    data: list[Item]
+
+
+class Cluster(ResponseBody):
+    kind: str
+    metadata: Metadata
+    cluster_id: str
+    controller_id: int
+    controller: Related
+    brokers: Related
+    topics: Related
+
+
+class Broker(ResponseBody):
+    kind: str
+    metadata: Metadata
+    cluster_id: str
+    broker_id: int
+    url: str
+    rack: str | None
+
+
+class TopicConfigValue(ResponseBody):
+    name: str
+    value: str | None
+
+
+class Topic(ResponseBody):
+    kind: str
+    metadata: Metadata
+    cluster_id: str
+    topic_name: str
+    is_internal: bool
+    replication_factor: int
+    partitions_count: int
+    configs: list[TopicConfigValue]
+    partitions: Related
+
+
+class Partition(ResponseBody):
+    kind: str
+    metadata: Metadata
+    cluster_id: str
+    topic_name: str
+    partition_id: int
+    leader_id: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+    log_start_offset: Offset
+    high_watermark: Offset
+    log_end_offset: Offset
+    replicas_state: list[dict[str, Any]] = Field(description="only from the leader")
+
+
+class Offsets(ResponseBody):
+    cluster_id: str
+    topic_name: str
+    partition_id: int
+    earliest_offset: Offset
+    latest_offset: Offset = Field(description="the high watermark")
+    log_end_offset: Offset
+    timestamp: int
+    offset: int | None = Field(description="first offset with timestamp >= ?timestamp")
+
+
+class ProducerId(ResponseBody):
+    cluster_id: str
+    producer_id: int
+    producer_epoch: int
+
+
+class SizeReport(ResponseBody):
+    type: str
+    size: int
+
+
+class DeliveryReport(ResponseBody):
+    error_code: int = Field(description="200, or 202 with acks=0 (offset null)")
+    cluster_id: str
+    topic_name: str
+    partition_id: int
+    offset: int | None
+    timestamp: int
+    key: SizeReport | None
+    value: SizeReport | None
+
+
+class BatchSuccess(ResponseBody):
+    id: str | int
+    partition_id: int
+    offset: int | None
+    timestamp: int
+
+
+class BatchFailure(ResponseBody):
+    id: str | int
+    error_code: int
+    error: str
+    message: str
+
+
+class BatchResponse(ResponseBody):
+    successes: list[BatchSuccess]
+    failures: list[BatchFailure]
+
+
+class BatchAppended(ResponseBody):
+    cluster_id: str
+    topic_name: str
+    partition_id: int
+    base_offset: int | None
+    last_offset: int | None
+    log_append_time: int = Field(description="-1 for CreateTime")
+
+
+class ReadRecord(ResponseBody):
+    topic_name: str
+    partition_id: int
+    offset: Offset
+    timestamp: int
+    headers: list[HeaderInput]
+    key: RecordData | None
+    value: RecordData | None
+
+
+class ReadResponse(ResponseBody):
+    data: list[ReadRecord]
+    next_offset: Offset
+    high_watermark: Offset
+    log_start_offset: Offset
+
+
+class ElectedLeader(ResponseBody):
+    topic_name: str
+    partition_id: int
+    leader_id: int
+    leader_epoch: int
+    replicas: list[int]
+    isr: list[int]
+
+
+class ElectedLeaders(ResponseBody):
+    elected: list[ElectedLeader]
