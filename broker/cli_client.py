@@ -25,6 +25,8 @@ from urllib.parse import quote
 import aiohttp
 from yarl import URL
 
+from broker.acks import Acks
+
 DEFAULT_SERVER = "http://127.0.0.1:9092"
 CONNECT_TIMEOUT_S = 5.0
 HOST_PORT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
@@ -178,10 +180,10 @@ class RestClient:
     async def list_partitions(self, topic: str) -> list[dict]:
         return (await self.request("GET", await self._topics_path(topic, "partitions")))["data"]
 
-    async def produce_batch(self, topic: str, entries: list[dict], acks: str) -> dict:
+    async def produce_batch(self, topic: str, entries: list[dict], acks: Acks) -> dict:
         """``records:batch``: 207 with ``successes`` and ``failures`` (one per entry)."""
         path = await self._topics_path(topic) + "/records:batch"
-        return await self.request("POST", path, body={"entries": entries}, params={"acks": acks})
+        return await self.request("POST", path, body={"entries": entries}, params={"acks": acks.value})
 
     async def read_records(self, topic: str, partition: int, offset: int, max_records: int, timeout_ms: int) -> dict:
         """Records from ``offset`` below the high watermark, long-polling up to ``timeout_ms``."""

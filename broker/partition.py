@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower, OffsetOutOfRange
 from broker.partition_signal import Signal
@@ -252,7 +253,7 @@ class Partition:
             )
         return self.leader_state
 
-    async def append(self, batch: bytes, acks: str, timeout_ms: int) -> AppendOutcome:
+    async def append(self, batch: bytes, acks: Acks, timeout_ms: int) -> AppendOutcome:
         """Append as leader; return once the batch meets ``acks``.
 
         acks=all is refused before the append when the committed ISR is below min ISR
@@ -261,7 +262,7 @@ class Partition:
         for the HW to pass the batch with the maximal ISR holding min ISR.
         """
         state = self.require_leader()
-        if acks == "all":
+        if acks is Acks.ALL:
             refusal = state.check_produce_admission()
             if refusal is not None:
                 raise refusal
@@ -272,7 +273,7 @@ class Partition:
             if self.leader_state is state:
                 self._on_hw_update(state.on_leader_append(self.log.log_end_offset, now_ms()))
         self.appended.notify()
-        if acks == "all":
+        if acks is Acks.ALL:
             await self._flusher.flush_for_ack(self.log)
             await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
         return outcome

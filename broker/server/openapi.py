@@ -16,6 +16,7 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from broker.acks import KAFKA_NUMBER_FOR_ALL, Acks
 from broker.groups.openapi_spec import GROUP_PATHS, GROUP_SCHEMAS
 from broker.server.json_depth import MAX_JSON_DEPTH
 from broker.server.openapi_schemas import BATCH, INT, JSON, NDJSON, OFFSET, SCHEMAS, STR, bounded, list_of, ref
@@ -39,7 +40,11 @@ CLUSTER = _path_param("cluster_id", STR, "the cluster id from GET /v3/clusters")
 TOPIC = _path_param("topic_name", STR, "topic name")
 PARTITION = _path_param("partition_id", bounded(0, INT32_MAX), "partition number")
 BROKER = _path_param("broker_id", bounded(0, INT32_MAX), "broker id")
-ACKS = _query("acks", {"enum": ["0", "1", "all", "-1"], "default": "all"}, "acknowledgement required before answering")
+ACKS = _query(
+    "acks",
+    {"enum": [*(choice.value for choice in Acks), KAFKA_NUMBER_FOR_ALL], "default": Acks.ALL.value},
+    "acknowledgement required before answering",
+)
 
 
 def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
