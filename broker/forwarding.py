@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import aiohttp
 
+from broker.acks import Acks
 from broker.errors import LeaderNotAvailable, NotLeaderOrFollower, ServiceUnavailable, error_from_name
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
@@ -88,13 +89,13 @@ class Forwarder:
         return f"{base_url}/v3/clusters/{self._cluster_id}/topics/{topic}/partitions/{partition}"
 
     async def produce(
-        self, leader_url: str, topic: str, partition: int, batch: bytes, acks: str, timeout_ms: int
+        self, leader_url: str, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int
     ) -> dict:
         body, _ = await self._call(
             "POST",
             f"{self._partition_url(leader_url, topic, partition)}/batches",
             timeout_ms / 1000 + 5,
-            params={"acks": acks, "timeout_ms": str(timeout_ms)},
+            params={"acks": acks.value, "timeout_ms": str(timeout_ms)},
             data=batch,
             headers={"Content-Type": BATCH_CONTENT_TYPE},
         )

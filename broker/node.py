@@ -23,6 +23,7 @@ from pathlib import Path
 import aiohttp
 import structlog
 
+from broker.acks import Acks
 from broker.cluster.controller import Controller, ControllerSettings, NotController
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.records import (
@@ -638,7 +639,7 @@ class BrokerNode:
         )
 
     async def produce(
-        self, topic: str, partition: int, batch: bytes, acks: str, timeout_ms: int, *, forward: bool = True
+        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
     ) -> ProduceResult:
         """Append a client's batch; internal topics are refused here, whichever door the batch came through."""
         check_client_append(topic)

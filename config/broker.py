@@ -31,6 +31,7 @@ from pydantic_settings import (
 )
 
 from config.errors import ConfigFileError
+from config.store_url import parse_store_url
 from config.topic import DAY_MS, GIB, MAX_SEGMENT_BYTES, MIB, FlushPolicy, TopicDefaults
 
 LOG_SETTING_TOPIC_FIELDS = {
@@ -140,8 +141,6 @@ class BrokerSettings(BaseSettings):
     @classmethod
     def _store_url(cls, value: str | None) -> str | None:
         if value is not None:
-            from broker.cluster.store_url import parse_store_url
-
             parse_store_url(value)
         return value
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Self
 
+from broker.acks import Acks
 from broker.client.errors import BufferExhausted, ProducerClosed
 from broker.client.http import ClusterClient, now_ms
 from broker.client.library_log import library_logger
@@ -50,7 +51,7 @@ class Producer:
     """
 
     def __init__(self, servers: str | Sequence[str], **settings: Any) -> None:
-        if "enable_idempotence" not in settings and str(settings.get("acks", "all")).lower() not in ("all", "-1"):
+        if "enable_idempotence" not in settings and str(settings.get("acks", Acks.ALL.value)).lower() != Acks.ALL.value:
             settings["enable_idempotence"] = False
         self.settings = ProducerSettings(bootstrap_servers=_servers_text(servers), **settings)
         config = self.settings
@@ -69,7 +70,7 @@ class Producer:
         )
         self._partitioner = StickyPartitioner()
         options = SendOptions(
-            acks=config.acks,
+            acks=Acks(config.acks),
             compression=COMPRESSION_CODECS[config.compression],
             max_in_flight=config.max_in_flight_requests_per_connection,
             request_timeout_ms=config.request_timeout_ms,

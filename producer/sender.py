@@ -28,6 +28,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from broker.acks import Acks
 from broker.client.errors import BrokerUnreachable, DeliveryTimedOut
 from broker.client.http import ClusterClient, now_ms
 from broker.client.library_log import library_logger
@@ -59,7 +60,7 @@ IDLE_WAIT_S = 1.0
 
 @dataclass(frozen=True, slots=True)
 class SendOptions:
-    acks: str
+    acks: Acks
     compression: int
     max_in_flight: int
     request_timeout_ms: int

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from broker.bench.spec import KINDS, SpecError, WorkloadSpec
+from broker.acks import Acks
+from broker.bench.spec import KINDS, SpecError, WorkloadSpec, acks_option
 from broker.cli.common import EXIT_BAD_SETTINGS, fail, server_url_option
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ Duration = Annotated[float | None, typer.Option("--duration-s", help="Send for t
 Partitions = Annotated[int, typer.Option("--partitions", help="Partitions of the benchmark topic.")]
 Replication = Annotated[int, typer.Option("--replication-factor", help="Replicas of each partition.")]
 MinIsr = Annotated[int | None, typer.Option("--min-insync-replicas", help="Default: min(2, replication factor).")]
-Acks = Annotated[str, typer.Option("--acks", help="0, 1 or all.")]
+AcksOption = Annotated[str, typer.Option("--acks", help="0, 1 or all.")]
 BatchSize = Annotated[int, typer.Option("--batch-size", help="Producer batch_size in bytes.")]
 Linger = Annotated[int, typer.Option("--linger-ms", help="Producer linger_ms.")]
 Producers = Annotated[int, typer.Option("--producers", help="Producer tasks per process.")]
@@ -86,7 +87,7 @@ def _workload_command(kind: str) -> Callable[..., None]:
         partitions: Partitions = 6,
         replication_factor: Replication = 1,
         min_insync_replicas: MinIsr = None,
-        acks: Acks = "all",
+        acks: AcksOption = Acks.ALL.value,
         batch_size: BatchSize = 256 * 1024,
         linger_ms: Linger = 5,
         producers: Producers = 4,
@@ -98,6 +99,10 @@ def _workload_command(kind: str) -> Callable[..., None]:
         json_file: JsonFile = None,
         quiet: Quiet = False,
     ) -> None:
+        try:
+            required_acks = acks_option(acks)
+        except SpecError as error:
+            raise fail(str(error), EXIT_BAD_SETTINGS) from None
         spec = WorkloadSpec(
             kind=kind,
             record_size_bytes=record_size,
@@ -106,7 +111,7 @@ def _workload_command(kind: str) -> Callable[..., None]:
             partitions=partitions,
             replication_factor=replication_factor,
             min_insync_replicas=min_insync_replicas or min(2, replication_factor),
-            acks=acks,
+            acks=required_acks,
             batch_size_bytes=batch_size,
             linger_ms=linger_ms,
             producers=producers,
@@ -209,7 +214,7 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
 
 def scenario_name(spec: WorkloadSpec) -> str:
     """``produce 100 B RF3 acks=all``, plus the non-default knobs that change the meaning of the figures."""
-    name = f"{spec.kind} {spec.record_size_bytes} B RF{spec.replication_factor} acks={spec.acks}"
+    name = f"{spec.kind} {spec.record_size_bytes} B RF{spec.replication_factor} acks={spec.acks.value}"
     if spec.compression != "none":
         name += f" {spec.compression}"
     if spec.target_rate:
@@ -243,5 +248,5 @@ def _run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:
     runners = {"produce": run_produce, "consume": run_consume, "e2e": run_end_to_end}
     topic = asyncio.run(prepare_topic(urls[0], spec.partitions, spec.replication_factor, spec.min_insync_replicas))
     if spec.kind == "consume":
-        run_produce(dataclasses.replace(spec, kind="produce", acks="1"), urls, topic, quiet)
+        run_produce(dataclasses.replace(spec, kind="produce", acks=Acks.ONE), urls, topic, quiet)
     return runners[spec.kind](spec, urls, topic, quiet)

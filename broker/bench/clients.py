@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from broker.acks import Acks
 from broker.bench.cluster import spawned_cluster
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
@@ -32,7 +33,7 @@ from producer import Producer
 
 _MB = 1_000_000
 VALUE_SIZES_BYTES = (100, 1024)
-ACKS = ("1", "all")
+ACKS = (Acks.ONE, Acks.ALL)
 SEND_WINDOW = 20_000
 """Records sent before awaiting the oldest ones' futures: bounds the memory of the benchmark itself."""
 
@@ -49,9 +50,9 @@ class Figure:
         return f"{self.scenario:<34} {rate:>12,.0f} {rate * self.value_bytes / _MB:>9.1f}"
 
 
-async def _produce(url: str, topic: str, records: int, value_bytes: int, acks: str, settings: dict) -> Figure:
+async def _produce(url: str, topic: str, records: int, value_bytes: int, acks: Acks, settings: dict) -> Figure:
     value = b"v" * value_bytes
-    async with Producer(url, acks=acks, **settings) as producer:
+    async with Producer(url, acks=acks.value, **settings) as producer:
         started = time.perf_counter()
         window = []
         for _ in range(records):
@@ -62,7 +63,7 @@ async def _produce(url: str, topic: str, records: int, value_bytes: int, acks: s
         await producer.flush()
         await asyncio.gather(*window)
         elapsed = time.perf_counter() - started
-    return Figure(f"produce {value_bytes} B acks={acks}", records, value_bytes, elapsed)
+    return Figure(f"produce {value_bytes} B acks={acks.value}", records, value_bytes, elapsed)
 
 
 async def _consume(url: str, topic: str, partitions: int, records: int, value_bytes: int) -> Figure:
@@ -86,7 +87,7 @@ async def run(url: str, records: int, partitions: int, settings: dict) -> list[F
     try:
         for value_bytes in VALUE_SIZES_BYTES:
             for acks in ACKS:
-                topic = f"bench-{value_bytes}-{acks}-{uuid.uuid4().hex[:8]}"
+                topic = f"bench-{value_bytes}-{acks.value}-{uuid.uuid4().hex[:8]}"
                 await admin.create_topic(topic, partitions)
                 figures.append(await _produce(url, topic, records, value_bytes, acks, settings))
                 print(figures[-1].row(), flush=True)

@@ -114,7 +114,7 @@ def _latency_dict(summary: LatencySummary | None) -> dict[str, Any] | None:
 def scenario_document(summary: ScenarioSummary, baseline: ScenarioSummary | None) -> dict[str, Any]:
     return {
         "name": summary.name,
-        "parameters": dataclasses.asdict(summary.spec),
+        "parameters": {**dataclasses.asdict(summary.spec), "acks": summary.spec.acks.value},
         "records_per_s": summary.records_per_s.as_dict(),
         "mb_per_s": summary.mb_per_s.as_dict(),
         "ratio_to_baseline": ratio_to(summary, baseline) if summary is not baseline else None,

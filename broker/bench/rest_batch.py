@@ -16,13 +16,14 @@ import time
 
 import aiohttp
 
+from broker.acks import Acks
 from broker.bench.cluster import spawned_cluster
 
 RECORDS_PER_REQUEST = 1000
 VALUE_BYTES = 100
 
 
-async def _run(url: str, requests: int, concurrency: int, acks: str) -> float:
+async def _run(url: str, requests: int, concurrency: int, acks: Acks) -> float:
     async with aiohttp.ClientSession() as session:
         async with session.get(f"{url}/v3/clusters") as reply:
             cluster_id = (await reply.json())["data"][0]["cluster_id"]
@@ -30,7 +31,7 @@ async def _run(url: str, requests: int, concurrency: int, acks: str) -> float:
         await session.post(topics, json={"topic_name": "bench", "partitions_count": 1, "replication_factor": 1})
         entries = [{"value": {"type": "STRING", "data": "x" * VALUE_BYTES}} for _ in range(RECORDS_PER_REQUEST)]
         payload = json.dumps({"entries": entries}).encode()
-        target = f"{topics}/bench/records:batch?acks={acks}"
+        target = f"{topics}/bench/records:batch?acks={acks.value}"
 
         async def send(count: int) -> None:
             for _ in range(count):
@@ -50,12 +51,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--acks", default="1", choices=["0", "1", "all"])
+    parser.add_argument("--acks", default=Acks.ONE.value, choices=[choice.value for choice in Acks])
     args = parser.parse_args()
+    acks = Acks(args.acks)
     with spawned_cluster(1) as brokers:
-        rate = asyncio.run(_run(brokers[0].url, args.requests, args.concurrency, args.acks))
+        rate = asyncio.run(_run(brokers[0].url, args.requests, args.concurrency, acks))
     print(
-        f"records:batch, {RECORDS_PER_REQUEST} records x {VALUE_BYTES} B per request, acks={args.acks}, "
+        f"records:batch, {RECORDS_PER_REQUEST} records x {VALUE_BYTES} B per request, acks={acks.value}, "
         f"concurrency {args.concurrency}: {rate:,.0f} records/s"
     )
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from broker.acks import Acks
+
 KINDS = ("produce", "consume", "e2e")
-ACKS = ("0", "1", "all")
 COMPRESSIONS = ("none", "gzip", "lz4", "zstd")
 STAMP = struct.Struct(">QB")
 """Head of every value: send time (``time.monotonic_ns``, one clock for every process on the host) and a flag, 1 = sampled."""
@@ -22,6 +23,14 @@ MIN_RECORD_BYTES = STAMP.size
 
 class SpecError(ValueError):
     """A benchmark parameter that makes no sense; the message names it."""
+
+
+def acks_option(text: str) -> Acks:
+    """``--acks``: exactly ``0``, ``1`` or ``all``, as the producer's setting takes them."""
+    try:
+        return Acks(text)
+    except ValueError:
+        raise SpecError(f"--acks must be one of {', '.join(choice.value for choice in Acks)}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +42,7 @@ class WorkloadSpec:
     partitions: int = 6
     replication_factor: int = 1
     min_insync_replicas: int = 1
-    acks: str = "all"
+    acks: Acks = Acks.ALL
     batch_size_bytes: int = 256 * 1024
     linger_ms: int = 5
     producers: int = 4
@@ -68,7 +77,6 @@ class WorkloadSpec:
             _require(value >= 1, f"{name} must be at least 1")
         _require(self.linger_ms >= 0, "--linger-ms must not be negative")
         _require(self.target_rate >= 0, "--target-rate must not be negative (0 = unlimited)")
-        _require(self.acks in ACKS, f"--acks must be one of {', '.join(ACKS)}")
         _require(self.compression in COMPRESSIONS, f"--compression must be one of {', '.join(COMPRESSIONS)}")
         _require(
             self.min_insync_replicas <= self.replication_factor,

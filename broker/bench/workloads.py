@@ -139,7 +139,7 @@ async def _produce(
     spec: WorkloadSpec, urls: list[str], topic: str, process_index: int, barrier: Any, progress: Any
 ) -> ProducerReport:
     settings = {
-        "acks": spec.acks,
+        "acks": spec.acks.value,
         "linger_ms": spec.linger_ms,
         "batch_size": spec.batch_size_bytes,
         "compression": spec.compression,

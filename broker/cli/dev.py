@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from broker.acks import Acks
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
 from broker.errors import HighwaterError, TopicAlreadyExists
@@ -193,7 +194,7 @@ async def show_demo(console: Console, admin: AdminClient) -> None:
         for i in range(3)
     ]
     try:
-        produced = await admin.produce_batch(DEMO_TOPIC, entries, "all")
+        produced = await admin.produce_batch(DEMO_TOPIC, entries, Acks.ALL)
     except HighwaterError as error:
         produced = {"failures": [{"error": error.name, "message": error.message}]}
     successes = produced.get("successes", [])

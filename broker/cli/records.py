@@ -19,6 +19,7 @@ from typing import Annotated, Literal, TextIO
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from broker.acks import Acks
 from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client, stderr_console
 from broker.client.admin import AdminClient
 
@@ -74,7 +75,7 @@ def _record_result(summary: ProduceSummary, result: dict) -> None:
 
 
 async def produce_lines(
-    client: AdminClient, topic: str, batches: Iterator[list[dict]], acks: str, progress: Progress | None
+    client: AdminClient, topic: str, batches: Iterator[list[dict]], acks: Acks, progress: Progress | None
 ) -> ProduceSummary:
     summary = ProduceSummary()
     task = progress.add_task(f"producing to {topic}", total=None) if progress else None
@@ -102,17 +103,19 @@ def produce(
 
     Typed input (stdin is a terminal) is sent line by line; piped input in batches.
     """
-    if acks not in ("0", "1", "all"):
-        raise fail(f"--acks must be 0, 1 or all (got {acks!r})")
+    try:
+        required_acks = Acks(acks)
+    except ValueError:
+        raise fail(f"--acks must be 0, 1 or all (got {acks!r})") from None
     per_request = 1 if sys.stdin.isatty() else batch_size
     batches = batched(read_entries(sys.stdin, key, key_separator, partition), per_request)
     progress = _progress_display() if sys.stderr.isatty() else None
 
     async def action(client: AdminClient) -> ProduceSummary:
         if progress is None:
-            return await produce_lines(client, topic, batches, acks, None)
+            return await produce_lines(client, topic, batches, required_acks, None)
         with progress:
-            return await produce_lines(client, topic, batches, acks, progress)
+            return await produce_lines(client, topic, batches, required_acks, progress)
 
     summary = run_client(server, action)
     stderr_console.print(summary_line(topic, summary), markup=False)

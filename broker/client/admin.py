@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from broker.acks import Acks
 from broker.client.errors import BrokerUnreachable
 from broker.client.http import ClusterClient
 from broker.errors import HighwaterError, ServiceUnavailable
@@ -89,10 +90,10 @@ class AdminClient:
 
     # ------------------------------------------------------------------ records (JSON)
 
-    async def produce_batch(self, topic: str, entries: list[dict], acks: str) -> dict:
+    async def produce_batch(self, topic: str, entries: list[dict], acks: Acks) -> dict:
         """``records:batch``: 207 with ``successes`` and ``failures`` (one per entry)."""
         path = f"/topics/{_name(topic)}/records:batch"
-        return await self.call("POST", path, {"entries": entries}, params={"acks": acks})
+        return await self.call("POST", path, {"entries": entries}, params={"acks": acks.value})
 
     async def read_records(self, topic: str, partition: int, offset: int, max_records: int, timeout_ms: int) -> dict:
         """Records from ``offset`` below the high watermark, long-polling up to ``timeout_ms``."""

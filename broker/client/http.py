@@ -32,6 +32,7 @@ from typing import Any
 
 import aiohttp
 
+from broker.acks import Acks
 from broker.client.errors import BrokerUnreachable, decode_error
 from broker.client.library_log import library_logger
 from broker.client.metadata import ClusterMetadata
@@ -230,14 +231,14 @@ class ClusterClient:
         return f"/v3/clusters/{self.metadata.cluster_id}/topics/{tp.topic}/partitions/{tp.partition}"
 
     async def produce(
-        self, leader_url: str, tp: TopicPartition, batch: bytes, acks: str, timeout_ms: int
+        self, leader_url: str, tp: TopicPartition, batch: bytes, acks: Acks, timeout_ms: int
     ) -> ProduceAck:
         """POST one record batch v2 to the partition's leader; the leader's offsets for it."""
         answer = await self._json(
             "POST",
             f"{leader_url}{self.partition_path(tp)}/batches",
             None,
-            params={"acks": acks, "timeout_ms": str(timeout_ms)},
+            params={"acks": acks.value, "timeout_ms": str(timeout_ms)},
             data=batch,
             headers={"Content-Type": BATCH_CONTENT_TYPE},
             timeout_s=timeout_ms / 1000 + FETCH_TIMEOUT_MARGIN_S,

@@ -28,6 +28,7 @@ import json
 
 import structlog
 
+from broker.backoff import Backoff
 from broker.cluster.controller_fence import NotController
 from broker.cluster.controller_term import ControllerSettings, ControllerTerm
 from broker.cluster.membership import BrokerMembership
@@ -126,7 +127,7 @@ class Controller:
     # ---- election ----------------------------------------------------------------
 
     async def _campaign_forever(self) -> None:
-        backoff_ms = INITIAL_BACKOFF_MS
+        backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
         while True:
             try:
                 lease = await self.membership.wait_registered()
@@ -142,11 +143,11 @@ class Controller:
                         "controller_observed", controller_id=self.controller_id, controller_epoch=self.controller_epoch
                     )
                     await self._wait_for_controller_change(holder.mod_revision)
-                backoff_ms = INITIAL_BACKOFF_MS
+                backoff.reset()
             except (StoreUnavailableError, CompactedError) as error:
-                self._log.warning("controller_election_retry", backoff_ms=backoff_ms, error=str(error))
-                await asyncio.sleep(backoff_ms / 1000)
-                backoff_ms = min(backoff_ms * 2, MAX_BACKOFF_MS)
+                delay_ms = backoff.next_delay()
+                self._log.warning("controller_election_retry", backoff_ms=delay_ms, error=str(error))
+                await asyncio.sleep(delay_ms / 1000)
 
     async def _claim_or_observe(self, lease: Lease) -> KeyValue | None:
         """The current ``/controller``, created by us if absent; None to retry."""

@@ -31,6 +31,7 @@ import asyncio
 
 import structlog
 
+from broker.backoff import Backoff
 from broker.cluster.prefix_view import (
     INITIAL_BACKOFF_MS,
     MAX_BACKOFF_MS,
@@ -86,7 +87,7 @@ class ControllerFence:
         """Fenced compare-and-set; the new revision, or None if ``key`` changed.
         Raises ``NotController`` once ``/controller`` no longer carries our epoch."""
         outcome_unknown = False
-        backoff_ms = INITIAL_BACKOFF_MS
+        backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
         while True:
             self._raise_if_deposed()
             try:
@@ -95,9 +96,9 @@ class ControllerFence:
                 )
             except StoreUnavailableError as error:
                 outcome_unknown = True
-                log.warning("controller_write_outcome_unknown", key=key, backoff_ms=backoff_ms, error=str(error))
-                await asyncio.sleep(backoff_ms / 1000)
-                backoff_ms = min(backoff_ms * 2, MAX_BACKOFF_MS)
+                delay_ms = backoff.next_delay()
+                log.warning("controller_write_outcome_unknown", key=key, backoff_ms=delay_ms, error=str(error))
+                await asyncio.sleep(delay_ms / 1000)
                 continue
             if revision is not None:
                 return revision
@@ -112,7 +113,7 @@ class ControllerFence:
         """Fenced compare-and-delete; False if ``key`` changed.
         Raises ``NotController`` once ``/controller`` no longer carries our epoch."""
         outcome_unknown = False
-        backoff_ms = INITIAL_BACKOFF_MS
+        backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
         while True:
             self._raise_if_deposed()
             try:
@@ -121,9 +122,9 @@ class ControllerFence:
                 )
             except StoreUnavailableError as error:
                 outcome_unknown = True
-                log.warning("controller_delete_outcome_unknown", key=key, backoff_ms=backoff_ms, error=str(error))
-                await asyncio.sleep(backoff_ms / 1000)
-                backoff_ms = min(backoff_ms * 2, MAX_BACKOFF_MS)
+                delay_ms = backoff.next_delay()
+                log.warning("controller_delete_outcome_unknown", key=key, backoff_ms=delay_ms, error=str(error))
+                await asyncio.sleep(delay_ms / 1000)
                 continue
             if deleted:
                 return True

@@ -37,6 +37,7 @@ import grpc
 import structlog
 from aetcd import transactions as etcd_ops
 
+from broker.backoff import Backoff
 from broker.cluster.store import (
     CompactedError,
     KeyValue,
@@ -308,13 +309,13 @@ class EtcdMetadataStore(MetadataStore):
             raise ValueError(f"from_revision must be >= 1, got {from_revision}")
         start, end = key_range(prefix)
         next_revision = from_revision
-        backoff_s = WATCH_RETRY_BACKOFF_S
+        backoff = Backoff(WATCH_RETRY_BACKOFF_S, WATCH_RETRY_BACKOFF_MAX_S)
         while not self._closed:
             stream = None
             try:
                 client = await self._connected_client()
                 stream = await client.watch(start, range_end=end, start_revision=next_revision)
-                backoff_s = WATCH_RETRY_BACKOFF_S
+                backoff.reset()
                 async for raw in stream:
                     event = WatchEvent(
                         type="put" if raw.kind == "PUT" else "delete",
@@ -334,8 +335,7 @@ class EtcdMetadataStore(MetadataStore):
                     with contextlib.suppress(Exception):
                         await stream.cancel()
             if not self._closed:
-                await asyncio.sleep(backoff_s)
-                backoff_s = min(backoff_s * 2, WATCH_RETRY_BACKOFF_MAX_S)
+                await asyncio.sleep(backoff.next_delay())
 
     async def close(self) -> None:
         self._closed = True

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import structlog
 
+from broker.backoff import Backoff
 from broker.cluster.store import (
     CompactedError,
     KeyValue,
@@ -34,26 +35,21 @@ INITIAL_BACKOFF_MS = 50
 MAX_BACKOFF_MS = 2000
 
 
-async def retry_unavailable(
-    action: Callable[[], Awaitable[T]],
-    what: str,
-    initial_backoff_ms: int = INITIAL_BACKOFF_MS,
-    max_backoff_ms: int = MAX_BACKOFF_MS,
-) -> T:
+async def retry_unavailable(action: Callable[[], Awaitable[T]], what: str) -> T:
     """Run ``action`` until it does not raise ``StoreUnavailableError``, doubling the
-    wait between attempts up to ``max_backoff_ms``. Cancel the caller to give up.
+    wait between attempts up to ``MAX_BACKOFF_MS``. Cancel the caller to give up.
 
     Only for actions that are safe to repeat: reads, and writes that are CAS (an
     applied write makes its retry fail the comparison instead of applying twice).
     """
-    backoff_ms = initial_backoff_ms
+    backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
     while True:
         try:
             return await action()
         except StoreUnavailableError as error:
-            log.warning("metadata_store_unavailable_retrying", what=what, backoff_ms=backoff_ms, error=str(error))
-            await asyncio.sleep(backoff_ms / 1000)
-            backoff_ms = min(backoff_ms * 2, max_backoff_ms)
+            delay_ms = backoff.next_delay()
+            log.warning("metadata_store_unavailable_retrying", what=what, backoff_ms=delay_ms, error=str(error))
+            await asyncio.sleep(delay_ms / 1000)
 
 
 class PrefixView:
@@ -99,7 +95,7 @@ class PrefixView:
         self._notify()
 
     async def _follow(self) -> None:
-        backoff_ms = INITIAL_BACKOFF_MS
+        backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
         while True:
             try:
                 await self._apply_watch()
@@ -107,9 +103,9 @@ class PrefixView:
                 log.info("prefix_view_relist_after_compaction", prefix=self.prefix, revision=self.revision)
                 await self._relist()
             except StoreUnavailableError as error:
-                log.warning("prefix_view_watch_failed", prefix=self.prefix, backoff_ms=backoff_ms, error=str(error))
-                await asyncio.sleep(backoff_ms / 1000)
-                backoff_ms = min(backoff_ms * 2, MAX_BACKOFF_MS)
+                delay_ms = backoff.next_delay()
+                log.warning("prefix_view_watch_failed", prefix=self.prefix, backoff_ms=delay_ms, error=str(error))
+                await asyncio.sleep(delay_ms / 1000)
 
     async def _apply_watch(self) -> None:
         events = self.store.watch(self.prefix, self.revision + 1)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from broker.acks import Acks
 from broker.errors import InvalidRequest, TopicAlreadyExists
 from broker.groups.commit_bounds import check_commit_offset
 from broker.groups.errors import CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator
@@ -289,7 +290,7 @@ class GroupCoordinator:
             )
             for topic, partition_id, offset, metadata in offsets
         ]
-        outcome = await self._led_partition(shard).append(encode_batch(records), "all", COMMIT_TIMEOUT_MS)
+        outcome = await self._led_partition(shard).append(encode_batch(records), Acks.ALL, COMMIT_TIMEOUT_MS)
         state = shard.groups.setdefault(group_id, state)  # the expiry loop may have dropped it while empty
         sampled = []
         for index, (topic, partition_id, offset, metadata) in enumerate(offsets):

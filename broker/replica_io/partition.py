@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
 from broker.record.header import iter_batches
@@ -205,7 +206,7 @@ class Partition:
 
     # ------------------------------------------------------------ leader: produce
 
-    async def append(self, batch: bytes, acks: str, timeout_ms: int) -> AppendOutcome:
+    async def append(self, batch: bytes, acks: Acks, timeout_ms: int) -> AppendOutcome:
         """Append as leader; return once the batch meets ``acks``.
 
         acks=all is refused before the append when the committed ISR is below min ISR
@@ -213,7 +214,7 @@ class Partition:
         Python buffer). acks=all also waits for the fsync its flush policy asks for and
         for the HW to pass the batch with the maximal ISR holding min ISR.
         """
-        acks_all = acks == "all"
+        acks_all = acks is Acks.ALL
         refusal = self.core.admit_produce(acks_all=acks_all)
         if refusal is not None:
             raise refusal

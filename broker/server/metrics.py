@@ -16,13 +16,22 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from broker.acks import Acks
+
 if TYPE_CHECKING:
     from broker.node import BrokerNode
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PRODUCE_ROUTE_SUFFIXES = ("/records", "/records:batch", "/batches")
-ACKS_LABELS = {"0": "0", "1": "1", "all": "all", "-1": "all"}
 LATENCY_BUCKETS_SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+def _acks_label(text: str) -> str:
+    """The produce latency's ``acks`` label for the query's raw text; one the handler refused counts as ``invalid``."""
+    try:
+        return Acks.parse(text).value
+    except ValueError:
+        return "invalid"
 
 
 class PartitionOffsetsCollector(Collector):
@@ -134,11 +143,13 @@ class HttpMetrics:
         self.registry.register(PartitionOffsetsCollector(node))
         self.registry.register(ConsumerLagCollector(node))
 
-    def observe(self, method: str, route: str, status: int, duration_seconds: float, acks: str = "all") -> None:
+    def observe(
+        self, method: str, route: str, status: int, duration_seconds: float, acks: str = Acks.ALL.value
+    ) -> None:
         self._requests.labels(method, route, str(status)).inc()
         self._latency.labels(method, route).observe(duration_seconds)
         if method == "POST" and route.endswith(PRODUCE_ROUTE_SUFFIXES):
-            self._produce_latency.labels(ACKS_LABELS.get(acks.lower(), "invalid")).observe(duration_seconds)
+            self._produce_latency.labels(_acks_label(acks)).observe(duration_seconds)
         elif method == "GET" and route.endswith("/records"):
             self._fetch_latency.labels("consumer").observe(duration_seconds)
         elif route == "/internal/fetch":

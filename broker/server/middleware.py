@@ -37,6 +37,7 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
+from broker.acks import Acks
 from broker.errors import (
     HighwaterError,
     InvalidRequest,
@@ -177,5 +178,5 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
         resource = request.match_info.route.resource
         route = resource.canonical if resource is not None else "unmatched"
         request.app[METRICS_KEY].observe(
-            request.method, route, status, time.perf_counter() - started, acks=request.query.get("acks", "all")
+            request.method, route, status, time.perf_counter() - started, acks=request.query.get("acks", Acks.ALL.value)
         )

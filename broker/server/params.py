@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, BeforeValidator
 
+from broker.acks import Acks
 from broker.errors import InvalidRequest, NotFound, UnknownPartition, UnsupportedMediaType
 from broker.server.json_depth import MAX_JSON_DEPTH, nests_too_deeply
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 NODE_KEY: web.AppKey[BrokerNode] = web.AppKey("node")
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 BINARY_CONTENT_TYPES = frozenset({BATCH_CONTENT_TYPE, "application/octet-stream"})
-ACKS_VALUES = {"0": "0", "1": "1", "all": "all", "-1": "all"}
 INT32_MAX = 2**31 - 1
 """Kafka's partition ids and broker ids are int32."""
 INT64_MAX = 2**63 - 1
@@ -104,12 +104,13 @@ def partition_param(request: web.Request) -> int:
     return path_int(request, "partition_id")
 
 
-def acks_param(query: Mapping[str, str]) -> str:
-    """``acks=0|1|all`` (``-1`` is Kafka's spelling of ``all``); default ``all``."""
-    text = query.get("acks", "all").lower()
-    if text not in ACKS_VALUES:
-        raise InvalidRequest(f"acks must be 0, 1 or all, got {text!r}", parameter="acks")
-    return ACKS_VALUES[text]
+def acks_param(query: Mapping[str, str]) -> Acks:
+    """``acks=0|1|all`` in any case (``-1`` is Kafka's spelling of ``all``); default ``all``."""
+    text = query.get("acks", Acks.ALL.value)
+    try:
+        return Acks.parse(text)
+    except ValueError:
+        raise InvalidRequest(f"acks must be 0, 1 or all, got {text.lower()!r}", parameter="acks") from None
 
 
 def timeout_param(query: Mapping[str, str], default_ms: int, maximum_ms: int) -> int:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from broker.acks import Acks
 from broker.errors import HighwaterError, RecordTooLarge
 from broker.server.json_records import EncodedRecord
 from broker.server.produce_plan import PartitionBatch, PlacedRecord, RoundRobin, build_batches, choose_partition
@@ -95,7 +96,7 @@ class RecordProducer:
         self._background: set[asyncio.Task[None]] = set()
 
     async def produce(
-        self, topic: str, records: list[EncodedRecord | HighwaterError], acks: str, timeout_ms: int
+        self, topic: str, records: list[EncodedRecord | HighwaterError], acks: Acks, timeout_ms: int
     ) -> list[Outcome]:
         """One outcome per input slot, in input order; ``UnknownTopic`` or an internal topic fails the whole request."""
         check_client_append(topic)
@@ -115,7 +116,7 @@ class RecordProducer:
         max_message_bytes = self._node.max_message_bytes(topic)
         batches = admissible(topic, build_batches(placed, max_message_bytes), max_message_bytes, outcomes)
         chains = partition_chains(batches)
-        if acks == "0":
+        if acks is Acks.ZERO:
             for partition, chain in chains.items():
                 self.append_in_background(topic, partition, [batch.batch for batch in chain], timeout_ms)
                 for batch in chain:
@@ -133,7 +134,7 @@ class RecordProducer:
         return outcomes  # type: ignore[return-value]
 
     async def _append_chain(
-        self, topic: str, chain: list[PartitionBatch], acks: str, timeout_ms: int, outcomes: list[Outcome | None]
+        self, topic: str, chain: list[PartitionBatch], acks: Acks, timeout_ms: int, outcomes: list[Outcome | None]
     ) -> None:
         """Append one partition's batches one after the other, each answered with its own outcome.
 
@@ -160,7 +161,7 @@ class RecordProducer:
     async def _append_unacknowledged(self, topic: str, partition: int, batches: list[bytes], timeout_ms: int) -> None:
         for batch in batches:
             try:
-                result = await self._node.produce(topic, partition, batch, "0", timeout_ms)
+                result = await self._node.produce(topic, partition, batch, Acks.ZERO, timeout_ms)
             except HighwaterError as error:
                 log.warning(
                     "produce.acks0_failed", topic=topic, partition=partition, error=error.name, message=error.message

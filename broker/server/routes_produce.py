@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from pydantic import ValidationError
 
+from broker.acks import KAFKA_NUMBER_FOR_ALL, Acks
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
 from broker.record.codec import LOG_APPEND_TIME, validate_produced_batches
 from broker.record.header import read_header
@@ -39,7 +40,6 @@ from broker.server.json_records import (
 from broker.server.json_stream import JsonObjectSplitter, split_objects
 from broker.server.middleware import validation_error
 from broker.server.params import (
-    ACKS_VALUES,
     BATCH_CONTENT_TYPE,
     acks_param,
     check_partition,
@@ -63,7 +63,11 @@ PRODUCER_KEY = web.AppKey("record_producer", RecordProducer)
 NDJSON = "application/x-ndjson"
 PRODUCE_TIMEOUT_MAX_MS = 300_000
 """Upper bound of a produce ``timeout_ms``: five minutes, Kafka's ``delivery.timeout.ms`` scale."""
-ACKS = query_param("acks", {"enum": list(ACKS_VALUES), "default": "all"}, "acknowledgement required before answering")
+ACKS = query_param(
+    "acks",
+    {"enum": [*(choice.value for choice in Acks), KAFKA_NUMBER_FOR_ALL], "default": Acks.ALL.value},
+    "acknowledgement required before answering",
+)
 PRODUCE_TIMEOUT = query_param(
     "timeout_ms",
     {"type": "integer", "minimum": 0, "maximum": PRODUCE_TIMEOUT_MAX_MS},
@@ -103,7 +107,7 @@ def _report(node: BrokerNode, topic: str, item: EncodedRecord | HighwaterError, 
     }
 
 
-def _produce_params(request: web.Request, node: BrokerNode) -> tuple[str, int]:
+def _produce_params(request: web.Request, node: BrokerNode) -> tuple[Acks, int]:
     settings = node.settings
     return acks_param(request.query), timeout_param(
         request.query, settings.produce_timeout_ms_default, PRODUCE_TIMEOUT_MAX_MS
@@ -147,13 +151,13 @@ async def produce_records(request: web.Request) -> web.StreamResponse:
         if isinstance(outcome, HighwaterError):
             raise outcome
         report = _report(node, topic, items[0], outcome)
-        return web.json_response(report, status=200 if acks != "0" else 202)
+        return web.json_response(report, status=202 if acks is Acks.ZERO else 200)
     lines = [json.dumps(_report(node, topic, item, outcome)) for item, outcome in zip(items, outcomes)]
     return web.Response(body=("\n".join(lines) + "\n").encode(), content_type=NDJSON)
 
 
 async def _produce_stream(
-    request: web.Request, node: BrokerNode, topic: str, acks: str, timeout_ms: int
+    request: web.Request, node: BrokerNode, topic: str, acks: Acks, timeout_ms: int
 ) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": NDJSON})
     await response.prepare(request)
@@ -271,7 +275,7 @@ async def produce_binary(request: web.Request) -> web.Response:
         raise CorruptRecord("the request body is empty; it must be one record batch v2")
     check_batch_size(topic, batch, node.max_message_bytes(topic))
     validate_produced_batches(batch)
-    if acks == "0":
+    if acks is Acks.ZERO:
         request.app[PRODUCER_KEY].append_in_background(topic, partition, [batch], timeout_ms)
         body: dict[str, Any] = {
             "partition_id": partition,

@@ -18,6 +18,7 @@ import contextlib
 
 import structlog
 
+from broker.acks import Acks
 from broker.client.http import ClusterClient
 from broker.client.types import TopicPartition
 from broker.errors import HighwaterError
@@ -97,7 +98,7 @@ class SingleRequestWriter:
         self.history.writes.append(op)
         batch = encode_batch([RecordInput(None, op.value.encode())])
         try:
-            ack = await self.client.produce(leader_url, tp, batch, "all", REQUEST_TIMEOUT_MS)
+            ack = await self.client.produce(leader_url, tp, batch, Acks.ALL, REQUEST_TIMEOUT_MS)
         except CLIENT_ERRORS as error:
             op.complete(single_request_outcome(error), error=describe_error(error))
             self.client.metadata.mark_stale(tp.topic)

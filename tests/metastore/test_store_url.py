@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.cluster.store_url import EtcdUrl, SqliteUrl, open_store, parse_store_url
+from broker.cluster.store_url import open_store
+from config.store_url import EtcdUrl, SqliteUrl, parse_store_url
 
 
 def test_sqlite_url_with_absolute_path_and_retention() -> None:

@@ -62,6 +62,7 @@ def test_json_document_round_trips_with_parameters_runs_and_ratio() -> None:
     assert produce["records_per_s"] == {"median": 60_000, "min": 50_000, "max": 70_000}
     assert produce["ratio_to_baseline"] == 0.3
     assert produce["parameters"]["record_size_bytes"] == 100
+    assert produce["parameters"]["acks"] == "all"
     assert [run["records"] for run in produce["runs"]] == [50_000, 70_000]
     assert produce["produce_ack_latency"]["p50_ms"] == 2.0
     assert document["scenarios"][0]["ratio_to_baseline"] is None

@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from broker.bench.spec import MIN_RECORD_BYTES, SpecError, WorkloadSpec
+from broker.acks import Acks
+from broker.bench.spec import MIN_RECORD_BYTES, SpecError, WorkloadSpec, acks_option
 
 
 def test_defaults_are_valid() -> None:
@@ -28,7 +29,6 @@ def test_defaults_are_valid() -> None:
         ({"processes": 0}, "--processes"),
         ({"linger_ms": -1}, "--linger-ms"),
         ({"target_rate": -5.0}, "--target-rate"),
-        ({"acks": "2"}, "--acks"),
         ({"compression": "brotli"}, "--compression"),
         ({"replication_factor": 1, "min_insync_replicas": 2}, "min.insync.replicas"),
     ],
@@ -37,6 +37,13 @@ def test_incoherent_parameters_are_refused_with_the_option_named(changes: dict, 
     spec = dataclasses.replace(WorkloadSpec(kind="produce"), **changes)
     with pytest.raises(SpecError, match=message):
         spec.validate()
+
+
+def test_acks_option_takes_exactly_the_three_values() -> None:
+    assert [acks_option(text) for text in ("0", "1", "all")] == [Acks.ZERO, Acks.ONE, Acks.ALL]
+    for text in ("2", "ALL", "-1"):
+        with pytest.raises(SpecError, match="--acks must be one of 0, 1, all"):
+            acks_option(text)
 
 
 def test_replication_factor_is_bounded_by_the_brokers_when_known() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from broker.acks import Acks
 from broker.errors import InvalidTopic
 from broker.groups.offsets_records import OFFSETS_TOPIC
 from broker.record.codec import RecordInput, encode_batch
@@ -57,7 +58,7 @@ async def test_the_node_refuses_an_internal_append_whichever_door_it_came_throug
     api = group_api
     end = await with_a_commit(api)
     with pytest.raises(InvalidTopic, match="cannot append to internal topic"):
-        await api.node.produce(OFFSETS_TOPIC, 0, encode_batch([RecordInput(b"g", b"x", [], 1)]), "all", 1000)
+        await api.node.produce(OFFSETS_TOPIC, 0, encode_batch([RecordInput(b"g", b"x", [], 1)]), Acks.ALL, 1000)
     assert offsets_log_end(api) == end
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from broker.acks import Acks
 from broker.errors import CorruptRecord, InvalidRequest, NotEnoughReplicas, OffsetOutOfRange, RequestTimedOut
 from broker.server.middleware import error_response, validation_error
 from broker.server.params import acks_param, parse_int
@@ -66,7 +67,8 @@ def test_parse_int_bounds() -> None:
 
 
 def test_acks_spellings() -> None:
-    assert [acks_param({"acks": value}) for value in ("0", "1", "all", "ALL", "-1")] == ["0", "1", "all", "all", "all"]
-    assert acks_param({}) == "all"
-    with pytest.raises(InvalidRequest, match="acks"):
-        acks_param({"acks": "2"})
+    spellings = ("0", "1", "all", "ALL", "-1")
+    assert [acks_param({"acks": value}) for value in spellings] == [Acks.ZERO, Acks.ONE, Acks.ALL, Acks.ALL, Acks.ALL]
+    assert acks_param({}) is Acks.ALL
+    with pytest.raises(InvalidRequest, match="acks must be 0, 1 or all, got 'two'"):
+        acks_param({"acks": "TWO"})
