@@ -100,6 +100,12 @@ class NotFound(HighwaterError):
     http_status = 404
 
 
+class UnknownCluster(NotFound):
+    """The REST Proxy's 40401: the cluster id in the path is not this cluster's."""
+
+    error_code = 40401
+
+
 class MethodNotAllowed(HighwaterError):
     name = "METHOD_NOT_ALLOWED"
     error_code = 40500
@@ -252,6 +258,23 @@ class StaleBrokerEpoch(HighwaterError):
     name = "STALE_BROKER_EPOCH"
     error_code = 40905
     http_status = 409
+    retriable = True
+
+
+class UnexpectedAppendOffset(HighwaterError):
+    """A follower append does not start at the log end offset; nothing was written."""
+
+    name = "UNEXPECTED_APPEND_OFFSET"
+    error_code = 50010
+    http_status = 500
+
+
+class NotController(HighwaterError):
+    """This broker is not (or no longer) the active controller; retry on the controller."""
+
+    name = "NOT_CONTROLLER"
+    error_code = 50305
+    http_status = 503
     retriable = True
 
 

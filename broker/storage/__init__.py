@@ -12,7 +12,6 @@ from broker.storage.log import (
     AppendInfo,
     PartitionLog,
     ReadResult,
-    UnexpectedAppendOffset,
 )
 from broker.storage.log_config import FLUSH_FSYNC, FLUSH_INTERVAL, FLUSH_OS, LogConfig
 from broker.storage.log_manager import LogManager
@@ -33,6 +32,5 @@ __all__ = [
     "OffsetCheckpointFile",
     "PartitionLog",
     "ReadResult",
-    "UnexpectedAppendOffset",
     "write_atomically",
 ]
