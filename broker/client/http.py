@@ -3,8 +3,8 @@
 It owns one ``aiohttp.ClientSession`` (keep-alive connections, one pool per broker),
 the ``ClusterMetadata`` cache, and the calls the libraries need: partition metadata,
 binary produce to a leader, binary fetch from a leader, offsets, producer ids. Every
-failure surfaces as a ``broker.errors`` class: broker error bodies are rebuilt by name
-(``decode_error``), and a request that got no answer raises ``BrokerUnreachable``
+failure surfaces as a ``broker.errors`` class: broker error bodies are decoded through
+the error table (``decode_error``), and a request that got no answer raises ``BrokerUnreachable``
 (retriable), after which the metadata of the topic is marked stale so the next call
 looks the leader up again.
 
