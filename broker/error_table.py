@@ -14,8 +14,9 @@ Invariants, checked by ``tests/unit/test_error_table.py``:
   ``UNKNOWN_TOPIC_OR_PARTITION`` with ``error_code`` 40402) and decodes as that row's
   class, with the ``error_code`` and HTTP status it was sent with;
 - errors of the client libraries (``broker.client``, ``producer``, ``consumer``) are
-  raised by the library itself and never arrive in a body, so they are no rows; none
-  of them takes a row's name unless it refines that row.
+  raised by the library itself and never arrive in a body, so they are no rows (their
+  codes repeat the broker error each is a kind of: as rows they would make a code
+  ambiguous); none of them takes a row's name unless it refines that row.
 
 A body whose name is in no row (a newer broker's error) still decodes, to a plain
 ``HighwaterError`` carrying the body's name, code, status and retriability.
@@ -72,7 +73,7 @@ from broker.groups.errors import (
     UnsupportedAssignor,
 )
 
-ENVELOPE_FIELDS = ("error_code", "error", "message", "retriable")
+_ENVELOPE_FIELDS = ("error_code", "error", "message", "retriable")
 """The fields every error body has; any other field of a body is one of the error's ``details``."""
 
 ERROR_TABLE: tuple[type[HighwaterError], ...] = (
@@ -144,7 +145,7 @@ def decode_error_body(body: object, http_status: int) -> HighwaterError | None:
     """
     if not isinstance(body, Mapping) or not isinstance(body.get("error"), str):
         return None
-    details = {key: value for key, value in body.items() if key not in ENVELOPE_FIELDS}
+    details = {key: value for key, value in body.items() if key not in _ENVELOPE_FIELDS}
     error = error_from_name(body["error"], str(body.get("message", "")), **details)
     if body["error"] not in _BY_NAME:
         error.retriable = bool(body.get("retriable", False))
