@@ -5,7 +5,8 @@ integer ``error_code`` (REST Proxy v3 codes where they exist, else the HTTP stat
 times 100 plus a small number, as the REST Proxy does), the HTTP status it maps to,
 and whether retrying can help. The HTTP layer turns them into
 ``{"error_code", "error", "message", "retriable"}`` bodies; nothing else may reach a
-client, so a bug never leaks a traceback.
+client, so a bug never leaks a traceback. ``broker.error_table`` lists the ones a
+broker answers with and encodes and decodes those bodies.
 
 Errors that leave the outcome of a write unknown (the record may or may not have
 been appended) say so in their message: ``REQUEST_TIMED_OUT``,
@@ -20,7 +21,7 @@ from typing import Any
 class HighwaterError(Exception):
     """Base of every client-visible error."""
 
-    # Class-level defaults each subclass sets; an instance may override them (an error rebuilt by name).
+    # Class-level defaults each subclass sets; an instance may override them (an error decoded from a body).
     name: str = "UNKNOWN_SERVER_ERROR"
     error_code: int = 50001
     http_status: int = 500
@@ -30,16 +31,6 @@ class HighwaterError(Exception):
         super().__init__(message)
         self.message = message
         self.details = details
-
-    def to_body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "error_code": self.error_code,
-            "error": self.name,
-            "message": self.message,
-            "retriable": self.retriable,
-        }
-        body.update(self.details)
-        return body
 
 
 class InvalidRequest(HighwaterError):
@@ -98,6 +89,12 @@ class NotFound(HighwaterError):
     name = "NOT_FOUND"
     error_code = 40400
     http_status = 404
+
+
+class UnknownCluster(NotFound):
+    """The REST Proxy's 40401: the cluster id in the path is not this cluster's."""
+
+    error_code = 40401
 
 
 class MethodNotAllowed(HighwaterError):
@@ -255,30 +252,24 @@ class StaleBrokerEpoch(HighwaterError):
     retriable = True
 
 
+class UnexpectedAppendOffset(HighwaterError):
+    """A follower append does not start at the log end offset; nothing was written."""
+
+    name = "UNEXPECTED_APPEND_OFFSET"
+    error_code = 50010
+    http_status = 500
+
+
+class NotController(HighwaterError):
+    """This broker is not (or no longer) the active controller; retry on the controller."""
+
+    name = "NOT_CONTROLLER"
+    error_code = 50305
+    http_status = 503
+    retriable = True
+
+
 OUTCOME_UNKNOWN = (
     "The outcome is unknown: the records may or may not have been written. "
     "Retry with an idempotent producer to be sure they are written exactly once."
 )
-
-
-def _all_error_classes() -> list[type[HighwaterError]]:
-    found, pending = [], [HighwaterError]
-    while pending:
-        cls = pending.pop()
-        found.append(cls)
-        pending.extend(cls.__subclasses__())
-    return found
-
-
-def error_from_name(name: str, message: str, **details: Any) -> HighwaterError:
-    """Rebuild an error received from another broker or a client answer by its Kafka name.
-
-    Several classes share a name (``UnknownTopic``/``UnknownPartition``); the most
-    general one is returned, which keeps the name, status and retriability.
-    """
-    for cls in _all_error_classes():
-        if cls.name == name:
-            return cls(message, **details)
-    error = HighwaterError(message, **details)
-    error.name = name
-    return error

@@ -3,8 +3,9 @@
 A client may send its JSON produce or read to any broker; the broker forwards the
 already-encoded batch to the leader's binary endpoint (or reads raw batches from
 it), so the leader does exactly the work it would do for a direct client. Errors
-come back as the leader's JSON error bodies and are rebuilt by name, so the client
-sees the leader's ``error_code`` and ``retriable`` unchanged.
+come back as the leader's JSON error bodies and are decoded through the error table
+(``broker.error_table``), so the client sees the leader's ``error_code``, HTTP status
+and ``retriable`` unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import TypeVar
 import aiohttp
 
 from broker.acks import Acks
-from broker.errors import LeaderNotAvailable, NotLeaderOrFollower, ServiceUnavailable, error_from_name
+from broker.error_table import decode_error_body
+from broker.errors import LeaderNotAvailable, NotLeaderOrFollower, ServiceUnavailable
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 LEADERSHIP_SETTLE_S = 3.0
@@ -62,10 +64,10 @@ async def _raise_for_error(reply: aiohttp.ClientResponse, target: str) -> None:
         body = await reply.json(content_type=None)
     except (ValueError, aiohttp.ContentTypeError):
         body = {}
-    if not isinstance(body, dict) or "error" not in body:
+    error = decode_error_body(body, reply.status)
+    if error is None:
         raise ServiceUnavailable(f"{target} answered HTTP {reply.status}")
-    details = {k: v for k, v in body.items() if k not in ("error", "message", "error_code", "retriable")}
-    raise error_from_name(body["error"], body.get("message", ""), **details)
+    raise error
 
 
 class Forwarder:

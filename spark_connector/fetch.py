@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
@@ -103,26 +104,24 @@ class LeaderFetcher:
             return None
         if answer.status == 200:
             return Page(answer.body, int(answer.headers.get("x-next-offset", offset)))
-        body = answer.error
-        if answer.status == 421 and body.get("leader_url"):
-            self.current = str(body["leader_url"]).rstrip("/")
+        refusal = answer.error
+        if answer.status == 421 and refusal.details.get("leader_url"):
+            self.current = str(refusal.details["leader_url"]).rstrip("/")
             if self.current not in self.candidates:
                 self.candidates.append(self.current)
             return None
         if answer.status == 416:
-            return self._out_of_range(offset, body)
-        if body.get("retriable", False) or answer.status == 421:
-            log.debug("fetch.retriable topic=%s partition=%d error=%s", task.topic, task.partition, body.get("error"))
+            return self._out_of_range(offset, refusal.details)
+        if refusal.retriable or answer.status == 421:
+            log.debug("fetch.retriable topic=%s partition=%d error=%s", task.topic, task.partition, refusal.name)
             self._next_candidate()
             return None
-        raise RuntimeError(
-            f"fetch {task.topic}-{task.partition} at {offset}: {body.get('error')}: {body.get('message')}"
-        )
+        raise RuntimeError(f"fetch {task.topic}-{task.partition} at {offset}: {refusal.name}: {refusal.message}")
 
-    def _out_of_range(self, offset: int, body: dict) -> Page:
+    def _out_of_range(self, offset: int, details: dict[str, Any]) -> Page:
         task = self.task
-        log_start_offset = int(body.get("log_start_offset", offset))
-        log_end_offset = int(body.get("log_end_offset", offset))
+        log_start_offset = int(details.get("log_start_offset", offset))
+        log_end_offset = int(details.get("log_end_offset", offset))
         resume_at = log_start_offset if offset < log_start_offset else task.end_offset
         if task.from_earliest and offset < log_start_offset:
             return Page(b"", offset, skip_to=resume_at)

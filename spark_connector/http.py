@@ -6,8 +6,9 @@ time, so a blocking client with one keep-alive connection per broker is all it n
 module hold sockets, so they are created where they are used and never stored on
 anything Spark pickles (the reader, the data source, an input partition).
 
-Every error body of the broker is ``{"error", "error_code", "message", "retriable", ...}``;
-``BrokerAnswer.error`` exposes it. A broker that does not answer raises
+``BrokerAnswer.error`` decodes the broker's error body through the broker's own error
+table (``broker.error_table``), so the connector reads the same names, codes and
+retriability as every other client. A broker that does not answer raises
 ``BrokerUnreachable`` and its connection is dropped, so the next call reconnects.
 """
 
@@ -19,6 +20,9 @@ import socket
 from dataclasses import dataclass
 from typing import Any, Self
 from urllib.parse import urlsplit
+
+from broker.error_table import decode_error_body, error_from_name
+from broker.errors import HighwaterError
 
 
 class BrokerUnreachable(ConnectionError):
@@ -39,15 +43,18 @@ class BrokerAnswer:
         return 200 <= self.status < 300
 
     @property
-    def error(self) -> dict[str, Any]:
-        """The broker's error body, or a synthetic one when the body is not JSON."""
+    def error(self) -> HighwaterError:
+        """The error the broker answered; one named ``HTTP_<status>``, not retriable, when
+        the body is not a broker error body (a proxy's page): nothing says a retry helps."""
         try:
             body = self.json()
         except ValueError:
             body = None
-        if isinstance(body, dict) and "error" in body:
-            return body
-        return {"error": f"HTTP_{self.status}", "message": self.body[:200].decode(errors="replace"), "retriable": False}
+        error = decode_error_body(body, self.status)
+        if error is None:
+            error = error_from_name(f"HTTP_{self.status}", self.body[:200].decode(errors="replace"))
+            error.http_status = self.status
+        return error
 
 
 class BrokerConnections:

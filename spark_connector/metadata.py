@@ -81,10 +81,10 @@ class ClusterMetadata:
                 UNRESPONSIVE.answered(server)
                 if answer.ok or (allow_missing and answer.status == 404):
                     return answer if answer.ok else None
-                error_body = answer.error
-                if not error_body.get("retriable", False):
-                    raise MetadataError(f"GET {path}: {error_body.get('error')}: {error_body.get('message')}")
-                last_problem = f"{error_body.get('error')}: {error_body.get('message')}"
+                refusal = answer.error
+                if not refusal.retriable:
+                    raise MetadataError(f"GET {path}: {refusal.name}: {refusal.message}")
+                last_problem = f"{refusal.name}: {refusal.message}"
             if time.monotonic() > deadline:
                 raise BrokerUnreachable(f"GET {path} failed on every server {list(self.servers)}: {last_problem}")
             log.debug("metadata.retry path=%s problem=%s", path, last_problem)

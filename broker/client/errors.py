@@ -1,25 +1,23 @@
 """Turning broker answers into the shared ``broker.errors`` classes, plus client-side errors.
 
-A broker error body is ``{"error_code", "error", "message", "retriable", ...details}``.
-The error is rebuilt by its Kafka name so callers can ``except NotLeaderOrFollower``;
-the details (``leader_id``, ``leader_url``, ``log_start_offset`` ...) stay on
-``error.details``. An answer that is not such a body (a proxy's HTML page, a crash)
-becomes a retriable ``ServiceUnavailable``: the client cannot tell what happened, so it
-treats the broker as unreachable and looks the leader up again.
+A broker error body is decoded by ``broker.error_table`` into the class of its Kafka
+name, so callers can ``except NotLeaderOrFollower``; the details (``leader_id``,
+``leader_url``, ``log_start_offset`` ...) stay on ``error.details``. An answer that is
+not such a body (a proxy's HTML page, a crash) becomes a retriable
+``ServiceUnavailable``: the client cannot tell what happened, so it treats the broker
+as unreachable and looks the leader up again.
+
+The errors defined here are raised by the client libraries themselves and never come
+in a broker's body, so the error table has no rows for them; their codes repeat the
+broker error each one is a kind of (``BUFFER_EXHAUSTED`` is a ``REQUEST_TIMED_OUT``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from broker.errors import (
-    HighwaterError,
-    RequestTimedOut,
-    ServiceUnavailable,
-    error_from_name,
-)
-
-_ENVELOPE_FIELDS = frozenset({"error", "message", "error_code", "retriable"})
+from broker.error_table import decode_error_body
+from broker.errors import HighwaterError, RequestTimedOut, ServiceUnavailable
 
 
 class BrokerUnreachable(ServiceUnavailable):
@@ -50,10 +48,7 @@ class DeliveryTimedOut(RequestTimedOut):
 
 def decode_error(status: int, body: Any, url: str) -> HighwaterError:
     """The error an HTTP answer with ``status`` >= 400 and JSON ``body`` stands for."""
-    if not isinstance(body, dict) or not isinstance(body.get("error"), str):
+    error = decode_error_body(body, status)
+    if error is None:
         return ServiceUnavailable(f"{url} answered HTTP {status} without a broker error body", http_status=status)
-    details = {key: value for key, value in body.items() if key not in _ENVELOPE_FIELDS}
-    error = error_from_name(body["error"], str(body.get("message", "")), **details)
-    if type(error) is HighwaterError:
-        error.retriable = bool(body.get("retriable", False))
     return error

@@ -3,13 +3,13 @@
 It owns one ``aiohttp.ClientSession`` (keep-alive connections, one pool per broker),
 the ``ClusterMetadata`` cache, and the calls the libraries need: partition metadata,
 binary produce to a leader, binary fetch from a leader, offsets, producer ids. Every
-failure surfaces as a ``broker.errors`` class: broker error bodies are rebuilt by name
-(``decode_error``), and a request that got no answer raises ``BrokerUnreachable``
-(retriable) whose ``reason`` detail says why in a few words (``connection refused``),
-after which the metadata of the topic is marked stale so the next call looks the
-leader up again. An error answer that is not a broker error body (a proxy's page, a
-path that is not the API) keeps the start of its text as the ``answer`` detail: it is
-all an operator has to go on.
+failure surfaces as a ``broker.errors`` class: broker error bodies are decoded through
+the error table (``decode_error``), and a request that got no answer raises
+``BrokerUnreachable`` (retriable) whose ``reason`` detail says why in a few words
+(``connection refused``), after which the metadata of the topic is marked stale so the
+next call looks the leader up again. An error answer that is not a broker error body (a
+proxy's page, a path that is not the API) keeps the start of its text as the ``answer``
+detail: it is all an operator has to go on.
 
 Metadata is read from any reachable broker, known brokers first and the bootstrap
 URLs last, so a client keeps working when the broker it started from is gone. A broker

@@ -29,7 +29,6 @@ import json
 import structlog
 
 from broker.backoff import Backoff
-from broker.cluster.controller_fence import NotController
 from broker.cluster.controller_term import ControllerSettings, ControllerTerm
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS
@@ -42,6 +41,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
 )
+from broker.errors import NotController
 from broker.topic_policy import check_create_name, check_delete
 
 log = structlog.get_logger(__name__)

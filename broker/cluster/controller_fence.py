@@ -39,18 +39,9 @@ from broker.cluster.prefix_view import (
 )
 from broker.cluster.records import CONTROLLER_KEY
 from broker.cluster.store import MetadataStore, StoreUnavailableError
-from broker.errors import HighwaterError
+from broker.errors import NotController
 
 log = structlog.get_logger(__name__)
-
-
-class NotController(HighwaterError):
-    """This broker is not (or no longer) the active controller; retry on the controller."""
-
-    name = "NOT_CONTROLLER"
-    error_code = 50305
-    http_status = 503
-    retriable = True
 
 
 class ControllerFence:

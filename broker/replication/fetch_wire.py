@@ -26,7 +26,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from broker.errors import CorruptRecord, HighwaterError, error_from_name
+from broker.error_table import error_from_name
+from broker.errors import CorruptRecord, HighwaterError
 from broker.replication.actions import DivergingEpoch
 
 CONTENT_TYPE = "application/vnd.highwater.fetch.v1"

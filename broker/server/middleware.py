@@ -38,6 +38,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from broker.acks import Acks
+from broker.error_table import error_body
 from broker.errors import (
     HighwaterError,
     InvalidRequest,
@@ -60,10 +61,8 @@ METRICS_KEY = web.AppKey("http_metrics", HttpMetrics)
 MAX_REQUEST_BYTES_KEY = web.AppKey("max_request_bytes", int)
 
 
-class HttpProtocolError(HighwaterError):
-    """A refusal aiohttp raised that has no Kafka name; keeps aiohttp's status."""
-
-    name = "INVALID_REQUEST"
+class HttpProtocolError(InvalidRequest):
+    """A refusal aiohttp raised that has no Kafka name of its own: an ``INVALID_REQUEST`` with aiohttp's status."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -72,7 +71,7 @@ class HttpProtocolError(HighwaterError):
 
 
 def error_response(error: HighwaterError) -> web.Response:
-    response = web.json_response(error.to_body(), status=error.http_status)
+    response = web.json_response(error_body(error), status=error.http_status)
     if error.http_status in (429, 503):
         response.headers["Retry-After"] = RETRY_AFTER_SECONDS
     if isinstance(error, MethodNotAllowed):

@@ -19,7 +19,7 @@ from aiohttp import web
 from pydantic import BaseModel, BeforeValidator
 
 from broker.acks import Acks
-from broker.errors import InvalidRequest, NotFound, UnknownPartition, UnsupportedMediaType
+from broker.errors import InvalidRequest, UnknownCluster, UnknownPartition, UnsupportedMediaType
 from broker.server.json_depth import MAX_JSON_DEPTH, nests_too_deeply
 
 if TYPE_CHECKING:
@@ -47,12 +47,6 @@ def _json_integer(value: Any) -> int:
 
 JsonInt = Annotated[int, BeforeValidator(_json_integer)]
 """An integer field of a strictly validated body, with the meaning its schema's ``integer`` has."""
-
-
-class UnknownCluster(NotFound):
-    """The REST Proxy's 40401: the cluster id in the path is not this cluster's."""
-
-    error_code = 40401
 
 
 def node_of(request: web.Request) -> BrokerNode:

@@ -25,6 +25,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from broker.acks import KAFKA_NUMBER_FOR_ALL, Acks
+from broker.error_table import error_body
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
 from broker.record.codec import LOG_APPEND_TIME, validate_produced_batches
 from broker.record.header import read_header
@@ -93,7 +94,7 @@ def _encode_object(text: bytes, model: type[ProduceRecord], now_ms: int) -> Enco
 
 def _report(node: BrokerNode, topic: str, item: EncodedRecord | HighwaterError, outcome: Outcome) -> dict[str, Any]:
     if isinstance(outcome, HighwaterError):
-        return outcome.to_body()
+        return error_body(outcome)
     assert isinstance(item, EncodedRecord)
     return {
         "error_code": 200 if outcome.offset is not None else 202,
@@ -177,7 +178,7 @@ async def _produce_stream(
                 await response.write("".join(lines).encode())
         splitter.finish()
     except HighwaterError as error:
-        await response.write((json.dumps(error.to_body()) + "\n").encode())
+        await response.write((json.dumps(error_body(error)) + "\n").encode())
     await response.write_eof()
     return response
 

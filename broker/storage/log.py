@@ -36,9 +36,9 @@ import structlog
 from broker.errors import (
     CorruptRecord,
     FencedLeaderEpoch,
-    HighwaterError,
     OffsetOutOfRange,
     RecordTooLarge,
+    UnexpectedAppendOffset,
 )
 from broker.record.header import BatchHeader, iter_batches, stamp
 from broker.storage.checkpoint import LeaderEpochCheckpointFile, fsync_directory
@@ -54,14 +54,6 @@ logger = structlog.get_logger(__name__)
 LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
 MAX_RELATIVE_OFFSET = 2**31 - 1
 """A segment rolls before a relative offset would overflow its int32 index entry."""
-
-
-class UnexpectedAppendOffset(HighwaterError):
-    """A follower append does not start at the log end offset; nothing was written."""
-
-    name = "UNEXPECTED_APPEND_OFFSET"
-    error_code = 50010
-    http_status = 500
 
 
 @dataclass(frozen=True, slots=True)

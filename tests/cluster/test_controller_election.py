@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from broker.cluster.controller_fence import ControllerFence, NotController
+from broker.cluster.controller_fence import ControllerFence
 from broker.cluster.controller_term import ControllerSettings, ControllerTerm
 from broker.cluster.records import CONTROLLER_KEY, partition_key, topic_key
+from broker.errors import NotController
 from tests.cluster.harness import (
     FAILOVER_MARGIN_MS,
     SESSION_TIMEOUT_MS,

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from broker.cluster.controller_fence import ControllerFence, NotController
+from broker.cluster.controller_fence import ControllerFence
 from broker.cluster.store import LeaseNotFoundError, MetadataStore, WatchEvent
+from broker.errors import NotController
 from tests.metastore.conftest import Backend
 from tests.metastore.test_contract import take
 

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from broker.error_table import error_body
 from broker.errors import InvalidConfig
 from broker.topic_configs import TopicConfigs
 from config.topic import (
@@ -78,7 +79,7 @@ def test_bad_configs_are_refused_naming_the_config(configs: dict[str, str], mess
         parse_topic_configs(configs, DEFAULTS)
     assert caught.value.message.startswith(message)
     name = next(iter(configs))
-    assert caught.value.to_body()["config"] == name
+    assert error_body(caught.value)["config"] == name
     assert caught.value.http_status == 400
 
 

@@ -8,11 +8,11 @@ from broker.errors import (
     FencedLeaderEpoch,
     OffsetOutOfRange,
     RecordTooLarge,
+    UnexpectedAppendOffset,
 )
 from broker.record.codec import decode_batch
 from broker.record.header import iter_batches, stamp
 from broker.storage.epoch_cache import EpochEntry
-from broker.storage.log import UnexpectedAppendOffset
 from broker.storage.log_config import LogConfig
 from tests.unit.storage.helpers import BASE_TIMESTAMP_MS, make_batch, open_log
 
