@@ -310,9 +310,9 @@ class BrokerNode:
         return not stale
 
     async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
-        return await serve_replica_fetch(request, self._local_partition, self._registered_broker_epoch)
+        return await serve_replica_fetch(request, self.local_partition, self._registered_broker_epoch)
 
-    def _local_partition(self, topic: str, partition: int) -> Partition | None:
+    def local_partition(self, topic: str, partition: int) -> Partition | None:
         return self.partitions.get((topic, partition))
 
     def _registered_broker_epoch(self, broker_id: int) -> int:
@@ -394,7 +394,7 @@ class BrokerNode:
             return
         try:
             async with asyncio.timeout(CONTROLLED_SHUTDOWN_TIMEOUT_S):
-                moved = await self._on_controller(
+                moved = await self.on_controller(
                     "POST",
                     f"controlled-shutdown/{self.node_id}",
                     None,
@@ -406,7 +406,7 @@ class BrokerNode:
 
     # ------------------------------------------------------------ controller
 
-    async def _on_controller(self, method: str, path: str, body: dict | None, local_call) -> dict:
+    async def on_controller(self, method: str, path: str, body: dict | None, local_call) -> dict:
         """Run ``local_call`` if this broker is the controller, else forward to the controller."""
         deadline = asyncio.get_running_loop().time() + METADATA_PROPAGATION_TIMEOUT_S
         while True:
@@ -572,7 +572,7 @@ class BrokerNode:
         self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
     ) -> TopicDescription:
         check_min_insync_replicas(configs, self.topic_configs.parse(configs), replication_factor)
-        await self._on_controller(
+        await self.on_controller(
             "POST",
             "topics",
             {
@@ -593,7 +593,7 @@ class BrokerNode:
 
     async def delete_topic(self, name: str) -> None:
         self._topic(name)
-        await self._on_controller("DELETE", f"topics/{name}", None, lambda c: c.delete_topic(name))
+        await self.on_controller("DELETE", f"topics/{name}", None, lambda c: c.delete_topic(name))
         await self.view.wait_for(lambda: name not in self.view.topics, METADATA_PROPAGATION_TIMEOUT_S)
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
@@ -601,7 +601,7 @@ class BrokerNode:
         ``{"elected": [partition records whose leader moved back to replicas[0]]}``."""
         if topic is not None:
             self._topic(topic)
-        return await self._on_controller(
+        return await self.on_controller(
             "POST", "elect-preferred", {"topic": topic}, lambda c: self.elect_preferred_on_controller(topic)
         )
 
