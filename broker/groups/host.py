@@ -1,6 +1,6 @@
 """What the group coordinator and the lag report need from the broker they run in.
 
-The broker (``broker.node.BrokerNode``) satisfies ``GroupHost``
+The broker (``broker.node.broker_node.BrokerNode``) satisfies ``GroupHost``
 structurally; ``broker.groups`` names no broker module, so the broker may import the
 coordinator without an import circle. Every member here is one the groups code uses,
 and nothing else: a new need is added here first, where it stays visible.

@@ -52,7 +52,7 @@ from broker.server.producing import Delivered, Outcome, RecordProducer, check_ba
 from broker.topic_policy import check_client_append
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 PRODUCER_KEY = web.AppKey("record_producer", RecordProducer)
 NDJSON = "application/x-ndjson"

@@ -36,7 +36,7 @@ from broker.server.json_records import ReadFormat, render_record
 from broker.server.params import BATCH_CONTENT_TYPE, node_of, partition_param, query_int, wants_batches
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 DEFAULT_MAX_RECORDS = 500
 MAX_RECORDS_LIMIT = 100_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.server.app import create_app
 from broker.server.openapi import ApiLimits, openapi_document
 from broker.server.openapi_internal import INTERNAL_PATHS

@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 from broker.errors import InvalidReplicationFactor
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.storage.log_manager import partition_directory_name
 from tests.unit.server.conftest import broker_settings
 
