@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
+import functools
 from pathlib import Path
 
 import aiohttp
@@ -26,13 +26,10 @@ import structlog
 from broker.cluster.controller import Controller, ControllerSettings, NotController
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.records import (
-    CLUSTER_ID_KEY,
     PRODUCER_ID_KEY,
     BrokerRegistration,
     PartitionRecord,
     TopicRecord,
-    broker_key,
-    partition_key,
 )
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
@@ -52,17 +49,12 @@ from broker.errors import (
 )
 from broker.forwarding import Forwarder, retry_while_leadership_moves
 from broker.groups.coordinator import GroupCoordinator
-from broker.meta_properties import (
-    DataDirMismatch,
-    MetaProperties,
-    ensure_meta_properties,
-    random_kafka_uuid,
-    read_meta_properties,
-)
+from broker.meta_properties import MetaProperties
 from broker.metadata_view import MetadataView
+from broker.node.identity import load_identity, lock_data_dir
+from broker.node.isr_proposals import propose_isr
 from broker.partition import Partition, now_ms
-from broker.replication.actions import ProposeIsr
-from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, stale_joiners
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.fetch_handler import serve_replica_fetch
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.replication.fetcher import ReplicaFetcherManager
@@ -74,20 +66,8 @@ from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
 
-LOCK_FILE = ".lock"
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 15.0
 METADATA_PROPAGATION_TIMEOUT_S = 10.0
-
-
-def _lock_data_dir(data_dir: Path):
-    """One process per data directory: two brokers writing one log would corrupt it."""
-    handle = open(data_dir / LOCK_FILE, "w")  # noqa: SIM115 - the lock is held for the broker's lifetime
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise DataDirMismatch(f"data directory {data_dir} is in use by another broker process") from None
-    return handle
 
 
 class BrokerNode:
@@ -105,6 +85,7 @@ class BrokerNode:
         self.logs = LogManager(self.data_dir, self.topic_configs.log_config({}))
         self.flusher = GroupCommitFlusher()
         self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
+        self._propose_isr = functools.partial(propose_isr, store)
         self._checkpointed_hw: dict[tuple[str, int], int] = {}
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
@@ -150,9 +131,9 @@ class BrokerNode:
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
         data_dir = Path(settings.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - once, before the broker serves anything
-        lock_handle = _lock_data_dir(data_dir)
+        lock_handle = lock_data_dir(data_dir)
         store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
-        meta = await _load_identity(store, data_dir, settings)
+        meta = await load_identity(store, data_dir, settings)
         node = cls(settings, store, meta, lock_handle)
         await node._start()
         return node
@@ -255,59 +236,6 @@ class BrokerNode:
             self._log_deletions.add(deletion)
             deletion.add_done_callback(self._log_deletions.discard)
             log.info("partition.deleted", topic=key[0], partition=key[1])
-
-    async def _propose_isr(self, proposal: ProposeIsr) -> PartitionRecord | None:
-        """KIP-497 AlterPartition as a compare-and-set on the partition record.
-
-        Refused (None) unless the stored record still has this leader, its leader
-        epoch and the partition epoch the proposal was based on.
-        """
-        key = partition_key(proposal.topic, proposal.partition)
-        try:
-            if not await self._joiners_registered(proposal):
-                return None
-            current = await self.store.get(key)
-            if current is None:
-                return None
-            record = PartitionRecord.model_validate_json(current.value)
-            if (record.leader, record.leader_epoch, record.partition_epoch) != (
-                proposal.leader_id,
-                proposal.leader_epoch,
-                proposal.partition_epoch,
-            ):
-                return None
-            updated = record.model_copy(
-                update={"isr": list(proposal.new_isr), "partition_epoch": record.partition_epoch + 1}
-            )
-            if await self.store.put_if(key, updated.model_dump_json().encode(), current.mod_revision) is None:
-                return None
-            return updated
-        except Exception as error:  # noqa: BLE001 - a store failure is a refused proposal (None)
-            log.warning("isr_change.write_failed", topic=proposal.topic, partition=proposal.partition, error=str(error))
-            return None
-
-    async def _joiners_registered(self, proposal: ProposeIsr) -> bool:
-        """KIP-903 on the ISR write: every replica an expansion adds must still be registered
-        with the broker epoch whose fetches qualified it (read from the store, not the view,
-        which may lag a restart)."""
-        registered = {}
-        for broker_id, _ in proposal.joining_broker_epochs:
-            registration = await self.store.get(broker_key(broker_id))
-            if registration is not None:
-                registered[broker_id] = registration.mod_revision
-        stale = stale_joiners(proposal.joining_broker_epochs, registered)
-        if stale:
-            log.warning(
-                "isr_change.ineligible_replica",
-                topic=proposal.topic,
-                partition=proposal.partition,
-                leader_epoch=proposal.leader_epoch,
-                partition_epoch=proposal.partition_epoch,
-                joining_broker_epochs=dict(proposal.joining_broker_epochs),
-                registered_broker_epochs=registered,
-                stale=stale,
-            )
-        return not stale
 
     async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
         return await serve_replica_fetch(request, self.local_partition, self._registered_broker_epoch)
@@ -686,15 +614,3 @@ class BrokerNode:
         if offset is None or offset >= local.high_watermark:
             return None
         return offset
-
-
-async def _load_identity(store: MetadataStore, data_dir: Path, settings: BrokerSettings) -> MetaProperties:
-    """The cluster id lives in the store; ``meta.properties`` pins this data dir to it."""
-    kv = await store.get(CLUSTER_ID_KEY)
-    if kv is None:
-        existing = read_meta_properties(data_dir)
-        proposed = settings.cluster_id or (existing.cluster_id if existing else random_kafka_uuid())
-        await store.put_if(CLUSTER_ID_KEY, proposed.encode(), 0)
-        kv = await store.get(CLUSTER_ID_KEY)
-        assert kv is not None  # the cluster id key is never deleted
-    return ensure_meta_properties(data_dir, settings.node_id, kv.value.decode())
