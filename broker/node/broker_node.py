@@ -1,11 +1,8 @@
 """A broker: its replicas, its place in the cluster, and what the HTTP layer asks of it.
 
-``BrokerNode`` owns the log manager, the local ``Partition`` replicas, the replica
-fetchers, the group-commit flusher, the broker's registration (membership), its
-controller elector and its view of the metadata. Partition roles follow the
-partition records in the metadata store: ``_on_partition_record`` is the single
-place a local replica is created or given its role, and it runs for every record
-change in store order.
+``BrokerNode`` owns the broker's registration (membership), its controller elector,
+its view of the metadata and its local replicas (``broker.node.replicas``, which the
+view keeps in step with the partition records).
 
 Start: take the data directory's lock, open the store, load and recover the logs,
 register, follow the metadata, campaign for controller. Stop (SIGTERM): ask the
@@ -16,8 +13,6 @@ fetching, flush and checkpoint every log, then leave the cluster.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 from pathlib import Path
 
 import aiohttp
@@ -52,14 +47,9 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.meta_properties import MetaProperties
 from broker.metadata_view import MetadataView
 from broker.node.identity import load_identity, lock_data_dir
-from broker.node.isr_proposals import propose_isr
-from broker.partition import Partition, now_ms
-from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
-from broker.replication.fetch_handler import serve_replica_fetch
+from broker.node.replicas import ReplicaManager
+from broker.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
-from broker.replication.fetcher import ReplicaFetcherManager
-from broker.storage import GroupCommitFlusher, IntervalFlusher, LogManager
-from broker.storage.cleaner import clean_if_compacted
 from broker.topic_configs import TopicConfigs
 from broker.topic_policy import check_client_append, check_min_insync_replicas
 from config.broker import BrokerSettings
@@ -82,12 +72,6 @@ class BrokerNode:
         self._lock_handle = lock_handle
         self.data_dir = Path(settings.data_dir)
         self.topic_configs = TopicConfigs(settings.topic_defaults)
-        self.logs = LogManager(self.data_dir, self.topic_configs.log_config({}))
-        self.flusher = GroupCommitFlusher()
-        self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
-        self._propose_isr = functools.partial(propose_isr, store)
-        self._checkpointed_hw: dict[tuple[str, int], int] = {}
-        self.partitions: dict[tuple[str, int], Partition] = {}
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
         self.forwarder = Forwarder(self.session, self.cluster_id)
         self.membership = BrokerMembership(
@@ -102,8 +86,13 @@ class BrokerNode:
             settings.broker_session_timeout_ms,
             settings.broker_heartbeat_interval_ms,
         )
+        # The view and the replicas need each other: the view reports records to the
+        # replicas, which read topics from it. The lambdas look ``self.replicas`` up when
+        # called, and the view reports nothing before start().
         self.view = MetadataView(
-            store, on_partition=self._on_partition_record, on_partition_deleted=self._on_partition_deleted
+            store,
+            on_partition=lambda record: self.replicas.apply_partition_record(record),  # noqa: PLW0108
+            on_partition_deleted=lambda topic, part: self.replicas.apply_partition_deleted(topic, part),  # noqa: PLW0108
         )
         self.controller = Controller(
             store,
@@ -115,17 +104,10 @@ class BrokerNode:
                 unclean_leader_election_enable=settings.topic_defaults.unclean_leader_election_enable,
             ),
         )
-        self.fetchers = ReplicaFetcherManager(
-            local_broker_id=self.node_id,
-            broker_epoch=lambda: self.membership.broker_epoch,
-            leader_url=self.view.inter_broker_url,
-            session=self.session,
-            max_wait_ms=settings.replica_fetch_wait_max_ms,
-            max_bytes=settings.replica_fetch_max_bytes,
-        )
-        self._tasks: list[asyncio.Task] = []
-        self._log_deletions: set[asyncio.Future] = set()
         self.groups = GroupCoordinator(self)
+        self.replicas = ReplicaManager(
+            settings, store, self.membership, self.view, self.session, self.topic_configs, self.groups.on_partition_role
+        )
 
     @classmethod
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
@@ -139,21 +121,13 @@ class BrokerNode:
         return node
 
     async def _start(self) -> None:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self.logs.load_all)
-        self._checkpointed_hw = self.logs.high_watermark_checkpoint.read()
+        await self.replicas.load_logs()
         await self.membership.register()
         await self.view.start()
-        await self._delete_stray_logs()
+        await self.replicas.delete_stray_logs()
         await self.controller.start()
-        self.interval_flusher.start()
+        self.replicas.start_background()
         self.groups.start()
-        for name, coroutine in (
-            ("hw-checkpoint", self._checkpoint_loop()),
-            ("retention", self._retention_loop()),
-            ("isr-shrink", self._isr_shrink_loop()),
-        ):
-            self._tasks.append(asyncio.create_task(coroutine, name=name))
         log.info(
             "broker.started",
             node_id=self.node_id,
@@ -162,128 +136,13 @@ class BrokerNode:
             data_dir=str(self.data_dir),
         )
 
-    # ------------------------------------------------------------------ replicas
-
-    async def _delete_stray_logs(self) -> None:
-        """Delete the local logs that no partition record assigns to this broker.
-
-        Runs once the view has applied the store's full listing, which created a
-        ``Partition`` for every record naming this broker. A broker that was down while
-        a topic was deleted never saw the delete: without this its log would stay on
-        disk for ever, and a topic created again under the same name would start from
-        the old records and the old checkpointed HW. Kafka removes such stray logs at
-        startup as well (KIP-516).
-        """
-        loop = asyncio.get_running_loop()
-        for topic, partition in [key for key in self.logs.logs() if key not in self.partitions]:
-            self._checkpointed_hw.pop((topic, partition), None)
-            await loop.run_in_executor(None, self.logs.delete, topic, partition)
-            log.info("partition.stray_log_deleted", topic=topic, partition=partition)
-
-    def _on_partition_record(self, record: PartitionRecord) -> None:
-        key = (record.topic, record.partition)
-        partition = self.partitions.get(key)
-        if self.node_id not in record.replicas:
-            if partition is not None:
-                self._drop_partition(key, delete_log=True)
-            return
-        topic = self.view.topics.get(record.topic)
-        if topic is None:
-            log.warning("partition.topic_unknown", topic=record.topic, partition=record.partition)
-            return
-        if partition is None:
-            partition = self._create_partition(record, topic)
-        if record.leader == self.node_id and record.leader_broker_epoch != self.membership.broker_epoch:
-            log.info(
-                "partition.stale_leadership_ignored",
-                topic=record.topic,
-                partition=record.partition,
-                leader_epoch=record.leader_epoch,
-                leader_broker_epoch=record.leader_broker_epoch,
-                broker_epoch=self.membership.broker_epoch,
-            )
-            return
-        partition.apply_record(record, self.topic_configs.parse(topic.configs).min_insync_replicas)
-        self.fetchers.update(partition)
-        self.groups.on_partition_role(partition)
-
-    def _create_partition(self, record: PartitionRecord, topic: TopicRecord) -> Partition:
-        key = (record.topic, record.partition)
-        log_ = self.logs.get_or_create(record.topic, record.partition, self.topic_configs.log_config(topic.configs))
-        partition = Partition(
-            record.topic,
-            record.partition,
-            log_,
-            self.flusher,
-            local_broker_id=self.node_id,
-            replica_lag_time_max_ms=self.settings.replica_lag_time_max_ms,
-            propose_isr=self._propose_isr,
-            high_watermark=self._checkpointed_hw.pop(key, 0),
-        )
-        self.partitions[key] = partition
-        return partition
-
-    def _on_partition_deleted(self, topic: str, partition: int) -> None:
-        if (topic, partition) in self.partitions:
-            self._drop_partition((topic, partition), delete_log=True)
-
-    def _drop_partition(self, key: tuple[str, int], delete_log: bool) -> None:
-        partition = self.partitions.pop(key)
-        partition.stop()
-        self.fetchers.remove(partition)
-        if delete_log:
-            deletion = asyncio.get_running_loop().run_in_executor(None, self.logs.delete, *key)
-            self._log_deletions.add(deletion)
-            deletion.add_done_callback(self._log_deletions.discard)
-            log.info("partition.deleted", topic=key[0], partition=key[1])
-
-    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
-        return await serve_replica_fetch(request, self.local_partition, self._registered_broker_epoch)
+    # ------------------------------------------------------------ replicas
 
     def local_partition(self, topic: str, partition: int) -> Partition | None:
-        return self.partitions.get((topic, partition))
+        return self.replicas.local_partition(topic, partition)
 
-    def _registered_broker_epoch(self, broker_id: int) -> int:
-        """The broker epoch of ``broker_id``'s registration as this broker's watch last saw it."""
-        registration = self.membership.live_brokers().get(broker_id)
-        return registration.broker_epoch if registration is not None else UNKNOWN_BROKER_EPOCH
-
-    # ------------------------------------------------------------ background
-
-    def _write_checkpoints(self) -> None:
-        """Runs in the executor; ``LogManager`` serialises it with every other checkpoint write."""
-        self.logs.checkpoint_all({key: p.high_watermark for key, p in self.partitions.items()})
-
-    async def _checkpoint_loop(self) -> None:
-        interval_s = self.settings.replica_high_watermark_checkpoint_interval_ms / 1000
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(interval_s)
-            await loop.run_in_executor(None, self._write_checkpoints)
-
-    async def _isr_shrink_loop(self) -> None:
-        """Kafka's ``isr-expiration`` task: every lag time / 2."""
-        while True:
-            await asyncio.sleep(self.settings.replica_lag_time_max_ms / 2000)
-            for partition in list(self.partitions.values()):
-                partition.maybe_shrink_isr()
-
-    async def _retention_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(self.settings.log_retention_check_interval_ms / 1000)
-            for partition in list(self.partitions.values()):
-                if await loop.run_in_executor(
-                    None, clean_if_compacted, partition.log, now_ms(), partition.high_watermark
-                ):
-                    continue
-                if not partition.is_leader:
-                    continue
-                deleted = await loop.run_in_executor(
-                    None, partition.log.delete_retained_segments, now_ms(), partition.high_watermark
-                )
-                if deleted and partition.leader_state is not None:
-                    partition.leader_state.advance_log_start_offset(partition.log_start_offset)
+    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
+        return await self.replicas.serve_replica_fetch(request)
 
     # ------------------------------------------------------------------ stop
 
@@ -293,23 +152,12 @@ class BrokerNode:
         Fetching stops before the controller is asked, so a leader cannot put this
         broker back in an ISR the controller just removed it from (Kafka's KIP-841).
         """
-        await self.fetchers.close()
+        await self.replicas.stop_fetching()
         await self._controlled_shutdown()
         await self.controller.close()
         await self.view.close()
         await self.groups.stop()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        await self.interval_flusher.stop()
-        for partition in self.partitions.values():
-            partition.stop()
-        await asyncio.gather(*self._log_deletions, return_exceptions=True)
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self._write_checkpoints)
-        await loop.run_in_executor(None, self.logs.close_all)
+        await self.replicas.close()
         await self.membership.deregister()
         await self.session.close()
         await self.store.close()
@@ -402,7 +250,7 @@ class BrokerNode:
         return record
 
     def _describe_local(self, record: PartitionRecord) -> PartitionDescription:
-        local = self.partitions.get((record.topic, record.partition))
+        local = self.replicas.local_partition(record.topic, record.partition)
         return PartitionDescription(
             topic=record.topic,
             partition=record.partition,
@@ -419,7 +267,7 @@ class BrokerNode:
     def describe_led_partitions(self, topic: str) -> list[PartitionDescription]:
         return [
             self._describe_local(self.view.partitions[key])
-            for key, p in sorted(self.partitions.items())
+            for key, p in sorted(self.replicas.partitions.items())
             if key[0] == topic and p.is_leader and key in self.view.partitions
         ]
 
@@ -442,7 +290,7 @@ class BrokerNode:
         return {d.partition: d for d in await self.describe_partitions(topic) if d.replicas_state is not None}
 
     def _leads(self, record: PartitionRecord) -> bool:
-        local = self.partitions.get((record.topic, record.partition))
+        local = self.replicas.local_partition(record.topic, record.partition)
         return local is not None and local.is_leader
 
     async def _ask_leader(self, leader_id: int, topic: str) -> dict[int, PartitionDescription]:
@@ -490,7 +338,7 @@ class BrokerNode:
     def metrics(self) -> list[PartitionDescription]:
         return [
             self._describe_local(self.view.partitions[key])
-            for key in sorted(self.partitions)
+            for key in sorted(self.replicas.partitions)
             if key in self.view.partitions
         ]
 
@@ -546,7 +394,7 @@ class BrokerNode:
 
     def _leader_or_raise(self, topic: str, partition: int) -> tuple[Partition | None, PartitionRecord]:
         record = self.partition_record(topic, partition)
-        local = self.partitions.get((topic, partition))
+        local = self.replicas.local_partition(topic, partition)
         if local is not None and local.is_leader:
             return local, record
         if record.leader < 0:
