@@ -24,7 +24,6 @@ from broker.cluster.records import (
     PRODUCER_ID_KEY,
     BrokerRegistration,
     PartitionRecord,
-    TopicRecord,
 )
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
@@ -39,13 +38,13 @@ from broker.errors import (
     LeaderNotAvailable,
     NotLeaderOrFollower,
     ServiceUnavailable,
-    UnknownPartition,
-    UnknownTopic,
 )
 from broker.forwarding import Forwarder, retry_while_leadership_moves
 from broker.groups.coordinator import GroupCoordinator
 from broker.meta_properties import MetaProperties
 from broker.metadata_view import MetadataView
+from broker.node.catalog import Catalog
+from broker.node.describing import PartitionDescriber
 from broker.node.identity import load_identity, lock_data_dir
 from broker.node.replicas import ReplicaManager
 from broker.partition import Partition
@@ -108,6 +107,8 @@ class BrokerNode:
         self.replicas = ReplicaManager(
             settings, store, self.membership, self.view, self.session, self.topic_configs, self.groups.on_partition_role
         )
+        self.catalog = Catalog(self.node_id, self.view, self.topic_configs)
+        self.describer = PartitionDescriber(self.catalog, self.view, self.replicas, self.forwarder)
 
     @classmethod
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
@@ -215,132 +216,40 @@ class BrokerNode:
     # ------------------------------------------------------------ cluster views
 
     def controller_id(self) -> int:
-        return self.view.controller_id
+        return self.catalog.controller_id()
 
     def brokers(self) -> list[BrokerInfo]:
-        return [BrokerInfo(r.broker_id, r.url, r.rack) for _, r in sorted(self.view.brokers.items())]
-
-    def _topic(self, name: str) -> TopicRecord:
-        topic = self.view.topics.get(name)
-        if topic is None:
-            raise UnknownTopic(f"topic '{name}' does not exist", topic_name=name)
-        return topic
+        return self.catalog.brokers()
 
     def partition_count(self, topic: str) -> int:
-        return self._topic(topic).partitions_count
+        return self.catalog.partition_count(topic)
 
     def max_message_bytes(self, topic: str) -> int:
-        return self.topic_configs.parse(self._topic(topic).configs).max_message_bytes
+        return self.catalog.max_message_bytes(topic)
 
     def partition_record(self, topic: str, partition: int) -> PartitionRecord:
-        count = self.partition_count(topic)
-        record = self.view.partitions.get((topic, partition))
-        if record is None and 0 <= partition < count:
-            raise LeaderNotAvailable(
-                f"{topic}-{partition} was just created and its state has not reached broker {self.node_id} yet; retry",
-                topic_name=topic,
-                partition_id=partition,
-            )
-        if record is None:
-            raise UnknownPartition(
-                f"topic '{topic}' has no partition {partition}; it has partitions 0..{count - 1}",
-                topic_name=topic,
-                partition_id=partition,
-            )
-        return record
-
-    def _describe_local(self, record: PartitionRecord) -> PartitionDescription:
-        local = self.replicas.local_partition(record.topic, record.partition)
-        return PartitionDescription(
-            topic=record.topic,
-            partition=record.partition,
-            leader_id=record.leader,
-            leader_epoch=record.leader_epoch,
-            replicas=list(record.replicas),
-            isr=list(record.isr),
-            log_start_offset=local.log_start_offset if local else -1,
-            high_watermark=local.high_watermark if local else -1,
-            log_end_offset=local.log_end_offset if local else -1,
-            replicas_state=local.replicas_state() if local else None,
-        )
+        return self.catalog.partition_record(topic, partition)
 
     def describe_led_partitions(self, topic: str) -> list[PartitionDescription]:
-        return [
-            self._describe_local(self.view.partitions[key])
-            for key, p in sorted(self.replicas.partitions.items())
-            if key[0] == topic and p.is_leader and key in self.view.partitions
-        ]
+        return self.describer.describe_led_partitions(topic)
 
     async def describe_partitions(self, topic: str) -> list[PartitionDescription]:
-        """Every partition as its leader sees it: local ones directly, others asked per leader."""
-        records = [self.partition_record(topic, p) for p in range(self.partition_count(topic))]
-        remote_leaders = {r.leader for r in records if r.leader >= 0 and not self._leads(r)}
-        answers: dict[int, PartitionDescription] = {}
-        for leader_id in remote_leaders:
-            answers.update(await self._ask_leader(leader_id, topic))
-        return [answers.get(r.partition) or self._describe_local(r) for r in records]
+        return await self.describer.describe_partitions(topic)
 
     async def leader_descriptions(self, topic: str) -> dict[int, PartitionDescription]:
-        """Each partition as its leader describes it; a partition whose leader did not answer is left out.
-
-        A follower's high watermark trails its leader's, so only the leader's figures can
-        tell that an offset lies beyond the high watermark. Only a leader reports
-        ``replicas_state``, which is how its answers are told from the local fallback.
-        """
-        return {d.partition: d for d in await self.describe_partitions(topic) if d.replicas_state is not None}
-
-    def _leads(self, record: PartitionRecord) -> bool:
-        local = self.replicas.local_partition(record.topic, record.partition)
-        return local is not None and local.is_leader
-
-    async def _ask_leader(self, leader_id: int, topic: str) -> dict[int, PartitionDescription]:
-        url = self.view.inter_broker_url(leader_id)
-        if url is None:
-            return {}
-        try:
-            body = await self.forwarder.json_call("GET", f"{url}/internal/partitions/{topic}", timeout_s=5)
-        except Exception as error:  # noqa: BLE001 - the description falls back to what this broker knows
-            log.info("describe.leader_unreachable", leader_id=leader_id, topic=topic, error=str(error))
-            return {}
-        return {
-            item["partition_id"]: PartitionDescription(
-                topic=topic,
-                partition=item["partition_id"],
-                leader_id=item["leader_id"],
-                leader_epoch=item["leader_epoch"],
-                replicas=item["replicas"],
-                isr=item["isr"],
-                log_start_offset=item["log_start_offset"],
-                high_watermark=item["high_watermark"],
-                log_end_offset=item["log_end_offset"],
-                replicas_state=item.get("replicas_state"),
-            )
-            for item in body.get("data", [])
-        }
+        return await self.describer.leader_descriptions(topic)
 
     async def describe_partition(self, topic: str, partition: int) -> PartitionDescription:
-        record = self.partition_record(topic, partition)
-        if record.leader >= 0 and not self._leads(record):
-            remote = await self._ask_leader(record.leader, topic)
-            if partition in remote:
-                return remote[partition]
-        return self._describe_local(record)
+        return await self.describer.describe_partition(topic, partition)
 
     async def describe_topic(self, name: str) -> TopicDescription:
-        topic = self._topic(name)
-        partitions = await self.describe_partitions(name)
-        configs = self.topic_configs.effective(topic.configs)
-        return TopicDescription(name, partitions, topic.replication_factor, configs, topic.internal)
+        return await self.describer.describe_topic(name)
 
     async def list_topics(self) -> list[TopicDescription]:
-        return [await self.describe_topic(name) for name in sorted(self.view.topics)]
+        return await self.describer.list_topics()
 
     def metrics(self) -> list[PartitionDescription]:
-        return [
-            self._describe_local(self.view.partitions[key])
-            for key in sorted(self.replicas.partitions)
-            if key in self.view.partitions
-        ]
+        return self.describer.metrics()
 
     # ------------------------------------------------------------ topics
 
@@ -368,7 +277,7 @@ class BrokerNode:
         return await self.describe_topic(name)
 
     async def delete_topic(self, name: str) -> None:
-        self._topic(name)
+        self.catalog.topic(name)
         await self.on_controller("DELETE", f"topics/{name}", None, lambda c: c.delete_topic(name))
         await self.view.wait_for(lambda: name not in self.view.topics, METADATA_PROPAGATION_TIMEOUT_S)
 
@@ -376,7 +285,7 @@ class BrokerNode:
         """Kafka's ``kafka-leader-election --election-type PREFERRED``, run on the controller:
         ``{"elected": [partition records whose leader moved back to replicas[0]]}``."""
         if topic is not None:
-            self._topic(topic)
+            self.catalog.topic(topic)
         return await self.on_controller(
             "POST", "elect-preferred", {"topic": topic}, lambda c: self.elect_preferred_on_controller(topic)
         )
