@@ -1,8 +1,9 @@
-"""A broker: its replicas, its place in the cluster, and what the HTTP layer asks of it.
+"""A broker: the pieces of one broker process, wired together, and their start and stop.
 
-``BrokerNode`` owns the broker's registration (membership), its controller elector,
-its view of the metadata and its local replicas (``broker.node.replicas``, which the
-view keeps in step with the partition records).
+``BrokerNode`` builds the pieces of ``broker.node`` around one metadata store, one
+HTTP session and one metadata view, and is the one object the HTTP layer and the
+group coordinator talk to: its request methods hand each call to the piece whose job
+it is. It owns the order of start and stop, which the pieces rely on.
 
 Start: take the data directory's lock, open the store, load and recover the logs,
 register, follow the metadata, campaign for controller. Stop (SIGTERM): ask the
@@ -14,34 +15,23 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import IO
 
 import aiohttp
 import structlog
 
-from broker.cluster.controller import Controller, ControllerSettings, NotController
+from broker.cluster.controller import Controller, ControllerSettings
 from broker.cluster.membership import BrokerMembership
-from broker.cluster.records import (
-    PRODUCER_ID_KEY,
-    BrokerRegistration,
-    PartitionRecord,
-)
+from broker.cluster.records import BrokerRegistration, PartitionRecord
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
-from broker.descriptions import (
-    BrokerInfo,
-    FetchResult,
-    PartitionDescription,
-    ProduceResult,
-    TopicDescription,
-)
-from broker.errors import (
-    ServiceUnavailable,
-)
+from broker.descriptions import BrokerInfo, FetchResult, PartitionDescription, ProduceResult, TopicDescription
 from broker.forwarding import Forwarder
 from broker.groups.coordinator import GroupCoordinator
 from broker.meta_properties import MetaProperties
 from broker.metadata_view import MetadataView
 from broker.node.catalog import Catalog
+from broker.node.controller_gateway import ControllerGateway, LocalCall
 from broker.node.describing import PartitionDescriber
 from broker.node.identity import load_identity, lock_data_dir
 from broker.node.replicas import ReplicaManager
@@ -49,19 +39,17 @@ from broker.node.routing import RequestRouter
 from broker.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.topic_configs import TopicConfigs
-from broker.topic_policy import check_min_insync_replicas
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
 
 CONTROLLED_SHUTDOWN_TIMEOUT_S = 15.0
-METADATA_PROPAGATION_TIMEOUT_S = 10.0
 
 
 class BrokerNode:
     """One broker process's state. Create with ``await BrokerNode.start(settings)``."""
 
-    def __init__(self, settings: BrokerSettings, store: MetadataStore, meta: MetaProperties, lock_handle) -> None:
+    def __init__(self, settings: BrokerSettings, store: MetadataStore, meta: MetaProperties, lock_handle: IO) -> None:
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = meta.cluster_id
@@ -109,6 +97,9 @@ class BrokerNode:
         self.catalog = Catalog(self.node_id, self.view, self.topic_configs)
         self.describer = PartitionDescriber(self.catalog, self.view, self.replicas, self.forwarder)
         self.router = RequestRouter(self.node_id, self.catalog, self.view, self.replicas, self.forwarder)
+        self.controller_gateway = ControllerGateway(
+            self.node_id, store, self.controller, self.view, self.catalog, self.forwarder
+        )
 
     @classmethod
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
@@ -137,16 +128,6 @@ class BrokerNode:
             data_dir=str(self.data_dir),
         )
 
-    # ------------------------------------------------------------ replicas
-
-    def local_partition(self, topic: str, partition: int) -> Partition | None:
-        return self.replicas.local_partition(topic, partition)
-
-    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
-        return await self.replicas.serve_replica_fetch(request)
-
-    # ------------------------------------------------------------------ stop
-
     async def stop(self) -> None:
         """Controlled shutdown: leaderships move away first, then logs close cleanly.
 
@@ -171,47 +152,50 @@ class BrokerNode:
             return
         try:
             async with asyncio.timeout(CONTROLLED_SHUTDOWN_TIMEOUT_S):
-                moved = await self.on_controller(
-                    "POST",
-                    f"controlled-shutdown/{self.node_id}",
-                    None,
-                    lambda c: self.controlled_shutdown_on_controller(self.node_id),
-                )
+                moved = await self.controller_gateway.controlled_shutdown(self.node_id)
             log.info("broker.controlled_shutdown", node_id=self.node_id, moved=len(moved["moved"]))
         except Exception as error:  # noqa: BLE001 - shutdown goes on without it, as an uncontrolled stop
             log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
 
+    # ------------------------------------------------------------ replicas
+
+    def local_partition(self, topic: str, partition: int) -> Partition | None:
+        return self.replicas.local_partition(topic, partition)
+
+    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
+        return await self.replicas.serve_replica_fetch(request)
+
     # ------------------------------------------------------------ controller
 
-    async def on_controller(self, method: str, path: str, body: dict | None, local_call) -> dict:
-        """Run ``local_call`` if this broker is the controller, else forward to the controller."""
-        deadline = asyncio.get_running_loop().time() + METADATA_PROPAGATION_TIMEOUT_S
-        while True:
-            if self.controller.is_active:
-                return await local_call(self.controller) or {}
-            url = self.view.inter_broker_url(self.view.controller_id)
-            if url is not None and self.view.controller_id != self.node_id:
-                try:
-                    return await self.forwarder.json_call(method, f"{url}/internal/controller/{path}", body)
-                except (NotController, ServiceUnavailable):
-                    pass
-            if asyncio.get_running_loop().time() > deadline:
-                raise ServiceUnavailable("no controller is available right now; retry shortly")
-            await asyncio.sleep(0.1)
+    async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
+        return await self.controller_gateway.on_controller(method, path, body, local_call)
 
     async def create_topic_on_controller(self, name, partitions_count, replication_factor, configs) -> None:
-        await self.controller.create_topic(name, partitions_count, replication_factor, configs)
+        await self.controller_gateway.create_topic_on_controller(name, partitions_count, replication_factor, configs)
 
     async def delete_topic_on_controller(self, name: str) -> None:
-        await self.controller.delete_topic(name)
+        await self.controller_gateway.delete_topic_on_controller(name)
 
     async def controlled_shutdown_on_controller(self, broker_id: int) -> dict:
-        moved = await self.controller.controlled_shutdown(broker_id)
-        return {"moved": [record.model_dump() for record in moved]}
+        return await self.controller_gateway.controlled_shutdown_on_controller(broker_id)
 
     async def elect_preferred_on_controller(self, topic: str | None) -> dict:
-        elected = await self.controller.elect_preferred_leaders(topic)
-        return {"elected": [record.model_dump() for record in elected]}
+        return await self.controller_gateway.elect_preferred_on_controller(topic)
+
+    async def create_topic(
+        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+    ) -> TopicDescription:
+        await self.controller_gateway.create_topic(name, partitions_count, replication_factor, configs)
+        return await self.describer.describe_topic(name)
+
+    async def delete_topic(self, name: str) -> None:
+        await self.controller_gateway.delete_topic(name)
+
+    async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
+        return await self.controller_gateway.elect_preferred_leaders(topic)
+
+    async def allocate_producer_id(self) -> int:
+        return await self.controller_gateway.allocate_producer_id()
 
     # ------------------------------------------------------------ cluster views
 
@@ -251,55 +235,7 @@ class BrokerNode:
     def metrics(self) -> list[PartitionDescription]:
         return self.describer.metrics()
 
-    # ------------------------------------------------------------ topics
-
-    async def create_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
-    ) -> TopicDescription:
-        check_min_insync_replicas(configs, self.topic_configs.parse(configs), replication_factor)
-        await self.on_controller(
-            "POST",
-            "topics",
-            {
-                "name": name,
-                "partitions_count": partitions_count,
-                "replication_factor": replication_factor,
-                "configs": configs,
-            },
-            lambda c: c.create_topic(name, partitions_count, replication_factor, configs),
-        )
-        await self.view.wait_for(
-            lambda: (
-                all((name, p) in self.view.partitions for p in range(partitions_count)) and name in self.view.topics
-            ),
-            METADATA_PROPAGATION_TIMEOUT_S,
-        )
-        return await self.describe_topic(name)
-
-    async def delete_topic(self, name: str) -> None:
-        self.catalog.topic(name)
-        await self.on_controller("DELETE", f"topics/{name}", None, lambda c: c.delete_topic(name))
-        await self.view.wait_for(lambda: name not in self.view.topics, METADATA_PROPAGATION_TIMEOUT_S)
-
-    async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
-        """Kafka's ``kafka-leader-election --election-type PREFERRED``, run on the controller:
-        ``{"elected": [partition records whose leader moved back to replicas[0]]}``."""
-        if topic is not None:
-            self.catalog.topic(topic)
-        return await self.on_controller(
-            "POST", "elect-preferred", {"topic": topic}, lambda c: self.elect_preferred_on_controller(topic)
-        )
-
     # ------------------------------------------------------------ produce, fetch
-
-    async def allocate_producer_id(self) -> int:
-        """A cluster-unique producer id: compare-and-set increment of ``/producer-ids/next``."""
-        while True:
-            current = await self.store.get(PRODUCER_ID_KEY)
-            next_id = int(current.value) if current else 1000
-            expected = current.mod_revision if current else 0
-            if await self.store.put_if(PRODUCER_ID_KEY, str(next_id + 1).encode(), expected) is not None:
-                return next_id
 
     async def produce(
         self, topic: str, partition: int, batch: bytes, acks: str, timeout_ms: int, *, forward: bool = True
