@@ -6,10 +6,10 @@ Placement. A group lives in partition ``abs(hashCode(group_id)) % n`` of
 Its coordinator is that partition's leader. ``route`` answers the local shard when this
 broker leads the partition, else the leader's URL for the HTTP layer to forward to.
 
-Loading. ``on_partition_role`` (called by the broker's replicas after every partition record it
-applies) notices a new leadership of an offsets partition and replays the partition
-from its log start into a fresh ``OffsetsShard``; requests for its groups wait for the
-replay (``COORDINATOR_LOAD_IN_PROGRESS`` if it takes too long). A lost leadership drops
+Loading. ``on_partition_role`` (called by the broker's replicas after every partition
+record they apply) notices a new leadership of an offsets partition and replays the
+partition from its log start into a fresh ``OffsetsShard``; requests for its groups wait
+for the replay (``COORDINATOR_LOAD_IN_PROGRESS`` if it takes too long). A lost leadership drops
 the shard at once, so a deposed coordinator never answers for a group again.
 
 Writes. A commit is validated against the membership (fencing) and against each
