@@ -13,7 +13,7 @@ import socket
 import structlog
 from aiohttp import web
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.server.app import create_app
 from config.broker import BrokerSettings
 

@@ -48,7 +48,7 @@ log = structlog.get_logger(__name__)
 
 UNEXPECTED_ERROR_BACKOFF_MS = 1000
 
-__all__ = ["Controller", "ControllerSettings", "NotController"]
+__all__ = ["Controller", "ControllerSettings"]
 
 
 class Controller:

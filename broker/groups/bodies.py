@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from broker.groups.lag import LagRow
     from broker.groups.membership import Member
     from broker.groups.shard import GroupState
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 
 def groups_path(node: BrokerNode, group_id: str | None = None) -> str:

@@ -6,10 +6,10 @@ Placement. A group lives in partition ``abs(hashCode(group_id)) % n`` of
 Its coordinator is that partition's leader. ``route`` answers the local shard when this
 broker leads the partition, else the leader's URL for the HTTP layer to forward to.
 
-Loading. ``on_partition_role`` (called by the node after every partition record it
-applies) notices a new leadership of an offsets partition and replays the partition
-from its log start into a fresh ``OffsetsShard``; requests for its groups wait for the
-replay (``COORDINATOR_LOAD_IN_PROGRESS`` if it takes too long). A lost leadership drops
+Loading. ``on_partition_role`` (called by the broker's replicas after every partition
+record they apply) notices a new leadership of an offsets partition and replays the
+partition from its log start into a fresh ``OffsetsShard``; requests for its groups wait
+for the replay (``COORDINATOR_LOAD_IN_PROGRESS`` if it takes too long). A lost leadership drops
 the shard at once, so a deposed coordinator never answers for a group again.
 
 Writes. A commit is validated against the membership (fencing) and against each
@@ -40,7 +40,7 @@ from broker.record.codec import RecordInput, encode_batch, iter_batches_with_rec
 from broker.topic_policy import check_internal_configs
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.groups.host import GroupHost
     from broker.replica_io.partition import Partition
 
 log = structlog.get_logger(__name__)
@@ -79,10 +79,10 @@ def _replay(partition: Partition, shard: OffsetsShard) -> None:
 
 
 class GroupCoordinator:
-    """See the module docstring. ``node.groups`` of every broker."""
+    """See the module docstring. ``node.groups`` of every broker; ``host`` is that broker."""
 
-    def __init__(self, node: BrokerNode) -> None:
-        self.node = node
+    def __init__(self, host: GroupHost) -> None:
+        self.host = host
         self.shards: dict[int, OffsetsShard] = {}
         self.lag_snapshot: list[tuple[str, LagRow]] = []
         self._create_lock = asyncio.Lock()
@@ -109,7 +109,7 @@ class GroupCoordinator:
     # ------------------------------------------------------------ loading
 
     def on_partition_role(self, partition: Partition) -> None:
-        """Hook: the node applied a partition record to ``partition``."""
+        """Hook: the broker's replicas applied a partition record to ``partition``."""
         if partition.topic != OFFSETS_TOPIC:
             return
         shard = self.shards.get(partition.partition)
@@ -136,40 +136,40 @@ class GroupCoordinator:
         )
 
     def _led_partition(self, shard: OffsetsShard) -> Partition:
-        partition = self.node.partitions.get((OFFSETS_TOPIC, shard.partition))
+        partition = self.host.local_partition(OFFSETS_TOPIC, shard.partition)
         if partition is None or not partition.is_leader or partition.leader_epoch != shard.leader_epoch:
             self.shards.pop(shard.partition, None)
-            raise NotCoordinator(f"broker {self.node.node_id} no longer coordinates this group; retry")
+            raise NotCoordinator(f"broker {self.host.node_id} no longer coordinates this group; retry")
         return partition
 
     # ------------------------------------------------------------ topic and routing
 
     def _offsets_topic_ready(self) -> bool:
-        topic = self.node.view.topics.get(OFFSETS_TOPIC)
+        topic = self.host.view.topics.get(OFFSETS_TOPIC)
         return topic is not None and all(
-            (OFFSETS_TOPIC, p) in self.node.view.partitions for p in range(topic.partitions_count)
+            (OFFSETS_TOPIC, p) in self.host.view.partitions for p in range(topic.partitions_count)
         )
 
     async def ensure_offsets_topic(self) -> None:
         if self._offsets_topic_ready():
             return
         async with self._create_lock:
-            if OFFSETS_TOPIC not in self.node.view.topics:
-                await self.node._on_controller(
+            if OFFSETS_TOPIC not in self.host.view.topics:
+                await self.host.on_controller(
                     "POST", "groups/offsets-topic", {}, lambda controller: self.create_offsets_topic_on_controller()
                 )
-        await self.node.view.wait_for(self._offsets_topic_ready, ROUTE_WAIT_S)
+        await self.host.view.wait_for(self._offsets_topic_ready, ROUTE_WAIT_S)
 
     async def create_offsets_topic_on_controller(self) -> dict:
         """On the controller: create ``__consumer_offsets`` (internal) unless it exists."""
-        if OFFSETS_TOPIC in self.node.view.topics:
+        if OFFSETS_TOPIC in self.host.view.topics:
             return {}
-        replication_factor = max(1, min(3, len(self.node.view.brokers)))
-        check_internal_configs(OFFSETS_TOPIC, self.node.topic_configs.parse(OFFSETS_TOPIC_CONFIGS))
+        replication_factor = max(1, min(3, len(self.host.view.brokers)))
+        check_internal_configs(OFFSETS_TOPIC, self.host.topic_configs.parse(OFFSETS_TOPIC_CONFIGS))
         try:
-            await self.node.controller.create_topic(
+            await self.host.controller.create_topic(
                 OFFSETS_TOPIC,
-                self.node.settings.offsets_topic_num_partitions,
+                self.host.settings.offsets_topic_num_partitions,
                 replication_factor,
                 OFFSETS_TOPIC_CONFIGS,
                 internal=True,
@@ -184,20 +184,20 @@ class GroupCoordinator:
         if not group_id:
             raise InvalidRequest("group id must not be empty")
         await self.ensure_offsets_topic()
-        partition_id = partition_for_group(group_id, self.node.partition_count(OFFSETS_TOPIC))
+        partition_id = partition_for_group(group_id, self.host.partition_count(OFFSETS_TOPIC))
         deadline = time.monotonic() + ROUTE_WAIT_S
         while True:
-            record = self.node.view.partitions.get((OFFSETS_TOPIC, partition_id))
+            record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
             shard = self.shards.get(partition_id)
             if shard is not None and shard.loaded:
                 self._led_partition(shard)
                 return shard
             leader = record.leader if record is not None else -1
-            if leader >= 0 and leader != self.node.node_id:
-                url = self.node.view.broker_url(leader)
+            if leader >= 0 and leader != self.host.node_id:
+                url = self.host.view.broker_url(leader)
                 if forwarded:
                     raise NotCoordinator(
-                        f"broker {self.node.node_id} does not coordinate group {group_id!r}; broker {leader} does",
+                        f"broker {self.host.node_id} does not coordinate group {group_id!r}; broker {leader} does",
                         coordinator_id=leader,
                         coordinator_url=url,
                     )
@@ -216,7 +216,7 @@ class GroupCoordinator:
     ) -> HeartbeatResponse:
         self._led_partition(shard)
         state = shard.group(group_id, assignor)
-        counts = {name: topic.partitions_count for name, topic in self.node.view.topics.items() if not topic.internal}
+        counts = {name: topic.partitions_count for name, topic in self.host.view.topics.items() if not topic.internal}
         return state.membership.heartbeat(request, counts, now_ms())
 
     def leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
@@ -252,7 +252,7 @@ class GroupCoordinator:
     ) -> None:
         """Validate (fencing), write with acks=all, then apply. ``offsets``: (topic, partition, offset, metadata)."""
         for topic, partition_id, _, _ in offsets:
-            self.node.partition_record(topic, partition_id)
+            self.host.partition_record(topic, partition_id)
         state = shard.group(group_id)
         state.membership.validate_commit(member_id, member_epoch)
         await self._check_commit_bounds(offsets)
@@ -263,11 +263,11 @@ class GroupCoordinator:
         already holds below its HW needs no question (a follower's HW never passes its leader's)."""
         unsure: dict[str, list[tuple[int, int]]] = {}
         for topic, partition_id, offset, _ in offsets:
-            local = self.node.partitions.get((topic, partition_id))
+            local = self.host.local_partition(topic, partition_id)
             if local is None or offset > local.high_watermark:
                 unsure.setdefault(topic, []).append((partition_id, offset))
         for topic, wanted in unsure.items():
-            leaders = await self.node.leader_descriptions(topic)
+            leaders = await self.host.leader_descriptions(topic)
             for partition_id, offset in wanted:
                 described = leaders.get(partition_id)
                 if described is not None:
@@ -318,7 +318,7 @@ class GroupCoordinator:
         high_watermarks: dict[tuple[str, int], int] = {}
         for topic in {topic for topic, _, _ in sampled}:
             with contextlib.suppress(Exception):
-                for described in await self.node.describe_partitions(topic):
+                for described in await self.host.describe_partitions(topic):
                     high_watermarks[(topic, described.partition)] = described.high_watermark
         for topic, partition_id, sample in sampled:
             high_watermark = high_watermarks.get((topic, partition_id), -1)
@@ -337,7 +337,7 @@ class GroupCoordinator:
     # ------------------------------------------------------------ lag
 
     async def lag_rows(self, shard: OffsetsShard, group_id: str) -> list[LagRow]:
-        return await group_lag_rows(self.node, shard.group(group_id), now_ms())
+        return await group_lag_rows(self.host, shard.group(group_id), now_ms())
 
     def local_groups(self) -> list[tuple[OffsetsShard, GroupState]]:
         return [
@@ -355,7 +355,7 @@ class GroupCoordinator:
             snapshot: list[tuple[str, LagRow]] = []
             for _, state in self.local_groups():
                 try:
-                    rows = await group_lag_rows(self.node, state, now_ms())
+                    rows = await group_lag_rows(self.host, state, now_ms())
                 except Exception as error:  # noqa: BLE001 - one group's failure must not stop the gauges
                     log.info("coordinator.lag_refresh_failed", group_id=state.membership.group_id, error=str(error))
                     continue

@@ -30,8 +30,8 @@ from broker.groups.lag_status import AHEAD, group_status, partition_status
 from broker.record.codec import iter_records
 
 if TYPE_CHECKING:
+    from broker.groups.host import GroupHost
     from broker.groups.shard import GroupState
-    from broker.node import BrokerNode
 
 
 @dataclass(slots=True)
@@ -52,15 +52,15 @@ class LagRow:
         return asdict(self)
 
 
-async def record_timestamp_at(node: BrokerNode, topic: str, partition: int, offset: int) -> int | None:
+async def record_timestamp_at(host: GroupHost, topic: str, partition: int, offset: int) -> int | None:
     """Timestamp of the first stored record at or after ``offset`` (below the HW), from its leader."""
     try:
-        result = await node.fetch(topic, partition, offset, 1, 0)
+        result = await host.fetch(topic, partition, offset, 1, 0)
     except OffsetOutOfRange as error:
         start = error.details.get("log_start_offset")
         if start is None or start <= offset:
             return None
-        result = await node.fetch(topic, partition, start, 1, 0)
+        result = await host.fetch(topic, partition, start, 1, 0)
         offset = start
     for record in iter_records(result.data):
         if record.offset >= offset:
@@ -68,19 +68,19 @@ async def record_timestamp_at(node: BrokerNode, topic: str, partition: int, offs
     return None
 
 
-async def _lag_ms(node: BrokerNode, topic: str, partition: int, offset: int, lag: int, now_ms: int) -> int | None:
+async def _lag_ms(host: GroupHost, topic: str, partition: int, offset: int, lag: int, now_ms: int) -> int | None:
     if lag <= 0:
         return 0
     try:
-        timestamp = await record_timestamp_at(node, topic, partition, offset)
+        timestamp = await record_timestamp_at(host, topic, partition, offset)
     except HighwaterError:
         return None
     return None if timestamp is None else max(0, now_ms - timestamp)
 
 
-async def _topic_rows(node: BrokerNode, state: GroupState, topic: str, now_ms: int) -> list[LagRow]:
+async def _topic_rows(host: GroupHost, state: GroupState, topic: str, now_ms: int) -> list[LagRow]:
     membership = state.membership
-    described = await node.describe_partitions(topic)
+    described = await host.describe_partitions(topic)
     rows, ages = [], []
     for partition in described:
         tp = (topic, partition.partition)
@@ -110,7 +110,7 @@ async def _topic_rows(node: BrokerNode, state: GroupState, topic: str, now_ms: i
             )
         )
         if lag is not None and committed is not None:
-            ages.append((rows[-1], _lag_ms(node, topic, partition.partition, committed.offset, lag, now_ms)))
+            ages.append((rows[-1], _lag_ms(host, topic, partition.partition, committed.offset, lag, now_ms)))
     for row, age in zip([row for row, _ in ages], await asyncio.gather(*(a for _, a in ages))):
         row.lag_ms = age
     return rows
@@ -120,10 +120,10 @@ def _sort_key(row: LagRow) -> tuple:
     return (row.status != AHEAD, row.lag is None, -(row.lag or 0), row.topic_name, row.partition_id)
 
 
-async def group_lag_rows(node: BrokerNode, state: GroupState, now_ms: int) -> list[LagRow]:
+async def group_lag_rows(host: GroupHost, state: GroupState, now_ms: int) -> list[LagRow]:
     topics = {topic for topic, _ in state.offsets} | state.membership.subscribed_topics()
-    existing = sorted(topic for topic in topics if topic in node.view.topics)
-    per_topic = await asyncio.gather(*(_topic_rows(node, state, topic, now_ms) for topic in existing))
+    existing = sorted(topic for topic in topics if topic in host.view.topics)
+    per_topic = await asyncio.gather(*(_topic_rows(host, state, topic, now_ms) for topic in existing))
     return sorted((row for rows in per_topic for row in rows), key=_sort_key)
 
 

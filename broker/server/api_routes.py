@@ -23,13 +23,26 @@ from pydantic.json_schema import JsonSchemaValue
 from broker.server.partition_ids import PARTITION_ID
 
 if TYPE_CHECKING:
-    from broker.server.openapi import ApiLimits
+    from config.broker import BrokerSettings
 
 Schema = dict[str, Any]
 Content = Mapping[str, type[BaseModel] | Schema]
 """Media type to the model (or, for non-JSON bodies, the raw schema) of a body."""
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 INTERNAL_PREFIX = "/internal/"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiLimits:
+    """The limits this broker enforces, stated in its document so a valid request is never refused for them."""
+
+    max_request_bytes: int
+    max_batch_entries: int
+    fetch_max_wait_ms: int
+
+    @classmethod
+    def of(cls, settings: BrokerSettings) -> ApiLimits:
+        return cls(settings.max_request_bytes, settings.max_batch_entries, settings.fetch_max_wait_ms)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ from broker.server.producing import RecordProducer
 from broker.server.routes_produce import PRODUCER_KEY
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_cluster.routes,

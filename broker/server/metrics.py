@@ -19,7 +19,7 @@ from prometheus_client.registry import Collector
 from broker.acks import Acks
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PRODUCE_ROUTE_SUFFIXES = ("/records", "/records:batch", "/batches")

@@ -14,38 +14,23 @@ brokers, an unknown topic) are documented as error answers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
-from broker.server.api_routes import JSON, ApiRoute, Content, RouteTable, Schema
+from broker.server.api_routes import JSON, ApiLimits, ApiRoute, Content, RouteTable, Schema
 from broker.server.json_depth import MAX_JSON_DEPTH
 from broker.server.responses import Error
 
 if TYPE_CHECKING:
     from pydantic_core import CoreSchema
 
-    from config.broker import BrokerSettings
 
 SCHEMAS = "#/components/schemas/"
 ERROR = {"$ref": "#/components/responses/Error"}
 _VALIDATION: Literal["validation"] = "validation"
 """Every schema describes what is accepted: request models validate, response models are only documented."""
-
-
-@dataclass(frozen=True, slots=True)
-class ApiLimits:
-    """The limits this broker enforces, stated in its document so a valid request is never refused for them."""
-
-    max_request_bytes: int
-    max_batch_entries: int
-    fetch_max_wait_ms: int
-
-    @classmethod
-    def of(cls, settings: BrokerSettings) -> ApiLimits:
-        return cls(settings.max_request_bytes, settings.max_batch_entries, settings.fetch_max_wait_ms)
 
 
 class _UntitledFields(GenerateJsonSchema):

@@ -23,7 +23,7 @@ from broker.errors import InvalidRequest, UnknownCluster, UnknownPartition, Unsu
 from broker.server.json_depth import MAX_JSON_DEPTH, nests_too_deeply
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 NODE_KEY: web.AppKey[BrokerNode] = web.AppKey("node")
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"

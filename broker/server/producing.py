@@ -34,7 +34,7 @@ from broker.server.produce_plan import PartitionBatch, PlacedRecord, RoundRobin,
 from broker.topic_policy import check_client_append
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 log = structlog.get_logger(__name__)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from broker.node import BrokerInfo, BrokerNode, PartitionDescription, TopicDescription
+    from broker.descriptions import BrokerInfo, PartitionDescription, TopicDescription
+    from broker.node.broker_node import BrokerNode
 
 
 def _url(node: BrokerNode, path: str) -> str:

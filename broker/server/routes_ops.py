@@ -12,10 +12,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from broker.errors import ServiceUnavailable
-from broker.server.api_routes import API_ROUTES_KEY, JSON, OBJECT, Operation, Reply, RouteTable
+from broker.server.api_routes import API_ROUTES_KEY, JSON, OBJECT, ApiLimits, Operation, Reply, RouteTable
 from broker.server.metrics import CONTENT_TYPE
 from broker.server.middleware import METRICS_KEY
-from broker.server.openapi import ApiLimits, openapi_document
+from broker.server.openapi import openapi_document
 from broker.server.params import NODE_KEY
 
 routes = RouteTable()

@@ -58,7 +58,7 @@ from broker.server.routes_topics import INTERNAL_TOPIC_REFUSAL
 from broker.topic_policy import check_client_append
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 PRODUCER_KEY = web.AppKey("record_producer", RecordProducer)
 NDJSON = "application/x-ndjson"

@@ -38,7 +38,7 @@ from broker.server.params import BATCH_CONTENT_TYPE, INT64_MAX, node_of, partiti
 from broker.server.responses import ReadResponse
 
 if TYPE_CHECKING:
-    from broker.node import BrokerNode
+    from broker.node.broker_node import BrokerNode
 
 DEFAULT_MAX_RECORDS = 500
 MAX_RECORDS_LIMIT = 100_000

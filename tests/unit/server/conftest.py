@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.server.app import create_app
 from config.broker import BrokerSettings
 

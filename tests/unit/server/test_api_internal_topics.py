@@ -14,7 +14,7 @@ from tests.unit.server.group_offsets import commit, committed
 
 
 def offsets_log_end(api: Api) -> int:
-    return api.node.partitions[(OFFSETS_TOPIC, 0)].log_end_offset
+    return api.node.replicas.partitions[(OFFSETS_TOPIC, 0)].log_end_offset
 
 
 async def with_a_commit(api: Api) -> int:

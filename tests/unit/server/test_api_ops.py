@@ -6,9 +6,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from openapi_spec_validator import validate
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
+from broker.server.api_routes import ApiLimits
 from broker.server.app import ROUTE_TABLES, create_app
-from broker.server.openapi import ApiLimits, openapi_document
+from broker.server.openapi import openapi_document
 from tests.unit.server.conftest import Api, error_of
 
 

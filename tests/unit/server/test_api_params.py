@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from broker.server.api_routes import ApiLimits
 from broker.server.app import ROUTE_TABLES
-from broker.server.openapi import ApiLimits, public_paths
+from broker.server.openapi import public_paths
 from tests.unit.server.conftest import Api, error_of
 
 MALFORMED_INTEGERS = ["true", "-1", "1.5", "0x1", " 1", "١"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.partitioner import partition_for_key
 from broker.record.codec import RecordInput, encode_batch, iter_records
 from broker.record.header import iter_batches

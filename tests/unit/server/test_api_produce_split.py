@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.record.codec import iter_records
 from broker.record.header import iter_batches
 from broker.server.app import create_app

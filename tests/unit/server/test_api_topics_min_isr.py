@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.server.app import create_app
 from config.topic import TopicDefaults
 from tests.unit.server.conftest import Api, broker_settings, error_of, wait_until_ready

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from config.topic import TopicDefaults
 from tests.unit.server.conftest import broker_settings
 

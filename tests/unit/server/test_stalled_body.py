@@ -11,7 +11,7 @@ from pathlib import Path
 
 from aiohttp.test_utils import TestServer
 
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.server.app import create_app
 from tests.unit.server.conftest import broker_settings
 

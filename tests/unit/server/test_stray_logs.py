@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 from broker.errors import InvalidReplicationFactor
-from broker.node import BrokerNode
+from broker.node.broker_node import BrokerNode
 from broker.storage.log_manager import partition_directory_name
 from tests.unit.server.conftest import broker_settings
 
@@ -52,7 +52,7 @@ async def test_a_log_of_a_topic_deleted_while_its_broker_was_down_is_removed_on_
     directory = tmp_path / "data-1" / partition_directory_name("gone", 0)
     try:
         await _create_on_both([first, second], "gone")
-        await _wait_for(lambda: ("gone", 0) in first.partitions)
+        await _wait_for(lambda: ("gone", 0) in first.replicas.partitions)
         assert directory.is_dir()
         await first.stop()
         await _wait_for(lambda: second.controller.is_active)
@@ -60,7 +60,7 @@ async def test_a_log_of_a_topic_deleted_while_its_broker_was_down_is_removed_on_
         assert directory.is_dir(), "the stopped broker cannot have seen the delete"
         first = await _start(tmp_path, 1)
         assert not directory.exists()
-        assert first.logs.get("gone", 0) is None
+        assert first.replicas.logs.get("gone", 0) is None
     finally:
         await first.stop()
         await second.stop()

@@ -1,0 +1,252 @@
+"""A broker: the pieces of one broker process, wired together, and their start and stop.
+
+``BrokerNode`` builds the pieces of ``broker.node`` around one metadata store, one
+HTTP session and one metadata view, and is the one object the HTTP layer and the
+group coordinator talk to: its request methods hand each call to the piece whose job
+it is. It owns the order of start and stop, which the pieces rely on.
+
+Start: take the data directory's lock, open the store, load and recover the logs,
+register, follow the metadata, campaign for controller. Stop (SIGTERM): ask the
+controller to move this broker's leaderships away (controlled shutdown), stop
+fetching, flush and checkpoint every log, then leave the cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import IO
+
+import aiohttp
+import structlog
+
+from broker.acks import Acks
+from broker.cluster.controller import Controller, ControllerSettings
+from broker.cluster.membership import BrokerMembership
+from broker.cluster.records import BrokerRegistration, PartitionRecord
+from broker.cluster.store import MetadataStore
+from broker.cluster.store_url import open_store
+from broker.descriptions import BrokerInfo, FetchResult, PartitionDescription, ProduceResult, TopicDescription
+from broker.forwarding import Forwarder
+from broker.groups.coordinator import GroupCoordinator
+from broker.meta_properties import MetaProperties
+from broker.metadata_view import MetadataView
+from broker.node.catalog import Catalog
+from broker.node.controller_gateway import ControllerGateway, LocalCall
+from broker.node.describing import PartitionDescriber
+from broker.node.identity import load_identity, lock_data_dir
+from broker.node.replicas import ReplicaManager
+from broker.node.routing import RequestRouter
+from broker.replica_io.partition import Partition
+from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
+from broker.topic_configs import TopicConfigs
+from config.broker import BrokerSettings
+
+log = structlog.get_logger(__name__)
+
+CONTROLLED_SHUTDOWN_TIMEOUT_S = 15.0
+
+
+class BrokerNode:
+    """One broker process's state. Create with ``await BrokerNode.start(settings)``."""
+
+    def __init__(self, settings: BrokerSettings, store: MetadataStore, meta: MetaProperties, lock_handle: IO) -> None:
+        self.settings = settings
+        self.node_id = settings.node_id
+        self.cluster_id = meta.cluster_id
+        self.advertised_url = settings.advertised_url or f"http://{settings.host}:{settings.port}"
+        self.store = store
+        self._lock_handle = lock_handle
+        self.data_dir = Path(settings.data_dir)
+        self.topic_configs = TopicConfigs(settings.topic_defaults)
+        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
+        self.forwarder = Forwarder(self.session, self.cluster_id)
+        self.membership = BrokerMembership(
+            store,
+            BrokerRegistration(
+                broker_id=self.node_id,
+                url=self.advertised_url,
+                inter_broker_url=settings.inter_broker_url,
+                rack=settings.rack,
+                directory_id=meta.directory_id,
+            ),
+            settings.broker_session_timeout_ms,
+            settings.broker_heartbeat_interval_ms,
+        )
+        # The view and the replicas need each other: the view reports records to the
+        # replicas, which read topics from it. The lambdas look ``self.replicas`` up when
+        # called, and the view reports nothing before start().
+        self.view = MetadataView(
+            store,
+            on_partition=lambda record: self.replicas.apply_partition_record(record),  # noqa: PLW0108
+            on_partition_deleted=lambda topic, part: self.replicas.apply_partition_deleted(topic, part),  # noqa: PLW0108
+        )
+        self.controller = Controller(
+            store,
+            self.membership,
+            ControllerSettings(
+                auto_leader_rebalance_enable=settings.auto_leader_rebalance_enable,
+                leader_imbalance_check_interval_ms=settings.leader_imbalance_check_interval_ms,
+                leader_imbalance_per_broker_percentage=settings.leader_imbalance_per_broker_percentage,
+                unclean_leader_election_enable=settings.topic_defaults.unclean_leader_election_enable,
+            ),
+        )
+        self.groups = GroupCoordinator(self)
+        self.replicas = ReplicaManager(
+            settings, store, self.membership, self.view, self.session, self.topic_configs, self.groups.on_partition_role
+        )
+        self.catalog = Catalog(self.node_id, self.view, self.topic_configs)
+        self.describer = PartitionDescriber(self.catalog, self.view, self.replicas, self.forwarder)
+        self.router = RequestRouter(self.node_id, self.catalog, self.view, self.replicas, self.forwarder)
+        self.controller_gateway = ControllerGateway(
+            self.node_id, store, self.controller, self.view, self.catalog, self.forwarder
+        )
+
+    @classmethod
+    async def start(cls, settings: BrokerSettings) -> BrokerNode:
+        data_dir = Path(settings.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - once, before the broker serves anything
+        lock_handle = lock_data_dir(data_dir)
+        store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
+        meta = await load_identity(store, data_dir, settings)
+        node = cls(settings, store, meta, lock_handle)
+        await node._start()
+        return node
+
+    async def _start(self) -> None:
+        await self.replicas.load_logs()
+        await self.membership.register()
+        await self.view.start()
+        await self.replicas.delete_stray_logs()
+        await self.controller.start()
+        self.replicas.start_background()
+        self.groups.start()
+        log.info(
+            "broker.started",
+            node_id=self.node_id,
+            cluster_id=self.cluster_id,
+            broker_epoch=self.membership.broker_epoch,
+            data_dir=str(self.data_dir),
+        )
+
+    async def stop(self) -> None:
+        """Controlled shutdown: leaderships move away first, then logs close cleanly.
+
+        Fetching stops before the controller is asked, so a leader cannot put this
+        broker back in an ISR the controller just removed it from (Kafka's KIP-841).
+        """
+        await self.replicas.stop_fetching()
+        await self._controlled_shutdown()
+        await self.controller.close()
+        await self.view.close()
+        await self.groups.stop()
+        await self.replicas.close()
+        await self.membership.deregister()
+        await self.session.close()
+        await self.store.close()
+        self._lock_handle.close()
+        log.info("broker.stopped", node_id=self.node_id)
+
+    async def _controlled_shutdown(self) -> None:
+        others_alive = any(broker_id != self.node_id for broker_id in self.view.brokers)
+        if not others_alive:
+            return
+        try:
+            async with asyncio.timeout(CONTROLLED_SHUTDOWN_TIMEOUT_S):
+                moved = await self.controller_gateway.controlled_shutdown(self.node_id)
+            log.info("broker.controlled_shutdown", node_id=self.node_id, moved=len(moved["moved"]))
+        except Exception as error:  # noqa: BLE001 - shutdown goes on without it, as an uncontrolled stop
+            log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
+
+    # ------------------------------------------------------------ replicas
+
+    def local_partition(self, topic: str, partition: int) -> Partition | None:
+        return self.replicas.local_partition(topic, partition)
+
+    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
+        return await self.replicas.serve_replica_fetch(request)
+
+    # ------------------------------------------------------------ controller
+
+    async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
+        return await self.controller_gateway.on_controller(method, path, body, local_call)
+
+    async def create_topic_on_controller(self, name, partitions_count, replication_factor, configs) -> None:
+        await self.controller_gateway.create_topic_on_controller(name, partitions_count, replication_factor, configs)
+
+    async def delete_topic_on_controller(self, name: str) -> None:
+        await self.controller_gateway.delete_topic_on_controller(name)
+
+    async def controlled_shutdown_on_controller(self, broker_id: int) -> dict:
+        return await self.controller_gateway.controlled_shutdown_on_controller(broker_id)
+
+    async def elect_preferred_on_controller(self, topic: str | None) -> dict:
+        return await self.controller_gateway.elect_preferred_on_controller(topic)
+
+    async def create_topic(
+        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+    ) -> TopicDescription:
+        await self.controller_gateway.create_topic(name, partitions_count, replication_factor, configs)
+        return await self.describer.describe_topic(name)
+
+    async def delete_topic(self, name: str) -> None:
+        await self.controller_gateway.delete_topic(name)
+
+    async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
+        return await self.controller_gateway.elect_preferred_leaders(topic)
+
+    async def allocate_producer_id(self) -> int:
+        return await self.controller_gateway.allocate_producer_id()
+
+    # ------------------------------------------------------------ cluster views
+
+    def controller_id(self) -> int:
+        return self.catalog.controller_id()
+
+    def brokers(self) -> list[BrokerInfo]:
+        return self.catalog.brokers()
+
+    def partition_count(self, topic: str) -> int:
+        return self.catalog.partition_count(topic)
+
+    def max_message_bytes(self, topic: str) -> int:
+        return self.catalog.max_message_bytes(topic)
+
+    def partition_record(self, topic: str, partition: int) -> PartitionRecord:
+        return self.catalog.partition_record(topic, partition)
+
+    def describe_led_partitions(self, topic: str) -> list[PartitionDescription]:
+        return self.describer.describe_led_partitions(topic)
+
+    async def describe_partitions(self, topic: str) -> list[PartitionDescription]:
+        return await self.describer.describe_partitions(topic)
+
+    async def leader_descriptions(self, topic: str) -> dict[int, PartitionDescription]:
+        return await self.describer.leader_descriptions(topic)
+
+    async def describe_partition(self, topic: str, partition: int) -> PartitionDescription:
+        return await self.describer.describe_partition(topic, partition)
+
+    async def describe_topic(self, name: str) -> TopicDescription:
+        return await self.describer.describe_topic(name)
+
+    async def list_topics(self) -> list[TopicDescription]:
+        return await self.describer.list_topics()
+
+    def metrics(self) -> list[PartitionDescription]:
+        return self.describer.metrics()
+
+    # ------------------------------------------------------------ produce, fetch
+
+    async def produce(
+        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
+    ) -> ProduceResult:
+        return await self.router.produce(topic, partition, batch, acks, timeout_ms, forward=forward)
+
+    async def fetch(
+        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+    ) -> FetchResult:
+        return await self.router.fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward)
+
+    async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
+        return await self.router.offset_for_timestamp(topic, partition, timestamp_ms)

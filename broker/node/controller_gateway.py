@@ -1,0 +1,137 @@
+"""What a broker asks of the controller and the metadata store.
+
+Topic administration and controlled shutdown are the controller's: ``on_controller``
+runs the call on the local controller when this broker holds the role, else forwards
+it to the active one, retrying while there is none (an election is under way) for
+up to ``METADATA_PROPAGATION_TIMEOUT_S``. The ``*_on_controller`` methods are what the
+controller's internal routes run. An admin call returns only once this broker's own
+view shows its effect, so a client's next request to the same broker sees it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from broker.cluster.controller import Controller
+from broker.cluster.records import PRODUCER_ID_KEY
+from broker.cluster.store import MetadataStore
+from broker.errors import NotController, ServiceUnavailable
+from broker.forwarding import Forwarder
+from broker.metadata_view import MetadataView
+from broker.node.catalog import Catalog
+from broker.topic_policy import check_min_insync_replicas
+
+METADATA_PROPAGATION_TIMEOUT_S = 10.0
+
+LocalCall = Callable[[Controller], Awaitable[Any]]
+"""A call to run on this broker's controller, when it is the active one; a dict it returns is the answer."""
+
+
+class ControllerGateway:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        node_id: int,
+        store: MetadataStore,
+        controller: Controller,
+        view: MetadataView,
+        catalog: Catalog,
+        forwarder: Forwarder,
+    ) -> None:
+        self.node_id = node_id
+        self.store = store
+        self.controller = controller
+        self.view = view
+        self.catalog = catalog
+        self.forwarder = forwarder
+
+    async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
+        """Run ``local_call`` if this broker is the controller, else forward to the controller."""
+        deadline = asyncio.get_running_loop().time() + METADATA_PROPAGATION_TIMEOUT_S
+        while True:
+            if self.controller.is_active:
+                return await local_call(self.controller) or {}
+            url = self.view.inter_broker_url(self.view.controller_id)
+            if url is not None and self.view.controller_id != self.node_id:
+                try:
+                    return await self.forwarder.json_call(method, f"{url}/internal/controller/{path}", body)
+                except (NotController, ServiceUnavailable):
+                    pass
+            if asyncio.get_running_loop().time() > deadline:
+                raise ServiceUnavailable("no controller is available right now; retry shortly")
+            await asyncio.sleep(0.1)
+
+    # ------------------------------------------------------------ on the controller
+
+    async def create_topic_on_controller(self, name, partitions_count, replication_factor, configs) -> None:
+        await self.controller.create_topic(name, partitions_count, replication_factor, configs)
+
+    async def delete_topic_on_controller(self, name: str) -> None:
+        await self.controller.delete_topic(name)
+
+    async def controlled_shutdown_on_controller(self, broker_id: int) -> dict:
+        moved = await self.controller.controlled_shutdown(broker_id)
+        return {"moved": [record.model_dump() for record in moved]}
+
+    async def elect_preferred_on_controller(self, topic: str | None) -> dict:
+        elected = await self.controller.elect_preferred_leaders(topic)
+        return {"elected": [record.model_dump() for record in elected]}
+
+    # ------------------------------------------------------------ from any broker
+
+    async def create_topic(
+        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+    ) -> None:
+        check_min_insync_replicas(configs, self.catalog.topic_configs.parse(configs), replication_factor)
+        await self.on_controller(
+            "POST",
+            "topics",
+            {
+                "name": name,
+                "partitions_count": partitions_count,
+                "replication_factor": replication_factor,
+                "configs": configs,
+            },
+            lambda c: c.create_topic(name, partitions_count, replication_factor, configs),
+        )
+        await self.view.wait_for(
+            lambda: (
+                all((name, p) in self.view.partitions for p in range(partitions_count)) and name in self.view.topics
+            ),
+            METADATA_PROPAGATION_TIMEOUT_S,
+        )
+
+    async def delete_topic(self, name: str) -> None:
+        self.catalog.topic(name)
+        await self.on_controller("DELETE", f"topics/{name}", None, lambda c: c.delete_topic(name))
+        await self.view.wait_for(lambda: name not in self.view.topics, METADATA_PROPAGATION_TIMEOUT_S)
+
+    async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
+        """Kafka's ``kafka-leader-election --election-type PREFERRED``, run on the controller:
+        ``{"elected": [partition records whose leader moved back to replicas[0]]}``."""
+        if topic is not None:
+            self.catalog.topic(topic)
+        return await self.on_controller(
+            "POST", "elect-preferred", {"topic": topic}, lambda c: self.elect_preferred_on_controller(topic)
+        )
+
+    async def controlled_shutdown(self, broker_id: int) -> dict:
+        """Ask the controller to move ``broker_id``'s leaderships away: ``{"moved": [partition records]}``."""
+        return await self.on_controller(
+            "POST",
+            f"controlled-shutdown/{broker_id}",
+            None,
+            lambda c: self.controlled_shutdown_on_controller(broker_id),
+        )
+
+    async def allocate_producer_id(self) -> int:
+        """A cluster-unique producer id: compare-and-set increment of ``/producer-ids/next``."""
+        while True:
+            current = await self.store.get(PRODUCER_ID_KEY)
+            next_id = int(current.value) if current else 1000
+            expected = current.mod_revision if current else 0
+            if await self.store.put_if(PRODUCER_ID_KEY, str(next_id + 1).encode(), expected) is not None:
+                return next_id

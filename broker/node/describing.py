@@ -1,0 +1,124 @@
+"""Partitions and topics as their leaders describe them.
+
+Only a partition's leader knows its current high watermark (a follower's trails it),
+so a description is asked of each partition's leader and this broker's own replica
+answers only for what it leads, or as the fallback when the leader cannot be asked.
+A leader's answer carries ``replicas_state``; the fallback does not, which is how the
+two are told apart (``leader_descriptions``).
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from broker.cluster.records import PartitionRecord
+from broker.descriptions import PartitionDescription, TopicDescription
+from broker.forwarding import Forwarder
+from broker.metadata_view import MetadataView
+from broker.node.catalog import Catalog
+from broker.node.replicas import ReplicaManager
+
+log = structlog.get_logger(__name__)
+
+
+class PartitionDescriber:
+    """See the module docstring."""
+
+    def __init__(self, catalog: Catalog, view: MetadataView, replicas: ReplicaManager, forwarder: Forwarder) -> None:
+        self.catalog = catalog
+        self.view = view
+        self.replicas = replicas
+        self.forwarder = forwarder
+
+    def _describe_local(self, record: PartitionRecord) -> PartitionDescription:
+        local = self.replicas.local_partition(record.topic, record.partition)
+        return PartitionDescription(
+            topic=record.topic,
+            partition=record.partition,
+            leader_id=record.leader,
+            leader_epoch=record.leader_epoch,
+            replicas=list(record.replicas),
+            isr=list(record.isr),
+            log_start_offset=local.log_start_offset if local else -1,
+            high_watermark=local.high_watermark if local else -1,
+            log_end_offset=local.log_end_offset if local else -1,
+            replicas_state=local.replicas_state() if local else None,
+        )
+
+    def describe_led_partitions(self, topic: str) -> list[PartitionDescription]:
+        return [
+            self._describe_local(self.view.partitions[key])
+            for key, p in sorted(self.replicas.partitions.items())
+            if key[0] == topic and p.is_leader and key in self.view.partitions
+        ]
+
+    async def describe_partitions(self, topic: str) -> list[PartitionDescription]:
+        """Every partition as its leader sees it: local ones directly, others asked per leader."""
+        records = [self.catalog.partition_record(topic, p) for p in range(self.catalog.partition_count(topic))]
+        remote_leaders = {r.leader for r in records if r.leader >= 0 and not self._leads(r)}
+        answers: dict[int, PartitionDescription] = {}
+        for leader_id in remote_leaders:
+            answers.update(await self._ask_leader(leader_id, topic))
+        return [answers.get(r.partition) or self._describe_local(r) for r in records]
+
+    async def leader_descriptions(self, topic: str) -> dict[int, PartitionDescription]:
+        """Each partition as its leader describes it; a partition whose leader did not answer is left out.
+
+        A follower's high watermark trails its leader's, so only the leader's figures can
+        tell that an offset lies beyond the high watermark. Only a leader reports
+        ``replicas_state``, which is how its answers are told from the local fallback.
+        """
+        return {d.partition: d for d in await self.describe_partitions(topic) if d.replicas_state is not None}
+
+    def _leads(self, record: PartitionRecord) -> bool:
+        local = self.replicas.local_partition(record.topic, record.partition)
+        return local is not None and local.is_leader
+
+    async def _ask_leader(self, leader_id: int, topic: str) -> dict[int, PartitionDescription]:
+        url = self.view.inter_broker_url(leader_id)
+        if url is None:
+            return {}
+        try:
+            body = await self.forwarder.json_call("GET", f"{url}/internal/partitions/{topic}", timeout_s=5)
+        except Exception as error:  # noqa: BLE001 - the description falls back to what this broker knows
+            log.info("describe.leader_unreachable", leader_id=leader_id, topic=topic, error=str(error))
+            return {}
+        return {
+            item["partition_id"]: PartitionDescription(
+                topic=topic,
+                partition=item["partition_id"],
+                leader_id=item["leader_id"],
+                leader_epoch=item["leader_epoch"],
+                replicas=item["replicas"],
+                isr=item["isr"],
+                log_start_offset=item["log_start_offset"],
+                high_watermark=item["high_watermark"],
+                log_end_offset=item["log_end_offset"],
+                replicas_state=item.get("replicas_state"),
+            )
+            for item in body.get("data", [])
+        }
+
+    async def describe_partition(self, topic: str, partition: int) -> PartitionDescription:
+        record = self.catalog.partition_record(topic, partition)
+        if record.leader >= 0 and not self._leads(record):
+            remote = await self._ask_leader(record.leader, topic)
+            if partition in remote:
+                return remote[partition]
+        return self._describe_local(record)
+
+    async def describe_topic(self, name: str) -> TopicDescription:
+        topic = self.catalog.topic(name)
+        partitions = await self.describe_partitions(name)
+        configs = self.catalog.topic_configs.effective(topic.configs)
+        return TopicDescription(name, partitions, topic.replication_factor, configs, topic.internal)
+
+    async def list_topics(self) -> list[TopicDescription]:
+        return [await self.describe_topic(name) for name in sorted(self.view.topics)]
+
+    def metrics(self) -> list[PartitionDescription]:
+        return [
+            self._describe_local(self.view.partitions[key])
+            for key in sorted(self.replicas.partitions)
+            if key in self.view.partitions
+        ]

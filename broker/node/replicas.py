@@ -1,0 +1,237 @@
+"""The local replicas of one broker: its ``Partition`` objects, their logs, fetchers and checkpoints.
+
+Partition roles follow the partition records in the metadata store:
+``apply_partition_record`` is the single place a local replica is created or given
+its role, and the metadata view calls it for every record change in store order.
+
+Invariants: ``partitions`` holds exactly the replicas that the applied records
+assign to this broker; a replica leaves it (and its fetcher stops) before its log is
+deleted; a leadership record naming an earlier incarnation of this broker (another
+broker epoch) is never applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import Callable
+
+import aiohttp
+import structlog
+
+from broker.cluster.membership import BrokerMembership
+from broker.cluster.records import PartitionRecord, TopicRecord
+from broker.cluster.store import MetadataStore
+from broker.metadata_view import MetadataView
+from broker.node.isr_proposals import propose_isr
+from broker.replica_io.fetch_handler import serve_replica_fetch
+from broker.replica_io.fetcher import ReplicaFetcherManager
+from broker.replica_io.partition import Partition, now_ms
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
+from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
+from broker.storage.cleaner import clean_if_compacted
+from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
+from broker.storage.log_manager import LogManager
+from broker.topic_configs import TopicConfigs
+from config.broker import BrokerSettings
+
+log = structlog.get_logger(__name__)
+
+
+class ReplicaManager:
+    """See the module docstring. ``on_partition_role`` hears of every record applied to a replica."""
+
+    def __init__(
+        self,
+        settings: BrokerSettings,
+        store: MetadataStore,
+        membership: BrokerMembership,
+        view: MetadataView,
+        session: aiohttp.ClientSession,
+        topic_configs: TopicConfigs,
+        on_partition_role: Callable[[Partition], None],
+    ) -> None:
+        self.settings = settings
+        self.node_id = settings.node_id
+        self.membership = membership
+        self.view = view
+        self.session = session
+        self.topic_configs = topic_configs
+        self._on_partition_role = on_partition_role
+        self._propose_isr = functools.partial(propose_isr, store)
+        self.logs = LogManager(settings.data_dir, topic_configs.log_config({}))
+        self.flusher = GroupCommitFlusher()
+        self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
+        self._checkpointed_hw: dict[tuple[str, int], int] = {}
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        self.fetchers = ReplicaFetcherManager(
+            local_broker_id=self.node_id,
+            broker_epoch=lambda: self.membership.broker_epoch,
+            leader_url=self.view.inter_broker_url,
+            session=self.session,
+            max_wait_ms=settings.replica_fetch_wait_max_ms,
+            max_bytes=settings.replica_fetch_max_bytes,
+        )
+        self._tasks: list[asyncio.Task] = []
+        self._log_deletions: set[asyncio.Future] = set()
+
+    async def load_logs(self) -> None:
+        """Load and recover every local log, and the high watermarks checkpointed at the last stop."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.logs.load_all)
+        self._checkpointed_hw = self.logs.high_watermark_checkpoint.read()
+
+    def start_background(self) -> None:
+        self.interval_flusher.start()
+        for name, coroutine in (
+            ("hw-checkpoint", self._checkpoint_loop()),
+            ("retention", self._retention_loop()),
+            ("isr-shrink", self._isr_shrink_loop()),
+        ):
+            self._tasks.append(asyncio.create_task(coroutine, name=name))
+
+    async def delete_stray_logs(self) -> None:
+        """Delete the local logs that no partition record assigns to this broker.
+
+        Runs once the view has applied the store's full listing, which created a
+        ``Partition`` for every record naming this broker. A broker that was down while
+        a topic was deleted never saw the delete: without this its log would stay on
+        disk for ever, and a topic created again under the same name would start from
+        the old records and the old checkpointed HW. Kafka removes such stray logs at
+        startup as well (KIP-516).
+        """
+        loop = asyncio.get_running_loop()
+        for topic, partition in [key for key in self.logs.logs() if key not in self.partitions]:
+            self._checkpointed_hw.pop((topic, partition), None)
+            await loop.run_in_executor(None, self.logs.delete, topic, partition)
+            log.info("partition.stray_log_deleted", topic=topic, partition=partition)
+
+    def local_partition(self, topic: str, partition: int) -> Partition | None:
+        return self.partitions.get((topic, partition))
+
+    # ------------------------------------------------------------ partition records
+
+    def apply_partition_record(self, record: PartitionRecord) -> None:
+        key = (record.topic, record.partition)
+        partition = self.partitions.get(key)
+        if self.node_id not in record.replicas:
+            if partition is not None:
+                self._drop_partition(key, delete_log=True)
+            return
+        topic = self.view.topics.get(record.topic)
+        if topic is None:
+            log.warning("partition.topic_unknown", topic=record.topic, partition=record.partition)
+            return
+        if partition is None:
+            partition = self._create_partition(record, topic)
+        if record.leader == self.node_id and record.leader_broker_epoch != self.membership.broker_epoch:
+            log.info(
+                "partition.stale_leadership_ignored",
+                topic=record.topic,
+                partition=record.partition,
+                leader_epoch=record.leader_epoch,
+                leader_broker_epoch=record.leader_broker_epoch,
+                broker_epoch=self.membership.broker_epoch,
+            )
+            return
+        partition.apply_record(record, self.topic_configs.parse(topic.configs).min_insync_replicas)
+        self.fetchers.update(partition)
+        self._on_partition_role(partition)
+
+    def _create_partition(self, record: PartitionRecord, topic: TopicRecord) -> Partition:
+        key = (record.topic, record.partition)
+        log_ = self.logs.get_or_create(record.topic, record.partition, self.topic_configs.log_config(topic.configs))
+        partition = Partition(
+            record.topic,
+            record.partition,
+            log_,
+            self.flusher,
+            local_broker_id=self.node_id,
+            replica_lag_time_max_ms=self.settings.replica_lag_time_max_ms,
+            propose_isr=self._propose_isr,
+            high_watermark=self._checkpointed_hw.pop(key, 0),
+        )
+        self.partitions[key] = partition
+        return partition
+
+    def apply_partition_deleted(self, topic: str, partition: int) -> None:
+        if (topic, partition) in self.partitions:
+            self._drop_partition((topic, partition), delete_log=True)
+
+    def _drop_partition(self, key: tuple[str, int], delete_log: bool) -> None:
+        partition = self.partitions.pop(key)
+        partition.stop()
+        self.fetchers.remove(partition)
+        if delete_log:
+            deletion = asyncio.get_running_loop().run_in_executor(None, self.logs.delete, *key)
+            self._log_deletions.add(deletion)
+            deletion.add_done_callback(self._log_deletions.discard)
+            log.info("partition.deleted", topic=key[0], partition=key[1])
+
+    # ------------------------------------------------------------ followers' fetches
+
+    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
+        return await serve_replica_fetch(request, self.local_partition, self._registered_broker_epoch)
+
+    def _registered_broker_epoch(self, broker_id: int) -> int:
+        """The broker epoch of ``broker_id``'s registration as this broker's watch last saw it."""
+        registration = self.membership.live_brokers().get(broker_id)
+        return registration.broker_epoch if registration is not None else UNKNOWN_BROKER_EPOCH
+
+    # ------------------------------------------------------------ background
+
+    def _write_checkpoints(self) -> None:
+        """Runs in the executor; ``LogManager`` serialises it with every other checkpoint write."""
+        self.logs.checkpoint_all({key: p.high_watermark for key, p in self.partitions.items()})
+
+    async def _checkpoint_loop(self) -> None:
+        interval_s = self.settings.replica_high_watermark_checkpoint_interval_ms / 1000
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(interval_s)
+            await loop.run_in_executor(None, self._write_checkpoints)
+
+    async def _isr_shrink_loop(self) -> None:
+        """Kafka's ``isr-expiration`` task: every lag time / 2."""
+        while True:
+            await asyncio.sleep(self.settings.replica_lag_time_max_ms / 2000)
+            for partition in list(self.partitions.values()):
+                partition.tick()
+
+    async def _retention_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.settings.log_retention_check_interval_ms / 1000)
+            for partition in list(self.partitions.values()):
+                if await loop.run_in_executor(
+                    None, clean_if_compacted, partition.log, now_ms(), partition.high_watermark
+                ):
+                    continue
+                if not partition.is_leader:
+                    continue
+                deleted = await loop.run_in_executor(
+                    None, partition.log.delete_retained_segments, now_ms(), partition.high_watermark
+                )
+                if deleted:
+                    partition.on_log_start_advanced()
+
+    # ------------------------------------------------------------ stop
+
+    async def stop_fetching(self) -> None:
+        await self.fetchers.close()
+
+    async def close(self) -> None:
+        """Stop the background work and the replicas, then flush and checkpoint every log and close it."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self.interval_flusher.stop()
+        for partition in self.partitions.values():
+            partition.stop()
+        await asyncio.gather(*self._log_deletions, return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._write_checkpoints)
+        await loop.run_in_executor(None, self.logs.close_all)

@@ -1,0 +1,107 @@
+"""Produce and read, answered by the local leader replica or forwarded to the partition's leader.
+
+Invariants: only a leader replica appends or serves a client's read. A request is
+forwarded at most once: forwarded requests arrive at the leader's binary endpoints,
+which call with ``forward`` off, so a broker that has just stopped leading answers
+``NotLeaderOrFollower`` instead of forwarding again. A produce is never retried here,
+since retrying one whose outcome is unknown could append it twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from broker.acks import Acks
+from broker.cluster.records import PartitionRecord
+from broker.descriptions import FetchResult, ProduceResult
+from broker.errors import LeaderNotAvailable, NotLeaderOrFollower
+from broker.forwarding import Forwarder, retry_while_leadership_moves
+from broker.metadata_view import MetadataView
+from broker.node.catalog import Catalog
+from broker.node.replicas import ReplicaManager
+from broker.replica_io.partition import Partition
+from broker.topic_policy import check_client_append
+
+
+class RequestRouter:
+    """See the module docstring."""
+
+    def __init__(
+        self, node_id: int, catalog: Catalog, view: MetadataView, replicas: ReplicaManager, forwarder: Forwarder
+    ) -> None:
+        self.node_id = node_id
+        self.catalog = catalog
+        self.view = view
+        self.replicas = replicas
+        self.forwarder = forwarder
+
+    def _leader_or_raise(self, topic: str, partition: int) -> tuple[Partition | None, PartitionRecord]:
+        record = self.catalog.partition_record(topic, partition)
+        local = self.replicas.local_partition(topic, partition)
+        if local is not None and local.is_leader:
+            return local, record
+        if record.leader < 0:
+            raise LeaderNotAvailable(
+                f"{topic}-{partition} has no leader right now (no in-sync replica is alive)",
+                topic_name=topic,
+                partition_id=partition,
+            )
+        return None, record
+
+    def _not_leader(self, record: PartitionRecord) -> NotLeaderOrFollower:
+        return NotLeaderOrFollower(
+            f"broker {self.node_id} is not the leader of {record.topic}-{record.partition}; broker {record.leader} is",
+            leader_id=record.leader,
+            leader_url=self.view.broker_url(record.leader),
+        )
+
+    async def produce(
+        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
+    ) -> ProduceResult:
+        """Append a client's batch; internal topics are refused here, whichever door the batch came through."""
+        check_client_append(topic)
+        local, record = self._leader_or_raise(topic, partition)
+        if local is not None:
+            outcome = await local.append(batch, acks, timeout_ms)
+            return ProduceResult(outcome.base_offset, outcome.last_offset, outcome.log_append_time_ms)
+        leader_url = self.view.inter_broker_url(record.leader)
+        if not forward or leader_url is None or record.leader == self.node_id:
+            raise self._not_leader(record)
+        reply = await self.forwarder.produce(leader_url, topic, partition, batch, acks, timeout_ms)
+        return ProduceResult(reply["base_offset"], reply["last_offset"], reply.get("log_append_time", -1))
+
+    async def fetch(
+        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+    ) -> FetchResult:
+        """Read from the leader; with ``forward`` (JSON readers) from any broker, waiting out a leader move."""
+        if forward:
+            return await retry_while_leadership_moves(
+                lambda: self._fetch_once(topic, partition, offset, max_bytes, timeout_ms, forward=True)
+            )
+        return await self._fetch_once(topic, partition, offset, max_bytes, timeout_ms, forward=False)
+
+    async def _fetch_once(
+        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool
+    ) -> FetchResult:
+        local, record = self._leader_or_raise(topic, partition)
+        if local is not None:
+            result = await local.read(offset, max_bytes, timeout_ms)
+            return FetchResult(result.data, local.high_watermark, local.log_start_offset, local.log_end_offset)
+        leader_url = self.view.inter_broker_url(record.leader)
+        if not forward or leader_url is None or record.leader == self.node_id:
+            raise self._not_leader(record)
+        read = await self.forwarder.fetch(leader_url, topic, partition, offset, max_bytes, timeout_ms)
+        return FetchResult(read.data, read.high_watermark, read.log_start_offset, read.log_end_offset)
+
+    async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
+        """First offset below the HW with a timestamp at or after ``timestamp_ms``; asked of the leader."""
+        local, record = self._leader_or_raise(topic, partition)
+        if local is None:
+            leader_url = self.view.inter_broker_url(record.leader)
+            if leader_url is None or record.leader == self.node_id:
+                raise self._not_leader(record)
+            return await self.forwarder.offset_for_timestamp(leader_url, topic, partition, timestamp_ms)
+        offset = await asyncio.get_running_loop().run_in_executor(None, local.log.offset_for_timestamp, timestamp_ms)
+        if offset is None or offset >= local.high_watermark:
+            return None
+        return offset
