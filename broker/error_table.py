@@ -139,7 +139,7 @@ def decode_error_body(body: object, http_status: int) -> HighwaterError | None:
     """The error a broker's JSON error body, answered with ``http_status``, stands for.
 
     It keeps the ``error_code`` and the status it arrived with, so a broker that passes
-    it on (``broker.forwarding``) answers exactly what it was answered. ``None`` when
+    it on (``broker.node.forwarding``) answers exactly what it was answered. ``None`` when
     ``body`` is not an error body (a proxy's page, a crash): only the caller knows what
     such an answer means to it.
     """

@@ -93,7 +93,7 @@ def serve(
     configure_logging(settings.log_level, settings.log_format)
     from broker.cluster.membership import DuplicateBrokerId
     from broker.main import run_broker
-    from broker.meta_properties import DataDirMismatch
+    from broker.node.meta_properties import DataDirMismatch
 
     try:
         run_broker(settings)

@@ -42,7 +42,7 @@ from broker.cluster.store import (
     StoreUnavailableError,
 )
 from broker.errors import NotController
-from broker.topic_policy import check_create_name, check_delete
+from broker.topics.policy import check_create_name, check_delete
 
 log = structlog.get_logger(__name__)
 

@@ -37,7 +37,7 @@ from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OFFSETS_TOPIC, OffsetKey, OffsetValue, partition_for_group
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch, iter_batches_with_records
-from broker.topic_policy import check_internal_configs
+from broker.topics.policy import check_internal_configs
 
 if TYPE_CHECKING:
     from broker.groups.host import GroupHost

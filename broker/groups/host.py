@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from broker.cluster.controller import Controller
+    from broker.cluster.metadata_view import MetadataView
     from broker.cluster.records import PartitionRecord
     from broker.descriptions import FetchResult, PartitionDescription
-    from broker.metadata_view import MetadataView
     from broker.replica_io.partition import Partition
-    from broker.topic_configs import TopicConfigs
+    from broker.topics.configs import TopicConfigs
     from config.broker import BrokerSettings
 
 

@@ -23,23 +23,23 @@ import structlog
 from broker.acks import Acks
 from broker.cluster.controller import Controller, ControllerSettings
 from broker.cluster.membership import BrokerMembership
+from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import BrokerRegistration, PartitionRecord
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
 from broker.descriptions import BrokerInfo, FetchResult, PartitionDescription, ProduceResult, TopicDescription
-from broker.forwarding import Forwarder
 from broker.groups.coordinator import GroupCoordinator
-from broker.meta_properties import MetaProperties
-from broker.metadata_view import MetadataView
 from broker.node.catalog import Catalog
 from broker.node.controller_gateway import ControllerGateway, LocalCall
 from broker.node.describing import PartitionDescriber
+from broker.node.forwarding import Forwarder
 from broker.node.identity import load_identity, lock_data_dir
+from broker.node.meta_properties import MetaProperties
 from broker.node.replicas import ReplicaManager
 from broker.node.routing import RequestRouter
 from broker.replica_io.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
-from broker.topic_configs import TopicConfigs
+from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)

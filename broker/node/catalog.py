@@ -8,11 +8,11 @@ retriable ``LeaderNotAvailable``, never an unknown partition.
 
 from __future__ import annotations
 
+from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.descriptions import BrokerInfo
 from broker.errors import LeaderNotAvailable, UnknownPartition, UnknownTopic
-from broker.metadata_view import MetadataView
-from broker.topic_configs import TopicConfigs
+from broker.topics.configs import TopicConfigs
 
 
 class Catalog:

@@ -15,13 +15,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from broker.cluster.controller import Controller
+from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PRODUCER_ID_KEY
 from broker.cluster.store import MetadataStore
 from broker.errors import NotController, ServiceUnavailable
-from broker.forwarding import Forwarder
-from broker.metadata_view import MetadataView
 from broker.node.catalog import Catalog
-from broker.topic_policy import check_min_insync_replicas
+from broker.node.forwarding import Forwarder
+from broker.topics.policy import check_min_insync_replicas
 
 METADATA_PROPAGATION_TIMEOUT_S = 10.0
 

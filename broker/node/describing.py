@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import structlog
 
+from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord
 from broker.descriptions import PartitionDescription, TopicDescription
-from broker.forwarding import Forwarder
-from broker.metadata_view import MetadataView
 from broker.node.catalog import Catalog
+from broker.node.forwarding import Forwarder
 from broker.node.replicas import ReplicaManager
 
 log = structlog.get_logger(__name__)

@@ -12,7 +12,7 @@ from typing import IO
 
 from broker.cluster.records import CLUSTER_ID_KEY
 from broker.cluster.store import MetadataStore
-from broker.meta_properties import (
+from broker.node.meta_properties import (
     DataDirMismatch,
     MetaProperties,
     ensure_meta_properties,

@@ -21,9 +21,9 @@ import aiohttp
 import structlog
 
 from broker.cluster.membership import BrokerMembership
+from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.cluster.store import MetadataStore
-from broker.metadata_view import MetadataView
 from broker.node.isr_proposals import propose_isr
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetcher import ReplicaFetcherManager
@@ -33,7 +33,7 @@ from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.storage.cleaner import clean_if_compacted
 from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
 from broker.storage.log_manager import LogManager
-from broker.topic_configs import TopicConfigs
+from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)

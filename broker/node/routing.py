@@ -12,15 +12,15 @@ from __future__ import annotations
 import asyncio
 
 from broker.acks import Acks
+from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord
 from broker.descriptions import FetchResult, ProduceResult
 from broker.errors import LeaderNotAvailable, NotLeaderOrFollower
-from broker.forwarding import Forwarder, retry_while_leadership_moves
-from broker.metadata_view import MetadataView
 from broker.node.catalog import Catalog
+from broker.node.forwarding import Forwarder, retry_while_leadership_moves
 from broker.node.replicas import ReplicaManager
 from broker.replica_io.partition import Partition
-from broker.topic_policy import check_client_append
+from broker.topics.policy import check_client_append
 
 
 class RequestRouter:

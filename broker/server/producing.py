@@ -31,7 +31,7 @@ from broker.acks import Acks
 from broker.errors import HighwaterError, RecordTooLarge
 from broker.server.json_records import EncodedRecord
 from broker.server.produce_plan import PartitionBatch, PlacedRecord, RoundRobin, build_batches, choose_partition
-from broker.topic_policy import check_client_append
+from broker.topics.policy import check_client_append
 
 if TYPE_CHECKING:
     from broker.node.broker_node import BrokerNode

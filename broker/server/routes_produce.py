@@ -55,7 +55,7 @@ from broker.server.params import (
 from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size
 from broker.server.responses import BatchAppended, BatchResponse, DeliveryReport
 from broker.server.routes_topics import INTERNAL_TOPIC_REFUSAL
-from broker.topic_policy import check_client_append
+from broker.topics.policy import check_client_append
 
 if TYPE_CHECKING:
     from broker.node.broker_node import BrokerNode

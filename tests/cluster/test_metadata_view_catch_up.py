@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from broker.cluster.metadata_view import CATCH_UP_TIMEOUT_S, MetadataView
 from broker.cluster.records import TopicRecord, topic_key
 from broker.cluster.store_url import open_store
-from broker.metadata_view import CATCH_UP_TIMEOUT_S, MetadataView
 
 
 async def _view_and_writer(tmp_path: Path):

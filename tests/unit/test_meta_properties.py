@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.meta_properties import DataDirMismatch, ensure_meta_properties, read_meta_properties
+from broker.node.meta_properties import DataDirMismatch, ensure_meta_properties, read_meta_properties
 
 
 def test_first_start_writes_ids_and_later_starts_keep_them(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from broker.error_table import error_body
 from broker.errors import InvalidConfig
-from broker.topic_configs import TopicConfigs
+from broker.topics.configs import TopicConfigs
 from config.topic import (
     TOPIC_CONFIG_NAMES,
     TopicConfig,

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from broker.errors import LeaderNotAvailable, NotLeaderOrFollower, OffsetOutOfRange
-from broker.forwarding import retry_while_leadership_moves
+from broker.node.forwarding import retry_while_leadership_moves
 
 
 class Attempts:

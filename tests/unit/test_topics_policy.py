@@ -1,4 +1,4 @@
-"""Topic policies decided from names and configs alone (``broker.topic_policy``)."""
+"""Topic policies decided from names and configs alone (``broker.topics.policy``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from broker.errors import InvalidConfig, InvalidTopic
 from broker.groups.coordinator import OFFSETS_TOPIC_CONFIGS
 from broker.groups.offsets_records import OFFSETS_TOPIC
-from broker.topic_policy import check_client_append, check_create_name, check_delete, check_internal_configs
+from broker.topics.policy import check_client_append, check_create_name, check_delete, check_internal_configs
 from config.topic import TopicDefaults, parse_topic_configs
 
 DEFAULTS = TopicDefaults(retention_ms=3_600_000, retention_bytes=1 << 30).topic_config()
