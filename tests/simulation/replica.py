@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, StaleBrokerEpoch
 from broker.replication import (
@@ -188,13 +189,13 @@ class SimBroker:
 
     # ------------------------------------------------------------ leader: produce
 
-    def produce(self, request_id: Hashable, batch: bytes, acks: str) -> tuple[int, int | None] | HighwaterError:
+    def produce(self, request_id: Hashable, batch: bytes, acks: Acks) -> tuple[int, int | None] | HighwaterError:
         """``Partition.append``: an error, or (base offset, the offset an acks=all answer waits for).
 
         A waiting produce is answered through ``Hooks.produce_done``, starting with the
         caller's ``await_replication`` once it has noted the offsets.
         """
-        acks_all = acks == "all"
+        acks_all = acks is Acks.ALL
         refusal = self.core.admit_produce(acks_all=acks_all)
         if refusal is not None:
             return refusal

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import structlog
 
+from broker.acks import Acks
 from broker.errors import HighwaterError, UnknownLeaderEpoch
 from broker.record.codec import encode_batch
 from broker.replication import NO_LEADER_EPOCH, ProposeIsr
@@ -57,7 +58,7 @@ class SimulationFailure(AssertionError):
 @dataclass
 class _Produce:
     values: list[bytes]
-    acks: str
+    acks: Acks
     broker_id: int
     base_offset: int | None = None
     leader_epoch: int = -1
@@ -253,7 +254,7 @@ class Simulation:
         self._produce_ids += 1
         request_id = self._produce_ids
         values = [f"v{request_id}-{i}".encode() for i in range(self.rng.randint(1, 3))]
-        acks = "all" if self.rng.random() < 0.6 else "1"
+        acks = Acks.ALL if self.rng.random() < 0.6 else Acks.ONE
         produce = _Produce(values, acks, broker.broker_id, leader_epoch=broker.leader_state.leader_epoch)
         self._pending[request_id] = produce
         batch = encode_batch([(None, value) for value in values], base_timestamp=self.now_ms)
@@ -275,7 +276,7 @@ class Simulation:
         if error is not None:
             self.stats.produce_errors += 1
             return
-        if produce.acks == "1":
+        if produce.acks is Acks.ONE:
             self.stats.acked_one += 1
             return
         self.stats.acked_all += 1
