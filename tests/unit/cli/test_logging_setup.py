@@ -32,13 +32,13 @@ def json_lines(stream: io.StringIO) -> list[dict]:
 def test_events_are_one_json_object_per_line_off_a_terminal() -> None:
     stream = io.StringIO()
     configure_logging("info", "auto", stream)
-    log = structlog.get_logger("broker.partition")
+    log = structlog.get_logger("broker.replica_io.partition")
     log.info("partition.high_watermark_advanced", topic="orders", partition=2, high_watermark=41)
     log.debug("partition.fetch", topic="orders")
     [event] = json_lines(stream)
     assert event["event"] == "partition.high_watermark_advanced"
     assert (event["topic"], event["partition"], event["high_watermark"]) == ("orders", 2, 41)
-    assert event["level"] == "info" and event["logger"] == "broker.partition"
+    assert event["level"] == "info" and event["logger"] == "broker.replica_io.partition"
     assert event["timestamp"].endswith("Z")
 
 
