@@ -132,7 +132,7 @@ class UpdateFollowerOffsets:
 
 @dataclass(frozen=True, slots=True)
 class RetryAfterBackoff:
-    """A retriable refusal (unknown leader epoch, not leader yet): fetch again later."""
+    """A retriable refusal (unknown leader epoch, not leader yet), or an answer that cannot be applied: fetch again later."""
 
     error: HighwaterError
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.errors import HighwaterError, OffsetOutOfRange
+from broker.errors import CorruptRecord, HighwaterError, OffsetOutOfRange
 from broker.record.header import iter_batches
 from broker.replication.actions import (
     AppendRecords,
@@ -144,10 +144,15 @@ class FollowerState:
         new_log_end_offset = local.log_end_offset
         if response.records_last_offset is not None:
             if response.records_last_offset < local.log_end_offset:
-                raise ValueError(
-                    f"fetched records end at {response.records_last_offset}, before the "
-                    f"local log end offset {local.log_end_offset}"
-                )
+                return [
+                    RetryAfterBackoff(
+                        CorruptRecord(
+                            f"{self.topic}-{self.partition}: fetched records end at "
+                            f"{response.records_last_offset}, before the local log end offset "
+                            f"{local.log_end_offset}; nothing appended"
+                        )
+                    )
+                ]
             actions.append(AppendRecords(local.log_end_offset, response.records_last_offset))
             new_log_end_offset = response.records_last_offset + 1
         offsets = self._learn_leader_offsets(response, local, new_log_end_offset)

@@ -1,6 +1,6 @@
 """The follower side (AbstractFetcherThread / ReplicaFetcherThread)."""
 
-from broker.errors import FencedLeaderEpoch, OffsetOutOfRange, UnknownLeaderEpoch
+from broker.errors import CorruptRecord, FencedLeaderEpoch, OffsetOutOfRange, UnknownLeaderEpoch
 from broker.replication import (
     AppendRecords,
     AwaitLeaderChange,
@@ -121,3 +121,13 @@ def test_a_truncation_that_cuts_a_whole_batch_lower_keeps_the_hw_at_or_below_the
     assert action == TruncateTo(7, 7)
     follower.on_log_truncated(log_end_offset=6)
     assert follower.high_watermark == 6
+
+
+def test_records_ending_below_the_own_log_end_append_nothing_and_back_off():
+    """A leader's answer cannot hold records below the fetch offset; if one does, the
+    follower appends nothing and fetches again after the back-off (the fetch loop goes on)."""
+    follower = make_follower()
+    response = PartitionFetchResponse(high_watermark=0, log_start_offset=0, log_end_offset=9, records_last_offset=3)
+    [action] = follower.on_fetch_response(response, local_log(0, 5, (1, 0)))
+    assert isinstance(action, RetryAfterBackoff)
+    assert isinstance(action.error, CorruptRecord) and "before the local log end offset 5" in action.error.message
