@@ -21,6 +21,7 @@ from pathlib import Path
 import structlog
 
 from broker.acks import Acks
+from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, UnknownLeaderEpoch
 from broker.record.codec import encode_batch
 from broker.replication import NO_LEADER_EPOCH, ProposeIsr
@@ -48,6 +49,7 @@ from tests.simulation.world import (
 log = structlog.get_logger(__name__)
 
 TRACE_LINES = 60
+STALE_RECORD_PROBABILITY = 0.2
 HEAL_ROUNDS = 4_000
 
 
@@ -233,16 +235,31 @@ class Simulation:
         )
 
     def _deliver_metadata(self) -> None:
-        self._watch(self.rng.choice(list(self.brokers.values())))
+        """A watch delivers the current record or, sometimes, replays one older than a record
+        the broker already applied (a re-read after a reconnect): a replica must only ever
+        move forward in epoch order. A restarted broker holds no record yet, so it is never
+        replayed one: the store holds only the current record."""
+        broker = self.rng.choice(list(self.brokers.values()))
+        held = broker.core.record
+        older = [
+            record
+            for record in self.controller.history
+            if held is not None and record.partition_epoch < held.partition_epoch
+        ]
+        if older and self.rng.random() < STALE_RECORD_PROBABILITY:
+            self._watch(broker, self.rng.choice(older))
+        else:
+            self._watch(broker)
 
-    def _watch(self, broker: SimBroker) -> None:
-        """The broker's watch delivers the current record, once its incarnation is registered."""
+    def _watch(self, broker: SimBroker, record: PartitionRecord | None = None) -> None:
+        """The broker's watch delivers a record (the current one unless named), once its
+        incarnation is registered."""
         if (
             broker.active
             and self.network.connected(broker.broker_id, CONTROLLER)
             and self.controller.registered(broker.broker_id, broker.incarnation)
         ):
-            broker.apply_record(self.controller.record)
+            broker.apply_record(self.controller.record if record is None else record)
 
     def _produce(self) -> None:
         """A client with possibly stale metadata sends one batch of 1-3 records."""

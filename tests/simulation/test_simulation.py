@@ -61,7 +61,7 @@ def test_checker_catches_a_restarted_leader_resuming_its_old_epoch(sim_dir):
     """Negative control: a controller that does not fence a bounced broker lets a restarted
     leader lead its old epoch again, from a lower HW (and, after power loss, re-using offsets)."""
     config = dataclasses.replace(PROFILES["3-brokers-fsync-power-loss"], fence_restarted_brokers=False)
-    failure = _first_failure(config, range(12), 800, sim_dir)
+    failure = _first_failure(config, range(24), 800, sim_dir)
     assert failure is not None
     assert "leader HW fell" in str(failure) or "exposed" in str(failure)
 
