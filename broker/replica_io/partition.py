@@ -107,7 +107,8 @@ class Partition:
         self._waiting: dict[Hashable, asyncio.Future[HighwaterError | None]] = {}
         self._request_ids = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
-        self._timer_deadline_ms: int | None = None
+        self._timer_deadline_ms = 0
+        """When ``_timer`` fires (meaningful only while ``_timer`` is set)."""
         self._isr_task: asyncio.Task | None = None
         self._producers: ProducerStateManager | None = None
 
@@ -176,15 +177,15 @@ class Partition:
 
     def _schedule_tick(self, deadline_ms: int) -> None:
         """One timer per partition, at the earliest deadline the core asked for."""
-        if self._timer is not None and self._timer_deadline_ms is not None and self._timer_deadline_ms <= deadline_ms:
-            return
         if self._timer is not None:
+            if self._timer_deadline_ms <= deadline_ms:
+                return
             self._timer.cancel()
         self._timer_deadline_ms = deadline_ms
         self._timer = asyncio.get_running_loop().call_later(max(0, deadline_ms - now_ms()) / 1000, self._on_timer)
 
     def _on_timer(self) -> None:
-        self._timer = self._timer_deadline_ms = None
+        self._timer = None
         self.tick()
 
     def tick(self) -> None:
@@ -202,7 +203,7 @@ class Partition:
         self._perform(self.core.stop())
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = self._timer_deadline_ms = None
+            self._timer = None
 
     # ------------------------------------------------------------ leader: produce
 

@@ -25,6 +25,7 @@ min ISR held, at its deadline, or NOT_LEADER_OR_FOLLOWER when leadership ends.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable
 
 import structlog
@@ -346,12 +347,7 @@ class PartitionReplica:
         ready = self._after_hw_update(outcome.hw_update)
         proposal = self._propose(outcome.propose_isr)
         if proposal is not None:
-            ready = Ready(
-                completions=ready.completions,
-                high_watermark_moved=ready.high_watermark_moved,
-                next_deadline_ms=ready.next_deadline_ms,
-                propose_isr=proposal,
-            )
+            ready = dataclasses.replace(ready, propose_isr=proposal)
         return outcome, ready
 
     # ------------------------------------------------------------------ follower

@@ -12,6 +12,7 @@ its deadline passes. A fault the simulation finds is a fault in the broker's cod
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -286,14 +287,7 @@ class SimBroker:
     def _respond(
         self, follower_id: int, message: FetchRequestMessage, response: PartitionFetchResponse, records: bytes
     ) -> None:
-        response = PartitionFetchResponse(
-            high_watermark=response.high_watermark,
-            log_start_offset=response.log_start_offset,
-            log_end_offset=response.log_end_offset,
-            error=response.error,
-            diverging_epoch=response.diverging_epoch,
-            records_last_offset=fetched_last_offset(records),
-        )
+        response = dataclasses.replace(response, records_last_offset=fetched_last_offset(records))
         reply = FetchResponseMessage(message.request_id, message.fields, response, records)
         self.hooks.send(self.broker_id, follower_id, reply)
 
