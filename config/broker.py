@@ -31,6 +31,7 @@ from pydantic_settings import (
 )
 
 from config.errors import ConfigFileError
+from config.security import SecuritySettings, TlsSettings
 from config.store_url import parse_store_url
 from config.topic import DAY_MS, GIB, MAX_SEGMENT_BYTES, MIB, FlushPolicy, TopicDefaults
 
@@ -109,6 +110,11 @@ class BrokerSettings(BaseSettings):
     log_format: Literal["json", "console", "auto"] = Field("auto", description="auto = console on a TTY, else json")
 
     topic_defaults: TopicDefaults = Field(default_factory=TopicDefaults)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
+    tls: TlsSettings = Field(default_factory=TlsSettings)
+    allow_anonymous: bool = Field(
+        False, description="listen on a non-loopback address with authentication = 'none' (refused otherwise)"
+    )
 
     @classmethod
     def settings_customise_sources(
@@ -156,6 +162,8 @@ class BrokerSettings(BaseSettings):
                 f"replica_fetch_wait_max_ms ({self.replica_fetch_wait_max_ms}) must be less than "
                 f"replica_lag_time_max_ms ({self.replica_lag_time_max_ms}), or healthy followers leave the ISR"
             )
+        if self.security.authentication == "mtls" and self.tls.client_auth != "required":
+            raise ValueError("security.authentication = 'mtls' needs tls.client_auth = 'required'")
         self._unify_log_settings()
         return self
 
