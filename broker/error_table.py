@@ -28,8 +28,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from broker.errors import (
+    AuthenticationFailed,
+    ClusterAuthorizationFailed,
     CorruptRecord,
     FencedLeaderEpoch,
+    GroupAuthorizationFailed,
     HighwaterError,
     InvalidConfig,
     InvalidPartitions,
@@ -52,9 +55,12 @@ from broker.errors import (
     RequestBodyTimedOut,
     RequestTimedOut,
     RequestTooLarge,
+    ResourceNotFound,
     ServiceUnavailable,
     StaleBrokerEpoch,
+    ThrottlingQuotaExceeded,
     TopicAlreadyExists,
+    TopicAuthorizationFailed,
     UnexpectedAppendOffset,
     UnknownLeaderEpoch,
     UnknownTopicOrPartition,
@@ -118,6 +124,12 @@ ERROR_TABLE: tuple[type[HighwaterError], ...] = (
     NotCoordinator,
     CoordinatorNotAvailable,
     CoordinatorLoadInProgress,
+    AuthenticationFailed,
+    TopicAuthorizationFailed,
+    GroupAuthorizationFailed,
+    ClusterAuthorizationFailed,
+    ResourceNotFound,
+    ThrottlingQuotaExceeded,
 )
 """Every error a broker answers with: the broker's own, then the group coordinator's."""
 

@@ -269,6 +269,48 @@ class NotController(HighwaterError):
     retriable = True
 
 
+class AuthenticationFailed(HighwaterError):
+    """No credentials, wrong ones, or a certificate the broker does not accept; answered with ``WWW-Authenticate``."""
+
+    name = "AUTHENTICATION_FAILED"
+    error_code = 40101
+    http_status = 401
+
+
+class TopicAuthorizationFailed(HighwaterError):
+    name = "TOPIC_AUTHORIZATION_FAILED"
+    error_code = 40301
+    http_status = 403
+
+
+class GroupAuthorizationFailed(HighwaterError):
+    name = "GROUP_AUTHORIZATION_FAILED"
+    error_code = 40302
+    http_status = 403
+
+
+class ClusterAuthorizationFailed(HighwaterError):
+    name = "CLUSTER_AUTHORIZATION_FAILED"
+    error_code = 40303
+    http_status = 403
+
+
+class ResourceNotFound(NotFound):
+    """A user, ACL or quota the request names does not exist (Kafka's ``RESOURCE_NOT_FOUND``)."""
+
+    name = "RESOURCE_NOT_FOUND"
+    error_code = 40404
+
+
+class ThrottlingQuotaExceeded(HighwaterError):
+    """The principal is so far over its byte-rate quota that the broker refuses instead of delaying."""
+
+    name = "THROTTLING_QUOTA_EXCEEDED"
+    error_code = 42901
+    http_status = 429
+    retriable = True
+
+
 OUTCOME_UNKNOWN = (
     "The outcome is unknown: the records may or may not have been written. "
     "Retry with an idempotent producer to be sure they are written exactly once."
