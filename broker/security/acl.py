@@ -17,6 +17,8 @@ import enum
 from dataclasses import dataclass
 
 WILDCARD = "*"
+MATCH = "MATCH"
+"""The filter-only pattern type: every binding that applies to the filter's resource name."""
 CLUSTER_RESOURCE_NAME = "kafka-cluster"
 """The one CLUSTER resource's name, as in Kafka."""
 
@@ -85,7 +87,9 @@ class AclFilter:
     """Selects bindings; None (or ``"ANY"`` on the wire) matches any value of that field.
 
     ``pattern_type`` is a ``PatternType``, None for any, or ``"MATCH"``: every binding
-    whose pattern applies to ``resource_name`` (which MATCH requires).
+    whose pattern applies to ``resource_name`` (which MATCH requires). A filter with any
+    other pattern type, or MATCH without a name, is refused at construction (ValueError),
+    so a wire handler turns it into a 400 before it can select too much or nothing.
     """
 
     resource_type: ResourceType | None = None
@@ -95,3 +99,44 @@ class AclFilter:
     host: str | None = None
     operation: AclOperation | None = None
     permission: AclPermission | None = None
+
+    def __post_init__(self) -> None:
+        if self.pattern_type is not None and self.pattern_type not in (*PatternType, MATCH):
+            raise ValueError(f"pattern type {self.pattern_type!r} is none of LITERAL, PREFIXED, MATCH")
+        if self.pattern_type == MATCH and self.resource_name is None:
+            raise ValueError("pattern type MATCH selects the bindings of one resource: name it (resource_name)")
+
+
+def pattern_applies(binding: AclBinding, resource_name: str) -> bool:
+    """Whether ``binding``'s pattern covers the resource named ``resource_name`` (its type aside).
+
+    The one statement of LITERAL, wildcard and PREFIXED matching, shared by filters and the authorizer.
+    """
+    if binding.pattern_type == PatternType.PREFIXED:
+        return resource_name.startswith(binding.resource_name)
+    return binding.resource_name in (resource_name, WILDCARD)
+
+
+def filter_matches(acl_filter: AclFilter, binding: AclBinding) -> bool:
+    """Whether ``acl_filter`` selects ``binding`` (Kafka's ``AclBindingFilter.matches``).
+
+    A None field matches anything; every other field compares exactly, the resource name
+    included (a LITERAL ``*`` filter selects only the wildcard bindings themselves), except
+    under pattern type MATCH, where the name selects every binding whose pattern applies to it.
+    """
+    if acl_filter.pattern_type == MATCH:
+        assert acl_filter.resource_name is not None  # refused at construction otherwise
+        if not pattern_applies(binding, acl_filter.resource_name):
+            return False
+    else:
+        if acl_filter.pattern_type is not None and acl_filter.pattern_type != binding.pattern_type:
+            return False
+        if acl_filter.resource_name is not None and acl_filter.resource_name != binding.resource_name:
+            return False
+    return (
+        (acl_filter.resource_type is None or acl_filter.resource_type == binding.resource_type)
+        and (acl_filter.principal is None or acl_filter.principal == binding.principal)
+        and (acl_filter.host is None or acl_filter.host == binding.host)
+        and (acl_filter.operation is None or acl_filter.operation == binding.operation)
+        and (acl_filter.permission is None or acl_filter.permission == binding.permission)
+    )
