@@ -56,8 +56,8 @@ class Decision:
         return self.allowed
 
 
-BROKER = Decision(True, "broker")
-SUPER_USER = Decision(True, "super user")
+ALLOWED_BROKER = Decision(True, "broker")
+ALLOWED_SUPER_USER = Decision(True, "super user")
 ALLOWED_BY_ACL = Decision(True, "allowed by ACL")
 DENIED_BY_ACL = Decision(False, "denied by ACL")
 NO_ACL_MATCHED = Decision(False, "no ACL matched")
@@ -187,9 +187,9 @@ class Authorizer:
 
     def _privileged(self, principal: Principal) -> Decision | None:
         if principal.is_broker:
-            return BROKER
+            return ALLOWED_BROKER
         if str(principal) in self._super_users:
-            return SUPER_USER
+            return ALLOWED_SUPER_USER
         return None
 
     def _covering(self, resource: Resource) -> Iterator[AclBinding]:

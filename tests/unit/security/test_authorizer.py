@@ -6,13 +6,13 @@ import pytest
 
 from broker.security.acl import AclBinding, AclOperation, AclPermission, PatternType, Resource, ResourceType
 from broker.security.authorizer import (
+    ALLOWED_BROKER,
     ALLOWED_BY_ACL,
-    BROKER,
+    ALLOWED_SUPER_USER,
     DENIED_BY_ACL,
     NO_ACL_FOR_RESOURCE_ALLOWED,
     NO_ACL_FOR_RESOURCE_DENIED,
     NO_ACL_MATCHED,
-    SUPER_USER,
     Authorizer,
     Decision,
 )
@@ -187,13 +187,13 @@ def test_allow_if_no_acl_does_not_override_a_deny() -> None:
 
 def test_brokers_may_do_anything_despite_a_deny() -> None:
     authorizer = Authorizer([acl(Op.ALL, DENY, name="*", principal="User:*")])
-    assert authorizer.authorize(Principal.broker(2), HOST, Op.WRITE, ORDERS) == BROKER
-    assert authorizer.authorize(Principal.broker(2), HOST, Op.ALTER, Resource.cluster()) == BROKER
+    assert authorizer.authorize(Principal.broker(2), HOST, Op.WRITE, ORDERS) == ALLOWED_BROKER
+    assert authorizer.authorize(Principal.broker(2), HOST, Op.ALTER, Resource.cluster()) == ALLOWED_BROKER
 
 
 def test_super_users_may_do_anything_despite_a_deny() -> None:
     authorizer = Authorizer([acl(Op.ALL, DENY, name="*", principal="User:*")], super_users=frozenset({"User:admin"}))
-    assert authorizer.authorize(Principal.user("admin"), HOST, Op.DELETE, ORDERS) == SUPER_USER
+    assert authorizer.authorize(Principal.user("admin"), HOST, Op.DELETE, ORDERS) == ALLOWED_SUPER_USER
     assert authorizer.authorize(ALICE, HOST, Op.DELETE, ORDERS) == DENIED_BY_ACL
 
 
