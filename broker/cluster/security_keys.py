@@ -138,12 +138,17 @@ def decode_secret(value: bytes) -> bytes:
     return secret
 
 
+def decode_logged(item: KeyValue, decode: Callable[[bytes], T]) -> T | None:
+    """``item``'s decoded value, or None (logged with its key) when it is malformed."""
+    try:
+        return decode(item.value)
+    except MalformedRecord as error:
+        log.error("security_record_malformed_skipped", key=item.key, reason=str(error))
+        return None
+
+
 def decoded(items: Iterable[KeyValue], prefix: str, decode: Callable[[bytes], T]) -> Iterator[tuple[str, T]]:
     """``(name after prefix, decoded value)`` of each item under ``prefix``; a malformed one is logged and skipped."""
     for item in items:
-        if not item.key.startswith(prefix):
-            continue
-        try:
-            yield item.key.removeprefix(prefix), decode(item.value)
-        except MalformedRecord as error:
-            log.error("security_record_malformed_skipped", key=item.key, reason=str(error))
+        if item.key.startswith(prefix) and (value := decode_logged(item, decode)) is not None:
+            yield item.key.removeprefix(prefix), value
