@@ -269,12 +269,23 @@ class NotController(HighwaterError):
     retriable = True
 
 
+BASIC_CHALLENGE = 'Basic realm="highwater", charset="UTF-8"'
+
+
 class AuthenticationFailed(HighwaterError):
-    """No credentials, wrong ones, or a certificate the broker does not accept; answered with ``WWW-Authenticate``."""
+    """No credentials, wrong ones, or a certificate the broker does not accept.
+
+    Answered with ``WWW-Authenticate: <challenge>`` (RFC 9110 requires one on every 401);
+    the challenge names the scheme the broker takes and is never part of the body.
+    """
 
     name = "AUTHENTICATION_FAILED"
     error_code = 40101
     http_status = 401
+
+    def __init__(self, message: str, *, challenge: str = BASIC_CHALLENGE, **details: Any):
+        super().__init__(message, **details)
+        self.challenge = challenge
 
 
 class TopicAuthorizationFailed(HighwaterError):
@@ -303,7 +314,7 @@ class ResourceNotFound(NotFound):
 
 
 class ThrottlingQuotaExceeded(HighwaterError):
-    """The principal is so far over its byte-rate quota that the broker refuses instead of delaying."""
+    """Over a rate the broker enforces: a principal far over its byte-rate quota, or a source over its failed logins."""
 
     name = "THROTTLING_QUOTA_EXCEEDED"
     error_code = 42901

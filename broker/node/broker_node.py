@@ -25,6 +25,7 @@ from broker.cluster.controller import Controller, ControllerSettings
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import BrokerRegistration, PartitionRecord
+from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
 from broker.descriptions import BrokerInfo, FetchResult, PartitionDescription, ProduceResult, TopicDescription
@@ -37,8 +38,10 @@ from broker.node.identity import load_identity, lock_data_dir
 from broker.node.meta_properties import MetaProperties
 from broker.node.replicas import ReplicaManager
 from broker.node.routing import RequestRouter
+from broker.node.security import NodeSecurity
 from broker.replica_io.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
+from broker.security.broker_token import broker_authorization
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 
@@ -50,7 +53,14 @@ CONTROLLED_SHUTDOWN_TIMEOUT_S = 15.0
 class BrokerNode:
     """One broker process's state. Create with ``await BrokerNode.start(settings)``."""
 
-    def __init__(self, settings: BrokerSettings, store: MetadataStore, meta: MetaProperties, lock_handle: IO) -> None:
+    def __init__(
+        self,
+        settings: BrokerSettings,
+        store: MetadataStore,
+        meta: MetaProperties,
+        lock_handle: IO,
+        broker_secret: bytes,
+    ) -> None:
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = meta.cluster_id
@@ -59,7 +69,12 @@ class BrokerNode:
         self._lock_handle = lock_handle
         self.data_dir = Path(settings.data_dir)
         self.topic_configs = TopicConfigs(settings.topic_defaults)
-        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
+        self.broker_secret = broker_secret
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=256),
+            headers={"Authorization": broker_authorization(self.node_id, broker_secret)},
+        )
+        self.security = NodeSecurity(settings.security, store)
         self.forwarder = Forwarder(self.session, self.cluster_id)
         self.membership = BrokerMembership(
             store,
@@ -109,11 +124,13 @@ class BrokerNode:
         lock_handle = lock_data_dir(data_dir)
         store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
         meta = await load_identity(store, data_dir, settings)
-        node = cls(settings, store, meta, lock_handle)
+        broker_secret = await SecurityStore(store).broker_secret()
+        node = cls(settings, store, meta, lock_handle, broker_secret)
         await node._start()
         return node
 
     async def _start(self) -> None:
+        await self.security.start()
         await self.replicas.load_logs()
         await self.membership.register()
         await self.view.start()
@@ -139,6 +156,7 @@ class BrokerNode:
         await self._controlled_shutdown()
         await self.controller.close()
         await self.view.close()
+        await self.security.close()
         await self.groups.stop()
         await self.replicas.close()
         await self.membership.deregister()

@@ -7,7 +7,9 @@ node's ``max_request_bytes``, enforced by aiohttp while reading, answered 413 JS
 Middleware order matters: metrics is outermost so it records the status the client
 really got, including the JSON error responses the error middleware builds; the
 body read and the metadata catch-up are inside the error mapping, so a body over the
-limit or a store failure while it waits answers as JSON like any other.
+limit or a store failure while it waits answers as JSON like any other. The security
+door is inside the error mapping and before the body read: a request that may not
+use a route is refused before the broker reads its body or waits for metadata.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from broker.server import (
     routes_produce,
     routes_producer_ids,
     routes_records,
+    routes_security,
     routes_topics,
 )
 from broker.server.api_routes import RouteTable, register
@@ -38,7 +41,9 @@ from broker.server.middleware import (
 )
 from broker.server.params import NODE_KEY
 from broker.server.producing import RecordProducer
+from broker.server.route_access import ROUTE_ACCESS
 from broker.server.routes_produce import PRODUCER_KEY
+from broker.server.security_middleware import ROUTE_ACCESS_KEY, security_middleware
 
 if TYPE_CHECKING:
     from broker.node.broker_node import BrokerNode
@@ -52,6 +57,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_internal.routes,
     routes_producer_ids.routes,
     routes_groups.routes,
+    routes_security.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 
@@ -61,13 +67,30 @@ async def _drain_unacknowledged(app: web.Application) -> None:
     await app[PRODUCER_KEY].drain()
 
 
+def access_mismatch(tables: tuple[RouteTable, ...]) -> list[str]:
+    """Routes ``route_access`` says nothing about, and entries of it no route has."""
+    declared = {(route.method, route.documented_path) for table in tables for route in table.routes}
+    return sorted(f"{method} {path}" for method, path in declared ^ ROUTE_ACCESS.keys())
+
+
 def create_app(node: BrokerNode) -> web.Application:
+    """Refuses to build an app whose routes and access table differ: a route without a rule is open to anyone."""
+    mismatch = access_mismatch(ROUTE_TABLES)
+    if mismatch:
+        raise RuntimeError(f"routes and broker.server.route_access differ on: {', '.join(mismatch)}")
     max_request_bytes = node.settings.max_request_bytes
     app = web.Application(
         client_max_size=max_request_bytes,
-        middlewares=[metrics_middleware, error_middleware, body_read_middleware, metadata_catch_up_middleware],
+        middlewares=[
+            metrics_middleware,
+            error_middleware,
+            security_middleware,
+            body_read_middleware,
+            metadata_catch_up_middleware,
+        ],
     )
     app[NODE_KEY] = node
+    app[ROUTE_ACCESS_KEY] = ROUTE_ACCESS
     app[MAX_REQUEST_BYTES_KEY] = max_request_bytes
     app[METRICS_KEY] = HttpMetrics(node)
     app[PRODUCER_KEY] = RecordProducer(node)

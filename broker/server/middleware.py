@@ -13,7 +13,9 @@ ever sees ``{"error_code", "error", "message", "retriable", ...details}`` JSON:
 * anything else is a bug: it is logged with its traceback and answered 500 with a
   body that carries no traceback.
 
-429 and 503 answers carry ``Retry-After`` so well-behaved clients back off.
+429 and 503 answers carry ``Retry-After`` so well-behaved clients back off (the
+error's ``retry_after_ms`` when it knows, rounded up to whole seconds); a 401
+carries the ``WWW-Authenticate`` challenge RFC 9110 requires.
 
 Body reading bounds how long a client may take to send a ``Content-Length`` body
 (``request_body_timeout_ms``): a sender that stalls mid-body gets 408 and the
@@ -40,6 +42,7 @@ from pydantic import ValidationError
 from broker.acks import Acks
 from broker.error_table import error_body
 from broker.errors import (
+    AuthenticationFailed,
     HighwaterError,
     InvalidRequest,
     MethodNotAllowed,
@@ -73,7 +76,12 @@ class HttpProtocolError(InvalidRequest):
 def error_response(error: HighwaterError) -> web.Response:
     response = web.json_response(error_body(error), status=error.http_status)
     if error.http_status in (429, 503):
-        response.headers["Retry-After"] = RETRY_AFTER_SECONDS
+        retry_after_ms = error.details.get("retry_after_ms")
+        response.headers["Retry-After"] = (
+            str(-(-int(retry_after_ms) // 1000)) if retry_after_ms is not None else RETRY_AFTER_SECONDS
+        )
+    if isinstance(error, AuthenticationFailed):
+        response.headers["WWW-Authenticate"] = error.challenge
     if isinstance(error, MethodNotAllowed):
         response.headers["Allow"] = ", ".join(error.details.get("allowed_methods", ()))
     return response

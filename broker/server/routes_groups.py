@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from broker.errors import InvalidRequest
 from broker.groups.bodies import group_body, groups_path, lag_body, member_body, offsets_body, partitions_by_topic
 from broker.groups.errors import CoordinatorNotAvailable, GroupIdNotFound, UnknownMemberId
-from broker.groups.lag import lag_summary
+from broker.groups.lag import LagRow, lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Subscription
 from broker.groups.responses import (
     Consumer,
@@ -39,6 +39,7 @@ from broker.groups.responses import (
     ConsumerLag,
 )
 from broker.groups.shard import OffsetsShard
+from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import (
     CLUSTER,
     JSON,
@@ -52,11 +53,13 @@ from broker.server.api_routes import (
     path_param,
     query_param,
 )
+from broker.server.authorization import client_host, describable_topics, may, principal_of, require
 from broker.server.params import INT64_MAX, NODE_KEY, JsonInt, node_of, partition_param, read_model
 from broker.server.partition_ids import PartitionId
 from broker.server.resources import list_body
 from broker.server.responses import ResourceList
 from broker.server.routes_internal import internal
+from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
 
 FORWARDED_HEADER = "X-Highwater-Forwarded-By"
 GROUP = "/v3/clusters/{cluster_id}/consumer-groups/{consumer_group_id}"
@@ -159,7 +162,12 @@ Handler = Callable[[web.Request, OffsetsShard, str], Awaitable[web.StreamRespons
 
 async def _forward(request: web.Request, url: str) -> web.Response:
     node = request.app[NODE_KEY]
-    headers = {FORWARDED_HEADER: str(node.node_id), "Content-Type": "application/json"}
+    headers = {
+        FORWARDED_HEADER: str(node.node_id),
+        FORWARDED_PRINCIPAL_HEADER: str(principal_of(request)),
+        FORWARDED_HOST_HEADER: client_host(request),
+        "Content-Type": "application/json",
+    }
     body = await request.read() if request.body_exists else None
     try:
         async with node.session.request(
@@ -196,6 +204,12 @@ def _existing(shard: OffsetsShard, group_id: str):
     return state
 
 
+async def _visible_lag_rows(request: web.Request, shard: OffsetsShard, group_id: str) -> list[LagRow]:
+    """The group's lag rows of the topics the principal may DESCRIBE: lag names topics, so it is filtered too."""
+    visible = describable_topics(request)
+    return [row for row in await node_of(request).groups.lag_rows(shard, group_id) if visible(row.topic_name)]
+
+
 def _heartbeat_interval_ms(session_timeout_ms: int) -> int:
     return max(MIN_HEARTBEAT_INTERVAL_MS, min(MAX_HEARTBEAT_INTERVAL_MS, session_timeout_ms // 3))
 
@@ -218,6 +232,8 @@ def _heartbeat_interval_ms(session_timeout_ms: int) -> int:
 async def heartbeat(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
     body = await read_model(request, HeartbeatBody)
+    for topic in body.subscribed_topics or ():
+        require(request, AclOperation.DESCRIBE, Resource.topic(topic))
     member_id = request.match_info["consumer_id"]
     if body.member_epoch == LEAVE_EPOCH:
         node.groups.leave(shard, group_id, member_id)
@@ -317,6 +333,8 @@ async def delete_group(request: web.Request, shard: OffsetsShard, group_id: str)
 async def commit_offsets(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
     body = await read_model(request, CommitBody)
+    for topic in sorted({entry.topic_name for entry in body.offsets}):
+        require(request, AclOperation.READ, Resource.topic(topic))
     offsets = [(e.topic_name, e.partition_id, e.offset, e.metadata) for e in body.offsets]
     await node.groups.commit(shard, group_id, body.member_id, body.member_epoch, offsets)
     return web.json_response(offsets_body(node, shard.group(group_id), None))
@@ -333,7 +351,10 @@ async def commit_offsets(request: web.Request, shard: OffsetsShard, group_id: st
 @coordinated
 async def read_offsets(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
-    return web.json_response(offsets_body(node, _existing(shard, group_id), request.query.get("topic") or None))
+    body = offsets_body(node, _existing(shard, group_id), request.query.get("topic") or None)
+    visible = describable_topics(request)
+    body["data"] = [entry for entry in body["data"] if visible(entry["topic_name"])]
+    return web.json_response(body)
 
 
 @routes.get(
@@ -344,7 +365,7 @@ async def read_offsets(request: web.Request, shard: OffsetsShard, group_id: str)
 async def list_lags(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
     _existing(shard, group_id)
-    rows = await node.groups.lag_rows(shard, group_id)
+    rows = await _visible_lag_rows(request, shard, group_id)
     items = [lag_body(node, group_id, row) for row in rows]
     return web.json_response(list_body("KafkaConsumerLagList", node, f"{groups_path(node, group_id)}/lags", items))
 
@@ -376,7 +397,7 @@ async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> w
 async def get_lag_summary(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
     _existing(shard, group_id)
-    summary = lag_summary(group_id, await node.groups.lag_rows(shard, group_id))
+    summary = lag_summary(group_id, await _visible_lag_rows(request, shard, group_id))
     return web.json_response({"kind": "KafkaConsumerGroupLagSummary", "cluster_id": node.cluster_id, **summary})
 
 
@@ -401,6 +422,7 @@ async def list_groups(request: web.Request) -> web.Response:
     for answer in answers:
         if isinstance(answer, dict):
             bodies.extend(answer.get("data", []))
+    bodies = [body for body in bodies if may(request, AclOperation.DESCRIBE, Resource.group(body["consumer_group_id"]))]
     bodies.sort(key=lambda body: body["consumer_group_id"])
     return web.json_response(list_body("KafkaConsumerGroupList", node, groups_path(node), bodies))
 

@@ -28,6 +28,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from broker.cluster.placement import MAX_PARTITIONS_PER_TOPIC
 from broker.cluster.records import MAX_TOPIC_NAME_LENGTH
+from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import (
     CLUSTER,
     JSON,
@@ -40,6 +41,7 @@ from broker.server.api_routes import (
     link,
     query_param,
 )
+from broker.server.authorization import describable_topics, may, require
 from broker.server.params import INT32_MAX, INT64_MAX, node_of, partition_param, query_int, read_model
 from broker.server.resources import cluster_path, list_body, partition_body, topic_body
 from broker.server.responses import ElectedLeaders, Offsets, Partition, ResourceList, Topic
@@ -158,7 +160,8 @@ class ElectPreferredRequest(BaseModel):
 @routes.get(TOPICS, Operation("List topics", (Reply(200, "topics", {JSON: ResourceList[Topic]}),), (CLUSTER,)))
 async def list_topics(request: web.Request) -> web.Response:
     node = node_of(request)
-    items = [topic_body(node, topic) for topic in await node.list_topics()]
+    visible = describable_topics(request)
+    items = [topic_body(node, topic) for topic in await node.list_topics() if visible(topic.name)]
     return web.json_response(list_body("KafkaTopicList", node, f"{cluster_path(node)}/topics", items))
 
 
@@ -175,6 +178,8 @@ async def list_topics(request: web.Request) -> web.Response:
 async def create_topic(request: web.Request) -> web.Response:
     node = node_of(request)
     body = await read_model(request, CreateTopicRequest)
+    if not may(request, AclOperation.CREATE, Resource.cluster()):
+        require(request, AclOperation.CREATE, Resource.topic(body.topic_name))
     defaults = node.settings.topic_defaults
     topic = await node.create_topic(
         body.topic_name,

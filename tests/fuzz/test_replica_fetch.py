@@ -40,6 +40,12 @@ def leader(fuzz_cluster: LiveCluster) -> Iterator[tuple[str, Target]]:
     yield fuzz_cluster.url(leader_id), Target(partition_url, Target(partition_url, b"").raw_from_zero())
 
 
+@pytest.fixture(scope="module")
+def broker_headers(fuzz_cluster: LiveCluster) -> dict[str, str]:
+    """Broker 1's token: the route is for brokers only, and the fuzzing is of what a broker may send."""
+    return fuzz_cluster.broker_headers(1)
+
+
 def fetch_partitions() -> st.SearchStrategy[FetchPartition]:
     return st.builds(
         FetchPartition,
@@ -83,10 +89,12 @@ def fetch_requests() -> st.SearchStrategy[bytes]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 @given(body=fetch_requests())
-def test_mutated_fetches_get_4xx_or_a_well_formed_answer(leader: tuple[str, Target], body: bytes) -> None:
+def test_mutated_fetches_get_4xx_or_a_well_formed_answer(
+    leader: tuple[str, Target], broker_headers: dict[str, str], body: bytes
+) -> None:
     url, target = leader
     end_before = target.log_end_offset()
-    answer = post(f"{url}/internal/fetch", body, CONTENT_TYPE, timeout_s=ANSWER_TIMEOUT_S)
+    answer = post(f"{url}/internal/fetch", body, CONTENT_TYPE, timeout_s=ANSWER_TIMEOUT_S, headers=broker_headers)
     assert answer.status == 200 or 400 <= answer.status < 500, (answer.status, answer.body)
     if answer.status == 200:
         decode_response(answer.body)

@@ -56,7 +56,10 @@ def test_a_slow_sender_that_stalls_gets_408_in_bounded_time(
         "records": (partition.partition_url.rsplit("/partitions/", 1)[0] + "/records?acks=1", b'{"value": 1}', JSON),
         "fetch": (f"{cluster.url(1)}/internal/fetch", b"\x00" * 24, FETCH),
     }[route]
-    status, waited_s = trickle(url, body, content_type, sent_bytes, pause_s=0.02, timeout_s=ANSWER_TIMEOUT_S)
+    headers = cluster.broker_headers(2) if route == "fetch" else {}
+    status, waited_s = trickle(
+        url, body, content_type, sent_bytes, pause_s=0.02, timeout_s=ANSWER_TIMEOUT_S, headers=headers
+    )
     assert status == 408
     assert waited_s < REQUEST_BODY_TIMEOUT_MS / 1000 + 2
     assert partition.log_end_offset() == end_before
@@ -99,7 +102,7 @@ def test_a_body_over_the_request_limit_is_413(target: tuple[LiveCluster, Target]
         "records": (partition.partition_url.rsplit("/partitions/", 1)[0] + "/records?acks=1", JSON),
         "fetch": (f"{cluster.url(1)}/internal/fetch", FETCH),
     }[route]
-    answer = post(url, oversized, content_type)
+    answer = post(url, oversized, content_type, headers=cluster.broker_headers(2) if route == "fetch" else {})
     assert answer.status == 413 and answer.json()["error"] == "REQUEST_TOO_LARGE"
     assert partition.log_end_offset() == end_before
 

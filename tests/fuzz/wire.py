@@ -29,12 +29,18 @@ class Answer:
         return json.loads(self.body)
 
 
-def post(url: str, body: bytes, content_type: str, timeout_s: float = ANSWER_TIMEOUT_S) -> Answer:
+def post(
+    url: str,
+    body: bytes,
+    content_type: str,
+    timeout_s: float = ANSWER_TIMEOUT_S,
+    headers: dict[str, str] | None = None,
+) -> Answer:
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s)
     try:
         path = parts.path + (f"?{parts.query}" if parts.query else "")
-        connection.request("POST", path, body=body, headers={"Content-Type": content_type})
+        connection.request("POST", path, body=body, headers={"Content-Type": content_type, **(headers or {})})
         response = connection.getresponse()
         return Answer(response.status, response.read(), dict(response.getheaders()))
     finally:
@@ -53,7 +59,13 @@ def get(url: str, accept: str = "application/json", timeout_s: float = ANSWER_TI
 
 
 def trickle(
-    url: str, body: bytes, content_type: str, sent_bytes: int, pause_s: float, timeout_s: float = ANSWER_TIMEOUT_S
+    url: str,
+    body: bytes,
+    content_type: str,
+    sent_bytes: int,
+    pause_s: float,
+    timeout_s: float = ANSWER_TIMEOUT_S,
+    headers: dict[str, str] | None = None,
 ) -> tuple[int | None, float]:
     """Announce ``len(body)`` bytes, send the first ``sent_bytes`` one by one ``pause_s`` apart, then stall.
 
@@ -61,9 +73,10 @@ def trickle(
     how long the answer took after the sender stalled.
     """
     parts = urlsplit(url)
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     head = (
         f"POST {parts.path}?{parts.query} HTTP/1.1\r\nHost: {parts.hostname}:{parts.port}\r\n"
-        f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
+        f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
     ).encode()
     with socket.create_connection((parts.hostname, parts.port), timeout=timeout_s) as sock:
         sock.sendall(head)

@@ -116,6 +116,9 @@ class LiveCluster:
     def live_ids(self) -> set[int]:
         return {broker_id for broker_id, broker in self.brokers.items() if broker.alive}
 
+    def broker_headers(self, node_id: int) -> dict[str, str]:
+        return self.cluster.broker_headers(node_id)
+
     def url(self, via: int | None = None) -> str:
         return self.brokers[via].url if via is not None else self.cluster.any_url()
 

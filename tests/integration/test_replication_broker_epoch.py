@@ -35,7 +35,9 @@ def _replica(description: dict, broker_id: int) -> dict:
     return next(row for row in description["replicas_state"] if row["broker_id"] == broker_id)
 
 
-def _fetch_as(leader_url: str, replica_id: int, broker_epoch: int, description: dict, topic: str) -> str:
+def _fetch_as(
+    leader_url: str, replica_id: int, broker_epoch: int, description: dict, topic: str, headers: dict[str, str]
+) -> str:
     """One replica fetch, as broker ``replica_id`` in incarnation ``broker_epoch`` would send it;
     returns the partition's error name ('' for none)."""
     request = FetchRequest(
@@ -58,7 +60,7 @@ def _fetch_as(leader_url: str, replica_id: int, broker_epoch: int, description: 
         f"{leader_url}/internal/fetch",
         data=encode_request(request),
         method="POST",
-        headers={"Content-Type": CONTENT_TYPE},
+        headers={"Content-Type": CONTENT_TYPE, **headers},
     )
     with urllib.request.urlopen(http, timeout=10) as reply:
         [partition] = decode_response(reply.read())
@@ -91,7 +93,8 @@ def test_a_follower_restarted_with_an_empty_disk_rejoins_only_once_caught_up(clu
 
     current = topic.describe()
     leader_url = cluster.brokers[leader].url
-    assert _fetch_as(leader_url, follower, old_epoch, current, topic.name) == "STALE_BROKER_EPOCH"
+    headers = cluster.broker_headers(follower)
+    assert _fetch_as(leader_url, follower, old_epoch, current, topic.name, headers) == "STALE_BROKER_EPOCH"
     assert _replica(topic.describe(), follower)["broker_epoch"] == new_epoch
 
     rejoined = topic.wait_for_isr(ALL_BROKERS)

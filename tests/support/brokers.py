@@ -7,6 +7,7 @@ it. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -19,6 +20,10 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from broker.cluster.security_store import SecurityStore
+from broker.cluster.store_url import open_store
+from broker.security.broker_token import broker_authorization
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -247,3 +252,16 @@ class BrokerCluster:
 
     def cluster_id(self) -> str:
         return http_json("GET", f"{self.any_url()}/v3/clusters")[1]["data"][0]["cluster_id"]
+
+    def broker_headers(self, node_id: int) -> dict[str, str]:
+        """The ``Authorization`` broker ``node_id`` sends to other brokers: for tests of the broker-only routes."""
+        secret = asyncio.run(_broker_secret(self.brokers[node_id].metadata_store))
+        return {"Authorization": broker_authorization(node_id, secret)}
+
+
+async def _broker_secret(metadata_store: str) -> bytes:
+    store = await open_store(metadata_store)
+    try:
+        return await SecurityStore(store).broker_secret()
+    finally:
+        await store.close()

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from broker.security.broker_token import broker_authorization
 from broker.server.api_routes import ApiLimits
 from broker.server.app import ROUTE_TABLES
 from broker.server.openapi import public_paths
@@ -61,7 +62,10 @@ def routes_with_path_parameter(api: Api, name: str) -> list[tuple[str, str]]:
 
 
 async def test_a_path_parameter_of_the_wrong_type_on_an_internal_route_is_400_naming_it(api: Api) -> None:
-    response = await api.client.post("/internal/controller/controlled-shutdown/true")
+    response = await api.client.post(
+        "/internal/controller/controlled-shutdown/true",
+        headers={"Authorization": broker_authorization(api.node.node_id, api.node.broker_secret)},
+    )
     body = await error_of(response, 400)
     assert body["error"] == "INVALID_REQUEST" and body["error_code"] == 40001
     assert body["parameter"] == "broker_id" and "broker_id" in body["message"] and "'true'" in body["message"]

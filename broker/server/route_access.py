@@ -1,0 +1,131 @@
+"""Who may call each route: the whole access policy of the HTTP API in one table.
+
+Every route the app registers has exactly one entry here (``create_app`` refuses to
+start otherwise), so a new route cannot ship without saying which principal may use
+it. An entry says who gets in at all (``anyone``, any ``authenticated`` principal,
+or ``brokers`` only) and which ACL checks the security middleware makes before the
+handler runs; ``in_handler`` names what the handler checks itself because it needs
+the body or filters what it answers (listings show only what the principal may
+DESCRIBE, as Kafka's do).
+
+The operations are Kafka's: produce is WRITE on the topic, read is READ, create is
+CREATE (on the cluster or the topic), delete is DELETE, a group's commits and
+membership are READ on the group, describing a group or its lag is DESCRIBE, and
+changing ACLs, users or leadership is ALTER on the cluster. With
+``authentication = "none"`` only the ``brokers`` rule applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from broker.security.acl import AclOperation, ResourceType
+
+Who = Literal["anyone", "authenticated", "brokers"]
+
+CLUSTER = "/v3/clusters/{cluster_id}"
+TOPICS = CLUSTER + "/topics"
+TOPIC = TOPICS + "/{topic_name}"
+PARTITION = TOPIC + "/partitions/{partition_id}"
+GROUPS = CLUSTER + "/consumer-groups"
+GROUP = GROUPS + "/{consumer_group_id}"
+MEMBER = GROUP + "/consumers/{consumer_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """``operation`` on the resource a path parameter names (``name_param``), or on the cluster when None.
+
+    ``hidden_as_missing``: a principal that may not even DESCRIBE the resource is told it
+    does not exist, as Kafka answers a topic delete (no existence leak).
+    """
+
+    resource_type: ResourceType
+    operation: AclOperation
+    name_param: str | None
+    hidden_as_missing: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    who: Who
+    checks: tuple[Check, ...] = ()
+    in_handler: str | None = None
+
+
+def topic(operation: AclOperation, *, hidden_as_missing: bool = False) -> Check:
+    return Check(ResourceType.TOPIC, operation, "topic_name", hidden_as_missing)
+
+
+def group(operation: AclOperation) -> Check:
+    return Check(ResourceType.GROUP, operation, "consumer_group_id")
+
+
+def cluster(operation: AclOperation) -> Check:
+    return Check(ResourceType.CLUSTER, operation, None)
+
+
+def authorized(*checks: Check, in_handler: str | None = None) -> Access:
+    return Access("authenticated", checks, in_handler)
+
+
+ANYONE = Access("anyone")
+AUTHENTICATED = Access("authenticated")
+BROKERS = Access("brokers")
+READ, WRITE, DESCRIBE = AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE
+
+ROUTE_ACCESS: dict[tuple[str, str], Access] = {
+    ("GET", "/healthz"): ANYONE,
+    ("GET", "/readyz"): ANYONE,
+    ("GET", "/openapi.json"): ANYONE,
+    ("GET", "/metrics"): authorized(cluster(DESCRIBE)),
+    ("GET", "/v3/clusters"): AUTHENTICATED,
+    ("GET", CLUSTER): AUTHENTICATED,
+    ("GET", CLUSTER + "/brokers"): AUTHENTICATED,
+    ("GET", CLUSTER + "/brokers/{broker_id}"): AUTHENTICATED,
+    ("GET", TOPICS): authorized(in_handler="lists only the topics the principal may DESCRIBE"),
+    ("POST", TOPICS): authorized(in_handler="CREATE on the cluster or on the topic named in the body"),
+    ("GET", TOPIC): authorized(topic(DESCRIBE)),
+    ("DELETE", TOPIC): authorized(topic(AclOperation.DELETE, hidden_as_missing=True)),
+    ("GET", TOPIC + "/partitions"): authorized(topic(DESCRIBE)),
+    ("GET", PARTITION): authorized(topic(DESCRIBE)),
+    ("GET", PARTITION + "/offset"): authorized(topic(DESCRIBE)),
+    ("POST", CLUSTER + "/partitions:elect-preferred"): authorized(cluster(AclOperation.ALTER)),
+    ("POST", TOPIC + "/records"): authorized(topic(WRITE)),
+    ("POST", TOPIC + "/records:batch"): authorized(topic(WRITE)),
+    ("POST", PARTITION + "/batches"): authorized(topic(WRITE)),
+    ("GET", PARTITION + "/records"): authorized(topic(READ)),
+    ("POST", CLUSTER + "/producer-ids"): authorized(
+        in_handler="WRITE on some topic (Kafka's idempotent producer rule, authorizeByResourceType)"
+    ),
+    ("POST", MEMBER + ":heartbeat"): authorized(group(READ), in_handler="DESCRIBE on every subscribed topic"),
+    ("DELETE", MEMBER): authorized(group(READ)),
+    ("GET", GROUP + "/consumers"): authorized(group(DESCRIBE)),
+    ("GET", MEMBER): authorized(group(DESCRIBE)),
+    ("GET", GROUP): authorized(group(DESCRIBE)),
+    ("DELETE", GROUP): authorized(group(AclOperation.DELETE)),
+    ("POST", GROUP + "/offsets"): authorized(group(READ), in_handler="READ on every topic committed to"),
+    ("GET", GROUP + "/offsets"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
+    ("GET", GROUP + "/lags"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
+    ("GET", GROUP + "/lags/{topic_name}/partitions/{partition_id}"): authorized(group(DESCRIBE), topic(DESCRIBE)),
+    ("GET", GROUP + "/lag-summary"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
+    ("GET", GROUPS): authorized(in_handler="lists only the groups the principal may DESCRIBE"),
+    ("GET", CLUSTER + "/acls"): authorized(cluster(DESCRIBE)),
+    ("POST", CLUSTER + "/acls"): authorized(cluster(AclOperation.ALTER)),
+    ("DELETE", CLUSTER + "/acls"): authorized(cluster(AclOperation.ALTER)),
+    ("GET", CLUSTER + "/users"): authorized(cluster(DESCRIBE)),
+    ("POST", CLUSTER + "/users"): authorized(cluster(AclOperation.ALTER)),
+    ("DELETE", CLUSTER + "/users/{user_name}"): authorized(cluster(AclOperation.ALTER)),
+    ("GET", CLUSTER + "/quotas"): authorized(cluster(AclOperation.DESCRIBE_CONFIGS)),
+    ("POST", CLUSTER + "/quotas"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("DELETE", CLUSTER + "/quotas/{principal}"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("POST", "/internal/fetch"): BROKERS,
+    ("POST", "/internal/controller/topics"): BROKERS,
+    ("DELETE", "/internal/controller/topics/{topic}"): BROKERS,
+    ("POST", "/internal/controller/controlled-shutdown/{broker_id}"): BROKERS,
+    ("POST", "/internal/controller/elect-preferred"): BROKERS,
+    ("GET", "/internal/partitions/{topic}"): BROKERS,
+    ("GET", "/internal/groups"): BROKERS,
+    ("POST", "/internal/controller/groups/offsets-topic"): BROKERS,
+}

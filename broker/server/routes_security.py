@@ -1,0 +1,272 @@
+"""ACLs, users and quotas over HTTP: the Confluent REST Proxy v3 ACL routes, and users and quotas beside them.
+
+``/v3/clusters/{c}/acls`` takes and answers the REST Proxy's ``KafkaAcl`` shapes;
+listing and deleting take its filter as query parameters (absent or ``ANY`` matches
+anything; ``pattern_type=MATCH`` selects every binding that applies to the named
+resource). Users are SCRAM-SHA-512 credentials made here from the password, which is
+never stored, logged or answered. Quotas are Kafka's client quotas per principal.
+
+Every change is written to the metadata store, which every broker follows, and logged
+to the audit log with who made it and from where. Who may call each route is in
+``route_access`` (DESCRIBE / ALTER on the cluster; DESCRIBE_CONFIGS / ALTER_CONFIGS
+for quotas).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from broker.cluster.security_store import SecurityStore
+from broker.errors import ResourceNotFound
+from broker.security.acl import AclBinding, AclOperation
+from broker.security.acl_codec import binding_from_wire, binding_to_wire, filter_from_wire
+from broker.security.quota_limits import limits_from_wire, limits_to_wire
+from broker.security.scram import MECHANISM, MIN_ITERATIONS, new_credential
+from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Param, Reply, RouteTable, path_param, query_param
+from broker.server.authorization import audit, client_host, principal_of
+from broker.server.params import node_of, read_model
+from broker.server.resources import cluster_path, list_body
+from broker.server.responses import ResourceList, ResponseBody
+
+routes = RouteTable()
+TAGS = ("Security",)
+ACLS = "/v3/clusters/{cluster_id}/acls"
+USERS = "/v3/clusters/{cluster_id}/users"
+QUOTAS = "/v3/clusters/{cluster_id}/quotas"
+
+ResourceTypeName = Literal["TOPIC", "GROUP", "CLUSTER"]
+PatternTypeName = Literal["LITERAL", "PREFIXED"]
+OperationName = Literal[tuple(operation.value for operation in AclOperation)]  # type: ignore[valid-type]
+PermissionName = Literal["ALLOW", "DENY"]
+
+
+class AclBody(BaseModel):
+    """One ACL binding as the REST Proxy takes it; ``principal`` is ``User:<name>`` or ``User:*``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resource_type: ResourceTypeName
+    resource_name: str = Field(min_length=1)
+    pattern_type: PatternTypeName
+    principal: str = Field(min_length=1, examples=["User:alice"])
+    host: str = Field("*", min_length=1)
+    operation: OperationName
+    permission: PermissionName
+
+
+class KafkaAcl(ResponseBody):
+    kind: str
+    cluster_id: str
+    resource_type: ResourceTypeName
+    resource_name: str
+    pattern_type: PatternTypeName
+    principal: str
+    host: str
+    operation: OperationName
+    permission: PermissionName
+
+
+class DeletedAcls(ResponseBody):
+    data: list[KafkaAcl]
+
+
+class UserBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=255)
+    password: SecretStr = Field(min_length=1, description="hashed into a SCRAM-SHA-512 credential; never stored")
+
+
+class User(ResponseBody):
+    name: str
+    mechanism: str
+    iterations: int
+
+
+class QuotaBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    principal: str = Field(min_length=1, examples=["User:alice"])
+    producer_byte_rate: int | None = Field(None, gt=0, description="bytes per second this principal may produce")
+    consumer_byte_rate: int | None = Field(None, gt=0, description="bytes per second this principal may fetch")
+
+
+class Quota(ResponseBody):
+    principal: str
+    producer_byte_rate: int | None
+    consumer_byte_rate: int | None
+
+
+class UserList(ResponseBody):
+    data: list[User]
+
+
+class QuotaList(ResponseBody):
+    data: list[Quota]
+
+
+FILTER_PARAMS: tuple[Param, ...] = tuple(
+    query_param(name, {"type": "string"}, description)
+    for name, description in (
+        ("resource_type", "TOPIC, GROUP, CLUSTER or ANY"),
+        ("resource_name", "exact name (with pattern_type MATCH: the resource the bindings apply to)"),
+        ("pattern_type", "LITERAL, PREFIXED, MATCH or ANY"),
+        ("principal", "User:<name> or User:*"),
+        ("host", "a host or *"),
+        ("operation", "an ACL operation or ANY"),
+        ("permission", "ALLOW, DENY or ANY"),
+    )
+)
+USER_NAME = path_param("user_name", {"type": "string"}, "user name")
+PRINCIPAL = path_param("principal", {"type": "string"}, "User:<name>")
+
+
+def _store(request: web.Request) -> SecurityStore:
+    return SecurityStore(node_of(request).store)
+
+
+def _acl_body(request: web.Request, binding: AclBinding) -> dict[str, Any]:
+    return {"kind": "KafkaAcl", "cluster_id": node_of(request).cluster_id, **binding_to_wire(binding)}
+
+
+def _audit(request: web.Request, event: str, **fields: Any) -> None:
+    audit.info(event, principal=str(principal_of(request)), source=client_host(request), **fields)
+
+
+@routes.get(
+    ACLS,
+    Operation(
+        "List ACLs matching a filter",
+        (Reply(200, "ACLs", {JSON: ResourceList[KafkaAcl]}),),
+        (CLUSTER, *FILTER_PARAMS),
+        tags=TAGS,
+    ),
+)
+async def list_acls(request: web.Request) -> web.Response:
+    node = node_of(request)
+    bindings = await _store(request).acls(filter_from_wire(request.query))
+    items = [_acl_body(request, binding) for binding in bindings]
+    return web.json_response(list_body("KafkaAclList", node, f"{cluster_path(node)}/acls", items))
+
+
+@routes.post(
+    ACLS,
+    Operation(
+        "Create an ACL (creating one that exists changes nothing)",
+        (Reply(201, "created", {JSON: KafkaAcl}),),
+        (CLUSTER,),
+        Body({JSON: AclBody}),
+        tags=TAGS,
+    ),
+)
+async def create_acl(request: web.Request) -> web.Response:
+    body = await read_model(request, AclBody)
+    binding = binding_from_wire(body.model_dump())
+    created = await _store(request).add_acl(binding)
+    _audit(request, "audit.acl_created", created=created, **binding_to_wire(binding))
+    return web.json_response(_acl_body(request, binding), status=201)
+
+
+@routes.delete(
+    ACLS,
+    Operation(
+        "Delete the ACLs matching a filter (at least one field)",
+        (Reply(200, "the deleted ACLs", {JSON: DeletedAcls}),),
+        (CLUSTER, *FILTER_PARAMS),
+        tags=TAGS,
+    ),
+)
+async def delete_acls(request: web.Request) -> web.Response:
+    acl_filter = filter_from_wire(request.query)
+    deleted = await _store(request).remove_acls(acl_filter)
+    for binding in deleted:
+        _audit(request, "audit.acl_deleted", **binding_to_wire(binding))
+    return web.json_response({"data": [_acl_body(request, binding) for binding in deleted]})
+
+
+def _user_body(name: str, iterations: int) -> dict[str, Any]:
+    return {"name": name, "mechanism": MECHANISM, "iterations": iterations}
+
+
+@routes.get(
+    USERS,
+    Operation(
+        "List users (names and mechanisms; never credentials)",
+        (Reply(200, "users", {JSON: UserList}),),
+        (CLUSTER,),
+        tags=TAGS,
+    ),
+)
+async def list_users(request: web.Request) -> web.Response:
+    users = await _store(request).users()
+    return web.json_response({"data": [_user_body(name, users[name].iterations) for name in sorted(users)]})
+
+
+@routes.post(
+    USERS,
+    Operation(
+        "Create a user, or set a new password for one (201 created, 200 replaced)",
+        (Reply(201, "created", {JSON: User}), Reply(200, "password replaced", {JSON: User})),
+        (CLUSTER,),
+        Body({JSON: UserBody}),
+        tags=TAGS,
+    ),
+)
+async def upsert_user(request: web.Request) -> web.Response:
+    body = await read_model(request, UserBody)
+    credential = new_credential(body.password.get_secret_value(), MIN_ITERATIONS)
+    created = await _store(request).put_user(body.name, credential)
+    _audit(request, "audit.user_created" if created else "audit.user_password_changed", user=body.name)
+    return web.json_response(_user_body(body.name, credential.iterations), status=201 if created else 200)
+
+
+@routes.delete(
+    USERS + "/{user_name}", Operation("Delete a user", (Reply(204, "deleted"),), (CLUSTER, USER_NAME), tags=TAGS)
+)
+async def delete_user(request: web.Request) -> web.Response:
+    name = request.match_info["user_name"]
+    if not await _store(request).delete_user(name):
+        raise ResourceNotFound(f"user {name!r} does not exist", user_name=name)
+    _audit(request, "audit.user_deleted", user=name)
+    return web.Response(status=204)
+
+
+@routes.get(QUOTAS, Operation("List client quotas", (Reply(200, "quotas", {JSON: QuotaList}),), (CLUSTER,), tags=TAGS))
+async def list_quotas(request: web.Request) -> web.Response:
+    quotas = await _store(request).quotas()
+    return web.json_response({"data": [{"principal": p, **limits_to_wire(quotas[p])} for p in sorted(quotas)]})
+
+
+@routes.post(
+    QUOTAS,
+    Operation(
+        "Set a principal's byte-rate quotas (replacing any it had)",
+        (Reply(200, "set", {JSON: Quota}),),
+        (CLUSTER,),
+        Body({JSON: QuotaBody}),
+        tags=TAGS,
+    ),
+)
+async def set_quota(request: web.Request) -> web.Response:
+    body = await read_model(request, QuotaBody)
+    data = body.model_dump()
+    principal = data.pop("principal")
+    limits = limits_from_wire(data)
+    await _store(request).set_quota(principal, limits)
+    _audit(request, "audit.quota_set", quota_principal=principal, **limits_to_wire(limits))
+    return web.json_response({"principal": principal, **limits_to_wire(limits)})
+
+
+@routes.delete(
+    QUOTAS + "/{principal}",
+    Operation("Remove a principal's quotas", (Reply(204, "removed"),), (CLUSTER, PRINCIPAL), tags=TAGS),
+)
+async def remove_quota(request: web.Request) -> web.Response:
+    principal = request.match_info["principal"]
+    if not await _store(request).remove_quota(principal):
+        raise ResourceNotFound(f"no quota is set for {principal!r}", principal=principal)
+    _audit(request, "audit.quota_removed", quota_principal=principal)
+    return web.Response(status=204)

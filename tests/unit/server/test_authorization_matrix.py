@@ -1,0 +1,560 @@
+"""The authorization matrix: every route of the API, as every kind of caller, against one real broker.
+
+Each route has a recipe: the request, the ACLs Kafka's rules say it needs (written here
+by hand, not read from ``route_access``, so the table is checked against the rules) and
+what an allowed caller gets. Every recipe is called as:
+
+* ``anonymous`` (no credentials) and ``wrong_password``: 401, except routes anyone may call;
+* ``no_acl``, a user without any ACL: 403 where an ACL is needed (a topic delete answers
+  like a missing topic), the route's answer where none is;
+* ``denied``: the exact ACLs plus a DENY of the same operations: 403 (DENY wins);
+* ``exact`` (exactly the needed ACLs, LITERAL), ``prefixed`` (the same as PREFIXED
+  patterns) and ``super`` (a super user): the route's answer;
+* ``broker`` (a broker token), on the broker-only routes: anything but 401 and 403.
+
+The refused callers go first, against the resources the ``exact`` caller uses next,
+and the broker's state (store keys, log end offsets, groups) must be the same after
+them as before: a refused request writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from broker.cluster.security_store import SecurityStore
+from broker.node.broker_node import BrokerNode
+from broker.record.codec import RecordInput, encode_batch
+from broker.security.acl import AclBinding, AclOperation, AclPermission, PatternType, ResourceType
+from broker.security.broker_token import broker_authorization
+from broker.security.quota_limits import QuotaLimits
+from broker.security.scram import new_credential
+from broker.server.app import ROUTE_TABLES, create_app
+from broker.server.route_access import ROUTE_ACCESS
+from tests.unit.server.conftest import broker_settings, wait_until_ready
+
+PASSWORD = "correct horse"
+ADMIN = "admin"
+NOBODY = "nobody"
+REFUSED = ("anonymous", "wrong_password", "no_acl", "denied")
+ALLOWED = ("exact", "prefixed", "super")
+BATCH = "application/vnd.kafka.batch.v2"
+TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
+Need = tuple[ResourceType, str, AclOperation]
+
+
+@dataclass(frozen=True)
+class Names:
+    """The resources one caller of one recipe works on: its own, so a delete leaves the others intact."""
+
+    recipe: int
+    persona: str
+
+    @property
+    def topic(self) -> str:
+        return f"m{self.recipe}-{self.persona}"
+
+    group = topic
+
+    @property
+    def victim(self) -> str:
+        return f"victim{self.recipe}-{self.persona}"
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    path: str
+    json: Any = None
+    data: bytes | None = None
+    params: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Matrix:
+    """The broker, an admin client, and the calls the recipes make."""
+
+    def __init__(self, client: TestClient, node: BrokerNode) -> None:
+        self.client = client
+        self.node = node
+        self.store = SecurityStore(node.store)
+
+    @property
+    def cluster(self) -> str:
+        return f"/v3/clusters/{self.node.cluster_id}"
+
+    async def call(self, call: Call, auth: aiohttp.BasicAuth | None, headers: dict[str, str] | None = None) -> int:
+        response = await self.client.request(
+            call.method,
+            call.path,
+            json=call.json,
+            data=call.data,
+            params=call.params,
+            headers={**call.headers, **(headers or {})},
+            auth=auth,
+        )
+        await response.read()
+        return response.status
+
+    async def admin(self, call: Call, expected: int) -> None:
+        status = await self.call(call, aiohttp.BasicAuth(ADMIN, PASSWORD))
+        assert status == expected, f"setup {call.method} {call.path}: {status}"
+
+    async def topic(self, name: str) -> None:
+        body = {"topic_name": name, "partitions_count": 1, "replication_factor": 1}
+        await self.admin(Call("POST", f"{self.cluster}/topics", json=body), 201)
+        await self.admin(Call("POST", f"{self.cluster}/topics/{name}/records", json={"value": {"data": "x"}}), 200)
+
+    async def committed(self, names: Names) -> None:
+        await self.topic(names.topic)
+        body = {"offsets": [{"topic_name": names.topic, "partition_id": 0, "offset": 1}]}
+        await self.admin(Call("POST", f"{self.cluster}/consumer-groups/{names.group}/offsets", json=body), 200)
+
+    async def member(self, names: Names) -> None:
+        await self.topic(names.topic)
+        await self.admin(heartbeat(self, names, "member-1"), 200)
+
+    async def settled(self) -> None:
+        """Until this broker's security view holds every change written to the store so far."""
+        _, revision = await self.node.store.list("/security/")
+        async with asyncio.timeout(10):
+            while self.node.security.view.snapshot.revision < revision:
+                await self.node.security.view.wait_changed()
+
+    async def fingerprint(self) -> tuple:
+        keys = []
+        for prefix in ("/topics/", "/partitions/", "/security/", "/producer-ids/"):
+            items, _ = await self.node.store.list(prefix)
+            keys.extend((item.key, item.value) for item in items)
+        offsets = sorted((d.topic, d.partition, d.log_end_offset) for d in self.node.metrics())
+        groups = sorted(
+            (
+                state.membership.group_id,
+                sorted((m, member.member_epoch) for m, member in state.membership.members.items()),
+                sorted((tp, c.offset) for tp, c in state.offsets.items()),
+            )
+            for _, state in self.node.groups.local_groups()
+        )
+        return keys, offsets, groups
+
+
+def heartbeat(matrix: Matrix, names: Names, member: str) -> Call:
+    path = f"{matrix.cluster}/consumer-groups/{names.group}/consumers/{member}:heartbeat"
+    return Call("POST", path, json={"member_epoch": 0, "subscribed_topics": [names.topic]})
+
+
+Setup = Callable[[Matrix, Names], Awaitable[None]]
+
+
+async def nothing(matrix: Matrix, names: Names) -> None:
+    return None
+
+
+async def topic_setup(matrix: Matrix, names: Names) -> None:
+    await matrix.topic(names.topic)
+
+
+async def committed_setup(matrix: Matrix, names: Names) -> None:
+    await matrix.committed(names)
+
+
+async def member_setup(matrix: Matrix, names: Names) -> None:
+    await matrix.member(names)
+
+
+async def victim_user(matrix: Matrix, names: Names) -> None:
+    await matrix.store.put_user(names.victim, new_credential(PASSWORD))
+
+
+async def victim_quota(matrix: Matrix, names: Names) -> None:
+    await matrix.store.set_quota(f"User:{names.victim}", QuotaLimits(1000, None))
+
+
+async def victim_acl(matrix: Matrix, names: Names) -> None:
+    await matrix.store.add_acl(
+        AclBinding(TOPIC, names.topic, PatternType.LITERAL, "User:someone", "*", AclOperation.READ, AclPermission.ALLOW)
+    )
+
+
+@dataclass(frozen=True)
+class Recipe:
+    method: str
+    route: str
+    ok: int
+    call: Callable[[Matrix, Names], Call]
+    needs: Callable[[Names], list[Need]] = lambda names: []
+    setup: Setup = nothing
+    who: str = "authenticated"
+    hidden: bool = False
+
+
+def on_cluster(operation: AclOperation) -> Callable[[Names], list[Need]]:
+    return lambda names: [(CLUSTER, "kafka-cluster", operation)]
+
+
+def on_topic(operation: AclOperation) -> Callable[[Names], list[Need]]:
+    return lambda names: [(TOPIC, names.topic, operation)]
+
+
+def on_group(operation: AclOperation, topic_operation: AclOperation | None = None) -> Callable[[Names], list[Need]]:
+    def needs(names: Names) -> list[Need]:
+        extra = [(TOPIC, names.topic, topic_operation)] if topic_operation else []
+        return [(GROUP, names.group, operation), *extra]
+
+    return needs
+
+
+C = "/v3/clusters/{cluster_id}"
+T = C + "/topics/{topic_name}"
+P = T + "/partitions/{partition_id}"
+G = C + "/consumer-groups/{consumer_group_id}"
+M = G + "/consumers/{consumer_id}"
+R, W, D = AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE
+
+
+def t(m: Matrix, n: Names) -> str:
+    return f"{m.cluster}/topics/{n.topic}"
+
+
+def g(m: Matrix, n: Names) -> str:
+    return f"{m.cluster}/consumer-groups/{n.group}"
+
+
+def internal(method: str, route: str, path: str, broker_path: str | None = None, json: Any = None) -> Recipe:
+    """A broker-only route: the refused callers aim at ``path``, the broker at the harmless ``broker_path``."""
+
+    def call(m: Matrix, n: Names) -> Call:
+        return Call(method, broker_path if n.persona == "broker" and broker_path else path, json=json)
+
+    return Recipe(method, route, 0, call, who="brokers")
+
+
+RECIPES: tuple[Recipe, ...] = (
+    Recipe("GET", "/healthz", 200, lambda m, n: Call("GET", "/healthz"), who="anyone"),
+    Recipe("GET", "/readyz", 200, lambda m, n: Call("GET", "/readyz"), who="anyone"),
+    Recipe("GET", "/openapi.json", 200, lambda m, n: Call("GET", "/openapi.json"), who="anyone"),
+    Recipe("GET", "/metrics", 200, lambda m, n: Call("GET", "/metrics"), on_cluster(D)),
+    Recipe("GET", "/v3/clusters", 200, lambda m, n: Call("GET", "/v3/clusters")),
+    Recipe("GET", C, 200, lambda m, n: Call("GET", m.cluster)),
+    Recipe("GET", C + "/brokers", 200, lambda m, n: Call("GET", f"{m.cluster}/brokers")),
+    Recipe("GET", C + "/brokers/{broker_id}", 200, lambda m, n: Call("GET", f"{m.cluster}/brokers/1")),
+    Recipe("GET", C + "/topics", 200, lambda m, n: Call("GET", f"{m.cluster}/topics"), setup=topic_setup),
+    Recipe(
+        "POST",
+        C + "/topics",
+        201,
+        lambda m, n: Call("POST", f"{m.cluster}/topics", json={"topic_name": n.topic, "partitions_count": 1}),
+        on_topic(AclOperation.CREATE),
+    ),
+    Recipe("GET", T, 200, lambda m, n: Call("GET", t(m, n)), on_topic(D), topic_setup),
+    Recipe(
+        "DELETE", T, 204, lambda m, n: Call("DELETE", t(m, n)), on_topic(AclOperation.DELETE), topic_setup, hidden=True
+    ),
+    Recipe("GET", T + "/partitions", 200, lambda m, n: Call("GET", f"{t(m, n)}/partitions"), on_topic(D), topic_setup),
+    Recipe("GET", P, 200, lambda m, n: Call("GET", f"{t(m, n)}/partitions/0"), on_topic(D), topic_setup),
+    Recipe(
+        "GET", P + "/offset", 200, lambda m, n: Call("GET", f"{t(m, n)}/partitions/0/offset"), on_topic(D), topic_setup
+    ),
+    Recipe(
+        "POST",
+        C + "/partitions:elect-preferred",
+        200,
+        lambda m, n: Call("POST", f"{m.cluster}/partitions:elect-preferred", json={}),
+        on_cluster(AclOperation.ALTER),
+    ),
+    Recipe(
+        "POST",
+        T + "/records",
+        200,
+        lambda m, n: Call("POST", f"{t(m, n)}/records", json={"value": {"data": 1}}),
+        on_topic(W),
+        topic_setup,
+    ),
+    Recipe(
+        "POST",
+        T + "/records:batch",
+        200,
+        lambda m, n: Call("POST", f"{t(m, n)}/records:batch", json={"entries": [{"id": "a", "value": {"data": 1}}]}),
+        on_topic(W),
+        topic_setup,
+    ),
+    Recipe(
+        "POST",
+        P + "/batches",
+        200,
+        lambda m, n: Call(
+            "POST",
+            f"{t(m, n)}/partitions/0/batches",
+            data=encode_batch([RecordInput(None, b"v", [], 1_700_000_000_000)]),
+            headers={"Content-Type": BATCH},
+        ),
+        on_topic(W),
+        topic_setup,
+    ),
+    Recipe(
+        "GET",
+        P + "/records",
+        200,
+        lambda m, n: Call("GET", f"{t(m, n)}/partitions/0/records", params={"offset": "0"}),
+        on_topic(R),
+        topic_setup,
+    ),
+    Recipe(
+        "POST",
+        C + "/producer-ids",
+        200,
+        lambda m, n: Call("POST", f"{m.cluster}/producer-ids"),
+        on_topic(W),
+        topic_setup,
+    ),
+    Recipe("POST", M + ":heartbeat", 200, lambda m, n: heartbeat(m, n, "joiner"), on_group(R, D), topic_setup),
+    Recipe("GET", G + "/consumers", 200, lambda m, n: Call("GET", f"{g(m, n)}/consumers"), on_group(D), member_setup),
+    Recipe("GET", M, 200, lambda m, n: Call("GET", f"{g(m, n)}/consumers/member-1"), on_group(D), member_setup),
+    Recipe("DELETE", M, 204, lambda m, n: Call("DELETE", f"{g(m, n)}/consumers/member-1"), on_group(R), member_setup),
+    Recipe("GET", G, 200, lambda m, n: Call("GET", g(m, n)), on_group(D), committed_setup),
+    Recipe("DELETE", G, 204, lambda m, n: Call("DELETE", g(m, n)), on_group(AclOperation.DELETE), committed_setup),
+    Recipe(
+        "POST",
+        G + "/offsets",
+        200,
+        lambda m, n: Call(
+            "POST", f"{g(m, n)}/offsets", json={"offsets": [{"topic_name": n.topic, "partition_id": 0, "offset": 1}]}
+        ),
+        on_group(R, R),
+        topic_setup,
+    ),
+    Recipe("GET", G + "/offsets", 200, lambda m, n: Call("GET", f"{g(m, n)}/offsets"), on_group(D), committed_setup),
+    Recipe("GET", G + "/lags", 200, lambda m, n: Call("GET", f"{g(m, n)}/lags"), on_group(D), committed_setup),
+    Recipe(
+        "GET",
+        G + "/lags/{topic_name}/partitions/{partition_id}",
+        200,
+        lambda m, n: Call("GET", f"{g(m, n)}/lags/{n.topic}/partitions/0"),
+        on_group(D, D),
+        committed_setup,
+    ),
+    Recipe(
+        "GET", G + "/lag-summary", 200, lambda m, n: Call("GET", f"{g(m, n)}/lag-summary"), on_group(D), committed_setup
+    ),
+    Recipe(
+        "GET",
+        C + "/consumer-groups",
+        200,
+        lambda m, n: Call("GET", f"{m.cluster}/consumer-groups"),
+        setup=committed_setup,
+    ),
+    Recipe("GET", C + "/acls", 200, lambda m, n: Call("GET", f"{m.cluster}/acls"), on_cluster(D)),
+    Recipe(
+        "POST",
+        C + "/acls",
+        201,
+        lambda m, n: Call(
+            "POST",
+            f"{m.cluster}/acls",
+            json={
+                "resource_type": "TOPIC",
+                "resource_name": n.topic,
+                "pattern_type": "LITERAL",
+                "principal": "User:someone",
+                "operation": "READ",
+                "permission": "ALLOW",
+            },
+        ),
+        on_cluster(AclOperation.ALTER),
+    ),
+    Recipe(
+        "DELETE",
+        C + "/acls",
+        200,
+        lambda m, n: Call("DELETE", f"{m.cluster}/acls", params={"resource_type": "TOPIC", "resource_name": n.topic}),
+        on_cluster(AclOperation.ALTER),
+        victim_acl,
+    ),
+    Recipe("GET", C + "/users", 200, lambda m, n: Call("GET", f"{m.cluster}/users"), on_cluster(D)),
+    Recipe(
+        "POST",
+        C + "/users",
+        201,
+        lambda m, n: Call("POST", f"{m.cluster}/users", json={"name": n.victim, "password": "pw"}),
+        on_cluster(AclOperation.ALTER),
+    ),
+    Recipe(
+        "DELETE",
+        C + "/users/{user_name}",
+        204,
+        lambda m, n: Call("DELETE", f"{m.cluster}/users/{n.victim}"),
+        on_cluster(AclOperation.ALTER),
+        victim_user,
+    ),
+    Recipe(
+        "GET",
+        C + "/quotas",
+        200,
+        lambda m, n: Call("GET", f"{m.cluster}/quotas"),
+        on_cluster(AclOperation.DESCRIBE_CONFIGS),
+    ),
+    Recipe(
+        "POST",
+        C + "/quotas",
+        200,
+        lambda m, n: Call(
+            "POST", f"{m.cluster}/quotas", json={"principal": f"User:{n.victim}", "producer_byte_rate": 1000}
+        ),
+        on_cluster(AclOperation.ALTER_CONFIGS),
+    ),
+    Recipe(
+        "DELETE",
+        C + "/quotas/{principal}",
+        204,
+        lambda m, n: Call("DELETE", f"{m.cluster}/quotas/User:{n.victim}"),
+        on_cluster(AclOperation.ALTER_CONFIGS),
+        victim_quota,
+    ),
+    internal("POST", "/internal/fetch", "/internal/fetch"),
+    internal(
+        "POST",
+        "/internal/controller/topics",
+        "/internal/controller/topics",
+        json={"name": "planted", "partitions_count": 1, "replication_factor": 1},
+    ),
+    internal(
+        "DELETE",
+        "/internal/controller/topics/{topic}",
+        "/internal/controller/topics/m0-exact",
+        "/internal/controller/topics/absent",
+    ),
+    internal(
+        "POST",
+        "/internal/controller/controlled-shutdown/{broker_id}",
+        "/internal/controller/controlled-shutdown/1",
+        "/internal/controller/controlled-shutdown/99",
+    ),
+    internal("POST", "/internal/controller/elect-preferred", "/internal/controller/elect-preferred", json={}),
+    internal("GET", "/internal/partitions/{topic}", "/internal/partitions/m0-exact"),
+    internal("GET", "/internal/groups", "/internal/groups"),
+    internal("POST", "/internal/controller/groups/offsets-topic", "/internal/controller/groups/offsets-topic"),
+)
+
+
+def acl(names: Names, need: Need, pattern: PatternType, permission: AclPermission, user: str) -> AclBinding:
+    kind, name, operation = need
+    if pattern is PatternType.PREFIXED:
+        name = name[: len(name) - 3]
+    return AclBinding(kind, name, pattern, f"User:{user}", "*", operation, permission)
+
+
+def user(recipe: int, persona: str) -> str:
+    return f"{persona}-{recipe}"
+
+
+async def grant(matrix: Matrix) -> None:
+    """Every persona's user and ACLs, written to the store before the broker serves the matrix."""
+    store = matrix.store
+    credential = new_credential(PASSWORD)
+    for name in (ADMIN, NOBODY):
+        await store.put_user(name, credential)
+    for index, recipe in enumerate(RECIPES):
+        for persona in ("exact", "denied", "prefixed"):
+            await store.put_user(user(index, persona), credential)
+        own = Names(index, "exact")
+        for need in recipe.needs(own):
+            await store.add_acl(acl(own, need, PatternType.LITERAL, AclPermission.ALLOW, user(index, "exact")))
+            await store.add_acl(acl(own, need, PatternType.LITERAL, AclPermission.ALLOW, user(index, "denied")))
+            await store.add_acl(acl(own, need, PatternType.LITERAL, AclPermission.DENY, user(index, "denied")))
+        prefixed = Names(index, "prefixed")
+        for need in recipe.needs(prefixed):
+            await store.add_acl(acl(prefixed, need, PatternType.PREFIXED, AclPermission.ALLOW, user(index, "prefixed")))
+    await matrix.settled()
+
+
+def credentials(index: int, persona: str) -> tuple[aiohttp.BasicAuth | None, dict[str, str]]:
+    if persona == "anonymous":
+        return None, {}
+    if persona == "wrong_password":
+        return aiohttp.BasicAuth(ADMIN, "wrong"), {}
+    if persona == "no_acl":
+        return aiohttp.BasicAuth(NOBODY, PASSWORD), {}
+    if persona == "super":
+        return aiohttp.BasicAuth(ADMIN, PASSWORD), {}
+    return aiohttp.BasicAuth(user(index, persona), PASSWORD), {}
+
+
+def expected(recipe: Recipe, persona: str, needs: list[Need]) -> int:
+    if persona == "wrong_password":
+        return 401
+    if recipe.who == "anyone":
+        return recipe.ok
+    if persona == "anonymous":
+        return 401
+    if recipe.who == "brokers":
+        return 403
+    if persona in ALLOWED or not needs:
+        return recipe.ok
+    return 404 if recipe.hidden and persona == "no_acl" else 403
+
+
+@pytest.fixture
+async def matrix(tmp_path: Path) -> AsyncIterator[Matrix]:
+    settings = broker_settings(
+        tmp_path / "data",
+        offsets_topic_num_partitions=1,
+        security={"authentication": "basic", "super_users": [ADMIN]},
+    )
+    node = await BrokerNode.start(settings)
+    try:
+        async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:
+            await wait_until_ready(client)
+            yield Matrix(client, node)
+    finally:
+        await node.stop()
+
+
+def test_every_route_has_a_recipe() -> None:
+    routes = {(route.method, route.documented_path) for table in ROUTE_TABLES for route in table.routes}
+    assert routes == {(recipe.method, recipe.route) for recipe in RECIPES}
+    assert routes == set(ROUTE_ACCESS)
+
+
+async def test_every_route_as_every_caller(matrix: Matrix) -> None:
+    await grant(matrix)
+    mismatches: list[str] = []
+    calls = 0
+    for index, recipe in enumerate(RECIPES):
+        target = Names(index, "exact")
+        for persona in ALLOWED:
+            await recipe.setup(matrix, Names(index, persona))
+        before = await matrix.fingerprint()
+        for persona in REFUSED:
+            auth, headers = credentials(index, persona)
+            status = await matrix.call(recipe.call(matrix, target), auth, headers)
+            calls += 1
+            want = expected(recipe, persona, recipe.needs(target))
+            if status != want:
+                mismatches.append(f"{recipe.method} {recipe.route} as {persona}: {status}, expected {want}")
+        if want_unchanged := recipe.who != "anyone":
+            after = await matrix.fingerprint()
+            if want_unchanged and after != before:
+                mismatches.append(f"{recipe.method} {recipe.route}: a refused caller changed the broker's state")
+        if recipe.who == "brokers":
+            header = {"Authorization": broker_authorization(matrix.node.node_id, matrix.node.broker_secret)}
+            status = await matrix.call(recipe.call(matrix, Names(index, "broker")), None, header)
+            calls += 1
+            if status in (401, 403):
+                mismatches.append(f"{recipe.method} {recipe.route} as broker: {status}")
+            continue
+        for persona in ALLOWED:
+            auth, headers = credentials(index, persona)
+            status = await matrix.call(recipe.call(matrix, Names(index, persona)), auth, headers)
+            calls += 1
+            want = expected(recipe, persona, recipe.needs(Names(index, persona)))
+            if status != want:
+                mismatches.append(f"{recipe.method} {recipe.route} as {persona}: {status}, expected {want}")
+    assert mismatches == []
+    assert calls >= len(RECIPES) * 5
