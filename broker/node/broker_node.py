@@ -39,6 +39,7 @@ from broker.node.replicas import ReplicaManager
 from broker.node.routing import RequestRouter
 from broker.replica_io.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
+from broker.security.tls import default_advertised_url, inter_broker_ssl
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 
@@ -54,12 +55,14 @@ class BrokerNode:
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = meta.cluster_id
-        self.advertised_url = settings.advertised_url or f"http://{settings.host}:{settings.port}"
+        self.advertised_url = settings.advertised_url or default_advertised_url(settings)
         self.store = store
         self._lock_handle = lock_handle
         self.data_dir = Path(settings.data_dir)
         self.topic_configs = TopicConfigs(settings.topic_defaults)
-        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=256, ssl=inter_broker_ssl(settings) or True)
+        )
         self.forwarder = Forwarder(self.session, self.cluster_id)
         self.membership = BrokerMembership(
             store,

@@ -95,6 +95,12 @@ def inter_broker_ssl(settings: BrokerSettings) -> ssl.SSLContext | None:
     return client_ssl_context(tls.ca_file, tls.cert_file, tls.key_file)
 
 
+def default_advertised_url(settings: BrokerSettings) -> str:
+    """``https://host:port`` when the listener speaks TLS, ``http://host:port`` otherwise: the one scheme it serves."""
+    scheme = "https" if settings.tls.enabled else "http"
+    return f"{scheme}://{settings.host}:{settings.port}"
+
+
 def peer_common_name(peercert: dict[str, Any] | None) -> str | None:
     """The subject CN of ``SSLSocket.getpeercert()``'s answer, or ``None`` when there is no verified certificate.
 

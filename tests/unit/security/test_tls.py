@@ -78,8 +78,10 @@ def test_server_without_a_ca_asks_no_client_certificate(server_files: TlsSetting
     assert context.minimum_version == ssl.TLSVersion.TLSv1_2
 
 
-def test_server_with_a_ca_reads_client_certificates_and_requires_them_when_told(server_files: TlsSettings) -> None:
-    ca_file = server_files.cert_file.parent / "ca.pem"  # type: ignore[union-attr]
+def test_server_with_a_ca_reads_client_certificates_and_requires_them_when_told(
+    server_files: TlsSettings, tmp_path: Path
+) -> None:
+    ca_file = tmp_path / "ca.pem"
     optional = server_files.model_copy(update={"ca_file": ca_file})
     required = server_files.model_copy(update={"ca_file": ca_file, "client_auth": "required"})
     assert server_ssl_context(optional).verify_mode == ssl.CERT_OPTIONAL
@@ -106,8 +108,10 @@ def test_client_verifies_host_names_and_refuses_a_key_without_its_certificate(se
         client_ssl_context(None, key_file=server_files.key_file)
 
 
-def test_client_context_completes_a_handshake_only_with_the_servers_ca(server_files: TlsSettings) -> None:
-    ca_file = server_files.cert_file.parent / "ca.pem"  # type: ignore[union-attr]
+def test_client_context_completes_a_handshake_only_with_the_servers_ca(
+    server_files: TlsSettings, tmp_path: Path
+) -> None:
+    ca_file = tmp_path / "ca.pem"
     server = server_ssl_context(server_files)
     assert _handshake(client_ssl_context(ca_file), server, "127.0.0.1") is None
     assert "CERTIFICATE_VERIFY_FAILED" in str(_handshake(client_ssl_context(None), server, "127.0.0.1"))
@@ -115,10 +119,10 @@ def test_client_context_completes_a_handshake_only_with_the_servers_ca(server_fi
 
 
 def test_inter_broker_context_is_off_without_tls_and_presents_the_brokers_certificate(
-    server_files: TlsSettings,
+    server_files: TlsSettings, tmp_path: Path
 ) -> None:
     assert inter_broker_ssl(BrokerSettings()) is None
-    ca_file = server_files.cert_file.parent / "ca.pem"  # type: ignore[union-attr]
+    ca_file = tmp_path / "ca.pem"
     tls = server_files.model_copy(update={"ca_file": ca_file, "client_auth": "required"})
     brokers = inter_broker_ssl(BrokerSettings(tls=tls))
     assert brokers is not None
