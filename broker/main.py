@@ -1,7 +1,11 @@
-"""Run one broker process: bind, start the node, serve HTTP, stop cleanly on a signal.
+"""Run one broker process: bind, start the node, serve HTTP(S), stop cleanly on a signal.
 
 The listening socket is bound before the node starts so ``--port 0`` can be resolved
-into the advertised URL the broker registers under.
+into the advertised URL the broker registers under. With ``tls.cert_file`` set the
+listener speaks only TLS and the default advertised URL is ``https://``: one port, one
+protocol, so a client that reaches it over plain HTTP is refused rather than served.
+The TLS context is built before the node starts, so a bad certificate path stops the
+process before it registers.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import structlog
 from aiohttp import web
 
 from broker.node.broker_node import BrokerNode
+from broker.security.tls import default_advertised_url, server_ssl_context
 from broker.server.app import create_app
 from config.broker import BrokerSettings
 
@@ -31,14 +36,15 @@ def bind_listener(host: str, port: int) -> socket.socket:
 
 async def serve(settings: BrokerSettings, stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set; the node is stopped (logs flushed, HW checkpointed) after."""
+    ssl_context = server_ssl_context(settings.tls) if settings.tls.enabled else None
     sock = bind_listener(settings.host, settings.port)
-    port = sock.getsockname()[1]
-    url = settings.advertised_url or f"http://{settings.host}:{port}"
-    settings = settings.model_copy(update={"port": port, "advertised_url": url})
+    settings = settings.model_copy(update={"port": sock.getsockname()[1]})
+    url = settings.advertised_url or default_advertised_url(settings)
+    settings = settings.model_copy(update={"advertised_url": url})
     node = await BrokerNode.start(settings)
     runner = web.AppRunner(create_app(node), access_log=None, handle_signals=False)
     await runner.setup()
-    await web.SockSite(runner, sock).start()
+    await web.SockSite(runner, sock, ssl_context=ssl_context).start()
     log.info("broker.listening", node_id=settings.node_id, url=url)
     try:
         await stop.wait()

@@ -62,7 +62,9 @@ class BrokerSettings(BaseSettings):
     node_id: int = Field(1, ge=0, description="this broker's id, unique in the cluster")
     host: str = Field("127.0.0.1", min_length=1, description="address to listen on")
     port: int = Field(9092, ge=0, le=65535, description="port to listen on; 0 picks a free one")
-    advertised_url: str | None = Field(None, description="URL other brokers and clients use; default http://host:port")
+    advertised_url: str | None = Field(
+        None, description="URL other brokers and clients use; default http(s)://host:port, https with TLS"
+    )
     inter_broker_url: str | None = Field(
         None, description="URL other brokers use for this one (replica fetch, forwarding); default advertised_url"
     )

@@ -27,6 +27,7 @@ from broker.cli.groups import groups_app
 from broker.cli.partitions import partitions_app
 from broker.cli.records import consume, produce
 from broker.cli.topics import topics_app
+from broker.security.tls import TlsFileError, anonymous_listener_refusal
 from config.broker import BrokerSettings, load_broker_settings
 from config.errors import ConfigFileError, format_settings_error
 
@@ -75,8 +76,19 @@ def serve(
         str | None, typer.Option("--inter-broker-url", help="URL other brokers use for this one; default advertised.")
     ] = None,
     log_level: Annotated[str | None, typer.Option("--log-level", help="debug, info, warning, error.")] = None,
+    allow_anonymous: Annotated[
+        bool,
+        typer.Option(
+            "--allow-anonymous",
+            help="Listen on a non-loopback address although security.authentication is 'none'.",
+        ),
+    ] = False,
 ) -> None:
-    """Run one broker until SIGTERM or Ctrl-C."""
+    """Run one broker until SIGTERM or Ctrl-C.
+
+    Without authentication it listens only on loopback unless --allow-anonymous (or
+    allow_anonymous = true) says anonymous clients from elsewhere are intended.
+    """
     settings = settings_or_exit(
         config,
         node_id=node_id,
@@ -87,7 +99,11 @@ def serve(
         advertised_url=advertised_url,
         inter_broker_url=inter_broker_url,
         log_level=log_level,
+        allow_anonymous=allow_anonymous or None,
     )
+    refusal = anonymous_listener_refusal(settings.host, settings.security.authentication, settings.allow_anonymous)
+    if refusal is not None:
+        raise fail(refusal, EXIT_BAD_SETTINGS)
     from broker.logging_setup import configure_logging
 
     configure_logging(settings.log_level, settings.log_format)
@@ -99,6 +115,8 @@ def serve(
         run_broker(settings)
     except (DuplicateBrokerId, DataDirMismatch) as error:
         raise fail(str(error)) from None
+    except TlsFileError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
     except OSError as error:
         if error.errno != errno.EADDRINUSE:
             raise

@@ -42,6 +42,7 @@ from broker.node.security import NodeSecurity
 from broker.replica_io.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.security.broker_token import broker_authorization
+from broker.security.tls import default_advertised_url, inter_broker_ssl
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 
@@ -64,17 +65,16 @@ class BrokerNode:
         self.settings = settings
         self.node_id = settings.node_id
         self.cluster_id = meta.cluster_id
-        self.advertised_url = settings.advertised_url or f"http://{settings.host}:{settings.port}"
+        self.advertised_url = settings.advertised_url or default_advertised_url(settings)
         self.store = store
         self._lock_handle = lock_handle
         self.data_dir = Path(settings.data_dir)
         self.topic_configs = TopicConfigs(settings.topic_defaults)
         self.broker_secret = broker_secret
         self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=256),
+            connector=aiohttp.TCPConnector(limit=256, ssl=inter_broker_ssl(settings) or True),
             headers={"Authorization": broker_authorization(self.node_id, broker_secret)},
         )
-        self.security = NodeSecurity(settings.security, store)
         self.forwarder = Forwarder(self.session, self.cluster_id)
         self.membership = BrokerMembership(
             store,

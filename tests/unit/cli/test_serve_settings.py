@@ -101,3 +101,45 @@ def test_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
         )
     assert result.returncode == 1
     assert result.stderr == f"highwater: cannot listen on 127.0.0.1:{port}: address already in use\n"
+
+
+def test_anonymous_listener_off_loopback_is_refused_naming_the_address_and_the_ways_out(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    result = run_serve("--host", "0.0.0.0", "--data-dir", str(data_dir))
+    assert result.returncode == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("highwater: refusing to listen on 0.0.0.0 with security.authentication = 'none'")
+    assert "--allow-anonymous" in result.stderr
+    assert "HIGHWATER_SECURITY__AUTHENTICATION" in result.stderr
+    assert not data_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "env"), [(["--allow-anonymous"], {}), ([], {"HIGHWATER_ALLOW_ANONYMOUS": "true"})], ids=["flag", "env"]
+)
+def test_allow_anonymous_lets_the_broker_go_on_to_bind(tmp_path: Path, flags: list[str], env: dict[str, str]) -> None:
+    with socket.socket() as holder:
+        holder.bind(("0.0.0.0", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        result = run_serve(
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--metadata",
+            f"sqlite://{tmp_path / 'metadata.db'}",
+            *flags,
+            env=env,
+        )
+    assert result.returncode == 1, "past the anonymous-listener check, the bind itself fails"
+    assert result.stderr == f"highwater: cannot listen on 0.0.0.0:{port}: address already in use\n"
+
+
+def test_missing_tls_certificate_stops_the_broker_with_exit_code_2(tmp_path: Path) -> None:
+    env = {"HIGHWATER_TLS__CERT_FILE": str(tmp_path / "cert.pem"), "HIGHWATER_TLS__KEY_FILE": str(tmp_path / "key.pem")}
+    result = run_serve("--data-dir", str(tmp_path / "data"), "--metadata", f"sqlite://{tmp_path / 'm.db'}", env=env)
+    assert result.returncode == 2
+    assert result.stderr == f"highwater: tls.cert_file/tls.key_file {tmp_path / 'cert.pem'}: no such file\n"
