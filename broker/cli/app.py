@@ -7,6 +7,8 @@
 * ``highwater topics ...``, ``partitions elect-preferred``, ``produce`` and ``consume`` are
   clients of the REST API of any broker (``--server``/``HIGHWATER_SERVER``); they fail
   with one line and exit code 1.
+* ``highwater users|acls|quotas ...`` manage security through a broker (``--server``) or
+  offline, straight in the metadata store (``--metadata``), to create the first admin.
 
 Heavy modules (the broker itself) are imported inside the commands that need them, so
 the client commands start fast and do not depend on the server code.
@@ -22,11 +24,14 @@ import typer
 from pydantic import ValidationError
 
 from broker.bench.cli import bench_app
+from broker.cli.acls import acls_app
 from broker.cli.common import EXIT_BAD_SETTINGS, fail
 from broker.cli.groups import groups_app
 from broker.cli.partitions import partitions_app
+from broker.cli.quotas import quotas_app
 from broker.cli.records import consume, produce
 from broker.cli.topics import topics_app
+from broker.cli.users import users_app
 from broker.security.tls import TlsFileError, anonymous_listener_refusal
 from config.broker import BrokerSettings, load_broker_settings
 from config.errors import ConfigFileError, format_settings_error
@@ -44,6 +49,9 @@ app.add_typer(topics_app, name="topics")
 app.add_typer(partitions_app, name="partitions")
 app.add_typer(groups_app, name="groups")
 app.add_typer(bench_app, name="bench")
+app.add_typer(users_app, name="users")
+app.add_typer(acls_app, name="acls")
+app.add_typer(quotas_app, name="quotas")
 app.command("produce")(produce)
 app.command("consume")(consume)
 

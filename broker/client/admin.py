@@ -1,15 +1,15 @@
 """``AdminClient``: the cluster's administration calls (REST Proxy v3 paths) over one ``ClusterClient``.
 
-Topics, partition leadership, consumer groups' lag and committed offsets, and the
-JSON produce and read of the ``highwater produce``/``consume`` commands. Answers are
-the broker's JSON documents as they are (the ``data`` list where there is one), so a
-tool shows every field the broker sends.
+Topics, partition leadership, consumer groups' lag and committed offsets, ACLs, SCRAM
+users and quotas, and the JSON produce and read of the ``highwater produce``/``consume``
+commands. Answers are the broker's JSON documents as they are (the ``data`` list where
+there is one), so a tool shows every field the broker sends.
 
 Each call goes to the brokers the ``ClusterClient`` knows, in its order, and moves on
 only when one gave no answer or said it cannot serve (``ServiceUnavailable``); the last
 such error is raised, so a client of a single broker sees why that broker failed.
-Every other error answer is raised at once, rebuilt by its Kafka name. Topic and group
-names are percent-encoded: a name the broker refuses reaches it intact and gets its answer.
+Every other error answer is raised at once, rebuilt by its Kafka name. Topic, group, user
+and principal names are percent-encoded: a name the broker refuses reaches it intact and gets its answer.
 """
 
 from __future__ import annotations
@@ -121,3 +121,45 @@ class AdminClient:
     async def commit_offsets(self, group: str, offsets: list[dict]) -> None:
         """A stateless commit of ``[{topic_name, partition_id, offset}]``; refused while the group has members."""
         await self.call("POST", f"/consumer-groups/{_name(group)}/offsets", {"offsets": offsets})
+
+    # ------------------------------------------------------------------ security: ACLs, users, quotas
+
+    async def list_acls(self, acl_filter: dict[str, str]) -> list[dict]:
+        """The ACLs matching ``acl_filter`` (REST v3 wire names; a field left out matches anything)."""
+        return (await self.call("GET", "/acls", params=acl_filter))["data"]
+
+    async def create_acl(self, binding: dict[str, str]) -> dict:
+        """Add one ACL given by its seven wire fields; the ``KafkaAcl`` the broker stored."""
+        return await self.call("POST", "/acls", binding)
+
+    async def delete_acls(self, acl_filter: dict[str, str]) -> list[dict]:
+        """Delete every ACL matching ``acl_filter``; the ones deleted."""
+        return (await self.call("DELETE", "/acls", params=acl_filter))["data"]
+
+    async def list_users(self) -> list[dict]:
+        """Each SCRAM user's name, mechanism and iteration count (never a key or salt)."""
+        return (await self.call("GET", "/users"))["data"]
+
+    async def upsert_user(self, name: str, password: str) -> dict:
+        """Create the user, or replace its password; the broker derives and stores the credential."""
+        return await self.call("POST", "/users", {"name": name, "password": password})
+
+    async def delete_user(self, name: str) -> None:
+        """Raises ``ResourceNotFound`` when there is no such user."""
+        await self.call("DELETE", f"/users/{_name(name)}")
+
+    async def list_quotas(self) -> list[dict]:
+        return (await self.call("GET", "/quotas"))["data"]
+
+    async def set_quota(self, principal: str, producer_byte_rate: int | None, consumer_byte_rate: int | None) -> dict:
+        """Create or replace ``principal``'s byte-rate limits; None leaves that direction unlimited."""
+        body = {
+            "principal": principal,
+            "producer_byte_rate": producer_byte_rate,
+            "consumer_byte_rate": consumer_byte_rate,
+        }
+        return await self.call("POST", "/quotas", body)
+
+    async def delete_quota(self, principal: str) -> None:
+        """Raises ``ResourceNotFound`` when ``principal`` has no quota."""
+        await self.call("DELETE", f"/quotas/{_name(principal)}")

@@ -75,6 +75,7 @@ class BrokerNode:
             connector=aiohttp.TCPConnector(limit=256, ssl=inter_broker_ssl(settings) or True),
             headers={"Authorization": broker_authorization(self.node_id, broker_secret)},
         )
+        self.security = NodeSecurity(settings.security, store)
         self.forwarder = Forwarder(self.session, self.cluster_id)
         self.membership = BrokerMembership(
             store,

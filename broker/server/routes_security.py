@@ -14,14 +14,14 @@ for quotas).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from broker.cluster.security_store import SecurityStore
 from broker.errors import ResourceNotFound
-from broker.security.acl import AclBinding, AclOperation
+from broker.security.acl import AclBinding, AclOperation, AclPermission, PatternType, ResourceType
 from broker.security.acl_codec import binding_from_wire, binding_to_wire, filter_from_wire
 from broker.security.quota_limits import limits_from_wire, limits_to_wire
 from broker.security.scram import MECHANISM, MIN_ITERATIONS, new_credential
@@ -37,10 +37,6 @@ ACLS = "/v3/clusters/{cluster_id}/acls"
 USERS = "/v3/clusters/{cluster_id}/users"
 QUOTAS = "/v3/clusters/{cluster_id}/quotas"
 
-ResourceTypeName = Literal["TOPIC", "GROUP", "CLUSTER"]
-PatternTypeName = Literal["LITERAL", "PREFIXED"]
-OperationName = Literal[tuple(operation.value for operation in AclOperation)]  # type: ignore[valid-type]
-PermissionName = Literal["ALLOW", "DENY"]
 
 
 class AclBody(BaseModel):
@@ -48,25 +44,25 @@ class AclBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    resource_type: ResourceTypeName
+    resource_type: ResourceType
     resource_name: str = Field(min_length=1)
-    pattern_type: PatternTypeName
+    pattern_type: PatternType
     principal: str = Field(min_length=1, examples=["User:alice"])
     host: str = Field("*", min_length=1)
-    operation: OperationName
-    permission: PermissionName
+    operation: AclOperation
+    permission: AclPermission
 
 
 class KafkaAcl(ResponseBody):
     kind: str
     cluster_id: str
-    resource_type: ResourceTypeName
+    resource_type: ResourceType
     resource_name: str
-    pattern_type: PatternTypeName
+    pattern_type: PatternType
     principal: str
     host: str
-    operation: OperationName
-    permission: PermissionName
+    operation: AclOperation
+    permission: AclPermission
 
 
 class DeletedAcls(ResponseBody):
@@ -164,7 +160,7 @@ async def list_acls(request: web.Request) -> web.Response:
 )
 async def create_acl(request: web.Request) -> web.Response:
     body = await read_model(request, AclBody)
-    binding = binding_from_wire(body.model_dump())
+    binding = binding_from_wire(body.model_dump(mode="json"))
     created = await _store(request).add_acl(binding)
     _audit(request, "audit.acl_created", created=created, **binding_to_wire(binding))
     return web.json_response(_acl_body(request, binding), status=201)

@@ -52,6 +52,11 @@ def concrete_path(api: Api, pattern: str, **values: str) -> str:
     return re.sub(r"\{(\w+)\}", lambda match: {**defaults, **values}[match.group(1)], pattern)
 
 
+def broker_headers(api: Api) -> dict[str, str]:
+    """The broker's own token: the internal routes take nothing else, and these tests check their parsing."""
+    return {"Authorization": broker_authorization(api.node.node_id, api.node.broker_secret)}
+
+
 def routes_with_path_parameter(api: Api, name: str) -> list[tuple[str, str]]:
     """(method, canonical path) of every route of the app whose path has ``{name}``."""
     found = []
@@ -62,10 +67,7 @@ def routes_with_path_parameter(api: Api, name: str) -> list[tuple[str, str]]:
 
 
 async def test_a_path_parameter_of_the_wrong_type_on_an_internal_route_is_400_naming_it(api: Api) -> None:
-    response = await api.client.post(
-        "/internal/controller/controlled-shutdown/true",
-        headers={"Authorization": broker_authorization(api.node.node_id, api.node.broker_secret)},
-    )
+    response = await api.client.post("/internal/controller/controlled-shutdown/true", headers=broker_headers(api))
     body = await error_of(response, 400)
     assert body["error"] == "INVALID_REQUEST" and body["error_code"] == 40001
     assert body["parameter"] == "broker_id" and "broker_id" in body["message"] and "'true'" in body["message"]
@@ -85,7 +87,7 @@ async def test_every_integer_path_parameter_of_every_route_refuses_a_malformed_v
             for text in MALFORMED_INTEGERS:
                 path = concrete_path(api, pattern, topic_name=topic, topic=topic, **{name: text})
                 response = await api.client.request(
-                    method, path, data=b"", headers={"Content-Type": "application/json"}
+                    method, path, data=b"", headers={"Content-Type": "application/json", **broker_headers(api)}
                 )
                 body = await error_of(response, 400)
                 assert (body["error_code"], body["parameter"]) == (40001, name), (method, path, body)
