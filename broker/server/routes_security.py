@@ -38,7 +38,6 @@ USERS = "/v3/clusters/{cluster_id}/users"
 QUOTAS = "/v3/clusters/{cluster_id}/quotas"
 
 
-
 class AclBody(BaseModel):
     """One ACL binding as the REST Proxy takes it; ``principal`` is ``User:<name>`` or ``User:*``."""
 
@@ -162,7 +161,7 @@ async def create_acl(request: web.Request) -> web.Response:
     body = await read_model(request, AclBody)
     binding = binding_from_wire(body.model_dump(mode="json"))
     created = await _store(request).add_acl(binding)
-    _audit(request, "audit.acl_created", created=created, **binding_to_wire(binding))
+    _audit(request, "audit.acl_created", created=created, acl=binding_to_wire(binding))
     return web.json_response(_acl_body(request, binding), status=201)
 
 
@@ -179,7 +178,7 @@ async def delete_acls(request: web.Request) -> web.Response:
     acl_filter = filter_from_wire(request.query)
     deleted = await _store(request).remove_acls(acl_filter)
     for binding in deleted:
-        _audit(request, "audit.acl_deleted", **binding_to_wire(binding))
+        _audit(request, "audit.acl_deleted", acl=binding_to_wire(binding))
     return web.json_response({"data": [_acl_body(request, binding) for binding in deleted]})
 
 
