@@ -34,41 +34,9 @@ from broker.cluster.security_keys import (
     user_key,
 )
 from broker.cluster.store import MetadataStore
-from broker.security.acl import WILDCARD, AclBinding, AclFilter, PatternType
-from broker.security.acl_codec import MATCH
+from broker.security.acl import AclBinding, AclFilter, filter_matches
 from broker.security.quota_limits import QuotaLimits
 from broker.security.scram import ScramCredential
-
-
-def _matches(acl_filter: AclFilter, binding: AclBinding) -> bool:
-    """Whether ``acl_filter`` selects ``binding``, as ``AclFilter``'s docstring defines it.
-
-    Private stand-in for ``broker.security.acl.filter_matches``, which is written on
-    another branch; once both are merged this should call that one instead.
-    """
-    if acl_filter.pattern_type == MATCH:
-        name = acl_filter.resource_name or ""
-        if binding.pattern_type is PatternType.LITERAL:
-            pattern_applies = binding.resource_name in (name, WILDCARD)
-        else:
-            pattern_applies = name.startswith(binding.resource_name)
-        if not pattern_applies:
-            return False
-    else:
-        if acl_filter.pattern_type is not None and acl_filter.pattern_type != binding.pattern_type:
-            return False
-        if acl_filter.resource_name is not None and acl_filter.resource_name != binding.resource_name:
-            return False
-    return all(
-        wanted is None or wanted == getattr(binding, field)
-        for field, wanted in (
-            ("resource_type", acl_filter.resource_type),
-            ("principal", acl_filter.principal),
-            ("host", acl_filter.host),
-            ("operation", acl_filter.operation),
-            ("permission", acl_filter.permission),
-        )
-    )
 
 
 class SecurityStore:
@@ -132,7 +100,7 @@ class SecurityStore:
         return [
             (ACLS_PREFIX + name, binding, revisions[ACLS_PREFIX + name])
             for name, binding in decoded(items, ACLS_PREFIX, decode_acl)
-            if acl_filter is None or _matches(acl_filter, binding)
+            if acl_filter is None or filter_matches(acl_filter, binding)
         ]
 
     # ------------------------------------------------------------------ quotas

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from broker.cluster.security_keys import PREFIX
 from broker.cluster.security_view import SecurityView
 from broker.cluster.store import MetadataStore
 from broker.security.acl import AclOperation, Resource
@@ -32,6 +33,7 @@ AUTHORIZATION_OFF = Decision(True, "authentication is off")
 class NodeSecurity:
     def __init__(self, settings: SecuritySettings, store: MetadataStore) -> None:
         self.settings = settings
+        self.store = store
         self.view = SecurityView(store, on_change=self._changed)
         self._cache = CredentialCache(settings.credential_cache_entries)
         self._authenticator = Authenticator(
@@ -49,6 +51,17 @@ class NodeSecurity:
 
     async def close(self) -> None:
         await self.view.close()
+
+    async def catch_up(self) -> None:
+        """Return once this broker applies every security change the store held when called.
+
+        A route that changed a user, an ACL or a quota waits for this before it answers,
+        so the caller's next request to this broker meets the change (other brokers
+        follow within their watch latency).
+        """
+        _, revision = await self.store.list(PREFIX)
+        while self.view.snapshot.revision < revision:
+            await self.view.wait_changed()
 
     def _changed(self) -> None:
         snapshot = self.view.snapshot

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from broker.errors import UnprocessableEntity
 from broker.security.acl import (
     CLUSTER_RESOURCE_NAME,
+    MATCH,
     WILDCARD,
     AclBinding,
     AclFilter,
@@ -39,7 +40,6 @@ from broker.security.principal import USER, Principal
 
 WIRE_FIELDS = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
 ANY = "ANY"
-MATCH = "MATCH"
 IGNORED_FIELDS = frozenset({"kind", "cluster_id", "metadata"})
 """Fields of a listed ``KafkaAcl`` object that decoding skips, so a listed ACL can be posted back as it is."""
 

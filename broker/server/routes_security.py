@@ -7,7 +7,8 @@ resource). Users are SCRAM-SHA-512 credentials made here from the password, whic
 never stored, logged or answered. Quotas are Kafka's client quotas per principal.
 
 Every change is written to the metadata store, which every broker follows, and logged
-to the audit log with who made it and from where. Who may call each route is in
+to the audit log with who made it and from where. A change answers once this broker
+applies it (``NodeSecurity.catch_up``), so the caller's next request meets it. Who may call each route is in
 ``route_access`` (DESCRIBE / ALTER on the cluster; DESCRIBE_CONFIGS / ALTER_CONFIGS
 for quotas).
 """
@@ -20,7 +21,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from broker.cluster.security_store import SecurityStore
-from broker.errors import ResourceNotFound
+from broker.errors import ResourceNotFound, UnprocessableEntity
 from broker.security.acl import AclBinding, AclOperation, AclPermission, PatternType, ResourceType
 from broker.security.acl_codec import binding_from_wire, binding_to_wire, filter_from_wire
 from broker.security.quota_limits import limits_from_wire, limits_to_wire
@@ -161,6 +162,7 @@ async def create_acl(request: web.Request) -> web.Response:
     body = await read_model(request, AclBody)
     binding = binding_from_wire(body.model_dump(mode="json"))
     created = await _store(request).add_acl(binding)
+    await node_of(request).security.catch_up()
     _audit(request, "audit.acl_created", created=created, acl=binding_to_wire(binding))
     return web.json_response(_acl_body(request, binding), status=201)
 
@@ -175,8 +177,13 @@ async def create_acl(request: web.Request) -> web.Response:
     ),
 )
 async def delete_acls(request: web.Request) -> web.Response:
+    if not request.query:
+        raise UnprocessableEntity(
+            "deleting ACLs needs at least one filter parameter (resource_type=ANY deletes every ACL)"
+        )
     acl_filter = filter_from_wire(request.query)
     deleted = await _store(request).remove_acls(acl_filter)
+    await node_of(request).security.catch_up()
     for binding in deleted:
         _audit(request, "audit.acl_deleted", acl=binding_to_wire(binding))
     return web.json_response({"data": [_acl_body(request, binding) for binding in deleted]})
@@ -214,6 +221,7 @@ async def upsert_user(request: web.Request) -> web.Response:
     body = await read_model(request, UserBody)
     credential = new_credential(body.password.get_secret_value(), MIN_ITERATIONS)
     created = await _store(request).put_user(body.name, credential)
+    await node_of(request).security.catch_up()
     _audit(request, "audit.user_created" if created else "audit.user_password_changed", user=body.name)
     return web.json_response(_user_body(body.name, credential.iterations), status=201 if created else 200)
 
@@ -225,6 +233,7 @@ async def delete_user(request: web.Request) -> web.Response:
     name = request.match_info["user_name"]
     if not await _store(request).delete_user(name):
         raise ResourceNotFound(f"user {name!r} does not exist", user_name=name)
+    await node_of(request).security.catch_up()
     _audit(request, "audit.user_deleted", user=name)
     return web.Response(status=204)
 
@@ -251,6 +260,7 @@ async def set_quota(request: web.Request) -> web.Response:
     principal = data.pop("principal")
     limits = limits_from_wire(data)
     await _store(request).set_quota(principal, limits)
+    await node_of(request).security.catch_up()
     _audit(request, "audit.quota_set", quota_principal=principal, **limits_to_wire(limits))
     return web.json_response({"principal": principal, **limits_to_wire(limits)})
 
@@ -263,5 +273,6 @@ async def remove_quota(request: web.Request) -> web.Response:
     principal = request.match_info["principal"]
     if not await _store(request).remove_quota(principal):
         raise ResourceNotFound(f"no quota is set for {principal!r}", principal=principal)
+    await node_of(request).security.catch_up()
     _audit(request, "audit.quota_removed", quota_principal=principal)
     return web.Response(status=204)
