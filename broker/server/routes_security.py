@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from broker.cluster.security_store import SecurityStore
 from broker.errors import ResourceNotFound, UnprocessableEntity
@@ -74,6 +74,15 @@ class UserBody(BaseModel):
 
     name: str = Field(min_length=1, max_length=255)
     password: SecretStr = Field(min_length=1, description="hashed into a SCRAM-SHA-512 credential; never stored")
+
+    @field_validator("password")
+    @classmethod
+    def _encodable(cls, value: SecretStr) -> SecretStr:
+        try:
+            value.get_secret_value().encode()
+        except UnicodeEncodeError:
+            raise ValueError("must be text that UTF-8 can encode (no lone surrogates)") from None
+        return value
 
 
 class User(ResponseBody):

@@ -226,3 +226,11 @@ async def test_deleting_acls_needs_a_filter(secured: Api) -> None:
     response = await secured.client.delete(f"{secured.cluster}/acls", headers=ADMIN)
     assert (await error_of(response, 422))["error"] == "UNPROCESSABLE_ENTITY"
     assert len(await SecurityStore(secured.node.store).acls()) == 1
+
+
+async def test_a_password_utf8_cannot_encode_is_422(secured: Api) -> None:
+    body = b'{"name": "grace", "password": "\\ud800"}'
+    headers = {**ADMIN, "Content-Type": "application/json"}
+    response = await secured.client.post(f"{secured.cluster}/users", data=body, headers=headers)
+    assert "password" in (await error_of(response, 422))["message"]
+    assert "grace" not in await SecurityStore(secured.node.store).users()
