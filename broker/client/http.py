@@ -15,7 +15,7 @@ Security options (the same names in every client, the CLI and the Spark connecto
 ``ssl_ca_file``/``ssl_cert_file``/``ssl_key_file`` verify ``https://`` brokers against a CA
 (the system's trust store without one) and present a client certificate (mTLS). Files are
 loaded when the client is built, so a bad path fails there, not at the first request. The
-password lives only in the session's ``BasicAuth``; it is never logged. An error answer that is not a broker error body (a
+password lives only in the session's ``Authorization`` header; it is never logged. An error answer that is not a broker error body (a
 proxy's page, a path that is not the API) keeps the start of its text as the ``answer``
 detail: it is all an operator has to go on.
 
@@ -31,6 +31,8 @@ share a single request.
 from __future__ import annotations
 
 import asyncio
+import base64
+import errno
 import json
 import logging
 import socket
@@ -62,6 +64,10 @@ BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 FETCH_TIMEOUT_MARGIN_S = 5.0
 """Added to a long-poll's ``timeout_ms`` so the HTTP timeout never fires before the broker answers."""
 
+NO_CLIENT_CERTIFICATE_HINT = " (a broker that requires client certificates does that to a client without one)"
+"""Added to a TLS disconnect when this client has no certificate: with TLS 1.3 the broker refuses
+a missing certificate after the handshake, so the client sees only the connection close."""
+
 log = library_logger(__name__)
 
 
@@ -81,6 +87,11 @@ def no_answer_reason(error: BaseException) -> str:
     if isinstance(error, aiohttp.ServerDisconnectedError):
         return "the broker closed the connection"
     return getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+
+
+def closed_by_broker(error: BaseException) -> bool:
+    """The broker closed or reset the connection instead of answering."""
+    return isinstance(error, aiohttp.ServerDisconnectedError) or getattr(error, "errno", None) == errno.ECONNRESET
 
 
 def tls_failure(error: BaseException) -> ssl.SSLError | None:
@@ -106,14 +117,21 @@ def tls_reason(error: ssl.SSLError) -> str:
     return str(error)
 
 
-def basic_auth(username: str | None, password: str | None) -> aiohttp.BasicAuth | None:
-    """The credentials to send, or ``None``; one of the two without the other is a configuration error."""
+def basic_auth_headers(username: str | None, password: str | None) -> dict[str, str]:
+    """The ``Authorization`` header of HTTP Basic credentials (RFC 7617, UTF-8), or none without credentials.
+
+    One of the two without the other, or a ``:`` in the username (it would end the
+    username early), is a configuration error.
+    """
     if username is None and password is None:
-        return None
+        return {}
     if username is None or password is None:
         missing = "password" if password is None else "username"
         raise ValueError(f"username and password go together: {missing} is missing")
-    return aiohttp.BasicAuth(username, password)
+    if ":" in username:
+        raise ValueError(f"username {username!r} may not contain ':'")
+    token = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
+    return {"Authorization": f"Basic {token}"}
 
 
 def _partition_info(topic: str, item: dict[str, Any]) -> PartitionInfo:
@@ -159,9 +177,10 @@ class ClusterClient:
         self.metadata = ClusterMetadata()
         self._unresponsive = UnresponsiveServers(unresponsive_backoff_ms)
         self._max_connections = max_connections
-        self._auth = basic_auth(username, password)
+        self._headers = {"User-Agent": client_id, **basic_auth_headers(username, password)}
         tls_options = (ssl_ca_file, ssl_cert_file, ssl_key_file)
         self._ssl: ssl.SSLContext | bool = client_ssl_context(*tls_options) if any(tls_options) else True
+        self._has_cert = ssl_cert_file is not None
         self._session: aiohttp.ClientSession | None = None
         self._refreshing: dict[str, asyncio.Task[None]] = {}
 
@@ -170,9 +189,7 @@ class ClusterClient:
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0, ssl=self._ssl)
-            self._session = aiohttp.ClientSession(
-                connector=connector, auth=self._auth, headers={"User-Agent": self.client_id}, auto_decompress=False
-            )
+            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers, auto_decompress=False)
         return self._session
 
     async def close(self) -> None:
@@ -203,7 +220,10 @@ class ClusterClient:
                 raise TlsHandshakeFailed(f"{url}: {reason}", url=url, reason=reason) from None
             self._unresponsive.no_answer(url, now_ms())
             text = str(error) or type(error).__name__
-            raise BrokerUnreachable(f"no answer from {url}: {text}", url=url, reason=no_answer_reason(error)) from None
+            reason = no_answer_reason(error)
+            if closed_by_broker(error) and url.startswith("https://") and not self._has_cert:
+                reason += NO_CLIENT_CERTIFICATE_HINT
+            raise BrokerUnreachable(f"no answer from {url}: {text}", url=url, reason=reason) from None
         self._unresponsive.answered(url)
         if reply.status >= 400:
             raise _answer_error(reply.status, reply.reason, body, url)
