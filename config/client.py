@@ -9,13 +9,20 @@ fails when it is built instead of misbehaving under load:
   (the broker remembers the last 5 batches per producer);
 * ``delivery_timeout_ms >= linger_ms + request_timeout_ms``;
 * a consumer heartbeats several times per session: ``heartbeat_interval_ms < session_timeout_ms``.
+
+Both take the security options every client shares (``ClientSecuritySettings``):
+``username``/``password`` (HTTP Basic; the password is a ``SecretStr``, so it never shows
+in a repr, a log line or a validation error) and ``ssl_ca_file``/``ssl_cert_file``/
+``ssl_key_file`` for ``https://`` brokers (``HIGHWATER_PRODUCER_PASSWORD``,
+``HIGHWATER_CONSUMER_SSL_CA_FILE``...).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from config.topic import MIB
@@ -37,7 +44,41 @@ def _check_servers(servers: str) -> str:
     return servers
 
 
-class ProducerSettings(BaseSettings):
+class ClientSecuritySettings(BaseSettings):
+    """Credentials and TLS files, named as ``ClusterClient``'s keyword arguments (``security_options``).
+
+    Validation errors leave the input out (``hide_input_in_errors``, inherited by both
+    clients' settings): a rejected settings dict may hold the password.
+    """
+
+    model_config = SettingsConfigDict(hide_input_in_errors=True)
+
+    username: str | None = Field(None, min_length=1, description="user for HTTP Basic authentication")
+    password: SecretStr | None = Field(None, description="password of username")
+    ssl_ca_file: Path | None = Field(None, description="PEM CA bundle verifying https brokers; default: the system's")
+    ssl_cert_file: Path | None = Field(None, description="PEM client certificate (mTLS)")
+    ssl_key_file: Path | None = Field(None, description="PEM private key of ssl_cert_file")
+
+    @model_validator(mode="after")
+    def _pairs(self) -> ClientSecuritySettings:
+        if (self.username is None) != (self.password is None):
+            raise ValueError("username and password go together")
+        if self.ssl_key_file is not None and self.ssl_cert_file is None:
+            raise ValueError("ssl_key_file needs ssl_cert_file")
+        return self
+
+    def security_options(self) -> dict[str, Any]:
+        """The ``ClusterClient`` keyword arguments; the only place the password is unwrapped."""
+        return {
+            "username": self.username,
+            "password": None if self.password is None else self.password.get_secret_value(),
+            "ssl_ca_file": self.ssl_ca_file,
+            "ssl_cert_file": self.ssl_cert_file,
+            "ssl_key_file": self.ssl_key_file,
+        }
+
+
+class ProducerSettings(ClientSecuritySettings):
     """Kafka producer semantics: batching by ``linger_ms``/``batch_size``, retries until ``delivery_timeout_ms``."""
 
     model_config = SettingsConfigDict(env_prefix="HIGHWATER_PRODUCER_", extra="forbid", validate_default=True)
@@ -86,7 +127,7 @@ class ProducerSettings(BaseSettings):
         return _split_servers(self.bootstrap_servers)
 
 
-class ConsumerSettings(BaseSettings):
+class ConsumerSettings(ClientSecuritySettings):
     """Kafka consumer semantics: positions per partition, optional group with auto-commit."""
 
     model_config = SettingsConfigDict(env_prefix="HIGHWATER_CONSUMER_", extra="forbid", validate_default=True)

@@ -68,6 +68,7 @@ class Consumer:
             metadata_max_age_ms=config.metadata_max_age_ms,
             unresponsive_backoff_ms=config.unresponsive_backoff_ms,
             client_id=config.client_id,
+            **config.security_options(),
         )
         self._subscriptions = SubscriptionState(config.auto_offset_reset)
         limits = FetchLimits(

@@ -61,6 +61,7 @@ class Producer:
             metadata_max_age_ms=config.metadata_max_age_ms,
             unresponsive_backoff_ms=config.unresponsive_backoff_ms,
             client_id=config.client_id,
+            **config.security_options(),
         )
         self._accumulator = RecordAccumulator(
             batch_size=config.batch_size,

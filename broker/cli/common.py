@@ -9,21 +9,30 @@ and ``HTTP_<status>: <start of the answer>`` when what answered is not the broke
 ``--server`` (or ``HIGHWATER_SERVER``) takes ``host:port``, meaning ``http://host:port``,
 or an http(s) URL (``broker.cli.address``); anything else stops the command before
 it sends a request, with one line and exit code 2, like any other bad setting.
+
+Security options, the same names as every client's: ``--username`` (``HIGHWATER_USERNAME``)
+with the password from ``HIGHWATER_PASSWORD`` (only the environment: a flag would show
+in ``ps`` and shell history), and ``--ssl-ca-file``/``--ssl-cert-file``/``--ssl-key-file``
+(``HIGHWATER_SSL_CA_FILE``...) for ``https://`` brokers. A command that does not declare
+the flags still honours the environment (``run_client`` without ``security``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
 from broker.cli.address import DEFAULT_SERVER, broker_url
 from broker.client.admin import AdminClient
-from broker.client.errors import BrokerUnreachable
+from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed
 from broker.client.http import ClusterClient
 from broker.errors import HighwaterError
 
@@ -67,11 +76,82 @@ ServerOption = Annotated[
 ]
 
 
-def run_client(server: str, action: Callable[[AdminClient], Awaitable[T]]) -> T:
-    """Run ``action`` with a client of ``server`` in one event loop; map failures to one line + exit 1."""
+UsernameOption = Annotated[
+    str | None,
+    typer.Option(
+        "--username",
+        envvar="HIGHWATER_USERNAME",
+        help="User for HTTP Basic authentication; the password is read from HIGHWATER_PASSWORD only.",
+    ),
+]
+SslCaFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--ssl-ca-file", envvar="HIGHWATER_SSL_CA_FILE", help="PEM CA bundle for https brokers (default: system)."
+    ),
+]
+SslCertFileOption = Annotated[
+    Path | None,
+    typer.Option("--ssl-cert-file", envvar="HIGHWATER_SSL_CERT_FILE", help="PEM client certificate (mTLS)."),
+]
+SslKeyFileOption = Annotated[
+    Path | None,
+    typer.Option("--ssl-key-file", envvar="HIGHWATER_SSL_KEY_FILE", help="PEM private key of --ssl-cert-file."),
+]
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name)
+    return Path(value) if value else None
+
+
+@dataclass(frozen=True)
+class ClientSecurity:
+    """Credentials and TLS files of a client command; the password is kept out of ``repr``."""
+
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    ssl_ca_file: Path | None = None
+    ssl_cert_file: Path | None = None
+    ssl_key_file: Path | None = None
+
+    @classmethod
+    def from_options(
+        cls,
+        username: str | None = None,
+        ssl_ca_file: Path | None = None,
+        ssl_cert_file: Path | None = None,
+        ssl_key_file: Path | None = None,
+    ) -> ClientSecurity:
+        """The flags given, each falling back to its environment variable; the password from the environment."""
+        return cls(
+            username=username or os.environ.get("HIGHWATER_USERNAME") or None,
+            password=os.environ.get("HIGHWATER_PASSWORD"),
+            ssl_ca_file=ssl_ca_file or _env_path("HIGHWATER_SSL_CA_FILE"),
+            ssl_cert_file=ssl_cert_file or _env_path("HIGHWATER_SSL_CERT_FILE"),
+            ssl_key_file=ssl_key_file or _env_path("HIGHWATER_SSL_KEY_FILE"),
+        )
+
+    def client_options(self) -> dict[str, Any]:
+        """The ``ClusterClient`` keyword arguments (same names)."""
+        return asdict(self)
+
+
+def run_client(server: str, action: Callable[[AdminClient], Awaitable[T]], security: ClientSecurity | None = None) -> T:
+    """Run ``action`` with a client of ``server`` in one event loop; map failures to one line + exit 1.
+
+    ``security`` defaults to the environment's (``ClientSecurity.from_options()``); unusable
+    security options (a missing CA file, a password without a user) stop with exit code 2.
+    """
+    options = (security or ClientSecurity.from_options()).client_options()
+    try:
+        client = ClusterClient(
+            [server], request_timeout_ms=REQUEST_TIMEOUT_MS, connect_timeout_ms=CONNECT_TIMEOUT_MS, **options
+        )
+    except ValueError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
 
     async def session() -> T:
-        client = ClusterClient([server], request_timeout_ms=REQUEST_TIMEOUT_MS, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         try:
             return await action(AdminClient(client))
         finally:
@@ -79,7 +159,7 @@ def run_client(server: str, action: Callable[[AdminClient], Awaitable[T]]) -> T:
 
     try:
         return asyncio.run(session())
-    except BrokerUnreachable as error:
+    except (BrokerUnreachable, TlsHandshakeFailed) as error:
         reason = error.details.get("reason", error.message)
         raise fail(f"cannot reach broker at {server}: {reason}") from None
     except HighwaterError as error:
@@ -95,4 +175,16 @@ def error_line(error: HighwaterError) -> str:
     return f"{error.name}: {error.message}"
 
 
-__all__ = ["DEFAULT_SERVER", "ServerOption", "fail", "run_client", "server_url_option", "stderr_console"]
+__all__ = [
+    "DEFAULT_SERVER",
+    "ClientSecurity",
+    "ServerOption",
+    "SslCaFileOption",
+    "SslCertFileOption",
+    "SslKeyFileOption",
+    "UsernameOption",
+    "fail",
+    "run_client",
+    "server_url_option",
+    "stderr_console",
+]

@@ -16,7 +16,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client
+from broker.cli.common import (
+    DEFAULT_SERVER,
+    ClientSecurity,
+    ServerOption,
+    SslCaFileOption,
+    SslCertFileOption,
+    SslKeyFileOption,
+    UsernameOption,
+    fail,
+    run_client,
+)
 from broker.client.admin import AdminClient
 from broker.groups.errors import GroupIdNotFound, NonEmptyGroup
 
@@ -29,9 +39,19 @@ def _cell(value: Any) -> str:
 
 
 @groups_app.command("list")
-def list_groups(server: ServerOption = DEFAULT_SERVER) -> None:
+def list_groups(
+    server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
+) -> None:
     """List the cluster's consumer groups."""
-    groups = run_client(server, lambda client: client.list_groups())
+    groups = run_client(
+        server,
+        lambda client: client.list_groups(),
+        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+    )
     table = Table("GROUP", "STATE", "MEMBERS", "COMMITTED-PARTITIONS", "COORDINATOR", box=None, header_style="bold")
     for group in groups:
         table.add_row(
@@ -72,13 +92,22 @@ def lag_table(rows: list[dict]) -> Table:
 
 
 @groups_app.command("describe")
-def describe_group(group: str, server: ServerOption = DEFAULT_SERVER) -> None:
+def describe_group(
+    group: str,
+    server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
+) -> None:
     """Per-partition committed offset, high watermark, lag, time lag, owner and status."""
 
     async def action(client: AdminClient) -> tuple[list[dict], dict]:
         return await client.group_lags(group), await client.group_lag_summary(group)
 
-    rows, summary = run_client(server, action)
+    rows, summary = run_client(
+        server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
+    )
     stdout_console.print(lag_table(rows))
     stdout_console.print(
         f"group {group}: status {summary['status']}, total lag {summary['total_lag']}, max lag "
@@ -145,6 +174,10 @@ def reset_offsets(
     topic: Annotated[str | None, typer.Option("--topic", help="Only this topic (default: committed ones).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the new offsets, commit nothing.")] = False,
     server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
 ) -> None:
     """Move a group's committed offsets (only while it has no active members)."""
     chosen = [
@@ -168,7 +201,7 @@ def reset_offsets(
             await client.commit_offsets(group, plan)
         return plan
 
-    plan = run_client(server, action)
+    plan = run_client(server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
     table = Table("TOPIC", "PARTITION", "NEW-OFFSET", box=None, header_style="bold")
     for entry in plan:
         table.add_row(entry["topic_name"], str(entry["partition_id"]), str(entry["offset"]))

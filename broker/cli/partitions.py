@@ -16,7 +16,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli.common import DEFAULT_SERVER, ServerOption, run_client
+from broker.cli.common import (
+    DEFAULT_SERVER,
+    ClientSecurity,
+    ServerOption,
+    SslCaFileOption,
+    SslCertFileOption,
+    SslKeyFileOption,
+    UsernameOption,
+    run_client,
+)
 
 partitions_app = typer.Typer(help="Partition leadership administration.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
@@ -41,9 +50,17 @@ def elected_table(elected: list[dict[str, Any]]) -> Table:
 def elect_preferred(
     topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic; default every topic.")] = None,
     server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
 ) -> None:
     """Give leadership back to each partition's first replica where it is alive and in sync."""
-    elected = run_client(server, lambda client: client.elect_preferred(topic))
+    elected = run_client(
+        server,
+        lambda client: client.elect_preferred(topic),
+        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+    )
     if not elected:
         stdout_console.print("every partition is led by its preferred replica (or it is not in sync yet)")
         return

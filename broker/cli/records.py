@@ -20,7 +20,18 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from broker.acks import Acks
-from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client, stderr_console
+from broker.cli.common import (
+    DEFAULT_SERVER,
+    ClientSecurity,
+    ServerOption,
+    SslCaFileOption,
+    SslCertFileOption,
+    SslKeyFileOption,
+    UsernameOption,
+    fail,
+    run_client,
+    stderr_console,
+)
 from broker.client.admin import AdminClient
 
 MAX_BATCH_ENTRIES = 1000
@@ -98,6 +109,10 @@ def produce(
         int, typer.Option("--batch-size", min=1, max=MAX_BATCH_ENTRIES, help="Records per request.")
     ] = MAX_BATCH_ENTRIES,
     server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
 ) -> None:
     """Produce one record per line of stdin and print a summary.
 
@@ -117,7 +132,9 @@ def produce(
         with progress:
             return await produce_lines(client, topic, batches, required_acks, progress)
 
-    summary = run_client(server, action)
+    summary = run_client(
+        server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
+    )
     stderr_console.print(summary_line(topic, summary), markup=False)
     if summary.failures:
         raise typer.Exit(1)
@@ -258,6 +275,10 @@ def consume(
         bool, typer.Option("--print-offsets", help="Print partition, offset, key and value, tab-separated.")
     ] = False,
     server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
 ) -> None:
     """Print records' values one per line (by default only those produced from now on).
 
@@ -272,7 +293,7 @@ def consume(
         await consume_topic(client, topic, partition, start, follow, state)
 
     try:
-        run_client(server, action)
+        run_client(server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
     except BrokenPipeError:

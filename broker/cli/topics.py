@@ -8,7 +8,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from broker.cli.common import DEFAULT_SERVER, ServerOption, fail, run_client
+from broker.cli.common import (
+    DEFAULT_SERVER,
+    ClientSecurity,
+    ServerOption,
+    SslCaFileOption,
+    SslCertFileOption,
+    SslKeyFileOption,
+    UsernameOption,
+    fail,
+    run_client,
+)
 from broker.client.admin import AdminClient
 
 topics_app = typer.Typer(help="Create, list, describe and delete topics.", no_args_is_help=True)
@@ -37,6 +47,10 @@ def create_topic(
         list[str] | None, typer.Option("--config", "-c", help="Topic config NAME=VALUE (Kafka names), repeatable.")
     ] = None,
     server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
 ) -> None:
     """Create a topic."""
     configs = parse_config_pairs(config or [])
@@ -44,15 +58,27 @@ def create_topic(
     async def action(client: AdminClient) -> dict:
         return await client.create_topic(name, partitions, replication_factor, configs)
 
-    created = run_client(server, action)
+    created = run_client(
+        server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
+    )
     count = created.get("partitions_count", partitions) if isinstance(created, dict) else partitions
     stdout_console.print(f"created topic {name}" + (f" with {count} partition(s)" if count else ""))
 
 
 @topics_app.command("list")
-def list_topics(server: ServerOption = DEFAULT_SERVER) -> None:
+def list_topics(
+    server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
+) -> None:
     """List the cluster's topics."""
-    topics = run_client(server, lambda client: client.list_topics())
+    topics = run_client(
+        server,
+        lambda client: client.list_topics(),
+        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+    )
     table = Table("topic", "partitions", "replication factor", title=None, box=None, header_style="bold")
     for topic in sorted(topics, key=lambda t: t["topic_name"]):
         partitions, replication_factor = topic.get("partitions_count", ""), topic.get("replication_factor", "")
@@ -84,14 +110,36 @@ def partitions_table(topic: str, partitions: list[dict]) -> Table:
 
 
 @topics_app.command("describe")
-def describe_topic(name: str, server: ServerOption = DEFAULT_SERVER) -> None:
+def describe_topic(
+    name: str,
+    server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
+) -> None:
     """Show each partition's leader, replicas, ISR, log start offset, high watermark and log end offset."""
-    partitions = run_client(server, lambda client: client.list_partitions(name))
+    partitions = run_client(
+        server,
+        lambda client: client.list_partitions(name),
+        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+    )
     stdout_console.print(partitions_table(name, partitions))
 
 
 @topics_app.command("delete")
-def delete_topic(name: str, server: ServerOption = DEFAULT_SERVER) -> None:
+def delete_topic(
+    name: str,
+    server: ServerOption = DEFAULT_SERVER,
+    username: UsernameOption = None,
+    ssl_ca_file: SslCaFileOption = None,
+    ssl_cert_file: SslCertFileOption = None,
+    ssl_key_file: SslKeyFileOption = None,
+) -> None:
     """Delete a topic and its data on every broker."""
-    run_client(server, lambda client: client.delete_topic(name))
+    run_client(
+        server,
+        lambda client: client.delete_topic(name),
+        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+    )
     stdout_console.print(f"deleted topic {name}")

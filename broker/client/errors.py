@@ -17,13 +17,24 @@ from __future__ import annotations
 from typing import Any
 
 from broker.error_table import decode_error_body
-from broker.errors import HighwaterError, RequestTimedOut, ServiceUnavailable
+from broker.errors import AuthenticationFailed, HighwaterError, RequestTimedOut, ServiceUnavailable
 
 
 class BrokerUnreachable(ServiceUnavailable):
     """The request never got an answer (connection refused, reset, or timed out)."""
 
     name = "BROKER_UNREACHABLE"
+
+
+class TlsHandshakeFailed(AuthenticationFailed):
+    """The TLS handshake with a broker failed: its certificate is not trusted, expired or for another host,
+    or it wanted a client certificate this client did not present.
+
+    Not retriable (Kafka's ``SslAuthenticationException``): trying again presents the same
+    certificates, so a client stops at once with the reason instead of retrying until a timeout.
+    """
+
+    name = "SSL_HANDSHAKE_FAILED"
 
 
 class ProducerClosed(HighwaterError):

@@ -7,7 +7,15 @@ failure surfaces as a ``broker.errors`` class: broker error bodies are decoded t
 the error table (``decode_error``), and a request that got no answer raises
 ``BrokerUnreachable`` (retriable) whose ``reason`` detail says why in a few words
 (``connection refused``), after which the metadata of the topic is marked stale so the
-next call looks the leader up again. An error answer that is not a broker error body (a
+next call looks the leader up again. A failed TLS handshake raises ``TlsHandshakeFailed``
+instead, which is not retriable: the same certificates would fail the same way.
+
+Security options (the same names in every client, the CLI and the Spark connector):
+``username``/``password`` send HTTP Basic credentials with every request, and
+``ssl_ca_file``/``ssl_cert_file``/``ssl_key_file`` verify ``https://`` brokers against a CA
+(the system's trust store without one) and present a client certificate (mTLS). Files are
+loaded when the client is built, so a bad path fails there, not at the first request. The
+password lives only in the session's ``Authorization`` header; it is never logged. An error answer that is not a broker error body (a
 proxy's page, a path that is not the API) keeps the start of its text as the ``answer``
 detail: it is all an operator has to go on.
 
@@ -23,17 +31,21 @@ share a single request.
 from __future__ import annotations
 
 import asyncio
+import base64
+import errno
 import json
 import logging
 import socket
+import ssl
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from broker.acks import Acks
-from broker.client.errors import BrokerUnreachable, decode_error
+from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed, decode_error
 from broker.client.library_log import library_logger
 from broker.client.metadata import ClusterMetadata
 from broker.client.types import (
@@ -46,10 +58,15 @@ from broker.client.types import (
 )
 from broker.client.unresponsive import UnresponsiveServers
 from broker.errors import HighwaterError, NotFound, ServiceUnavailable
+from broker.security.tls import client_ssl_context
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 FETCH_TIMEOUT_MARGIN_S = 5.0
 """Added to a long-poll's ``timeout_ms`` so the HTTP timeout never fires before the broker answers."""
+
+NO_CLIENT_CERTIFICATE_HINT = " (a broker that requires client certificates does that to a client without one)"
+"""Added to a TLS disconnect when this client has no certificate: with TLS 1.3 the broker refuses
+a missing certificate after the handshake, so the client sees only the connection close."""
 
 log = library_logger(__name__)
 
@@ -70,6 +87,51 @@ def no_answer_reason(error: BaseException) -> str:
     if isinstance(error, aiohttp.ServerDisconnectedError):
         return "the broker closed the connection"
     return getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+
+
+def closed_by_broker(error: BaseException) -> bool:
+    """The broker closed or reset the connection instead of answering."""
+    return isinstance(error, aiohttp.ServerDisconnectedError) or getattr(error, "errno", None) == errno.ECONNRESET
+
+
+def tls_failure(error: BaseException) -> ssl.SSLError | None:
+    """The TLS error behind a failed request, if a failed handshake is why it got no answer."""
+    if isinstance(error, aiohttp.ClientConnectorCertificateError):
+        cause = error.certificate_error
+        return cause if isinstance(cause, ssl.SSLError) else ssl.SSLError(str(cause))
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return seen
+        seen = getattr(seen, "os_error", None) or seen.__cause__ or seen.__context__
+    return None
+
+
+def tls_reason(error: ssl.SSLError) -> str:
+    """A handshake failure in a few words (``certificate has expired``), without OpenSSL's source location."""
+    verify_message = getattr(error, "verify_message", None)
+    if verify_message:
+        return str(verify_message)
+    if error.reason:
+        return error.reason.replace("_", " ").lower()
+    return str(error)
+
+
+def basic_auth_headers(username: str | None, password: str | None) -> dict[str, str]:
+    """The ``Authorization`` header of HTTP Basic credentials (RFC 7617, UTF-8), or none without credentials.
+
+    One of the two without the other, or a ``:`` in the username (it would end the
+    username early), is a configuration error.
+    """
+    if username is None and password is None:
+        return {}
+    if username is None or password is None:
+        missing = "password" if password is None else "username"
+        raise ValueError(f"username and password go together: {missing} is missing")
+    if ":" in username:
+        raise ValueError(f"username {username!r} may not contain ':'")
+    token = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
+    return {"Authorization": f"Basic {token}"}
 
 
 def _partition_info(topic: str, item: dict[str, Any]) -> PartitionInfo:
@@ -99,6 +161,11 @@ class ClusterClient:
         unresponsive_backoff_ms: int = 30_000,
         client_id: str = "highwater-client",
         max_connections: int = 100,
+        username: str | None = None,
+        password: str | None = None,
+        ssl_ca_file: Path | str | None = None,
+        ssl_cert_file: Path | str | None = None,
+        ssl_key_file: Path | str | None = None,
     ) -> None:
         self.bootstrap_urls = [url.rstrip("/") for url in bootstrap_urls]
         if not self.bootstrap_urls:
@@ -110,6 +177,10 @@ class ClusterClient:
         self.metadata = ClusterMetadata()
         self._unresponsive = UnresponsiveServers(unresponsive_backoff_ms)
         self._max_connections = max_connections
+        self._headers = {"User-Agent": client_id, **basic_auth_headers(username, password)}
+        tls_options = (ssl_ca_file, ssl_cert_file, ssl_key_file)
+        self._ssl: ssl.SSLContext | bool = client_ssl_context(*tls_options) if any(tls_options) else True
+        self._has_cert = ssl_cert_file is not None
         self._session: aiohttp.ClientSession | None = None
         self._refreshing: dict[str, asyncio.Task[None]] = {}
 
@@ -117,10 +188,8 @@ class ClusterClient:
 
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0)
-            self._session = aiohttp.ClientSession(
-                connector=connector, headers={"User-Agent": self.client_id}, auto_decompress=False
-            )
+            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0, ssl=self._ssl)
+            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers, auto_decompress=False)
         return self._session
 
     async def close(self) -> None:
@@ -145,9 +214,16 @@ class ClusterClient:
             async with self._http().request(method, url, timeout=timeout, **kwargs) as reply:
                 body = await reply.read()
         except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            failure = tls_failure(error)
+            if failure is not None:
+                reason = f"TLS handshake failed: {tls_reason(failure)}"
+                raise TlsHandshakeFailed(f"{url}: {reason}", url=url, reason=reason) from None
             self._unresponsive.no_answer(url, now_ms())
             text = str(error) or type(error).__name__
-            raise BrokerUnreachable(f"no answer from {url}: {text}", url=url, reason=no_answer_reason(error)) from None
+            reason = no_answer_reason(error)
+            if closed_by_broker(error) and url.startswith("https://") and not self._has_cert:
+                reason += NO_CLIENT_CERTIFICATE_HINT
+            raise BrokerUnreachable(f"no answer from {url}: {text}", url=url, reason=reason) from None
         self._unresponsive.answered(url)
         if reply.status >= 400:
             raise _answer_error(reply.status, reply.reason, body, url)

@@ -2,7 +2,9 @@
 
 ``BrokerProcess`` runs ``python -m broker.cli serve`` exactly as a user would, on a
 free port, with its output in a log file that is printed when a test fails to start
-it. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT.
+it. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT. A broker
+given an ``ssl_context`` (the client side of its TLS settings, passed in ``env``) is
+reached over ``https://`` with that context.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import random
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -87,12 +90,14 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def http_json(method: str, url: str, body: dict | None = None, timeout_s: float = 10.0) -> tuple[int, dict]:
+def http_json(
+    method: str, url: str, body: dict | None = None, timeout_s: float = 10.0, context: ssl.SSLContext | None = None
+) -> tuple[int, dict]:
     """A tiny blocking JSON client, so tests depend on nothing but the standard library."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:
             raw = response.read()
             return response.status, json.loads(raw) if raw else {}
     except urllib.error.HTTPError as error:
@@ -110,10 +115,12 @@ class BrokerProcess:
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen | None = None
     paused: bool = False
+    ssl_context: ssl.SSLContext | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "http" if self.ssl_context is None else "https"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def log_path(self) -> Path:
@@ -152,7 +159,7 @@ class BrokerProcess:
             if self.process is not None and self.process.poll() is not None:
                 raise RuntimeError(f"broker {self.node_id} exited ({self.process.returncode}):\n{self.log_tail()}")
             try:
-                if http_json("GET", f"{self.url}/readyz", timeout_s=1.0)[0] == 200:
+                if http_json("GET", f"{self.url}/readyz", timeout_s=1.0, context=self.ssl_context)[0] == 200:
                     return
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
                 pass
@@ -222,11 +229,13 @@ class BrokerCluster:
                             f"broker {broker.node_id} exited ({broker.process.returncode}):\n{broker.log_tail()}"
                         )
                     continue
-                status, body = http_json("GET", f"{broker.url}/v3/clusters")
+                status, body = http_json("GET", f"{broker.url}/v3/clusters", context=broker.ssl_context)
                 if status != 200:
                     break
                 cluster_id = body["data"][0]["cluster_id"]
-                status, body = http_json("GET", f"{broker.url}/v3/clusters/{cluster_id}/brokers")
+                status, body = http_json(
+                    "GET", f"{broker.url}/v3/clusters/{cluster_id}/brokers", context=broker.ssl_context
+                )
                 views.append({b["broker_id"] for b in body.get("data", [])})
             else:
                 if views and all(view == expected for view in views):
@@ -251,7 +260,8 @@ class BrokerCluster:
         return next(b.url for b in self.brokers.values() if b.alive and not b.paused)
 
     def cluster_id(self) -> str:
-        return http_json("GET", f"{self.any_url()}/v3/clusters")[1]["data"][0]["cluster_id"]
+        context = next(iter(self.brokers.values())).ssl_context
+        return http_json("GET", f"{self.any_url()}/v3/clusters", context=context)[1]["data"][0]["cluster_id"]
 
     def broker_headers(self, node_id: int) -> dict[str, str]:
         """The ``Authorization`` broker ``node_id`` sends to other brokers: for tests of the broker-only routes."""

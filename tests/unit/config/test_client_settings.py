@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -63,3 +65,35 @@ def test_consumer_defaults_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_consumer_heartbeat_must_be_shorter_than_session() -> None:
     with pytest.raises(ValidationError, match="heartbeat_interval_ms must be less than session_timeout_ms"):
         ConsumerSettings(heartbeat_interval_ms=45000)
+
+
+@pytest.mark.parametrize(("settings_class", "prefix"), [(ProducerSettings, "PRODUCER"), (ConsumerSettings, "CONSUMER")])
+def test_security_options_come_from_the_clients_env_prefix_and_hide_the_password(
+    settings_class: type[ProducerSettings] | type[ConsumerSettings], prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(f"HIGHWATER_{prefix}_USERNAME", "alice")
+    monkeypatch.setenv(f"HIGHWATER_{prefix}_PASSWORD", "s3cret-pw")
+    monkeypatch.setenv(f"HIGHWATER_{prefix}_SSL_CA_FILE", "/etc/highwater/ca.pem")
+    settings = settings_class(ssl_cert_file="/c.pem", ssl_key_file="/k.pem")
+    assert "s3cret-pw" not in repr(settings) and "s3cret-pw" not in str(settings)
+    assert settings.security_options() == {
+        "username": "alice",
+        "password": "s3cret-pw",
+        "ssl_ca_file": Path("/etc/highwater/ca.pem"),
+        "ssl_cert_file": Path("/c.pem"),
+        "ssl_key_file": Path("/k.pem"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ({"username": "alice"}, "username and password go together"),
+        ({"password": "s3cret-pw"}, "username and password go together"),
+        ({"ssl_key_file": "/k.pem"}, "ssl_key_file needs ssl_cert_file"),
+    ],
+)
+def test_half_given_security_options_are_refused(given: dict, problem: str) -> None:
+    with pytest.raises(ValidationError, match=problem) as caught:
+        ProducerSettings(**given)
+    assert "s3cret-pw" not in str(caught.value)

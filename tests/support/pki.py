@@ -1,0 +1,63 @@
+"""Throwaway certificate authorities for TLS tests: real PEM files from ``trustme``, nothing checked in.
+
+A ``Pki`` is one CA with a broker certificate valid for 127.0.0.1 and localhost (the
+names the brokers listen and advertise on) and a client certificate whose CN is
+``CLIENT_CN``, every file written under one directory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+import trustme
+
+from broker.security.tls import client_ssl_context
+
+BROKER_NAMES = ("127.0.0.1", "localhost")
+CLIENT_CN = "alice"
+
+
+@dataclass(frozen=True)
+class Pki:
+    ca_file: Path
+    broker_cert: Path
+    broker_key: Path
+    client_cert: Path
+    client_key: Path
+
+    def broker_env(self, client_auth: str = "none") -> dict[str, str]:
+        """The ``HIGHWATER_TLS__*`` environment of a broker serving this PKI's certificate."""
+        return {
+            "HIGHWATER_TLS__CERT_FILE": str(self.broker_cert),
+            "HIGHWATER_TLS__KEY_FILE": str(self.broker_key),
+            "HIGHWATER_TLS__CA_FILE": str(self.ca_file),
+            "HIGHWATER_TLS__CLIENT_AUTH": client_auth,
+        }
+
+    def client_context(self, with_certificate: bool = True) -> ssl.SSLContext:
+        if not with_certificate:
+            return client_ssl_context(self.ca_file)
+        return client_ssl_context(self.ca_file, self.client_cert, self.client_key)
+
+
+def make_pki(directory: Path, broker_not_after: datetime.datetime | None = None) -> Pki:
+    """A fresh CA and its certificates under ``directory``; ``broker_not_after`` dates the broker's expiry."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(directory / "ca.pem")
+    broker = ca.issue_cert(*BROKER_NAMES, not_after=broker_not_after)
+    client = ca.issue_cert("alice.clients.test", common_name=CLIENT_CN)
+    for name, leaf in (("broker", broker), ("client", client)):
+        chain = directory / f"{name}.pem"
+        chain.write_bytes(b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
+        leaf.private_key_pem.write_to_path(directory / f"{name}.key")
+    return Pki(
+        ca_file=directory / "ca.pem",
+        broker_cert=directory / "broker.pem",
+        broker_key=directory / "broker.key",
+        client_cert=directory / "client.pem",
+        client_key=directory / "client.key",
+    )
