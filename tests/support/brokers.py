@@ -91,11 +91,18 @@ def _bindable(port: int) -> bool:
 
 
 def http_json(
-    method: str, url: str, body: dict | None = None, timeout_s: float = 10.0, context: ssl.SSLContext | None = None
+    method: str,
+    url: str,
+    body: dict | None = None,
+    timeout_s: float = 10.0,
+    context: ssl.SSLContext | None = None,
+    headers: dict[str, str] | None = None,
 ) -> tuple[int, dict]:
     """A tiny blocking JSON client, so tests depend on nothing but the standard library."""
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:
             raw = response.read()
@@ -116,6 +123,8 @@ class BrokerProcess:
     process: subprocess.Popen | None = None
     paused: bool = False
     ssl_context: ssl.SSLContext | None = None
+    auth_headers: dict[str, str] = field(default_factory=dict)
+    """Credentials the harness's own requests carry, on a broker with authentication on."""
 
     @property
     def url(self) -> str:
@@ -229,12 +238,17 @@ class BrokerCluster:
                             f"broker {broker.node_id} exited ({broker.process.returncode}):\n{broker.log_tail()}"
                         )
                     continue
-                status, body = http_json("GET", f"{broker.url}/v3/clusters", context=broker.ssl_context)
+                status, body = http_json(
+                    "GET", f"{broker.url}/v3/clusters", context=broker.ssl_context, headers=broker.auth_headers
+                )
                 if status != 200:
                     break
                 cluster_id = body["data"][0]["cluster_id"]
                 status, body = http_json(
-                    "GET", f"{broker.url}/v3/clusters/{cluster_id}/brokers", context=broker.ssl_context
+                    "GET",
+                    f"{broker.url}/v3/clusters/{cluster_id}/brokers",
+                    context=broker.ssl_context,
+                    headers=broker.auth_headers,
                 )
                 views.append({b["broker_id"] for b in body.get("data", [])})
             else:
@@ -260,8 +274,11 @@ class BrokerCluster:
         return next(b.url for b in self.brokers.values() if b.alive and not b.paused)
 
     def cluster_id(self) -> str:
-        context = next(iter(self.brokers.values())).ssl_context
-        return http_json("GET", f"{self.any_url()}/v3/clusters", context=context)[1]["data"][0]["cluster_id"]
+        first = next(iter(self.brokers.values()))
+        answer = http_json(
+            "GET", f"{self.any_url()}/v3/clusters", context=first.ssl_context, headers=first.auth_headers
+        )
+        return answer[1]["data"][0]["cluster_id"]
 
     def broker_headers(self, node_id: int) -> dict[str, str]:
         """The ``Authorization`` broker ``node_id`` sends to other brokers: for tests of the broker-only routes."""
