@@ -22,6 +22,8 @@ from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 from broker.server.api_routes import JSON, ApiLimits, ApiRoute, Content, RouteTable, Schema
 from broker.server.json_depth import MAX_JSON_DEPTH
 from broker.server.responses import Error
+from broker.server.route_access import ROUTE_ACCESS
+from config.security import AuthenticationMode
 
 if TYPE_CHECKING:
     from pydantic_core import CoreSchema
@@ -109,8 +111,28 @@ def public_paths(tables: tuple[RouteTable, ...], limits: ApiLimits) -> tuple[dic
     return paths, schemas.components
 
 
+SECURITY_SCHEMES: dict[str, dict[str, Any]] = {
+    "basic": {"type": "http", "scheme": "basic", "description": "a SCRAM-SHA-512 user of the cluster"},
+    "mtls": {"type": "mutualTLS", "description": "the client certificate's common name is the user"},
+}
+
+
+def _require_authentication(document: dict[str, Any], mode: AuthenticationMode) -> None:
+    """State the scheme the broker takes; the routes anyone may call (``route_access``) need none."""
+    document["components"]["securitySchemes"] = {mode: SECURITY_SCHEMES[mode]}
+    document["security"] = [{mode: []}]
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if ROUTE_ACCESS[(method.upper(), path)].who == "anyone":
+                operation["security"] = []
+
+
 def openapi_document(
-    tables: tuple[RouteTable, ...], server_url: str, limits: ApiLimits, cluster_id: str | None = None
+    tables: tuple[RouteTable, ...],
+    server_url: str,
+    limits: ApiLimits,
+    cluster_id: str | None = None,
+    authentication: AuthenticationMode = "none",
 ) -> dict[str, Any]:
     """The public document; ``cluster_id`` becomes the example of every ``{cluster_id}`` parameter."""
     paths, components = public_paths(tables, limits)
@@ -121,7 +143,7 @@ def openapi_document(
                     if parameter["name"] == "cluster_id":
                         parameter["example"] = cluster_id
     error: Schema = {"description": "any error", "content": {JSON: {"schema": {"$ref": SCHEMAS + "Error"}}}}
-    return {
+    document = {
         "openapi": "3.1.0",
         "info": {
             "title": "highwater",
@@ -135,3 +157,6 @@ def openapi_document(
         "paths": paths,
         "components": {"schemas": components, "responses": {"Error": error}},
     }
+    if authentication != "none":
+        _require_authentication(document, authentication)
+    return document

@@ -56,6 +56,10 @@ async def metrics(request: web.Request) -> web.Response:
 async def openapi(request: web.Request) -> web.Response:
     node = request.app[NODE_KEY]
     document = openapi_document(
-        request.app[API_ROUTES_KEY], node.advertised_url, ApiLimits.of(node.settings), node.cluster_id
+        request.app[API_ROUTES_KEY],
+        node.advertised_url,
+        ApiLimits.of(node.settings),
+        node.cluster_id,
+        node.settings.security.authentication,
     )
     return web.json_response(document)

@@ -29,8 +29,8 @@ def basic(username: str, password: str = PASSWORD) -> dict[str, str]:
 ADMIN = basic("admin")
 
 
-async def serve(tmp_path: Path, **security: Any) -> AsyncIterator[Api]:
-    settings = broker_settings(tmp_path / "data", offsets_topic_num_partitions=1, security=security)
+async def serve(tmp_path: Path, name: str, **security: Any) -> AsyncIterator[Api]:
+    settings = broker_settings(tmp_path / name, offsets_topic_num_partitions=1, security=security)
     node = await BrokerNode.start(settings)
     try:
         async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:
@@ -42,7 +42,7 @@ async def serve(tmp_path: Path, **security: Any) -> AsyncIterator[Api]:
 
 @pytest.fixture
 async def open_api(tmp_path: Path) -> AsyncIterator[Api]:
-    async for api in serve(tmp_path):
+    async for api in serve(tmp_path, "open"):
         yield api
 
 
@@ -50,7 +50,7 @@ async def open_api(tmp_path: Path) -> AsyncIterator[Api]:
 async def secured(tmp_path: Path) -> AsyncIterator[Api]:
     """``basic`` with super user ``admin``; users are added through the API, as an operator would."""
     async for api in serve(
-        tmp_path, authentication="basic", super_users=["admin"], failed_logins_per_minute=FAILED_LOGINS
+        tmp_path, "secured", authentication="basic", super_users=["admin"], failed_logins_per_minute=FAILED_LOGINS
     ):
         await SecurityStore(api.node.store).put_user("admin", new_credential(PASSWORD))
         await api.node.security.catch_up()
@@ -234,3 +234,14 @@ async def test_a_password_utf8_cannot_encode_is_422(secured: Api) -> None:
     response = await secured.client.post(f"{secured.cluster}/users", data=body, headers=headers)
     assert "password" in (await error_of(response, 422))["message"]
     assert "grace" not in await SecurityStore(secured.node.store).users()
+
+
+async def test_the_document_states_the_scheme_and_the_routes_that_need_none(secured: Api, open_api: Api) -> None:
+    document = await (await secured.client.get("/openapi.json")).json()
+    [(name, scheme)] = document["components"]["securitySchemes"].items()
+    assert (name, scheme["type"], scheme["scheme"]) == ("basic", "http", "basic")
+    assert document["security"] == [{"basic": []}]
+    assert document["paths"]["/healthz"]["get"]["security"] == []
+    assert "security" not in document["paths"]["/v3/clusters/{cluster_id}/topics"]["get"]
+    plain = await (await open_api.client.get("/openapi.json")).json()
+    assert "security" not in plain and "securitySchemes" not in plain["components"]
