@@ -25,8 +25,8 @@ from broker.cli.app import app
 from broker.client.types import TopicPartition
 from consumer import Consumer
 from producer import Producer
-from tests.support.brokers import BrokerCluster, http_json
-from tests.support.pki import Pki, make_pki
+from tests.support.brokers import BrokerCluster, BrokerProcess, http_json
+from tests.support.pki import CLIENT_CN, Pki, make_pki
 from tests.support.replication import FAST_ENV, wait_until
 
 pytestmark = pytest.mark.integration
@@ -232,3 +232,44 @@ async def read_all(secured: Secured, url: str, count: int) -> list[bytes]:
             batches = await consumer.getmany(timeout_ms=500)
             values.extend(record.value for record in batches.get(tp, []) if record.value)
     return values
+
+
+@pytest.fixture(scope="module")
+def mtls_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BrokerProcess, str]]:
+    """One broker with ``authentication = "mtls"``: the client certificate's common name is the user."""
+    root: Path = tmp_path_factory.mktemp("mtls")
+    pki = make_pki(root / "pki")
+    store = f"sqlite://{(root / 'metadata.db').resolve()}"
+    broker = BrokerProcess(1, root / "broker-1", store)
+    broker.env = {
+        **FAST_ENV,
+        **pki.broker_env(client_auth="required"),
+        "HIGHWATER_SECURITY__AUTHENTICATION": "mtls",
+        "HIGHWATER_SECURITY__SUPER_USERS": '["admin"]',
+    }
+    broker.ssl_context = pki.client_context()
+    broker.start()
+    try:
+        yield broker, store
+    finally:
+        broker.stop()
+
+
+def test_with_mtls_the_certificate_names_the_user_and_passwords_change_nothing(
+    mtls_broker: tuple[BrokerProcess, str],
+) -> None:
+    broker, store = mtls_broker
+    cluster_id = http_json("GET", f"{broker.url}/v3/clusters", context=broker.ssl_context)[1]["data"][0]["cluster_id"]
+    acls = f"{broker.url}/v3/clusters/{cluster_id}/acls"
+    for headers in ({}, ADMIN):
+        status, body = http_json("GET", acls, context=broker.ssl_context, headers=headers)
+        assert (status, body["error"]) == (403, "CLUSTER_AUTHORIZATION_FAILED")
+        assert body["message"].startswith(f"User:{CLIENT_CN} is not authorized"), body
+    cli(
+        [
+            "acls", "add", "--metadata", store, "--principal", f"User:{CLIENT_CN}", "--operation", "DESCRIBE",
+            "--resource-type", "CLUSTER", "--resource-name", "kafka-cluster",
+        ],
+        {},
+    )  # fmt: skip
+    wait_until(lambda: http_json("GET", acls, context=broker.ssl_context)[0] == 200, 5, "the ACL")
