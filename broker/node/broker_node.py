@@ -5,8 +5,9 @@ HTTP session and one metadata view, and is the one object the HTTP layer and the
 group coordinator talk to: its request methods hand each call to the piece whose job
 it is. It owns the order of start and stop, which the pieces rely on.
 
-Start: take the data directory's lock, open the store, load and recover the logs,
-register, follow the metadata, campaign for controller. Stop (SIGTERM): ask the
+Start: take the data directory's lock, open the store, read (or create) the cluster's
+broker secret that signs broker-to-broker calls, follow the users, ACLs and quotas,
+load and recover the logs, register, follow the metadata, campaign for controller. Stop (SIGTERM): ask the
 controller to move this broker's leaderships away (controlled shutdown), stop
 fetching, flush and checkpoint every log, then leave the cluster.
 """
