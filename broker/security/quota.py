@@ -14,18 +14,29 @@ Over the quota, the request is throttled by Kafka's formula
 ``(rate - quota) / quota × span``, that is ``bytes / quota - span``: the wait that would
 spread the window's bytes at exactly the quota. The window also slides during the
 wait, so one delay is not exact, but a client whose answers are delayed so keeps
-to its quota over time (measured in the tests); it never gets more than its share.
+to its quota over time (within 10 % in the tests, the initial burst included).
 
-The hard limit: a request whose throttle would exceed ``max_throttle_ms`` is refused
-(429, retry after the excess) and its bytes are not counted, so a refused request never
-extends the penalty. The cap and the hard limit are the same line on purpose: a throttle
-cut down to the cap would let the principal through faster than its quota. A
-principal hits it by sending concurrently far above its rate (each connection's
-delay runs in parallel) or with one request larger than ``quota × (span + max_throttle)``;
-one sequential client that waits for its answers stays under it.
+The throttle is capped at ``max_throttle_ms``; what the cap leaves unpaid stays in the
+window and is owed by the next request. The hard limit, where a request is refused
+(429, retry after ``refuse_ms``) instead of delayed:
 
-Bytes already served cannot be refused: ``record`` counts them and returns the throttle
-capped at ``max_throttle_ms``; the owed remainder shows in the next ``check``.
+* the principal already owes more than ``max_throttle_ms`` before this request (it sent
+  concurrently, faster than its delayed answers could slow it): retry after the excess;
+* the request alone is larger than ``quota × (samples - 1) × sample_ms``, the most a
+  fresh meter lets through undelayed: retry after the time it would need beyond that.
+  Such a request cannot be served at the quota at all: its own delay would outlast
+  the window, which would then forget it and credit the next request with a fresh
+  burst (the rate achieved by a client of such requests is well above its quota).
+  Retrying does not help; a smaller request does.
+
+A refused request's bytes are not counted, so a refusal never extends the penalty.
+The rule is on what is owed, not on the throttle with the request added: a client
+that sends one request at a time and waits for its answers starts each request
+owing little, so it is slowed to its quota but not refused, even on a fresh meter
+(whose minimum span makes the first delays short).
+
+Bytes already served cannot be refused: ``record`` counts them and returns the throttle,
+capped; the remainder is owed, and the next ``check`` may refuse on it.
 
 Pure: no clock (time enters as ``now_ms``, from a monotonic clock), no I/O. Memory is
 one meter per (principal, direction) that has a quota; ``retain`` forgets the others.
@@ -105,10 +116,13 @@ class QuotaMeters:
 
     def check(self, principal: str, direction: Direction, limit: int, nbytes: int, now_ms: int) -> Throttle:
         """The decision on ``nbytes`` more at ``now_ms``, counting nothing."""
-        needed, rate = self._needed(principal, direction, limit, nbytes, now_ms)
-        if needed > self.max_throttle_ms:
-            return Throttle(refuse_ms=needed - self.max_throttle_ms, rate=rate)
-        return Throttle(delay_ms=needed, rate=rate)
+        measured, span = self._measure(principal, direction, now_ms)
+        owed = _throttle_ms(measured, span, limit)
+        alone = _throttle_ms(nbytes, self._min_span_ms, limit)
+        rate = (measured + nbytes) * 1000 / span
+        if owed > self.max_throttle_ms or alone > 0:
+            return Throttle(refuse_ms=max(owed - self.max_throttle_ms, alone), rate=rate)
+        return Throttle(delay_ms=min(_throttle_ms(measured + nbytes, span, limit), self.max_throttle_ms), rate=rate)
 
     def admit(self, principal: str, direction: Direction, limit: int, nbytes: int, now_ms: int) -> Throttle:
         """``check``, then count ``nbytes`` unless refused: for a request not yet served (produce)."""
@@ -120,8 +134,9 @@ class QuotaMeters:
     def record(self, principal: str, direction: Direction, limit: int, nbytes: int, now_ms: int) -> Throttle:
         """Count ``nbytes`` already served (fetch); the throttle, capped at ``max_throttle_ms``, never refused."""
         self._add(principal, direction, nbytes, now_ms)
-        needed, rate = self._needed(principal, direction, limit, 0, now_ms)
-        return Throttle(delay_ms=min(needed, self.max_throttle_ms), rate=rate)
+        measured, span = self._measure(principal, direction, now_ms)
+        delay_ms = min(_throttle_ms(measured, span, limit), self.max_throttle_ms)
+        return Throttle(delay_ms=delay_ms, rate=measured * 1000 / span)
 
     def retain(self, quotas: Mapping[str, QuotaLimits]) -> None:
         """Forget the meters of principals and directions ``quotas`` no longer limit."""
@@ -134,12 +149,16 @@ class QuotaMeters:
         """The number of meters kept."""
         return len(self._meters)
 
-    def _needed(self, principal: str, direction: Direction, limit: int, nbytes: int, now_ms: int) -> tuple[int, float]:
-        """The throttle (uncapped) and the rate with ``nbytes`` more at ``now_ms``."""
+    @property
+    def _min_span_ms(self) -> int:
+        return (self.samples - 1) * self.sample_ms
+
+    def _measure(self, principal: str, direction: Direction, now_ms: int) -> tuple[int, int]:
+        """The bytes in the window at ``now_ms`` and the span (ms) they are measured over."""
         meter = self._current(principal, direction, now_ms)
-        total = (meter.total() if meter else 0) + nbytes
-        span = self._span(meter, now_ms)
-        return _throttle_ms(total, span, limit), total * 1000 / span
+        if meter is None:
+            return 0, self._min_span_ms
+        return meter.total(), max(now_ms - meter.buckets[0][0], self._min_span_ms)
 
     def _current(self, principal: str, direction: Direction, now_ms: int) -> _Meter | None:
         meter = self._meters.get((principal, direction))
@@ -156,11 +175,6 @@ class QuotaMeters:
         if meter is None:
             meter = self._meters[(principal, direction)] = _Meter(self.samples)
         meter.add(now_ms - now_ms % self.sample_ms, nbytes)
-
-    def _span(self, meter: _Meter | None, now_ms: int) -> int:
-        """Milliseconds the rate is measured over: since the oldest bucket, at least ``samples - 1`` buckets."""
-        oldest = meter.buckets[0][0] if meter else now_ms
-        return max(now_ms - oldest, (self.samples - 1) * self.sample_ms)
 
 
 def _throttle_ms(total: int, span_ms: int, limit: int) -> int:

@@ -14,6 +14,12 @@ QUOTA = 10_000
 """Bytes per second: with the default window (11 × 1 s) a fresh meter takes 100 kB before it throttles."""
 
 
+def produced(meters: QuotaMeters, principal: str, nbytes: int) -> None:
+    """``nbytes`` admitted at ``T0`` in requests of at most a fresh meter's burst."""
+    for _ in range(nbytes // 100_000):
+        assert not meters.admit(principal, "produce", QUOTA, 100_000, T0).refused
+
+
 def run_client(meters: QuotaMeters, size: int, duration_ms: int, service_ms: int = 1) -> list[tuple[int, int]]:
     """A producer that sends ``size`` bytes as soon as its previous answer arrives: (send time, delay) each."""
     sent, now = [], T0
@@ -40,7 +46,8 @@ def test_a_fresh_meter_measures_over_the_minimum_span_so_a_burst_of_quota_times_
 
 def test_the_throttle_is_kafkas_formula() -> None:
     meters = QuotaMeters()
-    decision = meters.admit(ALICE, "produce", QUOTA, 150_000, T0)
+    meters.admit(ALICE, "produce", QUOTA, 100_000, T0)
+    decision = meters.admit(ALICE, "produce", QUOTA, 50_000, T0)
     span_ms = 10_000
     assert decision.rate == 15_000
     assert decision.delay_ms == (decision.rate - QUOTA) / QUOTA * span_ms == 5_000
@@ -76,33 +83,52 @@ def test_bytes_of_one_bucket_add_up() -> None:
     assert meters.check(ALICE, "produce", QUOTA, 0, T0 + 99).rate == 3_000 * 1000 / 200
 
 
-def test_a_throttle_beyond_the_maximum_is_refused_with_the_excess_and_not_counted() -> None:
+def test_a_throttle_beyond_the_maximum_is_capped_and_the_rest_is_owed() -> None:
     meters = QuotaMeters(max_throttle_ms=30_000)
-    meters.admit(ALICE, "produce", QUOTA, 300_000, T0)
-    before = meters.check(ALICE, "produce", QUOTA, 0, T0)
-    assert before.delay_ms == 20_000
-    refused = meters.admit(ALICE, "produce", QUOTA, 200_000, T0)
-    assert refused.refused and refused.delay_ms == 0
-    assert refused.refuse_ms == 40_000 - 30_000
-    assert refused.rate == 50_000
-    assert meters.check(ALICE, "produce", QUOTA, 0, T0) == before
+    for _ in range(3):
+        meters.admit(ALICE, "produce", QUOTA, 100_000, T0)
     assert meters.admit(ALICE, "produce", QUOTA, 100_000, T0).delay_ms == 30_000
+    assert meters.admit(ALICE, "produce", QUOTA, 100_000, T0).delay_ms == 30_000
+    assert meters.check(ALICE, "produce", QUOTA, 0, T0).refuse_ms == 50_000 - 10_000 - 30_000
 
 
-def test_one_request_larger_than_quota_times_span_plus_maximum_is_refused_on_a_fresh_meter() -> None:
+def test_owing_more_than_the_maximum_refuses_with_the_excess_and_the_refusal_is_not_counted() -> None:
     meters = QuotaMeters(max_throttle_ms=30_000)
-    limit_bytes = QUOTA * (10 + 30)
-    assert meters.admit(BOB, "produce", QUOTA, limit_bytes, T0).delay_ms == 30_000
-    assert meters.admit(ALICE, "produce", QUOTA, limit_bytes + 10, T0).refuse_ms == 1
+    for _ in range(5):
+        meters.admit(ALICE, "produce", QUOTA, 90_000, T0)
+    before = meters.check(ALICE, "produce", QUOTA, 0, T0)
+    refused = meters.admit(ALICE, "produce", QUOTA, 1_000, T0)
+    assert refused.refused and refused.delay_ms == 0
+    assert refused.refuse_ms == before.refuse_ms == 45_000 - 10_000 - 30_000
+    assert refused.rate == 451_000 / 10
+    assert meters.check(ALICE, "produce", QUOTA, 0, T0) == before
+    assert not meters.admit(ALICE, "produce", QUOTA, 1_000, T0 + 11_000).refused
+
+
+def test_one_request_larger_than_a_fresh_meters_burst_is_refused_and_not_counted() -> None:
+    meters = QuotaMeters(max_throttle_ms=30_000)
+    burst = QUOTA * 10
+    assert meters.admit(BOB, "produce", QUOTA, burst, T0) == Throttle(rate=QUOTA)
+    refused = meters.admit(ALICE, "produce", QUOTA, burst + 5_000, T0)
+    assert refused.refuse_ms == 500
     assert meters.check(ALICE, "produce", QUOTA, 0, T0) == Throttle()
+    assert meters.admit(ALICE, "produce", QUOTA, burst + 5_000, T0 + 60_000).refused
 
 
 def test_concurrent_requests_are_delayed_more_and_more_then_refused() -> None:
     meters = QuotaMeters()
     decisions = [meters.admit(ALICE, "produce", QUOTA, 20_000, T0) for _ in range(30)]
     delays = [decision.delay_ms for decision in decisions if not decision.refused]
-    assert delays == sorted(delays) and delays[-1] <= 30_000
-    assert len(delays) == 20 and all(decision.refused for decision in decisions[20:])
+    assert delays == sorted(delays) and delays[-1] == 30_000
+    assert len(delays) == 21 and all(decision.refused for decision in decisions[21:])
+
+
+@pytest.mark.parametrize("size", [1_000, 30_000, 100_000])
+def test_a_sequential_client_is_slowed_to_its_quota_and_never_refused(size: int) -> None:
+    meters = QuotaMeters()
+    sent = run_client(meters, size=size, duration_ms=600_000)
+    achieved = len(sent) * size * 1000 / (sent[-1][0] + sent[-1][1] - T0)
+    assert QUOTA * 0.95 <= achieved <= QUOTA * 1.1
 
 
 def test_served_bytes_are_counted_never_refused_the_delay_capped_the_rest_owed_until_they_age_out() -> None:
@@ -116,7 +142,7 @@ def test_served_bytes_are_counted_never_refused_the_delay_capped_the_rest_owed_u
 
 def test_directions_and_principals_are_metered_apart() -> None:
     meters = QuotaMeters()
-    meters.admit(ALICE, "produce", QUOTA, 200_000, T0)
+    produced(meters, ALICE, 200_000)
     assert meters.check(ALICE, "fetch", QUOTA, 0, T0) == Throttle()
     assert meters.check(BOB, "produce", QUOTA, 0, T0) == Throttle()
     assert meters.check(ALICE, "produce", QUOTA, 0, T0).delay_ms == 10_000
@@ -132,7 +158,7 @@ def test_a_changed_limit_applies_to_the_bytes_already_measured() -> None:
 def test_retain_forgets_meters_of_removed_quotas_and_unlimited_directions() -> None:
     meters = QuotaMeters()
     for principal in (ALICE, BOB, "User:carol"):
-        meters.admit(principal, "produce", QUOTA, 200_000, T0)
+        produced(meters, principal, 200_000)
         meters.record(principal, "fetch", QUOTA, 200_000, T0)
     meters.retain({ALICE: QuotaLimits(QUOTA, QUOTA), BOB: QuotaLimits(None, QUOTA)})
     assert len(meters) == 3
