@@ -190,3 +190,29 @@ async def test_removing_the_quota_lifts_the_throttle_and_forgets_the_meter(quota
     for _ in range(10):
         response = await quotas.produce("alice")
         assert throttle_of(response, await response.json()) == 0
+
+
+async def test_a_stream_is_metered_chunk_by_chunk_and_slowed(quotas: Quotas) -> None:
+    chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def body() -> AsyncIterator[bytes]:
+        while (chunk := await chunks.get()) is not None:
+            yield chunk
+
+    record = json.dumps({"value": {"data": "x" * 4_000}}).encode()
+    chunks.put_nowait(record)
+    started = time.monotonic()
+    response = await quotas.client.post(
+        f"{quotas.topic_path}/records",
+        data=body(),
+        headers={**basic("alice"), "Content-Type": "application/json"},
+    )
+    assert response.status == 200
+    reports = [json.loads(await asyncio.wait_for(response.content.readline(), 5))]
+    for _ in range(5):
+        chunks.put_nowait(record)
+        reports.append(json.loads(await asyncio.wait_for(response.content.readline(), 5)))
+    chunks.put_nowait(None)
+    await response.read()
+    assert [report["offset"] for report in reports] == list(range(6))
+    assert time.monotonic() - started >= 0.3
