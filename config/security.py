@@ -1,8 +1,10 @@
 """Security settings of a broker: who may connect (``[security]``) and over what (``[tls]``).
 
 Kafka's names where Kafka has one: ``super_users`` is ``super.users``, ``allow_if_no_acl``
-is ``allow.everyone.if.no.acl.found``. A super user is written ``User:admin`` or just
-``admin`` (the ``User`` type is implied); both name the same principal.
+is ``allow.everyone.if.no.acl.found``, ``quota_window_num`` is ``quota.window.num`` and
+``quota_window_size_ms`` is ``quota.window.size.seconds`` in milliseconds. A super user
+is written ``User:admin`` or just ``admin`` (the ``User`` type is implied); both name
+the same principal.
 
 Authorization is on exactly when authentication is: with ``authentication = "none"``
 every client is ``User:ANONYMOUS`` and may do what it likes except what nobody may
@@ -42,6 +44,13 @@ class SecuritySettings(BaseModel):
     )
     failed_logins_per_minute: int = Field(
         20, ge=1, description="failed authentications one source address may make per minute before 429"
+    )
+    quota_window_num: int = Field(
+        11, ge=2, description="samples a principal's byte rate is measured over (quota.window.num)"
+    )
+    quota_window_size_ms: int = Field(1000, ge=1, description="length of one quota sample, in milliseconds")
+    quota_max_throttle_ms: int = Field(
+        30_000, ge=0, description="longest delay a quota imposes; a request that would need more gets 429"
     )
 
     @field_validator("super_users")

@@ -4,7 +4,8 @@ A thin driver around the pure pieces of ``broker.security``: it follows the stor
 ``/security/`` keys (``SecurityView``; a change made on any broker or offline reaches
 this one within the store's watch latency), rebuilds the ``Authorizer`` when the ACLs
 change, forgets remembered passwords when the users change, and hands the clock and
-the TLS peer certificate to the ``Authenticator``.
+the TLS peer certificate to the ``Authenticator``. It keeps the byte-rate meters of the
+principals with a quota (``quotas``), and drops a meter when its quota is removed.
 
 With ``authentication = "none"`` nothing is authorized: every decision allows, and
 only the broker-only routes stay closed (the middleware checks those by principal).
@@ -24,6 +25,7 @@ from broker.security.authorizer import Authorizer, Decision
 from broker.security.credential_cache import CredentialCache
 from broker.security.login_limiter import LoginLimiter
 from broker.security.principal import Principal
+from broker.security.quota import QuotaMeters
 from broker.security.tls import peer_common_name
 from config.security import SecuritySettings
 
@@ -41,6 +43,9 @@ class NodeSecurity:
         )
         self._authorizer: Authorizer | None = None
         self._users: object = None
+        self.quotas = QuotaMeters(
+            settings.quota_window_size_ms, settings.quota_window_num, settings.quota_max_throttle_ms
+        )
 
     @property
     def authorizing(self) -> bool:
@@ -66,6 +71,7 @@ class NodeSecurity:
     def _changed(self) -> None:
         snapshot = self.view.snapshot
         self._authorizer = None
+        self.quotas.retain(snapshot.quotas)
         if snapshot.users != self._users:
             self._users = snapshot.users
             self._cache.forget_all()
@@ -80,8 +86,12 @@ class NodeSecurity:
             source,
             snapshot.users,
             snapshot.broker_secret,
-            int(time.monotonic() * 1000),
+            self.now_ms(),
         )
+
+    def now_ms(self) -> int:
+        """The clock of the quota meters and the login limiter: monotonic, so a clock step changes no rate."""
+        return int(time.monotonic() * 1000)
 
     def decide(self, principal: Principal, host: str, operation: AclOperation, resource: Resource) -> Decision:
         if not self.authorizing:

@@ -17,6 +17,9 @@ from broker.server.json_records import HeaderInput, RecordData
 from broker.server.params import INT64_MAX
 
 Offset = Annotated[int, Field(ge=0, le=INT64_MAX, json_schema_extra={"format": "int64"})]
+ThrottleTime = Annotated[
+    int, Field(ge=1, description="present when a byte-rate quota delayed this answer: the delay, in ms")
+]
 
 
 def _nothing_required(schema: dict[str, Any]) -> None:
@@ -138,6 +141,7 @@ class DeliveryReport(ResponseBody):
     timestamp: int
     key: SizeReport | None
     value: SizeReport | None
+    throttle_time_ms: ThrottleTime
 
 
 class BatchSuccess(ResponseBody):
@@ -157,6 +161,7 @@ class BatchFailure(ResponseBody):
 class BatchResponse(ResponseBody):
     successes: list[BatchSuccess]
     failures: list[BatchFailure]
+    throttle_time_ms: ThrottleTime
 
 
 class BatchAppended(ResponseBody):
@@ -166,6 +171,7 @@ class BatchAppended(ResponseBody):
     base_offset: int | None
     last_offset: int | None
     log_append_time: int = Field(description="-1 for CreateTime")
+    throttle_time_ms: ThrottleTime
 
 
 class ReadRecord(ResponseBody):
@@ -183,6 +189,7 @@ class ReadResponse(ResponseBody):
     next_offset: Offset
     high_watermark: Offset
     log_start_offset: Offset
+    throttle_time_ms: ThrottleTime
 
 
 class ElectedLeader(ResponseBody):

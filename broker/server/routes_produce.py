@@ -13,6 +13,11 @@ Forms of ``POST …/topics/{t}/records`` (REST Proxy v3):
 
 A record that fails on its own gets an error object on its line instead of a report;
 the stream goes on. Only a malformed stream (it cannot be resynchronised) ends it.
+
+Every form is metered against the principal's ``producer_byte_rate`` before anything
+is appended (``throttling``): a refused request appends nothing; a throttled one is
+answered late. A stream is metered chunk by chunk as it arrives: a refused chunk ends
+the stream with its error line, a throttled one delays reading the next chunk.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from broker.server.params import (
 from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size
 from broker.server.responses import BatchAppended, BatchResponse, DeliveryReport
 from broker.server.routes_topics import INTERNAL_TOPIC_REFUSAL
+from broker.server.throttling import admit_produce, pause, throttled, throttled_json
 from broker.topics.policy import check_client_append
 
 if TYPE_CHECKING:
@@ -141,6 +147,7 @@ async def produce_records(request: web.Request) -> web.StreamResponse:
     check_client_append(topic)
     if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
         return await _produce_stream(request, node, topic, acks, timeout_ms)
+    delay_ms = admit_produce(request, request.content_length or 0)
     objects = split_objects(await request.read())
     if not objects:
         raise InvalidRequest('the request body holds no record; send a JSON object such as {"value": {...}}')
@@ -152,9 +159,9 @@ async def produce_records(request: web.Request) -> web.StreamResponse:
         if isinstance(outcome, HighwaterError):
             raise outcome
         report = _report(node, topic, items[0], outcome)
-        return web.json_response(report, status=202 if acks is Acks.ZERO else 200)
+        return await throttled_json(report, delay_ms, status=202 if acks is Acks.ZERO else 200)
     lines = [json.dumps(_report(node, topic, item, outcome)) for item, outcome in zip(items, outcomes)]
-    return web.Response(body=("\n".join(lines) + "\n").encode(), content_type=NDJSON)
+    return await throttled(web.Response(body=("\n".join(lines) + "\n").encode(), content_type=NDJSON), delay_ms)
 
 
 async def _produce_stream(
@@ -167,6 +174,7 @@ async def _produce_stream(
     max_object_bytes = node.settings.max_request_bytes
     try:
         async for chunk in request.content.iter_any():
+            delay_ms = admit_produce(request, len(chunk))
             objects = splitter.feed(chunk)
             if splitter.pending_bytes > max_object_bytes:
                 raise RequestTooLarge(f"a record in the stream is larger than {max_object_bytes} bytes")
@@ -176,6 +184,7 @@ async def _produce_stream(
                 outcomes = await producer.produce(topic, items, acks, timeout_ms)
                 lines = [json.dumps(_report(node, topic, i, o)) + "\n" for i, o in zip(items, outcomes)]
                 await response.write("".join(lines).encode())
+            await pause(delay_ms)
         splitter.finish()
     except HighwaterError as error:
         await response.write((json.dumps(error_body(error)) + "\n").encode())
@@ -208,6 +217,7 @@ async def produce_batch(request: web.Request) -> web.Response:
     node = node_of(request)
     topic = request.match_info["topic_name"]
     acks, timeout_ms = _produce_params(request, node)
+    delay_ms = admit_produce(request, request.content_length or 0)
     body = await read_model(request, BatchRequest)
     max_entries = node.settings.max_batch_entries
     if not 1 <= len(body.entries) <= max_entries:
@@ -241,7 +251,7 @@ async def produce_batch(request: web.Request) -> web.Response:
             failures.append(
                 {"id": entry_id, "error_code": outcome.error_code, "error": outcome.name, "message": outcome.message}
             )
-    return web.json_response({"successes": successes, "failures": failures}, status=207)
+    return await throttled_json({"successes": successes, "failures": failures}, delay_ms, status=207)
 
 
 @routes.post(
@@ -272,6 +282,7 @@ async def produce_binary(request: web.Request) -> web.Response:
     check_partition(node, topic, partition)
     check_client_append(topic)
     batch = await request.read()
+    delay_ms = admit_produce(request, len(batch))
     if not batch:
         raise CorruptRecord("the request body is empty; it must be one record batch v2")
     check_batch_size(topic, batch, node.max_message_bytes(topic))
@@ -284,7 +295,7 @@ async def produce_binary(request: web.Request) -> web.Response:
             "last_offset": None,
             "log_append_time": -1,
         }
-        return web.json_response(body, status=202)
+        return await throttled_json(body, delay_ms, status=202)
     result = await node.produce(topic, partition, batch, acks, timeout_ms, forward=False)
     body = {
         "cluster_id": node.cluster_id,
@@ -294,4 +305,4 @@ async def produce_binary(request: web.Request) -> web.Response:
         "last_offset": result.last_offset,
         "log_append_time": result.log_append_time_ms if read_header(batch).timestamp_type == LOG_APPEND_TIME else -1,
     }
-    return web.json_response(body)
+    return await throttled_json(body, delay_ms)

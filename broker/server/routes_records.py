@@ -20,6 +20,11 @@ layer fetches on (``fetch_span``) so a page is as full as its limits allow.
 With ``Accept: application/vnd.kafka.batch.v2`` the body is the raw batches and the
 offsets come in ``X-High-Watermark``, ``X-Log-Start-Offset``, ``X-Log-End-Offset`` and
 ``X-Next-Offset``.
+
+A principal with a ``consumer_byte_rate`` quota is checked before the read (refused only
+when it already owes more than the longest throttle) and metered after it with the
+bytes of the record batches served, whatever the format, so rendering JSON does not
+change a consumer's share; the answer is then delayed by the throttle (``throttling``).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation,
 from broker.server.json_records import ReadFormat, render_record
 from broker.server.params import BATCH_CONTENT_TYPE, INT64_MAX, node_of, partition_param, query_int, wants_batches
 from broker.server.responses import ReadResponse
+from broker.server.throttling import check_fetch, record_fetch, throttled, throttled_json
 
 if TYPE_CHECKING:
     from broker.node.broker_node import BrokerNode
@@ -197,6 +203,7 @@ async def read_records(request: web.Request) -> web.StreamResponse:
         offset = (await node.describe_partition(topic, partition)).log_start_offset
     assert max_records is not None and max_bytes is not None and timeout_ms is not None
     raw = wants_batches(request)
+    check_fetch(request)
     span = await fetch_span(
         node,
         topic,
@@ -207,6 +214,7 @@ async def read_records(request: web.Request) -> web.StreamResponse:
         timeout_ms,
         forward=not raw,
     )
+    delay_ms = record_fetch(request, len(span.data))
     if raw:
         headers = {
             "Content-Type": BATCH_CONTENT_TYPE,
@@ -215,13 +223,14 @@ async def read_records(request: web.Request) -> web.StreamResponse:
             "X-Log-End-Offset": str(span.log_end_offset),
             "X-Next-Offset": str(span.next_offset),
         }
-        return web.Response(body=span.data, headers=headers)
+        return await throttled(web.Response(body=span.data, headers=headers), delay_ms)
     data, next_offset = records_to_json(topic, partition, span.data, offset, span.high_watermark, max_records, fmt)
-    return web.json_response(
+    return await throttled_json(
         {
             "data": data,
             "next_offset": next_offset,
             "high_watermark": span.high_watermark,
             "log_start_offset": span.log_start_offset,
-        }
+        },
+        delay_ms,
     )
