@@ -53,13 +53,15 @@ class Param:
     where: Literal["path", "query"]
     schema: Schema | Callable[[ApiLimits], Schema]
     description: str
+    required: bool = False
+    """Path parameters always are; a query parameter only when this says so."""
 
     def document(self, limits: ApiLimits) -> Schema:
         schema = self.schema(limits) if callable(self.schema) else self.schema
         return {
             "name": self.name,
             "in": self.where,
-            "required": self.where == "path",
+            "required": self.where == "path" or self.required,
             "schema": schema,
             "description": self.description,
         }

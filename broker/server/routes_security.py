@@ -15,18 +15,39 @@ for quotas).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic.config import JsonDict
+from pydantic.json_schema import SkipJsonSchema
 
 from broker.cluster.security_store import SecurityStore
 from broker.errors import ResourceNotFound, UnprocessableEntity
-from broker.security.acl import AclBinding, AclOperation, AclPermission, PatternType, ResourceType
+from broker.security.acl import (
+    CLUSTER_RESOURCE_NAME,
+    MATCH,
+    AclBinding,
+    AclOperation,
+    AclPermission,
+    PatternType,
+    ResourceType,
+)
 from broker.security.acl_codec import binding_from_wire, binding_to_wire, filter_from_wire
 from broker.security.quota_limits import limits_from_wire, limits_to_wire
 from broker.security.scram import MECHANISM, MIN_ITERATIONS, new_credential
-from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Param, Reply, RouteTable, path_param, query_param
+from broker.server.api_routes import (
+    CLUSTER,
+    JSON,
+    Body,
+    Operation,
+    Param,
+    Reply,
+    RouteTable,
+    Schema,
+    path_param,
+    query_param,
+)
 from broker.server.authorization import audit, client_host, principal_of
 from broker.server.params import node_of, read_model
 from broker.server.resources import cluster_path, list_body
@@ -39,15 +60,30 @@ USERS = "/v3/clusters/{cluster_id}/users"
 QUOTAS = "/v3/clusters/{cluster_id}/quotas"
 
 
-class AclBody(BaseModel):
-    """One ACL binding as the REST Proxy takes it; ``principal`` is ``User:<name>`` or ``User:*``."""
+USER_NAME_PATTERN = r"^[A-Za-z0-9._@-]{1,255}$"
+USER_PRINCIPAL_PATTERN = r"^User:[A-Za-z0-9._@-]{1,255}$"
+ONLY_CLUSTER_NAME: JsonDict = {
+    "if": {"properties": {"resource_type": {"const": "CLUSTER"}}},
+    "then": {"properties": {"resource_name": {"const": CLUSTER_RESOURCE_NAME}}},
+}
+ONE_RATE_AT_LEAST: JsonDict = {"anyOf": [{"required": ["producer_byte_rate"]}, {"required": ["consumer_byte_rate"]}]}
+ByteRate = Annotated[int, Field(gt=0)] | SkipJsonSchema[None]
 
-    model_config = ConfigDict(extra="forbid")
+
+def _left_out_by_default(schema: JsonDict) -> None:
+    """A rate left out is no limit; its ``None`` default is not a value the schema allows, so it is not shown."""
+    schema.pop("default", None)
+
+
+class AclBody(BaseModel):
+    """One ACL binding as the REST Proxy takes it; the one CLUSTER resource is named ``kafka-cluster``."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=ONLY_CLUSTER_NAME)
 
     resource_type: ResourceType
     resource_name: str = Field(min_length=1)
     pattern_type: PatternType
-    principal: str = Field(min_length=1, examples=["User:alice"])
+    principal: str = Field(pattern=r"^User:.+$", examples=["User:alice", "User:*"])
     host: str = Field("*", min_length=1)
     operation: AclOperation
     permission: AclPermission
@@ -72,7 +108,7 @@ class DeletedAcls(ResponseBody):
 class UserBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=255)
+    name: str = Field(pattern=USER_NAME_PATTERN)
     password: SecretStr = Field(min_length=1, description="hashed into a SCRAM-SHA-512 credential; never stored")
 
     @field_validator("password")
@@ -92,11 +128,24 @@ class User(ResponseBody):
 
 
 class QuotaBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """At least one of the two rates; a rate left out is no limit."""
 
-    principal: str = Field(min_length=1, examples=["User:alice"])
-    producer_byte_rate: int | None = Field(None, gt=0, description="bytes per second this principal may produce")
-    consumer_byte_rate: int | None = Field(None, gt=0, description="bytes per second this principal may fetch")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=ONE_RATE_AT_LEAST)
+
+    principal: str = Field(pattern=USER_PRINCIPAL_PATTERN, examples=["User:alice"])
+    producer_byte_rate: ByteRate = Field(
+        None, description="bytes per second this principal may produce", json_schema_extra=_left_out_by_default
+    )
+    consumer_byte_rate: ByteRate = Field(
+        None, description="bytes per second this principal may fetch", json_schema_extra=_left_out_by_default
+    )
+
+    @field_validator("producer_byte_rate", "consumer_byte_rate", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("must be a positive integer; leave the field out for no limit")
+        return value
 
 
 class Quota(ResponseBody):
@@ -113,20 +162,26 @@ class QuotaList(ResponseBody):
     data: list[Quota]
 
 
-FILTER_PARAMS: tuple[Param, ...] = tuple(
-    query_param(name, {"type": "string"}, description)
-    for name, description in (
-        ("resource_type", "TOPIC, GROUP, CLUSTER or ANY"),
-        ("resource_name", "exact name (with pattern_type MATCH: the resource the bindings apply to)"),
-        ("pattern_type", "LITERAL, PREFIXED, MATCH or ANY"),
-        ("principal", "User:<name> or User:*"),
-        ("host", "a host or *"),
-        ("operation", "an ACL operation or ANY"),
-        ("permission", "ALLOW, DENY or ANY"),
-    )
+def _choice(values: list[str]) -> Schema:
+    return {"type": "string", "enum": [*values, "ANY"]}
+
+
+FILTER_FIELDS: tuple[tuple[str, Schema, str], ...] = (
+    ("resource_type", _choice([kind.value for kind in ResourceType]), "what kind of resource; ANY for all"),
+    ("resource_name", {"type": "string", "minLength": 1}, "exact name (with MATCH: the resource they apply to)"),
+    ("pattern_type", _choice([*(kind.value for kind in PatternType), MATCH]), "MATCH: every binding that applies"),
+    ("principal", {"type": "string", "pattern": r"^User:.+$"}, "User:<name> or User:*"),
+    ("host", {"type": "string", "minLength": 1}, "a host or *"),
+    ("operation", _choice([operation.value for operation in AclOperation]), "an ACL operation; ANY for all"),
+    ("permission", _choice([permission.value for permission in AclPermission]), "ALLOW or DENY; ANY for both"),
 )
-USER_NAME = path_param("user_name", {"type": "string"}, "user name")
-PRINCIPAL = path_param("principal", {"type": "string"}, "User:<name>")
+FILTER_PARAMS: tuple[Param, ...] = tuple(query_param(name, schema, text) for name, schema, text in FILTER_FIELDS)
+DELETE_FILTER_PARAMS: tuple[Param, ...] = (
+    Param("resource_type", "query", FILTER_FIELDS[0][1], "required, so no request deletes every ACL unawares", True),
+    *FILTER_PARAMS[1:],
+)
+USER_NAME = path_param("user_name", {"type": "string", "pattern": USER_NAME_PATTERN}, "user name")
+PRINCIPAL = path_param("principal", {"type": "string", "pattern": USER_PRINCIPAL_PATTERN}, "User:<name>")
 
 
 def _store(request: web.Request) -> SecurityStore:
@@ -179,17 +234,15 @@ async def create_acl(request: web.Request) -> web.Response:
 @routes.delete(
     ACLS,
     Operation(
-        "Delete the ACLs matching a filter (at least one field)",
+        "Delete the ACLs matching a filter (resource_type required; ANY for every type)",
         (Reply(200, "the deleted ACLs", {JSON: DeletedAcls}),),
-        (CLUSTER, *FILTER_PARAMS),
+        (CLUSTER, *DELETE_FILTER_PARAMS),
         tags=TAGS,
     ),
 )
 async def delete_acls(request: web.Request) -> web.Response:
-    if not request.query:
-        raise UnprocessableEntity(
-            "deleting ACLs needs at least one filter parameter (resource_type=ANY deletes every ACL)"
-        )
+    if "resource_type" not in request.query:
+        raise UnprocessableEntity("deleting ACLs needs resource_type (resource_type=ANY deletes every ACL)")
     acl_filter = filter_from_wire(request.query)
     deleted = await _store(request).remove_acls(acl_filter)
     await node_of(request).security.catch_up()
