@@ -1,8 +1,11 @@
 """Byte-rate quotas through the API: a principal over its rate is slowed to it, far over it is refused.
 
-The broker measures over 11 samples of 50 ms (a fresh meter lets quota × 500 ms
-through undelayed, and refuses a larger request) and throttles at most 1 s, so the tests are short. Rates are asserted
-with wide margins: the claim is "about the quota, never far above it", not a timing.
+The broker measures over 11 samples of 100 ms (a fresh meter lets quota × 1 s through
+undelayed, and refuses a larger request) and throttles at most 1 s, so the tests are short.
+Rates are asserted with wide margins: the claim is "about the quota, never far above it",
+not a timing. A throttle that must be there comes from bytes that stay inside one
+1.1 s window however slowly the machine sends them: a slow machine only lowers the rate,
+and a delay is a lower bound the formula sets, never one a fast machine could miss.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ async def quotas(tmp_path: Path) -> AsyncIterator[Quotas]:
         "super_users": ["admin"],
         "allow_if_no_acl": True,
         "quota_window_num": 11,
-        "quota_window_size_ms": 50,
+        "quota_window_size_ms": 100,
         "quota_max_throttle_ms": 1000,
     }
     node = await BrokerNode.start(broker_settings(tmp_path / "data", security=security))
@@ -117,7 +120,8 @@ async def test_a_user_far_over_its_quota_is_slowed_to_about_it_and_others_are_no
         sent += RECORD_BYTES
         throttles.append(throttle_of(response, await response.json()))
     elapsed = time.monotonic() - started
-    assert throttles[0] == 0 and throttles[-1] > 0
+    assert throttles[0] == 0, "a fresh meter lets a burst through"
+    assert any(throttles), "25 requests at once are 2.5 times the quota: some answers must wait"
     assert elapsed >= sum(throttles) / 1000
     assert sent / elapsed <= 2 * QUOTA
 
@@ -142,7 +146,7 @@ async def test_a_request_beyond_the_hard_limit_is_refused_and_appends_nothing(qu
 
 
 async def test_records_batch_and_binary_answers_carry_the_throttle(quotas: Quotas) -> None:
-    entries = [{"value": {"data": "x" * 2_000}} for _ in range(4)]
+    entries = [{"value": {"data": "x" * 4_500}} for _ in range(4)]
     throttles = []
     for _ in range(2):
         response = await quotas.client.post(
@@ -162,13 +166,13 @@ async def test_records_batch_and_binary_answers_carry_the_throttle(quotas: Quota
 
 
 async def test_a_reader_over_its_consumer_quota_gets_delayed_answers(quotas: Quotas) -> None:
-    for _ in range(10):
+    for _ in range(15):
         await quotas.produce("bob")
     path = f"{quotas.topic_path}/partitions/0/records"
     throttles = []
     for accept in ("application/json", "application/vnd.kafka.batch.v2"):
         response = await quotas.client.get(
-            path, params={"offset": "0", "max_bytes": "15000"}, headers={**basic("alice"), "Accept": accept}
+            path, params={"offset": "0", "max_bytes": "25000"}, headers={**basic("alice"), "Accept": accept}
         )
         assert response.status == 200
         throttles.append(int(response.headers.get(THROTTLE_HEADER, "0")))
@@ -209,10 +213,10 @@ async def test_a_stream_is_metered_chunk_by_chunk_and_slowed(quotas: Quotas) -> 
     )
     assert response.status == 200
     reports = [json.loads(await asyncio.wait_for(response.content.readline(), 5))]
-    for _ in range(5):
+    for _ in range(7):
         chunks.put_nowait(record)
         reports.append(json.loads(await asyncio.wait_for(response.content.readline(), 5)))
     chunks.put_nowait(None)
     await response.read()
-    assert [report["offset"] for report in reports] == list(range(6))
+    assert [report["offset"] for report in reports] == list(range(8))
     assert time.monotonic() - started >= 0.3
