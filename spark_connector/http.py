@@ -10,6 +10,10 @@ anything Spark pickles (the reader, the data source, an input partition).
 table (``broker.error_table``), so the connector reads the same names, codes and
 retriability as every other client. A broker that does not answer raises
 ``BrokerUnreachable`` and its connection is dropped, so the next call reconnects.
+
+With a ``ConnectionSecurity``, every request carries the Basic credentials and every
+``https://`` connection verifies the broker (and presents a client certificate) with one
+TLS context built when the ``BrokerConnections`` is.
 """
 
 from __future__ import annotations
@@ -17,12 +21,17 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import ssl
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlsplit
 
+from broker.client.http import basic_auth_headers
 from broker.error_table import decode_error_body, error_from_name
 from broker.errors import HighwaterError
+from broker.security.tls import client_ssl_context
+from spark_connector.options import ConnectionSecurity
 
 
 class BrokerUnreachable(ConnectionError):
@@ -60,9 +69,15 @@ class BrokerAnswer:
 class BrokerConnections:
     """One keep-alive connection per broker URL; not thread-safe (one per task or planning call)."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, security: ConnectionSecurity | None = None) -> None:
         self.timeout_s = timeout_s
         self._connections: dict[str, http.client.HTTPConnection] = {}
+        security = security or ConnectionSecurity()
+        self._auth_headers = basic_auth_headers(security.username, security.password)
+        files = (security.ssl_ca_file, security.ssl_cert_file, security.ssl_key_file)
+        self._ssl: ssl.SSLContext | None = (
+            client_ssl_context(*(Path(name) if name else None for name in files)) if any(files) else None
+        )
 
     def request(
         self,
@@ -77,7 +92,7 @@ class BrokerConnections:
         try:
             connection = self._connection(base_url)
             connection.sock.settimeout(timeout_s or self.timeout_s)
-            connection.request(method, path, body=body, headers=headers or {})
+            connection.request(method, path, body=body, headers={**self._auth_headers, **(headers or {})})
             response = connection.getresponse()
             payload = response.read()
         except (OSError, http.client.HTTPException) as error:
@@ -95,8 +110,11 @@ class BrokerConnections:
         connection = self._connections.get(base_url)
         if connection is None:
             parts = urlsplit(base_url)
-            factory = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-            connection = factory(parts.hostname or "127.0.0.1", parts.port, timeout=self.timeout_s)
+            host = parts.hostname or "127.0.0.1"
+            if parts.scheme == "https":
+                connection = http.client.HTTPSConnection(host, parts.port, timeout=self.timeout_s, context=self._ssl)
+            else:
+                connection = http.client.HTTPConnection(host, parts.port, timeout=self.timeout_s)
             connection.connect()
             connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._connections[base_url] = connection

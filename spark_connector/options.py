@@ -7,6 +7,13 @@ failing later inside an executor. Names follow Spark's Kafka source where they a
 
 Invariants of a parsed ``SourceOptions``: exactly one of ``subscribe``,
 ``subscribe_pattern`` and ``assign`` is set; every limit is positive.
+
+Both take the security options every highwater client takes, under the same names:
+``username``/``password`` (HTTP Basic) and ``ssl_ca_file``/``ssl_cert_file``/``ssl_key_file``
+for ``https://`` servers. The files are loaded once at ``load()``/``start()`` so a bad
+path fails there; they must exist at the same path on every executor, which loads them
+again. The password travels with the input partitions (as Spark's Kafka source ships its
+JAAS settings) and is kept out of every ``repr``.
 """
 
 from __future__ import annotations
@@ -14,9 +21,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from broker.client.types import TopicPartition
+from broker.security.tls import client_ssl_context
 
 EARLIEST = -2
 """Kafka's ``startingOffsets`` JSON sentinel for "the log start offset"."""
@@ -25,25 +35,51 @@ LATEST = -1
 
 SPARK_OWNED_OPTIONS = frozenset({"path", "checkpointlocation"})
 """Options Spark itself passes along to every data source; accepted and ignored."""
-SOURCE_OPTIONS = SPARK_OWNED_OPTIONS | {
-    "servers",
-    "subscribe",
-    "subscribepattern",
-    "assign",
-    "startingoffsets",
-    "endingoffsets",
-    "maxrecordspertrigger",
-    "maxrecordsperpartition",
-    "failondataloss",
-    "includeheaders",
-    "polltimeoutms",
-    "fetchmaxbytes",
-}
-SINK_OPTIONS = SPARK_OWNED_OPTIONS | {"servers", "topic", "lingerms", "batchsizebytes"}
+SECURITY_OPTIONS = frozenset({"username", "password", "ssl_ca_file", "ssl_cert_file", "ssl_key_file"})
+SOURCE_OPTIONS = (
+    SPARK_OWNED_OPTIONS
+    | SECURITY_OPTIONS
+    | {
+        "servers",
+        "subscribe",
+        "subscribepattern",
+        "assign",
+        "startingoffsets",
+        "endingoffsets",
+        "maxrecordspertrigger",
+        "maxrecordsperpartition",
+        "failondataloss",
+        "includeheaders",
+        "polltimeoutms",
+        "fetchmaxbytes",
+    }
+)
+SINK_OPTIONS = SPARK_OWNED_OPTIONS | SECURITY_OPTIONS | {"servers", "topic", "lingerms", "batchsizebytes"}
 
 
 class OptionError(ValueError):
     """A missing, unknown or malformed option; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionSecurity:
+    """Credentials and TLS files of every connection to the brokers; the password is not in ``repr``."""
+
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    ssl_ca_file: str | None = None
+    ssl_cert_file: str | None = None
+    ssl_key_file: str | None = None
+
+    def client_options(self) -> dict[str, Any]:
+        """The ``ClusterClient``/``Producer`` keyword arguments (same names)."""
+        return {
+            "username": self.username,
+            "password": self.password,
+            "ssl_ca_file": self.ssl_ca_file,
+            "ssl_cert_file": self.ssl_cert_file,
+            "ssl_key_file": self.ssl_key_file,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +112,7 @@ class SourceOptions:
     include_headers: bool = False
     poll_timeout_ms: int = 120_000
     fetch_max_bytes: int = 8 * 1024 * 1024
+    security: ConnectionSecurity = field(default_factory=ConnectionSecurity)
 
     def matches(self, topic: str) -> bool:
         """Whether a topic name belongs to the subscription (``assign`` names its topics)."""
@@ -92,6 +129,7 @@ class SinkOptions:
     topic: str | None = None
     linger_ms: int = 5
     batch_size_bytes: int = 1024 * 1024
+    security: ConnectionSecurity = field(default_factory=ConnectionSecurity)
 
 
 def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
@@ -113,6 +151,23 @@ def _servers(options: dict[str, str]) -> tuple[str, ...]:
         if not re.fullmatch(r"https?://[^/\s]+", url):
             raise OptionError(f"option 'servers': {url!r} is not an http://host:port URL")
     return urls
+
+
+def _security(options: dict[str, str]) -> ConnectionSecurity:
+    """The security options, checked as the clients check them; the files are loaded once here."""
+    given = {name: options[name] for name in SECURITY_OPTIONS if options.get(name, "").strip()}
+    security = ConnectionSecurity(**given)
+    if (security.username is None) != (security.password is None):
+        raise OptionError("options 'username' and 'password' go together")
+    if security.username is not None and ":" in security.username:
+        raise OptionError("option 'username' may not contain ':'")
+    tls_files = (security.ssl_ca_file, security.ssl_cert_file, security.ssl_key_file)
+    if any(tls_files):
+        try:
+            client_ssl_context(*(Path(name) if name else None for name in tls_files))
+        except ValueError as error:
+            raise OptionError(f"TLS options: {error}") from None
+    return security
 
 
 def _positive_int(options: dict[str, str], name: str, default: int | None) -> int | None:
@@ -203,6 +258,7 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
         include_headers=_bool(options, "includeHeaders", False),
         poll_timeout_ms=_positive_int(options, "pollTimeoutMs", 120_000) or 120_000,
         fetch_max_bytes=_positive_int(options, "fetchMaxBytes", 8 * 1024 * 1024) or 8 * 1024 * 1024,
+        security=_security(options),
     )
 
 
@@ -218,4 +274,5 @@ def parse_sink_options(raw: Mapping[str, str]) -> SinkOptions:
         topic=topic.strip() if topic else None,
         linger_ms=_positive_int(options, "lingerMs", 5) or 5,
         batch_size_bytes=_positive_int(options, "batchSizeBytes", 1024 * 1024) or 1024 * 1024,
+        security=_security(options),
     )
