@@ -28,9 +28,9 @@ import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
 from broker.client.library_log import library_logger
+from broker.client.security import ClientSecurity
 from spark_connector.arrow import records_to_arrow
 from spark_connector.http import BrokerConnections, BrokerUnreachable
-from spark_connector.options import ConnectionSecurity
 
 log = library_logger(__name__)
 
@@ -58,7 +58,7 @@ class RangeTask(InputPartition):
     from_earliest: bool = False
     poll_timeout_ms: int = 120_000
     fetch_max_bytes: int = 8 * 1024 * 1024
-    security: ConnectionSecurity = field(default_factory=ConnectionSecurity)
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
     @property
     def records_path(self) -> str:

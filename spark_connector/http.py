@@ -11,7 +11,7 @@ table (``broker.error_table``), so the connector reads the same names, codes and
 retriability as every other client. A broker that does not answer raises
 ``BrokerUnreachable`` and its connection is dropped, so the next call reconnects.
 
-With a ``ConnectionSecurity``, every request carries the Basic credentials and every
+With a ``ClientSecurity``, every request carries the Basic credentials and every
 ``https://`` connection verifies the broker (and presents a client certificate) with one
 TLS context built when the ``BrokerConnections`` is.
 """
@@ -23,15 +23,14 @@ import json
 import socket
 import ssl
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlsplit
 
 from broker.client.http import basic_auth_headers
+from broker.client.security import ClientSecurity
 from broker.error_table import decode_error_body, error_from_name
 from broker.errors import HighwaterError
 from broker.security.tls import client_ssl_context
-from spark_connector.options import ConnectionSecurity
 
 
 class BrokerUnreachable(ConnectionError):
@@ -69,14 +68,15 @@ class BrokerAnswer:
 class BrokerConnections:
     """One keep-alive connection per broker URL; not thread-safe (one per task or planning call)."""
 
-    def __init__(self, timeout_s: float, security: ConnectionSecurity | None = None) -> None:
+    def __init__(self, timeout_s: float, security: ClientSecurity | None = None) -> None:
         self.timeout_s = timeout_s
         self._connections: dict[str, http.client.HTTPConnection] = {}
-        security = security or ConnectionSecurity()
+        security = security or ClientSecurity()
         self._auth_headers = basic_auth_headers(security.username, security.password)
-        files = (security.ssl_ca_file, security.ssl_cert_file, security.ssl_key_file)
         self._ssl: ssl.SSLContext | None = (
-            client_ssl_context(*(Path(name) if name else None for name in files)) if any(files) else None
+            client_ssl_context(security.ssl_ca_file, security.ssl_cert_file, security.ssl_key_file)
+            if security.uses_tls_files
+            else None
         )
 
     def request(

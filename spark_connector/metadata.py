@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Self
 
 from broker.client.library_log import library_logger
+from broker.client.security import ClientSecurity
 from broker.client.unresponsive import UnresponsiveServers
 from spark_connector.http import BrokerAnswer, BrokerConnections, BrokerUnreachable
-from spark_connector.options import ConnectionSecurity
 
 log = library_logger(__name__)
 
@@ -60,7 +60,7 @@ class ClusterMetadata:
         servers: Sequence[str],
         timeout_s: float = 10.0,
         retry_for_s: float = 60.0,
-        security: ConnectionSecurity | None = None,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.servers = tuple(servers)
         self.retry_for_s = retry_for_s

@@ -23,8 +23,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
 from broker.security.tls import client_ssl_context
 
@@ -62,27 +62,6 @@ class OptionError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class ConnectionSecurity:
-    """Credentials and TLS files of every connection to the brokers; the password is not in ``repr``."""
-
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    ssl_ca_file: str | None = None
-    ssl_cert_file: str | None = None
-    ssl_key_file: str | None = None
-
-    def client_options(self) -> dict[str, Any]:
-        """The ``ClusterClient``/``Producer`` keyword arguments (same names)."""
-        return {
-            "username": self.username,
-            "password": self.password,
-            "ssl_ca_file": self.ssl_ca_file,
-            "ssl_cert_file": self.ssl_cert_file,
-            "ssl_key_file": self.ssl_key_file,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class OffsetSpec:
     """``earliest``, ``latest`` or explicit offsets; ``per_partition`` may hold the sentinels."""
 
@@ -112,7 +91,7 @@ class SourceOptions:
     include_headers: bool = False
     poll_timeout_ms: int = 120_000
     fetch_max_bytes: int = 8 * 1024 * 1024
-    security: ConnectionSecurity = field(default_factory=ConnectionSecurity)
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
     def matches(self, topic: str) -> bool:
         """Whether a topic name belongs to the subscription (``assign`` names its topics)."""
@@ -129,7 +108,7 @@ class SinkOptions:
     topic: str | None = None
     linger_ms: int = 5
     batch_size_bytes: int = 1024 * 1024
-    security: ConnectionSecurity = field(default_factory=ConnectionSecurity)
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
 
 def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
@@ -153,18 +132,21 @@ def _servers(options: dict[str, str]) -> tuple[str, ...]:
     return urls
 
 
-def _security(options: dict[str, str]) -> ConnectionSecurity:
+def _security(options: dict[str, str]) -> ClientSecurity:
     """The security options, checked as the clients check them; the files are loaded once here."""
-    given = {name: options[name] for name in SECURITY_OPTIONS if options.get(name, "").strip()}
-    security = ConnectionSecurity(**given)
+    given = {name: options[name].strip() for name in SECURITY_OPTIONS if options.get(name, "").strip()}
+    security = ClientSecurity(
+        username=given.get("username"),
+        password=given.get("password"),
+        **{name: Path(given[name]) for name in ("ssl_ca_file", "ssl_cert_file", "ssl_key_file") if name in given},
+    )
     if (security.username is None) != (security.password is None):
         raise OptionError("options 'username' and 'password' go together")
     if security.username is not None and ":" in security.username:
         raise OptionError("option 'username' may not contain ':'")
-    tls_files = (security.ssl_ca_file, security.ssl_cert_file, security.ssl_key_file)
-    if any(tls_files):
+    if security.uses_tls_files:
         try:
-            client_ssl_context(*(Path(name) if name else None for name in tls_files))
+            client_ssl_context(security.ssl_ca_file, security.ssl_cert_file, security.ssl_key_file)
         except ValueError as error:
             raise OptionError(f"TLS options: {error}") from None
     return security

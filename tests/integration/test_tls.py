@@ -24,12 +24,12 @@ from broker.cli.app import app
 from broker.client.admin import AdminClient
 from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed
 from broker.client.http import ClusterClient
+from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
 from consumer import Consumer
 from producer import Producer
 from spark_connector.http import BrokerUnreachable as SparkBrokerUnreachable
 from spark_connector.metadata import ClusterMetadata
-from spark_connector.options import ConnectionSecurity
 from tests.support.brokers import BrokerCluster, BrokerProcess
 from tests.support.pki import Pki, make_pki
 from tests.support.replication import FAST_ENV
@@ -128,13 +128,11 @@ def test_cli_without_a_client_certificate_is_refused_in_one_line(cluster: Broker
 
 
 def test_spark_connectors_blocking_client_uses_the_same_options(cluster: BrokerCluster, pki: Pki) -> None:
-    security = ConnectionSecurity(
-        ssl_ca_file=str(pki.ca_file), ssl_cert_file=str(pki.client_cert), ssl_key_file=str(pki.client_key)
-    )
+    security = ClientSecurity(ssl_ca_file=pki.ca_file, ssl_cert_file=pki.client_cert, ssl_key_file=pki.client_key)
     with ClusterMetadata([cluster.brokers[3].url], security=security) as metadata:
         assert metadata.cluster_id == cluster.cluster_id()
         assert sorted(metadata.broker_urls().values()) == sorted(b.url for b in cluster.brokers.values())
-    without_certificate = ConnectionSecurity(ssl_ca_file=str(pki.ca_file))
+    without_certificate = ClientSecurity(ssl_ca_file=pki.ca_file)
     refused = ClusterMetadata([cluster.brokers[3].url], retry_for_s=0, security=without_certificate)
     with refused, pytest.raises(SparkBrokerUnreachable):
         refused.topic_names()

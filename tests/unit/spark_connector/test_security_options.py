@@ -34,9 +34,9 @@ def test_source_takes_the_clients_security_options_and_hides_the_password(pki: P
     assert options.security.client_options() == {
         "username": "alice",
         "password": "s3cret-pw",
-        "ssl_ca_file": str(pki.ca_file),
-        "ssl_cert_file": str(pki.client_cert),
-        "ssl_key_file": str(pki.client_key),
+        "ssl_ca_file": pki.ca_file,
+        "ssl_cert_file": pki.client_cert,
+        "ssl_key_file": pki.client_key,
     }
     assert "s3cret-pw" not in repr(options)
     assert pickle.loads(pickle.dumps(options)).security.password == "s3cret-pw"
@@ -44,7 +44,7 @@ def test_source_takes_the_clients_security_options_and_hides_the_password(pki: P
 
 def test_sink_takes_the_same_options(pki: Pki) -> None:
     options = parse_sink_options({"servers": SERVERS["servers"], "ssl_ca_file": str(pki.ca_file)})
-    assert options.security.ssl_ca_file == str(pki.ca_file)
+    assert options.security.ssl_ca_file == pki.ca_file
     assert options.security.username is None
 
 
