@@ -12,7 +12,7 @@ reference run (``broker.bench.baseline``) so figures show as a ratio of it.
 Security: ``--username`` (password from ``HIGHWATER_PASSWORD``) and ``--ssl-ca-file``/
 ``--ssl-cert-file``/``--ssl-key-file`` reach a secured ``--server``, as in every client
 command. ``--spawn N --tls`` serves the spawned brokers over TLS with a throwaway CA
-(``broker.bench.tls``), so a TLS run and a plain run differ by TLS alone. Spawned brokers
+(``broker.cli.throwaway_tls``), so a TLS run and a plain run differ by TLS alone. Spawned brokers
 run without authentication (they listen on loopback only).
 """
 
@@ -275,12 +275,12 @@ def _cluster(invocation: Invocation) -> Iterator[tuple[list[str], ClientSecurity
         yield [invocation.server.rstrip("/")], invocation.security
         return
     from broker.bench.cluster import spawned_cluster
-    from broker.bench.tls import throwaway_tls
+    from broker.cli.throwaway_tls import TrustmeMissing, throwaway_tls
 
     with tempfile.TemporaryDirectory(prefix="highwater-bench-tls-") as directory:
         try:
             tls = throwaway_tls(Path(directory)) if invocation.tls else None
-        except RuntimeError as error:
+        except TrustmeMissing as error:
             raise fail(str(error), EXIT_BAD_SETTINGS) from None
         with spawned_cluster(invocation.spawn, tls) as brokers:
             yield [broker.url for broker in brokers], tls.client_security if tls else invocation.security

@@ -26,8 +26,8 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from broker.bench.tls import SpawnedTls
 from broker.cli.dev import DevBroker, serve_command, stop_brokers
+from broker.cli.throwaway_tls import SpawnedTls
 from broker.client.admin import AdminClient
 from broker.client.errors import TlsHandshakeFailed
 from broker.client.http import ClusterClient

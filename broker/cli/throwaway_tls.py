@@ -1,11 +1,12 @@
-"""A throwaway certificate authority for ``highwater bench --spawn N --tls``.
+"""A throwaway certificate authority for ``highwater dev --tls`` and ``highwater bench --spawn N --tls``.
 
-The figures of a TLS run must differ from a plain run only by TLS, so the spawned
-brokers get what a real deployment would have: a certificate for 127.0.0.1 signed by a
+A TLS run must differ from a plain one only by TLS, so the brokers these commands start
+get what a real deployment would have: a certificate for 127.0.0.1 signed by a
 CA they and the load generators trust (``tls.ca_file``), hence verified inter-broker
-replication and verified clients. The CA lives in the run's temporary directory and is
-gone with it. It is made with ``trustme`` (the ``bench`` extra), a test CA library: these
-certificates are for a benchmark on loopback, never for a listener anyone else reaches.
+replication and verified clients. A fresh CA is made on every start, in the dev
+directory or the benchmark's temporary one. It is made with ``trustme`` (the ``bench``
+extra), a test CA library: these certificates are for brokers on loopback, never for a
+listener anyone else reaches.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from pathlib import Path
 from broker.client.security import ClientSecurity
 
 BROKER_NAMES = ("127.0.0.1", "localhost")
+
+
+class TrustmeMissing(RuntimeError):
+    """``--tls`` was asked for without the ``trustme`` package installed."""
 
 
 @dataclass(frozen=True)
@@ -29,12 +34,12 @@ class SpawnedTls:
 def throwaway_tls(directory: Path) -> SpawnedTls:
     """Write a fresh CA and a broker certificate for loopback under ``directory``.
 
-    Raises ``RuntimeError`` naming the missing package when ``trustme`` is not installed.
+    Raises ``TrustmeMissing`` naming the package to install when ``trustme`` is not installed.
     """
     try:
         import trustme
     except ImportError:
-        raise RuntimeError("--tls needs the trustme package: pip install -e '.[bench]'") from None
+        raise TrustmeMissing("--tls needs the trustme package: pip install -e '.[bench]'") from None
     directory.mkdir(parents=True, exist_ok=True)
     ca = trustme.CA()
     ca.cert_pem.write_to_path(directory / "ca.pem")
