@@ -37,6 +37,11 @@ class BrokerUnreachable(ConnectionError):
     """No HTTP answer from a broker (refused, reset, timed out); always worth a retry elsewhere."""
 
 
+class TlsHandshakeFailed(ConnectionError):
+    """The TLS handshake with a broker failed: its certificate is not trusted, expired or for another
+    host, or it wanted a client certificate. Never retried: the same files would fail the same way."""
+
+
 @dataclass(frozen=True, slots=True)
 class BrokerAnswer:
     status: int
@@ -95,6 +100,9 @@ class BrokerConnections:
             connection.request(method, path, body=body, headers={**self._auth_headers, **(headers or {})})
             response = connection.getresponse()
             payload = response.read()
+        except ssl.SSLError as error:
+            self._drop(base_url)
+            raise TlsHandshakeFailed(f"{method} {base_url}{path}: TLS handshake failed: {error}") from error
         except (OSError, http.client.HTTPException) as error:
             self._drop(base_url)
             raise BrokerUnreachable(f"{method} {base_url}{path}: {error}") from error

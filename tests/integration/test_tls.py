@@ -29,6 +29,7 @@ from broker.client.types import TopicPartition
 from consumer import Consumer
 from producer import Producer
 from spark_connector.http import BrokerUnreachable as SparkBrokerUnreachable
+from spark_connector.http import TlsHandshakeFailed as SparkTlsHandshakeFailed
 from spark_connector.metadata import ClusterMetadata
 from tests.support.brokers import BrokerCluster, BrokerProcess
 from tests.support.pki import Pki, make_pki
@@ -134,8 +135,18 @@ def test_spark_connectors_blocking_client_uses_the_same_options(cluster: BrokerC
         assert sorted(metadata.broker_urls().values()) == sorted(b.url for b in cluster.brokers.values())
     without_certificate = ClientSecurity(ssl_ca_file=pki.ca_file)
     refused = ClusterMetadata([cluster.brokers[3].url], retry_for_s=0, security=without_certificate)
-    with refused, pytest.raises(SparkBrokerUnreachable):
+    with refused, pytest.raises(SparkBrokerUnreachable, match="closed connection"):
         refused.topic_names()
+
+
+def test_spark_connectors_client_does_not_retry_an_untrusted_broker(cluster: BrokerCluster, tmp_path: Path) -> None:
+    other = make_pki(tmp_path / "other")
+    security = ClientSecurity(ssl_ca_file=other.ca_file, ssl_cert_file=other.client_cert, ssl_key_file=other.client_key)
+    untrusting = ClusterMetadata([cluster.brokers[3].url], security=security)
+    started = time.monotonic()
+    with untrusting, pytest.raises(SparkTlsHandshakeFailed, match="CERTIFICATE_VERIFY_FAILED"):
+        untrusting.topic_names()
+    assert time.monotonic() - started < REFUSAL_WITHIN_S, "a failed handshake is not retried"
 
 
 @pytest.mark.parametrize(
