@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
 from broker.client.library_log import library_logger
+from broker.client.security import ClientSecurity
 from spark_connector.arrow import records_to_arrow
 from spark_connector.http import BrokerConnections, BrokerUnreachable
 
@@ -57,6 +58,7 @@ class RangeTask(InputPartition):
     from_earliest: bool = False
     poll_timeout_ms: int = 120_000
     fetch_max_bytes: int = 8 * 1024 * 1024
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
     @property
     def records_path(self) -> str:
@@ -75,7 +77,7 @@ class LeaderFetcher:
 
     def __init__(self, task: RangeTask) -> None:
         self.task = task
-        self.connections = BrokerConnections(timeout_s=30.0 + LONG_POLL_MS / 1000)
+        self.connections = BrokerConnections(timeout_s=30.0 + LONG_POLL_MS / 1000, security=task.security)
         self.candidates = list(dict.fromkeys(task.servers))
         self.current = self.candidates[0]
 

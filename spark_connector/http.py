@@ -10,6 +10,10 @@ anything Spark pickles (the reader, the data source, an input partition).
 table (``broker.error_table``), so the connector reads the same names, codes and
 retriability as every other client. A broker that does not answer raises
 ``BrokerUnreachable`` and its connection is dropped, so the next call reconnects.
+
+With a ``ClientSecurity``, every request carries the Basic credentials and every
+``https://`` connection verifies the broker (and presents a client certificate) with one
+TLS context built when the ``BrokerConnections`` is.
 """
 
 from __future__ import annotations
@@ -17,16 +21,25 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import ssl
 from dataclasses import dataclass
 from typing import Any, Self
 from urllib.parse import urlsplit
 
+from broker.client.http import basic_auth_headers
+from broker.client.security import ClientSecurity
 from broker.error_table import decode_error_body, error_from_name
 from broker.errors import HighwaterError
+from broker.security.tls import client_ssl_context
 
 
 class BrokerUnreachable(ConnectionError):
     """No HTTP answer from a broker (refused, reset, timed out); always worth a retry elsewhere."""
+
+
+class TlsHandshakeFailed(ConnectionError):
+    """The TLS handshake with a broker failed: its certificate is not trusted, expired or for another
+    host, or it wanted a client certificate. Never retried: the same files would fail the same way."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +73,16 @@ class BrokerAnswer:
 class BrokerConnections:
     """One keep-alive connection per broker URL; not thread-safe (one per task or planning call)."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, security: ClientSecurity | None = None) -> None:
         self.timeout_s = timeout_s
         self._connections: dict[str, http.client.HTTPConnection] = {}
+        security = security or ClientSecurity()
+        self._auth_headers = basic_auth_headers(security.username, security.password)
+        self._ssl: ssl.SSLContext | None = (
+            client_ssl_context(security.ssl_ca_file, security.ssl_cert_file, security.ssl_key_file)
+            if security.uses_tls_files
+            else None
+        )
 
     def request(
         self,
@@ -77,9 +97,12 @@ class BrokerConnections:
         try:
             connection = self._connection(base_url)
             connection.sock.settimeout(timeout_s or self.timeout_s)
-            connection.request(method, path, body=body, headers=headers or {})
+            connection.request(method, path, body=body, headers={**self._auth_headers, **(headers or {})})
             response = connection.getresponse()
             payload = response.read()
+        except ssl.SSLError as error:
+            self._drop(base_url)
+            raise TlsHandshakeFailed(f"{method} {base_url}{path}: TLS handshake failed: {error}") from error
         except (OSError, http.client.HTTPException) as error:
             self._drop(base_url)
             raise BrokerUnreachable(f"{method} {base_url}{path}: {error}") from error
@@ -95,8 +118,11 @@ class BrokerConnections:
         connection = self._connections.get(base_url)
         if connection is None:
             parts = urlsplit(base_url)
-            factory = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-            connection = factory(parts.hostname or "127.0.0.1", parts.port, timeout=self.timeout_s)
+            host = parts.hostname or "127.0.0.1"
+            if parts.scheme == "https":
+                connection = http.client.HTTPSConnection(host, parts.port, timeout=self.timeout_s, context=self._ssl)
+            else:
+                connection = http.client.HTTPConnection(host, parts.port, timeout=self.timeout_s)
             connection.connect()
             connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._connections[base_url] = connection

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Self
 
 from broker.client.library_log import library_logger
+from broker.client.security import ClientSecurity
 from broker.client.unresponsive import UnresponsiveServers
 from spark_connector.http import BrokerAnswer, BrokerConnections, BrokerUnreachable
 
@@ -54,10 +55,16 @@ class PartitionState:
 class ClusterMetadata:
     """Blocking metadata calls against any of ``servers``; use as a context manager."""
 
-    def __init__(self, servers: Sequence[str], timeout_s: float = 10.0, retry_for_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        servers: Sequence[str],
+        timeout_s: float = 10.0,
+        retry_for_s: float = 60.0,
+        security: ClientSecurity | None = None,
+    ) -> None:
         self.servers = tuple(servers)
         self.retry_for_s = retry_for_s
-        self._connections = BrokerConnections(timeout_s)
+        self._connections = BrokerConnections(timeout_s, security)
         self._cluster_id: str | None = None
 
     def __enter__(self) -> Self:

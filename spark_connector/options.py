@@ -7,6 +7,13 @@ failing later inside an executor. Names follow Spark's Kafka source where they a
 
 Invariants of a parsed ``SourceOptions``: exactly one of ``subscribe``,
 ``subscribe_pattern`` and ``assign`` is set; every limit is positive.
+
+Both take the security options every highwater client takes, under the same names:
+``username``/``password`` (HTTP Basic) and ``ssl_ca_file``/``ssl_cert_file``/``ssl_key_file``
+for ``https://`` servers. The files are loaded once at ``load()``/``start()`` so a bad
+path fails there; they must exist at the same path on every executor, which loads them
+again. The password travels with the input partitions (as Spark's Kafka source ships its
+JAAS settings) and is kept out of every ``repr``.
 """
 
 from __future__ import annotations
@@ -14,9 +21,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
+from broker.security.tls import client_ssl_context
 
 EARLIEST = -2
 """Kafka's ``startingOffsets`` JSON sentinel for "the log start offset"."""
@@ -25,21 +35,26 @@ LATEST = -1
 
 SPARK_OWNED_OPTIONS = frozenset({"path", "checkpointlocation"})
 """Options Spark itself passes along to every data source; accepted and ignored."""
-SOURCE_OPTIONS = SPARK_OWNED_OPTIONS | {
-    "servers",
-    "subscribe",
-    "subscribepattern",
-    "assign",
-    "startingoffsets",
-    "endingoffsets",
-    "maxrecordspertrigger",
-    "maxrecordsperpartition",
-    "failondataloss",
-    "includeheaders",
-    "polltimeoutms",
-    "fetchmaxbytes",
-}
-SINK_OPTIONS = SPARK_OWNED_OPTIONS | {"servers", "topic", "lingerms", "batchsizebytes"}
+SECURITY_OPTIONS = frozenset({"username", "password", "ssl_ca_file", "ssl_cert_file", "ssl_key_file"})
+SOURCE_OPTIONS = (
+    SPARK_OWNED_OPTIONS
+    | SECURITY_OPTIONS
+    | {
+        "servers",
+        "subscribe",
+        "subscribepattern",
+        "assign",
+        "startingoffsets",
+        "endingoffsets",
+        "maxrecordspertrigger",
+        "maxrecordsperpartition",
+        "failondataloss",
+        "includeheaders",
+        "polltimeoutms",
+        "fetchmaxbytes",
+    }
+)
+SINK_OPTIONS = SPARK_OWNED_OPTIONS | SECURITY_OPTIONS | {"servers", "topic", "lingerms", "batchsizebytes"}
 
 
 class OptionError(ValueError):
@@ -76,6 +91,7 @@ class SourceOptions:
     include_headers: bool = False
     poll_timeout_ms: int = 120_000
     fetch_max_bytes: int = 8 * 1024 * 1024
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
     def matches(self, topic: str) -> bool:
         """Whether a topic name belongs to the subscription (``assign`` names its topics)."""
@@ -92,6 +108,7 @@ class SinkOptions:
     topic: str | None = None
     linger_ms: int = 5
     batch_size_bytes: int = 1024 * 1024
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
 
 def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
@@ -113,6 +130,26 @@ def _servers(options: dict[str, str]) -> tuple[str, ...]:
         if not re.fullmatch(r"https?://[^/\s]+", url):
             raise OptionError(f"option 'servers': {url!r} is not an http://host:port URL")
     return urls
+
+
+def _security(options: dict[str, str]) -> ClientSecurity:
+    """The security options, checked as the clients check them; the files are loaded once here."""
+    given = {name: options[name].strip() for name in SECURITY_OPTIONS if options.get(name, "").strip()}
+    security = ClientSecurity(
+        username=given.get("username"),
+        password=given.get("password"),
+        **{name: Path(given[name]) for name in ("ssl_ca_file", "ssl_cert_file", "ssl_key_file") if name in given},
+    )
+    if (security.username is None) != (security.password is None):
+        raise OptionError("options 'username' and 'password' go together")
+    if security.username is not None and ":" in security.username:
+        raise OptionError("option 'username' may not contain ':'")
+    if security.uses_tls_files:
+        try:
+            client_ssl_context(security.ssl_ca_file, security.ssl_cert_file, security.ssl_key_file)
+        except ValueError as error:
+            raise OptionError(f"TLS options: {error}") from None
+    return security
 
 
 def _positive_int(options: dict[str, str], name: str, default: int | None) -> int | None:
@@ -203,6 +240,7 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
         include_headers=_bool(options, "includeHeaders", False),
         poll_timeout_ms=_positive_int(options, "pollTimeoutMs", 120_000) or 120_000,
         fetch_max_bytes=_positive_int(options, "fetchMaxBytes", 8 * 1024 * 1024) or 8 * 1024 * 1024,
+        security=_security(options),
     )
 
 
@@ -218,4 +256,5 @@ def parse_sink_options(raw: Mapping[str, str]) -> SinkOptions:
         topic=topic.strip() if topic else None,
         linger_ms=_positive_int(options, "lingerMs", 5) or 5,
         batch_size_bytes=_positive_int(options, "batchSizeBytes", 1024 * 1024) or 1024 * 1024,
+        security=_security(options),
     )

@@ -134,6 +134,7 @@ def plan_tasks(
                     from_earliest=is_new,
                     poll_timeout_ms=options.poll_timeout_ms,
                     fetch_max_bytes=options.fetch_max_bytes,
+                    security=options.security,
                 )
             )
     return tasks

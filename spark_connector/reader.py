@@ -52,7 +52,9 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._cluster_id: str | None = None
 
     def _metadata(self) -> ClusterMetadata:
-        return ClusterMetadata(self.options.servers, retry_for_s=self.options.poll_timeout_ms / 1000)
+        return ClusterMetadata(
+            self.options.servers, retry_for_s=self.options.poll_timeout_ms / 1000, security=self.options.security
+        )
 
     def initialOffset(self) -> dict:
         with self._metadata() as metadata:
@@ -127,7 +129,7 @@ class HighwaterBatchReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> Sequence[InputPartition]:
-        with ClusterMetadata(self.options.servers) as metadata:
+        with ClusterMetadata(self.options.servers, security=self.options.security) as metadata:
             states = subscribed_partitions(metadata, self.options)
             start = resolve_offsets(self.options.starting_offsets, states)
             end = resolve_offsets(self.options.ending_offsets, states)
@@ -141,7 +143,7 @@ class HighwaterBatchReader(DataSourceReader):
                         f"is after its ending offset {end[tp]}"
                     )
             tasks = plan_tasks(self.options, metadata.cluster_id, start, end, leader_urls(metadata, states), {})
-        return tasks or [RangeTask("", "", 0, 0, 0, self.options.servers)]
+        return tasks or [RangeTask("", "", 0, 0, 0, self.options.servers, security=self.options.security)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RangeTask)

@@ -68,6 +68,7 @@ async def _produce(options: SinkOptions, rows: Iterable[Any]) -> int:
         enable_idempotence=True,
         linger_ms=options.linger_ms,
         batch_size=options.batch_size_bytes,
+        **options.security.client_options(),
     ) as producer:
         deliveries = []
         for row in rows:

@@ -8,6 +8,12 @@
 ``--server URL`` measures a running cluster; ``--spawn N`` starts N brokers for the run
 and stops them after. Each repeat writes to a fresh topic. ``--baseline`` adds the
 reference run (``broker.bench.baseline``) so figures show as a ratio of it.
+
+Security: ``--username`` (password from ``HIGHWATER_PASSWORD``) and ``--ssl-ca-file``/
+``--ssl-cert-file``/``--ssl-key-file`` reach a secured ``--server``, as in every client
+command. ``--spawn N --tls`` serves the spawned brokers over TLS with a throwaway CA
+(``broker.cli.throwaway_tls``), so a TLS run and a plain run differ by TLS alone. Spawned brokers
+run without authentication (they listen on loopback only).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import dataclasses
 import importlib.util
 import json
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -27,7 +34,17 @@ from rich.console import Console
 
 from broker.acks import Acks
 from broker.bench.spec import KINDS, SpecError, WorkloadSpec, acks_option
-from broker.cli.common import EXIT_BAD_SETTINGS, fail, server_url_option
+from broker.cli.common import (
+    EXIT_BAD_SETTINGS,
+    SslCaFileOption,
+    SslCertFileOption,
+    SslKeyFileOption,
+    UsernameOption,
+    client_security,
+    fail,
+    server_url_option,
+)
+from broker.client.security import ClientSecurity
 
 if TYPE_CHECKING:
     from broker.bench.runner import RunResult
@@ -65,6 +82,7 @@ Repeat = Annotated[int, typer.Option("--repeat", min=1, help="Runs; the median i
 Baseline = Annotated[bool, typer.Option("--baseline", help="Also run the aiohttp append-only reference.")]
 JsonFile = Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")]
 Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+Tls = Annotated[bool, typer.Option("--tls", help="With --spawn: serve the brokers over TLS (a throwaway CA).")]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +93,8 @@ class Invocation:
     baseline: bool
     json_file: Path | None
     quiet: bool
+    tls: bool = False
+    security: ClientSecurity = dataclasses.field(default_factory=ClientSecurity)
 
 
 def _workload_command(kind: str) -> Callable[..., None]:
@@ -98,6 +118,11 @@ def _workload_command(kind: str) -> Callable[..., None]:
         baseline: Baseline = False,
         json_file: JsonFile = None,
         quiet: Quiet = False,
+        tls: Tls = False,
+        username: UsernameOption = None,
+        ssl_ca_file: SslCaFileOption = None,
+        ssl_cert_file: SslCertFileOption = None,
+        ssl_key_file: SslKeyFileOption = None,
     ) -> None:
         try:
             required_acks = acks_option(acks)
@@ -119,7 +144,8 @@ def _workload_command(kind: str) -> Callable[..., None]:
             compression=compression,
             target_rate=target_rate,
         )
-        execute(spec, Invocation(server, spawn, repeat, baseline, json_file, quiet))
+        security = client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
+        execute(spec, Invocation(server, spawn, repeat, baseline, json_file, quiet, tls, security))
 
     command.__doc__ = {
         "produce": "Producer throughput and acknowledgement latency.",
@@ -193,6 +219,7 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
         spec.validate(brokers=invocation.spawn or None)
         if broker_run and bool(invocation.server) == bool(invocation.spawn):
             raise SpecError("give exactly one of --server URL and --spawn N")
+        check_security(invocation)
     except SpecError as error:
         raise fail(str(error), EXIT_BAD_SETTINGS) from None
     summaries: list[ScenarioSummary] = []
@@ -202,14 +229,25 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
         summaries.append(baseline)
     target = "baseline only"
     if broker_run and (invocation.server or invocation.spawn):
-        with _cluster(invocation) as urls:
-            target = invocation.server or f"{invocation.spawn} spawned brokers"
-            runs = [_run_once(spec, urls, invocation.quiet) for _ in range(invocation.repeat)]
+        with _cluster(invocation) as (urls, security):
+            target = invocation.server or f"{invocation.spawn} spawned{' TLS' if invocation.tls else ''} brokers"
+            secured = dataclasses.replace(spec, security=security)
+            runs = [_run_once(secured, urls, invocation.quiet) for _ in range(invocation.repeat)]
         summaries.append(summarize(scenario_name(spec), spec, runs))
     console.print(results_table(summaries, baseline))
     if invocation.json_file is not None:
         document = results_document(summaries, baseline, target)
         invocation.json_file.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def check_security(invocation: Invocation) -> None:
+    """``--tls`` makes the CA of spawned brokers, so it goes with ``--spawn`` and without the ``--ssl-*`` files."""
+    if not invocation.tls:
+        return
+    if invocation.server:
+        raise SpecError("--tls serves spawned brokers over TLS; for --server give --ssl-ca-file (and a https URL)")
+    if invocation.security.uses_tls_files:
+        raise SpecError("--tls makes its own CA for the spawned brokers; --ssl-* files apply to --server")
 
 
 def scenario_name(spec: WorkloadSpec) -> str:
@@ -231,14 +269,21 @@ def _repeat_baseline(spec: WorkloadSpec, invocation: Invocation) -> list[RunResu
 
 
 @contextlib.contextmanager
-def _cluster(invocation: Invocation) -> Iterator[list[str]]:
+def _cluster(invocation: Invocation) -> Iterator[tuple[list[str], ClientSecurity]]:
+    """The brokers' URLs and the options their clients need."""
     if invocation.server:
-        yield [invocation.server.rstrip("/")]
+        yield [invocation.server.rstrip("/")], invocation.security
         return
     from broker.bench.cluster import spawned_cluster
+    from broker.cli.throwaway_tls import TrustmeMissing, throwaway_tls
 
-    with spawned_cluster(invocation.spawn) as brokers:
-        yield [broker.url for broker in brokers]
+    with tempfile.TemporaryDirectory(prefix="highwater-bench-tls-") as directory:
+        try:
+            tls = throwaway_tls(Path(directory)) if invocation.tls else None
+        except TrustmeMissing as error:
+            raise fail(str(error), EXIT_BAD_SETTINGS) from None
+        with spawned_cluster(invocation.spawn, tls) as brokers:
+            yield [broker.url for broker in brokers], tls.client_security if tls else invocation.security
 
 
 def _run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:
@@ -246,7 +291,11 @@ def _run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:
     from broker.bench.runner import run_consume, run_end_to_end, run_produce
 
     runners = {"produce": run_produce, "consume": run_consume, "e2e": run_end_to_end}
-    topic = asyncio.run(prepare_topic(urls[0], spec.partitions, spec.replication_factor, spec.min_insync_replicas))
+    topic = asyncio.run(
+        prepare_topic(
+            urls[0], spec.partitions, spec.replication_factor, spec.min_insync_replicas, security=spec.security
+        )
+    )
     if spec.kind == "consume":
         run_produce(dataclasses.replace(spec, kind="produce", acks=Acks.ONE), urls, topic, quiet)
     return runners[spec.kind](spec, urls, topic, quiet)

@@ -5,7 +5,8 @@ ports, each with its own data directory in a temporary directory and one shared 
 metadata store, waits until every broker has registered (so a topic can place N
 replicas), yields their URLs, and stops them with SIGTERM at the end (the directory,
 logs included, is removed). Broker logs go to ``broker-<id>.log`` at level warning, so
-logging does not weigh on the figures.
+logging does not weigh on the figures. With a ``SpawnedTls`` the brokers serve HTTPS
+with its certificate and every call here uses its client options.
 
 ``prepare_topic`` creates a fresh topic and waits until every partition has a leader
 and a full ISR, so no run starts while replicas are still joining.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -24,11 +26,13 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import aiohttp
-
 from broker.cli.dev import DevBroker, serve_command, stop_brokers
+from broker.cli.throwaway_tls import SpawnedTls
 from broker.client.admin import AdminClient
+from broker.client.errors import TlsHandshakeFailed
 from broker.client.http import ClusterClient
+from broker.client.security import ClientSecurity
+from broker.errors import HighwaterError
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -40,47 +44,54 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _start_broker(node_id: int, root: Path, store: str) -> DevBroker:
+def _start_broker(node_id: int, root: Path, store: str, tls: SpawnedTls | None) -> DevBroker:
     port = free_port()
     command = serve_command(node_id, port, root / f"broker-{node_id}", store, "--log-level", "warning")
+    env = {**os.environ, **(tls.broker_env if tls else {})}
     with open(root / f"broker-{node_id}.log", "wb") as log_file:
-        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-    return DevBroker(node_id, f"http://127.0.0.1:{port}", process)
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
+    return DevBroker(node_id, f"{'https' if tls else 'http'}://127.0.0.1:{port}", process)
 
 
-async def _registered_brokers(session: aiohttp.ClientSession, url: str) -> int:
-    async with session.get(f"{url}/v3/clusters") as reply:
-        cluster_id = (await reply.json())["data"][0]["cluster_id"]
-    async with session.get(f"{url}/v3/clusters/{cluster_id}/brokers") as reply:
-        return len((await reply.json()).get("data", []))
+async def _registered_brokers(client: ClusterClient, url: str) -> int:
+    cluster_id = (await client.json_call("GET", f"{url}/v3/clusters"))["data"][0]["cluster_id"]
+    return len((await client.json_call("GET", f"{url}/v3/clusters/{cluster_id}/brokers")).get("data", []))
 
 
-async def wait_for_brokers(urls: list[str], expected: int, timeout_s: float = READY_TIMEOUT_S) -> None:
-    """Until every broker answers and each lists ``expected`` registered brokers."""
+async def wait_for_brokers(
+    urls: list[str], expected: int, timeout_s: float = READY_TIMEOUT_S, security: ClientSecurity | None = None
+) -> None:
+    """Until every broker answers and each lists ``expected`` registered brokers; a failed TLS handshake at once."""
     deadline = time.monotonic() + timeout_s
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
+    client = ClusterClient(urls, request_timeout_ms=2000, **(security or ClientSecurity()).client_options())
+    try:
         while True:
             try:
-                counts = [await _registered_brokers(session, url) for url in urls]
+                counts = [await _registered_brokers(client, url) for url in urls]
                 if all(count >= expected for count in counts):
                     return
-            except (aiohttp.ClientError, OSError, TimeoutError, KeyError, ValueError):
+            except TlsHandshakeFailed:
+                raise
+            except (HighwaterError, KeyError, ValueError):
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the brokers {urls} did not all see {expected} registered within {timeout_s} s")
             await asyncio.sleep(0.1)
+    finally:
+        await client.close()
 
 
 @contextlib.contextmanager
-def spawned_cluster(count: int) -> Iterator[list[DevBroker]]:
-    """``count`` broker processes in a temporary directory, stopped and removed on exit."""
+def spawned_cluster(count: int, tls: SpawnedTls | None = None) -> Iterator[list[DevBroker]]:
+    """``count`` broker processes in a temporary directory, stopped and removed on exit; HTTPS with ``tls``."""
     with tempfile.TemporaryDirectory(prefix="highwater-bench-") as directory:
         root = Path(directory)
         store = f"sqlite://{root / 'metadata.db'}"
-        brokers = [_start_broker(node_id, root, store) for node_id in range(1, count + 1)]
+        brokers = [_start_broker(node_id, root, store, tls) for node_id in range(1, count + 1)]
         try:
             _check_alive(brokers)
-            asyncio.run(wait_for_brokers([broker.url for broker in brokers], count))
+            security = tls.client_security if tls else None
+            asyncio.run(wait_for_brokers([broker.url for broker in brokers], count, security=security))
             yield brokers
         except BaseException:
             for broker in brokers:
@@ -110,10 +121,11 @@ async def prepare_topic(
     min_insync_replicas: int,
     prefix: str = "bench",
     timeout_s: float = READY_TIMEOUT_S,
+    security: ClientSecurity | None = None,
 ) -> str:
     """A fresh topic whose partitions all have a leader and ``replication_factor`` in-sync replicas."""
     topic = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    client = ClusterClient([url])
+    client = ClusterClient([url], **(security or ClientSecurity()).client_options())
     try:
         await AdminClient(client).create_topic(
             topic, partitions, replication_factor, {"min.insync.replicas": str(min_insync_replicas)}

@@ -156,6 +156,7 @@ def _consumer_launches(
                 group.consumed,
                 group.results,
                 sample,
+                spec.security,
             ),
         )
         for index in range(processes)

@@ -10,9 +10,10 @@ shared evenly by the tasks.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from broker.acks import Acks
+from broker.client.security import ClientSecurity
 
 KINDS = ("produce", "consume", "e2e")
 COMPRESSIONS = ("none", "gzip", "lz4", "zstd")
@@ -51,6 +52,8 @@ class WorkloadSpec:
     target_rate: float = 0.0
     sample_every: int = 8
     """Every n-th record of a task carries a send time and has its latencies measured."""
+    security: ClientSecurity = field(default_factory=ClientSecurity)
+    """Credentials and TLS files of every client of the run (the load generators' processes included)."""
 
     def validate(self, brokers: int | None = None) -> WorkloadSpec:
         """``self`` if coherent, else ``SpecError``; ``brokers`` (when known) bounds the replication factor."""

@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from broker.bench.spec import STAMP, WorkloadSpec
+from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
 from consumer import Consumer
 from producer import Producer
@@ -145,7 +146,7 @@ async def _produce(
         "compression": spec.compression,
         "max_request_size": max(spec.batch_size_bytes * 2, 1 << 20),
     }
-    async with Producer(urls, **settings) as producer:
+    async with Producer(urls, **settings, **spec.security.client_options()) as producer:
         await producer.client.ensure_topic(topic)
         barrier.wait()
         started_ns = time.monotonic_ns()
@@ -186,11 +187,22 @@ def _collect(records: list, partition: int, seen_ns: int, samples: list[SeenSamp
 
 
 async def _consume(
-    urls: list[str], topic: str, partitions: list[int], expected: Any, barrier: Any, progress: Any, sample: bool
+    urls: list[str],
+    topic: str,
+    partitions: list[int],
+    expected: Any,
+    barrier: Any,
+    progress: Any,
+    sample: bool,
+    security: ClientSecurity,
 ) -> ConsumerReport:
     """Read ``partitions`` from the start until the consumers together have ``expected`` records."""
     async with Consumer(
-        urls, auto_offset_reset="earliest", max_poll_records=MAX_POLL_RECORDS, fetch_max_wait_ms=100
+        urls,
+        auto_offset_reset="earliest",
+        max_poll_records=MAX_POLL_RECORDS,
+        fetch_max_wait_ms=100,
+        **security.client_options(),
     ) as consumer:
         consumer.assign([TopicPartition(topic, partition) for partition in partitions])
         barrier.wait()
@@ -224,10 +236,11 @@ def consume_process(
     progress: Any,
     results: Any,
     sample: bool,
+    security: ClientSecurity,
 ) -> None:
     quiet_logging()
     try:
-        report = run_loop(_consume(urls, topic, partitions, expected, barrier, progress, sample))
+        report = run_loop(_consume(urls, topic, partitions, expected, barrier, progress, sample, security))
     except Exception as error:  # noqa: BLE001 - the parent must hear of any failure, or it would wait forever
         barrier.abort()
         results.put(("error", process_index, f"consumer process {process_index}: {error!r}"))

@@ -138,12 +138,18 @@ def dev(
     base_port: Annotated[
         int, typer.Option("--base-port", min=1, max=65535, help="Broker i listens on base+i-1.")
     ] = 9092,
+    tls: Annotated[
+        bool, typer.Option("--tls", help="Serve HTTPS with a throwaway CA (DIR/tls/ca.pem; pip install trustme).")
+    ] = False,
 ) -> None:
     """Run a local cluster of broker processes with a demo topic; Ctrl-C stops it."""
     from broker.cli.dev import run_dev_cluster
+    from broker.cli.throwaway_tls import TrustmeMissing
 
     try:
-        run_dev_cluster(brokers, directory, base_port)
+        run_dev_cluster(brokers, directory, base_port, tls)
+    except TrustmeMissing as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
     except RuntimeError as error:
         raise fail(f"{error}; the brokers' logs are {directory}/broker-N.log") from None
 

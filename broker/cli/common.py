@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -34,6 +32,7 @@ from broker.cli.address import DEFAULT_SERVER, broker_url
 from broker.client.admin import AdminClient
 from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed
 from broker.client.http import ClusterClient
+from broker.client.security import ClientSecurity
 from broker.errors import HighwaterError
 
 T = TypeVar("T")
@@ -100,50 +99,22 @@ SslKeyFileOption = Annotated[
 ]
 
 
-def _env_path(name: str) -> Path | None:
-    value = os.environ.get(name)
-    return Path(value) if value else None
-
-
-@dataclass(frozen=True)
-class ClientSecurity:
-    """Credentials and TLS files of a client command; the password is kept out of ``repr``."""
-
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    ssl_ca_file: Path | None = None
-    ssl_cert_file: Path | None = None
-    ssl_key_file: Path | None = None
-
-    @classmethod
-    def from_options(
-        cls,
-        username: str | None = None,
-        ssl_ca_file: Path | None = None,
-        ssl_cert_file: Path | None = None,
-        ssl_key_file: Path | None = None,
-    ) -> ClientSecurity:
-        """The flags given, each falling back to its environment variable; the password from the environment."""
-        return cls(
-            username=username or os.environ.get("HIGHWATER_USERNAME") or None,
-            password=os.environ.get("HIGHWATER_PASSWORD"),
-            ssl_ca_file=ssl_ca_file or _env_path("HIGHWATER_SSL_CA_FILE"),
-            ssl_cert_file=ssl_cert_file or _env_path("HIGHWATER_SSL_CERT_FILE"),
-            ssl_key_file=ssl_key_file or _env_path("HIGHWATER_SSL_KEY_FILE"),
-        )
-
-    def client_options(self) -> dict[str, Any]:
-        """The ``ClusterClient`` keyword arguments (same names)."""
-        return asdict(self)
+def client_security(
+    username: str | None, ssl_ca_file: Path | None, ssl_cert_file: Path | None, ssl_key_file: Path | None
+) -> ClientSecurity:
+    """A command's security flags (typer already fell back to their variables) plus ``HIGHWATER_PASSWORD``."""
+    return ClientSecurity.from_environment(
+        username=username, ssl_ca_file=ssl_ca_file, ssl_cert_file=ssl_cert_file, ssl_key_file=ssl_key_file
+    )
 
 
 def run_client(server: str, action: Callable[[AdminClient], Awaitable[T]], security: ClientSecurity | None = None) -> T:
     """Run ``action`` with a client of ``server`` in one event loop; map failures to one line + exit 1.
 
-    ``security`` defaults to the environment's (``ClientSecurity.from_options()``); unusable
+    ``security`` defaults to the environment's (``ClientSecurity.from_environment()``); unusable
     security options (a missing CA file, a password without a user) stop with exit code 2.
     """
-    options = (security or ClientSecurity.from_options()).client_options()
+    options = (security or ClientSecurity.from_environment()).client_options()
     try:
         client = ClusterClient(
             [server], request_timeout_ms=REQUEST_TIMEOUT_MS, connect_timeout_ms=CONNECT_TIMEOUT_MS, **options
@@ -183,6 +154,7 @@ __all__ = [
     "SslCertFileOption",
     "SslKeyFileOption",
     "UsernameOption",
+    "client_security",
     "fail",
     "run_client",
     "server_url_option",

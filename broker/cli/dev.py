@@ -5,11 +5,14 @@ Each broker is a real ``highwater serve`` process with its own data directory un
 second run reuses the data. Ctrl-C stops every broker with SIGTERM (a clean
 shutdown: logs flushed, high watermarks checkpointed). It talks to the brokers with
 the libraries' ``ClusterClient`` (``AdminClient`` for the demo), as any client does.
+With ``--tls`` the brokers serve HTTPS with a fresh throwaway CA in ``<dir>/tls``
+(``broker.cli.throwaway_tls``), and the printed examples pass its ``ca.pem``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -21,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from broker.acks import Acks
+from broker.cli.throwaway_tls import SpawnedTls, throwaway_tls
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
 from broker.errors import HighwaterError, TopicAlreadyExists
@@ -68,16 +72,18 @@ def serve_command(node_id: int, port: int, data_dir: Path, store: str, *extra: s
     ]  # fmt: skip
 
 
-def start_brokers(count: int, directory: Path, base_port: int) -> list[DevBroker]:
+def start_brokers(count: int, directory: Path, base_port: int, tls: SpawnedTls | None = None) -> list[DevBroker]:
     directory.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **(tls.broker_env if tls else {})}
+    scheme = "https" if tls else "http"
     store = f"sqlite://{(directory / 'metadata.db').resolve()}"
     brokers = []
     for node_id in range(1, count + 1):
         port = base_port + node_id - 1
         log_file = open(directory / f"broker-{node_id}.log", "ab")  # noqa: SIM115 - kept open while the dev cluster runs
         command = serve_command(node_id, port, directory / f"broker-{node_id}", store)
-        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-        brokers.append(DevBroker(node_id, f"http://127.0.0.1:{port}", process))
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
+        brokers.append(DevBroker(node_id, f"{scheme}://127.0.0.1:{port}", process))
     return brokers
 
 
@@ -131,36 +137,39 @@ async def _wait_in_sync(admin: AdminClient, timeout_s: float) -> None:
         await asyncio.sleep(0.2)
 
 
-def examples(url: str, cluster_id: str) -> str:
+def examples(url: str, cluster_id: str, ca_file: Path | None = None) -> str:
+    """Copy-paste examples; with ``ca_file`` (a TLS cluster) curl and the CLI are told to trust it."""
     base = f"{url}/v3/clusters/{cluster_id}"
+    curl = f"curl -s --cacert {ca_file}" if ca_file else "curl -s"
+    cli = f"HIGHWATER_SSL_CA_FILE={ca_file} .venv/bin/highwater" if ca_file else ".venv/bin/highwater"
     return f"""
 [bold]Produce[/bold] (acks=all waits until every in-sync replica has the record):
-  curl -s -X POST '{base}/topics/{DEMO_TOPIC}/records?acks=all' \\
+  {curl} -X POST '{base}/topics/{DEMO_TOPIC}/records?acks=all' \\
        -H 'Content-Type: application/json' \\
        -d '{{"key": {{"type": "STRING", "data": "user-1"}}, "value": {{"type": "JSON", "data": {{"clicks": 1}}}}}}'
 
 [bold]Produce many[/bold]:
-  curl -s -X POST '{base}/topics/{DEMO_TOPIC}/records:batch' -H 'Content-Type: application/json' \\
+  {curl} -X POST '{base}/topics/{DEMO_TOPIC}/records:batch' -H 'Content-Type: application/json' \\
        -d '{{"entries": [{{"value": {{"type": "STRING", "data": "a"}}}}, {{"value": {{"type": "STRING", "data": "b"}}}}]}}'
 
 [bold]Read[/bold] partition 0 from offset 0 (only records below the high watermark):
-  curl -s '{base}/topics/{DEMO_TOPIC}/partitions/0/records?offset=0&format=string'
+  {curl} '{base}/topics/{DEMO_TOPIC}/partitions/0/records?offset=0&format=string'
 
 [bold]Partition state[/bold] (leader, ISR, log start, high watermark, log end):
-  curl -s '{base}/topics/{DEMO_TOPIC}/partitions'
+  {curl} '{base}/topics/{DEMO_TOPIC}/partitions'
 
 [bold]Offsets[/bold] (latest_offset is the high watermark):
-  curl -s '{base}/topics/{DEMO_TOPIC}/partitions/0/offset'
+  {curl} '{base}/topics/{DEMO_TOPIC}/partitions/0/offset'
 
 [bold]Consumer lag[/bold] (committed offset vs the high watermark, per partition):
-  curl -s '{base}/consumer-groups/{DEMO_GROUP}/lags'
-  curl -s '{base}/consumer-groups/{DEMO_GROUP}/lag-summary'
-  .venv/bin/highwater groups describe {DEMO_GROUP} -s {url}
+  {curl} '{base}/consumer-groups/{DEMO_GROUP}/lags'
+  {curl} '{base}/consumer-groups/{DEMO_GROUP}/lag-summary'
+  {cli} groups describe {DEMO_GROUP} -s {url}
 
 [bold]Command line[/bold]:
-  echo hello | .venv/bin/highwater produce {DEMO_TOPIC} -s {url}
-  .venv/bin/highwater consume {DEMO_TOPIC} --from-beginning -s {url}
-  .venv/bin/highwater topics describe {DEMO_TOPIC} -s {url}
+  echo hello | {cli} produce {DEMO_TOPIC} -s {url}
+  {cli} consume {DEMO_TOPIC} --from-beginning -s {url}
+  {cli} topics describe {DEMO_TOPIC} -s {url}
 """
 
 
@@ -228,9 +237,10 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-async def _bring_up(console: Console, brokers: list[DevBroker], directory: Path) -> None:
+async def _bring_up(console: Console, brokers: list[DevBroker], directory: Path, tls: SpawnedTls | None) -> None:
     """Wait for every broker, create the demo topic, run the demo and print the examples."""
-    client = ClusterClient([brokers[0].url], request_timeout_ms=REQUEST_TIMEOUT_MS)
+    options = tls.client_security.client_options() if tls else {}
+    client = ClusterClient([brokers[0].url], request_timeout_ms=REQUEST_TIMEOUT_MS, **options)
     admin = AdminClient(client)
     try:
         with console.status(f"starting {len(brokers)} broker(s) in {directory} ..."):
@@ -242,18 +252,19 @@ async def _bring_up(console: Console, brokers: list[DevBroker], directory: Path)
         for broker in brokers:
             console.print(f"  broker {broker.node_id}: {broker.url}")
         await show_demo(console, admin)
-        console.print(examples(brokers[0].url, cluster_id))
+        console.print(examples(brokers[0].url, cluster_id, tls.client_security.ssl_ca_file if tls else None))
     finally:
         await client.close()
 
 
-def run_dev_cluster(count: int, directory: Path, base_port: int) -> None:
-    """Start ``count`` brokers, create the demo topic, print examples, wait for Ctrl-C."""
+def run_dev_cluster(count: int, directory: Path, base_port: int, tls: bool = False) -> None:
+    """Start ``count`` brokers (HTTPS with ``tls``), create the demo topic, print examples, wait for Ctrl-C."""
     console = Console(soft_wrap=True)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    brokers = start_brokers(count, directory, base_port)
+    spawned_tls = throwaway_tls(directory.resolve() / "tls") if tls else None
+    brokers = start_brokers(count, directory, base_port, spawned_tls)
     try:
-        asyncio.run(_bring_up(console, brokers, directory))
+        asyncio.run(_bring_up(console, brokers, directory, spawned_tls))
         console.print("Press Ctrl-C to stop the cluster.")
         while all(broker.process.poll() is None for broker in brokers):
             time.sleep(0.5)

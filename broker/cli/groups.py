@@ -18,12 +18,12 @@ from rich.table import Table
 
 from broker.cli.common import (
     DEFAULT_SERVER,
-    ClientSecurity,
     ServerOption,
     SslCaFileOption,
     SslCertFileOption,
     SslKeyFileOption,
     UsernameOption,
+    client_security,
     fail,
     run_client,
 )
@@ -50,7 +50,7 @@ def list_groups(
     groups = run_client(
         server,
         lambda client: client.list_groups(),
-        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
     )
     table = Table("GROUP", "STATE", "MEMBERS", "COMMITTED-PARTITIONS", "COORDINATOR", box=None, header_style="bold")
     for group in groups:
@@ -105,9 +105,7 @@ def describe_group(
     async def action(client: AdminClient) -> tuple[list[dict], dict]:
         return await client.group_lags(group), await client.group_lag_summary(group)
 
-    rows, summary = run_client(
-        server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
-    )
+    rows, summary = run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
     stdout_console.print(lag_table(rows))
     stdout_console.print(
         f"group {group}: status {summary['status']}, total lag {summary['total_lag']}, max lag "
@@ -201,7 +199,7 @@ def reset_offsets(
             await client.commit_offsets(group, plan)
         return plan
 
-    plan = run_client(server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
+    plan = run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
     table = Table("TOPIC", "PARTITION", "NEW-OFFSET", box=None, header_style="bold")
     for entry in plan:
         table.add_row(entry["topic_name"], str(entry["partition_id"]), str(entry["offset"]))

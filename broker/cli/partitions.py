@@ -18,12 +18,12 @@ from rich.table import Table
 
 from broker.cli.common import (
     DEFAULT_SERVER,
-    ClientSecurity,
     ServerOption,
     SslCaFileOption,
     SslCertFileOption,
     SslKeyFileOption,
     UsernameOption,
+    client_security,
     run_client,
 )
 
@@ -59,7 +59,7 @@ def elect_preferred(
     elected = run_client(
         server,
         lambda client: client.elect_preferred(topic),
-        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
     )
     if not elected:
         stdout_console.print("every partition is led by its preferred replica (or it is not in sync yet)")

@@ -22,12 +22,12 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from broker.acks import Acks
 from broker.cli.common import (
     DEFAULT_SERVER,
-    ClientSecurity,
     ServerOption,
     SslCaFileOption,
     SslCertFileOption,
     SslKeyFileOption,
     UsernameOption,
+    client_security,
     fail,
     run_client,
     stderr_console,
@@ -132,9 +132,7 @@ def produce(
         with progress:
             return await produce_lines(client, topic, batches, required_acks, progress)
 
-    summary = run_client(
-        server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
-    )
+    summary = run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
     stderr_console.print(summary_line(topic, summary), markup=False)
     if summary.failures:
         raise typer.Exit(1)
@@ -293,7 +291,7 @@ def consume(
         await consume_topic(client, topic, partition, start, follow, state)
 
     try:
-        run_client(server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
+        run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
     except BrokenPipeError:

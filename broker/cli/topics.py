@@ -10,12 +10,12 @@ from rich.table import Table
 
 from broker.cli.common import (
     DEFAULT_SERVER,
-    ClientSecurity,
     ServerOption,
     SslCaFileOption,
     SslCertFileOption,
     SslKeyFileOption,
     UsernameOption,
+    client_security,
     fail,
     run_client,
 )
@@ -58,9 +58,7 @@ def create_topic(
     async def action(client: AdminClient) -> dict:
         return await client.create_topic(name, partitions, replication_factor, configs)
 
-    created = run_client(
-        server, action, ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
-    )
+    created = run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
     count = created.get("partitions_count", partitions) if isinstance(created, dict) else partitions
     stdout_console.print(f"created topic {name}" + (f" with {count} partition(s)" if count else ""))
 
@@ -77,7 +75,7 @@ def list_topics(
     topics = run_client(
         server,
         lambda client: client.list_topics(),
-        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
     )
     table = Table("topic", "partitions", "replication factor", title=None, box=None, header_style="bold")
     for topic in sorted(topics, key=lambda t: t["topic_name"]):
@@ -122,7 +120,7 @@ def describe_topic(
     partitions = run_client(
         server,
         lambda client: client.list_partitions(name),
-        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
     )
     stdout_console.print(partitions_table(name, partitions))
 
@@ -140,6 +138,6 @@ def delete_topic(
     run_client(
         server,
         lambda client: client.delete_topic(name),
-        ClientSecurity.from_options(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
     )
     stdout_console.print(f"deleted topic {name}")

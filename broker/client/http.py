@@ -8,16 +8,16 @@ the error table (``decode_error``), and a request that got no answer raises
 ``BrokerUnreachable`` (retriable) whose ``reason`` detail says why in a few words
 (``connection refused``), after which the metadata of the topic is marked stale so the
 next call looks the leader up again. A failed TLS handshake raises ``TlsHandshakeFailed``
-instead, which is not retriable: the same certificates would fail the same way.
+instead, which is not retriable: the same certificates would fail the same way. An error
+answer that is not a broker error body (a proxy's page, a path that is not the API) keeps
+the start of its text as the ``answer`` detail: it is all an operator has to go on.
 
 Security options (the same names in every client, the CLI and the Spark connector):
 ``username``/``password`` send HTTP Basic credentials with every request, and
 ``ssl_ca_file``/``ssl_cert_file``/``ssl_key_file`` verify ``https://`` brokers against a CA
 (the system's trust store without one) and present a client certificate (mTLS). Files are
 loaded when the client is built, so a bad path fails there, not at the first request. The
-password lives only in the session's ``Authorization`` header; it is never logged. An error answer that is not a broker error body (a
-proxy's page, a path that is not the API) keeps the start of its text as the ``answer``
-detail: it is all an operator has to go on.
+password lives only in the session's ``Authorization`` header; it is never logged.
 
 Metadata is read from any reachable broker, known brokers first and the bootstrap
 URLs last, so a client keeps working when the broker it started from is gone. A broker

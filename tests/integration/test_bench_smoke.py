@@ -44,3 +44,24 @@ def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Pat
     assert latency["samples"] == 4 * -(-500 // 8), "records 0, 8, 16 ... of each of the 4 tasks' 500 are sampled"
     assert 0 < latency["p50_ms"] <= latency["p99_ms"] <= latency["p999_ms"]
     assert "produce 100 B RF1 acks=all" in completed.stdout
+
+
+def test_bench_e2e_on_three_spawned_tls_brokers_replicates_and_reads_back(tmp_path: Path) -> None:
+    """The brokers serve HTTPS with a throwaway CA; producers and the consumer verify them, the followers too."""
+    results_file = tmp_path / "bench.json"
+    arguments = ["e2e", "--spawn", "3", "--replication-factor", "3", "--acks", "all", "--tls", "--count", "2000"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    document = json.loads(results_file.read_text())
+    assert document["target"] == "3 spawned TLS brokers"
+    [scenario] = document["scenarios"]
+    assert scenario["name"] == "e2e 100 B RF3 acks=all"
+    assert scenario["runs"][0]["records"] == 2000
+    assert scenario["records_per_s"]["median"] > 0

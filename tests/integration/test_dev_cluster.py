@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -70,6 +72,25 @@ def test_dev_runs_three_brokers_with_working_examples_and_reuses_its_data(tmp_pa
         assert len(again) == 6, "the second run's demo appended three more"
         balanced_s = _wait_led_by_preferred_replicas(partitions_url, restarted_at)
         print(f"\nFIGURE dev_restart_preferred_leaders_balanced_s={balanced_s:.1f}")
+    finally:
+        assert stop_dev(process) == 0
+
+
+def test_dev_tls_serves_https_and_prints_examples_that_trust_its_ca(tmp_path: Path) -> None:
+    base_port = free_port_run(1)
+    directory = tmp_path / "dev"
+    process = start_dev(directory, base_port, 1, "--tls")
+    try:
+        printed = read_until_ready(process)
+        ca_file = (directory / "tls" / "ca.pem").resolve()
+        assert f"broker 1: https://127.0.0.1:{base_port}" in printed
+        assert f"HIGHWATER_SSL_CA_FILE={ca_file} .venv/bin/highwater consume demo" in printed
+        read_url = re.search(rf"curl -s --cacert {ca_file} '([^']*/partitions/0/records[^']*)'", printed).group(1)
+        with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+            _get(read_url)
+        context = ssl.create_default_context(cafile=ca_file)
+        with urllib.request.urlopen(read_url, timeout=10, context=context) as response:
+            assert response.status == 200
     finally:
         assert stop_dev(process) == 0
 

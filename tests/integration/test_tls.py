@@ -24,9 +24,13 @@ from broker.cli.app import app
 from broker.client.admin import AdminClient
 from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed
 from broker.client.http import ClusterClient
+from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
 from consumer import Consumer
 from producer import Producer
+from spark_connector.http import BrokerUnreachable as SparkBrokerUnreachable
+from spark_connector.http import TlsHandshakeFailed as SparkTlsHandshakeFailed
+from spark_connector.metadata import ClusterMetadata
 from tests.support.brokers import BrokerCluster, BrokerProcess
 from tests.support.pki import Pki, make_pki
 from tests.support.replication import FAST_ENV
@@ -122,6 +126,27 @@ def test_cli_without_a_client_certificate_is_refused_in_one_line(cluster: Broker
     assert len(result.output.splitlines()) == 1
     assert result.output.startswith(f"highwater: cannot reach broker at {url}: ")
     assert result.output.endswith("(a broker that requires client certificates does that to a client without one)\n")
+
+
+def test_spark_connectors_blocking_client_uses_the_same_options(cluster: BrokerCluster, pki: Pki) -> None:
+    security = ClientSecurity(ssl_ca_file=pki.ca_file, ssl_cert_file=pki.client_cert, ssl_key_file=pki.client_key)
+    with ClusterMetadata([cluster.brokers[3].url], security=security) as metadata:
+        assert metadata.cluster_id == cluster.cluster_id()
+        assert sorted(metadata.broker_urls().values()) == sorted(b.url for b in cluster.brokers.values())
+    without_certificate = ClientSecurity(ssl_ca_file=pki.ca_file)
+    refused = ClusterMetadata([cluster.brokers[3].url], retry_for_s=0, security=without_certificate)
+    with refused, pytest.raises(SparkBrokerUnreachable, match="closed connection"):
+        refused.topic_names()
+
+
+def test_spark_connectors_client_does_not_retry_an_untrusted_broker(cluster: BrokerCluster, tmp_path: Path) -> None:
+    other = make_pki(tmp_path / "other")
+    security = ClientSecurity(ssl_ca_file=other.ca_file, ssl_cert_file=other.client_cert, ssl_key_file=other.client_key)
+    untrusting = ClusterMetadata([cluster.brokers[3].url], security=security)
+    started = time.monotonic()
+    with untrusting, pytest.raises(SparkTlsHandshakeFailed, match="CERTIFICATE_VERIFY_FAILED"):
+        untrusting.topic_names()
+    assert time.monotonic() - started < REFUSAL_WITHIN_S, "a failed handshake is not retried"
 
 
 @pytest.mark.parametrize(

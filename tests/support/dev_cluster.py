@@ -18,7 +18,7 @@ from tests.support.brokers import REPO_ROOT
 READY_LINE = "Press Ctrl-C to stop the cluster."
 
 
-def start_dev(directory: Path, base_port: int, brokers: int = 3) -> subprocess.Popen:
+def start_dev(directory: Path, base_port: int, brokers: int = 3, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
         [
             sys.executable,
@@ -31,6 +31,7 @@ def start_dev(directory: Path, base_port: int, brokers: int = 3) -> subprocess.P
             str(directory),
             "--base-port",
             str(base_port),
+            *extra,
         ],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,

@@ -20,6 +20,8 @@ runner = CliRunner()
         (["bench", "produce", "--spawn", "1", "--count", "10", "--duration-s", "3"], "exactly one of --count"),
         (["bench", "consume", "--spawn", "1", "--duration-s", "3"], "consume needs --count"),
         (["bench", "produce", "--spawn", "1", "--acks", "2"], "--acks must be one of"),
+        (["bench", "produce", "--server", "https://127.0.0.1:1", "--tls"], "for --server give --ssl-ca-file"),
+        (["bench", "produce", "--spawn", "1", "--tls", "--ssl-ca-file", "/ca.pem"], "--tls makes its own CA"),
     ],
 )
 def test_bad_arguments_exit_2_naming_the_problem(arguments: list[str], message: str) -> None:

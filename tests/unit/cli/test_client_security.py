@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.cli.app import app
-from broker.cli.common import ClientSecurity
+from broker.cli.common import client_security
 
 runner = CliRunner()
 
@@ -18,7 +18,7 @@ def test_flags_win_over_the_environment_and_the_password_stays_out_of_repr(monke
     monkeypatch.setenv("HIGHWATER_USERNAME", "from-env")
     monkeypatch.setenv("HIGHWATER_PASSWORD", "s3cret-pw")
     monkeypatch.setenv("HIGHWATER_SSL_CA_FILE", "/env/ca.pem")
-    security = ClientSecurity.from_options(username="alice", ssl_cert_file=Path("/c.pem"))
+    security = client_security("alice", None, Path("/c.pem"), None)
     assert security.client_options() == {
         "username": "alice",
         "password": "s3cret-pw",

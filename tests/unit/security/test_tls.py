@@ -13,6 +13,7 @@ from broker.security.tls import (
     TlsFileError,
     anonymous_listener_refusal,
     client_ssl_context,
+    default_advertised_url,
     inter_broker_ssl,
     is_loopback,
     peer_common_name,
@@ -158,3 +159,8 @@ def _step(end: ssl.SSLObject) -> bool:
     except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
         return False
     return True
+
+
+def test_default_advertised_url_names_the_one_scheme_the_listener_serves(server_files: TlsSettings) -> None:
+    assert default_advertised_url(BrokerSettings(host="10.0.0.5", port=9092)) == "http://10.0.0.5:9092"
+    assert default_advertised_url(BrokerSettings(port=9093, tls=server_files)) == "https://127.0.0.1:9093"
