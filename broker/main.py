@@ -18,8 +18,8 @@ import structlog
 from aiohttp import web
 
 from broker.node.broker_node import BrokerNode
-from broker.security.tls import default_advertised_url, server_ssl_context
 from broker.server.app import create_app
+from broker.tls import default_advertised_url, server_ssl_context
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)

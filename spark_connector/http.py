@@ -30,7 +30,7 @@ from broker.client.http import basic_auth_headers
 from broker.client.security import ClientSecurity
 from broker.error_table import decode_error_body, error_from_name
 from broker.errors import HighwaterError
-from broker.security.tls import client_ssl_context
+from broker.tls import client_ssl_context
 
 
 class BrokerUnreachable(ConnectionError):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
-from broker.security.tls import client_ssl_context
+from broker.tls import client_ssl_context
 
 EARLIEST = -2
 """Kafka's ``startingOffsets`` JSON sentinel for "the log start offset"."""

@@ -32,7 +32,7 @@ from broker.cli.quotas import quotas_app
 from broker.cli.records import consume, produce
 from broker.cli.topics import topics_app
 from broker.cli.users import users_app
-from broker.security.tls import TlsFileError, anonymous_listener_refusal
+from broker.tls import TlsFileError, anonymous_listener_refusal
 from config.broker import BrokerSettings, load_broker_settings
 from config.errors import ConfigFileError, format_settings_error
 

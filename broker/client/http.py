@@ -58,7 +58,7 @@ from broker.client.types import (
 )
 from broker.client.unresponsive import UnresponsiveServers
 from broker.errors import HighwaterError, NotFound, ServiceUnavailable
-from broker.security.tls import client_ssl_context
+from broker.tls import client_ssl_context
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 FETCH_TIMEOUT_MARGIN_S = 5.0

@@ -43,7 +43,7 @@ from broker.node.security import NodeSecurity
 from broker.replica_io.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.security.broker_token import broker_authorization
-from broker.security.tls import default_advertised_url, inter_broker_ssl
+from broker.tls import default_advertised_url, inter_broker_ssl
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 

@@ -26,7 +26,7 @@ from broker.security.credential_cache import CredentialCache
 from broker.security.login_limiter import LoginLimiter
 from broker.security.principal import Principal
 from broker.security.quota import QuotaMeters
-from broker.security.tls import peer_common_name
+from broker.tls import peer_common_name
 from config.security import SecuritySettings
 
 AUTHORIZATION_OFF = Decision(True, "authentication is off")

@@ -33,14 +33,16 @@ from broker.security.credential_cache import CredentialCache
 from broker.security.login_limiter import LoginLimiter
 from broker.security.principal import ANONYMOUS, Principal
 from broker.security.scram import ScramCredential, verify_password
-from config.security import AuthenticationMode
 
 BASIC = "Basic"
 MTLS_CHALLENGE = 'Mutual realm="highwater"'
 
 
 class Authenticator:
-    def __init__(self, mode: AuthenticationMode, cache: CredentialCache, limiter: LoginLimiter) -> None:
+    """``mode`` is ``config.security``'s ``authentication`` (none, basic, mtls), passed as text: the settings
+    module reads files, and this package does not import what does."""
+
+    def __init__(self, mode: str, cache: CredentialCache, limiter: LoginLimiter) -> None:
         self.mode = mode
         self.cache = cache
         self.limiter = limiter

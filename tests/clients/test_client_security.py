@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from broker.client.http import ClusterClient
-from broker.security.tls import TlsFileError
+from broker.tls import TlsFileError
 
 
 @pytest.fixture

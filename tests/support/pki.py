@@ -14,7 +14,7 @@ from pathlib import Path
 
 import trustme
 
-from broker.security.tls import client_ssl_context
+from broker.tls import client_ssl_context
 
 BROKER_NAMES = ("127.0.0.1", "localhost")
 CLIENT_CN = "alice"

@@ -1,9 +1,10 @@
 """The house's rules, read from the code's own imports (``ast``, nothing is imported to check).
 
-1. ``broker.replication`` is pure: none of its modules reaches — directly or through
-   any project module it imports — the event loop, the network, files, threads or
-   the clock, nor a driver (``broker.replica_io``, the server, the node). That is
-   what lets the seeded simulation run the broker's own decision code.
+1. ``broker.replication`` and ``broker.security`` are pure: none of their modules
+   reaches — directly or through any project module it imports — the event loop, the
+   network, files, threads or the clock, nor a driver (``broker.replica_io``, the
+   server, the node). That is what lets the seeded simulation run the broker's own
+   replication decisions, and every door ask the same authorization questions.
 2. No import cycles anywhere in the project: every import, including those inside
    functions and under ``TYPE_CHECKING``, points one way.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("broker", "producer", "consumer", "spark_connector", "config")
 
-PURE_PACKAGES = ("broker.replication",)
+PURE_PACKAGES = ("broker.replication", "broker.security")
 IMPURE_STDLIB = frozenset(
     {
         "asyncio",

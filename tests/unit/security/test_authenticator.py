@@ -24,7 +24,7 @@ def basic(username: str, password: str) -> str:
 
 
 def authenticator(mode: str = "basic") -> Authenticator:
-    return Authenticator(mode, CredentialCache(16), LoginLimiter(FAILURES_PER_MINUTE))  # type: ignore[arg-type]
+    return Authenticator(mode, CredentialCache(16), LoginLimiter(FAILURES_PER_MINUTE))
 
 
 def authenticate(auth: Authenticator, header: str | None, *, peer: str | None = None, now_ms: int = 0):

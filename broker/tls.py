@@ -1,7 +1,7 @@
 """TLS for the broker's listener, its own outgoing calls and every client, plus the anonymous-listener rule.
 
-Unlike the rest of ``broker.security`` this module reads files (certificates and keys), so
-it is the one place that turns ``TlsSettings`` and the clients' ``ssl_*`` options into
+It reads files (certificates and keys), so it lives beside the pure ``broker.security``
+rather than in it; it is the one place that turns ``TlsSettings`` and the clients' ``ssl_*`` options into
 ``ssl.SSLContext`` objects. Invariants every context here keeps:
 
 * TLS 1.2 is the oldest version spoken, by servers and clients alike;

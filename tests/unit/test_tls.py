@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from broker.security.tls import (
+from broker.tls import (
     TlsFileError,
     anonymous_listener_refusal,
     client_ssl_context,
