@@ -83,6 +83,10 @@ Baseline = Annotated[bool, typer.Option("--baseline", help="Also run the aiohttp
 JsonFile = Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")]
 Quiet = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
 Tls = Annotated[bool, typer.Option("--tls", help="With --spawn: serve the brokers over TLS (a throwaway CA).")]
+BasicAuth = Annotated[
+    bool,
+    typer.Option("--basic-auth", help="With --spawn: brokers authenticate every request (a throwaway super user)."),
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +99,7 @@ class Invocation:
     quiet: bool
     tls: bool = False
     security: ClientSecurity = dataclasses.field(default_factory=ClientSecurity)
+    basic_auth: bool = False
 
 
 def _workload_command(kind: str) -> Callable[..., None]:
@@ -119,6 +124,7 @@ def _workload_command(kind: str) -> Callable[..., None]:
         json_file: JsonFile = None,
         quiet: Quiet = False,
         tls: Tls = False,
+        basic_auth: BasicAuth = False,
         username: UsernameOption = None,
         ssl_ca_file: SslCaFileOption = None,
         ssl_cert_file: SslCertFileOption = None,
@@ -145,7 +151,7 @@ def _workload_command(kind: str) -> Callable[..., None]:
             target_rate=target_rate,
         )
         security = client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
-        execute(spec, Invocation(server, spawn, repeat, baseline, json_file, quiet, tls, security))
+        execute(spec, Invocation(server, spawn, repeat, baseline, json_file, quiet, tls, security, basic_auth))
 
     command.__doc__ = {
         "produce": "Producer throughput and acknowledgement latency.",
@@ -230,7 +236,7 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
     target = "baseline only"
     if broker_run and (invocation.server or invocation.spawn):
         with _cluster(invocation) as (urls, security):
-            target = invocation.server or f"{invocation.spawn} spawned{' TLS' if invocation.tls else ''} brokers"
+            target = invocation.server or f"{invocation.spawn} spawned{_secured_as(invocation)} brokers"
             secured = dataclasses.replace(spec, security=security)
             runs = [_run_once(secured, urls, invocation.quiet) for _ in range(invocation.repeat)]
         summaries.append(summarize(scenario_name(spec), spec, runs))
@@ -241,7 +247,12 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
 
 
 def check_security(invocation: Invocation) -> None:
-    """``--tls`` makes the CA of spawned brokers, so it goes with ``--spawn`` and without the ``--ssl-*`` files."""
+    """``--tls`` and ``--basic-auth`` secure spawned brokers with throwaway credentials, so they go with
+    ``--spawn`` and without the ``--ssl-*`` files or ``--username`` a ``--server`` run takes instead."""
+    if invocation.basic_auth and invocation.server:
+        raise SpecError("--basic-auth secures spawned brokers; for --server give --username and HIGHWATER_PASSWORD")
+    if invocation.basic_auth and invocation.security.username:
+        raise SpecError("--basic-auth makes its own user for the spawned brokers; --username applies to --server")
     if not invocation.tls:
         return
     if invocation.server:
@@ -274,7 +285,7 @@ def _cluster(invocation: Invocation) -> Iterator[tuple[list[str], ClientSecurity
     if invocation.server:
         yield [invocation.server.rstrip("/")], invocation.security
         return
-    from broker.bench.cluster import spawned_cluster
+    from broker.bench.cluster import SpawnedBasicAuth, client_security, spawned_cluster
     from broker.cli.throwaway_tls import TrustmeMissing, throwaway_tls
 
     with tempfile.TemporaryDirectory(prefix="highwater-bench-tls-") as directory:
@@ -282,8 +293,14 @@ def _cluster(invocation: Invocation) -> Iterator[tuple[list[str], ClientSecurity
             tls = throwaway_tls(Path(directory)) if invocation.tls else None
         except TrustmeMissing as error:
             raise fail(str(error), EXIT_BAD_SETTINGS) from None
-        with spawned_cluster(invocation.spawn, tls) as brokers:
-            yield [broker.url for broker in brokers], tls.client_security if tls else invocation.security
+        basic = SpawnedBasicAuth() if invocation.basic_auth else None
+        with spawned_cluster(invocation.spawn, tls, basic) as brokers:
+            spawned = tls is not None or basic is not None
+            yield [broker.url for broker in brokers], client_security(tls, basic) if spawned else invocation.security
+
+
+def _secured_as(invocation: Invocation) -> str:
+    return "".join((" TLS" if invocation.tls else "", " basic-auth" if invocation.basic_auth else ""))
 
 
 def _run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:

@@ -6,7 +6,9 @@ metadata store, waits until every broker has registered (so a topic can place N
 replicas), yields their URLs, and stops them with SIGTERM at the end (the directory,
 logs included, is removed). Broker logs go to ``broker-<id>.log`` at level warning, so
 logging does not weigh on the figures. With a ``SpawnedTls`` the brokers serve HTTPS
-with its certificate and every call here uses its client options.
+with its certificate and every call here uses its client options; with a
+``SpawnedBasicAuth`` its user is made a super user in the store before any broker starts
+(as an operator bootstraps the first admin) and the brokers take only authenticated calls.
 
 ``prepare_topic`` creates a fresh topic and waits until every partition has a leader
 and a full ISR, so no run starts while replicas are still joining.
@@ -16,7 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -24,6 +29,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker.cli.dev import DevBroker, serve_command, stop_brokers
@@ -32,7 +38,10 @@ from broker.client.admin import AdminClient
 from broker.client.errors import TlsHandshakeFailed
 from broker.client.http import ClusterClient
 from broker.client.security import ClientSecurity
+from broker.cluster.security_store import SecurityStore
+from broker.cluster.store_url import open_store
 from broker.errors import HighwaterError
+from broker.security.scram import new_credential
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -44,13 +53,45 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _start_broker(node_id: int, root: Path, store: str, tls: SpawnedTls | None) -> DevBroker:
+@dataclass(frozen=True)
+class SpawnedBasicAuth:
+    """A super user with a random password, for a benchmark of brokers that authenticate every request."""
+
+    username: str = "bench"
+    password: str = field(default_factory=lambda: secrets.token_urlsafe(18), repr=False)
+
+    @property
+    def broker_env(self) -> dict[str, str]:
+        return {
+            "HIGHWATER_SECURITY__AUTHENTICATION": "basic",
+            "HIGHWATER_SECURITY__SUPER_USERS": json.dumps([self.username]),
+        }
+
+    def secure(self, security: ClientSecurity) -> ClientSecurity:
+        return dataclasses.replace(security, username=self.username, password=self.password)
+
+
+async def _bootstrap_user(store_url: str, basic: SpawnedBasicAuth) -> None:
+    store = await open_store(store_url)
+    try:
+        await SecurityStore(store).put_user(basic.username, new_credential(basic.password))
+    finally:
+        await store.close()
+
+
+def client_security(tls: SpawnedTls | None, basic: SpawnedBasicAuth | None) -> ClientSecurity:
+    """What a client of the spawned brokers presents: the throwaway CA, the bench user, both or nothing."""
+    security = tls.client_security if tls else ClientSecurity()
+    return basic.secure(security) if basic else security
+
+
+def _start_broker(node_id: int, root: Path, store: str, broker_env: dict[str, str], scheme: str) -> DevBroker:
     port = free_port()
     command = serve_command(node_id, port, root / f"broker-{node_id}", store, "--log-level", "warning")
-    env = {**os.environ, **(tls.broker_env if tls else {})}
+    env = {**os.environ, **broker_env}
     with open(root / f"broker-{node_id}.log", "wb") as log_file:
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
-    return DevBroker(node_id, f"{'https' if tls else 'http'}://127.0.0.1:{port}", process)
+    return DevBroker(node_id, f"{scheme}://127.0.0.1:{port}", process)
 
 
 async def _registered_brokers(client: ClusterClient, url: str) -> int:
@@ -82,15 +123,25 @@ async def wait_for_brokers(
 
 
 @contextlib.contextmanager
-def spawned_cluster(count: int, tls: SpawnedTls | None = None) -> Iterator[list[DevBroker]]:
-    """``count`` broker processes in a temporary directory, stopped and removed on exit; HTTPS with ``tls``."""
+def spawned_cluster(
+    count: int, tls: SpawnedTls | None = None, basic: SpawnedBasicAuth | None = None
+) -> Iterator[list[DevBroker]]:
+    """``count`` broker processes in a temporary directory, stopped and removed on exit.
+
+    HTTPS with ``tls``; with ``basic``, its user exists before the brokers start and they
+    authenticate every request.
+    """
     with tempfile.TemporaryDirectory(prefix="highwater-bench-") as directory:
         root = Path(directory)
         store = f"sqlite://{root / 'metadata.db'}"
-        brokers = [_start_broker(node_id, root, store, tls) for node_id in range(1, count + 1)]
+        if basic:
+            asyncio.run(_bootstrap_user(store, basic))
+        broker_env = {**(tls.broker_env if tls else {}), **(basic.broker_env if basic else {})}
+        scheme = "https" if tls else "http"
+        brokers = [_start_broker(node_id, root, store, broker_env, scheme) for node_id in range(1, count + 1)]
         try:
             _check_alive(brokers)
-            security = tls.client_security if tls else None
+            security = client_security(tls, basic)
             asyncio.run(wait_for_brokers([broker.url for broker in brokers], count, security=security))
             yield brokers
         except BaseException:

@@ -46,10 +46,12 @@ def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Pat
     assert "produce 100 B RF1 acks=all" in completed.stdout
 
 
-def test_bench_e2e_on_three_spawned_tls_brokers_replicates_and_reads_back(tmp_path: Path) -> None:
-    """The brokers serve HTTPS with a throwaway CA; producers and the consumer verify them, the followers too."""
+def test_bench_e2e_on_three_spawned_secured_brokers_replicates_and_reads_back(tmp_path: Path) -> None:
+    """HTTPS with a throwaway CA and Basic authentication with a throwaway super user: producers and the
+    consumer verify the brokers and authenticate, the followers verify each other and sign their fetches."""
     results_file = tmp_path / "bench.json"
-    arguments = ["e2e", "--spawn", "3", "--replication-factor", "3", "--acks", "all", "--tls", "--count", "2000"]
+    arguments = ["e2e", "--spawn", "3", "--replication-factor", "3", "--acks", "all", "--tls", "--basic-auth"]
+    arguments += ["--count", "2000"]
     completed = subprocess.run(
         [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
         cwd=REPO_ROOT,
@@ -60,7 +62,7 @@ def test_bench_e2e_on_three_spawned_tls_brokers_replicates_and_reads_back(tmp_pa
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     document = json.loads(results_file.read_text())
-    assert document["target"] == "3 spawned TLS brokers"
+    assert document["target"] == "3 spawned TLS basic-auth brokers"
     [scenario] = document["scenarios"]
     assert scenario["name"] == "e2e 100 B RF3 acks=all"
     assert scenario["runs"][0]["records"] == 2000

@@ -22,6 +22,8 @@ runner = CliRunner()
         (["bench", "produce", "--spawn", "1", "--acks", "2"], "--acks must be one of"),
         (["bench", "produce", "--server", "https://127.0.0.1:1", "--tls"], "for --server give --ssl-ca-file"),
         (["bench", "produce", "--spawn", "1", "--tls", "--ssl-ca-file", "/ca.pem"], "--tls makes its own CA"),
+        (["bench", "produce", "--server", "http://127.0.0.1:1", "--basic-auth"], "for --server give --username"),
+        (["bench", "produce", "--spawn", "1", "--basic-auth", "--username", "u"], "makes its own user"),
     ],
 )
 def test_bad_arguments_exit_2_naming_the_problem(arguments: list[str], message: str) -> None:
