@@ -273,3 +273,15 @@ def test_with_mtls_the_certificate_names_the_user_and_passwords_change_nothing(
         {},
     )  # fmt: skip
     wait_until(lambda: http_json("GET", acls, context=broker.ssl_context)[0] == 200, 5, "the ACL")
+
+
+def test_no_password_or_token_reaches_a_broker_log(secured: Secured) -> None:
+    """Runs last in the module: by now every password, Basic header and broker token has crossed the brokers."""
+    secrets = {ADMIN_PASSWORD, ALICE_PASSWORD, "mallory-pw", ADMIN["Authorization"], ALICE["Authorization"]}
+    secrets |= {secured.cluster.broker_headers(b)["Authorization"].split()[-1] for b in secured.cluster.brokers}
+    logs = {broker.node_id: broker.log_path.read_text(errors="replace") for broker in secured.cluster.brokers.values()}
+    assert '"audit.acl_created"' in logs[1], "the CLI changed the ACLs through broker 1, which logged who did"
+    for broker in secured.cluster.brokers.values():
+        text = logs[broker.node_id]
+        leaked = [secret for secret in secrets if secret in text]
+        assert leaked == [], f"broker {broker.node_id}'s log holds {len(leaked)} credential(s)"
