@@ -152,12 +152,9 @@ class AdminClient:
         return (await self.call("GET", "/quotas"))["data"]
 
     async def set_quota(self, principal: str, producer_byte_rate: int | None, consumer_byte_rate: int | None) -> dict:
-        """Create or replace ``principal``'s byte-rate limits; None leaves that direction unlimited."""
-        body = {
-            "principal": principal,
-            "producer_byte_rate": producer_byte_rate,
-            "consumer_byte_rate": consumer_byte_rate,
-        }
+        """Create or replace ``principal``'s byte-rate limits; None leaves that direction unlimited (left out)."""
+        rates = {"producer_byte_rate": producer_byte_rate, "consumer_byte_rate": consumer_byte_rate}
+        body = {"principal": principal, **{name: rate for name, rate in rates.items() if rate is not None}}
         return await self.call("POST", "/quotas", body)
 
     async def delete_quota(self, principal: str) -> None:

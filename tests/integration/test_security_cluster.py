@@ -136,6 +136,17 @@ def test_the_cli_lists_what_was_set_up_and_never_a_credential(secured: Secured) 
     acls = cli(["acls", "list", "--principal", "User:alice"], secured.admin_env)
     assert "PREFIXED" in acls and "orders-" in acls and "billing" in acls
 
+    env = secured.admin_env
+    temp_acl = ["--principal", "User:temp", "--operation", "READ", "--resource-type", "GROUP", "--resource-name", "g"]
+    cli(["acls", "add", *temp_acl], env)
+    assert "User:temp" in cli(["acls", "list", "--principal", "User:temp"], env)
+    cli(["acls", "remove", "--principal", "User:temp"], env)
+    assert "User:temp" not in cli(["acls", "list", "--principal", "User:temp"], env)
+    cli(["quotas", "set", "User:temp", "--producer-byte-rate", "1048576"], env)
+    assert "1048576" in cli(["quotas", "list"], env)
+    cli(["quotas", "remove", "User:temp"], env)
+    assert "User:temp" not in cli(["quotas", "list"], env)
+
 
 def test_every_broker_refuses_what_the_acls_do_not_allow(secured: Secured) -> None:
     mallory = basic("mallory", "mallory-pw")
