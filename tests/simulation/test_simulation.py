@@ -32,10 +32,16 @@ REGRESSIONS = [
         5_103,
         id="leader-hw-past-its-own-flush",
     ),
+    pytest.param(
+        "3-brokers-fsync-power-loss",
+        423,
+        6_251,
+        id="leader-hw-past-its-own-flush-2",
+    ),
 ]
 """(profile, seed, steps) of failures found and fixed, replayed on every run.
 
-``leader-hw-past-its-own-flush``: the leader counted its unflushed acks=1 tail in the
+``leader-hw-past-its-own-flush`` (and ``-2``): the leader counted its unflushed acks=1 tail in the
 HW, was left alone in the ISR, lost power and was elected again without offsets
 readers had been shown."""
 
