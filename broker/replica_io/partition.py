@@ -190,9 +190,11 @@ class Partition:
         A failed fsync is reported too, with the recovery point it did not move, so the
         core may ask again; the error is the flusher's to log.
         """
-        with contextlib.suppress(Exception):
-            await self._flusher.flush(self.log)
-        self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
+        try:
+            with contextlib.suppress(Exception):
+                await self._flusher.flush(self.log)
+        finally:
+            self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
 
     def _schedule_tick(self, deadline_ms: int) -> None:
         """One timer per partition, at the earliest deadline the core asked for."""
@@ -248,8 +250,11 @@ class Partition:
         self.appended.notify()
         if acks_all:
             if self.core.flush_before_acknowledging():
-                await self._flusher.flush(self.log)
-                self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
+                self.core.on_flush_started()
+                try:
+                    await self._flusher.flush(self.log)
+                finally:
+                    self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
             await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
         return outcome
 

@@ -85,8 +85,8 @@ class PartitionReplica:
         self._high_watermark = max(log_view.log_start_offset, min(high_watermark, log_view.log_end_offset))
         self._purgatory = DelayedProducePurgatory(topic, partition)
         self._next_isr_check_ms = 0
-        self._flush_started = False
-        """A leader asked its driver for an fsync (``Ready.start_flush``) not reported yet."""
+        self._flushes_in_flight = 0
+        """fsyncs started (``Ready.start_flush`` or ``on_flush_started``) and not reported yet."""
         self.isr_in_flight: ProposeIsr | None = None
         """The ISR change sent to the controller and not answered yet (at most one)."""
         self.fenced = False
@@ -189,7 +189,7 @@ class PartitionReplica:
             flush_bounds_high_watermark=self._fsync,
             flushed_offset=log_view.recovery_point,
         )
-        self._flush_started = False
+        self._flushes_in_flight = 0
         self._next_isr_check_ms = now_ms + self._lag_time_max_ms // 2
         log.info(
             "partition.became_leader",
@@ -271,16 +271,26 @@ class PartitionReplica:
         """
         return self._fsync
 
+    def on_flush_started(self) -> None:
+        """The driver began an fsync of its own (an acks=all producer's), to be reported
+        with ``on_flushed`` whatever happens to it.
+
+        While one is in flight the core asks for none: that fsync raises the flushed
+        offset soon, and a second one queued behind it would only cost the producers
+        waiting for the next group commit.
+        """
+        self._flushes_in_flight += 1
+
     def on_flushed(self, flushed_offset: int, now_ms: int) -> Ready:
         """An fsync of the local log completed; everything below ``flushed_offset`` is durable.
 
-        Answers ``Ready.start_flush`` and reports the acks=all path's own fsync alike.
-        Under the ``fsync`` policy a leader's HW may rise to it, and a new fsync is
-        asked for when appends made since still hold the HW back. A driver whose fsync
-        failed reports the log's recovery point all the same (it did not move), so the
-        next event may ask again.
+        Answers ``Ready.start_flush`` and ``on_flush_started`` alike. Under the
+        ``fsync`` policy a leader's HW may rise to it, and a new fsync is asked for
+        when appends made since still hold the HW back. A driver whose fsync failed
+        reports the log's recovery point all the same (it did not move), so the core
+        may ask again.
         """
-        self._flush_started = False
+        self._flushes_in_flight = max(0, self._flushes_in_flight - 1)
         if self.leader_state is None:
             return NOTHING
         return self._after_hw_update(self.leader_state.on_leader_flushed(flushed_offset, now_ms), now_ms)
@@ -314,15 +324,16 @@ class PartitionReplica:
         return ready
 
     def _start_flush_if_it_raises_hw(self, now_ms: int) -> bool:
-        """Ask for one fsync at a time, when only the leader's unflushed tail holds the HW back.
+        """Ask for an fsync when only the leader's unflushed tail holds the HW back and
+        none is in flight.
 
         Asking on every append would fsync acks=1 traffic the HW does not wait for yet;
         asking only here costs one group commit per HW rise, overlapping the followers'.
         """
         state = self.leader_state
-        if self._flush_started or state is None or not state.flush_would_raise_high_watermark(now_ms):
+        if self._flushes_in_flight or state is None or not state.flush_would_raise_high_watermark(now_ms):
             return False
-        self._flush_started = True
+        self._flushes_in_flight += 1
         return True
 
     # --------------------------------------------------------------- leader: ISR

@@ -214,6 +214,7 @@ class SimBroker:
         if not acks_all:
             return info.base_offset, None
         if self.core.flush_before_acknowledging():
+            self.core.on_flush_started()
             self.disk.flush()
             self._perform(self.core.on_flushed(self.disk.log.recovery_point, now_ms))
         return info.base_offset, info.last_offset + 1

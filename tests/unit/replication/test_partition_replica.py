@@ -235,6 +235,26 @@ def test_under_fsync_a_leader_asks_for_one_flush_when_only_its_own_tail_holds_th
     assert ready.start_flush and replica.high_watermark == 3
 
 
+def test_no_flush_is_asked_for_while_an_acks_all_producers_fsync_is_in_flight():
+    """That fsync raises the flushed offset soon; another one queued behind it would
+    only delay the producers waiting for the next group commit."""
+    replica, log = _replica()
+    _lead(replica, log)
+    log.log_end_offset = 3
+    replica.on_appended(5, 3, now_ms=10)
+    replica.on_flush_started()
+    _follower_fetch(replica, log, 2, 3, now_ms=20)
+    _, ready = _follower_fetch(replica, log, 3, 3, now_ms=30)
+    assert not ready.start_flush and replica.high_watermark == 0
+    log.log_end_offset = 5
+    replica.on_appended(5, 5, now_ms=35)
+    _follower_fetch(replica, log, 2, 5, now_ms=40)
+    _follower_fetch(replica, log, 3, 5, now_ms=45)
+    flushed = replica.on_flushed(3, now_ms=50)
+    assert flushed.high_watermark_moved and replica.high_watermark == 3
+    assert flushed.start_flush, "offsets 3 and 4 are on every follower, not on the leader's disk"
+
+
 def test_without_fsync_the_leader_hw_counts_its_log_end_and_asks_for_no_flush():
     replica, log = _replica(fsync=False)
     _lead(replica, log)
