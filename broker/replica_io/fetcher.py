@@ -80,17 +80,17 @@ class ReplicaFetcher:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
 
-    def _fetchable(self) -> list[tuple[Partition, FetchRequestFields]]:
+    async def _fetchable(self) -> list[tuple[Partition, FetchRequestFields]]:
         fetchable = []
-        for partition in self.partitions.values():
-            fields = partition.fetch_request()
+        for partition in list(self.partitions.values()):
+            fields = await partition.fetch_request()
             if fields is not None and partition.leader_id == self.leader_id:
                 fetchable.append((partition, fields))
         return fetchable
 
     async def _run(self) -> None:
         while True:
-            fetchable = self._fetchable()
+            fetchable = await self._fetchable()
             url = self._leader_url(self.leader_id)
             if not fetchable or url is None:
                 self._changed.clear()

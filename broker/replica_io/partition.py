@@ -21,6 +21,7 @@ on a leader the high watermark never moves back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import itertools
 import time
@@ -110,6 +111,8 @@ class Partition:
         self._timer_deadline_ms = 0
         """When ``_timer`` fires (meaningful only while ``_timer`` is set)."""
         self._isr_task: asyncio.Task | None = None
+        self._flush_tasks: set[asyncio.Task] = set()
+        """Group commits the core asked for (``Ready.start_flush``), held until they report."""
         self._producers: ProducerStateManager | None = None
 
     # ------------------------------------------------------------------ views
@@ -143,7 +146,9 @@ class Partition:
         return self.log.log_start_offset
 
     def log_view(self) -> LocalLogView:
-        return LocalLogView(self.log.log_start_offset, self.log.log_end_offset, self.log.epoch_cache)
+        return LocalLogView(
+            self.log.log_start_offset, self.log.log_end_offset, self.log.epoch_cache, self.log.recovery_point
+        )
 
     def replicas_state(self) -> list[dict] | None:
         return self.core.replicas_state(now_ms())
@@ -166,6 +171,10 @@ class Partition:
             future = self._waiting.pop(completion.request_id, None)
             if future is not None and not future.done():
                 future.set_result(completion.error)
+        if ready.start_flush:
+            task = asyncio.create_task(self._flush_and_report(), name=f"hw-flush-{self.topic}-{self.partition}")
+            self._flush_tasks.add(task)
+            task.add_done_callback(self._flush_tasks.discard)
         if ready.propose_isr is not None:
             self._isr_task = asyncio.create_task(self._run_isr_proposal(ready.propose_isr))
         if ready.high_watermark_moved:
@@ -174,6 +183,18 @@ class Partition:
             self.appended.notify()
         if ready.next_deadline_ms is not None:
             self._schedule_tick(ready.next_deadline_ms)
+
+    async def _flush_and_report(self) -> None:
+        """One group-committed fsync (shared with the acks=all producers'), then its offset to the core.
+
+        A failed fsync is reported too, with the recovery point it did not move, so the
+        core may ask again; the error is the flusher's to log.
+        """
+        try:
+            with contextlib.suppress(Exception):
+                await self._flusher.flush(self.log)
+        finally:
+            self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
 
     def _schedule_tick(self, deadline_ms: int) -> None:
         """One timer per partition, at the earliest deadline the core asked for."""
@@ -201,6 +222,8 @@ class Partition:
     def stop(self) -> None:
         """The replica is going away (topic deleted, broker stopping)."""
         self._perform(self.core.stop())
+        for task in self._flush_tasks:
+            task.cancel()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -227,7 +250,11 @@ class Partition:
         self.appended.notify()
         if acks_all:
             if self.core.flush_before_acknowledging():
-                await self._flusher.flush(self.log)
+                self.core.on_flush_started()
+                try:
+                    await self._flusher.flush(self.log)
+                finally:
+                    self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
             await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
         return outcome
 
@@ -326,8 +353,14 @@ class Partition:
 
     # ---------------------------------------------------------------- follower
 
-    def fetch_request(self) -> FetchRequestFields | None:
-        """What to fetch from the leader next, or None while this replica must not fetch."""
+    async def fetch_request(self) -> FetchRequestFields | None:
+        """What to fetch from the leader next, or None while this replica must not fetch.
+
+        Under the ``fsync`` policy a tail the log never fsynced is fsynced first: the
+        fetch offset tells the leader everything below it is held here.
+        """
+        if self.core.must_flush_before_fetching(self.log_view()):
+            await asyncio.get_running_loop().run_in_executor(None, self.log.flush)
         return self.core.fetch_request(self.log_view())
 
     async def apply_fetch_response(

@@ -53,11 +53,15 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class LocalLogView:
-    """The follower's own log as storage reports it right now."""
+    """The replica's own log as storage reports it right now.
+
+    ``recovery_point``: everything below it is fsynced (``PartitionLog.recovery_point``).
+    """
 
     log_start_offset: int
     log_end_offset: int
     epoch_cache: LeaderEpochCache
+    recovery_point: int
 
 
 @dataclass(frozen=True, slots=True)

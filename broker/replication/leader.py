@@ -20,6 +20,10 @@ Invariants, kept by every method and asserted by the property tests:
   (an unknown one blocks any rise until it fetches);
 - the high watermark does not rise while the committed ISR is smaller than
   ``effective_min_isr = min(min_insync_replicas, len(replicas))`` (KIP-966);
+- under the ``fsync`` flush policy the high watermark does not rise past the leader's
+  own flushed offset: followers already report only what they fsynced, and a leader
+  that counted its unflushed tail could expose records that a power loss then takes
+  from the only replica left in the ISR (found by tests/simulation, seed 404);
 - the leader is in the ISR; the ISR is a non-empty subset of the replicas;
 - a follower's recorded LEO comes from fetches of one incarnation of its broker, never
   an older one than the leader has seen, and a follower joins the ISR only while that
@@ -75,12 +79,19 @@ class PartitionLeaderState:
         leader_epoch_start_offset: int,
         replica_lag_time_max_ms: int,
         now_ms: int,
+        flush_bounds_high_watermark: bool = False,
+        flushed_offset: int = 0,
     ) -> None:
         """Become leader (Kafka ``makeLeader``); validates the partition record.
 
         ``leader_epoch_start_offset`` is the LEO at which this epoch began (the entry
         the new leader wrote to its epoch cache before its first append). The HW is
         recomputed at once: with the leader alone in the ISR it may rise here.
+
+        ``flush_bounds_high_watermark`` is the ``fsync`` flush policy: the HW then also
+        waits for ``flushed_offset`` (everything below it is fsynced), which rises with
+        ``on_leader_flushed``. Under the other policies nothing is fsynced on the way to
+        an acknowledgement, so the leader's LEO counts as it is.
         """
         _validate_membership(local_broker_id, replicas, isr)
         if not log_start_offset <= high_watermark <= log_end_offset:
@@ -102,6 +113,8 @@ class PartitionLeaderState:
         self._log_start_offset = log_start_offset
         self._log_end_offset = log_end_offset
         self._high_watermark = high_watermark
+        self._flush_bounds_high_watermark = flush_bounds_high_watermark
+        self._flushed_offset = min(flushed_offset, log_end_offset)
         self._followers = {
             broker_id: ReplicaState.reset_for_new_leader(broker_id, broker_id in isr, now_ms)
             for broker_id in self.replicas
@@ -122,6 +135,19 @@ class PartitionLeaderState:
     @property
     def high_watermark(self) -> int:
         return self._high_watermark
+
+    @property
+    def flushed_offset(self) -> int:
+        """Everything below it is fsynced on this broker, as far as the driver has reported."""
+        return self._flushed_offset
+
+    @property
+    def durable_log_end_offset(self) -> int:
+        """What the leader's own log counts for in the HW: its flushed offset under the
+        ``fsync`` policy, its LEO otherwise."""
+        if self._flush_bounds_high_watermark:
+            return self._flushed_offset
+        return self._log_end_offset
 
     @property
     def partition_epoch(self) -> int:
@@ -188,6 +214,27 @@ class PartitionLeaderState:
         self._log_end_offset = new_log_end_offset
         return self.maybe_increment_high_watermark(now_ms)
 
+    def on_leader_flushed(self, flushed_offset: int, now_ms: int) -> HwUpdate | None:
+        """An fsync made everything below ``flushed_offset`` durable; the HW may rise to it.
+
+        The driver reports the log's recovery point, which may include appends not yet
+        reported with ``on_leader_append``: only offsets this state knows are counted.
+        """
+        self._flushed_offset = max(self._flushed_offset, min(flushed_offset, self._log_end_offset))
+        return self.maybe_increment_high_watermark(now_ms)
+
+    def flush_would_raise_high_watermark(self, now_ms: int) -> bool:
+        """Whether the HW is held back by nothing but the leader's own unflushed tail.
+
+        True when, were the whole log fsynced, the HW would rise above the flushed
+        offset: every replica the HW waits for already holds more than the leader has
+        made durable. The leader then asks for a group-committed fsync.
+        """
+        if not self._flush_bounds_high_watermark or self._flushed_offset >= self._log_end_offset:
+            return False
+        candidate = self._high_watermark_candidate(self._log_end_offset, now_ms)
+        return candidate is not None and candidate > max(self._high_watermark, self._flushed_offset)
+
     def advance_log_start_offset(self, new_log_start_offset: int) -> None:
         """Retention or delete-records moved the low watermark; it never passes the HW."""
         if new_log_start_offset > self._high_watermark:
@@ -227,26 +274,33 @@ class PartitionLeaderState:
 
         1. Under min ISR (committed ISR < ``effective_min_isr``): do nothing, so no
            record becomes visible that fewer than min ISR replicas hold.
-        2. Candidate = leader LEO, lowered to the LEO of every *maximal*-ISR member,
+        2. Candidate = leader LEO (its flushed offset under the ``fsync`` policy,
+           ``durable_log_end_offset``), lowered to the LEO of every *maximal*-ISR member,
            and of a caught-up replica about to join the ISR (Kafka's
            ``shouldWaitForReplicaToJoinIsr``: waiting for more replicas is always safe).
            An unknown LEO (-1) lowers it below any HW, blocking the rise.
         3. Apply only if larger: the HW never decreases on a leader.
         """
+        candidate = self._high_watermark_candidate(self.durable_log_end_offset, now_ms)
+        if candidate is None or candidate <= self._high_watermark:
+            return None
+        update = HwUpdate(self._high_watermark, candidate)
+        self._high_watermark = candidate
+        return update
+
+    def _high_watermark_candidate(self, local_end_offset: int, now_ms: int) -> int | None:
+        """Steps 1 and 2 of ``maybe_increment_high_watermark``, the leader's own log
+        counting up to ``local_end_offset``; None under min ISR."""
         if len(self._isr.committed) < self.effective_min_isr:
             return None
         maximal = self._isr.maximal
-        candidate = self._log_end_offset
+        candidate = local_end_offset
         for broker_id, state in self._followers.items():
             if state.log_end_offset >= candidate:
                 continue
             if broker_id in maximal or state.is_caught_up(self._log_end_offset, now_ms, self.replica_lag_time_max_ms):
                 candidate = state.log_end_offset
-        if candidate <= self._high_watermark:
-            return None
-        update = HwUpdate(self._high_watermark, candidate)
-        self._high_watermark = candidate
-        return update
+        return candidate
 
     # ----------------------------------------------------------- follower fetch
 

@@ -10,6 +10,9 @@ one — performs its parts in this order:
 2. ``log_actions``: append / truncate / restart the local log, in order, reporting a
    truncation back with ``PartitionReplica.on_log_truncated``;
 3. ``flush``: fsync what the log holds before answering or fetching again;
+   ``start_flush`` (a leader under the ``fsync`` policy whose HW waits only for its own
+   unflushed tail): start a group-committed fsync without waiting for it, and report
+   the offset it made durable with ``PartitionReplica.on_flushed``;
 4. ``completions``: answer these acks=all produces (an error or success);
 5. ``propose_isr``: send this ISR change to the controller as a compare-and-set and
    report the answer with ``PartitionReplica.on_isr_result``;
@@ -32,6 +35,7 @@ class Ready:
     assign_epoch: tuple[int, int] | None = None
     log_actions: tuple[FollowerAction, ...] = ()
     flush: bool = False
+    start_flush: bool = False
     completions: tuple[ProduceCompletion, ...] = ()
     propose_isr: ProposeIsr | None = None
     high_watermark_moved: bool = False

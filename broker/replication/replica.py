@@ -21,6 +21,13 @@ Invariants (checked by the simulation after every step):
 ``log_start_offset <= high_watermark <= log_end_offset``; a leader's HW never moves
 back; every acks=all waiter is answered exactly once — when the HW passes it with
 min ISR held, at its deadline, or NOT_LEADER_OR_FOLLOWER when leadership ends.
+
+Durability under the ``fsync`` policy: the HW counts, on every replica, only what
+that replica has fsynced. A follower's fetch offset is its LEO, so a follower fsyncs
+what it appended before fetching again (``Ready.flush``) and never fetches with an
+unflushed tail (``must_flush_before_fetching``); a leader's own log counts up to its
+flushed offset, and when that alone holds the HW back the leader asks its driver for
+a group-committed fsync (``Ready.start_flush``, answered with ``on_flushed``).
 """
 
 from __future__ import annotations
@@ -63,9 +70,10 @@ class PartitionReplica:
         high_watermark: int,
         log_view: LocalLogView,
     ) -> None:
-        """``fsync_before_acknowledging`` is the ``fsync`` flush policy: an acks=all answer
-        and a follower's next fetch (which the leader takes as an acknowledgement of
-        everything below it) both wait until the appended bytes are fsynced."""
+        """``fsync_before_acknowledging`` is the ``fsync`` flush policy: an acks=all answer,
+        a follower's next fetch (which the leader takes as an acknowledgement of
+        everything below it) and a rise of the leader's HW all wait until the bytes
+        they count are fsynced."""
         self.topic = topic
         self.partition = partition
         self.local_broker_id = local_broker_id
@@ -77,6 +85,8 @@ class PartitionReplica:
         self._high_watermark = max(log_view.log_start_offset, min(high_watermark, log_view.log_end_offset))
         self._purgatory = DelayedProducePurgatory(topic, partition)
         self._next_isr_check_ms = 0
+        self._flushes_in_flight = 0
+        """fsyncs started (``Ready.start_flush`` or ``on_flush_started``) and not reported yet."""
         self.isr_in_flight: ProposeIsr | None = None
         """The ISR change sent to the controller and not answered yet (at most one)."""
         self.fenced = False
@@ -143,7 +153,7 @@ class PartitionReplica:
         if record.leader == self.local_broker_id:
             if same_epoch and self.leader_state is not None:
                 return self._after_hw_update(
-                    self.leader_state.on_isr_change_committed(record.isr, record.partition_epoch, now_ms)
+                    self.leader_state.on_isr_change_committed(record.isr, record.partition_epoch, now_ms), now_ms
                 )
             return self._become_leader(record, min_insync_replicas, log_view, now_ms)
         if same_epoch and self.follower_state is not None:
@@ -176,7 +186,10 @@ class PartitionReplica:
             leader_epoch_start_offset=log_view.log_end_offset if epoch_start is None else epoch_start,
             replica_lag_time_max_ms=self._lag_time_max_ms,
             now_ms=now_ms,
+            flush_bounds_high_watermark=self._fsync,
+            flushed_offset=log_view.recovery_point,
         )
+        self._flushes_in_flight = 0
         self._next_isr_check_ms = now_ms + self._lag_time_max_ms // 2
         log.info(
             "partition.became_leader",
@@ -191,6 +204,7 @@ class PartitionReplica:
         return Ready(
             assign_epoch=(record.leader_epoch, log_view.log_end_offset),
             completions=completions,
+            start_flush=self._start_flush_if_it_raises_hw(now_ms),
             high_watermark_moved=True,
             role_changed=True,
         )
@@ -247,11 +261,39 @@ class PartitionReplica:
         """
         if self.leader_state is None or self.leader_state.leader_epoch != leader_epoch:
             return NOTHING
-        return self._after_hw_update(self.leader_state.on_leader_append(log_end_offset, now_ms))
+        return self._after_hw_update(self.leader_state.on_leader_append(log_end_offset, now_ms), now_ms)
 
     def flush_before_acknowledging(self) -> bool:
-        """Whether an acks=all answer waits for the appended bytes to be fsynced."""
+        """Whether an acks=all answer waits for the appended bytes to be fsynced.
+
+        The driver reports that fsync with ``on_flushed`` too: it is what lets the HW
+        pass the batch on this leader.
+        """
         return self._fsync
+
+    def on_flush_started(self) -> None:
+        """The driver began an fsync of its own (an acks=all producer's), to be reported
+        with ``on_flushed`` whatever happens to it.
+
+        While one is in flight the core asks for none: that fsync raises the flushed
+        offset soon, and a second one queued behind it would only cost the producers
+        waiting for the next group commit.
+        """
+        self._flushes_in_flight += 1
+
+    def on_flushed(self, flushed_offset: int, now_ms: int) -> Ready:
+        """An fsync of the local log completed; everything below ``flushed_offset`` is durable.
+
+        Answers ``Ready.start_flush`` and ``on_flush_started`` alike. Under the
+        ``fsync`` policy a leader's HW may rise to it, and a new fsync is asked for
+        when appends made since still hold the HW back. A driver whose fsync failed
+        reports the log's recovery point all the same (it did not move), so the core
+        may ask again.
+        """
+        self._flushes_in_flight = max(0, self._flushes_in_flight - 1)
+        if self.leader_state is None:
+            return NOTHING
+        return self._after_hw_update(self.leader_state.on_leader_flushed(flushed_offset, now_ms), now_ms)
 
     def await_replication(self, request_id: Hashable, required_offset: int, deadline_ms: int) -> Ready:
         """An acks=all produce waits until the HW reaches ``required_offset`` (or its deadline).
@@ -273,10 +315,26 @@ class PartitionReplica:
             next_deadline_ms=self._purgatory.next_deadline_ms(),
         )
 
-    def _after_hw_update(self, update: HwUpdate | None) -> Ready:
-        if update is None or self.leader_state is None:
+    def _after_hw_update(self, update: HwUpdate | None, now_ms: int) -> Ready:
+        if self.leader_state is None:
             return NOTHING
-        return self._completions(self.leader_state, high_watermark_moved=True)
+        ready = NOTHING if update is None else self._completions(self.leader_state, high_watermark_moved=True)
+        if self._start_flush_if_it_raises_hw(now_ms):
+            ready = dataclasses.replace(ready, start_flush=True)
+        return ready
+
+    def _start_flush_if_it_raises_hw(self, now_ms: int) -> bool:
+        """Ask for an fsync when only the leader's unflushed tail holds the HW back and
+        none is in flight.
+
+        Asking on every append would fsync acks=1 traffic the HW does not wait for yet;
+        asking only here costs one group commit per HW rise, overlapping the followers'.
+        """
+        state = self.leader_state
+        if self._flushes_in_flight or state is None or not state.flush_would_raise_high_watermark(now_ms):
+            return False
+        self._flushes_in_flight += 1
+        return True
 
     # --------------------------------------------------------------- leader: ISR
 
@@ -292,11 +350,13 @@ class PartitionReplica:
         if state is None or state.leader_epoch != proposal.leader_epoch:
             return NOTHING
         if committed is None:
-            return self._after_hw_update(state.on_isr_change_rejected(proposal, now_ms))
+            return self._after_hw_update(state.on_isr_change_rejected(proposal, now_ms), now_ms)
         if self.record is not None and committed.partition_epoch <= self.record.partition_epoch:
             return NOTHING
         self.record = committed
-        return self._after_hw_update(state.on_isr_change_committed(committed.isr, committed.partition_epoch, now_ms))
+        return self._after_hw_update(
+            state.on_isr_change_committed(committed.isr, committed.partition_epoch, now_ms), now_ms
+        )
 
     def _propose(self, proposal: ProposeIsr | None) -> ProposeIsr | None:
         if proposal is not None:
@@ -344,7 +404,7 @@ class PartitionReplica:
             broker_epoch=broker_epoch,
             registered_broker_epoch=registered_broker_epoch,
         )
-        ready = self._after_hw_update(outcome.hw_update)
+        ready = self._after_hw_update(outcome.hw_update, now_ms)
         proposal = self._propose(outcome.propose_isr)
         if proposal is not None:
             ready = dataclasses.replace(ready, propose_isr=proposal)
@@ -358,6 +418,15 @@ class PartitionReplica:
         if state is None or state.leader_id < 0 or self.fenced:
             return None
         return state.fetch_request(log_view)
+
+    def must_flush_before_fetching(self, log_view: LocalLogView) -> bool:
+        """Under the ``fsync`` policy, whether the log must be fsynced before the next fetch.
+
+        The fetch offset is the LEO and the leader counts everything below it as held
+        here; a tail this replica never fsynced (appended while it led, or a flush that
+        failed) would count bytes a power loss takes.
+        """
+        return self._fsync and log_view.recovery_point < log_view.log_end_offset
 
     def on_fetch_response(
         self, sent: FetchRequestFields, response: PartitionFetchResponse, log_view: LocalLogView

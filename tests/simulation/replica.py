@@ -107,6 +107,9 @@ class SimBroker:
     _next_checkpoint_at_ms: int = 0
     _next_interval_flush_at_ms: int = 0
     _request_ids: int = 0
+    _flush_started: bool = False
+    """The core asked for a group commit (``Ready.start_flush``); it runs at the next tick,
+    so a crash can land between the request and the fsync, as in the broker."""
     stale_fetches_refused: int = 0
 
     def __post_init__(self) -> None:
@@ -127,7 +130,7 @@ class SimBroker:
 
     def _log_view(self) -> LocalLogView:
         log = self.disk.log
-        return LocalLogView(log.log_start_offset, log.log_end_offset, log.epoch_cache)
+        return LocalLogView(log.log_start_offset, log.log_end_offset, log.epoch_cache, log.recovery_point)
 
     # ----------------------------------------------------------------- views
 
@@ -150,6 +153,7 @@ class SimBroker:
         hanging = [completion.request_id for completion in self.core.stop().completions]
         self.disk.crash(power_loss)
         self.running = self.paused = False
+        self._flush_started = False
         self._parked.clear()
         self._outstanding = None
         return hanging
@@ -169,6 +173,8 @@ class SimBroker:
         """The parts of a ``Ready`` every event may carry (log actions are the fetch path's)."""
         if ready.assign_epoch is not None:
             self.disk.log.assign_epoch(*ready.assign_epoch)
+        if ready.start_flush:
+            self._flush_started = True
         for completion in ready.completions:
             self.hooks.produce_done(completion.request_id, completion.error)
         if ready.propose_isr is not None:
@@ -208,7 +214,9 @@ class SimBroker:
         if not acks_all:
             return info.base_offset, None
         if self.core.flush_before_acknowledging():
+            self.core.on_flush_started()
             self.disk.flush()
+            self._perform(self.core.on_flushed(self.disk.log.recovery_point, now_ms))
         return info.base_offset, info.last_offset + 1
 
     def await_replication(self, request_id: Hashable, required_offset: int) -> None:
@@ -302,6 +310,8 @@ class SimBroker:
             self._next_fetch_at_ms = now_ms + self.config.fetch_backoff_ms
         if now_ms < self._next_fetch_at_ms:
             return
+        if self.config.follower_fsync and self.core.must_flush_before_fetching(self._log_view()):
+            self.disk.flush()
         fields = self.core.fetch_request(self._log_view())
         if fields is None:
             return
@@ -353,6 +363,10 @@ class SimBroker:
         message was lost) is taken as refused, as a failed store call is in the broker.
         """
         self._maybe_send_fetch(now_ms)
+        if self._flush_started:
+            self._flush_started = False
+            self.disk.flush()
+            self._perform(self.core.on_flushed(self.disk.log.recovery_point, now_ms))
         self._answer_parked_fetches(force=False)
         proposal = self.core.isr_in_flight
         if proposal is not None and now_ms - self._isr_sent_at_ms > self.config.fetch_timeout_ms:

@@ -25,6 +25,27 @@ PROFILES = {
 }
 
 
+REGRESSIONS = [
+    pytest.param(
+        "3-brokers-fsync-power-loss",
+        404,
+        5_103,
+        id="leader-hw-past-its-own-flush",
+    ),
+    pytest.param(
+        "3-brokers-fsync-power-loss",
+        423,
+        6_251,
+        id="leader-hw-past-its-own-flush-2",
+    ),
+]
+"""(profile, seed, steps) of failures found and fixed, replayed on every run.
+
+``leader-hw-past-its-own-flush`` (and ``-2``): the leader counted its unflushed acks=1 tail in the
+HW, was left alone in the ISR, lost power and was elected again without offsets
+readers had been shown."""
+
+
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_replicas_never_diverge_and_keep_everything_acknowledged(profile, seed, steps, sim_dir):
     print(f"\nsimulation seed={seed} steps={steps} profile={profile}")
@@ -36,6 +57,12 @@ def test_replicas_never_diverge_and_keep_everything_acknowledged(profile, seed, 
     assert stats.steps == steps
     assert stats.produced_batches > 0
     assert simulation.history.acked_all, "no acks=all write succeeded: the run exercised nothing"
+
+
+@pytest.mark.parametrize(("profile", "regression_seed", "regression_steps"), REGRESSIONS)
+def test_pinned_regression_seeds_stay_fixed(profile, regression_seed, regression_steps, sim_dir):
+    stats = Simulation(regression_seed, PROFILES[profile], sim_dir).run(regression_steps)
+    assert stats.steps == regression_steps
 
 
 def _first_failure(config: SimConfig, seeds: range, steps: int, directory) -> SimulationFailure | None:

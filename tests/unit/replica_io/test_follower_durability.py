@@ -60,7 +60,7 @@ async def _follower_applies_one_fetch(tmp_path: Path, flush_policy: str) -> Part
         isr=[1, 2, 3],
     )
     partition.apply_record(record, min_insync_replicas=2)
-    fields = partition.fetch_request()
+    fields = await partition.fetch_request()
     assert fields == FetchRequestFields(
         replica_id=2, fetch_offset=0, last_fetched_epoch=-1, current_leader_epoch=LEADER_EPOCH, log_start_offset=0
     )

@@ -36,6 +36,8 @@ def make_leader(
     partition_epoch: int = 10,
     leader_epoch_start_offset: int | None = None,
     now_ms: int = 0,
+    flush_bounds_high_watermark: bool = False,
+    flushed_offset: int = 0,
 ) -> PartitionLeaderState:
     """A leader for broker 1 that has just taken over ``orders-0`` in ``leader_epoch``."""
     return PartitionLeaderState(
@@ -53,6 +55,8 @@ def make_leader(
         leader_epoch_start_offset=(log_end_offset if leader_epoch_start_offset is None else leader_epoch_start_offset),
         replica_lag_time_max_ms=LAG_MS,
         now_ms=now_ms,
+        flush_bounds_high_watermark=flush_bounds_high_watermark,
+        flushed_offset=flushed_offset,
     )
 
 

@@ -42,7 +42,7 @@ class MemoryLog:
         self.cache.truncate_from_end(offset)
 
     def view(self) -> LocalLogView:
-        return LocalLogView(0, self.log_end_offset, self.cache)
+        return LocalLogView(0, self.log_end_offset, self.cache, self.log_end_offset)
 
 
 def become_leader(

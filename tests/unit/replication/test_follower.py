@@ -30,7 +30,7 @@ def make_follower(high_watermark: int = 0) -> FollowerState:
 
 def local_log(start: int, end: int, *entries: tuple[int, int]) -> LocalLogView:
     cache = LeaderEpochCache([EpochEntry(epoch, offset) for epoch, offset in entries])
-    return LocalLogView(log_start_offset=start, log_end_offset=end, epoch_cache=cache)
+    return LocalLogView(log_start_offset=start, log_end_offset=end, epoch_cache=cache, recovery_point=end)
 
 
 def test_fetch_request_starts_at_own_log_end_and_names_own_latest_epoch():

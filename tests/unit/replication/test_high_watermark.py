@@ -118,3 +118,29 @@ def test_replicas_state_reports_log_end_membership_and_caught_up_age():
         },
     ]
     assert LAG_MS > 500
+
+
+def test_under_the_fsync_policy_the_high_watermark_waits_for_the_leaders_own_flush():
+    """Followers report only what they fsynced; the leader's own log counts up to its
+    flushed offset, or a power loss on the leader could take exposed records from the
+    only replica left in the ISR (tests/simulation seed 404)."""
+    leader = make_leader(log_end_offset=0, flush_bounds_high_watermark=True)
+    leader.on_leader_append(10, now_ms=1)
+    assert not leader.flush_would_raise_high_watermark(now_ms=1), "no follower holds anything yet"
+    fetch(leader, 2, 10, now_ms=2)
+    assert fetch(leader, 3, 10, now_ms=3).hw_update is None
+    assert leader.high_watermark == 0
+    assert leader.flush_would_raise_high_watermark(now_ms=3)
+    assert leader.on_leader_flushed(6, now_ms=4) == HwUpdate(0, 6)
+    assert leader.flush_would_raise_high_watermark(now_ms=4), "4 more offsets are held by every follower"
+    assert leader.on_leader_flushed(15, now_ms=5) == HwUpdate(6, 10), "only offsets the leader knows count"
+    assert leader.flushed_offset == 10
+    assert not leader.flush_would_raise_high_watermark(now_ms=5)
+
+
+def test_without_the_fsync_policy_the_leaders_log_end_counts_as_it_is():
+    leader = make_leader(log_end_offset=0)
+    leader.on_leader_append(10, now_ms=1)
+    fetch(leader, 2, 10, now_ms=2)
+    assert fetch(leader, 3, 10, now_ms=3).hw_update == HwUpdate(0, 10)
+    assert not leader.flush_would_raise_high_watermark(now_ms=3)

@@ -42,9 +42,10 @@ class _Log:
         self.log_start_offset = 0
         self.log_end_offset = log_end_offset
         self.epoch_cache = LeaderEpochCache()
+        self.recovery_point = log_end_offset
 
     def view(self) -> LocalLogView:
-        return LocalLogView(self.log_start_offset, self.log_end_offset, self.epoch_cache)
+        return LocalLogView(self.log_start_offset, self.log_end_offset, self.epoch_cache, self.recovery_point)
 
 
 def _replica(broker_id: int = 1, *, fsync: bool = True, high_watermark: int = 0, log: _Log | None = None):
@@ -97,6 +98,8 @@ def test_an_acks_all_produce_is_answered_when_the_followers_fetch_past_it():
     assert replica.admit_produce(acks_all=True) is None
     log.log_end_offset = 3
     assert replica.on_appended(5, 3, now_ms=10).completions == ()
+    assert replica.flush_before_acknowledging()
+    assert replica.on_flushed(3, now_ms=15) is NOTHING, "the driver reports the acks=all fsync"
     waiting = replica.await_replication("p1", required_offset=3, deadline_ms=1_000)
     assert waiting.completions == () and waiting.next_deadline_ms == 1_000
     _, ready = _follower_fetch(replica, log, 2, 3, now_ms=20)
@@ -149,7 +152,9 @@ def test_an_append_that_outlived_its_leader_epoch_moves_nothing():
     log.log_end_offset = 4
     assert replica.on_appended(5, 4, now_ms=1) is NOTHING
     assert replica.high_watermark == 0
-    assert replica.on_appended(6, 4, now_ms=1).high_watermark_moved
+    appended = replica.on_appended(6, 4, now_ms=1)
+    assert appended.start_flush and not appended.high_watermark_moved, "alone in the ISR: only its fsync is missing"
+    assert replica.on_flushed(4, now_ms=2).high_watermark_moved
     assert replica.high_watermark == 4
 
 
@@ -201,6 +206,75 @@ def test_a_follower_appends_what_it_fetched_and_flushes_only_under_fsync():
         assert [type(action) for action in ready.log_actions] == [AppendRecords, UpdateFollowerOffsets]
         assert ready.flush is fsync
         assert replica.flush_before_acknowledging() is fsync
+
+
+def test_under_fsync_a_leader_asks_for_one_flush_when_only_its_own_tail_holds_the_hw_back():
+    """acks=1 appends are not fsynced on the way; once every follower holds them, the
+    HW waits for the leader's fsync alone, which the core asks for, once."""
+    replica, log = _replica()
+    _lead(replica, log)
+    log.log_end_offset = 3
+    assert not replica.on_appended(5, 3, now_ms=10).start_flush, "no follower holds them yet"
+    waiting = replica.await_replication("p1", required_offset=3, deadline_ms=1_000)
+    assert waiting.completions == ()
+    _, ready = _follower_fetch(replica, log, 2, 3, now_ms=20)
+    assert not ready.start_flush, "broker 3 still holds the HW back"
+    _, ready = _follower_fetch(replica, log, 3, 3, now_ms=30)
+    assert ready.start_flush and ready.completions == ()
+    assert replica.high_watermark == 0, "the followers hold 3 offsets, the leader's disk none"
+    _, again = _follower_fetch(replica, log, 2, 3, now_ms=35)
+    assert not again.start_flush, "one fsync at a time"
+    log.log_end_offset = 5
+    assert not replica.on_appended(5, 5, now_ms=38).start_flush
+    flushed = replica.on_flushed(3, now_ms=40)
+    assert [(c.request_id, c.error) for c in flushed.completions] == [("p1", None)]
+    assert flushed.high_watermark_moved and replica.high_watermark == 3
+    assert not flushed.start_flush, "no follower holds offsets 3 and 4 yet"
+    _follower_fetch(replica, log, 2, 5, now_ms=45)
+    _, ready = _follower_fetch(replica, log, 3, 5, now_ms=50)
+    assert ready.start_flush and replica.high_watermark == 3
+
+
+def test_no_flush_is_asked_for_while_an_acks_all_producers_fsync_is_in_flight():
+    """That fsync raises the flushed offset soon; another one queued behind it would
+    only delay the producers waiting for the next group commit."""
+    replica, log = _replica()
+    _lead(replica, log)
+    log.log_end_offset = 3
+    replica.on_appended(5, 3, now_ms=10)
+    replica.on_flush_started()
+    _follower_fetch(replica, log, 2, 3, now_ms=20)
+    _, ready = _follower_fetch(replica, log, 3, 3, now_ms=30)
+    assert not ready.start_flush and replica.high_watermark == 0
+    log.log_end_offset = 5
+    replica.on_appended(5, 5, now_ms=35)
+    _follower_fetch(replica, log, 2, 5, now_ms=40)
+    _follower_fetch(replica, log, 3, 5, now_ms=45)
+    flushed = replica.on_flushed(3, now_ms=50)
+    assert flushed.high_watermark_moved and replica.high_watermark == 3
+    assert flushed.start_flush, "offsets 3 and 4 are on every follower, not on the leader's disk"
+
+
+def test_without_fsync_the_leader_hw_counts_its_log_end_and_asks_for_no_flush():
+    replica, log = _replica(fsync=False)
+    _lead(replica, log)
+    log.log_end_offset = 3
+    replica.on_appended(5, 3, now_ms=10)
+    _follower_fetch(replica, log, 2, 3, now_ms=20)
+    _, ready = _follower_fetch(replica, log, 3, 3, now_ms=30)
+    assert not ready.start_flush and replica.high_watermark == 3
+
+
+def test_a_replica_fsyncs_an_unflushed_tail_before_fetching_only_under_fsync():
+    """The fetch offset is the LEO, which the leader counts as held here: a tail appended
+    while this replica led and never fsynced must be made durable first."""
+    for fsync in (True, False):
+        replica, log = _replica(broker_id=2, fsync=fsync, log=_Log(log_end_offset=7))
+        log.recovery_point = 4
+        replica.apply_record(_record(1, 5, 10), 2, log.view(), 0)
+        assert replica.must_flush_before_fetching(log.view()) is fsync
+        log.recovery_point = 7
+        assert not replica.must_flush_before_fetching(log.view())
 
 
 def test_an_answer_to_a_fetch_from_another_epoch_or_log_end_is_dropped():
