@@ -85,6 +85,8 @@ async def test_only_the_entry_too_large_alone_fails_and_its_neighbours_are_appen
         zip(["e0", "e1", "e2", "e4", "e5"], expected_offsets)
     )
     await api.client.server.app[PRODUCER_KEY].drain()
+    last = await api.read("t", offset=4, timeout_ms=5000)
+    assert [record["offset"] for record in last["data"]] == [4], "a long poll waits until offset 4 is visible"
     read = await api.read("t", offset=0, max_records=10)
     assert [record["value"]["data"][:6] for record in read["data"]] == [f"{i:06d}" for i in (0, 1, 2, 4, 5)]
     assert len(list(iter_batches(await stored_batches(api, "t")))) == 3
