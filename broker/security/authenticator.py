@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import secrets
 from collections.abc import Mapping
 
 from broker.errors import BASIC_CHALLENGE, AuthenticationFailed, ThrottlingQuotaExceeded
@@ -32,10 +34,20 @@ from broker.security.broker_token import verified_broker_id
 from broker.security.credential_cache import CredentialCache
 from broker.security.login_limiter import LoginLimiter
 from broker.security.principal import ANONYMOUS, Principal
-from broker.security.scram import ScramCredential, verify_password
+from broker.security.scram import ScramCredential, new_credential, verify_password
 
 BASIC = "Basic"
 MTLS_CHALLENGE = 'Mutual realm="highwater"'
+
+
+@functools.cache
+def _stand_in() -> ScramCredential:
+    """What an unknown user's password is checked against, so that answer costs what a wrong password does.
+
+    Without it an unknown name would be refused before any key derivation and a wrong
+    password after one, and the time of a refusal would tell which user names exist.
+    """
+    return new_credential(secrets.token_urlsafe(32))
 
 
 class Authenticator:
@@ -91,6 +103,7 @@ class Authenticator:
             raise self._failure(source, now_ms, "Basic credentials are not base64 of username:password")
         credential = users.get(username)
         if credential is None:
+            verify_password(_stand_in(), password)
             raise self._failure(source, now_ms, "unknown user or wrong password")
         if self.cache.verified(username, password, credential) is None:
             if not verify_password(credential, password):

@@ -28,6 +28,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from broker.cluster.placement import MAX_PARTITIONS_PER_TOPIC
 from broker.cluster.records import MAX_TOPIC_NAME_LENGTH
+from broker.errors import TopicAlreadyExists
 from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import (
     CLUSTER,
@@ -176,17 +177,23 @@ async def list_topics(request: web.Request) -> web.Response:
     ),
 )
 async def create_topic(request: web.Request) -> web.Response:
+    """CREATE on the cluster or on the topic, as in Kafka; and, as in Kafka, an existing topic the caller
+    may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED rather than telling it the topic exists."""
     node = node_of(request)
     body = await read_model(request, CreateTopicRequest)
     if not may(request, AclOperation.CREATE, Resource.cluster()):
         require(request, AclOperation.CREATE, Resource.topic(body.topic_name))
     defaults = node.settings.topic_defaults
-    topic = await node.create_topic(
-        body.topic_name,
-        defaults.partitions if body.partitions_count is None else body.partitions_count,
-        defaults.replication_factor if body.replication_factor is None else body.replication_factor,
-        body.config_strings(),
-    )
+    try:
+        topic = await node.create_topic(
+            body.topic_name,
+            defaults.partitions if body.partitions_count is None else body.partitions_count,
+            defaults.replication_factor if body.replication_factor is None else body.replication_factor,
+            body.config_strings(),
+        )
+    except TopicAlreadyExists:
+        require(request, AclOperation.DESCRIBE, Resource.topic(body.topic_name))
+        raise
     response = web.json_response(topic_body(node, topic), status=201)
     response.headers["Location"] = f"{node.advertised_url}{cluster_path(node)}/topics/{topic.name}"
     return response

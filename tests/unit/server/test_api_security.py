@@ -245,3 +245,15 @@ async def test_the_document_states_the_scheme_and_the_routes_that_need_none(secu
     assert "security" not in document["paths"]["/v3/clusters/{cluster_id}/topics"]["get"]
     plain = await (await open_api.client.get("/openapi.json")).json()
     assert "security" not in plain and "securitySchemes" not in plain["components"]
+
+
+async def test_creating_a_topic_that_exists_tells_only_a_caller_who_may_see_it(secured: Api) -> None:
+    await create_topic(secured, "taken")
+    await add_user(secured, "heidi")
+    await allow(secured, "User:heidi", "TOPIC", "taken", "CREATE")
+    body = {"topic_name": "taken", "partitions_count": 1, "replication_factor": 1}
+    response = await secured.client.post(f"{secured.cluster}/topics", json=body, headers=basic("heidi"))
+    assert (await error_of(response, 403))["error"] == "TOPIC_AUTHORIZATION_FAILED"
+    await allow(secured, "User:heidi", "TOPIC", "taken", "DESCRIBE")
+    response = await secured.client.post(f"{secured.cluster}/topics", json=body, headers=basic("heidi"))
+    assert (await error_of(response, 409))["error"] == "TOPIC_ALREADY_EXISTS"
