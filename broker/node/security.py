@@ -77,12 +77,17 @@ class NodeSecurity:
             self._cache.forget_all()
 
     def authenticate(self, authorization: str | None, transport: asyncio.BaseTransport | None, source: str):
-        """The request's principal, None without credentials; raises on bad ones (see ``Authenticator``)."""
+        """The request's principal, None without credentials; raises on bad ones (see ``Authenticator``).
+
+        The peer certificate is read only under mTLS: every produce and fetch passes here.
+        """
         snapshot = self.view.snapshot
-        peer = transport.get_extra_info("peercert") if transport is not None else None
+        peer_name = None
+        if self.settings.authentication == "mtls" and transport is not None:
+            peer_name = peer_common_name(transport.get_extra_info("peercert"))
         return self._authenticator.authenticate(
             authorization,
-            peer_common_name(peer),
+            peer_name,
             source,
             snapshot.users,
             snapshot.broker_secret,
