@@ -16,6 +16,10 @@ from broker.acks import Acks
 from broker.client.security import ClientSecurity
 
 KINDS = ("produce", "consume", "e2e")
+LOADS = ("send", "many", "raw")
+"""How produce load is generated: ``send`` calls ``Producer.send`` per record, ``many`` hands
+the producer many values per call (``Producer.send_many``), ``raw`` posts pre-encoded record
+batches to the binary produce endpoint with no producer library at all (the broker's capacity)."""
 COMPRESSIONS = ("none", "gzip", "lz4", "zstd")
 STAMP = struct.Struct(">QB")
 """Head of every value: send time (``time.monotonic_ns``, one clock for every process on the host) and a flag, 1 = sampled."""
@@ -52,12 +56,16 @@ class WorkloadSpec:
     target_rate: float = 0.0
     sample_every: int = 8
     """Every n-th record of a task carries a send time and has its latencies measured."""
+    load: str = "send"
+    """One of ``LOADS``."""
     security: ClientSecurity = field(default_factory=ClientSecurity)
     """Credentials and TLS files of every client of the run (the load generators' processes included)."""
 
     def validate(self, brokers: int | None = None) -> WorkloadSpec:
         """``self`` if coherent, else ``SpecError``; ``brokers`` (when known) bounds the replication factor."""
         _require(self.kind in KINDS, f"kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
+        _require(self.load in LOADS, f"--load must be one of {', '.join(LOADS)}, not {self.load!r}")
+        _require(self.load == "send" or self.kind != "consume", "--load applies to produce and e2e, not consume")
         _require(
             self.record_size_bytes >= MIN_RECORD_BYTES,
             f"--record-size must be at least {MIN_RECORD_BYTES} bytes (the send-time stamp)",

@@ -30,6 +30,8 @@ def test_defaults_are_valid() -> None:
         ({"linger_ms": -1}, "--linger-ms"),
         ({"target_rate": -5.0}, "--target-rate"),
         ({"compression": "brotli"}, "--compression"),
+        ({"load": "firehose"}, "--load must be one of send, many, raw"),
+        ({"kind": "consume", "load": "raw"}, "--load applies to produce and e2e"),
         ({"replication_factor": 1, "min_insync_replicas": 2}, "min.insync.replicas"),
     ],
 )
