@@ -54,6 +54,8 @@ class ProducerReport:
     samples: list[AckSample] = field(default_factory=list)
     requests: int = 0
     """Produce requests sent (one per batch attempt): records/requests is the batching achieved."""
+    cpu_ns: int = 0
+    """CPU time (user + system) of the whole load-generator process over the run: the client's cost per record."""
 
 
 @dataclass
@@ -150,6 +152,7 @@ async def _produce(
         await producer.client.ensure_topic(topic)
         barrier.wait()
         started_ns = time.monotonic_ns()
+        started_cpu_ns = time.process_time_ns()
         deadline_ns = started_ns + int((spec.duration_s or 0) * 1e9)
         samples: list[AckSample] = []
         counts = await asyncio.gather(
@@ -160,7 +163,14 @@ async def _produce(
                 for task in range(spec.producers)
             )
         )
-        return ProducerReport(sum(counts), started_ns, time.monotonic_ns(), samples, producer.requests_sent)
+        return ProducerReport(
+            sum(counts),
+            started_ns,
+            time.monotonic_ns(),
+            samples,
+            producer.requests_sent,
+            time.process_time_ns() - started_cpu_ns,
+        )
 
 
 def produce_process(
