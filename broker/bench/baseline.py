@@ -136,6 +136,7 @@ async def _load(spec: WorkloadSpec, url: str, process_index: int, barrier: Any, 
     async with aiohttp.ClientSession(connector=connector) as session:
         barrier.wait()
         started_ns = time.monotonic_ns()
+        started_cpu_ns = time.process_time_ns()
         deadline_ns = started_ns + int((spec.duration_s or 0) * 1e9)
         samples: list[tuple[int, int, int, int]] = []
         shares = [_bodies_for_loop(spec, process_index, loop, loops, records_per_body) for loop in range(loops)]
@@ -145,7 +146,14 @@ async def _load(spec: WorkloadSpec, url: str, process_index: int, barrier: Any, 
                 for share in shares
             )
         )
-        return ProducerReport(sum(counts) * records_per_body, started_ns, time.monotonic_ns(), samples, sum(counts))
+        return ProducerReport(
+            sum(counts) * records_per_body,
+            started_ns,
+            time.monotonic_ns(),
+            samples,
+            sum(counts),
+            time.process_time_ns() - started_cpu_ns,
+        )
 
 
 def _bodies_for_loop(

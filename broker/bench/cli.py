@@ -3,11 +3,15 @@
     highwater bench produce --spawn 3 --replication-factor 3 --acks all --count 500000
     highwater bench e2e --server http://127.0.0.1:9092 --duration-s 30 --target-rate 20000
     highwater bench produce --spawn 1 --baseline --json results.json
+    highwater bench produce --spawn 3 --replication-factor 3 --load raw    (the broker's capacity)
     highwater bench --baseline          (the aiohttp reference alone)
 
 ``--server URL`` measures a running cluster; ``--spawn N`` starts N brokers for the run
 and stops them after. Each repeat writes to a fresh topic. ``--baseline`` adds the
-reference run (``broker.bench.baseline``) so figures show as a ratio of it.
+reference run (``broker.bench.baseline``) so figures show as a ratio of it. ``--load raw``
+posts pre-encoded batches of ``--batch-records`` (``broker.bench.raw_load``) instead of
+going through the producer library; the "client CPU µs/record" column shows what the load
+generator spent per record either way.
 
 Security: ``--username`` (password from ``HIGHWATER_PASSWORD``) and ``--ssl-ca-file``/
 ``--ssl-cert-file``/``--ssl-key-file`` reach a secured ``--server``, as in every client
@@ -33,7 +37,7 @@ import typer
 from rich.console import Console
 
 from broker.acks import Acks
-from broker.bench.spec import KINDS, SpecError, WorkloadSpec, acks_option
+from broker.bench.spec import KINDS, LOADS, SpecError, WorkloadSpec, acks_option
 from broker.cli.common import (
     EXIT_BAD_SETTINGS,
     SslCaFileOption,
@@ -78,6 +82,15 @@ Producers = Annotated[int, typer.Option("--producers", help="Producer tasks per 
 Processes = Annotated[int, typer.Option("--processes", help="Load-generator processes (consumers for consume).")]
 Compression = Annotated[str, typer.Option("--compression", help="none, gzip, lz4 or zstd.")]
 TargetRate = Annotated[float, typer.Option("--target-rate", help="Records/s over the run; 0 = unlimited.")]
+Load = Annotated[
+    str,
+    typer.Option(
+        "--load",
+        help=f"{', '.join(LOADS)}: Producer.send per record, Producer.send_many, or pre-encoded batches "
+        "posted to the binary produce endpoint (the broker's capacity, no producer library).",
+    ),
+]
+BatchRecords = Annotated[int, typer.Option("--batch-records", help="Records per pre-encoded batch of --load raw.")]
 Repeat = Annotated[int, typer.Option("--repeat", min=1, help="Runs; the median is reported with min and max.")]
 Baseline = Annotated[bool, typer.Option("--baseline", help="Also run the aiohttp append-only reference.")]
 JsonFile = Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")]
@@ -119,6 +132,8 @@ def _workload_command(kind: str) -> Callable[..., None]:
         processes: Processes = 1,
         compression: Compression = "none",
         target_rate: TargetRate = 0.0,
+        load: Load = "send",
+        batch_records: BatchRecords = 1000,
         repeat: Repeat = 1,
         baseline: Baseline = False,
         json_file: JsonFile = None,
@@ -149,6 +164,8 @@ def _workload_command(kind: str) -> Callable[..., None]:
             processes=processes,
             compression=compression,
             target_rate=target_rate,
+            load=load,
+            batch_records=batch_records,
         )
         security = client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
         execute(spec, Invocation(server, spawn, repeat, baseline, json_file, quiet, tls, security, basic_auth))
@@ -268,6 +285,8 @@ def scenario_name(spec: WorkloadSpec) -> str:
         name += f" {spec.compression}"
     if spec.target_rate:
         name += f" @{spec.target_rate:,.0f}/s"
+    if spec.load != "send":
+        name += f" {spec.load}"
     return name
 
 

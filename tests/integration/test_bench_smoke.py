@@ -46,6 +46,32 @@ def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Pat
     assert "produce 100 B RF1 acks=all" in completed.stdout
 
 
+def test_bench_raw_load_posts_pre_encoded_batches_and_reports_client_cpu(tmp_path: Path) -> None:
+    """``--load raw``: 3 connections share 2 500 records in batches of at most 400; every request is a sample."""
+    results_file = tmp_path / "bench.json"
+    arguments = ["produce", "--spawn", "1", "--load", "raw", "--count", "2500", "--batch-records", "400"]
+    arguments += ["--producers", "3", "--partitions", "2"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    [scenario] = json.loads(results_file.read_text())["scenarios"]
+    assert scenario["name"] == "produce 100 B RF1 acks=all raw"
+    [run] = scenario["runs"]
+    assert run["records"] == 2500
+    assert run["requests"] == 9, "shares 834, 833, 833: three requests each (400, 400, the rest)"
+    assert scenario["produce_ack_latency"]["samples"] == 9
+    assert 0 < scenario["produce_ack_latency"]["p50_ms"] <= scenario["produce_ack_latency"]["p99_ms"]
+    assert scenario["records_per_s"]["median"] > 0
+    assert scenario["client_cpu_us_per_record"] > 0
+    assert "produce 100 B RF1 acks=all raw" in completed.stdout
+
+
 def test_bench_e2e_on_three_spawned_secured_brokers_replicates_and_reads_back(tmp_path: Path) -> None:
     """HTTPS with a throwaway CA and Basic authentication with a throwaway super user: producers and the
     consumer verify the brokers and authenticate, the followers verify each other and sign their fetches."""

@@ -37,3 +37,18 @@ def test_bench_without_a_command_shows_its_commands() -> None:
     assert result.exit_code == 0
     for command in ("produce", "consume", "e2e", "baseline"):
         assert command in result.output
+
+
+def test_scenario_names_show_a_load_other_than_send() -> None:
+    from broker.bench.cli import scenario_name
+    from broker.bench.spec import WorkloadSpec
+
+    assert scenario_name(WorkloadSpec(kind="produce", replication_factor=3)) == "produce 100 B RF3 acks=all"
+    raw = WorkloadSpec(kind="produce", replication_factor=3, load="raw")
+    assert scenario_name(raw) == "produce 100 B RF3 acks=all raw"
+
+
+def test_raw_load_for_e2e_is_refused_before_anything_starts() -> None:
+    result = runner.invoke(app, ["bench", "e2e", "--spawn", "1", "--load", "raw"])
+    assert result.exit_code == 2
+    assert "e2e needs stamped values" in result.output
