@@ -5,6 +5,7 @@
     highwater bench produce --spawn 1 --baseline --json results.json
     highwater bench produce --spawn 3 --replication-factor 3 --load raw    (the broker's capacity)
     highwater bench --baseline          (the aiohttp reference alone)
+    highwater bench latency --spawn 3 --replication-factor 3 --acks all   (next to an aiohttp echo)
 
 ``--server URL`` measures a running cluster; ``--spawn N`` starts N brokers for the run
 and stops them after. Each repeat writes to a fresh topic. ``--baseline`` adds the
@@ -215,6 +216,65 @@ def baseline_command(
         processes=processes,
     )
     execute(spec, Invocation(None, 0, repeat, True, json_file, quiet), broker_run=False)
+
+
+@bench_app.command("latency")
+def latency_command(
+    server: Server = None,
+    spawn: Spawn = 0,
+    record_size: RecordSize = 100,
+    count: Annotated[int, typer.Option("--count", help="Requests of each of the two runs.")] = 2000,
+    target_rate: Annotated[float, typer.Option("--target-rate", help="Requests/s of each run.")] = 200.0,
+    partitions: Annotated[int, typer.Option("--partitions", help="Partitions of the benchmark topic.")] = 1,
+    replication_factor: Replication = 1,
+    min_insync_replicas: MinIsr = None,
+    acks: AcksOption = Acks.ALL.value,
+    load: Load = "send",
+    json_file: JsonFile = None,
+    quiet: Quiet = False,
+) -> None:
+    """Lone-request latency (one request at a time, paced) next to an aiohttp echo round trip of the same body.
+
+    The echo (``broker.bench.latency``) runs first against an aiohttp server on loopback, then
+    the broker run; p50/p99/p99.9 of both and their ratio are printed, with the target for
+    acks=all RF 3 (p50 at most 2.3× the echo's).
+    """
+    from broker.bench import latency
+    from broker.bench.baseline import baseline_server
+    from broker.bench.workloads import quiet_logging
+
+    quiet_logging()
+    try:
+        spec = latency.lone_request_spec(
+            WorkloadSpec(
+                kind="produce",
+                record_size_bytes=record_size,
+                count=count,
+                partitions=partitions,
+                replication_factor=replication_factor,
+                min_insync_replicas=min_insync_replicas or min(2, replication_factor),
+                acks=acks_option(acks),
+                target_rate=target_rate,
+                load=load,
+            )
+        )
+        spec.validate(brokers=spawn or None)
+        if bool(server) == bool(spawn):
+            raise SpecError("give exactly one of --server URL and --spawn N")
+    except SpecError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
+    invocation = Invocation(server, spawn, 1, False, json_file, quiet)
+    with baseline_server() as url:
+        echo = latency.run_echo(spec, url, quiet).produce_ack
+    with _cluster(invocation) as (urls, security):
+        broker = _run_once(dataclasses.replace(spec, security=security), urls, quiet).produce_ack
+    if echo is None or broker is None:
+        raise fail("a run measured no latency", EXIT_BAD_SETTINGS)
+    name = f"{scenario_name(spec)} lone"
+    console.print(latency.comparison_table(name, broker, echo))
+    console.print(latency.verdict(broker, echo))
+    if json_file is not None:
+        json_file.write_text(json.dumps(latency.comparison_document(name, spec, broker, echo), indent=2) + "\n")
 
 
 if importlib.util.find_spec("broker.bench.spark") is not None:

@@ -93,3 +93,24 @@ def test_bench_e2e_on_three_spawned_secured_brokers_replicates_and_reads_back(tm
     assert scenario["name"] == "e2e 100 B RF3 acks=all"
     assert scenario["runs"][0]["records"] == 2000
     assert scenario["records_per_s"]["median"] > 0
+
+
+def test_bench_latency_measures_the_broker_next_to_an_echo_round_trip(tmp_path: Path) -> None:
+    results_file = tmp_path / "latency.json"
+    arguments = ["latency", "--spawn", "1", "--count", "60", "--target-rate", "400", "--load", "raw"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    document = json.loads(results_file.read_text())
+    assert document["name"] == "produce 100 B RF1 acks=all @400/s raw lone"
+    for run in ("broker_latency", "echo_latency"):
+        assert document[run]["samples"] == 60, "every request of a lone-request run is a sample"
+        assert 0 < document[run]["p50_ms"] <= document[run]["p99_ms"]
+    assert document["ratio_to_echo"]["p50"] > 0
+    assert "echo: aiohttp round trip" in completed.stdout and "× echo" in completed.stdout

@@ -52,3 +52,17 @@ def test_raw_load_for_e2e_is_refused_before_anything_starts() -> None:
     result = runner.invoke(app, ["bench", "e2e", "--spawn", "1", "--load", "raw"])
     assert result.exit_code == 2
     assert "e2e needs stamped values" in result.output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["bench", "latency"], "exactly one of --server URL and --spawn N"),
+        (["bench", "latency", "--spawn", "1", "--replication-factor", "3"], "the cluster has 1"),
+        (["bench", "latency", "--spawn", "1", "--acks", "2"], "--acks must be one of"),
+    ],
+)
+def test_latency_command_refuses_bad_arguments_before_starting_anything(arguments: list[str], message: str) -> None:
+    result = runner.invoke(app, arguments)
+    assert result.exit_code == 2
+    assert message in result.output
