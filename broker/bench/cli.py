@@ -6,6 +6,7 @@
     highwater bench produce --spawn 3 --replication-factor 3 --load raw    (the broker's capacity)
     highwater bench --baseline          (the aiohttp reference alone)
     highwater bench latency --spawn 3 --replication-factor 3 --acks all   (next to an aiohttp echo)
+    highwater bench scale --spawn 3 --plot-dir docs/      (cost against partitions and connections)
 
 ``--server URL`` measures a running cluster; ``--spawn N`` starts N brokers for the run
 and stops them after. Each repeat writes to a fresh topic. ``--baseline`` adds the
@@ -275,6 +276,82 @@ def latency_command(
     console.print(latency.verdict(broker, echo))
     if json_file is not None:
         json_file.write_text(json.dumps(latency.comparison_document(name, spec, broker, echo), indent=2) + "\n")
+
+
+@bench_app.command("scale")
+def scale_command(
+    spawn: Annotated[
+        int, typer.Option("--spawn", min=1, max=9, help="Start this many brokers (RSS is read from their pids).")
+    ] = 3,
+    partitions: Annotated[
+        str, typer.Option("--partitions", help="Steps: partitions of one topic, ascending.")
+    ] = "1,10,100,1000,10000",
+    connections: Annotated[
+        str, typer.Option("--connections", help="Steps: concurrent producer connections, ascending.")
+    ] = "1,10,100,1000",
+    fixed_partitions: Annotated[
+        int, typer.Option("--fixed-partitions", help="Partitions during the connections sweep.")
+    ] = 6,
+    fixed_connections: Annotated[
+        int, typer.Option("--fixed-connections", help="Connections during the partitions sweep.")
+    ] = 4,
+    duration_s: Annotated[float, typer.Option("--duration-s", help="Raw produce time of each step.")] = 3.0,
+    record_size: RecordSize = 100,
+    batch_records: BatchRecords = 1000,
+    replication_factor: Replication = 3,
+    min_insync_replicas: MinIsr = None,
+    acks: AcksOption = Acks.ALL.value,
+    json_file: JsonFile = None,
+    plot_dir: Annotated[Path | None, typer.Option("--plot-dir", help="Write PNG plots (matplotlib) here.")] = None,
+    quiet: Quiet = False,
+) -> None:
+    """How throughput, ack latency and broker RSS grow with partitions and with connections (raw produce steps).
+
+    Every step is a --duration-s raw produce (``broker.bench.scale``) after its topic has a leader
+    and a full ISR on every partition; the brokers' VmRSS is read at the end of each step.
+    """
+    from broker.bench import scale
+    from broker.bench.cluster import spawned_cluster
+    from broker.bench.scale_plan import MAX_CONNECTIONS, MAX_PARTITIONS, parse_steps
+    from broker.bench.workloads import quiet_logging
+
+    quiet_logging()
+    try:
+        spec = WorkloadSpec(
+            kind="produce",
+            record_size_bytes=record_size,
+            count=None,
+            duration_s=duration_s,
+            partitions=fixed_partitions,
+            replication_factor=replication_factor,
+            min_insync_replicas=min_insync_replicas or min(2, replication_factor),
+            acks=acks_option(acks),
+            producers=fixed_connections,
+            load="raw",
+            batch_records=batch_records,
+        ).validate(brokers=spawn)
+        plan = scale.ScalePlan(
+            spec,
+            parse_steps("--partitions", partitions, MAX_PARTITIONS),
+            parse_steps("--connections", connections, MAX_CONNECTIONS),
+            fixed_partitions,
+            fixed_connections,
+        )
+        if plot_dir is not None and importlib.util.find_spec("matplotlib") is None:
+            raise SpecError("--plot-dir draws with matplotlib: pip install -e '.[bench]'")
+    except SpecError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
+    with spawned_cluster(spawn) as brokers:
+        steps = scale.run_scale(plan, brokers, console, quiet)
+    console.print(scale.scale_table(steps))
+    for line in scale.growth_lines(steps):
+        console.print(line)
+    if json_file is not None:
+        document = scale.scale_document(plan, steps, f"{spawn} spawned brokers")
+        json_file.write_text(json.dumps(document, indent=2) + "\n")
+    if plot_dir is not None:
+        for path in scale.write_plots(steps, plot_dir):
+            console.print(f"wrote {path}")
 
 
 if importlib.util.find_spec("broker.bench.spark") is not None:

@@ -114,3 +114,35 @@ def test_bench_latency_measures_the_broker_next_to_an_echo_round_trip(tmp_path: 
         assert 0 < document[run]["p50_ms"] <= document[run]["p99_ms"]
     assert document["ratio_to_echo"]["p50"] > 0
     assert "echo: aiohttp round trip" in completed.stdout and "× echo" in completed.stdout
+
+
+def test_bench_scale_steps_through_partitions_and_connections_with_rss_and_plots(tmp_path: Path) -> None:
+    results_file = tmp_path / "scale.json"
+    plots = tmp_path / "plots"
+    arguments = ["scale", "--spawn", "1", "--replication-factor", "1", "--partitions", "1,2", "--connections", "1,2"]
+    arguments += ["--duration-s", "0.3", "--batch-records", "100", "--plot-dir", str(plots)]
+    completed = subprocess.run(
+        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    sweeps = json.loads(results_file.read_text())["sweeps"]
+    assert [step["connections"] for step in sweeps["connections"]["steps"]] == [1, 2]
+    assert [step["partitions"] for step in sweeps["partitions"]["steps"]] == [1, 2]
+    assert [step["cluster_partitions"] for step in sweeps["partitions"]["steps"]] == [7, 9], "6 of the fixed topic"
+    for step in sweeps["connections"]["steps"] + sweeps["partitions"]["steps"]:
+        assert step["records_per_s"] > 0
+        assert 0 < step["produce_ack_latency"]["p50_ms"] <= step["produce_ack_latency"]["p99_ms"]
+        [rss] = step["rss_bytes_per_broker"]
+        assert rss > 10 << 20, "a broker process is resident in more than 10 MiB"
+    assert sorted(path.name for path in plots.iterdir()) == sorted(
+        f"scale-{measure}-vs-{sweep}.png"
+        for measure in ("throughput", "p99", "rss")
+        for sweep in ("partitions", "connections")
+    )
+    assert all(path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for path in plots.iterdir())
+    assert "highwater bench scale" in completed.stdout and "RSS growth per connection" in completed.stdout

@@ -66,3 +66,18 @@ def test_latency_command_refuses_bad_arguments_before_starting_anything(argument
     result = runner.invoke(app, arguments)
     assert result.exit_code == 2
     assert message in result.output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["bench", "scale", "--partitions", "1,x"], "--partitions takes comma-separated whole numbers"),
+        (["bench", "scale", "--connections", "10,1"], "--connections values must be distinct and ascending"),
+        (["bench", "scale", "--spawn", "1"], "--replication-factor 3 needs that many brokers"),
+        (["bench", "scale", "--duration-s", "0"], "--duration-s must be positive"),
+    ],
+)
+def test_scale_command_refuses_bad_steps_before_starting_anything(arguments: list[str], message: str) -> None:
+    result = runner.invoke(app, arguments)
+    assert result.exit_code == 2
+    assert message in result.output
