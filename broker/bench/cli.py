@@ -339,6 +339,7 @@ def scale_command(
         )
         if plot_dir is not None and importlib.util.find_spec("matplotlib") is None:
             raise SpecError("--plot-dir draws with matplotlib: pip install -e '.[bench]'")
+        scale.ensure_open_files(plan, spawn)
     except SpecError as error:
         raise fail(str(error), EXIT_BAD_SETTINGS) from None
     with spawned_cluster(spawn) as brokers:

@@ -49,3 +49,17 @@ def test_table_and_growth_lines_show_every_step() -> None:
     assert text.count("connections │") + text.count("partitions  │") == 4
     assert "109 / 109" in text and "2,048.0" in text
     assert "RSS growth per partition (all replicas), least squares over the sweep: 2,048.0 KiB" in text
+
+
+def test_open_files_limit_is_raised_to_what_the_steps_need() -> None:
+    import resource
+
+    from broker.bench.scale import ensure_open_files
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (300, hard))
+    try:
+        assert ensure_open_files(PLAN, 1) == (1 + 10 + 6) * 3 + 10 + 256, "RF 1 on one broker: every replica"
+        assert resource.getrlimit(resource.RLIMIT_NOFILE) == (317, hard)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -39,3 +39,22 @@ def test_slope_is_the_least_squares_fit_and_needs_two_distinct_units() -> None:
     assert slope([1, 2, 3], [10, 20, 30]) == 10.0
     assert slope([0, 10, 20], [0, 1000, 1000]) == 50.0
     assert slope([7], [100]) is None
+
+
+def test_files_needed_counts_three_per_replica_of_every_step_spread_over_the_brokers() -> None:
+    from broker.bench.scale_plan import FILES_MARGIN, files_needed
+
+    needed = files_needed([1, 10, 100, 1000, 10000], 6, 3, 3, 1000)
+    assert needed == (11111 + 6) * 3 + 334 + FILES_MARGIN, "every replica on one of 3 brokers, RF 3: one each"
+    assert files_needed([1, 2], 6, 1, 1, 2) == (3 + 6) * 3 + 2 + FILES_MARGIN
+
+
+def test_open_files_limits_raise_the_soft_limit_first_and_the_hard_one_only_when_too_low() -> None:
+    from broker.bench.scale_plan import open_files_limits
+
+    unlimited = -1
+    assert open_files_limits(1000, 1024, 4096, unlimited) is None
+    assert open_files_limits(1000, unlimited, unlimited, unlimited) is None
+    assert open_files_limits(2000, 1024, 4096, unlimited) == (2000, 4096)
+    assert open_files_limits(2000, 1024, unlimited, unlimited) == (2000, unlimited)
+    assert open_files_limits(40_000, 20_000, 20_000, unlimited) == (40_000, 40_000)
