@@ -18,8 +18,10 @@ records (``spec.records_for_task``), the last request carrying the remainder; wi
 ``--duration-s`` it sends full batches until the deadline. Every request is a latency
 sample ``(partition, base_offset, send_ns, ack_ns)``.
 
-Values carry the stamp flag 0 (not sampled), so a consumer reading the topic later
-treats them as the producer load's unsampled values. The report is the producer load's
+There are no retries: an error answer (a leader moved, a full queue) fails the run, since a
+capacity figure that quietly retried would hide it. Values carry the stamp flag 0 (not
+sampled), so a consumer reading the topic later treats them as the producer load's
+unsampled values. The report is the producer load's
 ``ProducerReport``, so the runner, the table and the JSON treat both loads alike.
 """
 

@@ -35,7 +35,7 @@ def test_bad_arguments_exit_2_naming_the_problem(arguments: list[str], message: 
 def test_bench_without_a_command_shows_its_commands() -> None:
     result = runner.invoke(app, ["bench"])
     assert result.exit_code == 0
-    for command in ("produce", "consume", "e2e", "baseline"):
+    for command in ("produce", "consume", "e2e", "baseline", "latency", "scale"):
         assert command in result.output
 
 
