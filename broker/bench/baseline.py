@@ -1,8 +1,8 @@
 """The reference: what Python and aiohttp alone reach on this machine, in the same run.
 
-``python -m broker.bench.baseline --port P --file F`` serves one route, ``POST /append``,
-that writes the request body to ``F`` (to the OS, no fsync, as an acks=1 broker
-does) and answers ``{}``: no parsing, no validation, no replication. The load comes
+``python -m broker.bench.baseline --port P --file F`` serves ``POST /append``, which
+writes the request body to ``F`` (to the OS, no fsync, as an acks=1 broker does) and answers ``{}``: no parsing, no validation, no replication (and ``POST /echo``, which
+only reads the body, for the lone-request latency reference). The load comes
 from the same number of processes and tasks as the broker run, each task keeping
 ``IN_FLIGHT_PER_TASK`` requests outstanding (the producer's
 ``max_in_flight_requests_per_connection``), every body a real record batch of
@@ -36,6 +36,8 @@ from producer.batch import estimate_record_bytes
 
 IN_FLIGHT_PER_TASK = 5
 APPEND_PATH = "/append"
+ECHO_PATH = "/echo"
+"""Reads the body and answers ``{}``: the floor of one HTTP round trip through aiohttp (``broker.bench.latency``)."""
 
 
 def build_app(path: Path) -> web.Application:
@@ -53,7 +55,12 @@ def build_app(path: Path) -> web.Application:
     async def ready(_: web.Request) -> web.Response:
         return web.json_response({})
 
+    async def echo(request: web.Request) -> web.Response:
+        await request.read()
+        return web.json_response({})
+
     app.router.add_post(APPEND_PATH, append)
+    app.router.add_post(ECHO_PATH, echo)
     app.router.add_get("/readyz", ready)
     app.on_cleanup.append(close_sink)
     return app
@@ -136,6 +143,7 @@ async def _load(spec: WorkloadSpec, url: str, process_index: int, barrier: Any, 
     async with aiohttp.ClientSession(connector=connector) as session:
         barrier.wait()
         started_ns = time.monotonic_ns()
+        started_cpu_ns = time.process_time_ns()
         deadline_ns = started_ns + int((spec.duration_s or 0) * 1e9)
         samples: list[tuple[int, int, int, int]] = []
         shares = [_bodies_for_loop(spec, process_index, loop, loops, records_per_body) for loop in range(loops)]
@@ -145,7 +153,14 @@ async def _load(spec: WorkloadSpec, url: str, process_index: int, barrier: Any, 
                 for share in shares
             )
         )
-        return ProducerReport(sum(counts) * records_per_body, started_ns, time.monotonic_ns(), samples, sum(counts))
+        return ProducerReport(
+            sum(counts) * records_per_body,
+            started_ns,
+            time.monotonic_ns(),
+            samples,
+            sum(counts),
+            time.process_time_ns() - started_cpu_ns,
+        )
 
 
 def _bodies_for_loop(

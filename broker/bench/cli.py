@@ -3,11 +3,17 @@
     highwater bench produce --spawn 3 --replication-factor 3 --acks all --count 500000
     highwater bench e2e --server http://127.0.0.1:9092 --duration-s 30 --target-rate 20000
     highwater bench produce --spawn 1 --baseline --json results.json
+    highwater bench produce --spawn 3 --replication-factor 3 --load raw    (the broker's capacity)
     highwater bench --baseline          (the aiohttp reference alone)
+    highwater bench latency --spawn 3 --replication-factor 3 --acks all   (next to an aiohttp echo)
+    highwater bench scale --spawn 3 --plot-dir docs/      (cost against partitions and connections)
 
 ``--server URL`` measures a running cluster; ``--spawn N`` starts N brokers for the run
 and stops them after. Each repeat writes to a fresh topic. ``--baseline`` adds the
-reference run (``broker.bench.baseline``) so figures show as a ratio of it.
+reference run (``broker.bench.baseline``) so figures show as a ratio of it. ``--load raw``
+posts pre-encoded batches of ``--batch-records`` (``broker.bench.raw_load``) instead of
+going through the producer library; the "client CPU µs/record" column shows what the load
+generator spent per record either way.
 
 Security: ``--username`` (password from ``HIGHWATER_PASSWORD``) and ``--ssl-ca-file``/
 ``--ssl-cert-file``/``--ssl-key-file`` reach a secured ``--server``, as in every client
@@ -33,7 +39,7 @@ import typer
 from rich.console import Console
 
 from broker.acks import Acks
-from broker.bench.spec import KINDS, SpecError, WorkloadSpec, acks_option
+from broker.bench.spec import KINDS, LOADS, SpecError, WorkloadSpec, acks_option
 from broker.cli.common import (
     EXIT_BAD_SETTINGS,
     SslCaFileOption,
@@ -78,6 +84,15 @@ Producers = Annotated[int, typer.Option("--producers", help="Producer tasks per 
 Processes = Annotated[int, typer.Option("--processes", help="Load-generator processes (consumers for consume).")]
 Compression = Annotated[str, typer.Option("--compression", help="none, gzip, lz4 or zstd.")]
 TargetRate = Annotated[float, typer.Option("--target-rate", help="Records/s over the run; 0 = unlimited.")]
+Load = Annotated[
+    str,
+    typer.Option(
+        "--load",
+        help=f"{', '.join(LOADS)}: Producer.send per record, Producer.send_many, or pre-encoded batches "
+        "posted to the binary produce endpoint (the broker's capacity, no producer library).",
+    ),
+]
+BatchRecords = Annotated[int, typer.Option("--batch-records", help="Records per pre-encoded batch of --load raw.")]
 Repeat = Annotated[int, typer.Option("--repeat", min=1, help="Runs; the median is reported with min and max.")]
 Baseline = Annotated[bool, typer.Option("--baseline", help="Also run the aiohttp append-only reference.")]
 JsonFile = Annotated[Path | None, typer.Option("--json", help="Write every figure to this JSON file.")]
@@ -119,6 +134,8 @@ def _workload_command(kind: str) -> Callable[..., None]:
         processes: Processes = 1,
         compression: Compression = "none",
         target_rate: TargetRate = 0.0,
+        load: Load = "send",
+        batch_records: BatchRecords = 1000,
         repeat: Repeat = 1,
         baseline: Baseline = False,
         json_file: JsonFile = None,
@@ -149,6 +166,8 @@ def _workload_command(kind: str) -> Callable[..., None]:
             processes=processes,
             compression=compression,
             target_rate=target_rate,
+            load=load,
+            batch_records=batch_records,
         )
         security = client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
         execute(spec, Invocation(server, spawn, repeat, baseline, json_file, quiet, tls, security, basic_auth))
@@ -198,6 +217,142 @@ def baseline_command(
         processes=processes,
     )
     execute(spec, Invocation(None, 0, repeat, True, json_file, quiet), broker_run=False)
+
+
+@bench_app.command("latency")
+def latency_command(
+    server: Server = None,
+    spawn: Spawn = 0,
+    record_size: RecordSize = 100,
+    count: Annotated[int, typer.Option("--count", help="Requests of each of the two runs.")] = 2000,
+    target_rate: Annotated[float, typer.Option("--target-rate", help="Requests/s of each run.")] = 200.0,
+    partitions: Annotated[int, typer.Option("--partitions", help="Partitions of the benchmark topic.")] = 1,
+    replication_factor: Replication = 1,
+    min_insync_replicas: MinIsr = None,
+    acks: AcksOption = Acks.ALL.value,
+    load: Load = "send",
+    json_file: JsonFile = None,
+    quiet: Quiet = False,
+) -> None:
+    """Lone-request latency (one request at a time, paced) next to an aiohttp echo round trip of the same body.
+
+    The echo (``broker.bench.latency``) runs first against an aiohttp server on loopback, then
+    the broker run; p50/p99/p99.9 of both and their ratio are printed, with the target for
+    acks=all RF 3 (p50 at most 2.3× the echo's).
+    """
+    from broker.bench import latency
+    from broker.bench.baseline import baseline_server
+    from broker.bench.workloads import quiet_logging
+
+    quiet_logging()
+    try:
+        spec = latency.lone_request_spec(
+            WorkloadSpec(
+                kind="produce",
+                record_size_bytes=record_size,
+                count=count,
+                partitions=partitions,
+                replication_factor=replication_factor,
+                min_insync_replicas=min_insync_replicas or min(2, replication_factor),
+                acks=acks_option(acks),
+                target_rate=target_rate,
+                load=load,
+            )
+        )
+        spec.validate(brokers=spawn or None)
+        if bool(server) == bool(spawn):
+            raise SpecError("give exactly one of --server URL and --spawn N")
+    except SpecError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
+    invocation = Invocation(server, spawn, 1, False, json_file, quiet)
+    with baseline_server() as url:
+        echo = latency.run_echo(spec, url, quiet).produce_ack
+    with _cluster(invocation) as (urls, security):
+        broker = _run_once(dataclasses.replace(spec, security=security), urls, quiet).produce_ack
+    if echo is None or broker is None:
+        raise fail("a run measured no latency", EXIT_BAD_SETTINGS)
+    name = f"{scenario_name(spec)} lone"
+    console.print(latency.comparison_table(name, broker, echo))
+    console.print(latency.verdict(broker, echo))
+    if json_file is not None:
+        json_file.write_text(json.dumps(latency.comparison_document(name, spec, broker, echo), indent=2) + "\n")
+
+
+@bench_app.command("scale")
+def scale_command(
+    spawn: Annotated[
+        int, typer.Option("--spawn", min=1, max=9, help="Start this many brokers (RSS is read from their pids).")
+    ] = 3,
+    partitions: Annotated[
+        str, typer.Option("--partitions", help="Steps: partitions of one topic, ascending.")
+    ] = "1,10,100,1000,10000",
+    connections: Annotated[
+        str, typer.Option("--connections", help="Steps: concurrent producer connections, ascending.")
+    ] = "1,10,100,1000",
+    fixed_partitions: Annotated[
+        int, typer.Option("--fixed-partitions", help="Partitions during the connections sweep.")
+    ] = 6,
+    fixed_connections: Annotated[
+        int, typer.Option("--fixed-connections", help="Connections during the partitions sweep.")
+    ] = 4,
+    duration_s: Annotated[float, typer.Option("--duration-s", help="Raw produce time of each step.")] = 3.0,
+    record_size: RecordSize = 100,
+    batch_records: BatchRecords = 1000,
+    replication_factor: Replication = 3,
+    min_insync_replicas: MinIsr = None,
+    acks: AcksOption = Acks.ALL.value,
+    json_file: JsonFile = None,
+    plot_dir: Annotated[Path | None, typer.Option("--plot-dir", help="Write PNG plots (matplotlib) here.")] = None,
+    quiet: Quiet = False,
+) -> None:
+    """How throughput, ack latency and broker RSS grow with partitions and with connections (raw produce steps).
+
+    Every step is a --duration-s raw produce (``broker.bench.scale``) after its topic has a leader
+    and a full ISR on every partition; the brokers' VmRSS is read at the end of each step.
+    """
+    from broker.bench import scale
+    from broker.bench.cluster import spawned_cluster
+    from broker.bench.scale_plan import MAX_CONNECTIONS, MAX_PARTITIONS, parse_steps
+    from broker.bench.workloads import quiet_logging
+
+    quiet_logging()
+    try:
+        spec = WorkloadSpec(
+            kind="produce",
+            record_size_bytes=record_size,
+            count=None,
+            duration_s=duration_s,
+            partitions=fixed_partitions,
+            replication_factor=replication_factor,
+            min_insync_replicas=min_insync_replicas or min(2, replication_factor),
+            acks=acks_option(acks),
+            producers=fixed_connections,
+            load="raw",
+            batch_records=batch_records,
+        ).validate(brokers=spawn)
+        plan = scale.ScalePlan(
+            spec,
+            parse_steps("--partitions", partitions, MAX_PARTITIONS),
+            parse_steps("--connections", connections, MAX_CONNECTIONS),
+            fixed_partitions,
+            fixed_connections,
+        )
+        if plot_dir is not None and importlib.util.find_spec("matplotlib") is None:
+            raise SpecError("--plot-dir draws with matplotlib: pip install -e '.[bench]'")
+        scale.ensure_open_files(plan, spawn)
+    except SpecError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
+    with spawned_cluster(spawn) as brokers:
+        steps = scale.run_scale(plan, brokers, console, quiet)
+    console.print(scale.scale_table(steps))
+    for line in scale.growth_lines(steps):
+        console.print(line)
+    if json_file is not None:
+        document = scale.scale_document(plan, steps, f"{spawn} spawned brokers")
+        json_file.write_text(json.dumps(document, indent=2) + "\n")
+    if plot_dir is not None:
+        for path in scale.write_plots(steps, plot_dir):
+            console.print(f"wrote {path}")
 
 
 if importlib.util.find_spec("broker.bench.spark") is not None:
@@ -268,6 +423,8 @@ def scenario_name(spec: WorkloadSpec) -> str:
         name += f" {spec.compression}"
     if spec.target_rate:
         name += f" @{spec.target_rate:,.0f}/s"
+    if spec.load != "send":
+        name += f" {spec.load}"
     return name
 
 

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,10 +173,16 @@ async def prepare_topic(
     prefix: str = "bench",
     timeout_s: float = READY_TIMEOUT_S,
     security: ClientSecurity | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> str:
-    """A fresh topic whose partitions all have a leader and ``replication_factor`` in-sync replicas."""
+    """A fresh topic whose partitions all have a leader and ``replication_factor`` in-sync replicas.
+
+    ``on_progress`` hears the number of ready partitions after every look (thousands of
+    partitions take a while); ``timeout_s`` bounds the creation request as well as the wait.
+    """
     topic = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    client = ClusterClient([url], **(security or ClientSecurity()).client_options())
+    options = (security or ClientSecurity()).client_options()
+    client = ClusterClient([url], request_timeout_ms=int(timeout_s * 1000), **options)
     try:
         await AdminClient(client).create_topic(
             topic, partitions, replication_factor, {"min.insync.replicas": str(min_insync_replicas)}
@@ -184,9 +190,10 @@ async def prepare_topic(
         deadline = time.monotonic() + timeout_s
         while True:
             infos = await client.partitions(topic)
-            if len(infos) == partitions and all(
-                info.leader_id is not None and len(info.isr) == replication_factor for info in infos
-            ):
+            ready = sum(1 for info in infos if info.leader_id is not None and len(info.isr) == replication_factor)
+            if on_progress is not None:
+                on_progress(ready)
+            if ready == partitions:
                 return topic
             if time.monotonic() > deadline:
                 raise RuntimeError(f"topic {topic} did not get leaders and full ISRs within {timeout_s} s")

@@ -32,6 +32,8 @@ class ScenarioSummary:
     end_to_end: LatencySummary | None
     hw_wait: LatencySummary | None
     records_per_request: float | None
+    client_cpu_us_per_record: float | None
+    """Median over runs of the load generators' CPU time per record (sum over processes / records)."""
 
 
 def summarize(name: str, spec: WorkloadSpec, runs: list[RunResult]) -> ScenarioSummary:
@@ -45,6 +47,7 @@ def summarize(name: str, spec: WorkloadSpec, runs: list[RunResult]) -> ScenarioS
         end_to_end=median_latency([run.end_to_end for run in runs]),
         hw_wait=median_latency([run.hw_wait for run in runs]),
         records_per_request=_median_or_none([run.records_per_request for run in runs]),
+        client_cpu_us_per_record=_median_or_none([run.client_cpu_us_per_record for run in runs]),
     )
 
 
@@ -87,6 +90,7 @@ def results_table(summaries: list[ScenarioSummary], baseline: ScenarioSummary | 
         "MB/s",
         "× baseline",
         "records/request",
+        "client CPU µs/record",
         "produce ack",
         "end to end",
         "wait for HW",
@@ -100,6 +104,7 @@ def results_table(summaries: list[ScenarioSummary], baseline: ScenarioSummary | 
             format_rate(summary.mb_per_s, 1),
             "-" if ratio is None else f"{ratio:.2f}",
             "-" if summary.records_per_request is None else f"{summary.records_per_request:,.0f}",
+            "-" if summary.client_cpu_us_per_record is None else f"{summary.client_cpu_us_per_record:.2f}",
             format_latency(summary.produce_ack),
             format_latency(summary.end_to_end),
             format_latency(summary.hw_wait),
@@ -119,6 +124,7 @@ def scenario_document(summary: ScenarioSummary, baseline: ScenarioSummary | None
         "mb_per_s": summary.mb_per_s.as_dict(),
         "ratio_to_baseline": ratio_to(summary, baseline) if summary is not baseline else None,
         "records_per_request": summary.records_per_request,
+        "client_cpu_us_per_record": summary.client_cpu_us_per_record,
         "produce_ack_latency": _latency_dict(summary.produce_ack),
         "end_to_end_latency": _latency_dict(summary.end_to_end),
         "hw_wait_latency": _latency_dict(summary.hw_wait),
@@ -130,6 +136,7 @@ def scenario_document(summary: ScenarioSummary, baseline: ScenarioSummary | None
                 "records_per_s": run.records_per_s,
                 "mb_per_s": run.mb_per_s,
                 "requests": run.requests,
+                "client_cpu_us_per_record": run.client_cpu_us_per_record,
                 "produce_ack_latency": _latency_dict(run.produce_ack),
                 "end_to_end_latency": _latency_dict(run.end_to_end),
                 "hw_wait_latency": _latency_dict(run.hw_wait),

@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from broker.bench import workloads
+from broker.bench import raw_load, workloads
 from broker.bench.spec import WorkloadSpec
 from broker.bench.stats import LatencySummary, summarize_latencies_ns
 from broker.bench.workloads import ConsumerReport, ProducerReport
@@ -38,6 +38,8 @@ class RunResult:
     hw_wait: LatencySummary | None = None
     requests: int | None = None
     """Produce requests the run sent, when it produced."""
+    cpu_ns: int | None = None
+    """CPU time of the load-generator processes together (``time.process_time_ns``), when they report it."""
 
     @property
     def records_per_s(self) -> float:
@@ -50,6 +52,11 @@ class RunResult:
     @property
     def records_per_request(self) -> float | None:
         return self.records / self.requests if self.requests else None
+
+    @property
+    def client_cpu_us_per_record(self) -> float | None:
+        """The load generator's CPU cost of one record: what the client library (or the raw load) spends."""
+        return self.cpu_ns / 1e3 / self.records if self.cpu_ns and self.records else None
 
 
 @dataclass
@@ -129,10 +136,12 @@ class ProcessGroup:
 
 
 def _producer_launches(group: ProcessGroup, spec: WorkloadSpec, urls: list[str], topic: str) -> list[Launch]:
+    """The ``raw`` load has its own generator; ``send`` and ``many`` are the producer library's loop."""
+    target = raw_load.raw_produce_process if spec.load == "raw" else workloads.produce_process
     return [
         Launch(
             "producer",
-            workloads.produce_process,
+            target,
             (spec, urls, topic, index, group.barrier, group.produced, group.results),
         )
         for index in range(spec.processes)
@@ -186,6 +195,7 @@ def run_producers(
         span_s(reports),
         summarize_latencies_ns(latencies),
         requests=sum(r.requests for r in reports),
+        cpu_ns=sum(r.cpu_ns for r in reports),
     )
 
 
@@ -246,4 +256,5 @@ def end_to_end_result(
         summarize_latencies_ns([seen_ns - send_ns for _, _, send_ns, seen_ns in seen]),
         summarize_latencies_ns([seen_ns - acked[(p, o)] for p, o, _, seen_ns in seen if (p, o) in acked]),
         requests=sum(r.requests for r in producers),
+        cpu_ns=sum(r.cpu_ns for r in producers),
     )

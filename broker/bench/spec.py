@@ -58,6 +58,8 @@ class WorkloadSpec:
     """Every n-th record of a task carries a send time and has its latencies measured."""
     load: str = "send"
     """One of ``LOADS``."""
+    batch_records: int = 1000
+    """Records of each pre-encoded batch of the ``raw`` load (one request each)."""
     security: ClientSecurity = field(default_factory=ClientSecurity)
     """Credentials and TLS files of every client of the run (the load generators' processes included)."""
 
@@ -66,6 +68,11 @@ class WorkloadSpec:
         _require(self.kind in KINDS, f"kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
         _require(self.load in LOADS, f"--load must be one of {', '.join(LOADS)}, not {self.load!r}")
         _require(self.load == "send" or self.kind != "consume", "--load applies to produce and e2e, not consume")
+        _require(
+            self.load != "raw" or self.kind != "e2e",
+            "--load raw posts one pre-encoded batch over and over, without send-time stamps: "
+            "e2e needs stamped values, use --load send or many",
+        )
         _require(
             self.record_size_bytes >= MIN_RECORD_BYTES,
             f"--record-size must be at least {MIN_RECORD_BYTES} bytes (the send-time stamp)",
@@ -84,6 +91,7 @@ class WorkloadSpec:
             ("--producers", self.producers),
             ("--processes", self.processes),
             ("--sample-every", self.sample_every),
+            ("--batch-records", self.batch_records),
         ):
             _require(value >= 1, f"{name} must be at least 1")
         _require(self.linger_ms >= 0, "--linger-ms must not be negative")

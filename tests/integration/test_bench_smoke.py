@@ -46,6 +46,32 @@ def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Pat
     assert "produce 100 B RF1 acks=all" in completed.stdout
 
 
+def test_bench_raw_load_posts_pre_encoded_batches_and_reports_client_cpu(tmp_path: Path) -> None:
+    """``--load raw``: 3 connections share 2 500 records in batches of at most 400; every request is a sample."""
+    results_file = tmp_path / "bench.json"
+    arguments = ["produce", "--spawn", "1", "--load", "raw", "--count", "2500", "--batch-records", "400"]
+    arguments += ["--producers", "3", "--partitions", "2"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    [scenario] = json.loads(results_file.read_text())["scenarios"]
+    assert scenario["name"] == "produce 100 B RF1 acks=all raw"
+    [run] = scenario["runs"]
+    assert run["records"] == 2500
+    assert run["requests"] == 9, "shares 834, 833, 833: three requests each (400, 400, the rest)"
+    assert scenario["produce_ack_latency"]["samples"] == 9
+    assert 0 < scenario["produce_ack_latency"]["p50_ms"] <= scenario["produce_ack_latency"]["p99_ms"]
+    assert scenario["records_per_s"]["median"] > 0
+    assert scenario["client_cpu_us_per_record"] > 0
+    assert "produce 100 B RF1 acks=all raw" in completed.stdout
+
+
 def test_bench_e2e_on_three_spawned_secured_brokers_replicates_and_reads_back(tmp_path: Path) -> None:
     """HTTPS with a throwaway CA and Basic authentication with a throwaway super user: producers and the
     consumer verify the brokers and authenticate, the followers verify each other and sign their fetches."""
@@ -67,3 +93,56 @@ def test_bench_e2e_on_three_spawned_secured_brokers_replicates_and_reads_back(tm
     assert scenario["name"] == "e2e 100 B RF3 acks=all"
     assert scenario["runs"][0]["records"] == 2000
     assert scenario["records_per_s"]["median"] > 0
+
+
+def test_bench_latency_measures_the_broker_next_to_an_echo_round_trip(tmp_path: Path) -> None:
+    results_file = tmp_path / "latency.json"
+    arguments = ["latency", "--spawn", "1", "--count", "60", "--target-rate", "400", "--load", "raw"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    document = json.loads(results_file.read_text())
+    assert document["name"] == "produce 100 B RF1 acks=all @400/s raw lone"
+    for run in ("broker_latency", "echo_latency"):
+        assert document[run]["samples"] == 60, "every request of a lone-request run is a sample"
+        assert 0 < document[run]["p50_ms"] <= document[run]["p99_ms"]
+    assert document["ratio_to_echo"]["p50"] > 0
+    assert "echo: aiohttp round trip" in completed.stdout and "× echo" in completed.stdout
+
+
+def test_bench_scale_steps_through_partitions_and_connections_with_rss_and_plots(tmp_path: Path) -> None:
+    results_file = tmp_path / "scale.json"
+    plots = tmp_path / "plots"
+    arguments = ["scale", "--spawn", "1", "--replication-factor", "1", "--partitions", "1,2", "--connections", "1,2"]
+    arguments += ["--duration-s", "0.3", "--batch-records", "100", "--plot-dir", str(plots)]
+    completed = subprocess.run(
+        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    sweeps = json.loads(results_file.read_text())["sweeps"]
+    assert [step["connections"] for step in sweeps["connections"]["steps"]] == [1, 2]
+    assert [step["partitions"] for step in sweeps["partitions"]["steps"]] == [1, 2]
+    assert [step["cluster_partitions"] for step in sweeps["partitions"]["steps"]] == [7, 9], "6 of the fixed topic"
+    for step in sweeps["connections"]["steps"] + sweeps["partitions"]["steps"]:
+        assert step["records_per_s"] > 0
+        assert 0 < step["produce_ack_latency"]["p50_ms"] <= step["produce_ack_latency"]["p99_ms"]
+        [rss] = step["rss_bytes_per_broker"]
+        assert rss > 10 << 20, "a broker process is resident in more than 10 MiB"
+    assert sorted(path.name for path in plots.iterdir()) == sorted(
+        f"scale-{measure}-vs-{sweep}.png"
+        for measure in ("throughput", "p99", "rss")
+        for sweep in ("partitions", "connections")
+    )
+    assert all(path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for path in plots.iterdir())
+    assert "highwater bench scale" in completed.stdout and "RSS growth per connection" in completed.stdout

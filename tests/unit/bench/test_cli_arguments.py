@@ -35,5 +35,49 @@ def test_bad_arguments_exit_2_naming_the_problem(arguments: list[str], message: 
 def test_bench_without_a_command_shows_its_commands() -> None:
     result = runner.invoke(app, ["bench"])
     assert result.exit_code == 0
-    for command in ("produce", "consume", "e2e", "baseline"):
+    for command in ("produce", "consume", "e2e", "baseline", "latency", "scale"):
         assert command in result.output
+
+
+def test_scenario_names_show_a_load_other_than_send() -> None:
+    from broker.bench.cli import scenario_name
+    from broker.bench.spec import WorkloadSpec
+
+    assert scenario_name(WorkloadSpec(kind="produce", replication_factor=3)) == "produce 100 B RF3 acks=all"
+    raw = WorkloadSpec(kind="produce", replication_factor=3, load="raw")
+    assert scenario_name(raw) == "produce 100 B RF3 acks=all raw"
+
+
+def test_raw_load_for_e2e_is_refused_before_anything_starts() -> None:
+    result = runner.invoke(app, ["bench", "e2e", "--spawn", "1", "--load", "raw"])
+    assert result.exit_code == 2
+    assert "e2e needs stamped values" in result.output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["bench", "latency"], "exactly one of --server URL and --spawn N"),
+        (["bench", "latency", "--spawn", "1", "--replication-factor", "3"], "the cluster has 1"),
+        (["bench", "latency", "--spawn", "1", "--acks", "2"], "--acks must be one of"),
+    ],
+)
+def test_latency_command_refuses_bad_arguments_before_starting_anything(arguments: list[str], message: str) -> None:
+    result = runner.invoke(app, arguments)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["bench", "scale", "--partitions", "1,x"], "--partitions takes comma-separated whole numbers"),
+        (["bench", "scale", "--connections", "10,1"], "--connections values must be distinct and ascending"),
+        (["bench", "scale", "--spawn", "1"], "--replication-factor 3 needs that many brokers"),
+        (["bench", "scale", "--duration-s", "0"], "--duration-s must be positive"),
+    ],
+)
+def test_scale_command_refuses_bad_steps_before_starting_anything(arguments: list[str], message: str) -> None:
+    result = runner.invoke(app, arguments)
+    assert result.exit_code == 2
+    assert message in result.output

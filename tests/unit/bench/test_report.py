@@ -91,3 +91,24 @@ def test_end_to_end_joins_acks_and_sightings_by_partition_and_offset() -> None:
     assert result.end_to_end.max_ms == 50.0
     assert result.hw_wait is not None and result.hw_wait.samples == 2
     assert (result.hw_wait.p50_ms, result.hw_wait.max_ms) == (1.0, 5.0)
+
+
+def test_client_cpu_per_record_is_the_processes_cpu_over_the_records_as_a_column_and_a_field() -> None:
+    runs = [
+        RunResult(records=100_000, value_bytes=10_000_000, seconds=1.0, cpu_ns=250_000_000),
+        RunResult(records=100_000, value_bytes=10_000_000, seconds=1.0, cpu_ns=350_000_000),
+    ]
+    summary = summarize("produce 100 B RF3 acks=all raw", SPEC, runs)
+    assert summary.client_cpu_us_per_record == 3.0, "median of 2.5 and 3.5 µs"
+    console = Console(width=250, record=True)
+    console.print(results_table([summary], None))
+    text = console.export_text()
+    assert "client CPU µs/record" in text and "3.00" in text
+    document = results_document([summary], None, "1 spawned brokers")
+    assert document["scenarios"][0]["client_cpu_us_per_record"] == 3.0
+    assert [run["client_cpu_us_per_record"] for run in document["scenarios"][0]["runs"]] == [2.5, 3.5]
+
+
+def test_client_cpu_is_absent_when_no_process_reported_it() -> None:
+    summary = summarize("consume", SPEC, [_run(1000)])
+    assert summary.client_cpu_us_per_record is None

@@ -32,6 +32,8 @@ def test_defaults_are_valid() -> None:
         ({"compression": "brotli"}, "--compression"),
         ({"load": "firehose"}, "--load must be one of send, many, raw"),
         ({"kind": "consume", "load": "raw"}, "--load applies to produce and e2e"),
+        ({"kind": "e2e", "load": "raw"}, "e2e needs stamped values"),
+        ({"load": "raw", "batch_records": 0}, "--batch-records must be at least 1"),
         ({"replication_factor": 1, "min_insync_replicas": 2}, "min.insync.replicas"),
     ],
 )
