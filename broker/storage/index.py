@@ -10,7 +10,7 @@ Invariants: relative offsets and positions both strictly increase along the file
 The entries are also kept in memory (two ``array``s) so lookups never touch the
 disk; the file is only read at load and only appended to (``O_APPEND``) afterwards.
 An index is derived data: when it is missing or fails ``is_consistent`` the segment
-rebuilds it from the log.
+rebuilds it from the log; ``LogSegment`` states when its file must be durable.
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ from pathlib import Path
 
 
 class IndexFile:
-    """An append-only file of fixed-size entries behind an in-memory copy; the shared file handling."""
+    """An append-only file of fixed-size entries behind an in-memory copy; the shared file handling.
+
+    ``dirty`` is True while the file differs from what the last fsync made durable.
+    ``write_count`` and ``fsync_count`` count the real ``os.write`` / ``os.fsync`` calls
+    on the file, so tests and benchmarks can see them.
+    """
 
     entry_bytes: int = 0
 
@@ -35,6 +40,8 @@ class IndexFile:
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.loaded_size_bytes = os.fstat(self._fd).st_size
         self.dirty = False
+        self.write_count = 0
+        self.fsync_count = 0
 
     def _read_all(self) -> bytes:
         whole_bytes = self.loaded_size_bytes - self.loaded_size_bytes % self.entry_bytes
@@ -42,16 +49,21 @@ class IndexFile:
 
     def _write(self, entry: bytes) -> None:
         os.write(self._fd, entry)
+        self.write_count += 1
         self.dirty = True
 
     def _truncate_file(self, entry_count: int) -> None:
         os.ftruncate(self._fd, entry_count * self.entry_bytes)
         self.dirty = True
 
-    def flush(self) -> None:
-        if self.dirty and self._fd >= 0:
-            self.dirty = False
-            os.fsync(self._fd)
+    def fsync(self) -> bool:
+        """fsync what was written (or cut) since the last fsync; return whether it did."""
+        if not self.dirty or self._fd < 0:
+            return False
+        self.dirty = False
+        os.fsync(self._fd)
+        self.fsync_count += 1
+        return True
 
     def close(self) -> None:
         if self._fd >= 0:
