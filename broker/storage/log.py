@@ -338,6 +338,7 @@ class PartitionLog:
             reason = "relative_offset_overflow"
         else:
             return active
+        active.seal()
         if self._recovery_point >= active.next_offset:
             # The new segment starts at the recovery point: from now on recovery trusts
             # ``active``, so it must be durable whole before the new segment exists.
@@ -517,11 +518,13 @@ class PartitionLog:
         self._flush(seal_active=False)
 
     def _flush(self, *, seal_active: bool) -> None:
-        """``flush``; with ``seal_active`` the active segment's indexes are fsynced too (open, close)."""
+        """``flush``; with ``seal_active`` the active segment's indexes are written and fsynced too (open, close)."""
         with self._flush_lock:
             with self._lock:
                 target = self._log_end_offset
                 active = self._segments[-1]
+                if seal_active:
+                    active.seal()
                 directory_dirty, self._directory_dirty = self._directory_dirty, False
             synced = active.sync_log()
             if seal_active:
@@ -538,9 +541,9 @@ class PartitionLog:
         the active ``.log`` is being fsynced (a full segment rolls on the very next
         append), and then the new recovery point may equal the new segment's base
         offset, so recovery would trust the just-sealed segment. Any segment so passed
-        that still has unsynced bytes (``.log`` or indexes) is fsynced outside the lock,
-        and the check repeats. ``synced`` says whether the caller's fsyncs already
-        reached the disk, so ``fsync_count`` counts this flush.
+        that still has unsynced bytes (``.log`` or indexes) is sealed under the lock,
+        fsynced outside it, and the check repeats. ``synced`` says whether the
+        caller's fsyncs already reached the disk, so ``fsync_count`` counts this flush.
         """
         while True:
             with self._lock:
@@ -551,6 +554,8 @@ class PartitionLog:
                     if synced:
                         self._fsync_count += 1
                     return
+                for segment in passed:
+                    segment.seal()
             for segment in passed:
                 segment.sync_log()
                 segment.sync_indexes()

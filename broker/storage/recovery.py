@@ -12,7 +12,8 @@ before the damage. Stray files of interrupted operations (``.cleaned``, ``.swap`
 What makes trusting sound: ``PartitionLog`` lets the recovery point pass a segment
 only once that segment is durable whole, its ``.log`` and both indexes fsynced (the
 invariant stated in ``segment.py``). The indexes of the active segment are not fsynced
-by an acknowledgement flush; that is safe because the segment holding the recovery point, and every later one, is
+by an acknowledgement flush and its index entries may not even be written yet; that
+is safe because the segment holding the recovery point, and every later one, is
 rebuilt here from its ``.log`` whatever its index files hold.
 """
 

@@ -11,10 +11,13 @@ The indexes are derived data and are made durable later than the log, on purpose
 Invariant: **a segment's indexes are written and fsynced before the recovery point
 passes the segment** (``PartitionLog`` keeps it). Recovery rebuilds the indexes of the
 segment holding the recovery point and of every later one from the log, and only
-checks those of the segments wholly below it. So while a segment is active an
-acknowledgement flush fsyncs its ``.log`` alone: one fsync per group commit. When the
-segment stops being active, the roll (if it lands right at the recovery point) or the
-first flush after it fsyncs its indexes before the recovery point moves past it.
+checks those of the segments wholly below it. So while a segment is active its index
+entries stay in memory (lookups never read the file) and an acknowledgement flush
+fsyncs the ``.log`` alone: one fsync per group commit. When the segment stops being
+active (``seal``, at the roll, under the appender's lock) its index entries are
+written, one ``os.write`` per index, and the first flush after the roll (or the roll
+itself, when it lands right at the recovery point) fsyncs them before the recovery
+point moves past the segment; ``close`` writes them too.
 
 Concurrency: one appender (the owning ``PartitionLog`` holds its lock) and any
 number of readers. Readers use ``pread`` and are handed ``committed_size_bytes``,
@@ -262,6 +265,15 @@ class LogSegment:
     def needs_flush(self) -> bool:
         return self._dirty or self.index.dirty or self.time_index.dirty
 
+    def seal(self) -> None:
+        """Write the pending index entries, one ``os.write`` per index; the caller excludes appenders.
+
+        Called when the segment stops being the active one (and on a whole-segment
+        flush or close), so its index files are complete before ``sync_indexes``.
+        """
+        self.index.write_pending()
+        self.time_index.write_pending()
+
     def sync_log(self) -> bool:
         """fsync the ``.log`` if it changed since the last one; return whether it did."""
         if not self._dirty:
@@ -272,12 +284,13 @@ class LogSegment:
         return True
 
     def sync_indexes(self) -> bool:
-        """fsync the index files written (or cut) since their last fsync; return whether any was."""
+        """fsync the index files written by ``seal`` (or cut) since their last fsync; return whether any was."""
         offsets_synced = self.index.fsync()
         return self.time_index.fsync() or offsets_synced
 
     def flush(self) -> None:
-        """Make the whole segment durable: fsync the log file and both indexes."""
+        """Make the whole segment durable: seal, then fsync the log file and both indexes."""
+        self.seal()
         self.sync_log()
         self.sync_indexes()
 

@@ -37,8 +37,9 @@ def test_a_group_commit_fsyncs_the_active_log_file_only(log_dir: Path) -> None:
         log.flush()
         assert log.recovery_point == log.log_end_offset
     assert len(active.index) > 2 and len(active.time_index) > 2
-    assert active.fsync_count == 6
+    assert (active.fsync_count, active.write_count) == (6, 6)  # one write per append, one fsync per flush
     assert (active.index.fsync_count, active.time_index.fsync_count) == (0, 0)
+    assert (active.index.write_count, active.time_index.write_count) == (0, 0)  # entries wait in memory
     assert log.fsync_count - fsyncs_before == 6
     log.flush()
     assert log.fsync_count - fsyncs_before == 6  # nothing new reached the disk: not counted
@@ -50,6 +51,8 @@ def test_a_rolled_segments_indexes_are_fsynced_in_the_first_flush_after_the_roll
     sealed = log.segments[-1]
     _append(log, appended)  # rolls; the recovery point is still inside ``sealed``
     assert len(log.segments) == 2 and log.recovery_point < sealed.next_offset
+    assert sealed.index.path.stat().st_size == 8 * len(sealed.index)  # written at the roll, one write each
+    assert (sealed.index.write_count, sealed.time_index.write_count) == (1, 1)
     assert sealed.index.dirty and sealed.time_index.dirty
     log.flush()
     assert log.recovery_point == log.log_end_offset > log.segments[-1].base_offset
@@ -134,3 +137,11 @@ def test_after_a_crash_recovery_rebuilds_the_indexes_and_lookups_answer_as_befor
     assert [len(s.time_index) for s in recovered.segments] == [len(s.time_index) for s in log.segments]
     assert [s.max_timestamp_ms for s in recovered.segments] == [s.max_timestamp_ms for s in log.segments]
     assert _lookups(recovered) == expected
+
+
+def test_an_append_of_several_batches_is_one_write_on_the_log_file(log_dir: Path) -> None:
+    log = open_log(log_dir, CONFIG)
+    active = log.segments[-1]
+    log.append_as_leader(b"".join(make_batch(2, value_bytes=60, tag=i) for i in range(5)), 0, 0)
+    assert (active.write_count, len(active.index)) == (1, 4)
+    assert (active.index.write_count, active.time_index.write_count) == (0, 0)
