@@ -71,16 +71,23 @@ class IndexFile:
             del self._pending[keep_bytes - self._file_bytes :]
 
     def write_pending(self) -> None:
-        """Hand the pending entries to the OS in one ``os.write``; the caller excludes appenders."""
+        """Hand the pending entries to the OS in one ``os.write``; the caller excludes appenders.
+
+        All or nothing: a failed write is cut off the file again and the entries stay
+        pending, so the file never holds a partial or repeated entry.
+        """
         if not self._pending or self._fd < 0:
             return
-        view = memoryview(self._pending)
-        while view:
-            written = os.write(self._fd, view)
-            self.write_count += 1
-            self._file_bytes += written
-            view = view[written:]
-        view.release()
+        view = memoryview(bytes(self._pending))
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                self.write_count += 1
+                view = view[written:]
+        except OSError:
+            os.ftruncate(self._fd, self._file_bytes)
+            raise
+        self._file_bytes += len(self._pending)
         self._pending.clear()
         self._unsynced = True
 

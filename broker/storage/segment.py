@@ -271,8 +271,11 @@ class LogSegment:
         Called when the segment stops being the active one (and on a whole-segment
         flush or close), so its index files are complete before ``sync_indexes``.
         """
-        self.index.write_pending()
-        self.time_index.write_pending()
+        try:
+            self.index.write_pending()
+            self.time_index.write_pending()
+        except OSError as error:
+            raise KafkaStorageError(f"writing the indexes of {self.log_path} failed: {error}") from error
 
     def sync_log(self) -> bool:
         """fsync the ``.log`` if it changed since the last one; return whether it did."""

@@ -1,3 +1,5 @@
+import resource
+import signal
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,26 @@ def test_time_index_truncation_and_reload(tmp_path: Path) -> None:
     reloaded = TimeIndex(path, 0)
     assert (reloaded.last_timestamp, reloaded.last_offset()) == (10, 1)
     assert path.stat().st_size == 12
+
+
+def test_a_failed_write_of_pending_entries_leaves_the_file_whole_and_the_entries_pending(tmp_path: Path) -> None:
+    """A file size limit stands in for a full disk: the write is cut short, then refused."""
+    path = tmp_path / "00000000000000000000.index"
+    index = OffsetIndex(path, 0)
+    index.append(1, 100)
+    index.write_pending()
+    for offset in range(2, 102):
+        index.append(offset, offset * 100)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8 + 100, hard))
+    try:
+        with pytest.raises(OSError):
+            index.write_pending()
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous_handler)
+    assert path.stat().st_size == 8 and index.dirty
+    index.write_pending()
+    reloaded = OffsetIndex(path, 0)
+    assert len(reloaded) == 101 and reloaded.is_consistent(log_size_bytes=10_200)
