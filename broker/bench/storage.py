@@ -1,11 +1,15 @@
 """Append and read throughput of ``PartitionLog`` alone (no HTTP, no replication).
 
-Run ``python -m broker.bench.storage`` (``--seconds`` per measurement, default 3). Every
-append is one real, CRC-valid 16 KiB record batch v2 built by ``encode_batch``:
+Run ``python -m broker.bench.storage`` (``--seconds`` per measurement, default 3;
+``--leader-only`` for the two leader loops alone). Every append is one real, CRC-valid
+record batch v2 built by ``encode_batch``:
 
-- ``fsync``: several concurrent appenders, each awaiting ``GroupCommitFlusher.flush``
-  after its append, as acks=all producers do; one fsync covers every append that
-  arrived while the previous one ran, so the table shows fsyncs/s next to batches/s;
+- ``leader``: the acks=all path of a leader, several concurrent appenders each
+  appending one batch in an executor thread and awaiting ``GroupCommitFlusher.flush``,
+  for batches of 1000 records of 100 B and for single 100 B records. Besides appends/s
+  it counts the ``os.fsync`` and ``os.write`` calls the process made (all files: log,
+  indexes, directory), per second and per append: what the disk is asked to do;
+- ``fsync``: the same loop with 16 KiB batches (``flushes/s`` are group commits);
 - ``os``: one appender, no fsync (the page cache decides; Kafka's default);
 - ``read``: whole-log reads of up to 1 MiB per call from offset 0, as a fetch does.
 
@@ -16,11 +20,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import logging
+import os
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -31,6 +40,8 @@ from broker.storage.log_config import LogConfig
 
 BATCH_BYTES = 16 * 1024
 RECORD_VALUE_BYTES = 1000
+LEADER_VALUE_BYTES = 100
+LEADER_BATCH_RECORDS = 1000
 READ_MAX_BYTES = 1 << 20
 _MB = 1_000_000
 
@@ -58,16 +69,78 @@ def build_batch(target_bytes: int = BATCH_BYTES) -> bytes:
     return encode_batch([*records, RecordInput(b"pad", b"p" * padding, (), None)])
 
 
+def build_leader_batch(record_count: int) -> bytes:
+    """``record_count`` records of 100-byte values, as a producer's batch of small records."""
+    return encode_batch(
+        [RecordInput(b"key-%05d" % i, bytes([i % 251]) * LEADER_VALUE_BYTES, (), None) for i in range(record_count)]
+    )
+
+
+@dataclass(slots=True)
+class SyscallCount:
+    writes: int = 0
+    fsyncs: int = 0
+
+
+@contextmanager
+def counting_syscalls() -> Iterator[SyscallCount]:
+    """Count this process's ``os.write`` and ``os.fsync`` calls meanwhile (the storage code calls them via ``os``).
+
+    A benchmark-only probe, so the figures of any version of the storage code compare.
+    """
+    writes, fsyncs = itertools.count(), itertools.count()
+    real_write, real_fsync = os.write, os.fsync
+
+    def counted(real: Callable[..., Any], counter: Iterator[int]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            next(counter)
+            return real(*args)
+
+        return call
+
+    result = SyscallCount()
+    os.write, os.fsync = counted(real_write, writes), counted(real_fsync, fsyncs)
+    try:
+        yield result
+    finally:
+        os.write, os.fsync = real_write, real_fsync
+        result.writes, result.fsyncs = next(writes), next(fsyncs)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderFigure:
+    scenario: str
+    seconds: float
+    appends: int
+    records: int
+    flushes: int
+    syscalls: SyscallCount
+
+    def row(self) -> str:
+        per_s = 1 / self.seconds
+        per_append = 1 / max(self.appends, 1)
+        return (
+            f"{self.scenario:<28} {self.appends * per_s:>10,.0f} {self.records * per_s:>12,.0f} "
+            f"{self.flushes * per_s:>10,.0f} {self.syscalls.fsyncs * per_s:>10,.0f} "
+            f"{self.syscalls.fsyncs * per_append:>12.2f} {self.syscalls.writes * per_append:>12.2f}"
+        )
+
+
+LEADER_HEADER = (
+    f"{'scenario':<28} {'appends/s':>10} {'records/s':>12} {'flushes/s':>10} {'fsyncs/s':>10} "
+    f"{'fsyncs/append':>12} {'writes/append':>12}"
+)
+
+
 def _open(directory: Path, flush_policy: str) -> PartitionLog:
     return PartitionLog.open(directory, LogConfig(flush_policy=flush_policy), topic="bench", partition=0)
 
 
-async def bench_group_commit(directory: Path, batch: bytes, seconds: float, appenders: int) -> Figure:
-    log = _open(directory, "fsync")
+async def _append_and_commit(log: PartitionLog, batch: bytes, seconds: float, appenders: int) -> tuple[float, int]:
+    """The leader's acks=all loop: append in an executor thread, await the group commit; (seconds, appends)."""
     flusher = GroupCommitFlusher()
     loop = asyncio.get_running_loop()
     appended = 0
-    fsyncs_before = log.fsync_count
     started = time.perf_counter()
     deadline = started + seconds
 
@@ -79,13 +152,38 @@ async def bench_group_commit(directory: Path, batch: bytes, seconds: float, appe
             appended += 1
 
     await asyncio.gather(*(appender() for _ in range(appenders)))
-    elapsed = time.perf_counter() - started
+    return time.perf_counter() - started, appended
+
+
+async def bench_group_commit(directory: Path, batch: bytes, seconds: float, appenders: int) -> Figure:
+    log = _open(directory, "fsync")
+    fsyncs_before = log.fsync_count
+    elapsed, appended = await _append_and_commit(log, batch, seconds, appenders)
     figure = Figure(
         f"append fsync ({appenders} appenders)",
         elapsed,
         appended,
         appended * len(batch),
         log.fsync_count - fsyncs_before,
+    )
+    log.close()
+    return figure
+
+
+async def bench_leader(directory: Path, record_count: int, seconds: float, appenders: int) -> LeaderFigure:
+    """Appends of ``record_count``-record batches through group commit, counting the syscalls they cost."""
+    batch = build_leader_batch(record_count)
+    log = _open(directory, "fsync")
+    flushes_before = log.fsync_count
+    with counting_syscalls() as syscalls:
+        elapsed, appended = await _append_and_commit(log, batch, seconds, appenders)
+    figure = LeaderFigure(
+        f"leader {record_count} x {LEADER_VALUE_BYTES} B ({appenders} app.)",
+        elapsed,
+        appended,
+        appended * record_count,
+        log.fsync_count - flushes_before,
+        syscalls,
     )
     log.close()
     return figure
@@ -128,22 +226,33 @@ def bench_read(directory: Path, seconds: float, batch_bytes: int) -> Figure:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each measurement")
-    parser.add_argument("--appenders", type=int, default=8, help="concurrent appenders in the fsync run")
+    parser.add_argument("--appenders", type=int, default=8, help="concurrent appenders in the fsync runs")
     parser.add_argument("--dir", type=Path, default=None, help="where to write (default: a temporary directory)")
+    parser.add_argument("--leader-only", action="store_true", help="run the two leader loops alone")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     batch = build_batch()
     with tempfile.TemporaryDirectory(dir=args.dir) as scratch:
         root = Path(scratch)
-        figures = [
-            asyncio.run(bench_group_commit(root / "fsync-0", batch, args.seconds, args.appenders)),
-            bench_os(root / "os-0", batch, args.seconds),
-            bench_read(root / "os-0", args.seconds, len(batch)),
+        leader = [
+            asyncio.run(bench_leader(root / f"leader-{count}-0", count, args.seconds, args.appenders))
+            for count in (LEADER_BATCH_RECORDS, 1)
         ]
-    print(f"batch size: {len(batch)} bytes")
-    print(f"{'scenario':<28} {'MB/s':>10} {'batches/s':>12} {'fsyncs/s':>10}")
-    for figure in figures:
-        print(figure.row())
+        figures = []
+        if not args.leader_only:
+            figures = [
+                asyncio.run(bench_group_commit(root / "fsync-0", batch, args.seconds, args.appenders)),
+                bench_os(root / "os-0", batch, args.seconds),
+                bench_read(root / "os-0", args.seconds, len(batch)),
+            ]
+    print(LEADER_HEADER)
+    for leader_figure in leader:
+        print(leader_figure.row())
+    if figures:
+        print(f"\nbatch size: {len(batch)} bytes")
+        print(f"{'scenario':<28} {'MB/s':>10} {'batches/s':>12} {'flushes/s':>10}")
+        for figure in figures:
+            print(figure.row())
 
 
 if __name__ == "__main__":

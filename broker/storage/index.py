@@ -7,10 +7,13 @@ offset`` starts at ``position`` in the ``.log`` file. One entry is written every
 most that many bytes.
 
 Invariants: relative offsets and positions both strictly increase along the file.
-The entries are also kept in memory (two ``array``s) so lookups never touch the
-disk; the file is only read at load and only appended to (``O_APPEND``) afterwards.
+The entries are kept in memory (two ``array``s) and lookups only ever use those; the
+file is read at load and only appended to (``O_APPEND``) afterwards. New entries wait
+in memory as pending bytes and reach the file in one ``os.write`` when the segment
+rolls, is flushed whole, or closes: the file is for the next start, never for a
+reader. The pending bytes are bounded by segment size / index interval x entry size.
 An index is derived data: when it is missing or fails ``is_consistent`` the segment
-rebuilds it from the log.
+rebuilds it from the log; ``LogSegment`` states when its file must be durable.
 """
 
 from __future__ import annotations
@@ -23,7 +26,12 @@ from pathlib import Path
 
 
 class IndexFile:
-    """An append-only file of fixed-size entries behind an in-memory copy; the shared file handling."""
+    """An append-only file of fixed-size entries behind an in-memory copy; the shared file handling.
+
+    ``dirty`` is True while the file (plus its pending bytes) differs from what the
+    last fsync made durable. ``write_count`` and ``fsync_count`` count the real
+    ``os.write`` / ``os.fsync`` calls on the file, so tests and benchmarks can see them.
+    """
 
     entry_bytes: int = 0
 
@@ -34,31 +42,77 @@ class IndexFile:
         """False when the file had to be created: a missing index of a non-empty log is rebuilt."""
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.loaded_size_bytes = os.fstat(self._fd).st_size
-        self.dirty = False
+        self._file_bytes = self.loaded_size_bytes
+        self._pending = bytearray()
+        self._unsynced = False
+        self.write_count = 0
+        self.fsync_count = 0
+
+    @property
+    def dirty(self) -> bool:
+        return self._unsynced or bool(self._pending)
 
     def _read_all(self) -> bytes:
         whole_bytes = self.loaded_size_bytes - self.loaded_size_bytes % self.entry_bytes
         return os.pread(self._fd, whole_bytes, 0)
 
     def _write(self, entry: bytes) -> None:
-        os.write(self._fd, entry)
-        self.dirty = True
+        self._pending += entry
 
     def _truncate_file(self, entry_count: int) -> None:
-        os.ftruncate(self._fd, entry_count * self.entry_bytes)
-        self.dirty = True
+        """Keep the first ``entry_count`` entries: cut the pending bytes, and the file if needed."""
+        keep_bytes = entry_count * self.entry_bytes
+        if keep_bytes < self._file_bytes:
+            os.ftruncate(self._fd, keep_bytes)
+            self._file_bytes = keep_bytes
+            self._unsynced = True
+            self._pending.clear()
+        else:
+            del self._pending[keep_bytes - self._file_bytes :]
+
+    def write_pending(self) -> None:
+        """Hand the pending entries to the OS in one ``os.write``; the caller excludes appenders.
+
+        All or nothing: a failed write is cut off the file again and the entries stay
+        pending, so the file never holds a partial or repeated entry.
+        """
+        if not self._pending or self._fd < 0:
+            return
+        view = memoryview(bytes(self._pending))
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                self.write_count += 1
+                view = view[written:]
+        except OSError:
+            os.ftruncate(self._fd, self._file_bytes)
+            raise
+        self._file_bytes += len(self._pending)
+        self._pending.clear()
+        self._unsynced = True
+
+    def fsync(self) -> bool:
+        """fsync what ``write_pending`` (or a truncation) changed in the file; return whether it did."""
+        if not self._unsynced or self._fd < 0:
+            return False
+        self._unsynced = False
+        os.fsync(self._fd)
+        self.fsync_count += 1
+        return True
 
     def flush(self) -> None:
-        if self.dirty and self._fd >= 0:
-            self.dirty = False
-            os.fsync(self._fd)
+        self.write_pending()
+        self.fsync()
 
     def close(self) -> None:
+        """Write the pending entries (the next start reads the file) and close it."""
         if self._fd >= 0:
+            self.write_pending()
             os.close(self._fd)
             self._fd = -1
 
     def delete(self) -> None:
+        self._pending.clear()
         self.close()
         self.path.unlink(missing_ok=True)
 

@@ -7,7 +7,11 @@ no single-replica assumption lives here.
 Invariants:
 - ``log_start_offset <= log_end_offset``; offsets are contiguous from the first
   segment's base offset to ``log_end_offset`` (recovery cuts the log where they are not);
-- ``recovery_point <= log_end_offset``: everything below it has been fsynced;
+- ``recovery_point <= log_end_offset``: everything below it has been fsynced, and every
+  segment wholly below the segment holding it is durable whole, ``.log`` *and* indexes
+  (recovery trusts those segments and only checks their indexes; see ``segment.py``).
+  So an acknowledgement flush fsyncs the active ``.log`` alone, and a rolled segment's
+  indexes are fsynced before the recovery point moves past it;
 - leader epochs never decrease along the log, and the epoch cache (persisted to
   ``leader-epoch-checkpoint`` on every change) has no entry at or past ``log_end_offset``.
 
@@ -148,7 +152,7 @@ class PartitionLog:
             epoch_cache=epoch_cache,
             log_start_offset=start,
         )
-        log.flush()
+        log._flush(seal_active=True)
         log._log.info(
             "log.opened",
             log_start_offset=start,
@@ -199,7 +203,10 @@ class PartitionLog:
 
     @property
     def fsync_count(self) -> int:
-        """How many ``flush`` calls reached the disk; lets tests see group commit coalescing."""
+        """How many ``flush`` calls reached the disk; lets tests see group commit coalescing.
+
+        Fsyncs outside a flush (a roll right at the recovery point) show in the segments' own counters.
+        """
         return self._fsync_count
 
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
@@ -331,6 +338,12 @@ class PartitionLog:
             reason = "relative_offset_overflow"
         else:
             return active
+        active.seal()
+        if self._recovery_point >= active.next_offset:
+            # The new segment starts at the recovery point: from now on recovery trusts
+            # ``active``, so it must be durable whole before the new segment exists.
+            active.sync_log()
+            active.sync_indexes()
         segment = LogSegment(self.directory, self._log_end_offset, self._config.index_interval_bytes)
         self._segments = (*self._segments, segment)
         self._directory_dirty = True
@@ -491,32 +504,86 @@ class PartitionLog:
     # -- durability and lifecycle ------------------------------------------------------
 
     def flush(self) -> None:
-        """fsync every segment with unflushed data (and the directory after a roll or delete).
+        """Make everything appended before this call durable and move ``recovery_point`` over it.
+
+        The acknowledgement flush of group commit: it fsyncs the active segment's ``.log``
+        (and the directory after a roll or delete), and the indexes only of segments the
+        recovery point is about to pass (see ``_advance_recovery_point``); the active
+        segment's indexes are rebuilt by recovery, so they need no fsync here.
 
         Safe beside the appender: the target is taken under the lock, the fsyncs run
-        outside it, and afterwards ``recovery_point`` covers everything appended before
-        this call started. Flushes are serialised among themselves, so one never
-        skips bytes another is still syncing.
+        outside it. Flushes are serialised among themselves, so one never skips bytes
+        another is still syncing.
         """
+        self._flush(seal_active=False)
+
+    def _flush(self, *, seal_active: bool) -> None:
+        """``flush``; with ``seal_active`` the active segment's indexes are written and fsynced too (open, close)."""
         with self._flush_lock:
             with self._lock:
                 target = self._log_end_offset
-                dirty = [segment for segment in self._segments if segment.needs_flush]
+                active = self._segments[-1]
+                if seal_active:
+                    active.seal()
                 directory_dirty, self._directory_dirty = self._directory_dirty, False
-            for segment in dirty:
-                segment.flush()
+            synced = active.sync_log()
+            if seal_active:
+                synced = active.sync_indexes() or synced
             if directory_dirty:
                 fsync_directory(self.directory)
+                synced = True
+            self._advance_recovery_point(target, synced=synced)
+
+    def _advance_recovery_point(self, target: int, *, synced: bool) -> None:
+        """Move ``recovery_point`` up to ``target`` once every segment it would pass is durable whole.
+
+        The check and the move happen together under the lock: a roll can land while
+        the active ``.log`` is being fsynced (a full segment rolls on the very next
+        append), and then the new recovery point may equal the new segment's base
+        offset, so recovery would trust the just-sealed segment. Any segment so passed
+        that still has unsynced bytes (``.log`` or indexes) is sealed under the lock,
+        fsynced outside it, and the check repeats. ``synced`` says whether the
+        caller's fsyncs already reached the disk, so ``fsync_count`` counts this flush.
+        """
+        while True:
             with self._lock:
-                self._recovery_point = max(self._recovery_point, min(target, self._log_end_offset))
-                if dirty or directory_dirty:
-                    self._fsync_count += 1
+                recovery_point = max(self._recovery_point, min(target, self._log_end_offset))
+                passed = self._passed_unsynced_segments(recovery_point)
+                if not passed:
+                    self._recovery_point = recovery_point
+                    if synced:
+                        self._fsync_count += 1
+                    return
+                for segment in passed:
+                    segment.seal()
+            for segment in passed:
+                segment.sync_log()
+                segment.sync_indexes()
+            synced = True
+
+    def _passed_unsynced_segments(self, recovery_point: int) -> list[LogSegment]:
+        """Segments recovery from ``recovery_point`` would trust that are not yet durable whole.
+
+        Recovery trusts every segment before the one holding the recovery point. Those
+        before the one holding the current recovery point are durable already (the
+        invariant; ``_maybe_roll`` keeps it when a roll lands right at the recovery
+        point), so only the segments from there on are looked at: usually none.
+        """
+        segments = self._segments
+
+        def holding(offset: int) -> int:
+            return max(bisect.bisect_right(segments, offset, key=lambda s: s.base_offset) - 1, 0)
+
+        return [s for s in segments[holding(self._recovery_point) : holding(recovery_point)] if s.needs_flush]
 
     def close(self) -> None:
-        """Flush (every policy fsyncs on close) and release the files."""
+        """Flush whole, the active segment's indexes included (every policy fsyncs on close), and release the files.
+
+        A clean shutdown lets the next start trust every segment, the active one too.
+        """
         if self._closed:
             return
-        self.flush()
+        self._flush(seal_active=True)
         with self._lock:
             if self._closed:
                 return

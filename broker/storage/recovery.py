@@ -8,6 +8,13 @@ offset. At the first torn or corrupt batch the log is cut: that segment is trunc
 there and every later segment is deleted, so the log is exactly the whole batches
 before the damage. Stray files of interrupted operations (``.cleaned``, ``.swap``,
 ``.tmp``, ``.deleted``) are removed first.
+
+What makes trusting sound: ``PartitionLog`` lets the recovery point pass a segment
+only once that segment is durable whole, its ``.log`` and both indexes fsynced (the
+invariant stated in ``segment.py``). The indexes of the active segment are not fsynced
+by an acknowledgement flush and its index entries may not even be written yet; that
+is safe because the segment holding the recovery point, and every later one, is
+rebuilt here from its ``.log`` whatever its index files hold.
 """
 
 from __future__ import annotations

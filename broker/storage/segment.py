@@ -3,9 +3,21 @@
 Files are named by the segment's base offset in 20 digits, as Kafka names them. The
 ``.log`` file is record batch v2 bytes back to back, exactly as produced and stamped.
 
-Durability: appends go straight to the OS with ``os.write`` on a raw ``O_APPEND``
+Durability: appends go straight to the OS with one ``os.write`` on a raw ``O_APPEND``
 descriptor, never through a Python buffer, so a ``kill -9`` right after ``append``
-returns loses nothing; ``flush`` adds the fsync that survives power loss.
+returns loses nothing; ``sync_log`` adds the fsync that survives power loss.
+
+The indexes are derived data and are made durable later than the log, on purpose.
+Invariant: **a segment's indexes are written and fsynced before the recovery point
+passes the segment** (``PartitionLog`` keeps it). Recovery rebuilds the indexes of the
+segment holding the recovery point and of every later one from the log, and only
+checks those of the segments wholly below it. So while a segment is active its index
+entries stay in memory (lookups never read the file) and an acknowledgement flush
+fsyncs the ``.log`` alone: one fsync per group commit. When the segment stops being
+active (``seal``, at the roll, under the appender's lock) its index entries are
+written, one ``os.write`` per index, and the first flush after the roll (or the roll
+itself, when it lands right at the recovery point) fsyncs them before the recovery
+point moves past the segment; ``close`` writes them too.
 
 Concurrency: one appender (the owning ``PartitionLog`` holds its lock) and any
 number of readers. Readers use ``pread`` and are handed ``committed_size_bytes``,
@@ -45,10 +57,14 @@ def segment_file_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
 
 
-def _write_all(fd: int, data: bytes | bytearray) -> None:
+def _write_all(fd: int, data: bytes | bytearray) -> int:
+    """Write ``data`` whole; return how many ``os.write`` calls it took (one unless the OS writes short)."""
     view = memoryview(data)
+    calls = 0
     while view:
         view = view[os.write(fd, view) :]
+        calls += 1
+    return calls
 
 
 class LogSegment:
@@ -70,6 +86,10 @@ class LogSegment:
         """First batch's max timestamp: ``segment_ms`` counts from it (Kafka's rolling-based timestamp)."""
         self._bytes_since_index_entry = 0
         self._dirty = False
+        self.write_count = 0
+        """``os.write`` calls on the ``.log`` file: one per ``append`` unless the OS writes short."""
+        self.fsync_count = 0
+        """``os.fsync`` calls on the ``.log`` file."""
 
     # -- writing -------------------------------------------------------------------------
 
@@ -77,7 +97,7 @@ class LogSegment:
         """Write whole batches (``headers`` positions relative to ``data``) and index them."""
         position = self.size_bytes
         try:
-            _write_all(self._fd, data)
+            self.write_count += _write_all(self._fd, data)
         except OSError as error:
             os.ftruncate(self._fd, position)
             raise KafkaStorageError(f"write to {self.log_path} failed: {error}") from error
@@ -245,13 +265,37 @@ class LogSegment:
     def needs_flush(self) -> bool:
         return self._dirty or self.index.dirty or self.time_index.dirty
 
+    def seal(self) -> None:
+        """Write the pending index entries, one ``os.write`` per index; the caller excludes appenders.
+
+        Called when the segment stops being the active one (and on a whole-segment
+        flush or close), so its index files are complete before ``sync_indexes``.
+        """
+        try:
+            self.index.write_pending()
+            self.time_index.write_pending()
+        except OSError as error:
+            raise KafkaStorageError(f"writing the indexes of {self.log_path} failed: {error}") from error
+
+    def sync_log(self) -> bool:
+        """fsync the ``.log`` if it changed since the last one; return whether it did."""
+        if not self._dirty:
+            return False
+        self._dirty = False
+        os.fsync(self._fd)
+        self.fsync_count += 1
+        return True
+
+    def sync_indexes(self) -> bool:
+        """fsync the index files written by ``seal`` (or cut) since their last fsync; return whether any was."""
+        offsets_synced = self.index.fsync()
+        return self.time_index.fsync() or offsets_synced
+
     def flush(self) -> None:
-        """fsync the log file, then both indexes."""
-        if self._dirty:
-            self._dirty = False
-            os.fsync(self._fd)
-        self.index.flush()
-        self.time_index.flush()
+        """Make the whole segment durable: seal, then fsync the log file and both indexes."""
+        self.seal()
+        self.sync_log()
+        self.sync_indexes()
 
     def close(self) -> None:
         self.index.close()
