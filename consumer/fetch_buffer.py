@@ -18,13 +18,12 @@ batch's, so the truncation check runs once per batch.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 
 from broker.client.types import FetchResult, TopicPartition
-from broker.record.header import BatchHeader
-from broker.record.lazy import iter_lazy_batches
+from broker.errors import CorruptRecord
+from broker.record.lazy import checked_batch
 from consumer.records import ConsumerRecord, FetchedRecord, PartitionBatch
 from consumer.truncation import epoch_went_back
 
@@ -53,7 +52,9 @@ class CompletedFetch:
     generation: int
     fetch_offset: int
     result: FetchResult
-    _batches: Iterator[tuple[BatchHeader, memoryview]] | None = field(default=None, repr=False)
+    _data: memoryview | None = field(default=None, repr=False)
+    _next_batch_at: int = 0
+    """Byte position of the first batch not yet read; it moves only past batches that were read whole."""
     _batch: PartitionBatch | None = field(default=None, repr=False)
     """The batch being handed out; ``_index`` is its next record."""
     _index: int = 0
@@ -63,15 +64,29 @@ class CompletedFetch:
         return len(self.result.data)
 
     def take(self, position: int, max_records: int, last_leader_epoch: int | None) -> Taken:
-        """Up to ``max_records`` records at or after ``position``, in offset order."""
+        """Up to ``max_records`` records at or after ``position``, in offset order.
+
+        A corrupt batch raises ``CorruptRecord`` when the take reaches it; records of the
+        batches before it are handed out first, and every later take raises again (the
+        cursor never moves past a batch it could not read).
+        """
         lower = max(position, self.fetch_offset)
         high_watermark = self.result.high_watermark
         taken: list[ConsumerRecord] = []
         epoch = last_leader_epoch
         consumed_to = position
-        while len(taken) < max_records:
-            span = self._next_span(lower, high_watermark)
+        exhausted = False
+        while True:
+            try:
+                span = self._next_span(lower, high_watermark)
+            except CorruptRecord:
+                if taken:
+                    break
+                raise
             if span is None:
+                exhausted = True
+                break
+            if len(taken) >= max_records:
                 break
             batch, start, stop = span
             if epoch_went_back(epoch, batch.leader_epoch):
@@ -89,7 +104,6 @@ class CompletedFetch:
                 self._batch = None
             else:
                 self._index = stop
-        exhausted = self._next_span(lower, high_watermark) is None
         next_offset = max(position, consumed_to)
         if exhausted:
             next_offset = max(next_offset, self.result.next_offset)
@@ -113,25 +127,29 @@ class CompletedFetch:
                 return batch, start, stop
             self._batch = None
             if stop < count:
-                self._batches = iter(())
+                self._next_batch_at = len(self.result.data)
                 return None
 
     def _open_next_batch(self, lower: int, high_watermark: int) -> PartitionBatch | None:
         """The next batch that may hold records in ``[lower, high_watermark)``; control batches are passed over."""
-        if self._batches is None:
-            self._batches = iter_lazy_batches(self.result.data)
-        topic, partition = self.tp
-        for header, view in self._batches:
+        data = self._data
+        if data is None:
+            data = self._data = memoryview(self.result.data)
+        end = len(data)
+        while self._next_batch_at < end:
+            header, view = checked_batch(data, self._next_batch_at)
             if header.base_offset >= high_watermark:
                 break
+            self._next_batch_at += header.size
             if header.is_control or header.records_count == 0:
                 continue
             if header.base_offset + header.last_offset_delta < lower:
                 continue
+            topic, partition = self.tp
             self._index = 0
             self._batch = PartitionBatch(
                 topic, partition, view, header, header.timestamp_type, header.partition_leader_epoch
             )
             return self._batch
-        self._batches = iter(())
+        self._next_batch_at = end
         return None

@@ -48,6 +48,10 @@ class ConsumerRecord:
     by the constructor and records read from a broker compare alike). Reading a field
     of a fetched record may raise ``CorruptRecord`` if its batch's records do not match
     the batch's CRC-checked header, which only a broken producer can cause.
+
+    A fetched record keeps its batch alive: the fetch answer's bytes until the batch is
+    decoded, the batch's decoded columns after. An application that holds on to a few
+    records of many fetches for long should keep their fields, not the records.
     """
 
     __slots__ = ("_batch", "_index")

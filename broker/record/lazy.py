@@ -2,13 +2,12 @@
 
 A reader that hands records out (the consumer) needs, per batch, only what the
 61-byte header says: where the batch ends, its offsets, its leader epoch, whether it is
-a control batch. ``iter_lazy_batches`` walks a fetch answer that way, checking each
-batch's CRC-32C over the whole batch as it goes, and keeps a ``memoryview`` of the
-batch (no copy). The records themselves are decoded column-wise, in one pass, by
-``LazyBatch.decode`` the first time anything asks for a field; a batch nobody reads a
-field of is never decoded.
+a control batch. ``checked_batch`` reads a batch of a fetch answer that way, checking
+its CRC-32C over the whole batch, and keeps a ``memoryview`` of it (no copy). The
+records themselves are decoded column-wise, in one pass, by ``LazyBatch.decode`` the
+first time anything asks for a field; a batch nobody reads a field of is never decoded.
 
-Invariant relied on (Kafka's, and every batch the broker appends keeps it): the record
+Invariant relied on (Kafka's; the producer and the log cleaner write batches so): the record
 offsets of a batch increase and lie in ``[base_offset, base_offset + last_offset_delta]``,
 so a batch that starts at or after an offset and ends below another holds only
 records between the two, known without decoding it.
@@ -16,9 +15,7 @@ records between the two, known without decoding it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from broker.record.codec import Buffer, RecordColumns, decode_columns
+from broker.record.codec import RecordColumns, decode_columns
 from broker.record.header import BatchHeader, validate_batch
 
 
@@ -63,17 +60,11 @@ class LazyBatch:
         return columns
 
 
-def iter_lazy_batches(buf: Buffer) -> Iterator[tuple[BatchHeader, memoryview]]:
-    """``(header, view)`` of each of the whole, back-to-back batches of ``buf``; ``CorruptRecord`` at a bad one.
+def checked_batch(view: memoryview, position: int) -> tuple[BatchHeader, memoryview]:
+    """The header and bytes of the whole batch at ``position``; ``CorruptRecord`` if its header or CRC is bad.
 
-    Every batch's header and CRC are checked before it is yielded; its records are not
-    decoded.
+    The CRC-32C is checked over the whole batch; the records are not decoded. The
+    returned view shares ``view``'s memory (no copy).
     """
-    view = memoryview(buf)
-    end = len(view)
-    position = 0
-    while position < end:
-        header = validate_batch(view, position)
-        after = position + header.size
-        yield header, view[position:after]
-        position = after
+    header = validate_batch(view, position)
+    return header, view[position : position + header.size]

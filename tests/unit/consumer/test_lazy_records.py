@@ -173,6 +173,19 @@ def test_a_corrupted_batch_is_refused_when_taken() -> None:
         _fetch(bytes(data), high_watermark=3, next_offset=3).take(0, 100, None)
 
 
+def test_a_corrupted_batch_after_good_ones_is_reached_after_them_and_never_stepped_over() -> None:
+    good = encode_batch([(None, b"good", (), TS)] * 3, base_offset=0)
+    bad = bytearray(encode_batch([(None, b"bad!", (), TS)] * 3, base_offset=3))
+    bad[-2] ^= 0xFF
+    completed = _fetch(good + bytes(bad), high_watermark=6, next_offset=6)
+    first = completed.take(0, 100, None)
+    assert [r.value for r in first.records] == [b"good"] * 3
+    assert not first.exhausted and first.consumed_to == 3
+    for _ in range(2):
+        with pytest.raises(CorruptRecord, match="CRC"):
+            completed.take(3, 100, None)
+
+
 def test_a_batch_whose_records_disagree_with_its_checked_header_fails_on_read() -> None:
     """Only a broken producer's encoder can write this (the CRC is right): the read of a field says so."""
     lying = bytearray(encode_span(_span(0, 2), [Record(0, TS, b"k", b"a"), Record(1, TS, b"k", b"b")]))
