@@ -9,9 +9,11 @@ Nothing is decoded when the bytes arrive, and little when they are handed out: e
 batch's header and CRC are checked (``broker.record.lazy``), and a batch that lies
 wholly at or after the position, below the high watermark and within the record
 budget is handed out as views (``consumer.records.FetchedRecord``) without reading its
-records. Only a batch that must be split (it straddles the position, the high
-watermark or the ``max_records`` budget) is decoded here, to find its record offsets;
-the others are decoded on the application's first field read. The leader epoch is a
+records. A dense batch (every batch a producer writes) is never decoded here, even
+when it must be split at the position, the high watermark or the ``max_records``
+budget: its record offsets follow from its header. Only a compacted batch that must be
+split is decoded here, to find its offsets; the others are decoded on the
+application's first field read. The leader epoch is a
 batch's, so the truncation check runs once per batch.
 """
 
@@ -90,13 +92,15 @@ class CompletedFetch:
                 break
             batch, start, stop = span
             if epoch_went_back(epoch, batch.leader_epoch):
-                divergent = batch.decode().offsets[start]
+                divergent = batch.first_offset + start if batch.dense else batch.decode().offsets[start]
                 return Taken(taken, False, position, consumed_to, epoch, divergent_offset=divergent)
             stop = min(stop, start + max_records - len(taken))
             taken.extend(map(partial(FetchedRecord, batch), range(start, stop)))
             epoch = batch.leader_epoch
             count = batch.records_count
-            if stop == count and batch.columns is None:
+            if batch.dense:
+                consumed_to = batch.first_offset + stop
+            elif stop == count and batch.columns is None:
                 consumed_to = batch.last_offset + 1
             else:
                 consumed_to = batch.decode().offsets[stop - 1] + 1
@@ -118,11 +122,16 @@ class CompletedFetch:
                 if batch is None:
                     return None
             count = batch.records_count
-            if self._index == 0 and batch.first_offset >= lower and batch.last_offset < high_watermark:
+            first = batch.first_offset
+            if self._index == 0 and first >= lower and batch.last_offset < high_watermark:
                 return batch, 0, count
-            offsets = batch.decode().offsets
-            start = max(self._index, bisect_left(offsets, lower))
-            stop = bisect_left(offsets, high_watermark)
+            if batch.dense:
+                start = max(self._index, lower - first)
+                stop = min(count, high_watermark - first)
+            else:
+                offsets = batch.decode().offsets
+                start = max(self._index, bisect_left(offsets, lower))
+                stop = bisect_left(offsets, high_watermark)
             if start < stop:
                 return batch, start, stop
             self._batch = None

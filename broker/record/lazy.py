@@ -8,13 +8,21 @@ records themselves are decoded column-wise, in one pass, by ``LazyBatch.decode``
 first time anything asks for a field; a batch nobody reads a field of is never decoded.
 
 Invariant relied on (Kafka's; the producer and the log cleaner write batches so): the record
-offsets of a batch increase and lie in ``[base_offset, base_offset + last_offset_delta]``,
-so a batch that starts at or after an offset and ends below another holds only
-records between the two, known without decoding it.
+offsets of a batch strictly increase and lie in ``[base_offset, base_offset + last_offset_delta]``.
+So a batch that starts at or after an offset and ends below another holds only
+records between the two, and in a *dense* batch (``records_count == last_offset_delta
++ 1``: every batch a producer writes; only compaction leaves gaps) record ``i`` has
+offset ``base_offset + i``: both known without decoding. ``decode`` checks the
+invariant and raises ``CorruptRecord`` for a batch that breaks it, so a record read
+never disagrees with the offsets it was handed out under.
 """
 
 from __future__ import annotations
 
+from itertools import islice
+from operator import lt
+
+from broker.errors import CorruptRecord
 from broker.record.codec import RecordColumns, decode_columns
 from broker.record.header import BatchHeader, validate_batch
 
@@ -50,14 +58,34 @@ class LazyBatch:
         assert self.header is not None
         return self.header.records_count
 
+    @property
+    def dense(self) -> bool:
+        """Record ``i`` has offset ``first_offset + i`` (no compacted gaps)."""
+        assert self.header is not None
+        return self.header.records_count == self.header.last_offset_delta + 1
+
     def decode(self) -> RecordColumns:
         """The batch's records as columns, decoded on the first call; the bytes are let go of then."""
         columns = self.columns
         if columns is None:
             assert self._view is not None
-            columns = self.columns = decode_columns(self._view)
+            columns = decode_columns(self._view)
+            self._check_offsets(columns.offsets)
+            self.columns = columns
             self._view = None
         return columns
+
+    def _check_offsets(self, offsets: list[int]) -> None:
+        first, last = self.first_offset, self.last_offset
+        if self.dense:
+            ordered = offsets == list(range(first, last + 1))
+        else:
+            ordered = first <= offsets[0] and offsets[-1] <= last and all(map(lt, offsets, islice(offsets, 1, None)))
+        if not ordered:
+            raise CorruptRecord(
+                f"record batch with base offset {first} holds record offsets that do not increase "
+                f"within [{first}, {last}]"
+            )
 
 
 def checked_batch(view: memoryview, position: int) -> tuple[BatchHeader, memoryview]:

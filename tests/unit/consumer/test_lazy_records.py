@@ -166,6 +166,29 @@ def test_a_batch_wholly_handed_out_is_decoded_only_when_a_field_is_read() -> Non
     assert batches[0].columns is None and batches[5].columns is not None, "a read decodes only its own batch"
 
 
+def test_a_producers_batch_split_at_the_position_the_watermark_and_the_budget_stays_undecoded() -> None:
+    data = encode_batch([(None, b"%d" % i, (), TS) for i in range(10)], base_offset=100)
+    completed = _fetch(data, fetch_offset=100, high_watermark=108, next_offset=108)
+    first = completed.take(102, 3, None)
+    second = completed.take(first.consumed_to, 100, None)
+    assert (first.consumed_to, second.consumed_to, second.next_offset, second.exhausted) == (105, 108, 108, True)
+    assert first.records[0]._batch.columns is None
+    assert [r.offset for r in first.records + second.records] == list(range(102, 108))
+    assert [r.value for r in second.records] == [b"5", b"6", b"7"]
+
+
+@pytest.mark.parametrize(
+    ("span", "offsets"),
+    [(_span(0, 2), [0, 0, 0]), (_span(0, 2), [0, 2, 1]), (_span(0, 5), [1, 7]), (_span(0, 5), [3, 3])],
+)
+def test_record_offsets_that_break_the_batch_invariant_fail_on_read(span: BatchSpan, offsets: list[int]) -> None:
+    """Handed out under offsets its header implies, a record must not read back another one."""
+    data = encode_span(span, [Record(offset, TS, None, b"v") for offset in offsets])
+    taken = _fetch(data, high_watermark=10, next_offset=10).take(0, 100, None)
+    with pytest.raises(CorruptRecord, match="do not increase"):
+        _ = taken.records[0].offset
+
+
 def test_a_corrupted_batch_is_refused_when_taken() -> None:
     data = bytearray(encode_batch([(b"k", b"v" * 20, (), TS)] * 3, base_offset=0))
     data[-5] ^= 0xFF
