@@ -44,10 +44,12 @@ class ConsumerRecord:
     ``leader_epoch`` is the epoch of the leader that appended the record's batch; the
     consumer remembers the last one it handed out to detect log truncation.
 
-    Immutable (the fields are read-only properties); equal to another ``ConsumerRecord`` with the same fields (records built
-    by the constructor and records read from a broker compare alike). Reading a field
-    of a fetched record may raise ``CorruptRecord`` if its batch's records do not match
-    the batch's CRC-checked header, which only a broken producer can cause.
+    Immutable (the fields are read-only properties); equal to another ``ConsumerRecord``
+    with the same fields (records built by the constructor and records read from a
+    broker compare alike); not hashable, as ``headers`` is a list; pickled as its fields.
+    Reading a field of a fetched record may raise ``CorruptRecord`` if its batch's
+    records do not match the batch's CRC-checked header, which only a broken producer
+    can cause.
 
     A fetched record keeps its batch alive: the fetch answer's bytes until the batch is
     decoded, the batch's decoded columns after. An application that holds on to a few
