@@ -65,14 +65,24 @@ class LazyBatch:
         return self.header.records_count == self.header.last_offset_delta + 1
 
     def decode(self) -> RecordColumns:
-        """The batch's records as columns, decoded on the first call; the bytes are let go of then."""
+        """The batch's records as columns, decoded on the first call; the bytes are let go of then.
+
+        Records may be read from several threads (``SyncConsumer``'s callers): two first
+        reads at once both decode, and either result is kept; ``columns`` is set before
+        the bytes are dropped, so a reader that finds no bytes finds the columns.
+        """
         columns = self.columns
-        if columns is None:
-            assert self._view is not None
-            columns = decode_columns(self._view)
-            self._check_offsets(columns.offsets)
-            self.columns = columns
-            self._view = None
+        if columns is not None:
+            return columns
+        view = self._view
+        if view is None:
+            columns = self.columns
+            assert columns is not None
+            return columns
+        columns = decode_columns(view)
+        self._check_offsets(columns.offsets)
+        self.columns = columns
+        self._view = None
         return columns
 
     def _check_offsets(self, offsets: list[int]) -> None:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 import pickle
 import struct
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
 
 import pytest
 
 from broker.client.types import FetchResult, TopicPartition
 from broker.errors import CorruptRecord
-from broker.record.codec import LOG_APPEND_TIME, Record, encode_batch, iter_batches_with_records
+from broker.record.codec import LOG_APPEND_TIME, Record, RecordColumns, encode_batch, iter_batches_with_records
 from broker.record.compression import GZIP, LZ4, NONE, ZSTD
 from broker.record.header import (
     ATTRIBUTES_OFFSET,
@@ -19,6 +24,7 @@ from broker.record.header import (
     TRANSACTIONAL_MASK,
     crc32c,
 )
+from broker.record.lazy import LazyBatch, checked_batch
 from broker.storage.compacted_batch import BatchSpan, encode_span
 from consumer.fetch_buffer import CompletedFetch, Taken
 from consumer.records import ConsumerRecord
@@ -253,3 +259,41 @@ def test_a_fetched_record_is_a_consumer_record_like_a_constructed_one() -> None:
     with pytest.raises(TypeError):
         hash(fetched)
     assert ConsumerRecord("t", 0, 1, TS, 0, None, None).headers == []
+
+
+def test_a_first_read_overtaken_by_another_threads_decode_gets_its_columns() -> None:
+    """Thread B finds the batch undecoded, thread A decodes it and drops its bytes, then B goes on."""
+    header, view = checked_batch(memoryview(encode_batch([(b"k", b"v", (), TS)] * 3, base_offset=0)), 0)
+    batch = LazyBatch(view, header)
+    source, first_line = inspect.getsourcelines(LazyBatch.decode)
+    pause_at = first_line + next(i for i, line in enumerate(source) if line.strip() == "view = self._view")
+    paused, resume = threading.Event(), threading.Event()
+
+    def trace(frame: FrameType, event: str, arg: object) -> Callable[..., object] | None:
+        if frame.f_code is not LazyBatch.decode.__code__:
+            return None
+
+        def on_line(frame: FrameType, event: str, arg: object) -> Callable[..., object]:
+            if event == "line" and frame.f_lineno == pause_at:
+                paused.set()
+                resume.wait(10)
+            return on_line
+
+        return on_line
+
+    results: list[RecordColumns] = []
+
+    def read() -> None:
+        sys.settrace(trace)
+        try:
+            results.append(batch.decode())
+        finally:
+            sys.settrace(None)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert paused.wait(10)
+    decoded = batch.decode()
+    resume.set()
+    reader.join(10)
+    assert results == [decoded] and results[0] is decoded and decoded.values == [b"v"] * 3
