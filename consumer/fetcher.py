@@ -382,8 +382,7 @@ class Fetcher:
         assert state.position is not None
         result = completed.take(state.position, budget, state.last_leader_epoch)
         if result.records:
-            last = result.records[-1]
-            self._subscriptions.advance(tp, last.offset + 1, last.leader_epoch)
+            self._subscriptions.advance(tp, result.consumed_to, result.leader_epoch)
             taken.setdefault(tp, []).extend(result.records)
         if result.divergent_offset is not None:
             reason = f"a batch at offset {result.divergent_offset} has an older leader epoch than records before it"
