@@ -22,6 +22,7 @@ import aiohttp
 import structlog
 
 from broker.errors import HighwaterError
+from broker.replica_io import trace
 from broker.replica_io.partition import Partition
 from broker.replication import FetchRequestFields, PartitionFetchResponse, fetched_last_offset
 from broker.replication.fetch_wire import (
@@ -127,6 +128,15 @@ class ReplicaFetcher:
             partitions=partitions,
         )
         timeout = aiohttp.ClientTimeout(total=self._max_wait_ms / 1000 + 10)
+        if trace.enabled():
+            for fp in partitions:
+                trace.trace(
+                    "follower.fetch_sent",
+                    topic=fp.topic,
+                    partition=fp.partition,
+                    offset=fp.fetch_offset - 1,
+                    leader_epoch=fp.current_leader_epoch,
+                )
         async with self._session.post(
             f"{url}/internal/fetch",
             data=encode_request(request),
@@ -139,6 +149,15 @@ class ReplicaFetcher:
                     reply.request_info, (), status=reply.status, message=body[:200].decode(errors="replace")
                 )
         responses = decode_response(body)
+        if trace.enabled():
+            for answer in responses:
+                if answer.records:
+                    trace.trace(
+                        "follower.fetch_received",
+                        topic=answer.topic,
+                        partition=answer.partition,
+                        offset=fetched_last_offset(answer.records),
+                    )
         if len(responses) != len(partitions):
             raise aiohttp.ClientPayloadError(f"fetch answered {len(responses)} of {len(partitions)} partitions")
         return responses
