@@ -204,3 +204,20 @@ async def test_a_fetch_behind_the_log_end_reads_in_the_executor(tmp_path: Path, 
     [answer] = await serve_replica_fetch(_fetch(0), lambda topic, number: partition, lambda broker_id: BROKER_EPOCH)
     assert answer.records == partition.log.read(0, 1 << 20).data
     assert executor.names == ["read"]
+
+
+# ----------------------------------------------------------------- group commit
+
+
+async def test_a_group_commit_on_an_idle_log_submits_its_fsync_in_the_call(tmp_path: Path, executor) -> None:
+    """The lone acks=all producer's fsync starts before the loop runs the follower fetch it woke."""
+    partition = _partition(tmp_path, broker_id=1, leader=1)
+    await partition.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
+    flusher = GroupCommitFlusher()
+    first = asyncio.create_task(flusher.flush(partition.log))
+    await asyncio.sleep(0)
+    assert executor.names == ["flush"], "submitted in the first step of the caller, no driver turn in between"
+    joined = [asyncio.create_task(flusher.flush(partition.log)) for _ in range(3)]
+    await asyncio.gather(first, *joined)
+    assert executor.names == ["flush", "flush"], "the three that arrived while it ran share one more fsync"
+    assert partition.log.recovery_point == 1
