@@ -413,6 +413,15 @@ class Partition:
         so before the next fetch tells the leader they are here (the leader raises the
         HW on it; without the fsync a power loss on the followers drops acknowledged
         records — found by tests/simulation).
+
+        The order is append, fsync, then (back in the fetcher) the next fetch at once,
+        Kafka's fetch-again-immediately with the fsync in between. The fetch offset is
+        all the leader learns, so it cannot run ahead of the fsync. Fetching before
+        the fsync and reporting a durable offset separately saves nothing for a lone
+        produce: the only request in flight is then parked at the leader, so the
+        durable offset would reach it one more round trip later. What is overlapped
+        is the leader's own fsync, submitted right after its append, beside the
+        fetch the append woke (``GroupCommitFlusher``).
         """
         ready = self.core.on_fetch_response(sent, response, self.log_view())
         loop = asyncio.get_running_loop()
