@@ -10,6 +10,13 @@ record within one round trip.
 
 What each partition is answered (refused, a diverging epoch, records from an offset)
 is decided by the pure ``PartitionReplica``; this module reads the bytes and waits.
+
+Where a read runs: a fetch that starts at the leader's LEO (a caught-up follower) reads
+on the event loop, capped at ``TAIL_READ_MAX_BYTES`` (one whole batch at least, as
+every read): at the LEO the read returns nothing without touching the disk, and after
+the long poll wakes it returns what was appended meanwhile, still in the page cache.
+Sending that at once, without a hop to the executor and back, is what a lone acks=all
+produce waits for. A follower behind the LEO may read cold data: the executor.
 The follower's broker epoch (KIP-903) is checked per partition by the core against
 the epoch this broker's metadata holds for that follower (``RegisteredBrokerEpoch``);
 this module only passes the two numbers.
@@ -23,11 +30,15 @@ from collections.abc import Callable
 
 from broker.errors import HighwaterError, NotLeaderOrFollower
 from broker.replica_io.partition import Partition
+from broker.replica_io.trace import trace
 from broker.replication import FetchRequestFields
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
 from broker.waiting import wait_event
 
 PartitionLookup = Callable[[str, int], "Partition | None"]
+TAIL_READ_MAX_BYTES = 256 * 1024
+"""The most a caught-up follower's fetch reads on the event loop (a page-cache copy)."""
+
 RegisteredBrokerEpoch = Callable[[int], int]
 """Broker id -> its broker epoch in the metadata seen here, or ``UNKNOWN_BROKER_EPOCH``."""
 
@@ -51,6 +62,14 @@ def _record_fetch(
     A partition this broker does not know yet (its record has not arrived here) is a
     retriable NOT_LEADER_OR_FOLLOWER, as Kafka answers, so the follower retries.
     """
+    trace(
+        "leader.fetch_received",
+        topic=fp.topic,
+        partition=fp.partition,
+        replica_id=request.replica_id,
+        offset=fp.fetch_offset - 1,
+        leader_epoch=fp.current_leader_epoch,
+    )
     partition = lookup(fp.topic, fp.partition)
     if partition is None:
         return _error_response(
@@ -80,11 +99,16 @@ def _record_fetch(
     return fp.fetch_offset
 
 
-async def _read(partition: Partition, fp: FetchPartition, offset: int, max_bytes: int) -> FetchPartitionResponse:
-    loop = asyncio.get_running_loop()
+async def _read(
+    partition: Partition, fp: FetchPartition, offset: int, max_bytes: int, *, at_tail: bool
+) -> FetchPartitionResponse:
+    """The batches from ``offset``; on the event loop when the fetch started at the LEO (``at_tail``)."""
     high_watermark = partition.high_watermark
     try:
-        result = await loop.run_in_executor(None, partition.log.read, offset, max_bytes, None)
+        if at_tail:
+            result = partition.log.read(offset, min(max_bytes, TAIL_READ_MAX_BYTES), None)
+        else:
+            result = await asyncio.get_running_loop().run_in_executor(None, partition.log.read, offset, max_bytes, None)
     except HighwaterError as error:
         return _error_response(fp, error, partition)
     return FetchPartitionResponse(
@@ -107,7 +131,7 @@ async def serve_replica_fetch(
     watched: list[Partition] = []
     try:
         answers: dict[int, FetchPartitionResponse] = {}
-        to_read: dict[int, tuple[Partition, FetchPartition, int]] = {}
+        to_read: dict[int, tuple[Partition, FetchPartition, int, bool]] = {}
         for index, fp in enumerate(request.partitions):
             outcome = _record_fetch(request, fp, lookup, follower_broker_epoch)
             if isinstance(outcome, FetchPartitionResponse):
@@ -117,18 +141,19 @@ async def serve_replica_fetch(
                 assert partition is not None  # _record_fetch answered for a partition not found
                 partition.appended.register(appended)
                 watched.append(partition)
-                to_read[index] = (partition, fp, outcome)
+                to_read[index] = (partition, fp, outcome, outcome >= partition.log_end_offset)
         while True:
             appended.clear()
             for partition in watched:
                 partition.appended.register(appended)
-            for index, (partition, fp, offset) in to_read.items():
-                answers[index] = await _read(partition, fp, offset, request.max_bytes)
+            for index, (partition, fp, offset, at_tail) in to_read.items():
+                answers[index] = await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail)
             has_news = len(to_read) < len(request.partitions) or any(a.records for a in answers.values())
             remaining = deadline - time.monotonic()
             if has_news or remaining <= 0:
                 return [answers[i] for i in range(len(request.partitions))]
             await wait_event(appended, remaining)
+            trace("leader.fetch_woken", replica_id=request.replica_id)
     finally:
         for partition in watched:
             partition.appended.unregister(appended)

@@ -8,6 +8,14 @@ the default executor (the event loop never blocks on a write or an fsync), futur
 for waiting acks=all produces, a timer for their deadlines, ISR proposals sent to the
 metadata store, and wake-ups for long-poll readers.
 
+Where disk work runs: an fsync always runs in the executor. A small append (at most
+``INLINE_APPEND_MAX_BYTES``, no epoch checkpoint to write, no producer state to load
+from the log) is a ``write`` to the page cache, a few microseconds, while a hop to the
+executor and back costs a thread wake-up and a loop wake-up, hundreds of microseconds
+on a busy host; such appends run on the event loop. Anything that may read the disk or
+fsync (a large batch, a new leader epoch's checkpoint, loading producer state) stays
+in the executor.
+
 One task at a time owns the state: everything runs on the event loop, and an
 ``asyncio.Lock`` (``_log_lock``) serialises every log mutation — leader appends,
 follower appends and truncations — so offsets are assigned in admission order.
@@ -35,6 +43,7 @@ from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
 from broker.record.header import iter_batches
 from broker.replica_io.signal import Signal
+from broker.replica_io.trace import trace
 from broker.replication import (
     AppendRecords,
     FetchOutcome,
@@ -56,6 +65,9 @@ from broker.storage.producer_state import ProducerStateManager, is_idempotent
 from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
+
+INLINE_APPEND_MAX_BYTES = 64 * 1024
+"""Appends up to this many bytes are written from the event loop (see the module docstring)."""
 
 IsrProposer = Callable[[ProposeIsr], Awaitable["PartitionRecord | None"]]
 """Writes an ISR change as compare-and-set; returns the committed record or None if refused."""
@@ -178,6 +190,7 @@ class Partition:
         if ready.propose_isr is not None:
             self._isr_task = asyncio.create_task(self._run_isr_proposal(ready.propose_isr))
         if ready.high_watermark_moved:
+            trace("leader.hw_raised", topic=self.topic, partition=self.partition, high_watermark=self.high_watermark)
             self.hw_moved.notify()
         if ready.role_changed:
             self.appended.notify()
@@ -245,21 +258,49 @@ class Partition:
         loop = asyncio.get_running_loop()
         async with self._log_lock:
             leader_epoch = self.core.require_leader().leader_epoch
-            outcome = await loop.run_in_executor(None, self._append_locked, batch, leader_epoch)
+            start_ns = time.monotonic_ns()
+            if self._leader_append_is_cheap(batch, leader_epoch):
+                outcome = self._append_locked(batch, leader_epoch)
+            else:
+                outcome = await loop.run_in_executor(None, self._append_locked, batch, leader_epoch)
+            trace(
+                "leader.appended",
+                topic=self.topic,
+                partition=self.partition,
+                offset=outcome.last_offset,
+                leader_epoch=leader_epoch,
+                start_ns=start_ns,
+            )
             self._perform(self.core.on_appended(leader_epoch, self.log.log_end_offset, now_ms()))
         self.appended.notify()
         if acks_all:
             if self.core.flush_before_acknowledging():
                 self.core.on_flush_started()
+                trace("leader.fsync_start", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
                 try:
                     await self._flusher.flush(self.log)
                 finally:
+                    trace("leader.fsync_end", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
                     self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
             await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
+            trace("leader.acked", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
         return outcome
 
+    def _leader_append_is_cheap(self, batch: bytes, leader_epoch: int) -> bool:
+        """Whether appending ``batch`` as leader only writes to the page cache.
+
+        Not when it is large, when ``leader_epoch`` is new to the log (the append would
+        write and fsync the epoch checkpoint) or when an idempotent batch needs the
+        producer state loaded from the log first.
+        """
+        if len(batch) > INLINE_APPEND_MAX_BYTES or self.log.epoch_cache.latest_epoch != leader_epoch:
+            return False
+        return self._producers is not None or not any(
+            is_idempotent(header) for header in iter_batches(batch, check_crc=False)
+        )
+
     def _append_locked(self, batch: bytes, leader_epoch: int) -> AppendOutcome:
-        """In the executor, under the log lock: dedupe an idempotent retry, else append.
+        """Under the log lock, on the loop or in the executor: dedupe an idempotent retry, else append.
 
         A retried batch (same producer, epoch and sequences as one of the last five) is
         answered with its original offsets and not written again (KIP-98).
@@ -372,12 +413,28 @@ class Partition:
         so before the next fetch tells the leader they are here (the leader raises the
         HW on it; without the fsync a power loss on the followers drops acknowledged
         records — found by tests/simulation).
+
+        The order is append, fsync, then (back in the fetcher) the next fetch at once,
+        Kafka's fetch-again-immediately with the fsync in between. The fetch offset is
+        all the leader learns, so it cannot run ahead of the fsync. Fetching before
+        the fsync and reporting a durable offset separately saves nothing for a lone
+        produce: the only request in flight is then parked at the leader, so the
+        durable offset would reach it one more round trip later. What is overlapped
+        is the leader's own fsync, submitted right after its append, beside the
+        fetch the append woke (``GroupCommitFlusher``).
         """
         ready = self.core.on_fetch_response(sent, response, self.log_view())
         loop = asyncio.get_running_loop()
         for action in ready.log_actions:
             if isinstance(action, AppendRecords):
                 await self._append_as_follower(records, action.expected_base_offset)
+                trace(
+                    "follower.appended",
+                    topic=self.topic,
+                    partition=self.partition,
+                    offset=self.log.log_end_offset - 1,
+                    leader_epoch=sent.current_leader_epoch,
+                )
             elif isinstance(action, TruncateTo):
                 async with self._log_lock:
                     await loop.run_in_executor(None, self.log.truncate_to, action.offset)
@@ -389,6 +446,7 @@ class Partition:
                 await loop.run_in_executor(None, self.log.advance_log_start_offset, action.log_start_offset)
         if ready.flush:
             await loop.run_in_executor(None, self.log.flush)
+            trace("follower.fsynced", topic=self.topic, partition=self.partition, offset=self.log.recovery_point - 1)
         self._perform(ready)
         return ready.backoff
 
@@ -402,4 +460,18 @@ class Partition:
                     log_start_offset=self.log.log_start_offset,
                     log_end_offset=self.log.log_end_offset,
                 )
-            await loop.run_in_executor(None, self.log.append_as_follower, records)
+            if _follower_append_is_cheap(records, self.log.epoch_cache.latest_epoch):
+                self.log.append_as_follower(records)
+            else:
+                await loop.run_in_executor(None, self.log.append_as_follower, records)
+
+
+def _follower_append_is_cheap(records: bytes, latest_epoch: int) -> bool:
+    """Whether a follower append of ``records`` only writes to the page cache.
+
+    Not when it is large, or when a batch carries an epoch newer than the log's latest:
+    the append would then write and fsync the epoch checkpoint.
+    """
+    if len(records) > INLINE_APPEND_MAX_BYTES:
+        return False
+    return all(header.partition_leader_epoch <= latest_epoch for header in iter_batches(records, check_crc=False))

@@ -34,6 +34,7 @@ from broker.error_table import error_body
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
 from broker.record.codec import LOG_APPEND_TIME, validate_produced_batches
 from broker.record.header import read_header
+from broker.replica_io.trace import trace
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Body, Operation, Reply, RouteTable, query_param
 from broker.server.json_records import (
     BatchEntry,
@@ -274,6 +275,7 @@ async def produce_binary(request: web.Request) -> web.Response:
     ``log_append_time`` is -1 for a CreateTime batch, as in Kafka's ProduceResponse:
     the time the log noted is then not the records' timestamp.
     """
+    entered_ns = time.monotonic_ns()
     node = node_of(request)
     topic = request.match_info["topic_name"]
     partition = partition_param(request)
@@ -297,6 +299,7 @@ async def produce_binary(request: web.Request) -> web.Response:
         }
         return await throttled_json(body, delay_ms, status=202)
     result = await node.produce(topic, partition, batch, acks, timeout_ms, forward=False)
+    trace("produce.answered", topic=topic, partition=partition, offset=result.last_offset, entered_ns=entered_ns)
     body = {
         "cluster_id": node.cluster_id,
         "topic_name": topic,

@@ -1,0 +1,30 @@
+"""Latency trace points of an acks=all produce: ``trace.*`` structlog events at debug level.
+
+Each event carries ``t_ns`` from ``time.monotonic_ns()`` (one clock for every process
+on a host), the topic, the partition and the offsets it concerns, so
+``broker.bench.latency_trace`` can join the events of three brokers into the budget
+of one request. When debug is off a trace point costs one ``isEnabledFor`` check (a
+cached level lookup, well under a microsecond): the structlog chain is not entered.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import structlog
+
+_stdlib = logging.getLogger(__name__)
+_log = structlog.get_logger(__name__)
+
+
+def enabled() -> bool:
+    """Whether trace events are emitted; lets a caller skip building costly fields."""
+    return _stdlib.isEnabledFor(logging.DEBUG)
+
+
+def trace(event: str, **fields: Any) -> None:
+    """Emit ``trace.<event>`` stamped now, when this module logs at debug level."""
+    if _stdlib.isEnabledFor(logging.DEBUG):
+        _log.debug(f"trace.{event}", t_ns=time.monotonic_ns(), **fields)

@@ -1,0 +1,223 @@
+"""Which disk work of a replica runs on the event loop and which in the executor.
+
+Rule (``broker.replica_io.partition`` and ``fetch_handler`` docstrings): a small append
+and a caught-up follower's tail read are page-cache copies and run on the loop, which
+saves a lone acks=all produce two thread hops per replica; an fsync, a large append,
+an append that writes the epoch checkpoint, loading producer state and a read that may
+touch cold data stay in the executor. The executor here is a real thread pool that
+notes what it was given, so the tests see where each piece ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from broker.acks import Acks
+from broker.cluster.records import PartitionRecord
+from broker.record.codec import encode_batch
+from broker.record.header import stamp
+from broker.replica_io.fetch_handler import serve_replica_fetch
+from broker.replica_io.partition import INLINE_APPEND_MAX_BYTES, Partition
+from broker.replication import PartitionFetchResponse
+from broker.replication.fetch_wire import FetchPartition, FetchRequest
+from broker.storage.flusher import GroupCommitFlusher
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import FLUSH_FSYNC, LogConfig
+
+TOPIC = "orders"
+LEADER_EPOCH = 3
+BROKER_EPOCH = 5
+
+
+class NotingExecutor(ThreadPoolExecutor):
+    """A thread pool that keeps the name of every function submitted to it."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.names: list[str] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        self.names.append(_name(fn, args))
+        return super().submit(fn, *args, **kwargs)
+
+
+def _name(fn: Callable[..., Any], args: tuple) -> str:
+    """``asyncio.to_thread`` submits ``partial(context.run, func)``: name ``func``."""
+    if isinstance(fn, functools.partial):
+        return _name(fn.args[0], fn.args[1:]) if fn.func.__name__ == "run" else _name(fn.func, fn.args)
+    return fn.__name__
+
+
+@pytest.fixture
+async def executor():
+    noting = NotingExecutor()
+    asyncio.get_running_loop().set_default_executor(noting)
+    yield noting
+
+
+async def _no_isr_proposals(proposal):
+    return None
+
+
+def _partition(tmp_path: Path, *, broker_id: int, leader: int) -> Partition:
+    log = PartitionLog.open(tmp_path / "orders-0", LogConfig(flush_policy=FLUSH_FSYNC), topic=TOPIC, partition=0)
+    partition = Partition(
+        TOPIC,
+        0,
+        log,
+        GroupCommitFlusher(),
+        local_broker_id=broker_id,
+        replica_lag_time_max_ms=10_000,
+        propose_isr=_no_isr_proposals,
+        high_watermark=0,
+    )
+    record = PartitionRecord(
+        topic=TOPIC,
+        partition=0,
+        leader=leader,
+        leader_epoch=LEADER_EPOCH,
+        partition_epoch=7,
+        replicas=[1, 2, 3],
+        isr=[1, 2, 3],
+    )
+    partition.apply_record(record, min_insync_replicas=2)
+    return partition
+
+
+# ----------------------------------------------------------------------- leader
+
+
+async def test_a_small_leader_append_is_written_from_the_event_loop(tmp_path: Path, executor) -> None:
+    partition = _partition(tmp_path, broker_id=1, leader=1)
+    outcome = await partition.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ONE, timeout_ms=1_000)
+    assert (outcome.base_offset, outcome.last_offset) == (0, 1)
+    assert partition.log_end_offset == 2
+    assert "_append_locked" not in executor.names
+
+
+async def test_a_large_leader_append_is_written_in_the_executor(tmp_path: Path, executor) -> None:
+    partition = _partition(tmp_path, broker_id=1, leader=1)
+    await partition.append(encode_batch([(None, b"x" * INLINE_APPEND_MAX_BYTES)]), Acks.ONE, timeout_ms=1_000)
+    assert partition.log_end_offset == 1
+    assert executor.names.count("_append_locked") == 1
+
+
+async def test_an_idempotent_append_loads_producer_state_in_the_executor_once(tmp_path: Path, executor) -> None:
+    partition = _partition(tmp_path, broker_id=1, leader=1)
+    for sequence in (0, 1):
+        batch = encode_batch([(None, b"v")], producer_id=42, producer_epoch=0, base_sequence=sequence)
+        await partition.append(batch, Acks.ONE, timeout_ms=1_000)
+    assert partition.log_end_offset == 2
+    assert executor.names.count("_append_locked") == 1, "the first reads the log for producer state, not the second"
+    retry = encode_batch([(None, b"v")], producer_id=42, producer_epoch=0, base_sequence=1)
+    assert (await partition.append(retry, Acks.ONE, timeout_ms=1_000)).base_offset == 1
+    assert partition.log_end_offset == 2, "a retried batch is still answered with its offsets, not written again"
+
+
+# --------------------------------------------------------------------- follower
+
+
+def _leader_batch(base_offset: int, value: bytes = b"v") -> bytes:
+    batch = bytearray(encode_batch([(None, value)]))
+    stamp(batch, 0, base_offset, LEADER_EPOCH)
+    return bytes(batch)
+
+
+async def _fetch_once(partition: Partition, batch: bytes, last_offset: int) -> None:
+    fields = await partition.fetch_request()
+    assert fields is not None
+    response = PartitionFetchResponse(
+        high_watermark=0, log_start_offset=0, log_end_offset=last_offset + 1, records_last_offset=last_offset
+    )
+    assert not await partition.apply_fetch_response(fields, response, batch)
+
+
+async def test_a_follower_appends_on_the_loop_and_fsyncs_in_the_executor(tmp_path: Path, executor) -> None:
+    partition = _partition(tmp_path, broker_id=2, leader=1)
+    await _fetch_once(partition, _leader_batch(0), 0)
+    assert executor.names == ["append_as_follower", "flush"], "a new epoch writes the epoch checkpoint: executor"
+    executor.names.clear()
+    await _fetch_once(partition, _leader_batch(1), 1)
+    assert executor.names == ["flush"]
+    assert partition.log.log_end_offset == partition.log.recovery_point == 2
+
+
+async def test_a_large_follower_append_runs_in_the_executor(tmp_path: Path, executor) -> None:
+    partition = _partition(tmp_path, broker_id=2, leader=1)
+    await _fetch_once(partition, _leader_batch(0), 0)
+    executor.names.clear()
+    await _fetch_once(partition, _leader_batch(1, b"x" * INLINE_APPEND_MAX_BYTES), 1)
+    assert executor.names == ["append_as_follower", "flush"]
+    assert partition.log.recovery_point == 2
+
+
+# ------------------------------------------------------------- leader: fetches
+
+
+def _fetch(fetch_offset: int) -> FetchRequest:
+    return FetchRequest(
+        replica_id=2,
+        broker_epoch=BROKER_EPOCH,
+        max_wait_ms=10_000,
+        max_bytes=1 << 20,
+        partitions=[
+            FetchPartition(
+                topic=TOPIC,
+                partition=0,
+                fetch_offset=fetch_offset,
+                last_fetched_epoch=LEADER_EPOCH,
+                current_leader_epoch=LEADER_EPOCH,
+                log_start_offset=0,
+            )
+        ],
+    )
+
+
+async def test_a_parked_tail_fetch_is_answered_from_the_loop_at_the_append(tmp_path: Path, executor) -> None:
+    partition = _partition(tmp_path, broker_id=1, leader=1)
+    await partition.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
+    executor.names.clear()
+    parked = asyncio.create_task(
+        serve_replica_fetch(_fetch(1), lambda topic, number: partition, lambda broker_id: BROKER_EPOCH)
+    )
+    await asyncio.sleep(0)
+    assert not parked.done(), "nothing past the follower's offset yet: the fetch long-polls"
+    await partition.append(encode_batch([(None, b"b")]), Acks.ONE, timeout_ms=1_000)
+    async with asyncio.timeout(5):
+        [answer] = await parked
+    assert answer.error is None and answer.records
+    assert answer.records == partition.log.read(1, 1 << 20).data
+    assert executor.names == [], "neither the append nor the tail read hopped to a thread"
+
+
+async def test_a_fetch_behind_the_log_end_reads_in_the_executor(tmp_path: Path, executor) -> None:
+    partition = _partition(tmp_path, broker_id=1, leader=1)
+    await partition.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ONE, timeout_ms=1_000)
+    executor.names.clear()
+    [answer] = await serve_replica_fetch(_fetch(0), lambda topic, number: partition, lambda broker_id: BROKER_EPOCH)
+    assert answer.records == partition.log.read(0, 1 << 20).data
+    assert executor.names == ["read"]
+
+
+# ----------------------------------------------------------------- group commit
+
+
+async def test_a_group_commit_on_an_idle_log_submits_its_fsync_in_the_call(tmp_path: Path, executor) -> None:
+    """The lone acks=all producer's fsync starts before the loop runs the follower fetch it woke."""
+    partition = _partition(tmp_path, broker_id=1, leader=1)
+    await partition.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
+    flusher = GroupCommitFlusher()
+    first = asyncio.create_task(flusher.flush(partition.log))
+    await asyncio.sleep(0)
+    assert executor.names == ["flush"], "submitted in the first step of the caller, no driver turn in between"
+    joined = [asyncio.create_task(flusher.flush(partition.log)) for _ in range(3)]
+    await asyncio.gather(first, *joined)
+    assert executor.names == ["flush", "flush"], "the three that arrived while it ran share one more fsync"
+    assert partition.log.recovery_point == 1

@@ -1,0 +1,46 @@
+"""The ``trace.*`` latency points: stamped events at debug level, nothing otherwise.
+
+``broker.bench.latency_trace`` joins these events across brokers by topic, partition
+and offset and subtracts their ``t_ns``; when debug is off a trace point must not
+reach structlog at all (it sits on every produce and fetch).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+
+import pytest
+from structlog.testing import capture_logs
+
+from broker.replica_io import trace
+
+
+@pytest.fixture
+def trace_level() -> Iterator[logging.Logger]:
+    logger = logging.getLogger(trace.__name__)
+    level = logger.level
+    yield logger
+    logger.setLevel(level)
+
+
+def test_a_trace_point_at_debug_is_an_event_stamped_with_the_monotonic_clock(trace_level: logging.Logger) -> None:
+    trace_level.setLevel(logging.DEBUG)
+    before = time.monotonic_ns()
+    with capture_logs() as events:
+        trace.trace("leader.appended", topic="orders", partition=0, offset=7)
+    after = time.monotonic_ns()
+    assert trace.enabled()
+    [event] = events
+    assert event["event"] == "trace.leader.appended"
+    assert (event["topic"], event["partition"], event["offset"]) == ("orders", 0, 7)
+    assert before <= event["t_ns"] <= after
+
+
+def test_a_trace_point_above_debug_emits_nothing(trace_level: logging.Logger) -> None:
+    trace_level.setLevel(logging.INFO)
+    with capture_logs() as events:
+        trace.trace("leader.appended", topic="orders", partition=0, offset=7)
+    assert not trace.enabled()
+    assert events == []
