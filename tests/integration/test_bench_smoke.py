@@ -10,23 +10,10 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Path) -> None:
-    results_file = tmp_path / "bench.json"
+def _bench(arguments: list[str], results_file: Path) -> subprocess.CompletedProcess[str]:
+    """``highwater bench ARGUMENTS --quiet --json RESULTS_FILE`` in a process of its own; it must succeed."""
     completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "broker.cli",
-            "bench",
-            "produce",
-            "--spawn",
-            "1",
-            "--count",
-            "2000",
-            "--quiet",
-            "--json",
-            str(results_file),
-        ],
+        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
@@ -34,6 +21,12 @@ def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Pat
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed
+
+
+def test_bench_produce_on_a_spawned_broker_writes_positive_figures(tmp_path: Path) -> None:
+    results_file = tmp_path / "bench.json"
+    completed = _bench(["produce", "--spawn", "1", "--count", "2000"], results_file)
     document = json.loads(results_file.read_text())
     [scenario] = document["scenarios"]
     assert scenario["name"] == "produce 100 B RF1 acks=all"
@@ -51,15 +44,7 @@ def test_bench_raw_load_posts_pre_encoded_batches_and_reports_client_cpu(tmp_pat
     results_file = tmp_path / "bench.json"
     arguments = ["produce", "--spawn", "1", "--load", "raw", "--count", "2500", "--batch-records", "400"]
     arguments += ["--producers", "3", "--partitions", "2"]
-    completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    completed = _bench(arguments, results_file)
     [scenario] = json.loads(results_file.read_text())["scenarios"]
     assert scenario["name"] == "produce 100 B RF1 acks=all raw"
     [run] = scenario["runs"]
@@ -78,15 +63,7 @@ def test_bench_e2e_on_three_spawned_secured_brokers_replicates_and_reads_back(tm
     results_file = tmp_path / "bench.json"
     arguments = ["e2e", "--spawn", "3", "--replication-factor", "3", "--acks", "all", "--tls", "--basic-auth"]
     arguments += ["--count", "2000"]
-    completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    _bench(arguments, results_file)
     document = json.loads(results_file.read_text())
     assert document["target"] == "3 spawned TLS basic-auth brokers"
     [scenario] = document["scenarios"]
@@ -98,15 +75,7 @@ def test_bench_e2e_on_three_spawned_secured_brokers_replicates_and_reads_back(tm
 def test_bench_latency_measures_the_broker_next_to_an_echo_round_trip(tmp_path: Path) -> None:
     results_file = tmp_path / "latency.json"
     arguments = ["latency", "--spawn", "1", "--count", "60", "--target-rate", "400", "--load", "raw"]
-    completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    completed = _bench(arguments, results_file)
     document = json.loads(results_file.read_text())
     assert document["name"] == "produce 100 B RF1 acks=all @400/s raw lone"
     for run in ("broker_latency", "echo_latency"):
@@ -121,15 +90,7 @@ def test_bench_scale_steps_through_partitions_and_connections_with_rss_and_plots
     plots = tmp_path / "plots"
     arguments = ["scale", "--spawn", "1", "--replication-factor", "1", "--partitions", "1,2", "--connections", "1,2"]
     arguments += ["--duration-s", "0.3", "--batch-records", "100", "--plot-dir", str(plots)]
-    completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    completed = _bench(arguments, results_file)
     sweeps = json.loads(results_file.read_text())["sweeps"]
     assert [step["connections"] for step in sweeps["connections"]["steps"]] == [1, 2]
     assert [step["partitions"] for step in sweeps["partitions"]["steps"]] == [1, 2]
