@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -53,7 +54,18 @@ class SendManyResult:
         return self.count
 
     def __getitem__(self, index: int) -> RecordMetadata:
-        return self.metadata()[index]
+        """Record ``index``'s metadata, found among the segments (each holds ascending positions)."""
+        if self._by_index is not None:
+            return self._by_index[index]
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        for segment in self.segments:
+            indices = segment.indices
+            position = bisect_left(indices, index)
+            if position < len(indices) and indices[position] == index:
+                offset = UNKNOWN_OFFSET if segment.base_offset == UNKNOWN_OFFSET else segment.base_offset + position
+                return RecordMetadata(self.topic, segment.partition, offset, segment.timestamp)
+        raise IndexError(index)
 
     def metadata(self) -> list[RecordMetadata]:
         """Every record's ``RecordMetadata``, in the order they were given to ``send_many``."""

@@ -16,8 +16,8 @@ class ProducerSettings(BaseProducerSettings):
         500,
         ge=0,
         description=(
-            "send() also waits while its partition's oldest unsent batch has waited this long beyond "
-            "linger_ms, so a saturated producer queues this much time of records, not seconds; None: "
-            "only buffer_memory bounds the queue"
+            "send() also waits while the oldest unacknowledged batch is older than linger_ms plus this, "
+            "so a saturated producer holds about this much time of records, not seconds; None: only "
+            "buffer_memory bounds what is outstanding"
         ),
     )
