@@ -6,7 +6,14 @@
 ``send`` returns once the record sits in its partition's batch (it waits only for
 metadata and, under back-pressure, for ``buffer_memory``); the returned future
 resolves to ``RecordMetadata`` when the leader acknowledges the batch, or to the
-error that ended it. The ``Sender`` task does all network work.
+error that ended it. The ``Sender`` task does most network work; a batch that is
+ready the moment a record joins it (full, or ``linger_ms=0``) is handed to its request
+task by ``send`` itself, so a lone record costs no extra loop turn.
+
+Cost per record: ``send_many`` appends a list of values as column slices with one
+future per call (``SendManyResult``: offsets computed on demand); ``send(...,
+want_future=False)`` skips the future. Back-pressure is by bytes (``buffer_memory``)
+and by time (``max_queue_ms``: the oldest unacknowledged batch's age).
 
 Settings are ``config.client.ProducerSettings`` (Kafka's names and defaults), given as
 keyword arguments; the environment (``HIGHWATER_PRODUCER_*``) fills what is not given.
