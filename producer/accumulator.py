@@ -95,15 +95,17 @@ class RecordAccumulator:
             queue = self._queues[tp] = deque()
         self.buffered_bytes += size_bytes
         flags = 0
+        batch_size = self.batch_size
         batch = queue[-1] if queue else None
-        if batch is None or not batch.fits(size_bytes, self.batch_size):
+        # ``batch.fits`` inlined: this runs once per record
+        if batch is None or batch.sealed or RECORD_BATCH_OVERHEAD + batch.buffered_bytes + size_bytes > batch_size:
             flags = NEW_BATCH
             if batch is not None:
                 batch.sealed = True
                 flags |= BATCH_FULL
             batch = self._new_batch(tp, queue, now_ms)
         batch.append(key, value, headers, timestamp, size_bytes, delivery)
-        if batch.estimated_size_bytes >= self.batch_size:
+        if RECORD_BATCH_OVERHEAD + batch.buffered_bytes >= batch_size:
             batch.sealed = True
             flags |= BATCH_FULL
         return flags

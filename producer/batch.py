@@ -121,18 +121,23 @@ class ProducerBatch:
         delivery: Any,
     ) -> None:
         """Add one record (the caller checked ``fits``)."""
-        if key is not None and self.keys is None:
-            self.keys = [None] * len(self.records)
-        if self.keys is not None:
+        if key is not None or self.keys is not None:
+            if self.keys is None:
+                self.keys = [None] * len(self.records)
             self.keys.append(key)
-        if headers and self.headers is None:
-            self.headers = [()] * len(self.records)
-        if self.headers is not None:
+        if headers or self.headers is not None:
+            if self.headers is None:
+                self.headers = [()] * len(self.records)
             self.headers.append(headers or ())
         self.records.append(value)
         self.timestamps.append(timestamp)
         self.buffered_bytes += size_bytes
-        self._add_delivery(delivery, 1)
+        deliveries = self.deliveries
+        if delivery is None and deliveries and deliveries[-1] is None:
+            self.delivery_counts[-1] += 1
+        else:
+            deliveries.append(delivery)
+            self.delivery_counts.append(1)
 
     def extend(
         self,

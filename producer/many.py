@@ -53,9 +53,10 @@ class ManyChunk:
         """The batch holding this chunk was acknowledged (``base_offset`` is its first record's) or failed."""
         call = self.call
         call.pending -= 1
+        if call.future.done():
+            return
         if error is not None:
-            if not call.future.done():
-                call.future.set_exception(error)
+            call.future.set_exception(error)
             return
         call.segments.append(Segment(partition, base_offset, timestamp, self.indices))
         call._resolve_if_done()

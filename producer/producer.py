@@ -27,7 +27,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
 from itertools import accumulate
-from typing import Any, Self
+from typing import Any, Literal, Self, overload
 
 from broker.acks import Acks
 from broker.client.errors import BufferExhausted, ProducerClosed
@@ -97,12 +97,10 @@ class Producer:
             retry_backoff_ms=config.retry_backoff_ms,
             idempotent=config.enable_idempotence,
         )
-        self._sender = Sender(
-            self._client, self._accumulator, self._partitioner, options, self._complete, self._on_drained
-        )
+        self._sender = Sender(self._client, self._accumulator, self._partitioner, options, self._complete)
         self._sender_task: asyncio.Task[None] | None = None
         self._room_freed = asyncio.Event()
-        """Set when memory is freed or a batch leaves the queue: what a back-pressured send waits for."""
+        """Set when a batch finishes (memory freed, the oldest batch maybe gone): what a back-pressured send waits for."""
         self._batch_done = asyncio.Event()
         self._closed = False
         self._max_record_bytes = min(config.max_request_size, config.buffer_memory)
@@ -119,9 +117,6 @@ class Producer:
         if self._loop_ref is None:
             self._loop_ref = asyncio.get_running_loop()
         return self._loop_ref
-
-    def _on_drained(self) -> None:
-        self._room_freed.set()
 
     @property
     def client(self) -> ClusterClient:
@@ -151,6 +146,32 @@ class Producer:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
+    @overload
+    async def send(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        headers: Headers | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+        *,
+        want_future: Literal[True] = True,
+    ) -> asyncio.Future[RecordMetadata]: ...
+
+    @overload
+    async def send(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        headers: Headers | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+        *,
+        want_future: Literal[False],
+    ) -> None: ...
+
     async def send(
         self,
         topic: str,
@@ -161,7 +182,7 @@ class Producer:
         timestamp: int | None = None,
         *,
         want_future: bool = True,
-    ) -> asyncio.Future[RecordMetadata]:
+    ) -> asyncio.Future[RecordMetadata] | None:
         """Queue one record; a future of its ``RecordMetadata``. Waits only for metadata and buffer space.
 
         ``want_future=False`` skips the future (and returns ``None``): the cheapest send, for
@@ -202,7 +223,7 @@ class Producer:
         )
         if flags:
             self._dispatch(tp, flags)
-        return delivery  # type: ignore[return-value]
+        return delivery
 
     async def send_many(
         self,
@@ -221,9 +242,10 @@ class Producer:
         call) and shares the call's ``timestamp``. Records of a partition keep the call's
         order, go into batches with their sequence numbers, retries and delivery timeout
         exactly as ``send``'s do, and count against ``buffer_memory`` and ``max_queue_ms``
-        (a call larger than the free room is appended in parts, waiting in between). The
-        future fails with the first error of any of its batches; the other batches may
-        have been written.
+        (a call larger than the free room is appended in parts, waiting in between; if
+        ``max_block_ms`` runs out part-way, ``BufferExhausted`` says so and the part queued
+        is still sent). The future fails with the first error of any of its batches; the
+        other batches may have been written.
         """
         if self._closed:
             raise ProducerClosed("send_many() after close()")
@@ -248,7 +270,18 @@ class Producer:
                 part_keys = None if keys is None else [keys[index] for index in indices]
                 part_headers = None if headers is None else [headers[index] for index in indices]
                 part_sizes = [sizes[index] for index in indices]
-            await self._append_many(tp, call, indices, part_values, part_keys, part_headers, part_sizes, timestamp_ms)
+            try:
+                await self._append_many(
+                    tp, call, indices, part_values, part_keys, part_headers, part_sizes, timestamp_ms
+                )
+            except BufferExhausted as error:
+                if call.pending:
+                    call.future.cancel()
+                    raise BufferExhausted(
+                        f"{error.message}, after part of this send_many was queued; "
+                        "those records are sent, but this call reports no outcome for them"
+                    ) from error
+                raise
         call.close()
         return call.future
 
@@ -309,9 +342,10 @@ class Producer:
 
     def _dispatch(self, tp: TopicPartition, flags: int) -> None:
         """Hand the sender new work: a full batch (or any batch, with ``linger_ms=0``) is sent right
-        here, with no extra loop turn between ``send`` and the request; the sender task does the rest."""
-        if (flags & BATCH_FULL or self._linger_ms == 0) and self._sender.send_partition_now(tp):
-            return
+        here, with no extra loop turn between ``send`` and the request; the sender task is woken
+        too, for what could not go yet and for the linger timer of a new batch."""
+        if flags & BATCH_FULL or self._linger_ms == 0:
+            self._sender.send_partition_now(tp)
         self._sender.wakeup()
 
     def _fast_partition(

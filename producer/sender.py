@@ -76,15 +76,12 @@ class Sender:
         partitioner: StickyPartitioner,
         options: SendOptions,
         complete: Completion,
-        drained: Callable[[], None] = lambda: None,
     ) -> None:
         self._client = client
         self._accumulator = accumulator
         self._partitioner = partitioner
         self._options = options
         self._complete = complete
-        self._drained = drained
-        """Called when batches leave the accumulator: a send waiting on ``max_queue_ms`` may go on."""
         self.idempotent = options.idempotent
         self.producer_id = NO_PRODUCER_ID
         self.producer_epoch = NO_PRODUCER_EPOCH
@@ -141,12 +138,12 @@ class Sender:
             task.cancel()
         await asyncio.gather(*self._requests, return_exceptions=True)
 
-    def send_partition_now(self, tp: TopicPartition) -> bool:
-        """Send what ``tp`` may send, right from ``send``; False when the sender task has to do it
-        (the sender is stopping, the identity is being renewed, no leader is known, or a backoff runs)."""
-        if self._stopping or self._identity != IDENTITY_VALID:
-            return False
-        return self._send_partition(tp, now_ms(), True)
+    def send_partition_now(self, tp: TopicPartition) -> None:
+        """Send what ``tp`` may send, right from ``send`` (safe: the sender's state is only ever touched
+        on the loop, between awaits). What cannot go yet (no leader, a backoff, the in-flight limit,
+        an identity renewal, stopping) is left to the sender task."""
+        if not self._stopping and self._identity == IDENTITY_VALID:
+            self._send_partition(tp, now_ms(), True)
 
     def _send_ready(self, current_ms: int) -> int | None:
         """Send what may go now; how long until something else may (ms), or ``None``."""
@@ -182,7 +179,6 @@ class Sender:
                 if batch is not None:
                     available = self._client.metadata.available_partitions(tp.topic)
                     self._partitioner.on_batch_sent(tp.topic, tp.partition, available)
-                    self._drained()
             if batch is None:
                 return current_ms >= pipeline.backoff_until_ms
             self._stamp(batch)

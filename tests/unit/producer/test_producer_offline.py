@@ -179,3 +179,21 @@ def test_max_queue_ms_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch
     assert ProducerSettings().max_queue_ms == 40
     with pytest.raises(ValueError, match="max_queue_ms"):
         ProducerSettings(max_queue_ms=-1)
+
+
+async def test_a_send_many_larger_than_buffer_memory_goes_in_parts_and_says_so_if_it_stops(broker: Broker) -> None:
+    producer = await _producer(broker, linger_ms=0, buffer_memory=300, max_queue_ms=None, max_block_ms=50)
+    try:
+        values = [bytes([index]) * 100 for index in range(5)]
+        result = await (await producer.send_many("t", values, partition=0))
+        assert broker.logs[0] == values and result.offsets() == list(range(5))
+        assert len(broker.requests) >= 3, "at most two records fit buffer_memory at once"
+        broker.gate = asyncio.Event()
+        with pytest.raises(BufferExhausted, match="part of this send_many was queued"):
+            await producer.send_many("t", values, partition=0)
+        broker.gate.set()
+        await producer.flush()
+        queued = broker.logs[0][5:]
+        assert 0 < len(queued) < 5 and queued == values[: len(queued)]
+    finally:
+        await producer.close(timeout_ms=1_000)
