@@ -13,11 +13,11 @@ from config.client import ProducerSettings as BaseProducerSettings
 
 class ProducerSettings(BaseProducerSettings):
     max_queue_ms: int | None = Field(
-        500,
+        100,
         ge=0,
         description=(
-            "send() also waits while the oldest unacknowledged batch is older than linger_ms plus this, "
-            "so a saturated producer holds about this much time of records, not seconds; None: only "
-            "buffer_memory bounds what is outstanding"
+            "send() also waits while the oldest unacknowledged batch is older than linger_ms plus this: "
+            "under sustained overload records wait about this long for their acknowledgement, not "
+            "seconds; None: only buffer_memory bounds what is outstanding"
         ),
     )
