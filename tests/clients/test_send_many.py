@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from broker.partitioner import partition_for_key
-from producer import Producer
+from producer import Producer, SyncProducer
 from tests.clients.test_produce_consume import _consume_all
 
 pytestmark = pytest.mark.integration
@@ -61,3 +63,16 @@ async def test_sends_without_futures_all_arrive_after_flush(url, make_topic) -> 
     for partition in range(2):
         values = [r.value for r in sorted(records, key=lambda r: r.offset) if r.partition == partition]
         assert values == [str(index).encode() for index in range(partition, 2_000, 2)]
+
+
+async def test_the_blocking_producer_sends_many_too(url, make_topic) -> None:
+    topic = make_topic(partitions=1)
+    values = [f"sync-{index}".encode() for index in range(300)]
+    producer = SyncProducer(url)
+    try:
+        result = await asyncio.wrap_future(producer.send_many(topic, values))
+    finally:
+        producer.close()
+    assert result.offsets() == list(range(300))
+    records = await _consume_all(url, topic, 1, 300)
+    assert [r.value for r in records] == values
