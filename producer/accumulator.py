@@ -60,8 +60,8 @@ class RecordAccumulator:
         self._flushes_in_progress = 0
         self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
         self._incomplete: set[ProducerBatch] = set()
-        self._by_age: deque[ProducerBatch] = deque()
-        """Unfinished batches in creation order; finished ones are dropped from the head lazily."""
+        self._by_age: dict[TopicPartition, deque[ProducerBatch]] = {}
+        """Each partition's unfinished batches in creation order; finished ones leave the head lazily."""
         self._created = 0
 
     def has_room(self, size_bytes: int) -> bool:
@@ -168,7 +168,10 @@ class RecordAccumulator:
         self._created += 1
         batch = ProducerBatch(tp, self._created, now_ms, now_ms + self.delivery_timeout_ms)
         queue.append(batch)
-        self._by_age.append(batch)
+        by_age = self._by_age.get(tp)
+        if by_age is None:
+            by_age = self._by_age[tp] = deque()
+        by_age.append(batch)
         self._incomplete.add(batch)
         return batch
 
@@ -176,17 +179,19 @@ class RecordAccumulator:
         """Bytes that may still be appended before ``buffer_memory`` is reached."""
         return self.buffer_memory - self.buffered_bytes
 
-    def queued_too_long(self, now_ms: int, max_queue_ms: int) -> bool:
-        """Whether the oldest unacknowledged batch (of any partition, sent or not) is older than
-        ``linger_ms + max_queue_ms``.
+    def queued_too_long(self, tp: TopicPartition, now_ms: int, max_queue_ms: int) -> bool:
+        """Whether ``tp``'s oldest unacknowledged batch (sent or not) is older than ``linger_ms + max_queue_ms``.
 
         The time bound of back-pressure: at full load batches wait for the in-flight
         limit, and ``buffer_memory`` alone would let seconds of records queue. Counting
         sent batches too bounds what a caller feels (the wait for an acknowledgement),
-        not only the queue before the request. Batches finish in any order (partitions
-        drain at their own pace), so finished heads are dropped lazily: amortised O(1).
+        not only the queue before the request; counting per partition keeps a partition
+        without a leader from holding back records bound elsewhere. Batches may finish
+        out of order (retries), so finished heads are dropped lazily: amortised O(1).
         """
-        oldest = self._by_age
+        oldest = self._by_age.get(tp)
+        if not oldest:
+            return False
         while oldest and oldest[0].finished:
             oldest.popleft()
         return bool(oldest) and oldest[0].created_ms + self.linger_ms + max_queue_ms <= now_ms

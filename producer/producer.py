@@ -13,7 +13,7 @@ task by ``send`` itself, so a lone record costs no extra loop turn.
 Cost per record: ``send_many`` appends a list of values as column slices with one
 future per call (``SendManyResult``: offsets computed on demand); ``send(...,
 want_future=False)`` skips the future. Back-pressure is by bytes (``buffer_memory``)
-and by time (``max_queue_ms``: the oldest unacknowledged batch's age).
+and by time (``max_queue_ms``: the age of the partition's oldest unacknowledged batch).
 
 Settings are ``config.client.ProducerSettings`` (Kafka's names and defaults), given as
 keyword arguments; the environment (``HIGHWATER_PRODUCER_*``) fills what is not given.
@@ -206,9 +206,9 @@ class Producer:
         )
         accumulator = self._accumulator
         if not accumulator.has_room(size_bytes) or (
-            self._max_queue_ms is not None and accumulator.queued_too_long(current_ms, self._max_queue_ms)
+            self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
         ):
-            await self._wait_for_room(size_bytes)
+            await self._wait_for_room(tp, size_bytes)
             current_ms = now_ms()
         delivery = self._loop.create_future() if want_future else None
         flags = accumulator.append_record(
@@ -317,9 +317,9 @@ class Producer:
         while start < count:
             current_ms = now_ms()
             if not accumulator.has_room(sizes[start]) or (
-                self._max_queue_ms is not None and accumulator.queued_too_long(current_ms, self._max_queue_ms)
+                self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
             ):
-                await self._wait_for_room(sizes[start])
+                await self._wait_for_room(tp, sizes[start])
                 current_ms = now_ms()
             room = accumulator.room_bytes()
             cumulative = list(accumulate(sizes[start:]))
@@ -398,15 +398,15 @@ class Producer:
         available = self._client.metadata.available_partitions(topic)
         return self._topic_partition(topic, self._partitioner.partition(topic, key, count, available))
 
-    async def _wait_for_room(self, size_bytes: int) -> None:
-        """Back-pressure: wait until ``size_bytes`` fit in ``buffer_memory`` and the oldest unacknowledged
-        batch is younger than ``linger_ms + max_queue_ms``, up to ``max_block_ms``."""
+    async def _wait_for_room(self, tp: TopicPartition, size_bytes: int) -> None:
+        """Back-pressure: wait until ``size_bytes`` fit in ``buffer_memory`` and ``tp``'s oldest
+        unacknowledged batch is younger than ``linger_ms + max_queue_ms``, up to ``max_block_ms``."""
         deadline_ms = now_ms() + self.settings.max_block_ms
         accumulator = self._accumulator
         while True:
             current_ms = now_ms()
             full = not accumulator.has_room(size_bytes)
-            late = self._max_queue_ms is not None and accumulator.queued_too_long(current_ms, self._max_queue_ms)
+            late = self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
             if not (full or late):
                 return
             remaining_ms = deadline_ms - current_ms
@@ -414,7 +414,7 @@ class Producer:
                 cause = (
                     f"buffer_memory ({self.settings.buffer_memory} bytes) stayed full"
                     if full
-                    else f"unacknowledged batches stayed older than max_queue_ms ({self._max_queue_ms})"
+                    else f"{tp.topic}-{tp.partition} kept unacknowledged batches older than max_queue_ms ({self._max_queue_ms})"
                 )
                 raise BufferExhausted(f"{cause} for max_block_ms ({self.settings.max_block_ms}); nothing was queued")
             self._room_freed.clear()

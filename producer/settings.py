@@ -16,7 +16,7 @@ class ProducerSettings(BaseProducerSettings):
         100,
         ge=0,
         description=(
-            "send() also waits while the oldest unacknowledged batch is older than linger_ms plus this: "
+            "send() also waits while its partition's oldest unacknowledged batch is older than linger_ms plus this: "
             "under sustained overload records wait about this long for their acknowledgement, not "
             "seconds; None: only buffer_memory bounds what is outstanding"
         ),

@@ -97,20 +97,23 @@ def test_keys_and_headers_columns_appear_with_the_first_record_that_has_them() -
     ]
 
 
-def test_the_time_bound_follows_the_oldest_unacknowledged_batch() -> None:
+def test_the_time_bound_follows_the_partitions_oldest_unacknowledged_batch() -> None:
     acc = _accumulator(batch_size=100, linger_ms=5)
     other = TopicPartition("t", 1)
     acc.append_record(TP, None, b"v" * 60, None, TS, 90, None, now_ms=1_000)
-    acc.append_record(other, None, b"v" * 60, None, TS, 90, None, now_ms=1_040)
-    assert not acc.queued_too_long(now_ms=1_104, max_queue_ms=100)
-    assert acc.queued_too_long(now_ms=1_105, max_queue_ms=100), "1000 + linger 5 + 100"
+    acc.append_record(TP, None, b"v" * 60, None, TS, 90, None, now_ms=1_040)
+    acc.append_record(other, None, b"v" * 60, None, TS, 90, None, now_ms=1_100)
+    assert not acc.queued_too_long(TP, now_ms=1_104, max_queue_ms=100)
+    assert acc.queued_too_long(TP, now_ms=1_105, max_queue_ms=100), "1000 + linger 5 + 100"
+    assert not acc.queued_too_long(other, now_ms=1_105, max_queue_ms=100), "an old partition holds back no other"
     first = acc.drain(TP)
     assert first is not None
-    assert acc.queued_too_long(now_ms=1_105, max_queue_ms=100), "sent but unacknowledged still counts"
+    assert acc.queued_too_long(TP, now_ms=1_105, max_queue_ms=100), "sent but unacknowledged still counts"
     acc.deallocate(first)
-    assert not acc.queued_too_long(now_ms=1_105, max_queue_ms=100), "the next oldest is 1040"
-    assert acc.queued_too_long(now_ms=1_145, max_queue_ms=100)
-    second = acc.drain(other)
+    assert not acc.queued_too_long(TP, now_ms=1_105, max_queue_ms=100), "the next oldest is 1040"
+    assert acc.queued_too_long(TP, now_ms=1_145, max_queue_ms=100)
+    second = acc.drain(TP)
     assert second is not None
     acc.deallocate(second)
-    assert not acc.queued_too_long(now_ms=10_000, max_queue_ms=100), "nothing outstanding"
+    assert not acc.queued_too_long(TP, now_ms=10_000, max_queue_ms=100), "nothing outstanding"
+    assert acc.queued_too_long(other, now_ms=1_205, max_queue_ms=100)

@@ -141,7 +141,9 @@ async def test_sends_without_a_future_are_flushed_and_their_failures_counted(
     assert producer.failed_records == 1
 
 
-async def test_send_waits_while_the_oldest_unacknowledged_batch_is_older_than_max_queue_ms(broker: Broker) -> None:
+async def test_send_waits_while_its_partitions_oldest_unacknowledged_batch_is_older_than_max_queue_ms(
+    broker: Broker,
+) -> None:
     producer = await _producer(broker, linger_ms=0, max_queue_ms=0, max_block_ms=60_000)
     try:
         broker.gate = asyncio.Event()
@@ -150,6 +152,8 @@ async def test_send_waits_while_the_oldest_unacknowledged_batch_is_older_than_ma
         for _ in range(20):
             await asyncio.sleep(0)
         assert len(broker.requests) == 1 and not second.done(), "held back while 'first' is unacknowledged"
+        elsewhere = await producer.send("t", b"elsewhere", partition=1)
+        assert not elsewhere.done(), "another partition is not held back"
         broker.gate.set()
         assert (await first).offset == 0
         assert (await (await second)).offset == 1
