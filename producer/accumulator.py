@@ -97,7 +97,7 @@ class RecordAccumulator:
         flags = 0
         batch_size = self.batch_size
         batch = queue[-1] if queue else None
-        # ``batch.fits`` inlined: this runs once per record
+        # a queued batch holds at least one record, so the rule is: open, and room for this one
         if batch is None or batch.sealed or RECORD_BATCH_OVERHEAD + batch.buffered_bytes + size_bytes > batch_size:
             flags = NEW_BATCH
             if batch is not None:

@@ -107,10 +107,6 @@ class ProducerBatch:
     def estimated_size_bytes(self) -> int:
         return RECORD_BATCH_OVERHEAD + self.buffered_bytes
 
-    def fits(self, size_bytes: int, batch_size: int) -> bool:
-        """Whether a record of ``size_bytes`` may join (a first record always fits; never once sealed)."""
-        return not self.sealed and (not self.records or self.estimated_size_bytes + size_bytes <= batch_size)
-
     def append(
         self,
         key: bytes | None,
@@ -120,7 +116,7 @@ class ProducerBatch:
         size_bytes: int,
         delivery: Any,
     ) -> None:
-        """Add one record (the caller checked ``fits``)."""
+        """Add one record (the caller checked that it fits ``batch_size`` and the batch is not sealed)."""
         if key is not None or self.keys is not None:
             if self.keys is None:
                 self.keys = [None] * len(self.records)
