@@ -2,7 +2,7 @@
 
 from broker.client.types import TopicPartition
 from producer.producer import Producer
-from producer.records import RecordMetadata
+from producer.records import RecordMetadata, SendManyResult
 from producer.sync import SyncProducer
 
-__all__ = ["Producer", "RecordMetadata", "SyncProducer", "TopicPartition"]
+__all__ = ["Producer", "RecordMetadata", "SendManyResult", "SyncProducer", "TopicPartition"]

@@ -34,6 +34,12 @@ class StickyPartitioner:
             self._sticky[topic] = current
         return current
 
+    def current(self, topic: str, partition_count: int) -> int | None:
+        """The partition unkeyed records of ``topic`` stick to, if still valid: the per-record fast path,
+        which needs no list of available partitions."""
+        current = self._sticky.get(topic)
+        return current if current is not None and current < partition_count else None
+
     def on_batch_sent(self, topic: str, partition: int, available: list[int]) -> None:
         """A batch of ``partition`` left: unkeyed records of ``topic`` move on if they were sticking to it."""
         if self._sticky.get(topic) == partition and available:

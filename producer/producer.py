@@ -6,7 +6,14 @@
 ``send`` returns once the record sits in its partition's batch (it waits only for
 metadata and, under back-pressure, for ``buffer_memory``); the returned future
 resolves to ``RecordMetadata`` when the leader acknowledges the batch, or to the
-error that ended it. The ``Sender`` task does all network work.
+error that ended it. The ``Sender`` task does most network work; a batch that is
+ready the moment a record joins it (full, or ``linger_ms=0``) is handed to its request
+task by ``send`` itself, so a lone record costs no extra loop turn.
+
+Cost per record: ``send_many`` appends a list of values as column slices with one
+future per call (``SendManyResult``: offsets computed on demand); ``send(...,
+want_future=False)`` skips the future. Back-pressure is by bytes (``buffer_memory``)
+and by time (``max_queue_ms``: the age of the partition's oldest unacknowledged batch).
 
 Settings are ``config.client.ProducerSettings`` (Kafka's names and defaults), given as
 keyword arguments; the environment (``HIGHWATER_PRODUCER_*``) fills what is not given.
@@ -16,8 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Any, Self
+from functools import partial
+from itertools import accumulate
+from typing import Any, Literal, Self, overload
 
 from broker.acks import Acks
 from broker.client.errors import BufferExhausted, ProducerClosed
@@ -25,18 +35,27 @@ from broker.client.http import ClusterClient, now_ms
 from broker.client.library_log import library_logger
 from broker.client.types import ProduceAck, TopicPartition
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
-from broker.record.codec import RecordInput
+from broker.partitioner import partition_for_key
 from broker.waiting import wait_event
-from config.client import ProducerSettings
-from producer.accumulator import RecordAccumulator
-from producer.batch import ProducerBatch, estimate_record_bytes
+from producer.accumulator import BATCH_FULL, RecordAccumulator
+from producer.batch import (
+    LENGTH_FIELD_BYTES,
+    RECORD_OVERHEAD_BYTES,
+    ProducerBatch,
+    estimate_record_bytes,
+    record_estimates,
+)
+from producer.many import ManyCall, ManyChunk
 from producer.partitioner import StickyPartitioner
-from producer.records import COMPRESSION_CODECS, UNKNOWN_OFFSET, RecordMetadata
+from producer.records import COMPRESSION_CODECS, UNKNOWN_OFFSET, RecordMetadata, SendManyResult
 from producer.sender import Sender, SendOptions
+from producer.settings import ProducerSettings
 
 log = library_logger(__name__)
 
 Headers = Sequence[tuple[str, bytes | None]]
+_FIXED_RECORD_BYTES = RECORD_OVERHEAD_BYTES + 3 * LENGTH_FIELD_BYTES
+"""``estimate_record_bytes`` of a record without key, value or headers."""
 
 
 def _servers_text(servers: str | Sequence[str]) -> str:
@@ -80,8 +99,24 @@ class Producer:
         )
         self._sender = Sender(self._client, self._accumulator, self._partitioner, options, self._complete)
         self._sender_task: asyncio.Task[None] | None = None
-        self._memory_freed = asyncio.Event()
+        self._room_freed = asyncio.Event()
+        """Set when a batch finishes (memory freed, the oldest batch maybe gone): what a back-pressured send waits for."""
+        self._batch_done = asyncio.Event()
         self._closed = False
+        self._max_record_bytes = min(config.max_request_size, config.buffer_memory)
+        self._max_queue_ms = config.max_queue_ms
+        self._linger_ms = config.linger_ms
+        self._metadata_max_age_ms = config.metadata_max_age_ms
+        self._tps: dict[tuple[str, int], TopicPartition] = {}
+        self._loop_ref: asyncio.AbstractEventLoop | None = None
+        self.failed_records = 0
+        """Records whose batch failed for good (also those sent with ``want_future=False``)."""
+
+    @property
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop_ref is None:
+            self._loop_ref = asyncio.get_running_loop()
+        return self._loop_ref
 
     @property
     def client(self) -> ClusterClient:
@@ -111,6 +146,7 @@ class Producer:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
+    @overload
     async def send(
         self,
         topic: str,
@@ -119,25 +155,221 @@ class Producer:
         headers: Headers | None = None,
         partition: int | None = None,
         timestamp: int | None = None,
-    ) -> asyncio.Future[RecordMetadata]:
-        """Queue one record; a future of its ``RecordMetadata``. Waits only for metadata and buffer space."""
+        *,
+        want_future: Literal[True] = True,
+    ) -> asyncio.Future[RecordMetadata]: ...
+
+    @overload
+    async def send(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        headers: Headers | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+        *,
+        want_future: Literal[False],
+    ) -> None: ...
+
+    async def send(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None = None,
+        headers: Headers | None = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+        *,
+        want_future: bool = True,
+    ) -> asyncio.Future[RecordMetadata] | None:
+        """Queue one record; a future of its ``RecordMetadata``. Waits only for metadata and buffer space.
+
+        ``want_future=False`` skips the future (and returns ``None``): the cheapest send, for
+        callers that learn the outcome from ``flush`` and ``failed_records`` instead.
+        """
         if self._closed:
             raise ProducerClosed("send() after close()")
         if self._sender_task is None:
             await self.start()
-        header_list = list(headers or ())
-        size_bytes = estimate_record_bytes(key, value, header_list)
-        self._check_size(size_bytes)
-        tp = await self._choose_partition(topic, key, partition)
-        if not self._accumulator.has_room(size_bytes):
-            await self._wait_for_memory(size_bytes)
-        timestamp_ms = int(time.time() * 1000) if timestamp is None else timestamp
-        delivery: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
-        record = RecordInput(key, value, header_list, timestamp_ms)
-        appended = self._accumulator.append(tp, record, size_bytes, delivery, now_ms())
-        if appended.batch_full or appended.new_batch:
-            self._sender.wakeup()
+        if headers:
+            header_list: list[tuple[str, bytes | None]] | None = list(headers)
+            size_bytes = estimate_record_bytes(key, value, header_list)  # type: ignore[arg-type]
+        else:
+            header_list = None
+            size_bytes = _FIXED_RECORD_BYTES + (0 if value is None else len(value)) + (0 if key is None else len(key))
+        if size_bytes > self._max_record_bytes:
+            self._check_size(size_bytes)
+        current_ms = now_ms()
+        tp = self._fast_partition(topic, key, partition, current_ms) or await self._choose_partition(
+            topic, key, partition
+        )
+        accumulator = self._accumulator
+        if not accumulator.has_room(size_bytes) or (
+            self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
+        ):
+            await self._wait_for_room(tp, size_bytes)
+            current_ms = now_ms()
+        delivery = self._loop.create_future() if want_future else None
+        flags = accumulator.append_record(
+            tp,
+            key,
+            value,
+            header_list,
+            int(time.time() * 1000) if timestamp is None else timestamp,
+            size_bytes,
+            delivery,
+            current_ms,
+        )
+        if flags:
+            self._dispatch(tp, flags)
         return delivery
+
+    async def send_many(
+        self,
+        topic: str,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None = None,
+        partition: int | None = None,
+        headers: Sequence[Headers] | None = None,
+        timestamp: int | None = None,
+    ) -> asyncio.Future[SendManyResult]:
+        """Queue ``values`` as records, in order; one future of a ``SendManyResult`` for all of them.
+
+        The bulk path: no object per record. Each record goes where ``send`` would put it
+        (``partition``, else its key's partition, else one sticky partition for the whole
+        call) and shares the call's ``timestamp``. Records of a partition keep the call's
+        order, go into batches with their sequence numbers, retries and delivery timeout
+        exactly as ``send``'s do, and count against ``buffer_memory`` and ``max_queue_ms``
+        (a call larger than the free room is appended in parts, waiting in between; if
+        ``max_block_ms`` runs out part-way, ``BufferExhausted`` says so and the part queued
+        is still sent). The future fails with the first error of any of its batches; the
+        other batches may have been written.
+        """
+        if self._closed:
+            raise ProducerClosed("send_many() after close()")
+        if self._sender_task is None:
+            await self.start()
+        count = len(values)
+        if (keys is not None and len(keys) != count) or (headers is not None and len(headers) != count):
+            raise ValueError("send_many needs as many keys (and header lists) as values")
+        call = ManyCall(self._loop.create_future(), topic, count)
+        if count == 0:
+            call.close()
+            return call.future
+        sizes = record_estimates(values, keys, headers)
+        largest = max(sizes)
+        if largest > self._max_record_bytes:
+            self._check_size(largest)
+        timestamp_ms = int(time.time() * 1000) if timestamp is None else timestamp
+        for tp, indices in await self._route_many(topic, keys, partition, count):
+            part_values, part_keys, part_headers, part_sizes = values, keys, headers, sizes
+            if not isinstance(indices, range):
+                part_values = [values[index] for index in indices]
+                part_keys = None if keys is None else [keys[index] for index in indices]
+                part_headers = None if headers is None else [headers[index] for index in indices]
+                part_sizes = [sizes[index] for index in indices]
+            try:
+                await self._append_many(
+                    tp, call, indices, part_values, part_keys, part_headers, part_sizes, timestamp_ms
+                )
+            except BufferExhausted as error:
+                if call.pending:
+                    call.future.cancel()
+                    raise BufferExhausted(
+                        f"{error.message}, after part of this send_many was queued; "
+                        "those records are sent, but this call reports no outcome for them"
+                    ) from error
+                raise
+        call.close()
+        return call.future
+
+    async def _route_many(
+        self, topic: str, keys: Sequence[bytes | None] | None, partition: int | None, count: int
+    ) -> list[tuple[TopicPartition, Sequence[int]]]:
+        """The partitions of a bulk send's records: one for the whole call unless keys spread it."""
+        if partition is not None or keys is None or all(key is None for key in keys):
+            return [(await self._choose_partition(topic, None, partition), range(count))]
+        partition_count = await self._client.ensure_topic(topic)
+        sticky = await self._choose_partition(topic, None, None)
+        groups: dict[int, list[int]] = {}
+        for index, key in enumerate(keys):
+            target = sticky.partition if key is None else partition_for_key(key, partition_count)
+            groups.setdefault(target, []).append(index)
+        return [(self._topic_partition(topic, target), indices) for target, indices in groups.items()]
+
+    async def _append_many(
+        self,
+        tp: TopicPartition,
+        call: ManyCall,
+        indices: Sequence[int],
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None,
+        headers: Sequence[Headers] | None,
+        sizes: list[int],
+        timestamp_ms: int,
+    ) -> None:
+        """Append one partition's share of a bulk send, in parts that fit the free ``buffer_memory``."""
+        accumulator = self._accumulator
+        count = len(values)
+        start = 0
+        while start < count:
+            current_ms = now_ms()
+            if not accumulator.has_room(sizes[start]) or (
+                self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
+            ):
+                await self._wait_for_room(tp, sizes[start])
+                current_ms = now_ms()
+            room = accumulator.room_bytes()
+            cumulative = list(accumulate(sizes[start:]))
+            stop = start + max(1, bisect_right(cumulative, room))
+            if stop < count:
+                cumulative = cumulative[: stop - start]
+            flags = accumulator.append_many(
+                tp,
+                values[start:stop],
+                timestamp_ms,
+                None if keys is None else keys[start:stop],
+                None if headers is None else headers[start:stop],
+                cumulative,
+                partial(call.chunk_of, indices, start),
+                current_ms,
+            )
+            if flags:
+                self._dispatch(tp, flags)
+            start = stop
+
+    def _dispatch(self, tp: TopicPartition, flags: int) -> None:
+        """Hand the sender new work: a full batch (or any batch, with ``linger_ms=0``) is sent right
+        here, with no extra loop turn between ``send`` and the request; the sender task is woken
+        too, for what could not go yet and for the linger timer of a new batch."""
+        if flags & BATCH_FULL or self._linger_ms == 0:
+            self._sender.send_partition_now(tp)
+        self._sender.wakeup()
+
+    def _fast_partition(
+        self, topic: str, key: bytes | None, partition: int | None, current_ms: int
+    ) -> TopicPartition | None:
+        """The record's partition from cached metadata, or ``None`` when it needs a refresh or a check."""
+        metadata = self._client.metadata
+        if metadata.needs_refresh(topic, current_ms, self._metadata_max_age_ms):
+            return None
+        count = metadata.partition_count(topic)
+        assert count is not None
+        if partition is not None:
+            return self._topic_partition(topic, partition) if 0 <= partition < count else None
+        if key is not None:
+            return self._topic_partition(topic, partition_for_key(key, count))
+        sticky = self._partitioner.current(topic, count)
+        return None if sticky is None else self._topic_partition(topic, sticky)
+
+    def _topic_partition(self, topic: str, partition: int) -> TopicPartition:
+        """One shared ``TopicPartition`` per partition, not one per record."""
+        cached = self._tps.get((topic, partition))
+        if cached is None:
+            cached = self._tps[(topic, partition)] = TopicPartition(topic, partition)
+        return cached
 
     async def send_and_wait(
         self,
@@ -162,50 +394,71 @@ class Producer:
         if partition is not None:
             if not 0 <= partition < count:
                 raise UnknownPartition(f"topic {topic!r} has partitions 0..{count - 1}, not {partition}")
-            return TopicPartition(topic, partition)
+            return self._topic_partition(topic, partition)
         available = self._client.metadata.available_partitions(topic)
-        return TopicPartition(topic, self._partitioner.partition(topic, key, count, available))
+        return self._topic_partition(topic, self._partitioner.partition(topic, key, count, available))
 
-    async def _wait_for_memory(self, size_bytes: int) -> None:
-        """Back-pressure: wait for acknowledged batches to free ``buffer_memory``, up to ``max_block_ms``."""
+    async def _wait_for_room(self, tp: TopicPartition, size_bytes: int) -> None:
+        """Back-pressure: wait until ``size_bytes`` fit in ``buffer_memory`` and ``tp``'s oldest
+        unacknowledged batch is younger than ``linger_ms + max_queue_ms``, up to ``max_block_ms``."""
         deadline_ms = now_ms() + self.settings.max_block_ms
-        while not self._accumulator.has_room(size_bytes):
-            remaining_ms = deadline_ms - now_ms()
+        accumulator = self._accumulator
+        while True:
+            current_ms = now_ms()
+            full = not accumulator.has_room(size_bytes)
+            late = self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
+            if not (full or late):
+                return
+            remaining_ms = deadline_ms - current_ms
             if remaining_ms <= 0:
-                raise BufferExhausted(
-                    f"buffer_memory ({self.settings.buffer_memory} bytes) stayed full for "
-                    f"max_block_ms ({self.settings.max_block_ms}); nothing was queued"
+                cause = (
+                    f"buffer_memory ({self.settings.buffer_memory} bytes) stayed full"
+                    if full
+                    else f"{tp.topic}-{tp.partition} kept unacknowledged batches older than max_queue_ms ({self._max_queue_ms})"
                 )
-            self._memory_freed.clear()
+                raise BufferExhausted(f"{cause} for max_block_ms ({self.settings.max_block_ms}); nothing was queued")
+            self._room_freed.clear()
             self._sender.wakeup()
-            await wait_event(self._memory_freed, remaining_ms / 1000)
+            await wait_event(self._room_freed, remaining_ms / 1000)
 
     def _complete(self, batch: ProducerBatch, ack: ProduceAck | None, error: HighwaterError | None) -> None:
-        """Resolve the batch's record futures (called by the sender, on the loop)."""
-        self._memory_freed.set()
+        """Resolve the batch's deliveries (called by the sender, on the loop)."""
+        self._room_freed.set()
+        self._batch_done.set()
         tp = batch.tp
-        for index, (record, delivery) in enumerate(zip(batch.records, batch.deliveries)):
-            if delivery.done():
-                continue
-            if error is not None:
-                delivery.set_exception(error)
-                continue
-            assert ack is not None
-            assert record.timestamp is not None  # send() stamps every record it queues
-            offset = UNKNOWN_OFFSET if ack.base_offset is None else ack.base_offset + index
-            timestamp = ack.log_append_time_ms if ack.log_append_time_ms >= 0 else record.timestamp
-            delivery.set_result(RecordMetadata(tp.topic, tp.partition, offset, timestamp))
+        if error is not None:
+            self.failed_records += batch.record_count
+        base_offset = UNKNOWN_OFFSET if ack is None or ack.base_offset is None else ack.base_offset
+        append_time = -1 if ack is None else ack.log_append_time_ms
+        timestamps = batch.timestamps
+        index = 0
+        for delivery, count in zip(batch.deliveries, batch.delivery_counts):
+            if delivery is not None:
+                offset = UNKNOWN_OFFSET if base_offset == UNKNOWN_OFFSET else base_offset + index
+                timestamp = append_time if append_time >= 0 else timestamps[index]
+                if type(delivery) is ManyChunk:
+                    delivery.complete(tp.partition, offset, timestamp, error)
+                elif not delivery.done():
+                    if error is not None:
+                        delivery.set_exception(error)
+                    else:
+                        delivery.set_result(RecordMetadata(tp.topic, tp.partition, offset, timestamp))
+            index += count
 
     async def flush(self, timeout_ms: int | None = None) -> None:
         """Send everything queued now, without waiting for ``linger_ms``, and wait for every answer."""
-        pending = [batch.deliveries[0] for batch in self._accumulator.incomplete_batches()]
+        pending = self._accumulator.incomplete_batches()
         if not pending:
             return
         self._accumulator.begin_flush()
         self._sender.wakeup()
         try:
             async with asyncio.timeout(None if timeout_ms is None else timeout_ms / 1000):
-                await asyncio.gather(*pending, return_exceptions=True)
+                while pending:
+                    self._batch_done.clear()
+                    pending = [batch for batch in pending if not batch.finished]
+                    if pending:
+                        await self._batch_done.wait()
         finally:
             self._accumulator.end_flush()
 

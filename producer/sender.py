@@ -138,6 +138,13 @@ class Sender:
             task.cancel()
         await asyncio.gather(*self._requests, return_exceptions=True)
 
+    def send_partition_now(self, tp: TopicPartition) -> None:
+        """Send what ``tp`` may send, right from ``send`` (safe: the sender's state is only ever touched
+        on the loop, between awaits). What cannot go yet (no leader, a backoff, the in-flight limit,
+        an identity renewal, stopping) is left to the sender task."""
+        if not self._stopping and self._identity == IDENTITY_VALID:
+            self._send_partition(tp, now_ms(), True)
+
     def _send_ready(self, current_ms: int) -> int | None:
         """Send what may go now; how long until something else may (ms), or ``None``."""
         check = self._accumulator.ready(current_ms)

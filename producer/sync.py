@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from broker.client.loop_thread import LoopThread
 from producer.producer import Headers, Producer
-from producer.records import RecordMetadata
+from producer.records import RecordMetadata, SendManyResult
 
 
 class SyncProducer:
@@ -61,6 +61,28 @@ class SyncProducer:
         self._thread.run(queue())
         return result
 
+    def send_many(
+        self,
+        topic: str,
+        values: Sequence[bytes | None],
+        *,
+        keys: Sequence[bytes | None] | None = None,
+        partition: int | None = None,
+        headers: Sequence[Headers] | None = None,
+        timestamp: int | None = None,
+    ) -> Future[SendManyResult]:
+        """``Producer.send_many``: queue ``values`` (blocking only under back-pressure); one future for all."""
+        result: Future[SendManyResult] = Future()
+
+        async def queue() -> None:
+            delivery = await self._producer.send_many(
+                topic, values, keys=keys, partition=partition, headers=headers, timestamp=timestamp
+            )
+            delivery.add_done_callback(lambda done: _copy_outcome(done, result))
+
+        self._thread.run(queue())
+        return result
+
     def send_and_wait(
         self,
         topic: str,
@@ -89,7 +111,7 @@ class SyncProducer:
         self.close()
 
 
-def _copy_outcome(source: asyncio.Future[RecordMetadata], target: Future[RecordMetadata]) -> None:
+def _copy_outcome(source: asyncio.Future[Any], target: Future[Any]) -> None:
     if source.cancelled():
         target.cancel()
     elif source.exception() is not None:

@@ -9,9 +9,10 @@ written into a value by one process can be compared with a receive time in anoth
 
 Latencies are sampled: every ``sample_every``-th record of a task carries its send
 time (``spec.STAMP``, flag 1) and gets a done-callback at its acknowledgement; the
-other records carry flag 0 and cost nothing extra. A task yields to the loop every
-``YIELD_EVERY`` records so the producer's sender task dispatches full batches while
-the task keeps appending.
+other records carry flag 0, are sent without a future and cost nothing extra. A task
+yields to the loop every ``YIELD_EVERY`` records (every chunk, with ``--load many``) so
+the producer's sender task runs while the task keeps appending; the producer's own
+back-pressure (``buffer_memory``, ``max_queue_ms``) bounds what is outstanding.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -32,8 +32,8 @@ from broker.client.types import TopicPartition
 from consumer import Consumer
 from producer import Producer
 
-SEND_WINDOW = 50_000
-"""Unacknowledged records one task may have outstanding; bounds the generator's own memory."""
+MANY_CHUNK = 1_000
+"""Values per ``send_many`` call of the ``many`` load."""
 YIELD_EVERY = 64
 PROGRESS_EVERY = 1_000
 STALL_TIMEOUT_S = 30.0
@@ -86,6 +86,16 @@ def _on_ack(samples: list[AckSample], send_ns: int, delivery: asyncio.Future) ->
         samples.append((metadata.partition, metadata.offset, send_ns, time.monotonic_ns()))
 
 
+def _on_many_ack(samples: list[AckSample], send_ns: int, stamped: range, delivery: asyncio.Future) -> None:
+    """A bulk send's sampled records (call positions ``stamped``) are acknowledged when its future resolves."""
+    if not delivery.cancelled() and delivery.exception() is None:
+        ack_ns = time.monotonic_ns()
+        result = delivery.result()
+        for index in stamped:
+            metadata = result[index]
+            samples.append((metadata.partition, metadata.offset, send_ns, ack_ns))
+
+
 async def _pace(started_ns: int, sent: int, interval_ns: float) -> None:
     delay_ns = started_ns + sent * interval_ns - time.monotonic_ns()
     if delay_ns > 0:
@@ -101,12 +111,15 @@ async def _send_task(
     samples: list[AckSample],
     progress: Any,
 ) -> int:
-    """Send this task's records (or until the deadline); the number sent, all acknowledged on return."""
+    """Send this task's records (or until the deadline); the number sent, all acknowledged on return.
+
+    Only sampled records ask for a future; the others are sent with ``want_future=False``
+    and their failures counted by the producer, checked once at the end (``_produce``).
+    """
     filler = b"v" * (spec.record_size_bytes - STAMP.size)
     plain = STAMP.pack(0, 0) + filler
     rate = spec.rate_per_task()
     interval_ns = 1e9 / rate if rate else 0.0
-    window: deque[asyncio.Future] = deque()
     started_ns = time.monotonic_ns()
     sent = 0
     while sent < records if records is not None else time.monotonic_ns() < deadline_ns:
@@ -119,17 +132,54 @@ async def _send_task(
             delivery = await producer.send(topic, STAMP.pack(send_ns, 1) + filler)
             delivery.add_done_callback(partial(_on_ack, samples, send_ns))
         else:
-            delivery = await producer.send(topic, plain)
-        window.append(delivery)
-        if len(window) > SEND_WINDOW:
-            await window.popleft()
+            await producer.send(topic, plain, want_future=False)
         sent += 1
         if sent % PROGRESS_EVERY == 0:
             _add(progress, PROGRESS_EVERY)
     await producer.flush()
-    for delivery in window:
-        await delivery
     _add(progress, sent % PROGRESS_EVERY)
+    return sent
+
+
+async def _send_many_task(
+    producer: Producer,
+    spec: WorkloadSpec,
+    topic: str,
+    records: int | None,
+    deadline_ns: int,
+    samples: list[AckSample],
+    progress: Any,
+) -> int:
+    """``_send_task`` through ``Producer.send_many``, ``MANY_CHUNK`` values per call.
+
+    Sampling is the same: the task's every ``sample_every``-th record carries the chunk's
+    send time, and its acknowledgement time is when the chunk's future resolves.
+    """
+    filler = b"v" * (spec.record_size_bytes - STAMP.size)
+    plain = STAMP.pack(0, 0) + filler
+    rate = spec.rate_per_task()
+    interval_ns = 1e9 / rate if rate else 0.0
+    started_ns = time.monotonic_ns()
+    sent = 0
+    while sent < records if records is not None else time.monotonic_ns() < deadline_ns:
+        if interval_ns:
+            await _pace(started_ns, sent, interval_ns)
+        else:
+            await asyncio.sleep(0)
+        size = MANY_CHUNK if records is None else min(MANY_CHUNK, records - sent)
+        send_ns = time.monotonic_ns()
+        stamped_value = STAMP.pack(send_ns, 1) + filler
+        values = [plain] * size
+        first = -sent % spec.sample_every
+        stamped = range(first, size, spec.sample_every)
+        for index in stamped:
+            values[index] = stamped_value
+        delivery = await producer.send_many(topic, values)
+        if stamped:
+            delivery.add_done_callback(partial(_on_many_ack, samples, send_ns, stamped))
+        sent += size
+        _add(progress, size)
+    await producer.flush()
     return sent
 
 
@@ -155,14 +205,17 @@ async def _produce(
         started_cpu_ns = time.process_time_ns()
         deadline_ns = started_ns + int((spec.duration_s or 0) * 1e9)
         samples: list[AckSample] = []
+        task_body = _send_many_task if spec.load == "many" else _send_task
         counts = await asyncio.gather(
             *(
-                _send_task(
+                task_body(
                     producer, spec, topic, spec.records_for_task(process_index, task), deadline_ns, samples, progress
                 )
                 for task in range(spec.producers)
             )
         )
+        if producer.failed_records:
+            raise RuntimeError(f"{producer.failed_records} records were not delivered")
         return ProducerReport(
             sum(counts),
             started_ns,
