@@ -91,6 +91,15 @@ class ProducerSettings(ClientSecuritySettings):
     buffer_memory: int = Field(32 * MIB, ge=1, description="bytes of unsent records before send() waits")
     max_block_ms: int = Field(60_000, ge=0, description="how long send() waits for buffer space")
     max_request_size: int = Field(MIB, ge=1, description="largest request (and so batch) sent")
+    max_queue_ms: int | None = Field(
+        100,
+        ge=0,
+        description=(
+            "send() also waits while its partition's oldest unacknowledged batch is older than linger_ms plus this: "
+            "under sustained overload records wait about this long for their acknowledgement, not "
+            "seconds; None: only buffer_memory bounds what is outstanding"
+        ),
+    )
     compression: Literal["none", "gzip", "lz4", "zstd"] = "none"
     enable_idempotence: bool = True
     max_in_flight_requests_per_connection: int = Field(5, ge=1)

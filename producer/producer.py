@@ -37,6 +37,7 @@ from broker.client.types import ProduceAck, TopicPartition
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
 from broker.partitioner import partition_for_key
 from broker.waiting import wait_event
+from config.client import ProducerSettings
 from producer.accumulator import BATCH_FULL, RecordAccumulator
 from producer.batch import (
     LENGTH_FIELD_BYTES,
@@ -49,7 +50,6 @@ from producer.many import ManyCall, ManyChunk
 from producer.partitioner import StickyPartitioner
 from producer.records import COMPRESSION_CODECS, UNKNOWN_OFFSET, RecordMetadata, SendManyResult
 from producer.sender import Sender, SendOptions
-from producer.settings import ProducerSettings
 
 log = library_logger(__name__)
 

@@ -176,7 +176,7 @@ async def test_send_gives_up_after_max_block_ms_when_the_queue_stays_old(broker:
 
 
 def test_max_queue_ms_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from producer.settings import ProducerSettings
+    from config.client import ProducerSettings
 
     assert ProducerSettings().max_queue_ms == 100
     monkeypatch.setenv("HIGHWATER_PRODUCER_MAX_QUEUE_MS", "40")
