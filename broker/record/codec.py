@@ -512,8 +512,9 @@ def validate_produced_batches(buf: Buffer) -> None:
     whose encoder is wrong (or a hostile one) can checksum a header whose counts
     disagree or records that do not parse. Appended, such a batch would make every
     later JSON read of the partition fail, so it is refused (400) as Kafka refuses it
-    (``InvalidRecordException``). Batches the broker encodes itself, and replicated
-    ones, are not decoded again.
+    (``InvalidRecordException``). Record offset deltas must be exactly 0..n-1: readers
+    split such a batch at any offset from its header alone (``broker.record.lazy``).
+    Batches the broker encodes itself, and replicated ones, are not decoded again.
     """
     position = 0
     end = len(buf)
@@ -524,7 +525,13 @@ def validate_produced_batches(buf: Buffer) -> None:
                 f"record batch at byte {position} declares {header.records_count} records and a last offset "
                 f"delta of {header.last_offset_delta}; a produced batch has n >= 1 records and delta n - 1"
             )
-        _decode_records(_records_section(buf, header), header, RecordColumns([], [], [], [], []))
+        columns = RecordColumns([], [], [], [], [])
+        _decode_records(_records_section(buf, header), header, columns)
+        if columns.offsets != list(range(header.base_offset, header.base_offset + header.records_count)):
+            raise CorruptRecord(
+                f"record batch at byte {position}: its records' offset deltas are not 0, 1, ... "
+                f"{header.records_count - 1} in order, as every producer writes them"
+            )
         position += header.size
 
 

@@ -13,7 +13,7 @@ import pytest
 from kafka.record._crc32c import crc as independent_crc32c
 
 from broker.errors import CorruptRecord
-from broker.record.codec import decode_batch, decode_columns
+from broker.record.codec import decode_batch, decode_columns, validate_produced_batches
 from broker.record.compression import GZIP, NONE, ZSTD
 
 ONE_RECORD = bytes.fromhex("10 00 00 00 02 6b 02 76 00".replace(" ", ""))
@@ -30,6 +30,15 @@ def batch_with_records_section(section: bytes, records_count: int, compression: 
 def test_hand_built_batch_decodes() -> None:
     _, records = decode_batch(batch_with_records_section(ONE_RECORD * 2, 2))
     assert [(r.key, r.value) for r in records] == [(b"k", b"v")] * 2
+
+
+def test_a_produced_batch_whose_offset_deltas_are_not_0_to_n_minus_1_is_refused() -> None:
+    """Kafka's rule for a producer's batch; readers split batches at any offset from the header alone."""
+    two_at_delta_0 = batch_with_records_section(ONE_RECORD * 2, 2)
+    with pytest.raises(CorruptRecord, match=r"offset deltas are not 0, 1, \.\.\. 1 in order"):
+        validate_produced_batches(two_at_delta_0)
+    second_at_delta_1 = ONE_RECORD[:3] + b"\x02" + ONE_RECORD[4:]
+    validate_produced_batches(batch_with_records_section(ONE_RECORD + second_at_delta_1, 2))
 
 
 def test_fewer_records_than_the_count_is_refused() -> None:
