@@ -32,7 +32,7 @@ import time
 from typing import Any
 
 from broker.bench.spec import STAMP, WorkloadSpec
-from broker.bench.workloads import AckSample, ProducerReport, quiet_logging, run_loop
+from broker.bench.workloads import AckSample, ProducerReport, report_from_process
 from broker.client.http import ClusterClient
 from broker.client.types import TopicPartition
 from broker.record.codec import RecordInput, encode_batch
@@ -139,11 +139,5 @@ def raw_produce_process(
     spec: WorkloadSpec, urls: list[str], topic: str, process_index: int, barrier: Any, progress: Any, results: Any
 ) -> None:
     """The body of one raw load-generator process; the same contract as ``workloads.produce_process``."""
-    quiet_logging()
-    try:
-        report = run_loop(_produce_raw(spec, urls, topic, process_index, barrier, progress))
-    except Exception as error:  # noqa: BLE001 - the parent must hear of any failure, or it would wait forever
-        barrier.abort()
-        results.put(("error", process_index, f"raw producer process {process_index}: {error!r}"))
-        return
-    results.put(("producer", process_index, report))
+    work = _produce_raw(spec, urls, topic, process_index, barrier, progress)
+    report_from_process("producer", process_index, barrier, results, work)

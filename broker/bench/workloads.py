@@ -226,17 +226,28 @@ async def _produce(
         )
 
 
+def report_from_process(role: str, process_index: int, barrier: Any, results: Any, work: Any) -> None:
+    """Run ``work`` (a coroutine) on this process's loop and put ``(role, index, report)`` on ``results``.
+
+    Any failure aborts the barrier and is reported as ``("error", index, text)``: the parent must
+    hear of every failure, or it would wait forever.
+    """
+    quiet_logging()
+    try:
+        report = run_loop(work)
+    except Exception as error:  # noqa: BLE001 - the parent must hear of any failure, or it would wait forever
+        barrier.abort()
+        results.put(("error", process_index, f"{role} process {process_index}: {error!r}"))
+        return
+    results.put((role, process_index, report))
+
+
 def produce_process(
     spec: WorkloadSpec, urls: list[str], topic: str, process_index: int, barrier: Any, progress: Any, results: Any
 ) -> None:
-    quiet_logging()
-    try:
-        report = run_loop(_produce(spec, urls, topic, process_index, barrier, progress))
-    except Exception as error:  # noqa: BLE001 - the parent must hear of any failure, or it would wait forever
-        barrier.abort()
-        results.put(("error", process_index, f"producer process {process_index}: {error!r}"))
-        return
-    results.put(("producer", process_index, report))
+    report_from_process(
+        "producer", process_index, barrier, results, _produce(spec, urls, topic, process_index, barrier, progress)
+    )
 
 
 def _collect(records: list, partition: int, seen_ns: int, samples: list[SeenSample]) -> int:
@@ -305,11 +316,5 @@ def consume_process(
     sample: bool,
     security: ClientSecurity,
 ) -> None:
-    quiet_logging()
-    try:
-        report = run_loop(_consume(urls, topic, partitions, expected, barrier, progress, sample, security))
-    except Exception as error:  # noqa: BLE001 - the parent must hear of any failure, or it would wait forever
-        barrier.abort()
-        results.put(("error", process_index, f"consumer process {process_index}: {error!r}"))
-        return
-    results.put(("consumer", process_index, report))
+    work = _consume(urls, topic, partitions, expected, barrier, progress, sample, security)
+    report_from_process("consumer", process_index, barrier, results, work)
