@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -93,7 +93,7 @@ class LogSegment:
 
     # -- writing -------------------------------------------------------------------------
 
-    def append(self, data: bytes | bytearray, headers: list[BatchHeader]) -> None:
+    def append(self, data: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
         """Write whole batches (``headers`` positions relative to ``data``) and index them."""
         position = self.size_bytes
         try:
