@@ -66,8 +66,13 @@ from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
 
-INLINE_APPEND_MAX_BYTES = 64 * 1024
-"""Appends up to this many bytes are written from the event loop (see the module docstring)."""
+INLINE_APPEND_MAX_BYTES = 256 * 1024
+"""Appends up to this many bytes are written from the event loop (see the module docstring).
+
+Measured on the 2-core dev host (uvloop): writing a 113 KB batch (1 000 records of
+100 B) to the page cache takes ~35 µs on the loop and ~110 µs as an executor round
+trip, so up to ~256 KiB (~80 µs of writing) the hop costs more than it hides. The same
+size caps a caught-up follower's tail read on the loop (``fetch_handler``)."""
 
 IsrProposer = Callable[[ProposeIsr], Awaitable["PartitionRecord | None"]]
 """Writes an ISR change as compare-and-set; returns the committed record or None if refused."""
