@@ -43,6 +43,7 @@ from broker.node.security import NodeSecurity
 from broker.replica_io.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 from broker.security.broker_token import broker_authorization
+from broker.storage.log import CheckedBatches
 from broker.tls import default_advertised_url, inter_broker_ssl
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
@@ -259,7 +260,14 @@ class BrokerNode:
     # ------------------------------------------------------------ produce, fetch
 
     async def produce(
-        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
+        self,
+        topic: str,
+        partition: int,
+        batch: bytes | CheckedBatches,
+        acks: Acks,
+        timeout_ms: int,
+        *,
+        forward: bool = True,
     ) -> ProduceResult:
         return await self.router.produce(topic, partition, batch, acks, timeout_ms, forward=forward)
 

@@ -20,6 +20,7 @@ from broker.node.catalog import Catalog
 from broker.node.forwarding import Forwarder, retry_while_leadership_moves
 from broker.node.replicas import ReplicaManager
 from broker.replica_io.partition import Partition
+from broker.storage.log import CheckedBatches
 from broker.topics.policy import check_client_append
 
 
@@ -56,7 +57,14 @@ class RequestRouter:
         )
 
     async def produce(
-        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
+        self,
+        topic: str,
+        partition: int,
+        batch: bytes | CheckedBatches,
+        acks: Acks,
+        timeout_ms: int,
+        *,
+        forward: bool = True,
     ) -> ProduceResult:
         """Append a client's batch; internal topics are refused here, whichever door the batch came through."""
         check_client_append(topic)
@@ -67,7 +75,8 @@ class RequestRouter:
         leader_url = self.view.inter_broker_url(record.leader)
         if not forward or leader_url is None or record.leader == self.node_id:
             raise self._not_leader(record)
-        reply = await self.forwarder.produce(leader_url, topic, partition, batch, acks, timeout_ms)
+        data = batch.data if isinstance(batch, CheckedBatches) else batch
+        reply = await self.forwarder.produce(leader_url, topic, partition, bytes(data), acks, timeout_ms)
         return ProduceResult(reply["base_offset"], reply["last_offset"], reply.get("log_append_time", -1))
 
     async def fetch(

@@ -31,6 +31,7 @@ from broker.acks import Acks
 from broker.errors import HighwaterError, RecordTooLarge
 from broker.server.json_records import EncodedRecord
 from broker.server.produce_plan import PartitionBatch, PlacedRecord, RoundRobin, build_batches, choose_partition
+from broker.storage.log import CheckedBatches
 from broker.topics.policy import check_client_append
 
 if TYPE_CHECKING:
@@ -152,13 +153,17 @@ class RecordProducer:
             for index, (slot, timestamp_ms) in enumerate(zip(batch.slots, batch.timestamps_ms)):
                 outcomes[slot] = Delivered(batch.partition, result.base_offset + index, timestamp_ms)
 
-    def append_in_background(self, topic: str, partition: int, batches: list[bytes], timeout_ms: int) -> None:
+    def append_in_background(
+        self, topic: str, partition: int, batches: list[bytes | CheckedBatches], timeout_ms: int
+    ) -> None:
         """Append one partition's batches in order, with nobody waiting (``acks=0``); failures can only be logged."""
         task = asyncio.create_task(self._append_unacknowledged(topic, partition, batches, timeout_ms))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _append_unacknowledged(self, topic: str, partition: int, batches: list[bytes], timeout_ms: int) -> None:
+    async def _append_unacknowledged(
+        self, topic: str, partition: int, batches: list[bytes | CheckedBatches], timeout_ms: int
+    ) -> None:
         for batch in batches:
             try:
                 result = await self._node.produce(topic, partition, batch, Acks.ZERO, timeout_ms)

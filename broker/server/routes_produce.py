@@ -62,6 +62,7 @@ from broker.server.producing import Delivered, Outcome, RecordProducer, check_ba
 from broker.server.responses import BatchAppended, BatchResponse, DeliveryReport
 from broker.server.routes_topics import INTERNAL_TOPIC_REFUSAL
 from broker.server.throttling import admit_produce, pause, throttled, throttled_json
+from broker.storage.log import CheckedBatches
 from broker.topics.policy import check_client_append
 
 if TYPE_CHECKING:
@@ -289,8 +290,9 @@ async def produce_binary(request: web.Request) -> web.Response:
         raise CorruptRecord("the request body is empty; it must be one record batch v2")
     check_batch_size(topic, batch, node.max_message_bytes(topic))
     validate_produced_batches(batch)
+    checked = CheckedBatches.after_validation(batch)
     if acks is Acks.ZERO:
-        request.app[PRODUCER_KEY].append_in_background(topic, partition, [batch], timeout_ms)
+        request.app[PRODUCER_KEY].append_in_background(topic, partition, [checked], timeout_ms)
         body: dict[str, Any] = {
             "partition_id": partition,
             "base_offset": None,
@@ -298,7 +300,7 @@ async def produce_binary(request: web.Request) -> web.Response:
             "log_append_time": -1,
         }
         return await throttled_json(body, delay_ms, status=202)
-    result = await node.produce(topic, partition, batch, acks, timeout_ms, forward=False)
+    result = await node.produce(topic, partition, checked, acks, timeout_ms, forward=False)
     trace("produce.answered", topic=topic, partition=partition, offset=result.last_offset, entered_ns=entered_ns)
     body = {
         "cluster_id": node.cluster_id,

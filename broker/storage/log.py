@@ -31,6 +31,7 @@ import bisect
 import dataclasses
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -69,6 +70,33 @@ class AppendInfo:
     """The broker's clock at the append; batches keep their CreateTime (the CRC covers it)."""
     size_bytes: int
     batch_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedBatches:
+    """Record batches whose headers and CRC-32Cs this broker has already checked, with their headers.
+
+    Invariant: built only by ``check_batches`` or by a caller that has just run a check
+    at least as strict (the produce edge's ``validate_produced_batches``, which checks
+    every header and CRC and decodes every record). Carrying the headers inward lets
+    each later layer skip a second CRC pass over the same bytes: a produced batch's
+    CRC is computed once per request instead of three times.
+    """
+
+    data: bytes | bytearray
+    headers: tuple[BatchHeader, ...]
+
+    @classmethod
+    def after_validation(cls, data: bytes) -> CheckedBatches:
+        """Headers of batches a stricter check just accepted: parsed again (cheap), not checksummed."""
+        return cls(data, tuple(iter_batches(data, check_crc=False)))
+
+
+def check_batches(data: bytes | bytearray) -> CheckedBatches:
+    """Check every batch (header and CRC) before anything is written; ``CorruptRecord`` at the first bad one."""
+    if not data:
+        raise CorruptRecord("an append needs at least one record batch, got 0 bytes")
+    return CheckedBatches(data, tuple(iter_batches(data, check_crc=True)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,29 +254,26 @@ class PartitionLog:
 
     # -- appending ---------------------------------------------------------------------
 
-    def _validate(self, data: bytes | bytearray, *, limit_size: bool) -> list[BatchHeader]:
-        """Check every batch (header and CRC) before anything is written."""
-        if not data:
-            raise CorruptRecord("an append needs at least one record batch, got 0 bytes")
-        headers = list(iter_batches(data, check_crc=True))
-        if limit_size:
-            for header in headers:
-                if header.size > self._config.max_message_bytes:
-                    raise RecordTooLarge(
-                        f"record batch of {header.size} bytes exceeds max_message_bytes "
-                        f"{self._config.max_message_bytes} of {self.topic}-{self.partition}",
-                        max_message_bytes=self._config.max_message_bytes,
-                    )
-        return headers
+    def _check_sizes(self, headers: tuple[BatchHeader, ...]) -> None:
+        for header in headers:
+            if header.size > self._config.max_message_bytes:
+                raise RecordTooLarge(
+                    f"record batch of {header.size} bytes exceeds max_message_bytes "
+                    f"{self._config.max_message_bytes} of {self.topic}-{self.partition}",
+                    max_message_bytes=self._config.max_message_bytes,
+                )
 
-    def append_as_leader(self, data: bytes | bytearray, leader_epoch: int, now_ms: int) -> AppendInfo:
+    def append_as_leader(self, data: bytes | bytearray | CheckedBatches, leader_epoch: int, now_ms: int) -> AppendInfo:
         """Assign offsets from the LEO, stamp ``leader_epoch`` into every batch, write.
 
+        ``data`` is checked here (headers and CRC) unless it comes as ``CheckedBatches``.
         Raises ``CorruptRecord`` / ``RecordTooLarge`` with nothing written, and
         ``FencedLeaderEpoch`` if ``leader_epoch`` is older than the log's latest epoch.
         """
-        buf = bytearray(data)
-        headers = self._validate(buf, limit_size=True)
+        checked = data if isinstance(data, CheckedBatches) else check_batches(data)
+        headers = checked.headers
+        self._check_sizes(headers)
+        buf = bytearray(checked.data)
         with self._lock:
             self._check_open()
             latest_epoch = self._epoch_cache.latest_epoch
@@ -278,7 +303,7 @@ class PartitionLog:
         the middle of a batch: when this log is empty and that batch straddles the LEO,
         start afresh at the batch's base offset. Size limits are the leader's business.
         """
-        headers = self._validate(data, limit_size=False)
+        headers = check_batches(data).headers
         for previous, header in pairwise(headers):
             if header.base_offset != previous.next_offset:
                 raise CorruptRecord(
@@ -312,7 +337,7 @@ class PartitionLog:
                 self._persist_epochs()
             return info
 
-    def _append_locked(self, data: bytes | bytearray, headers: list[BatchHeader], now_ms: int) -> AppendInfo:
+    def _append_locked(self, data: bytes | bytearray, headers: Sequence[BatchHeader], now_ms: int) -> AppendInfo:
         segment = self._maybe_roll(len(data), headers[-1].last_offset, now_ms)
         segment.append(data, headers)
         self._log_end_offset = headers[-1].next_offset

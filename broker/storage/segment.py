@@ -29,9 +29,10 @@ drops the segment, so a reader racing a retention delete never hits a reused fd.
 
 from __future__ import annotations
 
+import bisect
 import os
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -85,6 +86,8 @@ class LogSegment:
         self.roll_base_ms: int | None = None
         """First batch's max timestamp: ``segment_ms`` counts from it (Kafka's rolling-based timestamp)."""
         self._bytes_since_index_entry = 0
+        self._tail: list[ScannedBatch] = []
+        """Every batch from the last offset-index entry (or the file start) on: a lookup there needs no scan."""
         self._dirty = False
         self.write_count = 0
         """``os.write`` calls on the ``.log`` file: one per ``append`` unless the OS writes short."""
@@ -93,7 +96,7 @@ class LogSegment:
 
     # -- writing -------------------------------------------------------------------------
 
-    def append(self, data: bytes | bytearray, headers: list[BatchHeader]) -> None:
+    def append(self, data: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
         """Write whole batches (``headers`` positions relative to ``data``) and index them."""
         position = self.size_bytes
         try:
@@ -117,6 +120,8 @@ class LogSegment:
             self.index.append(header.base_offset, position)
             self.time_index.maybe_append(self.max_timestamp_ms, self.offset_of_max_timestamp)
             self._bytes_since_index_entry = 0
+            self._tail = []
+        self._tail.append(ScannedBatch(position, header))
         self._bytes_since_index_entry += header.size
 
     def truncate_to(self, offset: int) -> int:
@@ -150,11 +155,14 @@ class LogSegment:
         last_indexed = self.time_index.last_offset()
         self.offset_of_max_timestamp = self.base_offset if last_indexed is None else last_indexed
         start = self.index.last_position()
+        tail: list[ScannedBatch] = []
         for scanned in scan_batches(self._fd, start, self.size_bytes, check_crc=False):
+            tail.append(scanned)
             if scanned.header.max_timestamp > self.max_timestamp_ms:
                 self.max_timestamp_ms = scanned.header.max_timestamp
                 self.offset_of_max_timestamp = scanned.header.base_offset
             self.next_offset = scanned.header.next_offset
+        self._tail = tail
         self._bytes_since_index_entry = self.size_bytes - start
         self.roll_base_ms = None
         if self.size_bytes:
@@ -180,6 +188,7 @@ class LogSegment:
         self.offset_of_max_timestamp = self.base_offset
         self.roll_base_ms = None
         self._bytes_since_index_entry = 0
+        self._tail = []
         try:
             for scanned in scan_batches(self._fd, 0, self.size_bytes, check_crc=check_crc):
                 if scanned.header.base_offset != self.next_offset:
@@ -209,7 +218,18 @@ class LogSegment:
             yield scanned.header
 
     def find_batch(self, offset: int, committed_size_bytes: int) -> ScannedBatch | None:
-        """The batch holding ``offset``: index lookup, then a header scan; None if past the end."""
+        """The batch holding ``offset``: from memory past the last index entry, else index lookup and a header scan.
+
+        None if past the committed end. The in-memory tail holds exactly the batches the
+        scan from the last index entry would read, so both ways find the same batch; a
+        caught-up follower's read (always in the tail) costs no ``pread`` to find it.
+        """
+        tail = self._tail  # replaced, never emptied in place: a concurrent append cannot pull it away
+        if tail and offset >= tail[0].header.base_offset:
+            slot = bisect.bisect_left(tail, offset, key=lambda scanned: scanned.header.last_offset)
+            if slot < len(tail) and tail[slot].position < committed_size_bytes:
+                return tail[slot]
+            return None
         start = self.index.lookup(offset)
         window_bytes = self.index_interval_bytes + LOOKUP_WINDOW_BYTES
         for scanned in scan_batches(self._fd, start, committed_size_bytes, check_crc=False, window_bytes=window_bytes):
