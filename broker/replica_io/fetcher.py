@@ -136,15 +136,7 @@ class ReplicaFetcher:
                     reply.request_info, (), status=reply.status, message=body[:200].decode(errors="replace")
                 )
         responses = decode_response(body)
-        if trace.enabled():
-            for answer in responses:
-                if answer.records:
-                    trace.trace(
-                        "follower.fetch_received",
-                        topic=answer.topic,
-                        partition=answer.partition,
-                        offset=fetched_last_offset(answer.records),
-                    )
+        trace.trace_fetched("follower.fetch_received", responses)
         if len(responses) != len(partitions):
             raise aiohttp.ClientPayloadError(f"fetch answered {len(responses)} of {len(partitions)} partitions")
         return responses

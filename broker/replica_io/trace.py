@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import structlog
+
+from broker.replication import fetched_last_offset
+from broker.replication.fetch_wire import FetchPartitionResponse
 
 _stdlib = logging.getLogger(__name__)
 _log = structlog.get_logger(__name__)
@@ -28,3 +32,18 @@ def trace(event: str, **fields: Any) -> None:
     """Emit ``trace.<event>`` stamped now, when this module logs at debug level."""
     if _stdlib.isEnabledFor(logging.DEBUG):
         _log.debug(f"trace.{event}", t_ns=time.monotonic_ns(), **fields)
+
+
+def trace_fetched(event: str, answers: Iterable[FetchPartitionResponse], **fields: Any) -> None:
+    """``trace.<event>`` for each partition of a fetch answer that carries records, at its last offset."""
+    if not enabled():
+        return
+    for answer in answers:
+        if answer.records:
+            trace(
+                event,
+                topic=answer.topic,
+                partition=answer.partition,
+                offset=fetched_last_offset(answer.records),
+                **fields,
+            )

@@ -15,7 +15,6 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.replica_io import trace
-from broker.replication import fetched_last_offset
 from broker.replication.fetch_wire import CONTENT_TYPE, decode_request, encode_response
 from broker.server.api_routes import JSON, OBJECT, Body, Operation, Reply, RouteTable
 from broker.server.params import NODE_KEY, path_int, read_model
@@ -65,16 +64,7 @@ async def replica_fetch(request: web.Request) -> web.Response:
     fetch = replace(fetch, max_wait_ms=min(fetch.max_wait_ms, node.settings.fetch_max_wait_ms))
     responses = await node.serve_replica_fetch(fetch)
     body = encode_response(responses)
-    if trace.enabled():
-        for answer in responses:
-            if answer.records:
-                trace.trace(
-                    "leader.fetch_answered",
-                    topic=answer.topic,
-                    partition=answer.partition,
-                    replica_id=fetch.replica_id,
-                    offset=fetched_last_offset(answer.records),
-                )
+    trace.trace_fetched("leader.fetch_answered", responses, replica_id=fetch.replica_id)
     return web.Response(body=body, content_type=CONTENT_TYPE)
 
 
