@@ -25,8 +25,9 @@ deltas are 0, 1, 2 ...), ``max_timestamp`` is the largest record timestamp, and
 
 Speed: every decoder funnels through one loop (``_decode_records``) that inlines the
 one-byte varint case and appends into column lists; ``Record`` objects are built from
-the columns in one ``map`` only when asked for. Encoding looks the varints of small
-lengths up in a table and joins all records' pieces once.
+the columns in one ``map`` only when asked for. Validating a produced batch walks the
+same fields in a copy of that loop that keeps nothing (``_walk_records``). Encoding looks
+the varints of small lengths up in a table and joins all records' pieces once.
 """
 
 from __future__ import annotations
@@ -716,8 +717,8 @@ def _walk_records(data: bytes, header: BatchHeader) -> int:
         byte = data[position]
         if byte < 0x80:
             length, position = small[byte], position + 1
-        elif data[position + 1] < 0x80:
-            length, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        elif (second := data[position + 1]) < 0x80:
+            length, position = small[(byte & 0x7F) | (second << 7)], position + 2
         else:
             length, position = decode_varint(data, position)
         record_start = position
@@ -731,8 +732,8 @@ def _walk_records(data: bytes, header: BatchHeader) -> int:
         byte = data[position]
         if byte < 0x80:
             offset_delta, position = small[byte], position + 1
-        elif data[position + 1] < 0x80:
-            offset_delta, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        elif (second := data[position + 1]) < 0x80:
+            offset_delta, position = small[(byte & 0x7F) | (second << 7)], position + 2
         else:
             offset_delta, position = decode_varint(data, position)
         if offset_delta != index:
@@ -743,8 +744,8 @@ def _walk_records(data: bytes, header: BatchHeader) -> int:
         byte = data[position]
         if byte < 0x80:
             key_length, position = small[byte], position + 1
-        elif data[position + 1] < 0x80:
-            key_length, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        elif (second := data[position + 1]) < 0x80:
+            key_length, position = small[(byte & 0x7F) | (second << 7)], position + 2
         else:
             key_length, position = decode_varint(data, position)
         if key_length >= 0:
@@ -754,8 +755,8 @@ def _walk_records(data: bytes, header: BatchHeader) -> int:
         byte = data[position]
         if byte < 0x80:
             value_length, position = small[byte], position + 1
-        elif data[position + 1] < 0x80:
-            value_length, position = small[(byte & 0x7F) | (data[position + 1] << 7)], position + 2
+        elif (second := data[position + 1]) < 0x80:
+            value_length, position = small[(byte & 0x7F) | (second << 7)], position + 2
         else:
             value_length, position = decode_varint(data, position)
         if value_length >= 0:
