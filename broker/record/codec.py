@@ -25,8 +25,9 @@ deltas are 0, 1, 2 ...), ``max_timestamp`` is the largest record timestamp, and
 
 Speed: every decoder funnels through one loop (``_decode_records``) that inlines the
 one-byte varint case and appends into column lists; ``Record`` objects are built from
-the columns in one ``map`` only when asked for. Encoding looks the varints of small
-lengths up in a table and joins all records' pieces once.
+the columns in one ``map`` only when asked for. Validating a produced batch walks the
+same fields in a copy of that loop that keeps nothing (``_walk_records``). Encoding looks
+the varints of small lengths up in a table and joins all records' pieces once.
 """
 
 from __future__ import annotations
@@ -505,8 +506,8 @@ def decode_columns(buf: Buffer) -> RecordColumns:
     return columns
 
 
-def validate_produced_batches(buf: Buffer) -> None:
-    """Kafka's ``LogValidator`` for batches a client sends: each batch whole, its counts agree, every record decodes.
+def validate_produced_batches(buf: Buffer) -> tuple[BatchHeader, ...]:
+    """Kafka's ``LogValidator`` for batches a client sends: each batch whole, its counts agree, every record parses.
 
     The CRC only proves the bytes are the ones the client computed it over; a client
     whose encoder is wrong (or a hostile one) can checksum a header whose counts
@@ -514,8 +515,13 @@ def validate_produced_batches(buf: Buffer) -> None:
     later JSON read of the partition fail, so it is refused (400) as Kafka refuses it
     (``InvalidRecordException``). Record offset deltas must be exactly 0..n-1: readers
     split such a batch at any offset from its header alone (``broker.record.lazy``).
-    Batches the broker encodes itself, and replicated ones, are not decoded again.
+    Batches the broker encodes itself, and replicated ones, are not walked again.
+
+    Returns the headers it checked (CRC included), so the caller need not parse them again.
+    Invariant: accepts exactly the batches ``decode_batch`` accepts whose header counts
+    and offset deltas follow the rule above; it only walks the records (``_walk_records``).
     """
+    headers: list[BatchHeader] = []
     position = 0
     end = len(buf)
     while position < end:
@@ -525,14 +531,17 @@ def validate_produced_batches(buf: Buffer) -> None:
                 f"record batch at byte {position} declares {header.records_count} records and a last offset "
                 f"delta of {header.last_offset_delta}; a produced batch has n >= 1 records and delta n - 1"
             )
-        columns = RecordColumns([], [], [], [], [])
-        _decode_records(_records_section(buf, header), header, columns)
-        if columns.offsets != list(range(header.base_offset, header.base_offset + header.records_count)):
+        data = _records_section(buf, header)
+        try:
+            end_position = _walk_records(data, header)
+        except IndexError:
             raise CorruptRecord(
-                f"record batch at byte {position}: its records' offset deltas are not 0, 1, ... "
-                f"{header.records_count - 1} in order, as every producer writes them"
-            )
+                f"record batch at byte {header.position}: a record runs past the end of the records section"
+            ) from None
+        _check_section_end(data, end_position, header)
+        headers.append(header)
         position += header.size
+    return tuple(headers)
 
 
 def _records_section(buf: Buffer, header: BatchHeader) -> bytes:
@@ -553,6 +562,11 @@ def _decode_records(data: bytes, header: BatchHeader, columns: RecordColumns) ->
         raise CorruptRecord(
             f"record batch at byte {header.position}: a record runs past the end of the records section"
         ) from None
+    _check_section_end(data, end_position, header)
+
+
+def _check_section_end(data: bytes, end_position: int, header: BatchHeader) -> None:
+    """The last record must end exactly where the records section does."""
     if end_position > len(data):
         raise CorruptRecord(
             f"record batch at byte {header.position}: the last record runs past the end of the records section"
@@ -681,3 +695,106 @@ def _decode_headers(data: bytes, position: int, header: BatchHeader) -> tuple[He
             _check_null_length(value_length, "header value", header)
             headers.append((header_key, None))
     return headers, position
+
+
+def _walk_records(data: bytes, header: BatchHeader) -> int:
+    """``_decode_records_unchecked``'s checks without its output; returns the position after the last record.
+
+    Validation of a produced batch keeps nothing, so this loop builds nothing per record:
+    keys and values are stepped over, not sliced; timestamps are stepped over (a varlong
+    of more than 10 bytes is still refused); the offset delta is compared with the record's
+    index as it is read. Reading past ``data`` raises ``IndexError``, which the caller reports.
+    """
+    small = _SMALL_ZIGZAG
+    end = len(data)
+    position = 0
+    for index in range(header.records_count):
+        if position >= end:
+            raise CorruptRecord(
+                f"record batch at byte {header.position} declares {header.records_count} records "
+                f"but its records section holds only {index}"
+            )
+        byte = data[position]
+        if byte < 0x80:
+            length, position = small[byte], position + 1
+        elif (second := data[position + 1]) < 0x80:
+            length, position = small[(byte & 0x7F) | (second << 7)], position + 2
+        else:
+            length, position = decode_varint(data, position)
+        record_start = position
+        position += 1  # the attributes byte, unused in magic 2
+        if data[position] < 0x80:
+            position += 1
+        elif data[position + 1] < 0x80:
+            position += 2
+        else:
+            position = decode_varlong(data, position)[1]
+        byte = data[position]
+        if byte < 0x80:
+            offset_delta, position = small[byte], position + 1
+        elif (second := data[position + 1]) < 0x80:
+            offset_delta, position = small[(byte & 0x7F) | (second << 7)], position + 2
+        else:
+            offset_delta, position = decode_varint(data, position)
+        if offset_delta != index:
+            raise CorruptRecord(
+                f"record batch at byte {header.position}: its records' offset deltas are not 0, 1, ... "
+                f"{header.records_count - 1} in order, as every producer writes them"
+            )
+        byte = data[position]
+        if byte < 0x80:
+            key_length, position = small[byte], position + 1
+        elif (second := data[position + 1]) < 0x80:
+            key_length, position = small[(byte & 0x7F) | (second << 7)], position + 2
+        else:
+            key_length, position = decode_varint(data, position)
+        if key_length >= 0:
+            position += key_length
+        else:
+            _check_null_length(key_length, "key", header)
+        byte = data[position]
+        if byte < 0x80:
+            value_length, position = small[byte], position + 1
+        elif (second := data[position + 1]) < 0x80:
+            value_length, position = small[(byte & 0x7F) | (second << 7)], position + 2
+        else:
+            value_length, position = decode_varint(data, position)
+        if value_length >= 0:
+            position += value_length
+        else:
+            _check_null_length(value_length, "value", header)
+        if data[position] == 0:
+            position += 1
+        else:
+            position = _skip_headers(data, position, header)
+        if position - record_start != length:
+            raise CorruptRecord(
+                f"record batch at byte {header.position}: record {index} declares {length} bytes "
+                f"but its fields take {position - record_start}"
+            )
+    return position
+
+
+def _skip_headers(data: bytes, position: int, header: BatchHeader) -> int:
+    """``_decode_headers``'s checks, keeping nothing: keys are decoded as UTF-8 from a view and dropped."""
+    count, position = decode_varint(data, position)
+    if count < 0:
+        raise CorruptRecord(f"record batch at byte {header.position}: a record has {count} headers")
+    view = memoryview(data)
+    for _ in range(count):
+        key_length, position = decode_varint(data, position)
+        if key_length < 0:
+            raise CorruptRecord(f"record batch at byte {header.position}: a header key has length {key_length}")
+        key_end = position + key_length
+        if key_end > len(data):
+            raise IndexError(key_end)
+        try:
+            str(view[position:key_end], "utf-8")
+        except UnicodeDecodeError as error:
+            raise CorruptRecord(f"record batch at byte {header.position}: a header key is not UTF-8") from error
+        value_length, position = decode_varint(data, key_end)
+        if value_length >= 0:
+            position += value_length
+        else:
+            _check_null_length(value_length, "header value", header)
+    return position

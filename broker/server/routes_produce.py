@@ -289,8 +289,7 @@ async def produce_binary(request: web.Request) -> web.Response:
     if not batch:
         raise CorruptRecord("the request body is empty; it must be one record batch v2")
     check_batch_size(topic, batch, node.max_message_bytes(topic))
-    validate_produced_batches(batch)
-    checked = CheckedBatches.after_validation(batch)
+    checked = CheckedBatches.after_validation(batch, validate_produced_batches(batch))
     if acks is Acks.ZERO:
         request.app[PRODUCER_KEY].append_in_background(topic, partition, [checked], timeout_ms)
         body: dict[str, Any] = {

@@ -78,7 +78,7 @@ class CheckedBatches:
 
     Invariant: built only by ``check_batches`` or by a caller that has just run a check
     at least as strict (the produce edge's ``validate_produced_batches``, which checks
-    every header and CRC and decodes every record). Carrying the headers inward lets
+    every header and CRC and walks every record). Carrying the headers inward lets
     each later layer skip a second CRC pass over the same bytes: a produced batch's
     CRC is computed once per request instead of three times.
     """
@@ -87,9 +87,14 @@ class CheckedBatches:
     headers: tuple[BatchHeader, ...]
 
     @classmethod
-    def after_validation(cls, data: bytes) -> CheckedBatches:
-        """Headers of batches a stricter check just accepted: parsed again (cheap), not checksummed."""
-        return cls(data, tuple(iter_batches(data, check_crc=False)))
+    def after_validation(cls, data: bytes, headers: tuple[BatchHeader, ...] | None = None) -> CheckedBatches:
+        """Batches a stricter check just accepted, with the headers it returned.
+
+        Without ``headers`` they are parsed again (cheap), never checksummed again.
+        """
+        if headers is None:
+            headers = tuple(iter_batches(data, check_crc=False))
+        return cls(data, headers)
 
 
 def check_batches(data: bytes | bytearray) -> CheckedBatches:
