@@ -95,9 +95,10 @@ class ProducerSettings(ClientSecuritySettings):
         100,
         ge=0,
         description=(
-            "send() also waits while its partition's oldest unacknowledged batch is older than linger_ms plus this: "
-            "under sustained overload records wait about this long for their acknowledgement, not "
-            "seconds; None: only buffer_memory bounds what is outstanding"
+            "send() also waits while the unacknowledged bytes would take longer than this to drain at the "
+            "measured acknowledgement rate, or its partition's oldest unacknowledged batch is older than "
+            "linger_ms plus this: under sustained overload records wait about this long for their "
+            "acknowledgement, not seconds; None: only buffer_memory bounds what is outstanding"
         ),
     )
     compression: Literal["none", "gzip", "lz4", "zstd"] = "none"

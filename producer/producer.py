@@ -13,7 +13,7 @@ task by ``send`` itself, so a lone record costs no extra loop turn.
 Cost per record: ``send_many`` appends a list of values as column slices with one
 future per call (``SendManyResult``: offsets computed on demand); ``send(...,
 want_future=False)`` skips the future. Back-pressure is by bytes (``buffer_memory``)
-and by time (``max_queue_ms``: the age of the partition's oldest unacknowledged batch).
+and by time (``max_queue_ms``): see ``_wait_for_room``.
 
 Settings are ``config.client.ProducerSettings`` (Kafka's names and defaults), given as
 keyword arguments; the environment (``HIGHWATER_PRODUCER_*``) fills what is not given.
@@ -48,6 +48,7 @@ from producer.batch import (
 )
 from producer.many import ManyCall, ManyChunk
 from producer.partitioner import StickyPartitioner
+from producer.rate import AckRate
 from producer.records import COMPRESSION_CODECS, UNKNOWN_OFFSET, RecordMetadata, SendManyResult
 from producer.sender import Sender, SendOptions
 
@@ -105,6 +106,11 @@ class Producer:
         self._closed = False
         self._max_record_bytes = min(config.max_request_size, config.buffer_memory)
         self._max_queue_ms = config.max_queue_ms
+        self._rate = AckRate()
+        self._limit_floor_bytes = config.batch_size * config.max_in_flight_requests_per_connection
+        self._queue_limit_bytes = float("inf")
+        """Unacknowledged bytes the brokers drain in ``max_queue_ms`` (``AckRate``); recomputed per rate
+        window, so the check on every ``send`` compares two numbers."""
         self._linger_ms = config.linger_ms
         self._metadata_max_age_ms = config.metadata_max_age_ms
         self._tps: dict[tuple[str, int], TopicPartition] = {}
@@ -205,8 +211,10 @@ class Producer:
             topic, key, partition
         )
         accumulator = self._accumulator
-        if not accumulator.has_room(size_bytes) or (
-            self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
+        if (
+            not accumulator.has_room(size_bytes)
+            or accumulator.buffered_bytes > self._queue_limit_bytes
+            or (self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms))
         ):
             await self._wait_for_room(tp, size_bytes)
             current_ms = now_ms()
@@ -316,8 +324,10 @@ class Producer:
         start = 0
         while start < count:
             current_ms = now_ms()
-            if not accumulator.has_room(sizes[start]) or (
-                self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
+            if (
+                not accumulator.has_room(sizes[start])
+                or accumulator.buffered_bytes > self._queue_limit_bytes
+                or (self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms))
             ):
                 await self._wait_for_room(tp, sizes[start])
                 current_ms = now_ms()
@@ -399,21 +409,40 @@ class Producer:
         return self._topic_partition(topic, self._partitioner.partition(topic, key, count, available))
 
     async def _wait_for_room(self, tp: TopicPartition, size_bytes: int) -> None:
-        """Back-pressure: wait until ``size_bytes`` fit in ``buffer_memory`` and ``tp``'s oldest
-        unacknowledged batch is younger than ``linger_ms + max_queue_ms``, up to ``max_block_ms``."""
+        """Back-pressure: wait, up to ``max_block_ms``, until ``size_bytes`` fit in ``buffer_memory``,
+        the expected wait of a record appended now is within ``max_queue_ms``, and ``tp``'s oldest
+        unacknowledged batch is younger than ``linger_ms + max_queue_ms``.
+
+        The expected wait is the producer's unacknowledged bytes (sent and unsent) over the rate
+        the brokers acknowledge them (``AckRate``): a new record waits for everything ahead of it,
+        in flight or queued, on every partition, since the brokers' throughput drains them all. The
+        oldest batch's age alone misses that: at full load the oldest batch can be young while
+        ``max_in_flight`` full requests per partition are ahead of the new record. The age check
+        stays for what the rate cannot see: start-up (no rate yet, only ``buffer_memory`` and the
+        age bound) and one partition that stops (no leader) while the others keep the rate up.
+
+        Never a deadlock: with nothing unacknowledged every check passes (``has_room`` and
+        ``queued_too_long`` by their rules, the rate bound as ``0 > limit`` is false), so a lone
+        record larger than the bound goes. The bound is at least ``batch_size * max_in_flight``:
+        the rate is measured from this producer's own traffic, and a window too small to fill
+        the pipeline would measure (and so allow) ever less.
+        """
         deadline_ms = now_ms() + self.settings.max_block_ms
         accumulator = self._accumulator
         while True:
             current_ms = now_ms()
             full = not accumulator.has_room(size_bytes)
+            behind = accumulator.buffered_bytes > self._queue_limit_bytes
             late = self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
-            if not (full or late):
+            if not (full or behind or late):
                 return
             remaining_ms = deadline_ms - current_ms
             if remaining_ms <= 0:
                 cause = (
                     f"buffer_memory ({self.settings.buffer_memory} bytes) stayed full"
                     if full
+                    else f"unacknowledged bytes kept the expected wait above max_queue_ms ({self._max_queue_ms})"
+                    if behind
                     else f"{tp.topic}-{tp.partition} kept unacknowledged batches older than max_queue_ms ({self._max_queue_ms})"
                 )
                 raise BufferExhausted(f"{cause} for max_block_ms ({self.settings.max_block_ms}); nothing was queued")
@@ -425,6 +454,12 @@ class Producer:
         """Resolve the batch's deliveries (called by the sender, on the loop)."""
         self._room_freed.set()
         self._batch_done.set()
+        if self._max_queue_ms is not None:
+            rate = self._rate
+            if error is None and rate.acknowledged(batch.buffered_bytes, now_ms(), batch.created_ms):
+                self._queue_limit_bytes = rate.limit_bytes(self._max_queue_ms, self._limit_floor_bytes)
+            if self._accumulator.buffered_bytes == 0:
+                rate.idle()
         tp = batch.tp
         if error is not None:
             self.failed_records += batch.record_count

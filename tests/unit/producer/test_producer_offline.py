@@ -55,7 +55,7 @@ async def broker() -> Broker:
     return Broker()
 
 
-async def _producer(broker: Broker, **settings: object) -> Producer:
+async def _producer(broker: Broker, partitions: int = 3, **settings: object) -> Producer:
     producer = Producer("http://stand-in:1", retry_backoff_ms=0, **settings)
     client = producer.client
 
@@ -70,7 +70,9 @@ async def _producer(broker: Broker, **settings: object) -> Producer:
     client.init_producer_id = init_producer_id  # type: ignore[method-assign]
     client.produce = broker.produce  # type: ignore[method-assign]
     client.metadata.update_brokers([BrokerInfo(1, "http://stand-in:1")])
-    client.metadata.update_topic("t", [PartitionInfo("t", p, 1, 0, (1,), (1,), 0, 0, 0) for p in range(3)], now_ms())
+    client.metadata.update_topic(
+        "t", [PartitionInfo("t", p, 1, 0, (1,), (1,), 0, 0, 0) for p in range(partitions)], now_ms()
+    )
     await producer.start()
     return producer
 
@@ -199,5 +201,79 @@ async def test_a_send_many_larger_than_buffer_memory_goes_in_parts_and_says_so_i
         await producer.flush()
         queued = broker.logs[0][5:]
         assert 0 < len(queued) < 5 and queued == values[: len(queued)]
+    finally:
+        await producer.close(timeout_ms=1_000)
+
+
+class PacedBroker(Broker):
+    """Serves one request at a time at ``bytes_per_ms``: a cluster at its throughput limit."""
+
+    def __init__(self, bytes_per_ms: int) -> None:
+        super().__init__()
+        self.bytes_per_ms = bytes_per_ms
+        self._server = asyncio.Lock()
+
+    async def produce(self, url: str, tp: TopicPartition, batch: bytes, acks: object, timeout_ms: int) -> ProduceAck:
+        async with self._server:
+            await asyncio.sleep(len(batch) / self.bytes_per_ms / 1000)
+            return await super().produce(url, tp, batch, acks, timeout_ms)
+
+
+async def _ack_latencies_ms(producer: Producer, total_bytes: int, value_bytes: int, partitions: int) -> list[float]:
+    """Send ``total_bytes`` of records round-robin over ``partitions``; each record's wait
+    for its acknowledgement from when ``send`` queued it (what back-pressure bounds)."""
+    loop = asyncio.get_running_loop()
+    latencies: list[float] = []
+    futures = []
+    value = b"v" * value_bytes
+    for index in range(total_bytes // value_bytes):
+        future = await producer.send("t", value, partition=index % partitions)
+        sent = loop.time()
+        future.add_done_callback(lambda _, sent=sent: latencies.append((loop.time() - sent) * 1000))
+        futures.append(future)
+    await asyncio.gather(*futures)
+    await asyncio.sleep(0)
+    return latencies
+
+
+async def test_at_a_fixed_service_rate_acks_wait_about_max_queue_ms_not_the_in_flight_window() -> None:
+    """The oldest batch's age alone would let 6 partitions x 5 requests in flight be ahead of
+    each record; once acknowledgements give a rate, the queue is what drains in ``max_queue_ms``."""
+    broker = PacedBroker(bytes_per_ms=1_000)
+    producer = await _producer(
+        broker,
+        partitions=6,
+        linger_ms=0,
+        batch_size=8_192,
+        buffer_memory=300_000,
+        max_queue_ms=60,
+        max_block_ms=60_000,
+    )
+    try:
+        in_flight_window_ms = 6 * 5 * 8_192 / broker.bytes_per_ms
+        latencies = await _ack_latencies_ms(producer, 1_000_000, 500, 6)
+        assert len(latencies) == 2_000, "every record acknowledged: no deadlock"
+        settled = sorted(latencies[len(latencies) // 2 :])
+        median = settled[len(settled) // 2]
+        assert median < 2 * 60 < in_flight_window_ms / 2, (median, in_flight_window_ms)
+        assert sum(len(log) for log in broker.logs.values()) == 2_000
+    finally:
+        await producer.close(timeout_ms=1_000)
+
+
+async def test_a_record_larger_than_the_bound_goes_when_nothing_is_unacknowledged() -> None:
+    broker = PacedBroker(bytes_per_ms=100)
+    producer = await _producer(
+        broker,
+        linger_ms=0,
+        batch_size=1_024,
+        max_in_flight_requests_per_connection=1,
+        max_queue_ms=1,
+        max_block_ms=60_000,
+    )
+    try:
+        await _ack_latencies_ms(producer, 20_000, 500, 3)
+        assert producer._queue_limit_bytes < 20_000, "a rate was measured: the bound is far below the record"
+        assert (await (await producer.send("t", b"x" * 20_000, partition=0))).partition == 0
     finally:
         await producer.close(timeout_ms=1_000)
