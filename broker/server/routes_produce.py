@@ -33,7 +33,6 @@ from broker.acks import KAFKA_NUMBER_FOR_ALL, Acks
 from broker.error_table import error_body
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
 from broker.record.codec import LOG_APPEND_TIME, validate_produced_batches
-from broker.record.header import read_header
 from broker.replica_io.trace import trace
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Body, Operation, Reply, RouteTable, query_param
 from broker.server.json_records import (
@@ -307,6 +306,6 @@ async def produce_binary(request: web.Request) -> web.Response:
         "partition_id": partition,
         "base_offset": result.base_offset,
         "last_offset": result.last_offset,
-        "log_append_time": result.log_append_time_ms if read_header(batch).timestamp_type == LOG_APPEND_TIME else -1,
+        "log_append_time": (result.log_append_time_ms if checked.headers[0].timestamp_type == LOG_APPEND_TIME else -1),
     }
     return await throttled_json(body, delay_ms)

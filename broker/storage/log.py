@@ -87,13 +87,8 @@ class CheckedBatches:
     headers: tuple[BatchHeader, ...]
 
     @classmethod
-    def after_validation(cls, data: bytes, headers: tuple[BatchHeader, ...] | None = None) -> CheckedBatches:
-        """Batches a stricter check just accepted, with the headers it returned.
-
-        Without ``headers`` they are parsed again (cheap), never checksummed again.
-        """
-        if headers is None:
-            headers = tuple(iter_batches(data, check_crc=False))
+    def after_validation(cls, data: bytes, headers: tuple[BatchHeader, ...]) -> CheckedBatches:
+        """Batches a stricter check (``validate_produced_batches``) just accepted, with the headers it returned."""
         return cls(data, headers)
 
 

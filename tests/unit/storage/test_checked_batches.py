@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from broker.errors import CorruptRecord, RecordTooLarge
-from broker.storage.log import CheckedBatches, check_batches
+from broker.storage.log import check_batches
 from broker.storage.log_config import LogConfig
 from tests.unit.storage.helpers import make_batch, open_log
 
@@ -35,7 +35,7 @@ def test_checked_batches_append_exactly_as_plain_bytes(tmp_path: Path) -> None:
 def test_checked_batches_still_obey_max_message_bytes(tmp_path: Path) -> None:
     log = open_log(tmp_path, LogConfig(max_message_bytes=200))
     with pytest.raises(RecordTooLarge):
-        log.append_as_leader(CheckedBatches.after_validation(make_batch(20)), 0, 1)
+        log.append_as_leader(check_batches(make_batch(20)), 0, 1)
     assert log.log_end_offset == 0
 
 
