@@ -41,7 +41,6 @@ import structlog
 from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
-from broker.record.header import iter_batches
 from broker.replica_io.signal import Signal
 from broker.replica_io.trace import trace
 from broker.replication import (
@@ -467,18 +466,19 @@ class Partition:
                     log_start_offset=self.log.log_start_offset,
                     log_end_offset=self.log.log_end_offset,
                 )
-            if _follower_append_is_cheap(records, self.log.epoch_cache.latest_epoch):
-                self.log.append_as_follower(records)
+            checked = check_batches(records)
+            if _follower_append_is_cheap(checked, self.log.epoch_cache.latest_epoch):
+                self.log.append_as_follower(checked)
             else:
-                await loop.run_in_executor(None, self.log.append_as_follower, records)
+                await loop.run_in_executor(None, self.log.append_as_follower, checked)
 
 
-def _follower_append_is_cheap(records: bytes, latest_epoch: int) -> bool:
-    """Whether a follower append of ``records`` only writes to the page cache.
+def _follower_append_is_cheap(checked: CheckedBatches, latest_epoch: int) -> bool:
+    """Whether a follower append of ``checked`` only writes to the page cache.
 
     Not when it is large, or when a batch carries an epoch newer than the log's latest:
     the append would then write and fsync the epoch checkpoint.
     """
-    if len(records) > INLINE_APPEND_MAX_BYTES:
+    if len(checked.data) > INLINE_APPEND_MAX_BYTES:
         return False
-    return all(header.partition_leader_epoch <= latest_epoch for header in iter_batches(records, check_crc=False))
+    return all(header.partition_leader_epoch <= latest_epoch for header in checked.headers)

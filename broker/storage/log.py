@@ -296,14 +296,16 @@ class PartitionLog:
                 next_offset += header.last_offset_delta + 1
             return self._append_locked(buf, stamped, now_ms)
 
-    def append_as_follower(self, data: bytes | bytearray, now_ms: int | None = None) -> AppendInfo:
+    def append_as_follower(self, data: bytes | bytearray | CheckedBatches, now_ms: int | None = None) -> AppendInfo:
         """Append the leader's batches unchanged; the first must start at the LEO.
 
+        ``data`` is checked here (headers and CRC) unless it comes as ``CheckedBatches``.
         Kafka's rule for a follower that restarted at the leader's log start offset in
         the middle of a batch: when this log is empty and that batch straddles the LEO,
         start afresh at the batch's base offset. Size limits are the leader's business.
         """
-        headers = check_batches(data).headers
+        checked = data if isinstance(data, CheckedBatches) else check_batches(data)
+        data, headers = checked.data, checked.headers
         for previous, header in pairwise(headers):
             if header.base_offset != previous.next_offset:
                 raise CorruptRecord(
