@@ -20,6 +20,8 @@ the flags still honours the environment (``run_client`` without ``security``).
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -106,6 +108,47 @@ def client_security(
     return ClientSecurity.from_environment(
         username=username, ssl_ca_file=ssl_ca_file, ssl_cert_file=ssl_cert_file, ssl_key_file=ssl_key_file
     )
+
+
+_SECURITY_PARAMETERS = tuple(
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+    for name, annotation in (
+        ("username", UsernameOption),
+        ("ssl_ca_file", SslCaFileOption),
+        ("ssl_cert_file", SslCertFileOption),
+        ("ssl_key_file", SslKeyFileOption),
+    )
+)
+
+
+def security_options(command: Callable[..., T]) -> Callable[..., T]:
+    """Give a client command the four security flags, received as one ``security: ClientSecurity``.
+
+    Typer reads a command's options from its signature, so the flags are declared here
+    once instead of in every command: the command declares a keyword-only ``security``,
+    and typer sees ``--username``/``--ssl-*`` in its place.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    kept = [parameter for name, parameter in signature.parameters.items() if name != "security"]
+
+    @functools.wraps(command)
+    def with_security(
+        *args: object,
+        username: str | None = None,
+        ssl_ca_file: Path | None = None,
+        ssl_cert_file: Path | None = None,
+        ssl_key_file: Path | None = None,
+        **kwargs: object,
+    ) -> T:
+        security = client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file)
+        return command(*args, security=security, **kwargs)
+
+    exposed = signature.replace(parameters=[*kept, *_SECURITY_PARAMETERS])
+    with_security.__signature__ = exposed  # type: ignore[attr-defined]
+    with_security.__annotations__ = {
+        parameter.name: parameter.annotation for parameter in exposed.parameters.values()
+    } | {"return": exposed.return_annotation}
+    return with_security
 
 
 def run_client(server: str, action: Callable[[AdminClient], Awaitable[T]], security: ClientSecurity | None = None) -> T:

@@ -19,15 +19,12 @@ from rich.table import Table
 from broker.cli.common import (
     DEFAULT_SERVER,
     ServerOption,
-    SslCaFileOption,
-    SslCertFileOption,
-    SslKeyFileOption,
-    UsernameOption,
-    client_security,
     fail,
     run_client,
+    security_options,
 )
 from broker.client.admin import AdminClient
+from broker.client.security import ClientSecurity
 from broker.groups.errors import GroupIdNotFound, NonEmptyGroup
 
 groups_app = typer.Typer(help="List and describe consumer groups, reset their offsets.", no_args_is_help=True)
@@ -39,18 +36,17 @@ def _cell(value: Any) -> str:
 
 
 @groups_app.command("list")
+@security_options
 def list_groups(
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """List the cluster's consumer groups."""
     groups = run_client(
         server,
         lambda client: client.list_groups(),
-        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        security,
     )
     table = Table("GROUP", "STATE", "MEMBERS", "COMMITTED-PARTITIONS", "COORDINATOR", box=None, header_style="bold")
     for group in groups:
@@ -92,20 +88,19 @@ def lag_table(rows: list[dict]) -> Table:
 
 
 @groups_app.command("describe")
+@security_options
 def describe_group(
     group: str,
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """Per-partition committed offset, high watermark, lag, time lag, owner and status."""
 
     async def action(client: AdminClient) -> tuple[list[dict], dict]:
         return await client.group_lags(group), await client.group_lag_summary(group)
 
-    rows, summary = run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
+    rows, summary = run_client(server, action, security)
     stdout_console.print(lag_table(rows))
     stdout_console.print(
         f"group {group}: status {summary['status']}, total lag {summary['total_lag']}, max lag "
@@ -163,6 +158,7 @@ async def _plan_reset(client: AdminClient, group: str, topic: str | None, mode: 
 
 
 @groups_app.command("reset-offsets")
+@security_options
 def reset_offsets(
     group: str,
     to_earliest: Annotated[bool, typer.Option("--to-earliest", help="Log start offset.")] = False,
@@ -172,10 +168,8 @@ def reset_offsets(
     topic: Annotated[str | None, typer.Option("--topic", help="Only this topic (default: committed ones).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the new offsets, commit nothing.")] = False,
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """Move a group's committed offsets (only while it has no active members)."""
     chosen = [
@@ -199,7 +193,7 @@ def reset_offsets(
             await client.commit_offsets(group, plan)
         return plan
 
-    plan = run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
+    plan = run_client(server, action, security)
     table = Table("TOPIC", "PARTITION", "NEW-OFFSET", box=None, header_style="bold")
     for entry in plan:
         table.add_row(entry["topic_name"], str(entry["partition_id"]), str(entry["offset"]))

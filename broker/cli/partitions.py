@@ -19,13 +19,10 @@ from rich.table import Table
 from broker.cli.common import (
     DEFAULT_SERVER,
     ServerOption,
-    SslCaFileOption,
-    SslCertFileOption,
-    SslKeyFileOption,
-    UsernameOption,
-    client_security,
     run_client,
+    security_options,
 )
+from broker.client.security import ClientSecurity
 
 partitions_app = typer.Typer(help="Partition leadership administration.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
@@ -47,19 +44,18 @@ def elected_table(elected: list[dict[str, Any]]) -> Table:
 
 
 @partitions_app.command("elect-preferred")
+@security_options
 def elect_preferred(
     topic: Annotated[str | None, typer.Option("--topic", "-t", help="Only this topic; default every topic.")] = None,
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """Give leadership back to each partition's first replica where it is alive and in sync."""
     elected = run_client(
         server,
         lambda client: client.elect_preferred(topic),
-        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        security,
     )
     if not elected:
         stdout_console.print("every partition is led by its preferred replica (or it is not in sync yet)")

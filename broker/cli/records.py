@@ -23,16 +23,13 @@ from broker.acks import Acks
 from broker.cli.common import (
     DEFAULT_SERVER,
     ServerOption,
-    SslCaFileOption,
-    SslCertFileOption,
-    SslKeyFileOption,
-    UsernameOption,
-    client_security,
     fail,
     run_client,
+    security_options,
     stderr_console,
 )
 from broker.client.admin import AdminClient
+from broker.client.security import ClientSecurity
 
 MAX_BATCH_ENTRIES = 1000
 FOLLOW_POLL_MS = 1000
@@ -97,6 +94,7 @@ async def produce_lines(
     return summary
 
 
+@security_options
 def produce(
     topic: str,
     key: Annotated[str | None, typer.Option("--key", "-k", help="Key of every record.")] = None,
@@ -109,10 +107,8 @@ def produce(
         int, typer.Option("--batch-size", min=1, max=MAX_BATCH_ENTRIES, help="Records per request.")
     ] = MAX_BATCH_ENTRIES,
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """Produce one record per line of stdin and print a summary.
 
@@ -132,7 +128,7 @@ def produce(
         with progress:
             return await produce_lines(client, topic, batches, required_acks, progress)
 
-    summary = run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
+    summary = run_client(server, action, security)
     stderr_console.print(summary_line(topic, summary), markup=False)
     if summary.failures:
         raise typer.Exit(1)
@@ -262,6 +258,7 @@ async def consume_topic(
             pending.cancel()
 
 
+@security_options
 def consume(
     topic: str,
     from_beginning: Annotated[bool, typer.Option("--from-beginning", help="Start at the log start offset.")] = False,
@@ -273,10 +270,8 @@ def consume(
         bool, typer.Option("--print-offsets", help="Print partition, offset, key and value, tab-separated.")
     ] = False,
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """Print records' values one per line (by default only those produced from now on).
 
@@ -291,7 +286,7 @@ def consume(
         await consume_topic(client, topic, partition, start, follow, state)
 
     try:
-        run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
+        run_client(server, action, security)
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
     except BrokenPipeError:

@@ -11,15 +11,12 @@ from rich.table import Table
 from broker.cli.common import (
     DEFAULT_SERVER,
     ServerOption,
-    SslCaFileOption,
-    SslCertFileOption,
-    SslKeyFileOption,
-    UsernameOption,
-    client_security,
     fail,
     run_client,
+    security_options,
 )
 from broker.client.admin import AdminClient
+from broker.client.security import ClientSecurity
 
 topics_app = typer.Typer(help="Create, list, describe and delete topics.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
@@ -37,6 +34,7 @@ def parse_config_pairs(pairs: list[str]) -> dict[str, str]:
 
 
 @topics_app.command("create")
+@security_options
 def create_topic(
     name: Annotated[str, typer.Argument(help="Topic name: letters, digits, '.', '_' and '-'.")],
     partitions: Annotated[int | None, typer.Option("--partitions", "-p", min=1, help="Default: the broker's.")] = None,
@@ -47,10 +45,8 @@ def create_topic(
         list[str] | None, typer.Option("--config", "-c", help="Topic config NAME=VALUE (Kafka names), repeatable.")
     ] = None,
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """Create a topic."""
     configs = parse_config_pairs(config or [])
@@ -58,24 +54,23 @@ def create_topic(
     async def action(client: AdminClient) -> dict:
         return await client.create_topic(name, partitions, replication_factor, configs)
 
-    created = run_client(server, action, client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file))
+    created = run_client(server, action, security)
     count = created.get("partitions_count", partitions) if isinstance(created, dict) else partitions
     stdout_console.print(f"created topic {name}" + (f" with {count} partition(s)" if count else ""))
 
 
 @topics_app.command("list")
+@security_options
 def list_topics(
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """List the cluster's topics."""
     topics = run_client(
         server,
         lambda client: client.list_topics(),
-        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        security,
     )
     table = Table("topic", "partitions", "replication factor", title=None, box=None, header_style="bold")
     for topic in sorted(topics, key=lambda t: t["topic_name"]):
@@ -108,36 +103,34 @@ def partitions_table(topic: str, partitions: list[dict]) -> Table:
 
 
 @topics_app.command("describe")
+@security_options
 def describe_topic(
     name: str,
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """Show each partition's leader, replicas, ISR, log start offset, high watermark and log end offset."""
     partitions = run_client(
         server,
         lambda client: client.list_partitions(name),
-        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        security,
     )
     stdout_console.print(partitions_table(name, partitions))
 
 
 @topics_app.command("delete")
+@security_options
 def delete_topic(
     name: str,
     server: ServerOption = DEFAULT_SERVER,
-    username: UsernameOption = None,
-    ssl_ca_file: SslCaFileOption = None,
-    ssl_cert_file: SslCertFileOption = None,
-    ssl_key_file: SslKeyFileOption = None,
+    *,
+    security: ClientSecurity,
 ) -> None:
     """Delete a topic and its data on every broker."""
     run_client(
         server,
         lambda client: client.delete_topic(name),
-        client_security(username, ssl_ca_file, ssl_cert_file, ssl_key_file),
+        security,
     )
     stdout_console.print(f"deleted topic {name}")
