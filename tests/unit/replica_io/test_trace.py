@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from broker.replica_io import trace
@@ -19,10 +20,19 @@ from broker.replica_io import trace
 
 @pytest.fixture
 def trace_level() -> Iterator[logging.Logger]:
+    """The trace module's stdlib logger, under the broker's structlog wiring (``configure_logging``:
+    stdlib loggers decide the level) whatever an earlier test in this process configured."""
+    saved = structlog.get_config()
+    structlog.configure(
+        wrapper_class=structlog.stdlib.BoundLogger,
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        cache_logger_on_first_use=False,
+    )
     logger = logging.getLogger(trace.__name__)
     level = logger.level
     yield logger
     logger.setLevel(level)
+    structlog.configure(**saved)
 
 
 def test_a_trace_point_at_debug_is_an_event_stamped_with_the_monotonic_clock(trace_level: logging.Logger) -> None:
