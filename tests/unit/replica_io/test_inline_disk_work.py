@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -213,11 +214,21 @@ async def test_a_group_commit_on_an_idle_log_submits_its_fsync_in_the_call(tmp_p
     """The lone acks=all producer's fsync starts before the loop runs the follower fetch it woke."""
     partition = _partition(tmp_path, broker_id=1, leader=1)
     await partition.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
+    log_flush, first_running = partition.log.flush, threading.Event()
+
+    def flush() -> None:
+        """The log's flush, the first held until the three late callers have arrived."""
+        assert first_running.wait(5)
+        log_flush()
+
+    partition.log.flush = flush  # type: ignore[method-assign]
     flusher = GroupCommitFlusher()
     first = asyncio.create_task(flusher.flush(partition.log))
     await asyncio.sleep(0)
     assert executor.names == ["flush"], "submitted in the first step of the caller, no driver turn in between"
     joined = [asyncio.create_task(flusher.flush(partition.log)) for _ in range(3)]
+    await asyncio.sleep(0)
+    first_running.set()
     await asyncio.gather(first, *joined)
     assert executor.names == ["flush", "flush"], "the three that arrived while it ran share one more fsync"
     assert partition.log.recovery_point == 1
