@@ -41,7 +41,7 @@ from broker.node.replicas import ReplicaManager
 from broker.node.routing import RequestRouter
 from broker.node.security import NodeSecurity
 from broker.replica_io.partition import Partition
-from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
+from broker.replication.fetch_wire import FetchRequest, FetchResponse
 from broker.security.broker_token import broker_authorization
 from broker.storage.log import CheckedBatches
 from broker.tls import default_advertised_url, inter_broker_ssl
@@ -184,7 +184,7 @@ class BrokerNode:
     def local_partition(self, topic: str, partition: int) -> Partition | None:
         return self.replicas.local_partition(topic, partition)
 
-    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
+    async def serve_replica_fetch(self, request: FetchRequest) -> FetchResponse:
         return await self.replicas.serve_replica_fetch(request)
 
     # ------------------------------------------------------------ controller

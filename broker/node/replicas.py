@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import secrets
 from collections.abc import Callable
 
 import aiohttp
@@ -29,7 +30,8 @@ from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition, now_ms
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
-from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
+from broker.replication.fetch_session import LeaderSessions
+from broker.replication.fetch_wire import FetchRequest, FetchResponse
 from broker.storage.cleaner import clean_if_compacted
 from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
 from broker.storage.log_manager import LogManager
@@ -75,6 +77,7 @@ class ReplicaManager:
         )
         self._tasks: list[asyncio.Task] = []
         self._log_deletions: set[asyncio.Future] = set()
+        self._fetch_sessions = LeaderSessions(new_session_id=lambda: secrets.randbelow(2**31 - 1) + 1)
 
     async def load_logs(self) -> None:
         """Load and recover every local log, and the high watermarks checkpointed at the last stop."""
@@ -171,8 +174,10 @@ class ReplicaManager:
 
     # ------------------------------------------------------------ followers' fetches
 
-    async def serve_replica_fetch(self, request: FetchRequest) -> list[FetchPartitionResponse]:
-        return await serve_replica_fetch(request, self.local_partition, self._registered_broker_epoch)
+    async def serve_replica_fetch(self, request: FetchRequest) -> FetchResponse:
+        return await serve_replica_fetch(
+            request, self.local_partition, self._registered_broker_epoch, self._fetch_sessions
+        )
 
     def _registered_broker_epoch(self, broker_id: int) -> int:
         """The broker epoch of ``broker_id``'s registration as this broker's watch last saw it."""

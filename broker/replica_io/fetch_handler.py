@@ -28,12 +28,17 @@ import asyncio
 import time
 from collections.abc import Callable
 
+import structlog
+
 from broker.errors import HighwaterError, NotLeaderOrFollower
 from broker.replica_io.partition import Partition
 from broker.replica_io.trace import trace
 from broker.replication import FetchRequestFields
-from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
+from broker.replication.fetch_session import LeaderSessions, SessionRefused
+from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest, FetchResponse
 from broker.waiting import wait_event
+
+log = structlog.get_logger(__name__)
 
 PartitionLookup = Callable[[str, int], "Partition | None"]
 TAIL_READ_MAX_BYTES = 256 * 1024
@@ -102,8 +107,19 @@ def _record_fetch(
 async def _read(
     partition: Partition, fp: FetchPartition, offset: int, max_bytes: int, *, at_tail: bool
 ) -> FetchPartitionResponse:
-    """The batches from ``offset``; on the event loop when the fetch started at the LEO (``at_tail``)."""
+    """The batches from ``offset``; on the event loop when the fetch started at the LEO (``at_tail``).
+
+    A follower holding everything (``offset`` at the LEO) is answered without a read.
+    """
     high_watermark = partition.high_watermark
+    if offset >= partition.log_end_offset:
+        return FetchPartitionResponse(
+            topic=fp.topic,
+            partition=fp.partition,
+            high_watermark=high_watermark,
+            log_start_offset=partition.log_start_offset,
+            log_end_offset=partition.log_end_offset,
+        )
     try:
         if at_tail:
             result = partition.log.read(offset, min(max_bytes, TAIL_READ_MAX_BYTES), None)
@@ -122,36 +138,49 @@ async def _read(
 
 
 async def serve_replica_fetch(
-    request: FetchRequest, lookup: PartitionLookup, registered_broker_epoch: RegisteredBrokerEpoch
-) -> list[FetchPartitionResponse]:
-    """Answer one follower fetch covering many partitions; long-polls when nothing is new."""
+    request: FetchRequest,
+    lookup: PartitionLookup,
+    registered_broker_epoch: RegisteredBrokerEpoch,
+    sessions: LeaderSessions,
+) -> FetchResponse:
+    """Answer one follower fetch covering many partitions; long-polls when nothing is new.
+
+    Every partition of the follower's session is validated and recorded, and read when
+    the follower lacks records; the answer names only those the session says have news
+    (all of them in a full fetch).
+    """
+    session = sessions.open(request)
+    if isinstance(session, SessionRefused):
+        log.info("replica_fetch.session_refused", replica_id=request.replica_id, error=session.error.name)
+        return FetchResponse([], request.session_id, session.error)
     follower_broker_epoch = registered_broker_epoch(request.replica_id)
     deadline = time.monotonic() + request.max_wait_ms / 1000
     appended = asyncio.Event()
     watched: list[Partition] = []
     try:
-        answers: dict[int, FetchPartitionResponse] = {}
-        to_read: dict[int, tuple[Partition, FetchPartition, int, bool]] = {}
-        for index, fp in enumerate(request.partitions):
+        refused: list[FetchPartitionResponse] = []
+        to_read: list[tuple[Partition, FetchPartition, int, bool]] = []
+        for fp in session.partitions.values():
             outcome = _record_fetch(request, fp, lookup, follower_broker_epoch)
             if isinstance(outcome, FetchPartitionResponse):
-                answers[index] = outcome
+                refused.append(outcome)
             else:
                 partition = lookup(fp.topic, fp.partition)
                 assert partition is not None  # _record_fetch answered for a partition not found
-                partition.appended.register(appended)
                 watched.append(partition)
-                to_read[index] = (partition, fp, outcome, outcome >= partition.log_end_offset)
+                to_read.append((partition, fp, outcome, outcome >= partition.log_end_offset))
         while True:
             appended.clear()
             for partition in watched:
                 partition.appended.register(appended)
-            for index, (partition, fp, offset, at_tail) in to_read.items():
-                answers[index] = await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail)
-            has_news = len(to_read) < len(request.partitions) or any(a.records for a in answers.values())
+            answers = list(refused)
+            for partition, fp, offset, at_tail in to_read:
+                answers.append(await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail))
+            news = [answer for answer in answers if session.has_news(answer)]
             remaining = deadline - time.monotonic()
-            if has_news or remaining <= 0:
-                return [answers[i] for i in range(len(request.partitions))]
+            if refused or any(answer.records for answer in news) or remaining <= 0:
+                session.answered(news)
+                return FetchResponse(news, session.session_id)
             await wait_event(appended, remaining)
             trace("leader.fetch_woken", replica_id=request.replica_id)
     finally:

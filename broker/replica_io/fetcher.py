@@ -10,6 +10,10 @@ this loop only carries the bytes.
 
 A partition whose fetch was fenced is left out of the loop until a newer partition
 record reaches it (the core's ``fenced``).
+
+The fetches run in an incremental fetch session (``broker.replication.fetch_session``):
+a request names only the partitions whose fields changed, an answer only those with
+news; a failed request or a refused session starts over with a full fetch.
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from broker.errors import HighwaterError
 from broker.replica_io import trace
 from broker.replica_io.partition import Partition
 from broker.replication import FetchRequestFields, PartitionFetchResponse, fetched_last_offset
+from broker.replication.fetch_session import FollowerSession, SessionRequest
 from broker.replication.fetch_wire import (
     CONTENT_TYPE,
     FetchPartition,
     FetchPartitionResponse,
     FetchRequest,
+    FetchResponse,
     decode_response,
     encode_request,
 )
@@ -60,7 +66,8 @@ class ReplicaFetcher:
         self._local_broker_id = local_broker_id
         self._broker_epoch = broker_epoch
         self._leader_url = leader_url
-        self._session = session
+        self._session_http = session
+        self._session = FollowerSession()
         self._max_wait_ms = max_wait_ms
         self._max_bytes = max_bytes
         self.partitions: dict[tuple[str, int], Partition] = {}
@@ -97,26 +104,41 @@ class ReplicaFetcher:
                 self._changed.clear()
                 await wait_event(self._changed, 1.0)
                 continue
+            request = self._session.build(_wire_partition(p, fields) for p, fields in fetchable)
             try:
-                responses = await self._fetch(url, [_wire_partition(p, fields) for p, fields in fetchable])
+                response = await self._fetch(url, request)
             except (TimeoutError, aiohttp.ClientError, OSError, HighwaterError) as error:
+                self._session.reset()
                 log.warning("replica_fetch.failed", leader_id=self.leader_id, url=url, error=str(error))
                 await asyncio.sleep(FETCH_BACKOFF_S)
                 continue
-            if await apply_responses(self.leader_id, fetchable, responses):
+            self._session.on_answered(response.session_id, response.session_error)
+            if response.session_error:
+                log.info(
+                    "replica_fetch.session_restarted",
+                    leader_id=self.leader_id,
+                    session_id=request.session_id,
+                    session_epoch=request.session_epoch,
+                    error=response.session_error,
+                )
+                continue
+            if await apply_responses(self.leader_id, _answered(fetchable, response.partitions)):
                 await asyncio.sleep(FETCH_BACKOFF_S)
 
-    async def _fetch(self, url: str, partitions: list[FetchPartition]) -> list[FetchPartitionResponse]:
+    async def _fetch(self, url: str, session_request: SessionRequest) -> FetchResponse:
         request = FetchRequest(
             replica_id=self._local_broker_id,
             broker_epoch=self._broker_epoch(),
             max_wait_ms=self._max_wait_ms,
             max_bytes=self._max_bytes,
-            partitions=partitions,
+            partitions=session_request.partitions,
+            session_id=session_request.session_id,
+            session_epoch=session_request.session_epoch,
+            forgotten=session_request.forgotten,
         )
         timeout = aiohttp.ClientTimeout(total=self._max_wait_ms / 1000 + 10)
         if trace.enabled():
-            for fp in partitions:
+            for fp in request.partitions:
                 trace.trace(
                     "follower.fetch_sent",
                     topic=fp.topic,
@@ -124,7 +146,7 @@ class ReplicaFetcher:
                     offset=fp.fetch_offset - 1,
                     leader_epoch=fp.current_leader_epoch,
                 )
-        async with self._session.post(
+        async with self._session_http.post(
             f"{url}/internal/fetch",
             data=encode_request(request),
             headers={"Content-Type": CONTENT_TYPE},
@@ -135,15 +157,24 @@ class ReplicaFetcher:
                 raise aiohttp.ClientResponseError(
                     reply.request_info, (), status=reply.status, message=body[:200].decode(errors="replace")
                 )
-        responses = decode_response(body)
-        trace.trace_fetched("follower.fetch_received", responses)
-        if len(responses) != len(partitions):
-            raise aiohttp.ClientPayloadError(f"fetch answered {len(responses)} of {len(partitions)} partitions")
-        return responses
+        response = decode_response(body)
+        trace.trace_fetched("follower.fetch_received", response.partitions)
+        return response
+
+
+def _answered(
+    fetchable: list[tuple[Partition, FetchRequestFields]], responses: list[FetchPartitionResponse]
+) -> list[tuple[tuple[Partition, FetchRequestFields], FetchPartitionResponse]]:
+    """Pair each answered partition with what it was fetched with (the session names only those with news).
+
+    A partition answered but no longer fetched here is dropped: its next fetch, if any, starts afresh.
+    """
+    by_key = {(p.topic, p.partition): (p, fields) for p, fields in fetchable}
+    return [(by_key[key], r) for r in responses if (key := (r.topic, r.partition)) in by_key]
 
 
 async def apply_responses(
-    leader_id: int, fetchable: list[tuple[Partition, FetchRequestFields]], responses: list[FetchPartitionResponse]
+    leader_id: int, answered: list[tuple[tuple[Partition, FetchRequestFields], FetchPartitionResponse]]
 ) -> bool:
     """Apply each partition's answer; True when fetching should back off.
 
@@ -152,10 +183,11 @@ async def apply_responses(
     fetch can report any of them. Each partition's own work stays ordered by its log
     lock. A lone partition is awaited directly: no task, no extra loop turn.
     """
-    pairs = zip(fetchable, responses, strict=True)
-    if len(fetchable) == 1:
-        return await _apply_one(leader_id, *next(pairs))
-    return any(await asyncio.gather(*(_apply_one(leader_id, *pair) for pair in pairs)))
+    if not answered:
+        return False
+    if len(answered) == 1:
+        return await _apply_one(leader_id, *answered[0])
+    return any(await asyncio.gather(*(_apply_one(leader_id, *pair) for pair in answered)))
 
 
 async def _apply_one(

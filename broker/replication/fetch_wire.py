@@ -1,17 +1,23 @@
 """Binary framing of the replica fetch between brokers (``POST /internal/fetch``).
 
 One request per (follower broker, leader broker) pair covers every partition they
-share. Records travel as the stored record batch bytes, never re-encoded.
+share. Records travel as the stored record batch bytes, never re-encoded. The session
+fields carry an incremental fetch session (``broker.replication.fetch_session``):
+an incremental request names only the partitions whose fields changed and those the
+follower forgot, and its answer only the partitions with news.
 
 Request (big-endian)::
 
-    replica_id i32 | broker_epoch i64 | max_wait_ms i32 | max_bytes i32 | count i32
+    replica_id i32 | broker_epoch i64 | max_wait_ms i32 | max_bytes i32
+    | session_id i32 | session_epoch i32 | count i32
     count x ( topic_len u16 | topic utf8 | partition i32 | fetch_offset i64
               | last_fetched_epoch i32 | current_leader_epoch i32 | log_start_offset i64 )
+    forgotten_count i32
+    forgotten_count x ( topic_len u16 | topic utf8 | partition i32 )
 
 Response::
 
-    count i32
+    session_id i32 | session_error i16 (Kafka's code; 0 = none) | count i32
     count x ( topic_len u16 | topic utf8 | partition i32
               | error_len u16 | error name utf8 (empty = none) | message_len u16 | message utf8
               | high_watermark i64 | log_start_offset i64 | log_end_offset i64
@@ -30,9 +36,10 @@ from broker.error_table import error_from_name
 from broker.errors import CorruptRecord, HighwaterError
 from broker.replication.actions import DivergingEpoch
 
-CONTENT_TYPE = "application/vnd.highwater.fetch.v1"
+CONTENT_TYPE = "application/vnd.highwater.fetch.v2"
 
-_REQUEST_HEADER = struct.Struct(">iqiii")
+_REQUEST_HEADER = struct.Struct(">iqiiiii")
+_RESPONSE_HEADER = struct.Struct(">ihi")
 _REQUEST_PARTITION = struct.Struct(">iqiiq")
 _RESPONSE_OFFSETS = struct.Struct(">qqqiqi")
 _U16 = struct.Struct(">H")
@@ -51,11 +58,17 @@ class FetchPartition:
 
 @dataclass(frozen=True, slots=True)
 class FetchRequest:
+    """``session_epoch`` -1 with ``session_id`` 0 is a fetch outside any session (Kafka's
+    sessionless full fetch); 0 opens a session; n >= 1 continues session ``session_id``."""
+
     replica_id: int
     broker_epoch: int
     max_wait_ms: int
     max_bytes: int
     partitions: list[FetchPartition]
+    session_id: int = 0
+    session_epoch: int = -1
+    forgotten: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +81,15 @@ class FetchPartitionResponse:
     error: HighwaterError | None = None
     diverging_epoch: DivergingEpoch | None = None
     records: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """``session_error`` is Kafka's code (``fetch_session.SessionError``); with one, no partitions."""
+
+    partitions: list[FetchPartitionResponse]
+    session_id: int = 0
+    session_error: int = 0
 
 
 def _put_str(out: list[bytes], text: str) -> None:
@@ -107,7 +129,13 @@ class _Reader:
 def encode_request(request: FetchRequest) -> bytes:
     out = [
         _REQUEST_HEADER.pack(
-            request.replica_id, request.broker_epoch, request.max_wait_ms, request.max_bytes, len(request.partitions)
+            request.replica_id,
+            request.broker_epoch,
+            request.max_wait_ms,
+            request.max_bytes,
+            request.session_id,
+            request.session_epoch,
+            len(request.partitions),
         )
     ]
     for p in request.partitions:
@@ -117,30 +145,44 @@ def encode_request(request: FetchRequest) -> bytes:
                 p.partition, p.fetch_offset, p.last_fetched_epoch, p.current_leader_epoch, p.log_start_offset
             )
         )
+    out.append(_I32.pack(len(request.forgotten)))
+    for topic, partition in request.forgotten:
+        _put_str(out, topic)
+        out.append(_I32.pack(partition))
     return b"".join(out)
 
 
 def decode_request(buf: bytes) -> FetchRequest:
     """Decode a whole request; ``CorruptRecord`` (400) for anything truncated, trailing, negative or not UTF-8."""
     reader = _Reader(buf)
-    replica_id, broker_epoch, max_wait_ms, max_bytes, count = reader.take(_REQUEST_HEADER)
-    if max_wait_ms < 0 or max_bytes < 0 or count < 0:
+    replica_id, broker_epoch, max_wait_ms, max_bytes, session_id, session_epoch, count = reader.take(_REQUEST_HEADER)
+    if max_wait_ms < 0 or max_bytes < 0 or count < 0 or session_epoch < -1:
         raise CorruptRecord(
-            f"fetch message has a negative max_wait_ms ({max_wait_ms}), max_bytes ({max_bytes}) or count ({count})"
+            f"fetch message has a negative max_wait_ms ({max_wait_ms}), max_bytes ({max_bytes}) or count ({count}),"
+            f" or a session epoch below -1 ({session_epoch})"
         )
     partitions = []
     for _ in range(count):
         topic = reader.str()
         partition, fetch_offset, last_epoch, leader_epoch, log_start = reader.take(_REQUEST_PARTITION)
         partitions.append(FetchPartition(topic, partition, fetch_offset, last_epoch, leader_epoch, log_start))
+    (forgotten_count,) = reader.take(_I32)
+    if forgotten_count < 0:
+        raise CorruptRecord(f"fetch message has a negative forgotten count ({forgotten_count})")
+    forgotten = []
+    for _ in range(forgotten_count):
+        topic = reader.str()
+        forgotten.append((topic, reader.take(_I32)[0]))
     if reader.pos != len(reader.buf):
         raise CorruptRecord(f"fetch message has {len(reader.buf) - reader.pos} bytes after its last partition")
-    return FetchRequest(replica_id, broker_epoch, max_wait_ms, max_bytes, partitions)
+    return FetchRequest(
+        replica_id, broker_epoch, max_wait_ms, max_bytes, partitions, session_id, session_epoch, tuple(forgotten)
+    )
 
 
-def encode_response(partitions: list[FetchPartitionResponse]) -> bytes:
-    out = [_I32.pack(len(partitions))]
-    for p in partitions:
+def encode_response(response: FetchResponse) -> bytes:
+    out = [_RESPONSE_HEADER.pack(response.session_id, response.session_error, len(response.partitions))]
+    for p in response.partitions:
         _put_str(out, p.topic)
         out.append(_I32.pack(p.partition))
         _put_str(out, p.error.name if p.error else "")
@@ -160,9 +202,9 @@ def encode_response(partitions: list[FetchPartitionResponse]) -> bytes:
     return b"".join(out)
 
 
-def decode_response(buf: bytes) -> list[FetchPartitionResponse]:
+def decode_response(buf: bytes) -> FetchResponse:
     reader = _Reader(buf)
-    (count,) = reader.take(_I32)
+    session_id, session_error, count = reader.take(_RESPONSE_HEADER)
     partitions = []
     for _ in range(count):
         topic = reader.str()
@@ -181,4 +223,4 @@ def decode_response(buf: bytes) -> list[FetchPartitionResponse]:
                 records=reader.bytes(records_len),
             )
         )
-    return partitions
+    return FetchResponse(partitions, session_id, session_error)

@@ -62,9 +62,9 @@ async def replica_fetch(request: web.Request) -> web.Response:
     node = _node(request)
     fetch = decode_request(await request.read())
     fetch = replace(fetch, max_wait_ms=min(fetch.max_wait_ms, node.settings.fetch_max_wait_ms))
-    responses = await node.serve_replica_fetch(fetch)
-    body = encode_response(responses)
-    trace.trace_fetched("leader.fetch_answered", responses, replica_id=fetch.replica_id)
+    response = await node.serve_replica_fetch(fetch)
+    body = encode_response(response)
+    trace.trace_fetched("leader.fetch_answered", response.partitions, replica_id=fetch.replica_id)
     return web.Response(body=body, content_type=CONTENT_TYPE)
 
 

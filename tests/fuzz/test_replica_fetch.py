@@ -66,6 +66,9 @@ def fetch_requests() -> st.SearchStrategy[bytes]:
         max_wait_ms=st.integers(0, 50) | st.just(2**31 - 1),
         max_bytes=st.integers(0, 4096) | INT32.filter(lambda value: value >= 0),
         partitions=st.lists(fetch_partitions(), max_size=4),
+        session_id=st.integers(0, 3) | INT32,
+        session_epoch=st.integers(-1, 3) | INT32.filter(lambda value: value >= -1),
+        forgotten=st.lists(st.tuples(st.sampled_from([TOPIC, "missing"]), st.integers(-1, 2)), max_size=3).map(tuple),
     ).map(encode_request)
     return requests.flatmap(
         lambda raw: st.one_of(

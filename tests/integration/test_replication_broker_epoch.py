@@ -63,7 +63,7 @@ def _fetch_as(
         headers={"Content-Type": CONTENT_TYPE, **headers},
     )
     with urllib.request.urlopen(http, timeout=10) as reply:
-        [partition] = decode_response(reply.read())
+        [partition] = decode_response(reply.read()).partitions
     return partition.error.name if partition.error else ""
 
 

@@ -95,7 +95,7 @@ async def test_the_partitions_of_one_answer_fsync_concurrently(tmp_path: Path) -
         fields = await follower.fetch_request()
         assert fields is not None
         fetchable.append((follower, fields))
-    backoff = await apply_responses(1, fetchable, [_answer(0), _answer(1)])
+    backoff = await apply_responses(1, list(zip(fetchable, [_answer(0), _answer(1)], strict=True)))
     assert not backoff
     for follower in followers:
         assert follower.log.log_end_offset == follower.log.recovery_point == 2
@@ -111,6 +111,6 @@ async def test_a_partition_whose_answer_fails_asks_for_a_backoff_without_stoppin
     corrupt = FetchPartitionResponse(
         topic=TOPIC, partition=0, high_watermark=0, log_start_offset=0, log_end_offset=2, records=b"\x00" * 70
     )
-    assert await apply_responses(1, fetchable, [corrupt, _answer(1)])
+    assert await apply_responses(1, list(zip(fetchable, [corrupt, _answer(1)], strict=True)))
     assert followers[0].log.log_end_offset == 0
     assert followers[1].log.log_end_offset == followers[1].log.recovery_point == 2

@@ -27,6 +27,7 @@ from broker.record.header import stamp
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.partition import INLINE_APPEND_MAX_BYTES, Partition
 from broker.replication import PartitionFetchResponse
+from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchPartition, FetchRequest
 from broker.storage.flusher import GroupCommitFlusher
 from broker.storage.log import PartitionLog
@@ -162,6 +163,10 @@ async def test_a_large_follower_append_runs_in_the_executor(tmp_path: Path, exec
 # ------------------------------------------------------------- leader: fetches
 
 
+def _sessions() -> LeaderSessions:
+    return LeaderSessions(new_session_id=lambda: 1)
+
+
 def _fetch(fetch_offset: int) -> FetchRequest:
     return FetchRequest(
         replica_id=2,
@@ -186,13 +191,13 @@ async def test_a_parked_tail_fetch_is_answered_from_the_loop_at_the_append(tmp_p
     await partition.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
     executor.names.clear()
     parked = asyncio.create_task(
-        serve_replica_fetch(_fetch(1), lambda topic, number: partition, lambda broker_id: BROKER_EPOCH)
+        serve_replica_fetch(_fetch(1), lambda topic, number: partition, lambda broker_id: BROKER_EPOCH, _sessions())
     )
     await asyncio.sleep(0)
     assert not parked.done(), "nothing past the follower's offset yet: the fetch long-polls"
     await partition.append(encode_batch([(None, b"b")]), Acks.ONE, timeout_ms=1_000)
     async with asyncio.timeout(5):
-        [answer] = await parked
+        [answer] = (await parked).partitions
     assert answer.error is None and answer.records
     assert answer.records == partition.log.read(1, 1 << 20).data
     assert executor.names == [], "neither the append nor the tail read hopped to a thread"
@@ -202,7 +207,10 @@ async def test_a_fetch_behind_the_log_end_reads_in_the_executor(tmp_path: Path, 
     partition = _partition(tmp_path, broker_id=1, leader=1)
     await partition.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ONE, timeout_ms=1_000)
     executor.names.clear()
-    [answer] = await serve_replica_fetch(_fetch(0), lambda topic, number: partition, lambda broker_id: BROKER_EPOCH)
+    fetched = await serve_replica_fetch(
+        _fetch(0), lambda topic, number: partition, lambda broker_id: BROKER_EPOCH, _sessions()
+    )
+    [answer] = fetched.partitions
     assert answer.records == partition.log.read(0, 1 << 20).data
     assert executor.names == ["read"]
 
