@@ -186,7 +186,8 @@ def budget_table(rows: list[dict[str, int]]) -> str:
     return "\n".join(lines)
 
 
-def run(count: int, warmup: int, rate: float) -> str:
+def run(count: int, warmup: int, rate: float, partitions: int = 1) -> str:
+    """The budget table; with ``partitions`` > 1 the topic has that many (idle but one), to show what they cost."""
     with tempfile.TemporaryDirectory(prefix="highwater-trace-") as directory:
         root = Path(directory)
         store = f"sqlite://{root / 'metadata.db'}"
@@ -194,7 +195,7 @@ def run(count: int, warmup: int, rate: float) -> str:
         urls = {broker.node_id: broker.url for broker in brokers}
         try:
             asyncio.run(wait_for_brokers(list(urls.values()), 3))
-            topic = asyncio.run(prepare_topic(urls[1], 1, 3, 2, prefix="trace"))
+            topic = asyncio.run(prepare_topic(urls[1], partitions, 3, 2, prefix="trace"))
             leader_id, partition, sent = asyncio.run(_produce(urls, topic, warmup + count, rate))
         finally:
             stop_brokers(brokers, STOP_TIMEOUT_S)
@@ -213,8 +214,9 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000, help="measured requests")
     parser.add_argument("--warmup", type=int, default=100, help="requests sent first and left out")
     parser.add_argument("--rate", type=float, default=200.0, help="requests per second (one at a time)")
+    parser.add_argument("--partitions", type=int, default=1, help="partitions of the topic; requests go to one")
     args = parser.parse_args()
-    print(run(args.count, args.warmup, args.rate))
+    print(run(args.count, args.warmup, args.rate, args.partitions))
 
 
 if __name__ == "__main__":

@@ -60,13 +60,36 @@ def _error_response(fp: FetchPartition, error: HighwaterError, partition: Partit
 
 
 def _record_fetch(
-    request: FetchRequest, fp: FetchPartition, lookup: PartitionLookup, registered_broker_epoch: int
+    request: FetchRequest,
+    fp: FetchPartition,
+    lookup: PartitionLookup,
+    registered_broker_epoch: int,
+    *,
+    repeated: bool,
 ) -> FetchPartitionResponse | int:
     """Validate and record one partition; an int is the offset to read records from.
 
+    ``repeated``: the session holds ``fp`` from an earlier request and this one did not
+    name it; the core records that in O(1) when it can (``on_repeated_follower_fetch``).
     A partition this broker does not know yet (its record has not arrived here) is a
     retriable NOT_LEADER_OR_FOLLOWER, as Kafka answers, so the follower retries.
     """
+    partition = lookup(fp.topic, fp.partition)
+    if partition is None:
+        return _error_response(
+            fp, NotLeaderOrFollower(f"{fp.topic}-{fp.partition} has no replica on this broker yet"), None
+        )
+    fields = FetchRequestFields(
+        replica_id=request.replica_id,
+        fetch_offset=fp.fetch_offset,
+        last_fetched_epoch=fp.last_fetched_epoch,
+        current_leader_epoch=fp.current_leader_epoch,
+        log_start_offset=fp.log_start_offset,
+    )
+    if repeated and partition.record_repeated_follower_fetch(
+        fields, broker_epoch=request.broker_epoch, registered_broker_epoch=registered_broker_epoch
+    ):
+        return fp.fetch_offset
     trace(
         "leader.fetch_received",
         topic=fp.topic,
@@ -75,21 +98,8 @@ def _record_fetch(
         offset=fp.fetch_offset - 1,
         leader_epoch=fp.current_leader_epoch,
     )
-    partition = lookup(fp.topic, fp.partition)
-    if partition is None:
-        return _error_response(
-            fp, NotLeaderOrFollower(f"{fp.topic}-{fp.partition} has no replica on this broker yet"), None
-        )
     outcome = partition.record_follower_fetch(
-        FetchRequestFields(
-            replica_id=request.replica_id,
-            fetch_offset=fp.fetch_offset,
-            last_fetched_epoch=fp.last_fetched_epoch,
-            current_leader_epoch=fp.current_leader_epoch,
-            log_start_offset=fp.log_start_offset,
-        ),
-        broker_epoch=request.broker_epoch,
-        registered_broker_epoch=registered_broker_epoch,
+        fields, broker_epoch=request.broker_epoch, registered_broker_epoch=registered_broker_epoch
     )
     if outcome.error is not None or outcome.diverging_epoch is not None:
         return FetchPartitionResponse(
@@ -160,8 +170,10 @@ async def serve_replica_fetch(
     try:
         refused: list[FetchPartitionResponse] = []
         to_read: list[tuple[Partition, FetchPartition, int, bool]] = []
-        for fp in session.partitions.values():
-            outcome = _record_fetch(request, fp, lookup, follower_broker_epoch)
+        named = None if session.answers_all else {(fp.topic, fp.partition) for fp in request.partitions}
+        for key, fp in session.partitions.items():
+            repeated = named is not None and key not in named
+            outcome = _record_fetch(request, fp, lookup, follower_broker_epoch, repeated=repeated)
             if isinstance(outcome, FetchPartitionResponse):
                 refused.append(outcome)
             else:
@@ -173,10 +185,18 @@ async def serve_replica_fetch(
             appended.clear()
             for partition in watched:
                 partition.appended.register(appended)
-            answers = list(refused)
+            news = list(refused)
             for partition, fp, offset, at_tail in to_read:
-                answers.append(await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail))
-            news = [answer for answer in answers if session.has_news(answer)]
+                if offset >= partition.log_end_offset and session.knows(
+                    (fp.topic, fp.partition),
+                    partition.high_watermark,
+                    partition.log_start_offset,
+                    partition.log_end_offset,
+                ):
+                    continue
+                answer = await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail)
+                if session.has_news(answer):
+                    news.append(answer)
             remaining = deadline - time.monotonic()
             if refused or any(answer.records for answer in news) or remaining <= 0:
                 session.answered(news)

@@ -71,17 +71,23 @@ class ReplicaFetcher:
         self._max_wait_ms = max_wait_ms
         self._max_bytes = max_bytes
         self.partitions: dict[tuple[str, int], Partition] = {}
+        self._fields: dict[tuple[str, int], tuple[Partition, FetchRequestFields]] = {}
+        self._stale: set[tuple[str, int]] = set()
         self._changed = asyncio.Event()
         self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
 
     def add(self, partition: Partition) -> None:
+        """Fetch ``partition`` here; called after every record applied to it, so its fields are recomputed."""
         key = (partition.topic, partition.partition)
         self.partitions[key] = partition
+        self._stale.add(key)
         self._changed.set()
 
     def remove(self, partition: Partition) -> None:
         key = (partition.topic, partition.partition)
         self.partitions.pop(key, None)
+        self._fields.pop(key, None)
+        self._stale.discard(key)
 
     async def close(self) -> None:
         self._task.cancel()
@@ -89,12 +95,23 @@ class ReplicaFetcher:
             await self._task
 
     async def _fetchable(self) -> list[tuple[Partition, FetchRequestFields]]:
-        fetchable = []
-        for partition in list(self.partitions.values()):
+        """Every partition to fetch, with its fields; only the stale ones are asked again.
+
+        A partition's fetch fields change only when its log or its record does: when an
+        answer was applied to it (``_run`` marks those stale) or when a record reached it
+        (``add``). The others keep the fields they had, so a round costs what changed.
+        """
+        while self._stale:
+            key = self._stale.pop()
+            partition = self.partitions.get(key)
+            if partition is None:
+                continue
             fields = await partition.fetch_request()
-            if fields is not None and partition.leader_id == self.leader_id:
-                fetchable.append((partition, fields))
-        return fetchable
+            if self.partitions.get(key) is partition and fields is not None and partition.leader_id == self.leader_id:
+                self._fields[key] = (partition, fields)
+            else:
+                self._fields.pop(key, None)
+        return list(self._fields.values())
 
     async def _run(self) -> None:
         while True:
@@ -122,7 +139,9 @@ class ReplicaFetcher:
                     error=response.session_error,
                 )
                 continue
-            if await apply_responses(self.leader_id, _answered(fetchable, response.partitions)):
+            answered = _answered(fetchable, response.partitions)
+            self._stale.update((partition.topic, partition.partition) for (partition, _), _ in answered)
+            if await apply_responses(self.leader_id, answered):
                 await asyncio.sleep(FETCH_BACKOFF_S)
 
     async def _fetch(self, url: str, session_request: SessionRequest) -> FetchResponse:

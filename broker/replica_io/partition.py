@@ -398,6 +398,14 @@ class Partition:
         self._perform(ready)
         return outcome
 
+    def record_repeated_follower_fetch(
+        self, fields: FetchRequestFields, *, broker_epoch: int, registered_broker_epoch: int
+    ) -> bool:
+        """A session fetch that repeats the follower's previous one; False: call ``record_follower_fetch``."""
+        return self.core.on_repeated_follower_fetch(
+            fields, broker_epoch=broker_epoch, registered_broker_epoch=registered_broker_epoch, now_ms=now_ms()
+        )
+
     # ---------------------------------------------------------------- follower
 
     async def fetch_request(self) -> FetchRequestFields | None:

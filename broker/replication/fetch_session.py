@@ -123,10 +123,18 @@ class LeaderSession:
 
     def has_news(self, response: FetchPartitionResponse) -> bool:
         """Whether ``response`` must be sent: in a full fetch always, else only when it says something new."""
-        if self.answers_all or response.records or response.error or response.diverging_epoch:
+        if response.records or response.error or response.diverging_epoch:
             return True
-        offsets = (response.high_watermark, response.log_start_offset, response.log_end_offset)
-        return self.last_sent.get(_key(response)) != offsets
+        return not self.knows(
+            _key(response), response.high_watermark, response.log_start_offset, response.log_end_offset
+        )
+
+    def knows(self, key: PartitionKey, high_watermark: int, log_start_offset: int, log_end_offset: int) -> bool:
+        """Whether the follower was sent these offsets last for ``key`` (never, in a full fetch).
+
+        Lets the leader skip building an answer for a partition with no records to send.
+        """
+        return not self.answers_all and self.last_sent.get(key) == (high_watermark, log_start_offset, log_end_offset)
 
     def answered(self, responses: Iterable[FetchPartitionResponse]) -> None:
         """Remember the offsets sent, so an unchanged partition is left out of the next answer."""

@@ -348,6 +348,43 @@ class PartitionLeaderState:
             propose_isr=propose_isr,
         )
 
+    def on_repeated_follower_fetch(
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        now_ms: int,
+        *,
+        current_leader_epoch: int,
+        broker_epoch: int,
+        registered_broker_epoch: int,
+    ) -> bool:
+        """Record, in O(1), a fetch that repeats this follower's previous one; False: take ``on_follower_fetch``.
+
+        In an incremental fetch session (``fetch_session``) a partition whose fields did
+        not change is not named again, yet the follower fetched it: as Kafka does, the
+        leader records it every round (that is what keeps an idle follower caught up).
+        When every follower is in the committed ISR, no ISR change is in flight, and the
+        fetch names the current leader epoch, the follower's recorded and registered
+        incarnation and its recorded LEO (so not below the log start: log start <= HW <=
+        every ISR member's LEO), the full path would find nothing to refuse, expand or
+        raise: the HW and the ISR depend only on the followers' LEOs then, and this one
+        did not move. All that is left
+        is the follower's fetch times, which this records exactly as the full path
+        would (``ReplicaState.on_fetch``). Otherwise it records nothing.
+        """
+        state = self._followers.get(replica_id)
+        if (
+            state is None
+            or current_leader_epoch != self.leader_epoch
+            or self._isr.pending is not None
+            or len(self._isr.committed) != len(self.replicas)
+            or not broker_epoch == state.broker_epoch == registered_broker_epoch
+            or fetch_offset != state.log_end_offset
+        ):
+            return False
+        state.on_fetch(fetch_offset, self._log_end_offset, now_ms, broker_epoch)
+        return True
+
     def validate_follower_fetch(
         self,
         replica_id: int,

@@ -410,6 +410,21 @@ class PartitionReplica:
             ready = dataclasses.replace(ready, propose_isr=proposal)
         return outcome, ready
 
+    def on_repeated_follower_fetch(
+        self, fields: FetchRequestFields, *, broker_epoch: int, registered_broker_epoch: int, now_ms: int
+    ) -> bool:
+        """A fetch repeating the follower's previous one, recorded in O(1) when that is exact
+        (``PartitionLeaderState.on_repeated_follower_fetch``); False: call ``on_follower_fetch``."""
+        state = self.leader_state
+        return state is not None and state.on_repeated_follower_fetch(
+            fields.replica_id,
+            fields.fetch_offset,
+            now_ms,
+            current_leader_epoch=fields.current_leader_epoch,
+            broker_epoch=broker_epoch,
+            registered_broker_epoch=registered_broker_epoch,
+        )
+
     # ------------------------------------------------------------------ follower
 
     def fetch_request(self, log_view: LocalLogView) -> FetchRequestFields | None:
