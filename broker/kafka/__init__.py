@@ -1,0 +1,15 @@
+"""The Kafka-protocol listener: a second front door onto the same node operations.
+
+Kafka clients (librdkafka and its bindings, kafka-python, aiokafka, kcat) reach a
+broker here instead of over HTTP. Nothing behind this door is a copy: every request
+is translated into ``BrokerNode`` calls (produce, fetch, offsets, metadata), so the
+high-watermark rule, acks, fencing and idempotence are the node's, whichever door a
+request came through. Message shapes come from ``kio`` (generated from Kafka's own
+JSON message schemas); record batches pass through as the bytes the client sent or
+the log holds, never re-encoded.
+
+Modules: ``framing`` (size-prefixed frames, pure), ``codec`` (request and response
+headers, pure), ``errors`` (highwater error -> Kafka error code, pure), ``apis`` (the
+one table of supported APIs and versions), ``dispatch`` (decode, route, encode one
+frame), one module per API group, and ``listener`` (the asyncio server).
+"""
