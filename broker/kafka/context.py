@@ -59,5 +59,9 @@ class RequestContext:
     """api_key -> the versions this listener serves (what ApiVersions advertises)."""
 
 
+class CloseConnection(Exception):
+    """A handler's way to end the connection after a request, as Kafka does after a failed acks=0 produce."""
+
+
 Handler = Callable[[RequestContext, DecodedRequest], Awaitable[Any | None]]
 """Answers one request with a kio response of the request's version, or None for no response at all."""

@@ -8,7 +8,8 @@ the socket and in the frame decoder, never in an unbounded queue.
 
 Isolation: whatever one connection sends — garbage, a truncated frame, a 2 GiB size,
 a request that does not parse — ends at most that connection, after a structlog
-warning naming the peer; every other connection is untouched. Each request is
+warning naming the peer (a handler may also end its connection on purpose:
+``CloseConnection``, after a failed acks=0 produce); every other connection is untouched. Each request is
 logged at debug with peer, API, version and correlation id.
 """
 
@@ -20,6 +21,7 @@ import socket
 import structlog
 
 from broker.kafka.codec import MalformedRequest
+from broker.kafka.context import CloseConnection
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.framing import SIZE_PREFIX, FrameDecoder, FrameError
 from config.broker import split_host_port
@@ -73,6 +75,8 @@ class KafkaListener:
                 log.warning("kafka.truncated_frame", peer=peer, pending_bytes=decoder.pending_bytes)
         except (FrameError, MalformedRequest) as error:
             log.warning("kafka.bad_request_closed", peer=peer, error=str(error))
+        except CloseConnection as reason:
+            log.info("kafka.connection_closed_by_handler", peer=peer, reason=str(reason))
         except (ConnectionError, asyncio.IncompleteReadError):
             log.debug("kafka.connection_lost", peer=peer)
         except asyncio.CancelledError:

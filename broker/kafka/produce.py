@@ -8,8 +8,9 @@ a broker that does not lead it answers ``NOT_LEADER_OR_FOLLOWER`` and the client
 refreshes its metadata, as with Kafka. Partitions of one request are appended
 concurrently; each gets its own error code.
 
-acks=0 gets no response at all (Kafka sends none), so a failed acks=0 produce is
-only logged; the client learns of a leader change from its next metadata refresh.
+acks=0 gets no response at all (Kafka sends none). When an acks=0 produce fails for
+some partition the connection is closed instead, as Kafka does: it is the only signal
+such a client gets, and it makes the client refresh its metadata (a new leader).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from kio.static.primitive import i32, i64
 
 from broker.acks import Acks
 from broker.kafka.codec import DecodedRequest
-from broker.kafka.context import RequestContext
+from broker.kafka.context import CloseConnection, RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, millis, shape, timestamp
 
@@ -49,9 +50,9 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any | None
     ]
     outcomes = await asyncio.gather(*(job for _, _, job in jobs))
     if acks is Acks.ZERO:
-        for (topic, index, _), (error_code, *_rest) in zip(jobs, outcomes, strict=True):
-            if error_code != ErrorCode.none:
-                log.info("kafka.produce_acks0_failed", topic=topic, partition=index, error=error_code.name)
+        failed = [(t, i, o[0].name) for (t, i, _), o in zip(jobs, outcomes, strict=True) if o[0] != ErrorCode.none]
+        if failed:
+            raise CloseConnection(f"acks=0 produce failed for {failed}")
         return None
     by_topic: dict[str, list[Any]] = {}
     partition_class = shape(API_KEY, version, "PartitionProduceResponse")

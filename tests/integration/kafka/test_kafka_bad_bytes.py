@@ -163,3 +163,13 @@ def test_seeded_random_frames_are_answered_or_close_their_connection(
             assert payload is None or payload[:4] == struct.pack(">i", round_number), f"seed {seed}"
         finally:
             connection.close()
+
+
+def test_a_broker_with_authentication_refuses_to_start_a_kafka_listener(tmp_path: Path) -> None:
+    """Never unauthenticated Kafka requests on a secured broker: it stops at start, naming the setting."""
+    broker = BrokerProcess(1, tmp_path / "broker-1", f"sqlite://{(tmp_path / 'metadata.db').resolve()}")
+    broker.env = {"HIGHWATER_KAFKA_LISTENER": f"127.0.0.1:{free_port()}", "HIGHWATER_SECURITY__AUTHENTICATION": "basic"}
+    broker.start(wait=False)
+    assert broker.process is not None
+    assert broker.process.wait(30) != 0
+    assert "kafka_listener cannot be used with security.authentication = 'basic'" in broker.log_tail()

@@ -18,6 +18,7 @@ from kio.schema.errors import ErrorCode
 from broker.acks import Acks
 from broker.kafka.apis import API_TABLE, SUPPORTED
 from broker.kafka.codec import decode_response
+from broker.kafka.context import CloseConnection
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.shapes import EPOCH
 from tests.unit.kafka import requests
@@ -74,6 +75,11 @@ def test_produce_with_acks_0_appends_and_sends_no_response() -> None:
     node = StandInNode()
     assert exchange(node, 0, 9, requests.produce(9, TOPIC, BATCH, acks=0)) is None
     assert node.produced == [(TOPIC, 0, BATCH, Acks.ZERO, 1500)]
+
+
+def test_a_failed_acks_0_produce_closes_the_connection_as_kafka_does() -> None:
+    with pytest.raises(CloseConnection, match="unknown_topic_or_partition"):
+        exchange(StandInNode(), 0, 9, requests.produce(9, "nope", BATCH, acks=0))
 
 
 def test_produce_with_acks_2_is_refused_per_partition_and_nothing_is_appended() -> None:
