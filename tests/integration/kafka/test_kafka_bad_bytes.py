@@ -17,62 +17,17 @@ from pathlib import Path
 
 import pytest
 from kio.schema.api_versions.v0.response import ApiVersionsResponse
-from kio.schema.api_versions.v3.response import ApiVersionsResponse as ApiVersionsResponseV3
 from kio.schema.errors import ErrorCode
 
 from broker.kafka.apis import API_TABLE
 from broker.kafka.codec import decode_response, encode_request
 from broker.kafka.framing import encode_frame
 from tests.integration.kafka.conftest import KAFKA_ENV
+from tests.integration.kafka.wire import Connection
 from tests.support.brokers import BrokerProcess, free_port
 from tests.unit.kafka import requests
 
 pytestmark = pytest.mark.integration
-
-TIMEOUT_S = 10.0
-
-
-class Connection:
-    def __init__(self, address: str) -> None:
-        host, port = address.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=TIMEOUT_S)
-
-    def send(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def receive_frame(self) -> bytes | None:
-        """The next response payload, or None once the broker closed the connection."""
-        prefix = self._exactly(4)
-        if prefix is None:
-            return None
-        (size,) = struct.unpack(">i", prefix)
-        return self._exactly(size)
-
-    def _exactly(self, count: int) -> bytes | None:
-        data = b""
-        while len(data) < count:
-            try:
-                chunk = self.sock.recv(count - len(data))
-            except ConnectionResetError:
-                return None
-            if not chunk:
-                return None
-            data += chunk
-        return data
-
-    def closed_by_broker(self) -> bool:
-        return self.receive_frame() is None
-
-    def api_versions_answer(self, correlation_id: int = 77) -> ApiVersionsResponseV3:
-        self.send(encode_frame(encode_request(correlation_id, requests.api_versions(3))))
-        payload = self.receive_frame()
-        assert payload is not None, "a healthy connection was closed"
-        got, response = decode_response(payload, ApiVersionsResponseV3)
-        assert got == correlation_id
-        return response
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")

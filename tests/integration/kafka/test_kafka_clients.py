@@ -21,10 +21,13 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kio.schema.errors import ErrorCode
 
 from tests.integration.kafka.conftest import KafkaCluster
+from tests.integration.kafka.wire import Connection
 from tests.support.brokers import http_json
 from tests.support.replication import wait_until
+from tests.unit.kafka import requests
 
 pytestmark = pytest.mark.integration
 
@@ -219,3 +222,32 @@ def test_records_a_paused_isr_lacks_stay_invisible_to_a_kafka_consumer_until_it_
     )
     consumer.close()
     assert tail == [b"tail-0", b"tail-1", b"tail-2"]
+
+
+def test_leader_epochs_over_kafka_come_from_the_leaders_own_state(kafka_cluster: KafkaCluster) -> None:
+    """OffsetForLeaderEpoch answers from the leader's epoch cache; an epoch the leader does not have
+    yet is refused on Fetch (a new topic is at epoch 0, so "older" is unit-tested), and a broker that does not lead the partition says so instead of serving it."""
+    [description] = kafka_cluster.create_topic("kafka-epochs").values()
+    leader, epoch = description["leader_id"], description["leader_epoch"]
+    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), acks="all", enable_idempotence=False)
+    for i in range(3):
+        producer.send("kafka-epochs", value=b"v%d" % i, partition=0).get(timeout=20)
+    producer.close()
+    connection = Connection(kafka_cluster.kafka_addresses[leader])
+    try:
+        [answer] = connection.call(requests.offset_for_leader_epoch(4, "kafka-epochs", epoch)).topics[0].partitions
+        assert (answer.error_code, answer.leader_epoch, answer.end_offset) == (ErrorCode.none, epoch, 3)
+        ahead = connection.call(requests.fetch(12, "kafka-epochs", 0, current_leader_epoch=epoch + 1))
+        assert ahead.responses[0].partitions[0].error_code == ErrorCode.unknown_leader_epoch
+        current = connection.call(requests.fetch(12, "kafka-epochs", 0, current_leader_epoch=epoch))
+        [part] = current.responses[0].partitions
+        assert (part.error_code, part.high_watermark, part.last_stable_offset) == (ErrorCode.none, 3, 3)
+    finally:
+        connection.close()
+    follower = next(b for b in (1, 2, 3) if b != leader)
+    elsewhere = Connection(kafka_cluster.kafka_addresses[follower])
+    try:
+        answer = elsewhere.call(requests.fetch(12, "kafka-epochs", 0))
+        assert answer.responses[0].partitions[0].error_code == ErrorCode.not_leader_or_follower
+    finally:
+        elsewhere.close()
