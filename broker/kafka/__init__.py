@@ -9,7 +9,10 @@ JSON message schemas); record batches pass through as the bytes the client sent 
 the log holds, never re-encoded.
 
 Modules: ``framing`` (size-prefixed frames, pure), ``codec`` (request and response
-headers, pure), ``errors`` (highwater error -> Kafka error code, pure), ``apis`` (the
-one table of supported APIs and versions), ``dispatch`` (decode, route, encode one
-frame), one module per API group, and ``listener`` (the asyncio server).
+headers, pure), ``shapes`` (a response of any version from kio's classes), ``errors``
+(highwater error -> Kafka error code, pure), ``fencing`` (the leader-epoch check,
+pure), ``apis`` (the one table of supported APIs and versions), ``context`` (what a
+handler gets: ``KafkaNode``, the part of the node it may call), ``dispatch`` (decode,
+route, encode one frame), one module per API group (``api_versions``, ``metadata``,
+``produce``, ``fetch``, ``offsets``), and ``listener`` (the asyncio server).
 """

@@ -23,6 +23,7 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i64
 
 from broker.acks import Acks
+from broker.errors import HighwaterError
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import CloseConnection, RequestContext
 from broker.kafka.errors import kafka_error_code
@@ -92,9 +93,10 @@ async def _produce_one(
     try:
         result = await context.node.produce(topic, partition, records, acks, timeout_ms, forward=False)
     except Exception as error:  # every failure is this partition's error code, never the connection's
-        if kafka_error_code(error) == ErrorCode.unknown_server_error:
+        if not isinstance(error, HighwaterError):
             log.exception("kafka.produce_failed", topic=topic, partition=partition)
-        return kafka_error_code(error), -1, -1, -1, str(error)
+            return ErrorCode.unknown_server_error, -1, -1, -1, None
+        return kafka_error_code(error), -1, -1, -1, error.message
     return (
         ErrorCode.none,
         result.base_offset,
