@@ -11,9 +11,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class BrokerInfo:
+    """``kafka_address`` is the broker's advertised Kafka listener (``host:port``), None without one."""
+
     broker_id: int
     url: str
     rack: str | None
+    kafka_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,3 +57,12 @@ class FetchResult:
     high_watermark: int
     log_start_offset: int
     log_end_offset: int
+
+
+@dataclass(frozen=True)
+class LeaderState:
+    """A partition as its leader sees it now: ``log_start_offset <= high_watermark``."""
+
+    leader_epoch: int
+    log_start_offset: int
+    high_watermark: int

@@ -118,6 +118,17 @@ class BrokerSettings(BaseSettings):
         False, description="listen on a non-loopback address with authentication = 'none' (refused otherwise)"
     )
 
+    kafka_listener: str | None = Field(
+        None,
+        description="host:port of the Kafka-protocol listener; None (the default) = no Kafka listener; port 0 picks one",
+    )
+    kafka_advertised_listener: str | None = Field(
+        None, description="host:port Kafka clients are told to use for this broker; default the listener's"
+    )
+    kafka_max_request_bytes: int = Field(
+        100 * MIB, ge=1024, description="largest Kafka request frame (Kafka's socket.request.max.bytes)"
+    )
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -145,6 +156,13 @@ class BrokerSettings(BaseSettings):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/") if value else value
 
+    @field_validator("kafka_listener", "kafka_advertised_listener")
+    @classmethod
+    def _host_port(cls, value: str | None) -> str | None:
+        if value is not None:
+            split_host_port(value)
+        return value
+
     @field_validator("metadata_store")
     @classmethod
     def _store_url(cls, value: str | None) -> str | None:
@@ -166,8 +184,25 @@ class BrokerSettings(BaseSettings):
             )
         if self.security.authentication == "mtls" and self.tls.client_auth != "required":
             raise ValueError("security.authentication = 'mtls' needs tls.client_auth = 'required'")
+        self._check_kafka_listener()
         self._unify_log_settings()
         return self
+
+    def _check_kafka_listener(self) -> None:
+        """The Kafka listener has no SASL yet: it must never serve a secured broker unauthenticated."""
+        if self.kafka_listener is None:
+            return
+        if self.security.authorizing:
+            raise ValueError(
+                f"kafka_listener cannot be used with security.authentication = '{self.security.authentication}': "
+                "the Kafka listener does not authenticate clients yet; unset kafka_listener"
+            )
+        host, _ = split_host_port(self.kafka_listener)
+        if self.kafka_advertised_listener is None and host in WILDCARD_HOSTS:
+            raise ValueError(
+                f"kafka_listener {self.kafka_listener} listens on every address; "
+                "set kafka_advertised_listener to the host:port clients should use"
+            )
 
     def _unify_log_settings(self) -> None:
         """Make each ``log_*`` setting and its ``topic_defaults`` twin equal (see the module docstring)."""
@@ -186,6 +221,17 @@ class BrokerSettings(BaseSettings):
             else:
                 updates[topic_field] = log_value
         self.topic_defaults = self.topic_defaults.model_copy(update=updates)
+
+
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # names the wildcard addresses, binds nothing
+
+
+def split_host_port(address: str) -> tuple[str, int]:
+    """``host:port`` (``[v6]:port`` too) into its parts; ``ValueError`` naming the address otherwise."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"'{address}' is not host:port (a port from 0 to 65535)")
+    return host.removeprefix("[").removesuffix("]"), int(port)
 
 
 def load_broker_settings(config_file: Path | None = None, **overrides: Any) -> BrokerSettings:

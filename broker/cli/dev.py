@@ -7,6 +7,11 @@ shutdown: logs flushed, high watermarks checkpointed). It talks to the brokers w
 the libraries' ``ClusterClient`` (``AdminClient`` for the demo), as any client does.
 With ``--tls`` the brokers serve HTTPS with a fresh throwaway CA in ``<dir>/tls``
 (``broker.cli.throwaway_tls``), and the printed examples pass its ``ca.pem``.
+
+Every broker also runs a Kafka-protocol listener (plaintext) on its HTTP port +
+``KAFKA_PORT_OFFSET`` (19092.. for the default 9092..; any free port when that one is
+taken or above 65535), and the command prints the ``bootstrap.servers`` Kafka clients use, read back
+from the brokers' registrations so it is what Metadata tells the clients.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -27,11 +33,17 @@ from broker.acks import Acks
 from broker.cli.throwaway_tls import SpawnedTls, throwaway_tls
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
+from broker.cluster.membership import registration_from
+from broker.cluster.records import broker_key
+from broker.cluster.store_url import open_store
 from broker.errors import HighwaterError, TopicAlreadyExists
 
+MAX_PORT = 65_535
 DEMO_TOPIC = "demo"
 DEMO_READ_RECORDS = 500
 REQUEST_TIMEOUT_MS = 30_000
+KAFKA_PORT_OFFSET = 10_000
+"""Broker i's Kafka listener is on its HTTP port + this (9092 -> 19092)."""
 READY_PROBE_TIMEOUT_S = 1.0
 
 
@@ -82,9 +94,40 @@ def start_brokers(count: int, directory: Path, base_port: int, tls: SpawnedTls |
         port = base_port + node_id - 1
         log_file = open(directory / f"broker-{node_id}.log", "ab")  # noqa: SIM115 - kept open while the dev cluster runs
         command = serve_command(node_id, port, directory / f"broker-{node_id}", store)
-        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
+        broker_env = {**env, "HIGHWATER_KAFKA_LISTENER": kafka_listener(port)}
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=broker_env)
         brokers.append(DevBroker(node_id, f"{scheme}://127.0.0.1:{port}", process))
     return brokers
+
+
+def kafka_listener(http_port: int) -> str:
+    """``127.0.0.1:<http port + offset>``, or port 0 (a free one) when that port cannot be had."""
+    port = http_port + KAFKA_PORT_OFFSET
+    return f"127.0.0.1:{port if port <= MAX_PORT and _bindable(port) else 0}"
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+async def kafka_bootstrap(directory: Path, count: int) -> str:
+    """``bootstrap.servers``: the Kafka addresses the brokers registered, as Metadata answers them."""
+    store = await open_store(f"sqlite://{(directory / 'metadata.db').resolve()}")
+    try:
+        addresses = []
+        for node_id in range(1, count + 1):
+            registered = await store.get(broker_key(node_id))
+            address = registration_from(registered).kafka_address if registered is not None else None
+            if address is not None:
+                addresses.append(address)
+        return ",".join(addresses)
+    finally:
+        await store.close()
 
 
 def stop_brokers(brokers: list[DevBroker], timeout_s: float = 20.0) -> None:
@@ -251,6 +294,7 @@ async def _bring_up(console: Console, brokers: list[DevBroker], directory: Path,
         console.print(f"[green]cluster {cluster_id} is up[/green]; logs in {directory}/broker-N.log")
         for broker in brokers:
             console.print(f"  broker {broker.node_id}: {broker.url}")
+        console.print(f"  Kafka clients: bootstrap.servers={await kafka_bootstrap(directory, len(brokers))}")
         await show_demo(console, admin)
         console.print(examples(brokers[0].url, cluster_id, tls.client_security.ssl_ca_file if tls else None))
     finally:

@@ -102,6 +102,8 @@ class BrokerRegistration(BaseModel):
 
     ``url`` is for clients; ``inter_broker_url`` (None = ``url``) is what other brokers
     use, so broker-to-broker traffic can take another route (a proxy, another network).
+    ``kafka_address`` is the ``host:port`` Kafka-protocol clients use, None when the
+    broker runs no Kafka listener; records written before it existed read as None.
     """
 
     broker_id: int
@@ -110,3 +112,4 @@ class BrokerRegistration(BaseModel):
     rack: str | None = None
     broker_epoch: int = 0
     directory_id: str | None = None
+    kafka_address: str | None = None

@@ -7,14 +7,17 @@ it is. It owns the order of start and stop, which the pieces rely on.
 
 Start: take the data directory's lock, open the store, read (or create) the cluster's
 broker secret that signs broker-to-broker calls, follow the users, ACLs and quotas,
-load and recover the logs, register, follow the metadata, campaign for controller. Stop (SIGTERM): ask the
-controller to move this broker's leaderships away (controlled shutdown), stop
-fetching, flush and checkpoint every log, then leave the cluster.
+load and recover the logs, register, follow the metadata, campaign for controller, and
+last open the Kafka listener when ``kafka_listener`` is set (its socket is bound before
+anything else, so the address the broker registers is the real one). Stop (SIGTERM):
+close the Kafka listener, ask the controller to move this broker's leaderships away
+(controlled shutdown), stop fetching, flush and checkpoint every log, then leave the cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 from typing import IO
 
@@ -29,8 +32,18 @@ from broker.cluster.records import BrokerRegistration, PartitionRecord
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
-from broker.descriptions import BrokerInfo, FetchResult, PartitionDescription, ProduceResult, TopicDescription
+from broker.descriptions import (
+    BrokerInfo,
+    FetchResult,
+    LeaderState,
+    PartitionDescription,
+    ProduceResult,
+    TopicDescription,
+)
+from broker.errors import NotLeaderOrFollower
 from broker.groups.coordinator import GroupCoordinator
+from broker.kafka.dispatch import Dispatcher
+from broker.kafka.listener import KafkaListener, advertised_address, bind_socket
 from broker.node.catalog import Catalog
 from broker.node.controller_gateway import ControllerGateway, LocalCall
 from broker.node.describing import PartitionDescriber
@@ -63,6 +76,7 @@ class BrokerNode:
         meta: MetaProperties,
         lock_handle: IO,
         broker_secret: bytes,
+        kafka_socket: socket.socket | None = None,
     ) -> None:
         self.settings = settings
         self.node_id = settings.node_id
@@ -87,6 +101,9 @@ class BrokerNode:
                 inter_broker_url=settings.inter_broker_url,
                 rack=settings.rack,
                 directory_id=meta.directory_id,
+                kafka_address=advertised_address(kafka_socket, settings.kafka_advertised_listener)
+                if kafka_socket is not None
+                else None,
             ),
             settings.broker_session_timeout_ms,
             settings.broker_heartbeat_interval_ms,
@@ -119,16 +136,22 @@ class BrokerNode:
         self.controller_gateway = ControllerGateway(
             self.node_id, store, self.controller, self.view, self.catalog, self.forwarder
         )
+        self.kafka_listener = (
+            KafkaListener(Dispatcher(self), kafka_socket, settings.kafka_max_request_bytes)
+            if kafka_socket is not None
+            else None
+        )
 
     @classmethod
     async def start(cls, settings: BrokerSettings) -> BrokerNode:
         data_dir = Path(settings.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - once, before the broker serves anything
         lock_handle = lock_data_dir(data_dir)
+        kafka_socket = bind_socket(settings.kafka_listener) if settings.kafka_listener else None
         store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
         meta = await load_identity(store, data_dir, settings)
         broker_secret = await SecurityStore(store).broker_secret()
-        node = cls(settings, store, meta, lock_handle, broker_secret)
+        node = cls(settings, store, meta, lock_handle, broker_secret, kafka_socket)
         await node._start()
         return node
 
@@ -141,6 +164,8 @@ class BrokerNode:
         await self.controller.start()
         self.replicas.start_background()
         self.groups.start()
+        if self.kafka_listener is not None:
+            await self.kafka_listener.start()
         log.info(
             "broker.started",
             node_id=self.node_id,
@@ -154,7 +179,10 @@ class BrokerNode:
 
         Fetching stops before the controller is asked, so a leader cannot put this
         broker back in an ISR the controller just removed it from (Kafka's KIP-841).
+        Kafka clients are cut off first, like HTTP ones are before ``stop`` is called.
         """
+        if self.kafka_listener is not None:
+            await self.kafka_listener.close()
         await self.replicas.stop_fetching()
         await self._controlled_shutdown()
         await self.controller.close()
@@ -278,3 +306,36 @@ class BrokerNode:
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         return await self.router.offset_for_timestamp(topic, partition, timestamp_ms)
+
+    # ------------------------------------------------------------ Kafka listener accessors
+
+    def topic_names(self) -> list[str]:
+        return sorted(self.view.topics)
+
+    def is_internal_topic(self, name: str) -> bool:
+        return self.catalog.topic(name).internal
+
+    def leader_state(self, topic: str, partition: int) -> LeaderState:
+        """This broker's leader replica's epoch and offsets; ``NotLeaderOrFollower`` if it does not lead it."""
+        local = self._local_leader(topic, partition)
+        return LeaderState(local.leader_epoch, local.log_start_offset, local.high_watermark)
+
+    def log_start_offset(self, topic: str, partition: int) -> int:
+        """The leader's log start offset, or -1 when this broker does not (or no longer) lead it."""
+        local = self.replicas.local_partition(topic, partition)
+        return local.log_start_offset if local is not None and local.is_leader else -1
+
+    def end_offset_for_epoch(self, topic: str, partition: int, leader_epoch: int) -> tuple[int, int]:
+        """Kafka's OffsetsForLeaderEpoch answer from the leader's epoch cache: (epoch, end offset)."""
+        return self._local_leader(topic, partition).log.end_offset_for_epoch(leader_epoch)
+
+    def _local_leader(self, topic: str, partition: int) -> Partition:
+        record = self.catalog.partition_record(topic, partition)
+        local = self.replicas.local_partition(topic, partition)
+        if local is None or not local.is_leader:
+            raise NotLeaderOrFollower(
+                f"broker {self.node_id} is not the leader of {topic}-{partition}; broker {record.leader} is",
+                leader_id=record.leader,
+                leader_url=self.view.broker_url(record.leader),
+            )
+        return local

@@ -27,7 +27,7 @@ class Catalog:
         return self.view.controller_id
 
     def brokers(self) -> list[BrokerInfo]:
-        return [BrokerInfo(r.broker_id, r.url, r.rack) for _, r in sorted(self.view.brokers.items())]
+        return [BrokerInfo(r.broker_id, r.url, r.rack, r.kafka_address) for _, r in sorted(self.view.brokers.items())]
 
     def topic(self, name: str) -> TopicRecord:
         topic = self.view.topics.get(name)

@@ -1,0 +1,38 @@
+"""The one table of the Kafka APIs this listener serves: key, versions, handler.
+
+ApiVersions advertises exactly these ranges and the dispatcher refuses everything
+outside them, so the two can never disagree. Versions are those librdkafka 2.x,
+kafka-python and aiokafka negotiate, capped where a later version needs something
+highwater does not have: topic ids (Fetch 13+, Produce 13), ListOffsets' max
+timestamp (7+), and the lowest versions are the lowest kio generates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from broker.kafka import api_versions, fetch, metadata, offsets, produce
+from broker.kafka.context import Handler, VersionRange
+
+
+@dataclass(frozen=True)
+class Api:
+    key: int
+    name: str
+    versions: VersionRange
+    handler: Handler
+
+
+API_TABLE: tuple[Api, ...] = (
+    Api(0, "Produce", VersionRange(3, 10), produce.handle),
+    Api(1, "Fetch", VersionRange(4, 12), fetch.handle),
+    Api(2, "ListOffsets", VersionRange(1, 6), offsets.list_offsets),
+    Api(3, "Metadata", VersionRange(0, 12), metadata.handle),
+    Api(18, "ApiVersions", VersionRange(0, 3), api_versions.handle),
+    Api(23, "OffsetForLeaderEpoch", VersionRange(2, 4), offsets.offset_for_leader_epoch),
+)
+
+APIS: Mapping[int, Api] = MappingProxyType({api.key: api for api in API_TABLE})
+SUPPORTED: Mapping[int, VersionRange] = MappingProxyType({api.key: api.versions for api in API_TABLE})

@@ -1,0 +1,67 @@
+"""What a handler of one Kafka request is given: the node it translates to, and the version table.
+
+``KafkaNode`` is the part of ``BrokerNode`` the listener uses, written down: every
+Kafka request becomes calls to these and nothing else, so the listener cannot grow a
+second copy of a node operation (and does not import the node, which starts it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from broker.acks import Acks
+from broker.cluster.records import PartitionRecord
+from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
+from broker.kafka.codec import DecodedRequest
+from config.broker import BrokerSettings
+
+
+class KafkaNode(Protocol):
+    settings: BrokerSettings
+    cluster_id: str
+
+    def brokers(self) -> list[BrokerInfo]: ...
+    def controller_id(self) -> int: ...
+    def topic_names(self) -> list[str]: ...
+    def partition_count(self, topic: str) -> int: ...
+    def is_internal_topic(self, name: str) -> bool: ...
+    def partition_record(self, topic: str, partition: int) -> PartitionRecord: ...
+    def leader_state(self, topic: str, partition: int) -> LeaderState: ...
+    def log_start_offset(self, topic: str, partition: int) -> int: ...
+    def end_offset_for_epoch(self, topic: str, partition: int, leader_epoch: int) -> tuple[int, int]: ...
+
+    async def produce(
+        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
+    ) -> ProduceResult: ...
+
+    async def fetch(
+        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+    ) -> FetchResult: ...
+
+    async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    min_version: int
+    max_version: int
+
+    def __contains__(self, version: object) -> bool:
+        return isinstance(version, int) and self.min_version <= version <= self.max_version
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    node: KafkaNode
+    supported: Mapping[int, VersionRange]
+    """api_key -> the versions this listener serves (what ApiVersions advertises)."""
+
+
+class CloseConnection(Exception):
+    """A handler's way to end the connection after a request, as Kafka does after a failed acks=0 produce."""
+
+
+Handler = Callable[[RequestContext, DecodedRequest], Awaitable[Any | None]]
+"""Answers one request with a kio response of the request's version, or None for no response at all."""

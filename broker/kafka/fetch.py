@@ -1,0 +1,153 @@
+"""Fetch: records below the high watermark, through ``BrokerNode.fetch``, with Kafka's long poll.
+
+The node's read already stops at the HW, so nothing at or above it reaches a Kafka
+consumer either; the answer's ``last_stable_offset`` is the HW (highwater has no
+transactions, so every record below the HW is stable) and ``isolation_level`` is
+accepted and changes nothing. Batches go out as the log holds them.
+
+Long poll, as Kafka's ``DelayedFetch``: a first pass reads every partition without
+waiting; if that found fewer than ``min_bytes`` and ``max_wait_ms`` allows, every
+partition long-polls at once and the first to return data (or an error) ends the
+wait, after which one more pass without waiting collects what every partition has.
+The response stays under ``max_bytes`` except that the first batch found is always
+sent (KIP-74), so a batch larger than the limit cannot stall a consumer.
+
+Fetch sessions (KIP-227) are not kept: every answer has session id 0, which tells the
+client to keep sending full fetch requests; a request naming a session gets
+``FETCH_SESSION_ID_NOT_FOUND``. Only a partition's leader answers (no forwarding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32, i64
+
+from broker.kafka.codec import DecodedRequest
+from broker.kafka.context import RequestContext
+from broker.kafka.errors import kafka_error_code
+from broker.kafka.fencing import NO_EPOCH, check_leader_epoch
+from broker.kafka.shapes import NO_THROTTLE, build, millis, shape
+
+API_KEY = 1
+NO_SESSION = 0
+
+
+@dataclass(frozen=True)
+class PartitionAsk:
+    topic: str
+    partition: int
+    fetch_offset: int
+    max_bytes: int
+    current_leader_epoch: int
+
+
+@dataclass(frozen=True)
+class PartitionRead:
+    error_code: ErrorCode
+    data: bytes = b""
+    high_watermark: int = -1
+    log_start_offset: int = -1
+
+
+async def handle(context: RequestContext, request: DecodedRequest) -> Any:
+    body = request.body
+    version = request.prefix.api_version
+    asks = [
+        PartitionAsk(
+            topic.topic,
+            p.partition,
+            p.fetch_offset,
+            p.partition_max_bytes,
+            getattr(p, "current_leader_epoch", NO_EPOCH),
+        )
+        for topic in body.topics
+        for p in topic.partitions
+    ]
+    if getattr(body, "session_id", NO_SESSION) != NO_SESSION:
+        return _response(version, ErrorCode.fetch_session_id_not_found, [], [])
+    max_wait_ms = min(millis(body.max_wait), context.node.settings.fetch_max_wait_ms)
+    reads = await _read_all(context, asks, 0)
+    if max_wait_ms > 0 and not _has_error(reads) and sum(len(r.data) for r in reads) < max(body.min_bytes, 1):
+        await _wait_for_any(context, asks, max_wait_ms)
+        reads = await _read_all(context, asks, 0)
+    return _response(version, ErrorCode.none, asks, _within(reads, body.max_bytes))
+
+
+def _has_error(reads: list[PartitionRead]) -> bool:
+    """An error is news for the client: answer at once, as Kafka does."""
+    return any(read.error_code != ErrorCode.none for read in reads)
+
+
+async def _read_all(context: RequestContext, asks: list[PartitionAsk], timeout_ms: int) -> list[PartitionRead]:
+    return list(await asyncio.gather(*(_read(context, ask, timeout_ms) for ask in asks)))
+
+
+async def _read(context: RequestContext, ask: PartitionAsk, timeout_ms: int) -> PartitionRead:
+    node = context.node
+    try:
+        epoch_error = check_leader_epoch(
+            ask.current_leader_epoch, node.leader_state(ask.topic, ask.partition).leader_epoch
+        )
+        if epoch_error != ErrorCode.none:
+            return PartitionRead(epoch_error)
+        result = await node.fetch(ask.topic, ask.partition, ask.fetch_offset, ask.max_bytes, timeout_ms, forward=False)
+    except Exception as error:  # noqa: BLE001 - each partition answers its own error; the request goes on
+        return PartitionRead(kafka_error_code(error))
+    return PartitionRead(ErrorCode.none, result.data, result.high_watermark, result.log_start_offset)
+
+
+async def _wait_for_any(context: RequestContext, asks: list[PartitionAsk], max_wait_ms: int) -> None:
+    """Return once one partition has data or an error, or after ``max_wait_ms``."""
+    polls = {asyncio.ensure_future(_read(context, ask, max_wait_ms)) for ask in asks}
+    try:
+        pending = polls
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if any(task.result().data or task.result().error_code != ErrorCode.none for task in done):
+                return
+    finally:
+        for task in polls:
+            task.cancel()
+        await asyncio.gather(*polls, return_exceptions=True)
+
+
+def _within(reads: list[PartitionRead], max_bytes: int) -> list[PartitionRead]:
+    """Drop data past ``max_bytes`` (the first non-empty partition always keeps its data)."""
+    kept: list[PartitionRead] = []
+    total = 0
+    for read in reads:
+        over = read.data and total and total + len(read.data) > max_bytes
+        kept.append(PartitionRead(read.error_code, b"", read.high_watermark, read.log_start_offset) if over else read)
+        total += len(kept[-1].data)
+    return kept
+
+
+def _response(version: int, error_code: ErrorCode, asks: list[PartitionAsk], reads: list[PartitionRead]) -> Any:
+    partition_class = shape(API_KEY, version, "PartitionData")
+    by_topic: dict[str, list[Any]] = {}
+    for ask, read in zip(asks, reads, strict=True):
+        by_topic.setdefault(ask.topic, []).append(
+            build(
+                partition_class,
+                partition_index=i32(ask.partition),
+                error_code=read.error_code,
+                high_watermark=i64(read.high_watermark),
+                last_stable_offset=i64(read.high_watermark),
+                log_start_offset=i64(read.log_start_offset),
+                aborted_transactions=None,
+                preferred_read_replica=i32(-1),
+                records=read.data,
+            )
+        )
+    topic_class = shape(API_KEY, version, "FetchableTopicResponse")
+    return build(
+        shape(API_KEY, version, "FetchResponse"),
+        throttle_time=NO_THROTTLE,
+        error_code=error_code,
+        session_id=i32(NO_SESSION),
+        responses=tuple(build(topic_class, topic=name, partitions=tuple(parts)) for name, parts in by_topic.items()),
+    )

@@ -1,0 +1,140 @@
+"""The Kafka-protocol server: one asyncio task per connection, requests answered in order.
+
+Kafka's ordering rule holds per connection: a request is read, handled and answered
+before the next one is taken (Kafka mutes a connection while it handles a request),
+so pipelined requests are answered in the order sent and a producer's in-flight
+batches to one partition are appended in the order sent. Pipelined requests wait in
+the socket and in the frame decoder, never in an unbounded queue.
+
+Isolation: whatever one connection sends — garbage, a truncated frame, a 2 GiB size,
+a request that does not parse — ends at most that connection, after a structlog
+warning naming the peer (a handler may also end its connection on purpose:
+``CloseConnection``, after a failed acks=0 produce); every other connection is untouched. Each request is
+logged at debug with peer, API, version and correlation id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import structlog
+
+from broker.kafka.codec import MalformedRequest
+from broker.kafka.context import CloseConnection
+from broker.kafka.dispatch import Dispatcher, Routed, route
+from broker.kafka.framing import SIZE_PREFIX, FrameDecoder, FrameError
+from config.broker import split_host_port
+
+log = structlog.get_logger(__name__)
+
+READ_BYTES = 256 * 1024
+"""Largest read from a socket at once; with the frame limit it bounds one connection's memory."""
+
+
+class KafkaListener:
+    """Serves Kafka clients on an already bound socket until ``close``."""
+
+    def __init__(self, dispatcher: Dispatcher, sock: socket.socket, max_frame_bytes: int) -> None:
+        self.dispatcher = dispatcher
+        self.sock = sock
+        self.max_frame_bytes = max_frame_bytes
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task] = set()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self.sock.getsockname()[:2]
+        return host, port
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, sock=self.sock)
+        log.info("kafka.listening", host=self.address[0], port=self.address[1])
+
+    async def close(self) -> None:
+        """Stop accepting, end every open connection, and wait for their tasks."""
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        peer = _peer(writer)
+        decoder = FrameDecoder(self.max_frame_bytes)
+        try:
+            while data := await reader.read(READ_BYTES):
+                for frame in decoder.feed(data):
+                    await self._answer(frame, peer, writer)
+            if decoder.pending_bytes:
+                log.warning("kafka.truncated_frame", peer=peer, pending_bytes=decoder.pending_bytes)
+        except (FrameError, MalformedRequest) as error:
+            log.warning("kafka.bad_request_closed", peer=peer, error=str(error))
+        except CloseConnection as reason:
+            log.info("kafka.connection_closed_by_handler", peer=peer, reason=str(reason))
+        except (ConnectionError, asyncio.IncompleteReadError):
+            log.debug("kafka.connection_lost", peer=peer)
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # a handler's bug ends this connection only
+            log.exception("kafka.request_failed_closed", peer=peer)
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    async def _answer(self, frame: bytes, peer: str, writer: asyncio.StreamWriter) -> None:
+        routed = route(frame)
+        if isinstance(routed, Routed):
+            prefix = routed.request.prefix
+            log.debug(
+                "kafka.request",
+                peer=peer,
+                api=routed.api_name,
+                version=prefix.api_version,
+                correlation_id=prefix.correlation_id,
+                client_id=routed.request.client_id,
+            )
+            payload = await self.dispatcher.answer(routed)
+        else:
+            log.info("kafka.unsupported_request", peer=peer, api_key=int.from_bytes(frame[:2], "big", signed=True))
+            payload = routed
+        if payload is not None:
+            writer.write(SIZE_PREFIX.pack(len(payload)))
+            writer.write(payload)
+            await writer.drain()
+
+
+def _peer(writer: asyncio.StreamWriter) -> str:
+    peername = writer.get_extra_info("peername")
+    return f"{peername[0]}:{peername[1]}" if peername else "unknown"
+
+
+def bind_socket(address: str) -> socket.socket:
+    """A listening, non-blocking socket on ``host:port`` (port 0: the kernel picks a free one).
+
+    Bound before the broker registers, so the address it registers is the real port.
+    """
+    host, port = split_host_port(address)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(1024)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def advertised_address(sock: socket.socket, advertised: str | None) -> str:
+    """What clients are told: the configured advertised ``host:port``, else the bound one."""
+    if advertised is not None:
+        return advertised
+    host, port = sock.getsockname()[:2]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

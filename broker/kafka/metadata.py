@@ -1,0 +1,107 @@
+"""Metadata: every broker's advertised Kafka address, and topics with leader, epoch, replicas, ISR.
+
+Answered from this broker's metadata view, like Kafka's metadata cache: any broker
+answers for the whole cluster. Brokers without a Kafka listener are left out of the
+broker list (a Kafka client could not reach them); a partition they lead then shows
+a leader the client does not know, which clients treat as "leader not available"
+and retry. Topics are never created here (``allow_auto_topic_creation`` is ignored,
+as with Kafka's ``auto.create.topics.enable=false``): an unknown name is
+``UNKNOWN_TOPIC_OR_PARTITION``. highwater has no topic ids; versions that carry one
+get the zero UUID, Kafka's "no id".
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32
+
+from broker.errors import HighwaterError
+from broker.kafka.codec import DecodedRequest
+from broker.kafka.context import RequestContext
+from broker.kafka.errors import kafka_error_code
+from broker.kafka.shapes import NO_THROTTLE, build, shape
+from config.broker import split_host_port
+
+API_KEY = 3
+ZERO_UUID = uuid.UUID(int=0)
+NO_AUTHORIZED_OPERATIONS = -(2**31)
+"""Kafka's value for "authorized operations were not asked for"."""
+
+
+def requested_topics(version: int, topics: tuple[Any, ...] | None) -> list[str] | None:
+    """Names asked for; None = every topic (v0: an empty list; v1 and later: a null list)."""
+    if topics is None or (version == 0 and not topics):
+        return None
+    return [topic.name for topic in topics if topic.name is not None]
+
+
+async def handle(context: RequestContext, request: DecodedRequest) -> Any:
+    node = context.node
+    version = request.prefix.api_version
+    names = requested_topics(version, request.body.topics)
+    live = {broker.broker_id for broker in node.brokers()}
+    brokers = []
+    for broker in node.brokers():
+        if broker.kafka_address is None:
+            continue
+        host, port = split_host_port(broker.kafka_address)
+        brokers.append(
+            build(
+                shape(API_KEY, version, "MetadataResponseBroker"),
+                node_id=i32(broker.broker_id),
+                host=host,
+                port=i32(port),
+                rack=broker.rack,
+            )
+        )
+    topics = [_topic(context, version, name, live) for name in (node.topic_names() if names is None else names)]
+    return build(
+        shape(API_KEY, version, "MetadataResponse"),
+        throttle_time=NO_THROTTLE,
+        brokers=tuple(brokers),
+        cluster_id=node.cluster_id,
+        controller_id=i32(node.controller_id()),
+        topics=tuple(topics),
+    )
+
+
+def _topic(context: RequestContext, version: int, name: str, live: set[int]) -> Any:
+    node = context.node
+    topic_class = shape(API_KEY, version, "MetadataResponseTopic")
+    common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(NO_AUTHORIZED_OPERATIONS)}
+    try:
+        count = node.partition_count(name)
+        internal = node.is_internal_topic(name)
+    except HighwaterError as error:
+        return build(topic_class, error_code=kafka_error_code(error), partitions=(), **common)
+    partitions = tuple(_partition(context, version, name, index, live) for index in range(count))
+    return build(topic_class, error_code=ErrorCode.none, is_internal=internal, partitions=partitions, **common)
+
+
+def _partition(context: RequestContext, version: int, topic: str, index: int, live: set[int]) -> Any:
+    partition_class = shape(API_KEY, version, "MetadataResponsePartition")
+    try:
+        record = context.node.partition_record(topic, index)
+    except HighwaterError as error:
+        return build(
+            partition_class,
+            error_code=kafka_error_code(error),
+            partition_index=i32(index),
+            leader_id=i32(-1),
+            replica_nodes=(),
+            isr_nodes=(),
+            offline_replicas=(),
+        )
+    return build(
+        partition_class,
+        error_code=ErrorCode.none if record.leader >= 0 else ErrorCode.leader_not_available,
+        partition_index=i32(index),
+        leader_id=i32(record.leader),
+        leader_epoch=i32(record.leader_epoch),
+        replica_nodes=tuple(i32(r) for r in record.replicas),
+        isr_nodes=tuple(i32(r) for r in record.isr),
+        offline_replicas=tuple(i32(r) for r in record.replicas if r not in live),
+    )

@@ -1,0 +1,130 @@
+"""ListOffsets and OffsetForLeaderEpoch: offsets a consumer positions itself with, asked of the leader.
+
+ListOffsets: ``-2`` (earliest) is the log start offset, ``-1`` (latest) the high
+watermark — never the log end offset, so a consumer that starts "at the end" cannot
+skip past records that are not yet visible, nor be placed above the HW — and any
+other timestamp is the first offset below the HW whose record has that timestamp or
+a later one (the node's ``offset_for_timestamp``), or -1 when there is none. The
+answer's ``timestamp`` is -1 for every query: the node finds offsets by timestamp at
+batch granularity and does not return the record's own timestamp.
+
+OffsetForLeaderEpoch (KIP-101/KIP-320, librdkafka asks it after a leader change to
+detect a truncated log): the largest epoch at or below the one asked for and the
+offset where it ends, from the leader's epoch cache, exactly as a follower is told.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32, i64
+
+from broker.kafka.codec import DecodedRequest
+from broker.kafka.context import RequestContext
+from broker.kafka.errors import kafka_error_code
+from broker.kafka.fencing import NO_EPOCH, check_leader_epoch
+from broker.kafka.shapes import NO_THROTTLE, build, shape
+
+LIST_OFFSETS = 2
+OFFSET_FOR_LEADER_EPOCH = 23
+EARLIEST = -2
+LATEST = -1
+
+
+async def list_offsets(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    partition_class = shape(LIST_OFFSETS, version, "ListOffsetsPartitionResponse")
+    topic_class = shape(LIST_OFFSETS, version, "ListOffsetsTopicResponse")
+    topics = []
+    for topic in request.body.topics:
+        partitions = []
+        for asked in topic.partitions:
+            error_code, offset, epoch = await _list_one(
+                context,
+                topic.name,
+                asked.partition_index,
+                asked.timestamp,
+                getattr(asked, "current_leader_epoch", NO_EPOCH),
+            )
+            partitions.append(
+                build(
+                    partition_class,
+                    partition_index=i32(asked.partition_index),
+                    error_code=error_code,
+                    timestamp=i64(-1),
+                    offset=i64(offset),
+                    leader_epoch=i32(epoch),
+                )
+            )
+        topics.append(build(topic_class, name=topic.name, partitions=tuple(partitions)))
+    return build(shape(LIST_OFFSETS, version, "ListOffsetsResponse"), throttle_time=NO_THROTTLE, topics=tuple(topics))
+
+
+async def _list_one(
+    context: RequestContext, topic: str, partition: int, timestamp_ms: int, current_leader_epoch: int
+) -> tuple[ErrorCode, int, int]:
+    """(error code, offset, leader epoch) for one partition's query."""
+    node = context.node
+    try:
+        state = node.leader_state(topic, partition)
+        epoch_error = check_leader_epoch(current_leader_epoch, state.leader_epoch)
+        if epoch_error != ErrorCode.none:
+            return epoch_error, -1, -1
+        if timestamp_ms == EARLIEST:
+            return ErrorCode.none, state.log_start_offset, state.leader_epoch
+        if timestamp_ms == LATEST:
+            return ErrorCode.none, state.high_watermark, state.leader_epoch
+        if timestamp_ms < 0:
+            return ErrorCode.unsupported_version, -1, -1
+        offset = await node.offset_for_timestamp(topic, partition, timestamp_ms)
+    except Exception as error:  # noqa: BLE001 - each partition answers its own error
+        return kafka_error_code(error), -1, -1
+    return ErrorCode.none, -1 if offset is None else offset, state.leader_epoch
+
+
+async def offset_for_leader_epoch(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    entry_class = shape(OFFSET_FOR_LEADER_EPOCH, version, "EpochEndOffset")
+    topic_class = shape(OFFSET_FOR_LEADER_EPOCH, version, "OffsetForLeaderTopicResult")
+    topics = []
+    for topic in request.body.topics:
+        entries = []
+        for asked in topic.partitions:
+            error_code, epoch, end_offset = _epoch_end(
+                context,
+                topic.topic,
+                asked.partition,
+                asked.leader_epoch,
+                getattr(asked, "current_leader_epoch", NO_EPOCH),
+            )
+            entries.append(
+                build(
+                    entry_class,
+                    error_code=error_code,
+                    partition=i32(asked.partition),
+                    leader_epoch=i32(epoch),
+                    end_offset=i64(end_offset),
+                )
+            )
+        topics.append(build(topic_class, topic=topic.topic, partitions=tuple(entries)))
+    return build(
+        shape(OFFSET_FOR_LEADER_EPOCH, version, "OffsetForLeaderEpochResponse"),
+        throttle_time=NO_THROTTLE,
+        topics=tuple(topics),
+    )
+
+
+def _epoch_end(
+    context: RequestContext, topic: str, partition: int, leader_epoch: int, current_leader_epoch: int
+) -> tuple[ErrorCode, int, int]:
+    node = context.node
+    try:
+        state = node.leader_state(topic, partition)
+        epoch_error = check_leader_epoch(current_leader_epoch, state.leader_epoch)
+        if epoch_error != ErrorCode.none:
+            return epoch_error, -1, -1
+        epoch, end_offset = node.end_offset_for_epoch(topic, partition, leader_epoch)
+    except Exception as error:  # noqa: BLE001 - each partition answers its own error
+        return kafka_error_code(error), -1, -1
+    return ErrorCode.none, epoch, end_offset

@@ -1,0 +1,96 @@
+"""A node with fixed answers for the handlers' tests: the handlers only translate, so what
+they are given back is known and what they pass on is recorded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from broker.acks import Acks
+from broker.cluster.records import PartitionRecord
+from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
+from broker.errors import UnknownTopic
+from config.broker import BrokerSettings
+
+TOPIC = "orders"
+BATCH = b"\x00record-batch-bytes-as-stored\xff"
+APPEND_TIME_MS = 1_764_080_536_983
+LEADER_EPOCH = 7
+LOG_START = 2
+HIGH_WATERMARK = 13
+OFFSET_AT_TIMESTAMP = 9
+EPOCH_END = (6, 11)
+
+
+@dataclass
+class StandInNode:
+    settings: BrokerSettings = field(default_factory=BrokerSettings)
+    cluster_id: str = "stand-in-cluster"
+    produced: list[tuple[str, int, bytes, Acks, int]] = field(default_factory=list)
+    fetched: list[tuple[str, int, int, int, int]] = field(default_factory=list)
+
+    def brokers(self) -> list[BrokerInfo]:
+        return [
+            BrokerInfo(1, "http://127.0.0.1:8081", "rack-a", "127.0.0.1:19092"),
+            BrokerInfo(2, "http://127.0.0.1:8082", None, None),
+        ]
+
+    def controller_id(self) -> int:
+        return 2
+
+    def topic_names(self) -> list[str]:
+        return [TOPIC]
+
+    def _known(self, topic: str) -> None:
+        if topic != TOPIC:
+            raise UnknownTopic(f"topic '{topic}' does not exist", topic_name=topic)
+
+    def partition_count(self, topic: str) -> int:
+        self._known(topic)
+        return 1
+
+    def is_internal_topic(self, name: str) -> bool:
+        self._known(name)
+        return False
+
+    def partition_record(self, topic: str, partition: int) -> PartitionRecord:
+        self._known(topic)
+        return PartitionRecord(
+            topic=topic,
+            partition=partition,
+            leader=1,
+            leader_epoch=LEADER_EPOCH,
+            partition_epoch=3,
+            replicas=[1, 2, 3],
+            isr=[1, 2],
+        )
+
+    def leader_state(self, topic: str, partition: int) -> LeaderState:
+        self._known(topic)
+        return LeaderState(LEADER_EPOCH, LOG_START, HIGH_WATERMARK)
+
+    def log_start_offset(self, topic: str, partition: int) -> int:
+        return LOG_START
+
+    def end_offset_for_epoch(self, topic: str, partition: int, leader_epoch: int) -> tuple[int, int]:
+        self._known(topic)
+        return EPOCH_END
+
+    async def produce(
+        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
+    ) -> ProduceResult:
+        assert not forward, "the Kafka door never forwards: clients go to the leader"
+        self._known(topic)
+        self.produced.append((topic, partition, batch, acks, timeout_ms))
+        return ProduceResult(10, 12, APPEND_TIME_MS)
+
+    async def fetch(
+        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+    ) -> FetchResult:
+        assert not forward, "the Kafka door never forwards: clients go to the leader"
+        self._known(topic)
+        self.fetched.append((topic, partition, offset, max_bytes, timeout_ms))
+        return FetchResult(BATCH, HIGH_WATERMARK, LOG_START, HIGH_WATERMARK + 2)
+
+    async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
+        self._known(topic)
+        return OFFSET_AT_TIMESTAMP
