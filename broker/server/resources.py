@@ -44,6 +44,7 @@ def broker_body(node: BrokerNode, broker: BrokerInfo) -> dict[str, Any]:
         "broker_id": broker.broker_id,
         "url": broker.url,
         "rack": broker.rack,
+        "kafka_address": broker.kafka_address,
     }
 
 

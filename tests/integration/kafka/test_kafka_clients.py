@@ -60,6 +60,14 @@ def test_metadata_from_one_broker_lists_every_brokers_kafka_address(kafka_cluste
     assert admin.list_topics(topic="no-such-topic", timeout=10).topics["no-such-topic"].error is not None
 
 
+def test_the_http_brokers_list_gives_each_brokers_kafka_address(kafka_cluster: KafkaCluster) -> None:
+    status, reply = http_json(
+        "GET", f"{kafka_cluster.cluster.any_url()}/v3/clusters/{kafka_cluster.cluster_id}/brokers"
+    )
+    assert status == 200, reply
+    assert {b["broker_id"]: b["kafka_address"] for b in reply["data"]} == kafka_cluster.kafka_addresses
+
+
 def test_kafka_python_produces_with_acks_0_1_and_all_and_reads_back_from_an_offset(
     kafka_cluster: KafkaCluster,
 ) -> None:
