@@ -17,8 +17,8 @@ RSS growth per partition counts the partitions the cluster holds (this step's to
 the earlier steps' and the connections sweep's), all replicas together; per connection,
 the connections of the step.
 
-Every step's topic stays, and each partition replica keeps three files open on its broker
-(``scale_plan.FILES_PER_REPLICA``): 10 000 partitions with RF 3 on 3 brokers are 30 000
+Every step's topic stays, and each partition replica keeps one file open on its broker
+(``scale_plan.FILES_PER_REPLICA``): 10 000 partitions with RF 3 on 3 brokers are 10 000
 descriptors per broker. ``ensure_open_files`` raises the open-files limit the brokers inherit
 to what the run needs, or refuses the run before it starts.
 

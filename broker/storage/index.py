@@ -28,6 +28,13 @@ from pathlib import Path
 class IndexFile:
     """An append-only file of fixed-size entries behind an in-memory copy; the shared file handling.
 
+    The file is opened only for the moment it is read, written, cut or fsynced, never
+    held: lookups use the in-memory copy, and the file is touched at load, at a roll,
+    at a whole flush and at close. So a partition replica holds one descriptor (its
+    active ``.log``), not three, and 10 000 partition replicas fit a broker's default
+    open-files limit. An fsync through a descriptor opened for it makes the file's
+    written data durable all the same (it syncs the file, not the descriptor).
+
     ``dirty`` is True while the file (plus its pending bytes) differs from what the
     last fsync made durable. ``write_count`` and ``fsync_count`` count the real
     ``os.write`` / ``os.fsync`` calls on the file, so tests and benchmarks can see them.
@@ -40,11 +47,15 @@ class IndexFile:
         self.base_offset = base_offset
         self.existed = path.exists()
         """False when the file had to be created: a missing index of a non-empty log is rebuilt."""
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        self.loaded_size_bytes = os.fstat(self._fd).st_size
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+        try:
+            self.loaded_size_bytes = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
         self._file_bytes = self.loaded_size_bytes
         self._pending = bytearray()
         self._unsynced = False
+        self._closed = False
         self.write_count = 0
         self.fsync_count = 0
 
@@ -54,7 +65,11 @@ class IndexFile:
 
     def _read_all(self) -> bytes:
         whole_bytes = self.loaded_size_bytes - self.loaded_size_bytes % self.entry_bytes
-        return os.pread(self._fd, whole_bytes, 0)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            return os.pread(fd, whole_bytes, 0)
+        finally:
+            os.close(fd)
 
     def _write(self, entry: bytes) -> None:
         self._pending += entry
@@ -63,7 +78,7 @@ class IndexFile:
         """Keep the first ``entry_count`` entries: cut the pending bytes, and the file if needed."""
         keep_bytes = entry_count * self.entry_bytes
         if keep_bytes < self._file_bytes:
-            os.ftruncate(self._fd, keep_bytes)
+            os.truncate(self.path, keep_bytes)
             self._file_bytes = keep_bytes
             self._unsynced = True
             self._pending.clear()
@@ -76,27 +91,34 @@ class IndexFile:
         All or nothing: a failed write is cut off the file again and the entries stay
         pending, so the file never holds a partial or repeated entry.
         """
-        if not self._pending or self._fd < 0:
+        if not self._pending or self._closed:
             return
         view = memoryview(bytes(self._pending))
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
             while view:
-                written = os.write(self._fd, view)
+                written = os.write(fd, view)
                 self.write_count += 1
                 view = view[written:]
         except OSError:
-            os.ftruncate(self._fd, self._file_bytes)
+            os.ftruncate(fd, self._file_bytes)
             raise
+        finally:
+            os.close(fd)
         self._file_bytes += len(self._pending)
         self._pending.clear()
         self._unsynced = True
 
     def fsync(self) -> bool:
         """fsync what ``write_pending`` (or a truncation) changed in the file; return whether it did."""
-        if not self._unsynced or self._fd < 0:
+        if not self._unsynced or self._closed:
             return False
         self._unsynced = False
-        os.fsync(self._fd)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         self.fsync_count += 1
         return True
 
@@ -105,11 +127,10 @@ class IndexFile:
         self.fsync()
 
     def close(self) -> None:
-        """Write the pending entries (the next start reads the file) and close it."""
-        if self._fd >= 0:
+        """Write the pending entries (the next start reads the file); nothing touches the file after."""
+        if not self._closed:
             self.write_pending()
-            os.close(self._fd)
-            self._fd = -1
+            self._closed = True
 
     def delete(self) -> None:
         self._pending.clear()

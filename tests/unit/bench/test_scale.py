@@ -57,9 +57,9 @@ def test_open_files_limit_is_raised_to_what_the_steps_need() -> None:
     from broker.bench.scale import ensure_open_files
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (300, hard))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (200, hard))
     try:
-        assert ensure_open_files(PLAN, 1) == (1 + 10 + 6) * 3 + 10 + 256, "RF 1 on one broker: every replica"
-        assert resource.getrlimit(resource.RLIMIT_NOFILE) == (317, hard)
+        assert ensure_open_files(PLAN, 1) == (1 + 10 + 6) * 1 + 10 + 256, "RF 1 on one broker: every replica"
+        assert resource.getrlimit(resource.RLIMIT_NOFILE) == (283, hard)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -41,12 +41,12 @@ def test_slope_is_the_least_squares_fit_and_needs_two_distinct_units() -> None:
     assert slope([7], [100]) is None
 
 
-def test_files_needed_counts_three_per_replica_of_every_step_spread_over_the_brokers() -> None:
+def test_files_needed_counts_one_per_replica_of_every_step_spread_over_the_brokers() -> None:
     from broker.bench.scale_plan import FILES_MARGIN, files_needed
 
     needed = files_needed([1, 10, 100, 1000, 10000], 6, 3, 3, 1000)
-    assert needed == (11111 + 6) * 3 + 334 + FILES_MARGIN, "every replica on one of 3 brokers, RF 3: one each"
-    assert files_needed([1, 2], 6, 1, 1, 2) == (3 + 6) * 3 + 2 + FILES_MARGIN
+    assert needed == (11111 + 6) * 1 + 334 + FILES_MARGIN, "every replica on one of 3 brokers, RF 3: one each"
+    assert files_needed([1, 2], 6, 1, 1, 2) == (3 + 6) * 1 + 2 + FILES_MARGIN
 
 
 def test_open_files_limits_raise_the_soft_limit_first_and_the_hard_one_only_when_too_low() -> None:
