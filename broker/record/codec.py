@@ -506,6 +506,146 @@ def decode_columns(buf: Buffer) -> RecordColumns:
     return columns
 
 
+class BatchColumns:
+    """One batch's records as columns, for a reader that hands them out one by one (the consumer).
+
+    ``headers`` of a batch in which no record has a header is made on its first read, not
+    at decode: an empty list per record would be, besides the reader's own per-record
+    view, the only object per record the garbage collector tracks, and would double its
+    work for a list most readers never look at. Each record still gets its own list, the
+    same one on every read (two first reads at once in two threads may each make one;
+    one of them is kept, as ``LazyBatch.decode`` keeps one of two concurrent decodes).
+    """
+
+    __slots__ = ("_headers", "keys", "offsets", "timestamps", "values")
+
+    def __init__(
+        self,
+        offsets: list[int],
+        timestamps: list[int],
+        keys: list[bytes | None],
+        values: list[bytes | None],
+        headers: list[HeaderList] | None,
+    ) -> None:
+        self.offsets = offsets
+        self.timestamps = timestamps
+        self.keys = keys
+        self.values = values
+        self._headers = headers
+
+    @property
+    def headers(self) -> list[HeaderList]:
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = [[] for _ in self.offsets]
+        return headers
+
+
+def decode_checked_batch(batch: Buffer, header: BatchHeader) -> BatchColumns:
+    """The records of one batch whose header and CRC the caller has checked (``validate_batch``).
+
+    ``batch`` holds exactly the batch (its first byte is the batch's first byte); the CRC
+    is not computed again. ``CorruptRecord`` if the records disagree with the header, as
+    ``decode_columns`` raises it. A batch of plain records (``_decode_plain``) is read by
+    the short loop; any other goes through the general one.
+    """
+    view = memoryview(batch)[RECORDS_OFFSET : header.size]
+    codec = header.compression
+    empty = not view and header.records_count == 0
+    section = bytes(view) if codec == NONE or empty else decompress(codec, view)
+    plain = _decode_plain(section, header)
+    if plain is None:
+        columns = RecordColumns([], [], [], [], [])
+        _decode_records(section, header, columns)
+        return BatchColumns(*columns)
+    timestamps, values = plain
+    count = len(values)
+    base_offset = header.base_offset
+    return BatchColumns(list(range(base_offset, base_offset + count)), timestamps, [None] * count, values, None)
+
+
+def _decode_plain(data: bytes, header: BatchHeader) -> tuple[list[int], list[bytes | None]] | None:
+    """Timestamps and values of a records section whose records are all *plain*; ``None`` if one is not.
+
+    Plain: null key, no headers, offset delta equal to the record's index: every record
+    ``encode_columns`` writes without keys or headers, which is most records. For them
+    offsets, keys and headers follow from the header, so this loop reads only the
+    timestamp delta and the value, and appends to two lists.
+
+    It never decides a batch is corrupt: whatever it does not recognise (another shape,
+    fields that do not add up to the record's length, a section that ends early or
+    late) makes it give up, and the caller runs the general loop, which decodes the batch
+    or raises ``CorruptRecord`` with the reason. Invariant: when it returns columns, the
+    general loop returns the same records for ``data``.
+    """
+    small = _SMALL_ZIGZAG
+    timestamps: list[int] = []
+    values: list[bytes | None] = []
+    add_timestamp, add_value = timestamps.append, values.append
+    base_timestamp = header.base_timestamp
+    position = 0
+    try:
+        for index in range(header.records_count):
+            byte = data[position]
+            if byte < 0x80:
+                record_end = position + 1 + small[byte]
+                position += 2  # the length and the attributes byte
+            elif (second := data[position + 1]) < 0x80:
+                record_end = position + 2 + small[(byte & 0x7F) | (second << 7)]
+                position += 3
+            else:
+                length, position = decode_varint(data, position)
+                record_end = position + length
+                position += 1
+            byte = data[position]
+            if byte < 0x80:
+                add_timestamp(base_timestamp + small[byte])
+                position += 1
+            elif (second := data[position + 1]) < 0x80:
+                add_timestamp(base_timestamp + small[(byte & 0x7F) | (second << 7)])
+                position += 2
+            else:
+                timestamp_delta, position = decode_varlong(data, position)
+                add_timestamp(base_timestamp + timestamp_delta)
+            byte = data[position]
+            if byte < 0x80:
+                offset_delta = small[byte]
+                position += 1
+            elif (second := data[position + 1]) < 0x80:
+                offset_delta = small[(byte & 0x7F) | (second << 7)]
+                position += 2
+            else:
+                offset_delta, position = decode_varint(data, position)
+            if offset_delta != index or data[position] != 1:  # 1: a null key's length, -1, zigzagged
+                return None
+            byte = data[position + 1]
+            if byte < 0x80:
+                value_length = small[byte]
+                position += 2
+            elif (second := data[position + 2]) < 0x80:
+                value_length = small[(byte & 0x7F) | (second << 7)]
+                position += 3
+            else:
+                value_length, position = decode_varint(data, position + 1)
+            if value_length >= 0:
+                add_value(data[position : position + value_length])
+                position += value_length
+            elif value_length == -1:
+                add_value(None)
+            else:
+                return None
+            if data[position] != 0 or position + 1 != record_end:  # 0: no headers
+                return None
+            position = record_end
+    except (IndexError, CorruptRecord):
+        return None
+    if position != len(data):
+        return None
+    if header.attributes & TIMESTAMP_TYPE_MASK:
+        timestamps = [header.max_timestamp] * len(values)
+    return timestamps, values
+
+
 def validate_produced_batches(buf: Buffer) -> tuple[BatchHeader, ...]:
     """Kafka's ``LogValidator`` for batches a client sends: each batch whole, its counts agree, every record parses.
 
