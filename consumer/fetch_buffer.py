@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from functools import partial
+from itertools import repeat
 
 from broker.client.types import FetchResult, TopicPartition
 from broker.errors import CorruptRecord
@@ -101,7 +101,7 @@ class CompletedFetch:
                 divergent = batch.first_offset + start if batch.dense else batch.decode().offsets[start]
                 return Taken(taken, False, position, consumed_to, epoch, divergent_offset=divergent)
             stop = min(stop, start + max_records - len(taken))
-            taken.extend(map(partial(FetchedRecord, batch), range(start, stop)))
+            taken.extend(map(FetchedRecord, repeat(batch, stop - start), range(start, stop)))
             epoch = batch.leader_epoch
             count = batch.records_count
             if batch.dense:
