@@ -546,41 +546,46 @@ def decode_checked_batch(batch: Buffer, header: BatchHeader) -> BatchColumns:
 
     ``batch`` holds exactly the batch (its first byte is the batch's first byte); the CRC
     is not computed again. ``CorruptRecord`` if the records disagree with the header, as
-    ``decode_columns`` raises it. A batch of plain records (``_decode_plain``) is read by
-    the short loop; any other goes through the general one.
+    ``decode_columns`` raises it. A batch of records without headers (``_decode_headerless``)
+    is read by the short loop; any other goes through the general one.
     """
     view = memoryview(batch)[RECORDS_OFFSET : header.size]
     codec = header.compression
     empty = not view and header.records_count == 0
     section = bytes(view) if codec == NONE or empty else decompress(codec, view)
-    plain = _decode_plain(section, header)
-    if plain is None:
+    headerless = _decode_headerless(section, header)
+    if headerless is None:
         columns = RecordColumns([], [], [], [], [])
         _decode_records(section, header, columns)
         return BatchColumns(*columns)
-    timestamps, values = plain
+    timestamps, keys, values = headerless
     count = len(values)
     base_offset = header.base_offset
-    return BatchColumns(list(range(base_offset, base_offset + count)), timestamps, [None] * count, values, None)
+    offsets = list(range(base_offset, base_offset + count))
+    return BatchColumns(offsets, timestamps, [None] * count if keys is None else keys, values, None)
 
 
-def _decode_plain(data: bytes, header: BatchHeader) -> tuple[list[int], list[bytes | None]] | None:
-    """Timestamps and values of a records section whose records are all *plain*; ``None`` if one is not.
+def _decode_headerless(
+    data: bytes, header: BatchHeader
+) -> tuple[list[int], list[bytes | None] | None, list[bytes | None]] | None:
+    """Timestamps, keys (``None``: all null) and values of a section of headerless records; ``None`` if one is not.
 
-    Plain: null key, no headers, offset delta equal to the record's index: every record
-    ``encode_columns`` writes without keys or headers, which is most records. For them
-    offsets, keys and headers follow from the header, so this loop reads only the
-    timestamp delta and the value, and appends to two lists.
+    Headerless: no headers and offset delta equal to the record's index: every record
+    ``encode_columns`` and ``encode_batch`` write without headers, which is most records.
+    For them the offsets and headers follow from the batch header, so this loop reads
+    only the timestamp delta, the key and the value; a batch of null keys (the common
+    case) builds no key list either.
 
-    It never decides a batch is corrupt: whatever it does not recognise (another shape,
-    fields that do not add up to the record's length, a section that ends early or
-    late) makes it give up, and the caller runs the general loop, which decodes the batch
-    or raises ``CorruptRecord`` with the reason. Invariant: when it returns columns, the
-    general loop returns the same records for ``data``.
+    It never decides a batch is corrupt: whatever it does not recognise (a header, a
+    length written in more bytes than needed, fields that do not add up to the record's
+    length, a section that ends early or late) makes it give up, and the caller runs the
+    general loop, which decodes the batch or raises ``CorruptRecord`` with the reason.
+    Invariant: when it returns columns, the general loop returns the same records.
     """
     small = _SMALL_ZIGZAG
     timestamps: list[int] = []
     values: list[bytes | None] = []
+    keys: list[bytes | None] | None = None
     add_timestamp, add_value = timestamps.append, values.append
     base_timestamp = header.base_timestamp
     position = 0
@@ -616,17 +621,32 @@ def _decode_plain(data: bytes, header: BatchHeader) -> tuple[list[int], list[byt
                 position += 2
             else:
                 offset_delta, position = decode_varint(data, position)
-            if offset_delta != index or data[position] != 1:  # 1: a null key's length, -1, zigzagged
+            if offset_delta != index:
                 return None
-            byte = data[position + 1]
+            if data[position] == 1:  # a null key's length, -1, zigzagged
+                if keys is not None:
+                    keys.append(None)
+                position += 1
+            else:
+                byte = data[position]
+                if byte < 0x80 and not byte & 1:  # a length of 0 to 63, written in one byte
+                    key_length = byte >> 1
+                    position += 1
+                else:
+                    key_length, position = _read_length(data, position)
+                if keys is None:
+                    keys = [None] * index
+                keys.append(data[position : position + key_length])
+                position += key_length
+            byte = data[position]
             if byte < 0x80:
                 value_length = small[byte]
-                position += 2
-            elif (second := data[position + 2]) < 0x80:
+                position += 1
+            elif (second := data[position + 1]) < 0x80:
                 value_length = small[(byte & 0x7F) | (second << 7)]
-                position += 3
+                position += 2
             else:
-                value_length, position = decode_varint(data, position + 1)
+                value_length, position = decode_varint(data, position)
             if value_length >= 0:
                 add_value(data[position : position + value_length])
                 position += value_length
@@ -643,7 +663,15 @@ def _decode_plain(data: bytes, header: BatchHeader) -> tuple[list[int], list[byt
         return None
     if header.attributes & TIMESTAMP_TYPE_MASK:
         timestamps = [header.max_timestamp] * len(values)
-    return timestamps, values
+    return timestamps, keys, values
+
+
+def _read_length(data: bytes, position: int) -> tuple[int, int]:
+    """A non-negative length varint at ``position`` and the position after it; ``CorruptRecord`` if negative."""
+    length, position = decode_varint(data, position)
+    if length < 0:
+        raise CorruptRecord("a negative length where the short loop expects a key")
+    return length, position
 
 
 def validate_produced_batches(buf: Buffer) -> tuple[BatchHeader, ...]:

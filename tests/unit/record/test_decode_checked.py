@@ -17,7 +17,7 @@ from broker.errors import CorruptRecord
 from broker.record.codec import (
     LOG_APPEND_TIME,
     Record,
-    _decode_plain,
+    _decode_headerless,
     decode_batch,
     decode_checked_batch,
     encode_batch,
@@ -45,7 +45,8 @@ def _eager(batch: bytes) -> list[tuple[int, int, bytes | None, bytes | None, lis
 def _plain_section(batch: bytes) -> tuple[list[int], list[bytes | None]] | None:
     """What the short loop makes of an uncompressed batch; ``None`` when it hands the batch to the general loop."""
     header = validate_batch(batch)
-    return _decode_plain(batch[RECORDS_OFFSET:], header)
+    headerless = _decode_headerless(batch[RECORDS_OFFSET:], header)
+    return None if headerless is None else (headerless[0], headerless[2])
 
 
 def _stamp(batch: bytes, base_offset: int) -> bytes:
@@ -89,16 +90,20 @@ MIXED = {
     "headers": [(None, b"v", [("trace", b"1"), ("ünï", None)], TS), (None, b"w", (), TS)],
     "headers only on the last record": [(None, b"v", (), TS)] * 70 + [(None, b"w", [("h", b"")], TS)],
     "long keys and values": [(b"k" * 9000, b"v" * 100, (), TS), (None, None, (), TS)],
+    "keys of 63 and 64 bytes (one- and two-byte lengths)": [(b"k" * 63, b"v", (), TS), (b"k" * 64, b"v", (), TS)],
 }
 
 
 @pytest.mark.parametrize("compression", CODECS)
 @pytest.mark.parametrize("case", sorted(MIXED))
 def test_batches_with_keys_or_headers_decode_as_the_eager_decoder_reads_them(case: str, compression: int) -> None:
-    batch = encode_batch(MIXED[case], base_offset=50, compression=compression, partition_leader_epoch=4)
+    records = MIXED[case]
+    batch = encode_batch(records, base_offset=50, compression=compression, partition_leader_epoch=4)
     assert _checked(batch) == _eager(batch)
+    assert [key for _, _, key, _, _ in _checked(batch)] == [record[0] for record in records]
     if compression == NONE:
-        assert _plain_section(batch) is None
+        with_headers = any(record[2] for record in records)
+        assert (_plain_section(batch) is None) == with_headers, "only batches with headers take the general loop"
 
 
 def test_a_compacted_batch_decodes_with_its_gaps() -> None:
@@ -119,6 +124,10 @@ def test_each_record_of_a_plain_batch_has_its_own_header_list_and_keeps_it() -> 
 
 NULL_KEY_RECORD = bytes.fromhex("12 00 00 00 01 06 61 62 63 00".replace(" ", ""))
 """length 9, attributes, timestamp delta 0, offset delta 0, null key, value b"abc", no headers."""
+
+
+KEYED_RECORD = bytes.fromhex("10 00 00 00 02 6b 02 76 00".replace(" ", ""))
+"""length 8, attributes, timestamp delta 0, offset delta 0, key b"k", value b"v", no headers."""
 
 
 def _hand_built(section: bytes, records_count: int) -> bytes:
@@ -142,6 +151,8 @@ CORRUPT = {
     "a value running past the section": (NULL_KEY_RECORD[:5] + b"\x7e" + NULL_KEY_RECORD[6:], 1, "runs past"),
     "a value length below -1": (NULL_KEY_RECORD[:5] + b"\x03" + NULL_KEY_RECORD[6:], 1, "value has length -2"),
     "a headers count that is negative": (NULL_KEY_RECORD[:-1] + b"\x01", 1, "has -1 headers"),
+    "a key length below -1": (KEYED_RECORD[:4] + b"\x03" + KEYED_RECORD[5:], 1, "key has length -2"),
+    "a key running past the section": (KEYED_RECORD[:4] + b"\x7e" + KEYED_RECORD[5:], 1, "runs past"),
 }
 
 
@@ -160,6 +171,13 @@ def test_a_hand_built_plain_batch_is_read_by_the_short_loop() -> None:
     """The corrupt cases above differ from this one only in the byte they break."""
     batch = _hand_built(NULL_KEY_RECORD + _with_offset_delta(NULL_KEY_RECORD, 1), 2)
     assert _plain_section(batch) == ([TS, TS], [b"abc", b"abc"])
+    assert _checked(batch) == _eager(batch)
+
+
+def test_a_hand_built_keyed_batch_is_read_by_the_short_loop() -> None:
+    batch = _hand_built(KEYED_RECORD + _with_offset_delta(KEYED_RECORD, 1), 2)
+    header = validate_batch(batch)
+    assert _decode_headerless(batch[RECORDS_OFFSET:], header) == ([TS, TS], [b"k", b"k"], [b"v", b"v"])
     assert _checked(batch) == _eager(batch)
 
 
