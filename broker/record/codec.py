@@ -495,13 +495,28 @@ def iter_records(buf: Buffer) -> Iterator[Record]:
 
 
 def decode_columns(buf: Buffer) -> RecordColumns:
-    """All records of whole, back-to-back batches as parallel lists (the columnar fast path)."""
+    """All records of whole, back-to-back batches as parallel lists (the columnar fast path).
+
+    Batches without headers are read by the short loop (``_decode_headerless``), the
+    others by the general one; both give the same columns.
+    """
     columns = RecordColumns([], [], [], [], [])
     position = 0
     end = len(buf)
     while position < end:
         header = validate_batch(buf, position)
-        _decode_records(_records_section(buf, header), header, columns)
+        section = _records_section(buf, header)
+        headerless = _decode_headerless(section, header)
+        if headerless is None:
+            _decode_records(section, header, columns)
+        else:
+            timestamps, keys, values = headerless
+            count = len(values)
+            columns.offsets.extend(range(header.base_offset, header.base_offset + count))
+            columns.timestamps.extend(timestamps)
+            columns.keys.extend(keys)
+            columns.values.extend(values)
+            columns.headers.extend([] for _ in range(count))
         position += header.size
     return columns
 
@@ -559,22 +574,19 @@ def decode_checked_batch(batch: Buffer, header: BatchHeader) -> BatchColumns:
         _decode_records(section, header, columns)
         return BatchColumns(*columns)
     timestamps, keys, values = headerless
-    count = len(values)
     base_offset = header.base_offset
-    offsets = list(range(base_offset, base_offset + count))
-    return BatchColumns(offsets, timestamps, [None] * count if keys is None else keys, values, None)
+    return BatchColumns(list(range(base_offset, base_offset + len(values))), timestamps, keys, values, None)
 
 
 def _decode_headerless(
     data: bytes, header: BatchHeader
-) -> tuple[list[int], list[bytes | None] | None, list[bytes | None]] | None:
-    """Timestamps, keys (``None``: all null) and values of a section of headerless records; ``None`` if one is not.
+) -> tuple[list[int], list[bytes | None], list[bytes | None]] | None:
+    """Timestamps, keys and values of a records section of headerless records; ``None`` if one is not.
 
     Headerless: no headers and offset delta equal to the record's index: every record
     ``encode_columns`` and ``encode_batch`` write without headers, which is most records.
     For them the offsets and headers follow from the batch header, so this loop reads
-    only the timestamp delta, the key and the value; a batch of null keys (the common
-    case) builds no key list either.
+    only the timestamp delta, the key and the value.
 
     It never decides a batch is corrupt: whatever it does not recognise (a header, a
     length written in more bytes than needed, fields that do not add up to the record's
@@ -585,8 +597,8 @@ def _decode_headerless(
     small = _SMALL_ZIGZAG
     timestamps: list[int] = []
     values: list[bytes | None] = []
-    keys: list[bytes | None] | None = None
-    add_timestamp, add_value = timestamps.append, values.append
+    keys: list[bytes | None] = []
+    add_timestamp, add_key, add_value = timestamps.append, keys.append, values.append
     base_timestamp = header.base_timestamp
     position = 0
     try:
@@ -624,8 +636,7 @@ def _decode_headerless(
             if offset_delta != index:
                 return None
             if data[position] == 1:  # a null key's length, -1, zigzagged
-                if keys is not None:
-                    keys.append(None)
+                add_key(None)
                 position += 1
             else:
                 byte = data[position]
@@ -634,9 +645,7 @@ def _decode_headerless(
                     position += 1
                 else:
                     key_length, position = _read_length(data, position)
-                if keys is None:
-                    keys = [None] * index
-                keys.append(data[position : position + key_length])
+                add_key(data[position : position + key_length])
                 position += key_length
             byte = data[position]
             if byte < 0x80:

@@ -20,6 +20,7 @@ from broker.record.codec import (
     _decode_headerless,
     decode_batch,
     decode_checked_batch,
+    decode_columns,
     encode_batch,
     encode_columns,
 )
@@ -40,6 +41,12 @@ def _checked(batch: bytes) -> list[tuple[int, int, bytes | None, bytes | None, l
 def _eager(batch: bytes) -> list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]]:
     _, records = decode_batch(batch)
     return [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in records]
+
+
+def _columns(batch: bytes) -> list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]]:
+    """What the Spark source's decoder reads of ``batch``, laid out as ``_eager``'s records."""
+    columns = decode_columns(batch)
+    return list(zip(columns.offsets, columns.timestamps, columns.keys, columns.values, columns.headers, strict=True))
 
 
 def _plain_section(batch: bytes) -> tuple[list[int], list[bytes | None]] | None:
@@ -70,7 +77,7 @@ PLAIN = {
 def test_plain_batches_decode_as_the_eager_decoder_reads_them(case: str, compression: int) -> None:
     values, timestamps = PLAIN[case]
     batch = _stamp(encode_columns(values, timestamps, compression=compression), 1_000)
-    assert _checked(batch) == _eager(batch)
+    assert _checked(batch) == _eager(batch) == _columns(batch)
     assert [value for _, _, _, value, _ in _checked(batch)] == values
     if compression == NONE:
         assert _plain_section(batch) is not None, "the short loop must read plain batches"
@@ -99,7 +106,7 @@ MIXED = {
 def test_batches_with_keys_or_headers_decode_as_the_eager_decoder_reads_them(case: str, compression: int) -> None:
     records = MIXED[case]
     batch = encode_batch(records, base_offset=50, compression=compression, partition_leader_epoch=4)
-    assert _checked(batch) == _eager(batch)
+    assert _checked(batch) == _eager(batch) == _columns(batch)
     assert [key for _, _, key, _, _ in _checked(batch)] == [record[0] for record in records]
     if compression == NONE:
         with_headers = any(record[2] for record in records)
@@ -185,3 +192,22 @@ def test_offset_deltas_out_of_order_are_left_to_the_general_loop() -> None:
     batch = _hand_built(_with_offset_delta(NULL_KEY_RECORD, 1) + NULL_KEY_RECORD, 2)
     assert _plain_section(batch) is None
     assert _checked(batch) == _eager(batch) == [(1, TS, None, b"abc", []), (0, TS, None, b"abc", [])]
+
+
+def test_decode_columns_reads_back_to_back_batches_of_both_shapes_in_order() -> None:
+    """The Spark source's decoder: a headerless batch, one with headers, a compacted one, one more headerless."""
+    span = BatchSpan(6, 9, 3, 0, TS + 9, 7, 0, 0)
+    data = b"".join(
+        (
+            _stamp(encode_columns([b"a", None, b"c"], [TS, TS + 1, TS + 2]), 0),
+            encode_batch([(b"k", b"d", [("h", b"1")], TS)] * 2, base_offset=3, compression=GZIP),
+            encode_span(span, [Record(7, TS + 7, b"k", b"e")]),
+            encode_batch([(b"k2", b"f", (), TS)], base_offset=10),
+        )
+    )
+    columns = decode_columns(data)
+    assert columns.offsets == [0, 1, 2, 3, 4, 7, 10]
+    assert columns.values == [b"a", None, b"c", b"d", b"d", b"e", b"f"]
+    assert columns.keys == [None, None, None, b"k", b"k", b"k", b"k2"]
+    assert columns.headers == [[], [], [], [("h", b"1")], [("h", b"1")], [], []]
+    assert columns.headers[0] is not columns.headers[1]
