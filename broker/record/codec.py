@@ -24,8 +24,11 @@ deltas are 0, 1, 2 ...), ``max_timestamp`` is the largest record timestamp, and
 ``batch_length`` counts the bytes after the length field.
 
 Speed: every decoder funnels through one loop (``_decode_records``) that inlines the
-one-byte varint case and appends into column lists; ``Record`` objects are built from
-the columns in one ``map`` only when asked for. Validating a produced batch walks the
+one- and two-byte varint cases and appends into column lists; ``Record`` objects are
+built from the columns in one ``map`` only when asked for. Batches without headers
+(most batches) are read by a shorter loop (``_decode_headerless``) in the columnar
+decoders (``decode_columns``, and ``decode_checked_batch`` for the consumer, which also
+trusts the CRC its caller checked); it falls back to the general loop on anything else. Validating a produced batch walks the
 same fields in a copy of that loop that keeps nothing (``_walk_records``). Encoding looks
 the varints of small lengths up in a table and joins all records' pieces once.
 """
