@@ -28,8 +28,9 @@ one- and two-byte varint cases and appends into column lists; ``Record`` objects
 built from the columns in one ``map`` only when asked for. Batches without headers
 (most batches) are read by a shorter loop (``_decode_headerless``) in the columnar
 decoders (``decode_columns``, and ``decode_checked_batch`` for the consumer, which also
-trusts the CRC its caller checked); it falls back to the general loop on anything else. Validating a produced batch walks the
-same fields in a copy of that loop that keeps nothing (``_walk_records``). Encoding looks
+trusts the CRC its caller checked); it falls back to the general loop on anything else.
+Validating a produced batch walks the same fields in a copy of that loop that keeps
+nothing (``_walk_records``). Encoding looks
 the varints of small lengths up in a table and joins all records' pieces once.
 """
 
@@ -592,9 +593,10 @@ def _decode_headerless(
     only the timestamp delta, the key and the value.
 
     It never decides a batch is corrupt: whatever it does not recognise (a header, a
-    length written in more bytes than needed, fields that do not add up to the record's
-    length, a section that ends early or late) makes it give up, and the caller runs the
-    general loop, which decodes the batch or raises ``CorruptRecord`` with the reason.
+    null key or a header count written in more bytes than needed, a negative length,
+    fields that do not add up to the record's length, a section that ends early or late)
+    makes it give up, and the caller runs the general loop, which decodes the batch or
+    raises ``CorruptRecord`` with the reason.
     Invariant: when it returns columns, the general loop returns the same records.
     """
     small = _SMALL_ZIGZAG
@@ -638,11 +640,11 @@ def _decode_headerless(
                 offset_delta, position = decode_varint(data, position)
             if offset_delta != index:
                 return None
-            if data[position] == 1:  # a null key's length, -1, zigzagged
+            byte = data[position]
+            if byte == 1:  # a null key's length, -1, zigzagged
                 add_key(None)
                 position += 1
             else:
-                byte = data[position]
                 if byte < 0x80 and not byte & 1:  # a length of 0 to 63, written in one byte
                     key_length = byte >> 1
                     position += 1
