@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from functools import partial
+from itertools import repeat
 
 from broker.client.types import FetchResult, TopicPartition
 from broker.errors import CorruptRecord
 from broker.record.lazy import checked_batch
+from consumer.collector import COLLECTOR_PAUSED
 from consumer.records import ConsumerRecord, FetchedRecord, PartitionBatch
 from consumer.truncation import epoch_went_back
 
@@ -70,8 +71,13 @@ class CompletedFetch:
 
         A corrupt batch raises ``CorruptRecord`` when the take reaches it; records of the
         batches before it are handed out first, and every later take raises again (the
-        cursor never moves past a batch it could not read).
+        cursor never moves past a batch it could not read). The records are made with
+        the garbage collector paused (``consumer.collector``).
         """
+        with COLLECTOR_PAUSED:
+            return self._take(position, max_records, last_leader_epoch)
+
+    def _take(self, position: int, max_records: int, last_leader_epoch: int | None) -> Taken:
         lower = max(position, self.fetch_offset)
         high_watermark = self.result.high_watermark
         taken: list[ConsumerRecord] = []
@@ -95,7 +101,7 @@ class CompletedFetch:
                 divergent = batch.first_offset + start if batch.dense else batch.decode().offsets[start]
                 return Taken(taken, False, position, consumed_to, epoch, divergent_offset=divergent)
             stop = min(stop, start + max_records - len(taken))
-            taken.extend(map(partial(FetchedRecord, batch), range(start, stop)))
+            taken.extend(map(FetchedRecord, repeat(batch, stop - start), range(start, stop)))
             epoch = batch.leader_epoch
             count = batch.records_count
             if batch.dense:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker.record.codec import HeaderList, RecordColumns
+from broker.record.codec import BatchColumns, HeaderList
 from broker.record.header import BatchHeader
 from broker.record.lazy import LazyBatch
 
@@ -29,7 +29,7 @@ class PartitionBatch(LazyBatch):
         header: BatchHeader | None,
         timestamp_type: int,
         leader_epoch: int,
-        columns: RecordColumns | None = None,
+        columns: BatchColumns | None = None,
     ) -> None:
         super().__init__(view, header, columns)
         self.topic = topic
@@ -84,7 +84,7 @@ class ConsumerRecord:
         headers: HeaderList | None = None,
         leader_epoch: int = -1,
     ) -> None:
-        columns = RecordColumns([offset], [timestamp], [key], [value], [[] if headers is None else headers])
+        columns = BatchColumns([offset], [timestamp], [key], [value], [[] if headers is None else headers])
         batch = PartitionBatch(topic, partition, None, None, timestamp_type, leader_epoch, columns)
         self._batch = batch
         self._index = 0

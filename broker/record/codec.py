@@ -24,9 +24,13 @@ deltas are 0, 1, 2 ...), ``max_timestamp`` is the largest record timestamp, and
 ``batch_length`` counts the bytes after the length field.
 
 Speed: every decoder funnels through one loop (``_decode_records``) that inlines the
-one-byte varint case and appends into column lists; ``Record`` objects are built from
-the columns in one ``map`` only when asked for. Validating a produced batch walks the
-same fields in a copy of that loop that keeps nothing (``_walk_records``). Encoding looks
+one- and two-byte varint cases and appends into column lists; ``Record`` objects are
+built from the columns in one ``map`` only when asked for. Batches without headers
+(most batches) are read by a shorter loop (``_decode_headerless``) in the columnar
+decoders (``decode_columns``, and ``decode_checked_batch`` for the consumer, which also
+trusts the CRC its caller checked); it falls back to the general loop on anything else.
+Validating a produced batch walks the same fields in a copy of that loop that keeps
+nothing (``_walk_records``). Encoding looks
 the varints of small lengths up in a table and joins all records' pieces once.
 """
 
@@ -495,15 +499,193 @@ def iter_records(buf: Buffer) -> Iterator[Record]:
 
 
 def decode_columns(buf: Buffer) -> RecordColumns:
-    """All records of whole, back-to-back batches as parallel lists (the columnar fast path)."""
+    """All records of whole, back-to-back batches as parallel lists (the columnar fast path).
+
+    Batches without headers are read by the short loop (``_decode_headerless``), the
+    others by the general one; both give the same columns.
+    """
     columns = RecordColumns([], [], [], [], [])
     position = 0
     end = len(buf)
     while position < end:
         header = validate_batch(buf, position)
-        _decode_records(_records_section(buf, header), header, columns)
+        section = _records_section(buf, header)
+        headerless = _decode_headerless(section, header)
+        if headerless is None:
+            _decode_records(section, header, columns)
+        else:
+            timestamps, keys, values = headerless
+            count = len(values)
+            columns.offsets.extend(range(header.base_offset, header.base_offset + count))
+            columns.timestamps.extend(timestamps)
+            columns.keys.extend(keys)
+            columns.values.extend(values)
+            columns.headers.extend([] for _ in range(count))
         position += header.size
     return columns
+
+
+class BatchColumns:
+    """One batch's records as columns, for a reader that hands them out one by one (the consumer).
+
+    ``headers`` of a batch in which no record has a header is made on its first read, not
+    at decode: an empty list per record would be, besides the reader's own per-record
+    view, the only object per record the garbage collector tracks, and would double its
+    work for a list most readers never look at. Each record still gets its own list, the
+    same one on every read (two first reads at once in two threads may each make one;
+    one of them is kept, as ``LazyBatch.decode`` keeps one of two concurrent decodes).
+    """
+
+    __slots__ = ("_headers", "keys", "offsets", "timestamps", "values")
+
+    def __init__(
+        self,
+        offsets: list[int],
+        timestamps: list[int],
+        keys: list[bytes | None],
+        values: list[bytes | None],
+        headers: list[HeaderList] | None,
+    ) -> None:
+        self.offsets = offsets
+        self.timestamps = timestamps
+        self.keys = keys
+        self.values = values
+        self._headers = headers
+
+    @property
+    def headers(self) -> list[HeaderList]:
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = [[] for _ in self.offsets]
+        return headers
+
+
+def decode_checked_batch(batch: Buffer, header: BatchHeader) -> BatchColumns:
+    """The records of one batch whose header and CRC the caller has checked (``validate_batch``).
+
+    ``batch`` holds exactly the batch (its first byte is the batch's first byte); the CRC
+    is not computed again. ``CorruptRecord`` if the records disagree with the header, as
+    ``decode_columns`` raises it. A batch of records without headers (``_decode_headerless``)
+    is read by the short loop; any other goes through the general one.
+    """
+    view = memoryview(batch)[RECORDS_OFFSET : header.size]
+    codec = header.compression
+    empty = not view and header.records_count == 0
+    section = bytes(view) if codec == NONE or empty else decompress(codec, view)
+    headerless = _decode_headerless(section, header)
+    if headerless is None:
+        columns = RecordColumns([], [], [], [], [])
+        _decode_records(section, header, columns)
+        return BatchColumns(*columns)
+    timestamps, keys, values = headerless
+    base_offset = header.base_offset
+    return BatchColumns(list(range(base_offset, base_offset + len(values))), timestamps, keys, values, None)
+
+
+def _decode_headerless(
+    data: bytes, header: BatchHeader
+) -> tuple[list[int], list[bytes | None], list[bytes | None]] | None:
+    """Timestamps, keys and values of a records section of headerless records; ``None`` if one is not.
+
+    Headerless: no headers and offset delta equal to the record's index: every record
+    ``encode_columns`` and ``encode_batch`` write without headers, which is most records.
+    For them the offsets and headers follow from the batch header, so this loop reads
+    only the timestamp delta, the key and the value.
+
+    It never decides a batch is corrupt: whatever it does not recognise (a header, a
+    null key or a header count written in more bytes than needed, a negative length,
+    fields that do not add up to the record's length, a section that ends early or late)
+    makes it give up, and the caller runs the general loop, which decodes the batch or
+    raises ``CorruptRecord`` with the reason.
+    Invariant: when it returns columns, the general loop returns the same records.
+    """
+    small = _SMALL_ZIGZAG
+    timestamps: list[int] = []
+    values: list[bytes | None] = []
+    keys: list[bytes | None] = []
+    add_timestamp, add_key, add_value = timestamps.append, keys.append, values.append
+    base_timestamp = header.base_timestamp
+    position = 0
+    try:
+        for index in range(header.records_count):
+            byte = data[position]
+            if byte < 0x80:
+                record_end = position + 1 + small[byte]
+                position += 2  # the length and the attributes byte
+            elif (second := data[position + 1]) < 0x80:
+                record_end = position + 2 + small[(byte & 0x7F) | (second << 7)]
+                position += 3
+            else:
+                length, position = decode_varint(data, position)
+                record_end = position + length
+                position += 1
+            byte = data[position]
+            if byte < 0x80:
+                add_timestamp(base_timestamp + small[byte])
+                position += 1
+            elif (second := data[position + 1]) < 0x80:
+                add_timestamp(base_timestamp + small[(byte & 0x7F) | (second << 7)])
+                position += 2
+            else:
+                timestamp_delta, position = decode_varlong(data, position)
+                add_timestamp(base_timestamp + timestamp_delta)
+            byte = data[position]
+            if byte < 0x80:
+                offset_delta = small[byte]
+                position += 1
+            elif (second := data[position + 1]) < 0x80:
+                offset_delta = small[(byte & 0x7F) | (second << 7)]
+                position += 2
+            else:
+                offset_delta, position = decode_varint(data, position)
+            if offset_delta != index:
+                return None
+            byte = data[position]
+            if byte == 1:  # a null key's length, -1, zigzagged
+                add_key(None)
+                position += 1
+            else:
+                if byte < 0x80 and not byte & 1:  # a length of 0 to 63, written in one byte
+                    key_length = byte >> 1
+                    position += 1
+                else:
+                    key_length, position = _read_length(data, position)
+                add_key(data[position : position + key_length])
+                position += key_length
+            byte = data[position]
+            if byte < 0x80:
+                value_length = small[byte]
+                position += 1
+            elif (second := data[position + 1]) < 0x80:
+                value_length = small[(byte & 0x7F) | (second << 7)]
+                position += 2
+            else:
+                value_length, position = decode_varint(data, position)
+            if value_length >= 0:
+                add_value(data[position : position + value_length])
+                position += value_length
+            elif value_length == -1:
+                add_value(None)
+            else:
+                return None
+            if data[position] != 0 or position + 1 != record_end:  # 0: no headers
+                return None
+            position = record_end
+    except (IndexError, CorruptRecord):
+        return None
+    if position != len(data):
+        return None
+    if header.attributes & TIMESTAMP_TYPE_MASK:
+        timestamps = [header.max_timestamp] * len(values)
+    return timestamps, keys, values
+
+
+def _read_length(data: bytes, position: int) -> tuple[int, int]:
+    """A non-negative length varint at ``position`` and the position after it; ``CorruptRecord`` if negative."""
+    length, position = decode_varint(data, position)
+    if length < 0:
+        raise CorruptRecord("a negative length where the short loop expects a key")
+    return length, position
 
 
 def validate_produced_batches(buf: Buffer) -> tuple[BatchHeader, ...]:

@@ -6,6 +6,8 @@ a control batch. ``checked_batch`` reads a batch of a fetch answer that way, che
 its CRC-32C over the whole batch, and keeps a ``memoryview`` of it (no copy). The
 records themselves are decoded column-wise, in one pass, by ``LazyBatch.decode`` the
 first time anything asks for a field; a batch nobody reads a field of is never decoded.
+The decode trusts the CRC ``checked_batch`` checked (``decode_checked_batch``): it is
+computed once per batch.
 
 Invariant relied on (Kafka's; the producer and the log cleaner write batches so): the record
 offsets of a batch strictly increase and lie in ``[base_offset, base_offset + last_offset_delta]``.
@@ -23,12 +25,12 @@ from itertools import islice
 from operator import lt
 
 from broker.errors import CorruptRecord
-from broker.record.codec import RecordColumns, decode_columns
+from broker.record.codec import BatchColumns, decode_checked_batch
 from broker.record.header import BatchHeader, validate_batch
 
 
 class LazyBatch:
-    """One CRC-checked batch; ``columns`` is ``None`` until ``decode`` ran, then the batch's records.
+    """One CRC-checked batch (``view`` holds exactly it); ``columns`` is ``None`` until ``decode`` ran, then its records.
 
     ``decode`` raises ``CorruptRecord`` if the records do not match the header (a
     batch whose CRC is right but whose records a broken encoder wrote).
@@ -37,7 +39,7 @@ class LazyBatch:
     __slots__ = ("_view", "columns", "header")
 
     def __init__(
-        self, view: memoryview | None, header: BatchHeader | None, columns: RecordColumns | None = None
+        self, view: memoryview | None, header: BatchHeader | None, columns: BatchColumns | None = None
     ) -> None:
         self.header = header
         self._view = view
@@ -64,7 +66,7 @@ class LazyBatch:
         assert self.header is not None
         return self.header.records_count == self.header.last_offset_delta + 1
 
-    def decode(self) -> RecordColumns:
+    def decode(self) -> BatchColumns:
         """The batch's records as columns, decoded on the first call; the bytes are let go of then.
 
         Records may be read from several threads (``SyncConsumer``'s callers): two first
@@ -79,7 +81,8 @@ class LazyBatch:
             columns = self.columns
             assert columns is not None
             return columns
-        columns = decode_columns(view)
+        assert self.header is not None
+        columns = decode_checked_batch(view, self.header)
         self._check_offsets(columns.offsets)
         self.columns = columns
         self._view = None
