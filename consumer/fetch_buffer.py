@@ -26,7 +26,6 @@ from itertools import repeat
 from broker.client.types import FetchResult, TopicPartition
 from broker.errors import CorruptRecord
 from broker.record.lazy import checked_batch
-from consumer.collector import COLLECTOR_PAUSED
 from consumer.records import ConsumerRecord, FetchedRecord, PartitionBatch
 from consumer.truncation import epoch_went_back
 
@@ -71,13 +70,8 @@ class CompletedFetch:
 
         A corrupt batch raises ``CorruptRecord`` when the take reaches it; records of the
         batches before it are handed out first, and every later take raises again (the
-        cursor never moves past a batch it could not read). The records are made with
-        the garbage collector paused (``consumer.collector``).
+        cursor never moves past a batch it could not read).
         """
-        with COLLECTOR_PAUSED:
-            return self._take(position, max_records, last_leader_epoch)
-
-    def _take(self, position: int, max_records: int, last_leader_epoch: int | None) -> Taken:
         lower = max(position, self.fetch_offset)
         high_watermark = self.result.high_watermark
         taken: list[ConsumerRecord] = []
