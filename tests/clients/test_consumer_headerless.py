@@ -1,7 +1,7 @@
 """Records without headers, as most producers send them, read back through a real broker field for field.
 
 They take the consumer's short decode loop; large polls take thousands of records in
-one go with the garbage collector paused, small polls split the batches.
+one go, small polls split the batches.
 """
 
 from __future__ import annotations
