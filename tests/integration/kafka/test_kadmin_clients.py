@@ -1,0 +1,193 @@
+"""Idempotent producers and admin requests from real Kafka clients, and kcat, against a real
+3-broker RF 3 cluster through the brokers' Kafka listeners.
+
+kafka-python with its default settings (idempotence on) produces, and the stored
+batches carry the producer id the cluster allocated, epoch 0 and gap-free sequences.
+confluent-kafka's and kafka-python's admin clients create (also validate-only),
+describe, configure-describe and delete topics, and the HTTP API sees the same
+topics; Debian's kcat lists metadata and round-trips keyed records with headers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import subprocess
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
+from kafka import KafkaProducer
+from kafka.admin import KafkaAdminClient
+from kafka.admin import NewTopic as KafkaPythonNewTopic
+from kafka.errors import InvalidPartitionsError
+from kio.schema.errors import ErrorCode
+
+from broker.record.header import iter_batches
+from tests.integration.kafka.conftest import KafkaCluster
+from tests.integration.kafka.wire import Connection
+from tests.support.brokers import http_json
+from tests.support.replication import wait_until
+from tests.unit.kafka import requests
+from tests.unit.kafka.test_kadmin import init_producer_id
+
+pytestmark = pytest.mark.integration
+
+KCAT = shutil.which("kcat")
+TIMEOUT_S = 20
+
+
+def stored_batches(kafka_cluster: KafkaCluster, topic: str, leader: int) -> list:
+    """The batch headers the leader stores for partition 0, as a Kafka Fetch returns them."""
+    connection = Connection(kafka_cluster.kafka_addresses[leader])
+    try:
+        [part] = connection.call(requests.fetch(12, topic, 0)).responses[0].partitions
+        assert part.error_code == ErrorCode.none
+        return list(iter_batches(part.records))
+    finally:
+        connection.close()
+
+
+def test_kafka_python_with_default_settings_produces_idempotently(kafka_cluster: KafkaCluster) -> None:
+    [description] = kafka_cluster.create_topic("kafka-python-defaults").values()
+    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), linger_ms=0)
+    try:
+        futures = [producer.send("kafka-python-defaults", key=b"k%d" % i, value=b"v%d" % i) for i in range(6)]
+        assert [future.get(timeout=TIMEOUT_S).offset for future in futures] == list(range(6))
+    finally:
+        producer.close()
+    batches = stored_batches(kafka_cluster, "kafka-python-defaults", description["leader_id"])
+    assert {(b.producer_id >= 1000, b.producer_epoch) for b in batches} == {(True, 0)}
+    assert len({b.producer_id for b in batches}) == 1
+    sequences = [(b.base_sequence, b.base_sequence + b.last_offset_delta) for b in batches]
+    assert sequences[0][0] == 0
+    assert all(nxt[0] == prev[1] + 1 for prev, nxt in itertools.pairwise(sequences))
+    assert sequences[-1][1] == 5
+
+
+def test_each_idempotent_producer_gets_its_own_id_and_a_transactional_one_is_refused(
+    kafka_cluster: KafkaCluster,
+) -> None:
+    connection = Connection(kafka_cluster.kafka_addresses[1])
+    try:
+        first, second = (connection.call(init_producer_id(4)) for _ in range(2))
+        refused = connection.call(init_producer_id(4, transactional_id="payments-tx"))
+    finally:
+        connection.close()
+    assert (first.error_code, first.producer_epoch, second.producer_epoch) == (ErrorCode.none, 0, 0)
+    assert second.producer_id > first.producer_id
+    assert refused.error_code == ErrorCode.transactional_id_authorization_failed
+
+
+def admin_error(future: object) -> KafkaError | None:
+    try:
+        future.result(timeout=TIMEOUT_S)  # type: ignore[attr-defined]
+    except KafkaException as error:
+        return error.args[0]
+    return None
+
+
+def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: KafkaCluster) -> None:
+    admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
+    made = NewTopic("admin-made", num_partitions=3, replication_factor=3, config={"retention.ms": "60000"})
+    assert admin_error(admin.create_topics([made])["admin-made"]) is None
+    status, topic = http_json("GET", f"{kafka_cluster.topics_url()}/admin-made")
+    assert status == 200, topic
+    assert (topic["partitions_count"], topic["replication_factor"]) == (3, 3)
+    assert {"name": "retention.ms", "value": "60000"} in topic["configs"]
+
+    dry = NewTopic("admin-dry-run", num_partitions=2, replication_factor=3)
+    assert admin_error(admin.create_topics([dry], validate_only=True)["admin-dry-run"]) is None
+    assert http_json("GET", f"{kafka_cluster.topics_url()}/admin-dry-run")[0] == 404
+
+    refusals = {
+        "admin-made": (NewTopic("admin-made", 1, 1), KafkaError.TOPIC_ALREADY_EXISTS),
+        "admin-rf4": (NewTopic("admin-rf4", 1, 4), KafkaError.INVALID_REPLICATION_FACTOR),
+        "admin-badcfg": (NewTopic("admin-badcfg", 1, 3, config={"retention.ms": "soon"}), KafkaError.INVALID_CONFIG),
+    }
+    for name, (new_topic, code) in refusals.items():
+        for validate_only in (True, False):
+            error = admin_error(admin.create_topics([new_topic], validate_only=validate_only)[name])
+            assert error is not None and error.code() == code, (name, validate_only, error)
+    assert http_json("GET", f"{kafka_cluster.topics_url()}/admin-rf4")[0] == 404
+
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "admin-made")
+    configs = admin.describe_configs([resource])[resource].result(timeout=TIMEOUT_S)
+    assert (configs["retention.ms"].value, configs["retention.ms"].source) == (
+        "60000",
+        ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
+    )
+    assert (configs["cleanup.policy"].value, configs["cleanup.policy"].is_default) == ("delete", True)
+    broker = ConfigResource(ConfigResource.Type.BROKER, "2")
+    broker_configs = admin.describe_configs([broker])[broker].result(timeout=TIMEOUT_S)
+    assert broker_configs["broker.id"].value == "2"
+    assert broker_configs["log.retention.ms"].value == configs["retention.ms"].synonyms["log.retention.ms"].value
+
+    cluster = admin.describe_cluster(request_timeout=TIMEOUT_S).result(timeout=TIMEOUT_S)
+    assert cluster.cluster_id == kafka_cluster.cluster_id
+    assert {f"{n.host}:{n.port}" for n in cluster.nodes} == set(kafka_cluster.kafka_addresses.values())
+    assert cluster.controller.id in kafka_cluster.kafka_addresses
+
+    assert admin_error(admin.delete_topics(["admin-made"])["admin-made"]) is None
+    assert http_json("GET", f"{kafka_cluster.topics_url()}/admin-made")[0] == 404
+    gone = admin_error(admin.delete_topics(["admin-made"])["admin-made"])
+    assert gone is not None and gone.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+def test_kafka_python_admin_client_creates_describes_and_deletes(kafka_cluster: KafkaCluster) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap())
+    try:
+        admin.create_topics([KafkaPythonNewTopic("kp-admin", 2, 3, topic_configs={"cleanup.policy": "compact"})])
+        with pytest.raises(InvalidPartitionsError):
+            admin.create_topics([KafkaPythonNewTopic("kp-admin-none", 0, 3)])
+        status, topic = http_json("GET", f"{kafka_cluster.topics_url()}/kp-admin")
+        assert status == 200, topic
+        assert {"name": "cleanup.policy", "value": "compact"} in topic["configs"]
+        assert "kp-admin" in admin.list_topics()
+        admin.delete_topics(["kp-admin"])
+        assert http_json("GET", f"{kafka_cluster.topics_url()}/kp-admin")[0] == 404
+    finally:
+        admin.close()
+
+
+def kcat(kafka_cluster: KafkaCluster, *args: str, stdin: str | None = None) -> str:
+    assert KCAT is not None, "kcat is missing: `make test` installs Debian's kcat"
+    done = subprocess.run(
+        [KCAT, "-b", kafka_cluster.bootstrap(), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_kcat_lists_metadata_and_round_trips_keys_and_headers(kafka_cluster: KafkaCluster) -> None:
+    kafka_cluster.create_topic("kcat-topic", partitions=2)
+    metadata = json.loads(kcat(kafka_cluster, "-L", "-J"))
+    assert {f"{b['name']}" for b in metadata["brokers"]} == set(kafka_cluster.kafka_addresses.values())
+    [topic] = [t for t in metadata["topics"] if t["topic"] == "kcat-topic"]
+    assert sorted(p["partition"] for p in topic["partitions"]) == [0, 1]
+
+    lines = "".join(f"key-{i}:value-{i}\n" for i in range(5))
+    kcat(kafka_cluster, "-P", "-t", "kcat-topic", "-p", "0", "-K", ":", "-H", "origin=kcat", "-H", "n=1", stdin=lines)
+    kcat(
+        kafka_cluster, "-P", "-t", "kcat-topic", "-p", "0", "-K", ":", "-X", "enable.idempotence=true", stdin="idem:1\n"
+    )
+    consumed = kcat(kafka_cluster, "-C", "-t", "kcat-topic", "-p", "0", "-o", "beginning", "-e", "-J")
+    messages = [json.loads(line) for line in consumed.splitlines() if line.strip()]
+    assert [(m["offset"], m["key"], m["payload"]) for m in messages] == [
+        *((i, f"key-{i}", f"value-{i}") for i in range(5)),
+        (5, "idem", "1"),
+    ]
+    assert messages[0]["headers"] == ["origin", "kcat", "n", "1"]
+    wait_until(
+        lambda: (
+            http_json("GET", f"{kafka_cluster.topics_url()}/kcat-topic/partitions/0/offset")[1]["latest_offset"] == 6
+        ),
+        TIMEOUT_S,
+        "HW 6",
+    )
