@@ -80,6 +80,23 @@ def test_each_idempotent_producer_gets_its_own_id_and_a_transactional_one_is_ref
     assert refused.error_code == ErrorCode.transactional_id_authorization_failed
 
 
+def topic_on_every_broker(kafka_cluster: KafkaCluster, name: str, status: int) -> list[dict]:
+    """Each broker's HTTP answer for topic ``name`` once all of them answer ``status``.
+
+    An admin call returns once the broker that ran it sees the change; the others see
+    it when their metadata view catches up, so the check waits for every broker.
+    """
+    urls = [
+        f"{b.url}/v3/clusters/{kafka_cluster.cluster_id}/topics/{name}" for b in kafka_cluster.cluster.brokers.values()
+    ]
+
+    def agreed() -> list[dict] | None:
+        replies = [http_json("GET", url, timeout_s=5) for url in urls]
+        return [reply for _, reply in replies] if all(got == status for got, _ in replies) else None
+
+    return wait_until(agreed, TIMEOUT_S, f"every broker answering {status} for topic {name}")
+
+
 def admin_error(future: object) -> KafkaError | None:
     try:
         future.result(timeout=TIMEOUT_S)  # type: ignore[attr-defined]
@@ -92,14 +109,13 @@ def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: KafkaC
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
     made = NewTopic("admin-made", num_partitions=3, replication_factor=3, config={"retention.ms": "60000"})
     assert admin_error(admin.create_topics([made])["admin-made"]) is None
-    status, topic = http_json("GET", f"{kafka_cluster.topics_url()}/admin-made")
-    assert status == 200, topic
+    topic, *_ = topic_on_every_broker(kafka_cluster, "admin-made", 200)
     assert (topic["partitions_count"], topic["replication_factor"]) == (3, 3)
     assert {"name": "retention.ms", "value": "60000"} in topic["configs"]
 
     dry = NewTopic("admin-dry-run", num_partitions=2, replication_factor=3)
     assert admin_error(admin.create_topics([dry], validate_only=True)["admin-dry-run"]) is None
-    assert http_json("GET", f"{kafka_cluster.topics_url()}/admin-dry-run")[0] == 404
+    topic_on_every_broker(kafka_cluster, "admin-dry-run", 404)
 
     refusals = {
         "admin-made": (NewTopic("admin-made", 1, 1), KafkaError.TOPIC_ALREADY_EXISTS),
@@ -110,7 +126,8 @@ def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: KafkaC
         for validate_only in (True, False):
             error = admin_error(admin.create_topics([new_topic], validate_only=validate_only)[name])
             assert error is not None and error.code() == code, (name, validate_only, error)
-    assert http_json("GET", f"{kafka_cluster.topics_url()}/admin-rf4")[0] == 404
+    topic_on_every_broker(kafka_cluster, "admin-rf4", 404)
+    assert not {"admin-dry-run", "admin-rf4"} & set(admin.list_topics(timeout=TIMEOUT_S).topics)
 
     resource = ConfigResource(ConfigResource.Type.TOPIC, "admin-made")
     configs = admin.describe_configs([resource])[resource].result(timeout=TIMEOUT_S)
@@ -130,7 +147,7 @@ def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: KafkaC
     assert cluster.controller.id in kafka_cluster.kafka_addresses
 
     assert admin_error(admin.delete_topics(["admin-made"])["admin-made"]) is None
-    assert http_json("GET", f"{kafka_cluster.topics_url()}/admin-made")[0] == 404
+    topic_on_every_broker(kafka_cluster, "admin-made", 404)
     gone = admin_error(admin.delete_topics(["admin-made"])["admin-made"])
     assert gone is not None and gone.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
@@ -141,12 +158,11 @@ def test_kafka_python_admin_client_creates_describes_and_deletes(kafka_cluster: 
         admin.create_topics([KafkaPythonNewTopic("kp-admin", 2, 3, topic_configs={"cleanup.policy": "compact"})])
         with pytest.raises(InvalidPartitionsError):
             admin.create_topics([KafkaPythonNewTopic("kp-admin-none", 0, 3)])
-        status, topic = http_json("GET", f"{kafka_cluster.topics_url()}/kp-admin")
-        assert status == 200, topic
+        topic, *_ = topic_on_every_broker(kafka_cluster, "kp-admin", 200)
         assert {"name": "cleanup.policy", "value": "compact"} in topic["configs"]
         assert "kp-admin" in admin.list_topics()
         admin.delete_topics(["kp-admin"])
-        assert http_json("GET", f"{kafka_cluster.topics_url()}/kp-admin")[0] == 404
+        topic_on_every_broker(kafka_cluster, "kp-admin", 404)
     finally:
         admin.close()
 
@@ -167,9 +183,15 @@ def kcat(kafka_cluster: KafkaCluster, *args: str, stdin: str | None = None) -> s
 
 def test_kcat_lists_metadata_and_round_trips_keys_and_headers(kafka_cluster: KafkaCluster) -> None:
     kafka_cluster.create_topic("kcat-topic", partitions=2)
-    metadata = json.loads(kcat(kafka_cluster, "-L", "-J"))
+
+    def listed() -> tuple[dict, dict] | None:
+        """kcat asks one broker; a broker's metadata view lists a new topic shortly after the creating one's."""
+        metadata = json.loads(kcat(kafka_cluster, "-L", "-J"))
+        topics = [t for t in metadata["topics"] if t["topic"] == "kcat-topic" and not t.get("error")]
+        return (metadata, topics[0]) if topics else None
+
+    metadata, topic = wait_until(listed, TIMEOUT_S, "kcat -L listing kcat-topic")
     assert {f"{b['name']}" for b in metadata["brokers"]} == set(kafka_cluster.kafka_addresses.values())
-    [topic] = [t for t in metadata["topics"] if t["topic"] == "kcat-topic"]
     assert sorted(p["partition"] for p in topic["partitions"]) == [0, 1]
 
     lines = "".join(f"key-{i}:value-{i}\n" for i in range(5))
