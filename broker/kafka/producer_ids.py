@@ -18,6 +18,10 @@ that error's meaning; and every client treats it as fatal at once and says
 "transactional id authorization failed", where ``UNSUPPORTED_VERSION`` for a version
 the broker itself advertised would read as a client/broker bug and some clients retry
 it. The response has no message field, so the refusal is also logged.
+
+The allocator is a compare-and-set on the metadata store: when the store cannot be
+reached the answer is ``COORDINATOR_NOT_AVAILABLE``, which clients retry (Kafka's
+answer while its producer-id block cannot be fetched), not a closed connection.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import structlog
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i16, i64
 
+from broker.cluster.store import MetadataStoreError
 from broker.errors import HighwaterError
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
@@ -43,31 +48,25 @@ NO_PRODUCER_ID = -1
 
 async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
-    response_class = shape(API_KEY, version, "InitProducerIdResponse")
     transactional_id = request.body.transactional_id
     if transactional_id is not None:
         log.info("kafka.transactions_refused", transactional_id=transactional_id)
-        return build(
-            response_class,
-            throttle_time=NO_THROTTLE,
-            error_code=ErrorCode.transactional_id_authorization_failed,
-            producer_id=i64(NO_PRODUCER_ID),
-            producer_epoch=i16(-1),
-        )
+        return _answer(version, ErrorCode.transactional_id_authorization_failed)
     try:
         producer_id = await context.node.allocate_producer_id()
-    except HighwaterError as error:  # no controller or store right now: the client retries a retriable code
-        return build(
-            response_class,
-            throttle_time=NO_THROTTLE,
-            error_code=kafka_error_code(error),
-            producer_id=i64(NO_PRODUCER_ID),
-            producer_epoch=i16(-1),
-        )
+    except HighwaterError as error:
+        return _answer(version, kafka_error_code(error))
+    except MetadataStoreError as error:
+        log.warning("kafka.producer_id_unavailable", error=str(error))
+        return _answer(version, ErrorCode.coordinator_not_available)
+    return _answer(version, ErrorCode.none, producer_id, NEW_PRODUCER_EPOCH)
+
+
+def _answer(version: int, error_code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = -1) -> Any:
     return build(
-        response_class,
+        shape(API_KEY, version, "InitProducerIdResponse"),
         throttle_time=NO_THROTTLE,
-        error_code=ErrorCode.none,
+        error_code=error_code,
         producer_id=i64(producer_id),
-        producer_epoch=i16(NEW_PRODUCER_EPOCH),
+        producer_epoch=i16(epoch),
     )

@@ -19,6 +19,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 from kafka import KafkaProducer
+from kafka.admin import ConfigResource as KafkaPythonConfigResource
 from kafka.admin import KafkaAdminClient
 from kafka.admin import NewTopic as KafkaPythonNewTopic
 from kafka.errors import InvalidPartitionsError
@@ -161,6 +162,14 @@ def test_kafka_python_admin_client_creates_describes_and_deletes(kafka_cluster: 
         topic, *_ = topic_on_every_broker(kafka_cluster, "kp-admin", 200)
         assert {"name": "cleanup.policy", "value": "compact"} in topic["configs"]
         assert "kp-admin" in admin.list_topics()
+        modified = admin.describe_configs([KafkaPythonConfigResource("TOPIC", "kp-admin")])["topic"]["kp-admin"]
+        assert {name: c["value"] for name, c in modified.items()} == {"cleanup.policy": "compact"}
+        cluster = admin.describe_cluster()
+        assert (cluster["cluster_id"], cluster["controller_id"] in kafka_cluster.kafka_addresses) == (
+            kafka_cluster.cluster_id,
+            True,
+        )
+        assert {f"{b['host']}:{b['port']}" for b in cluster["brokers"]} == set(kafka_cluster.kafka_addresses.values())
         admin.delete_topics(["kp-admin"])
         topic_on_every_broker(kafka_cluster, "kp-admin", 404)
     finally:

@@ -18,6 +18,7 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 
 from broker.cluster.placement import assign_replicas
+from broker.cluster.store import StoreUnavailableError
 from broker.descriptions import TopicDescription
 from broker.errors import TopicAlreadyExists, UnknownTopic
 from broker.kafka.apis import SUPPORTED
@@ -173,6 +174,17 @@ def test_a_transactional_id_is_refused_and_no_id_is_allocated(version: int) -> N
     assert response.error_code == ErrorCode.transactional_id_authorization_failed
     assert (response.producer_id, response.producer_epoch) == (-1, -1)
     assert node.next_producer_id == 4000
+
+
+@dataclass
+class StoreDownStandIn(AdminStandIn):
+    async def allocate_producer_id(self) -> int:
+        raise StoreUnavailableError("etcd is unreachable")
+
+
+def test_an_unreachable_store_is_a_retriable_coordinator_not_available_not_a_closed_connection() -> None:
+    response = exchange(StoreDownStandIn(), INIT_PRODUCER_ID, 4, init_producer_id(4))
+    assert (response.error_code, response.producer_id) == (ErrorCode.coordinator_not_available, -1)
 
 
 # ------------------------------------------------------------------ CreateTopics
