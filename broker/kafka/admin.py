@@ -19,7 +19,11 @@ Kafka's rules kept here:
 - manual replica assignments are refused with ``INVALID_REPLICA_ASSIGNMENT``:
   highwater places replicas itself (rack-aware round robin) and has no other path;
 - DeleteTopics by topic id (v6) finds nothing: highwater has no topic ids, so an id
-  without a name is ``UNKNOWN_TOPIC_ID``.
+  without a name is ``UNKNOWN_TOPIC_ID``;
+- a failure that is no highwater error (the metadata store unreachable ...) is that
+  topic's ``UNKNOWN_SERVER_ERROR``, logged with its traceback, as Produce answers it;
+- CreateTopics answers once this broker's metadata view shows the new topic, whatever
+  ``timeout_ms`` says (the node's wait, at most ten seconds); other brokers follow shortly.
 
 DescribeCluster lists the brokers with a Kafka listener (as Metadata does) and the
 controller; only the broker endpoint type is served (controllers are not separately
@@ -32,6 +36,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
+import structlog
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8, i16, i32
 
@@ -43,6 +48,8 @@ from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from config.broker import split_host_port
 from config.topic import TopicDefaults, topic_config_field
+
+log = structlog.get_logger(__name__)
 
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
@@ -86,8 +93,8 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
         else:
             await node.create_topic(topic.name, partitions, replication, configs)
         effective = node.effective_topic_configs(configs)
-    except HighwaterError as error:
-        return _created(version, topic.name, kafka_error_code(error), error.message)
+    except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
+        return _created(version, topic.name, *_refusal(error, "create", topic.name))
     described = _described_configs(version, configs, effective, defaults) if version >= CONFIGS_SINCE else ()
     return _created(
         version,
@@ -98,6 +105,14 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
         replication_factor=replication,
         configs=described,
     )
+
+
+def _refusal(error: Exception, operation: str, topic: str) -> tuple[ErrorCode, str | None]:
+    """A highwater error's code and message; anything else is ``UNKNOWN_SERVER_ERROR`` without its text, logged."""
+    if isinstance(error, HighwaterError):
+        return kafka_error_code(error), error.message
+    log.exception("kafka.admin_failed", operation=operation, topic=topic)
+    return ErrorCode.unknown_server_error, None
 
 
 def _described_configs(
@@ -173,8 +188,8 @@ async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any
         try:
             await context.node.delete_topic(name)
             outcome: tuple[ErrorCode, str | None] = (ErrorCode.none, None)
-        except HighwaterError as error:
-            outcome = (kafka_error_code(error), error.message)
+        except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
+            outcome = _refusal(error, "delete", name)
         results.append(
             build(result_class, name=name, topic_id=ZERO_UUID, error_code=outcome[0], error_message=outcome[1])
         )

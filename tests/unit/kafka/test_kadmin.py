@@ -269,6 +269,25 @@ def test_manual_replica_assignments_are_refused() -> None:
     assert node.created == []
 
 
+@dataclass
+class StoreDownForTopics(AdminStandIn):
+    async def create_topic(
+        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+    ) -> TopicDescription:
+        if name == "unlucky":
+            raise StoreUnavailableError("etcd is unreachable at 10.0.0.7:2379")
+        return await super().create_topic(name, partitions_count, replication_factor, configs)
+
+
+def test_an_unexpected_failure_is_that_topics_unknown_server_error_without_its_text() -> None:
+    node = StoreDownForTopics()
+    response = exchange(node, CREATE_TOPICS, 7, create_topics(7, [("unlucky", 1, 1, {}), ("lucky", 1, 1, {})]))
+    unlucky, lucky = response.topics
+    assert (unlucky.error_code, unlucky.error_message) == (ErrorCode.unknown_server_error, None)
+    assert lucky.error_code == ErrorCode.none
+    assert [c[0] for c in node.created] == ["lucky"]
+
+
 # ------------------------------------------------------------------ DeleteTopics
 
 
