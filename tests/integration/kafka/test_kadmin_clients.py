@@ -3,19 +3,26 @@
 
 kafka-python with its default settings (idempotence on) produces, and the stored
 batches carry the producer id the cluster allocated, epoch 0 and gap-free sequences.
-confluent-kafka's and kafka-python's admin clients create (also validate-only),
-describe, configure-describe and delete topics, and the HTTP API sees the same
-topics; Debian's kcat lists metadata and round-trips keyed records with headers.
+confluent-kafka's, kafka-python's and aiokafka's admin clients create (also
+validate-only), describe, configure-describe and delete topics, and every broker's
+HTTP API sees the same topics; aiokafka's idempotent producer (InitProducerId v0)
+produces; Debian's kcat lists metadata and round-trips keyed records with headers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import shutil
 import subprocess
 
 import pytest
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import NewTopic as AioNewTopic
+from aiokafka.admin.config_resource import ConfigResource as AioConfigResource
+from aiokafka.admin.config_resource import ConfigResourceType as AioConfigResourceType
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 from kafka import KafkaProducer
@@ -222,3 +229,33 @@ def test_kcat_lists_metadata_and_round_trips_keys_and_headers(kafka_cluster: Kaf
         TIMEOUT_S,
         "HW 6",
     )
+
+
+def test_aiokafka_idempotent_producer_and_admin_client(kafka_cluster: KafkaCluster) -> None:
+    async def scenario() -> tuple[list[int], dict]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap())
+        await admin.start()
+        try:
+            await admin.create_topics([AioNewTopic("aiokafka-made", 1, 3, topic_configs={"retention.ms": "90000"})])
+            topic_on_every_broker(kafka_cluster, "aiokafka-made", 200)
+            producer = AIOKafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), enable_idempotence=True)
+            await producer.start()
+            try:
+                offsets = [
+                    (await producer.send_and_wait("aiokafka-made", b"v%d" % i, partition=0)).offset for i in range(3)
+                ]
+            finally:
+                await producer.stop()
+            [described] = await admin.describe_configs(
+                [AioConfigResource(AioConfigResourceType.TOPIC, "aiokafka-made")]
+            )
+            await admin.delete_topics(["aiokafka-made"])
+            return offsets, described
+        finally:
+            await admin.close()
+
+    offsets, described = asyncio.run(scenario())
+    assert offsets == [0, 1, 2]
+    [(_, _, _, _, configs)] = described.resources
+    assert ("retention.ms", "90000") in {(c[0], c[1]) for c in configs}
+    topic_on_every_broker(kafka_cluster, "aiokafka-made", 404)
