@@ -32,6 +32,7 @@ from kafka.admin import NewTopic as KafkaPythonNewTopic
 from kafka.errors import InvalidPartitionsError
 from kio.schema.errors import ErrorCode
 
+from broker.record.codec import RecordInput, encode_batch
 from broker.record.header import iter_batches
 from tests.integration.kafka.conftest import KafkaCluster
 from tests.integration.kafka.wire import Connection
@@ -259,3 +260,32 @@ def test_aiokafka_idempotent_producer_and_admin_client(kafka_cluster: KafkaClust
     [(_, _, _, _, configs)] = described.resources
     assert ("retention.ms", "90000") in {(c[0], c[1]) for c in configs}
     topic_on_every_broker(kafka_cluster, "aiokafka-made", 404)
+
+
+def test_a_retried_idempotent_batch_over_kafka_gets_its_original_offset_and_a_gap_is_refused(
+    kafka_cluster: KafkaCluster,
+) -> None:
+    """The Produce path keeps Kafka's idempotence: what a producer whose acknowledgement was lost sends again."""
+    [description] = kafka_cluster.create_topic("kafka-retries").values()
+    connection = Connection(kafka_cluster.kafka_addresses[description["leader_id"]])
+    try:
+        producer_id = connection.call(init_producer_id(4)).producer_id
+
+        def produce(base_sequence: int, values: list[bytes]) -> tuple[ErrorCode, int]:
+            batch = encode_batch(
+                [RecordInput(None, v) for v in values],
+                producer_id=producer_id,
+                producer_epoch=0,
+                base_sequence=base_sequence,
+            )
+            [part] = connection.call(requests.produce(9, "kafka-retries", batch)).responses[0].partition_responses
+            return part.error_code, part.base_offset
+
+        assert produce(0, [b"a", b"b"]) == (ErrorCode.none, 0)
+        assert produce(2, [b"c"]) == (ErrorCode.none, 2)
+        assert produce(0, [b"a", b"b"]) == (ErrorCode.none, 0), "a retry is answered with its original offset"
+        assert produce(5, [b"gap"])[0] == ErrorCode.out_of_order_sequence_number
+    finally:
+        connection.close()
+    batches = stored_batches(kafka_cluster, "kafka-retries", description["leader_id"])
+    assert [(b.base_offset, b.base_sequence) for b in batches] == [(0, 0), (2, 2)]
