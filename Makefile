@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run lint test chaos fuzz etcd clean
+.PHONY: run lint test chaos fuzz etcd kcat clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ etcd:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq etcd-server >/dev/null; }
 	@etcd --version | head -1
 
+kcat:
+	@command -v kcat >/dev/null 2>&1 || { \
+		echo "installing kcat (Debian's kcat) for the Kafka-client tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat >/dev/null; }
+	@kcat -V | head -1
+
 run: $(VENV)/.installed-run
 	$(BIN)/highwater dev --dir .highwater-dev --brokers 3 --base-port 9092
 
@@ -35,7 +41,7 @@ lint: $(VENV)/.installed-test
 
 # Most tests wait on timers, not on the CPU: several workers overlap those waits.
 TEST_WORKERS ?= 4
-test: lint $(VENV)/.installed-test etcd
+test: lint $(VENV)/.installed-test etcd kcat
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # The chaos tier alone, long: make chaos SEED=1234 DURATION=600 (seconds of random faults).

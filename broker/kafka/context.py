@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
-from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
+from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult, TopicDescription
 from broker.kafka.codec import DecodedRequest
 from config.broker import BrokerSettings
 
@@ -41,6 +41,18 @@ class KafkaNode(Protocol):
     ) -> FetchResult: ...
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None: ...
+
+    # idempotent producer and admin APIs (InitProducerId, CreateTopics, DeleteTopics, DescribeConfigs)
+    async def allocate_producer_id(self) -> int: ...
+    async def create_topic(
+        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+    ) -> TopicDescription: ...
+    async def delete_topic(self, name: str) -> None: ...
+    def check_new_topic(
+        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+    ) -> None: ...
+    def topic_config_overrides(self, name: str) -> dict[str, str]: ...
+    def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True)

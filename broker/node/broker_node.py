@@ -28,7 +28,8 @@ from broker.acks import Acks
 from broker.cluster.controller import Controller, ControllerSettings
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.metadata_view import MetadataView
-from broker.cluster.records import BrokerRegistration, PartitionRecord
+from broker.cluster.placement import assign_replicas
+from broker.cluster.records import BrokerRegistration, PartitionRecord, validate_topic_name
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
@@ -40,7 +41,7 @@ from broker.descriptions import (
     ProduceResult,
     TopicDescription,
 )
-from broker.errors import NotLeaderOrFollower
+from broker.errors import NotLeaderOrFollower, TopicAlreadyExists
 from broker.groups.coordinator import GroupCoordinator
 from broker.kafka.dispatch import Dispatcher
 from broker.kafka.listener import KafkaListener, advertised_address, bind_socket
@@ -59,6 +60,7 @@ from broker.security.broker_token import broker_authorization
 from broker.storage.log import CheckedBatches
 from broker.tls import default_advertised_url, inter_broker_ssl
 from broker.topics.configs import TopicConfigs
+from broker.topics.policy import check_create_name, check_min_insync_replicas
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
@@ -339,3 +341,24 @@ class BrokerNode:
                 leader_url=self.view.broker_url(record.leader),
             )
         return local
+
+    # ------------------------------------------------------------ Kafka admin APIs
+
+    def topic_config_overrides(self, name: str) -> dict[str, str]:
+        """The configs ``name``'s creator gave (``UnknownTopic`` if none); the rest are the broker's defaults."""
+        return dict(self.catalog.topic(name).configs)
+
+    def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]:
+        """Every topic config's value for a topic created with ``configs``, as the HTTP API lists them."""
+        return self.topic_configs.effective(configs)
+
+    def check_new_topic(
+        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+    ) -> None:
+        """Every check ``create_topic`` makes, in its order, and nothing created (Kafka's ``validate_only``)."""
+        check_min_insync_replicas(configs, self.topic_configs.parse(configs), replication_factor)
+        validate_topic_name(name)
+        check_create_name(name, internal=False)
+        assign_replicas(partitions_count, replication_factor, [(b.broker_id, b.rack) for b in self.brokers()])
+        if name in self.view.topics:
+            raise TopicAlreadyExists(f"topic '{name}' already exists")

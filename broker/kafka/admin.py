@@ -1,0 +1,234 @@
+"""CreateTopics, DeleteTopics and DescribeCluster: Kafka's admin requests as the node's topic operations.
+
+Each topic of a request goes to the same node operation the HTTP API calls
+(``create_topic``, ``delete_topic``), so names, counts, placement and configs are
+checked by one set of rules; a refusal becomes that topic's Kafka error code and
+message (``TOPIC_ALREADY_EXISTS``, ``INVALID_PARTITIONS``, ``INVALID_REPLICATION_FACTOR``,
+``INVALID_CONFIG``, ``INVALID_TOPIC_EXCEPTION``), never the request's. Topics of one
+request are handled one after another, as the controller serialises them anyway.
+
+Kafka's rules kept here:
+
+- ``num_partitions`` / ``replication_factor`` of -1 (v4+) take the broker's
+  ``topic_defaults``; a config with a null value means "the default" and is dropped,
+  its name still checked (as the HTTP API does);
+- ``validate_only`` runs every check of a creation (``check_new_topic``) and creates
+  nothing; the answer is the one a creation would give, configs included;
+- a topic named twice in one request is refused for every copy with
+  ``INVALID_REQUEST`` (Kafka's "duplicate topic names");
+- manual replica assignments are refused with ``INVALID_REPLICA_ASSIGNMENT``:
+  highwater places replicas itself (rack-aware round robin) and has no other path;
+- DeleteTopics by topic id (v6) finds nothing: highwater has no topic ids, so an id
+  without a name is ``UNKNOWN_TOPIC_ID``;
+- a failure that is no highwater error (the metadata store unreachable ...) is that
+  topic's ``UNKNOWN_SERVER_ERROR``, logged with its traceback, as Produce answers it;
+- CreateTopics answers once this broker's metadata view shows the new topic, whatever
+  ``timeout_ms`` says (the node's wait, at most ten seconds); other brokers follow shortly.
+
+DescribeCluster lists the brokers with a Kafka listener (as Metadata does) and the
+controller; only the broker endpoint type is served (controllers are not separately
+reachable), anything else is ``UNSUPPORTED_ENDPOINT_TYPE`` as in Kafka.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from typing import Any
+
+import structlog
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i8, i16, i32
+
+from broker.errors import HighwaterError
+from broker.kafka.codec import DecodedRequest
+from broker.kafka.config_entries import topic_config_entries
+from broker.kafka.context import RequestContext
+from broker.kafka.errors import kafka_error_code
+from broker.kafka.shapes import NO_THROTTLE, build, shape
+from config.broker import split_host_port
+from config.topic import TopicDefaults, topic_config_field
+
+log = structlog.get_logger(__name__)
+
+CREATE_TOPICS = 19
+DELETE_TOPICS = 20
+DESCRIBE_CLUSTER = 60
+ZERO_UUID = uuid.UUID(int=0)
+BROKERS_ENDPOINT = 1
+NO_AUTHORIZED_OPERATIONS = -(2**31)
+USE_DEFAULT = -1
+CONFIGS_SINCE = 5
+"""CreateTopics answers counts and configs from v5 (KIP-525)."""
+
+
+async def create_topics(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    body = request.body
+    counts = Counter(topic.name for topic in body.topics)
+    results = []
+    for topic in body.topics:
+        if counts[topic.name] > 1:
+            error = (ErrorCode.invalid_request, f"topic '{topic.name}' is named more than once in this request")
+            results.append(_created(version, topic.name, *error))
+        else:
+            results.append(await _create_one(context, version, topic, body.validate_only))
+    return build(
+        shape(CREATE_TOPICS, version, "CreateTopicsResponse"), throttle_time=NO_THROTTLE, topics=tuple(results)
+    )
+
+
+async def _create_one(context: RequestContext, version: int, topic: Any, validate_only: bool) -> Any:
+    node = context.node
+    defaults = node.settings.topic_defaults
+    if topic.assignments:
+        message = "manual replica assignments are not supported: highwater places replicas itself"
+        return _created(version, topic.name, ErrorCode.invalid_replica_assignment, message)
+    partitions = defaults.partitions if topic.num_partitions == USE_DEFAULT else topic.num_partitions
+    replication = defaults.replication_factor if topic.replication_factor == USE_DEFAULT else topic.replication_factor
+    try:
+        configs = _config_strings(topic.configs)
+        if validate_only:
+            node.check_new_topic(topic.name, partitions, replication, configs)
+        else:
+            await node.create_topic(topic.name, partitions, replication, configs)
+        effective = node.effective_topic_configs(configs)
+    except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
+        return _created(version, topic.name, *_refusal(error, "create", topic.name))
+    described = _described_configs(version, configs, effective, defaults) if version >= CONFIGS_SINCE else ()
+    return _created(
+        version,
+        topic.name,
+        ErrorCode.none,
+        None,
+        num_partitions=partitions,
+        replication_factor=replication,
+        configs=described,
+    )
+
+
+def _refusal(error: Exception, operation: str, topic: str) -> tuple[ErrorCode, str | None]:
+    """A highwater error's code and message; anything else is ``UNKNOWN_SERVER_ERROR`` without its text, logged."""
+    if isinstance(error, HighwaterError):
+        return kafka_error_code(error), error.message
+    log.exception("kafka.admin_failed", operation=operation, topic=topic)
+    return ErrorCode.unknown_server_error, None
+
+
+def _described_configs(
+    version: int, configs: dict[str, str], effective: dict[str, str], defaults: TopicDefaults
+) -> tuple[Any, ...]:
+    config_class = shape(CREATE_TOPICS, version, "CreatableTopicConfigs")
+    return tuple(
+        build(
+            config_class,
+            name=entry.name,
+            value=entry.value,
+            read_only=True,
+            config_source=i8(entry.source),
+            is_sensitive=False,
+        )
+        for entry in topic_config_entries(configs, effective, defaults)
+    )
+
+
+def _config_strings(configs: tuple[Any, ...]) -> dict[str, str]:
+    """Configs with a value; a null value is "the default", its name still checked (``InvalidConfig``)."""
+    strings = {}
+    for config in configs:
+        if config.value is None:
+            topic_config_field(config.name)
+        else:
+            strings[config.name] = config.value
+    return strings
+
+
+def _created(
+    version: int,
+    name: str,
+    error_code: ErrorCode,
+    message: str | None,
+    *,
+    num_partitions: int = -1,
+    replication_factor: int = -1,
+    configs: tuple[Any, ...] = (),
+) -> Any:
+    return build(
+        shape(CREATE_TOPICS, version, "CreatableTopicResult"),
+        name=name,
+        topic_id=ZERO_UUID,
+        error_code=error_code,
+        error_message=message,
+        topic_config_error_code=i16(0),
+        num_partitions=i32(num_partitions),
+        replication_factor=i16(replication_factor),
+        configs=configs,
+    )
+
+
+async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    body = request.body
+    names = body.topic_names if hasattr(body, "topic_names") else [topic.name for topic in body.topics]
+    result_class = shape(DELETE_TOPICS, version, "DeletableTopicResult")
+    results = []
+    for name in names:
+        if name is None:
+            message = "highwater has no topic ids: name the topic"
+            results.append(
+                build(
+                    result_class,
+                    name=None,
+                    topic_id=ZERO_UUID,
+                    error_code=ErrorCode.unknown_topic_id,
+                    error_message=message,
+                )
+            )
+            continue
+        try:
+            await context.node.delete_topic(name)
+            outcome: tuple[ErrorCode, str | None] = (ErrorCode.none, None)
+        except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
+            outcome = _refusal(error, "delete", name)
+        results.append(
+            build(result_class, name=name, topic_id=ZERO_UUID, error_code=outcome[0], error_message=outcome[1])
+        )
+    return build(
+        shape(DELETE_TOPICS, version, "DeleteTopicsResponse"), throttle_time=NO_THROTTLE, responses=tuple(results)
+    )
+
+
+async def describe_cluster(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    node = context.node
+    endpoint_type = getattr(request.body, "endpoint_type", BROKERS_ENDPOINT)
+    response_class = shape(DESCRIBE_CLUSTER, version, "DescribeClusterResponse")
+    common = {
+        "throttle_time": NO_THROTTLE,
+        "endpoint_type": i8(endpoint_type),
+        "cluster_id": node.cluster_id,
+        "controller_id": i32(node.controller_id()),
+        "cluster_authorized_operations": i32(NO_AUTHORIZED_OPERATIONS),
+    }
+    if endpoint_type != BROKERS_ENDPOINT:
+        message = "only the broker endpoint type is served: highwater's controller runs inside a broker"
+        return build(
+            response_class, error_code=ErrorCode.unsupported_endpoint_type, error_message=message, brokers=(), **common
+        )
+    broker_class = shape(DESCRIBE_CLUSTER, version, "DescribeClusterBroker")
+    brokers = []
+    for broker in node.brokers():
+        if broker.kafka_address is None:
+            continue
+        host, port = split_host_port(broker.kafka_address)
+        brokers.append(
+            build(
+                broker_class,
+                broker_id=i32(broker.broker_id),
+                host=host,
+                port=i32(port),
+                rack=broker.rack,
+                is_fenced=False,
+            )
+        )
+    return build(response_class, error_code=ErrorCode.none, error_message=None, brokers=tuple(brokers), **common)

@@ -1,0 +1,158 @@
+"""The configs Kafka's admin APIs show, with Kafka's config sources, from highwater's topic configs (pure).
+
+A topic's configs are the configs its creator gave (kept in the topic record), the
+rest resolved from the broker's ``topic_defaults``, exactly as the HTTP API lists
+them (``TopicConfigs.effective``); this module only labels each value with where it
+came from, as Kafka's DescribeConfigs and CreateTopics (v5+) do:
+
+- given at creation -> ``DYNAMIC_TOPIC_CONFIG``;
+- otherwise the broker default: ``STATIC_BROKER_CONFIG`` when the broker's setting
+  differs from highwater's built-in default (someone set it), else ``DEFAULT_CONFIG``.
+  Kafka knows whether a key was written in server.properties; highwater's settings
+  merge the TOML file, the environment and the ``log_*`` twins of ``topic_defaults``,
+  so "differs from the built-in value" is the observable difference.
+
+A broker resource lists the same defaults under Kafka's broker config names
+(``log.retention.ms`` for ``retention.ms`` ...), plus ``num.partitions``,
+``default.replication.factor`` and ``broker.id``. With synonyms asked for, a topic
+config lists the topic override (if any) then the broker config it falls back to, in
+Kafka's order of precedence.
+
+Every entry is read-only: highwater has no AlterConfigs; a topic's configs are fixed
+when it is created.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from config.broker import BrokerSettings
+from config.topic import TOPIC_CONFIG_NAMES, TopicDefaults, topic_config_field, topic_config_strings
+
+
+class ConfigSource(enum.IntEnum):
+    """Kafka's ``DescribeConfigsResponse.ConfigSource`` numbers."""
+
+    DYNAMIC_TOPIC_CONFIG = 1
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+
+
+class ConfigType(enum.IntEnum):
+    """Kafka's ``ConfigDef.Type`` numbers, as DescribeConfigs v3+ reports them."""
+
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    LONG = 5
+
+
+BROKER_CONFIG_NAMES: dict[str, str] = {
+    "min_insync_replicas": "min.insync.replicas",
+    "retention_ms": "log.retention.ms",
+    "retention_bytes": "log.retention.bytes",
+    "segment_bytes": "log.segment.bytes",
+    "segment_ms": "log.roll.ms",
+    "index_interval_bytes": "log.index.interval.bytes",
+    "max_message_bytes": "message.max.bytes",
+    "flush_policy": "log.flush.policy",
+    "flush_interval_ms": "log.flush.interval.ms",
+    "cleanup_policy": "log.cleanup.policy",
+    "delete_retention_ms": "log.cleaner.delete.retention.ms",
+    "unclean_leader_election_enable": "unclean.leader.election.enable",
+    "partitions": "num.partitions",
+    "replication_factor": "default.replication.factor",
+}
+"""``TopicDefaults`` field -> the Kafka broker config that holds the same default (``log.flush.policy`` is highwater's)."""
+
+BUILT_IN_DEFAULTS = TopicDefaults()
+
+
+@dataclass(frozen=True)
+class Synonym:
+    name: str
+    value: str
+    source: ConfigSource
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    name: str
+    value: str
+    source: ConfigSource
+    config_type: ConfigType
+    documentation: str | None
+    synonyms: tuple[Synonym, ...]
+
+    @property
+    def is_default(self) -> bool:
+        return self.source is ConfigSource.DEFAULT_CONFIG
+
+
+def topic_config_entries(
+    given: Mapping[str, str], effective: Mapping[str, str], defaults: TopicDefaults
+) -> list[ConfigEntry]:
+    """Every topic config: ``effective`` values (all names), ``given`` the ones the creator set (any spelling)."""
+    given_by_field = {topic_config_field(name): value for name, value in given.items()}
+    default_strings = topic_config_strings(defaults.topic_config())
+    entries = []
+    for name, field in TOPIC_CONFIG_NAMES.items():
+        fallback = Synonym(BROKER_CONFIG_NAMES[field], default_strings[name], _default_source(defaults, field))
+        if field in given_by_field:
+            override = Synonym(name, effective[name], ConfigSource.DYNAMIC_TOPIC_CONFIG)
+            entries.append(_entry(name, field, override.value, override.source, (override, fallback)))
+        else:
+            entries.append(_entry(name, field, effective[name], fallback.source, (fallback,)))
+    return entries
+
+
+def broker_config_entries(settings: BrokerSettings) -> list[ConfigEntry]:
+    """The broker's topic defaults under Kafka's broker config names, and its id."""
+    defaults = settings.topic_defaults
+    by_field = {
+        TOPIC_CONFIG_NAMES[name]: value for name, value in topic_config_strings(defaults.topic_config()).items()
+    }
+    by_field["partitions"] = str(defaults.partitions)
+    by_field["replication_factor"] = str(defaults.replication_factor)
+    entries = []
+    for field, name in BROKER_CONFIG_NAMES.items():
+        value = by_field[field]
+        source = _default_source(defaults, field)
+        entries.append(_entry(name, field, value, source, (Synonym(name, value, source),)))
+    broker_id = Synonym("broker.id", str(settings.node_id), ConfigSource.STATIC_BROKER_CONFIG)
+    documentation = BrokerSettings.model_fields["node_id"].description
+    entries.append(
+        ConfigEntry(broker_id.name, broker_id.value, broker_id.source, ConfigType.INT, documentation, (broker_id,))
+    )
+    return entries
+
+
+def select(entries: list[ConfigEntry], keys: tuple[str, ...] | None) -> list[ConfigEntry]:
+    """Kafka's filter: a null key list means every config; otherwise the named ones (unknown names are skipped)."""
+    if keys is None:
+        return entries
+    wanted = set(keys)
+    return [entry for entry in entries if entry.name in wanted]
+
+
+def _default_source(defaults: TopicDefaults, field: str) -> ConfigSource:
+    if getattr(defaults, field) == getattr(BUILT_IN_DEFAULTS, field):
+        return ConfigSource.DEFAULT_CONFIG
+    return ConfigSource.STATIC_BROKER_CONFIG
+
+
+def _entry(name: str, field: str, value: str, source: ConfigSource, synonyms: tuple[Synonym, ...]) -> ConfigEntry:
+    model_field = TopicDefaults.model_fields[field]
+    return ConfigEntry(
+        name, value, source, _config_type(field, model_field.annotation), model_field.description, synonyms
+    )
+
+
+def _config_type(field: str, annotation: object) -> ConfigType:
+    if annotation is bool:
+        return ConfigType.BOOLEAN
+    if annotation is int:
+        return ConfigType.LONG if field.endswith("_ms") or field == "retention_bytes" else ConfigType.INT
+    return ConfigType.STRING

@@ -1,0 +1,100 @@
+"""DescribeConfigs: a topic's configs and this broker's defaults, labelled as ``config_entries`` explains.
+
+Resources, as Kafka answers them:
+
+- a topic: every topic config, from the configs its creator gave and the broker's
+  defaults (the values the HTTP API lists); an unknown topic is
+  ``UNKNOWN_TOPIC_OR_PARTITION``;
+- a broker named by this broker's id: its topic defaults under Kafka's broker config
+  names, and ``broker.id``; the empty name (the cluster-wide dynamic defaults) is an
+  empty list, since highwater has no dynamic broker configs; another broker's id is
+  ``INVALID_REQUEST`` (Kafka's "Unexpected broker id"), as clients send a broker's
+  resource to that broker;
+- any other resource type (broker loggers ...) is ``INVALID_REQUEST`` naming it.
+
+Each resource gets its own error code; one bad resource never fails the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i8
+
+from broker.errors import HighwaterError, InvalidRequest
+from broker.kafka.codec import DecodedRequest
+from broker.kafka.config_entries import ConfigEntry, broker_config_entries, select, topic_config_entries
+from broker.kafka.context import RequestContext
+from broker.kafka.errors import kafka_error_code
+from broker.kafka.shapes import NO_THROTTLE, build, shape
+
+API_KEY = 32
+TOPIC = 2
+BROKER = 4
+
+
+async def handle(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    body = request.body
+    include_synonyms = getattr(body, "include_synonyms", False)
+    include_documentation = getattr(body, "include_documentation", False)
+    results = []
+    for resource in body.resources:
+        try:
+            entries = select(
+                _entries(context, resource.resource_type, resource.resource_name), resource.configuration_keys
+            )
+            outcome: tuple[ErrorCode, str | None] = (ErrorCode.none, None)
+        except HighwaterError as error:
+            entries, outcome = [], (kafka_error_code(error), error.message)
+        configs = tuple(_config(version, entry, include_synonyms, include_documentation) for entry in entries)
+        results.append(
+            build(
+                shape(API_KEY, version, "DescribeConfigsResult"),
+                error_code=outcome[0],
+                error_message=outcome[1],
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+                configs=configs,
+            )
+        )
+    return build(shape(API_KEY, version, "DescribeConfigsResponse"), throttle_time=NO_THROTTLE, results=tuple(results))
+
+
+def _entries(context: RequestContext, resource_type: int, name: str) -> list[ConfigEntry]:
+    node = context.node
+    if resource_type == TOPIC:
+        given = node.topic_config_overrides(name)
+        return topic_config_entries(given, node.effective_topic_configs(given), node.settings.topic_defaults)
+    if resource_type == BROKER:
+        if name == "":
+            return []
+        if name != str(node.settings.node_id):
+            raise InvalidRequest(
+                f"unexpected broker id {name!r}: broker {node.settings.node_id} describes only its own configs "
+                "(or the empty name for the cluster-wide defaults)"
+            )
+        return broker_config_entries(node.settings)
+    raise InvalidRequest(f"resource type {resource_type} has no configs here: only topics (2) and brokers (4) do")
+
+
+def _config(version: int, entry: ConfigEntry, include_synonyms: bool, include_documentation: bool) -> Any:
+    synonym_class = shape(API_KEY, version, "DescribeConfigsSynonym")
+    synonyms = (
+        tuple(build(synonym_class, name=s.name, value=s.value, source=i8(s.source)) for s in entry.synonyms)
+        if include_synonyms
+        else ()
+    )
+    return build(
+        shape(API_KEY, version, "DescribeConfigsResourceResult"),
+        name=entry.name,
+        value=entry.value,
+        read_only=True,
+        is_default=entry.is_default,
+        config_source=i8(entry.source),
+        is_sensitive=False,
+        synonyms=synonyms,
+        config_type=i8(entry.config_type),
+        documentation=entry.documentation if include_documentation else None,
+    )
