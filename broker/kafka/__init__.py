@@ -14,5 +14,6 @@ headers, pure), ``shapes`` (a response of any version from kio's classes), ``err
 pure), ``apis`` (the one table of supported APIs and versions), ``context`` (what a
 handler gets: ``KafkaNode``, the part of the node it may call), ``dispatch`` (decode,
 route, encode one frame), one module per API group (``api_versions``, ``metadata``,
-``produce``, ``fetch``, ``offsets``), and ``listener`` (the asyncio server).
+``produce``, ``fetch``, ``offsets``, ``producer_ids``, ``admin``, ``describe_configs``
+with the pure ``config_entries``), and ``listener`` (the asyncio server).
 """

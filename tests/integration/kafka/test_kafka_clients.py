@@ -7,8 +7,9 @@ two doors with keys, headers and timestamps intact, ListOffsets answers earliest
 latest (= HW) and by timestamp, and records a paused ISR has not copied stay
 invisible to a Kafka consumer until the followers resume: reads stop at the HW.
 
-kafka-python producers run with ``enable_idempotence=False``: InitProducerId is not
-served yet (the idempotent producer over Kafka is a later step).
+kafka-python's acks 0 and 1 producers run with ``enable_idempotence=False`` (the client
+allows idempotence with acks=all only); its acks=all producers keep the client's
+default, idempotence on (``test_kadmin_clients.py`` checks the producer ids).
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def test_records_cross_between_http_and_kafka_with_keys_headers_and_timestamps(k
 
 def test_list_offsets_earliest_latest_and_by_timestamp(kafka_cluster: KafkaCluster) -> None:
     kafka_cluster.create_topic("kafka-offsets")
-    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), acks="all", enable_idempotence=False)
+    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), acks="all")
     for i, timestamp_ms in enumerate((1_000_000, 2_000_000, 3_000_000)):
         producer.send("kafka-offsets", value=b"v%d" % i, partition=0, timestamp_ms=timestamp_ms)
         producer.flush(timeout=20)
@@ -200,7 +201,7 @@ def test_records_a_paused_isr_lacks_stay_invisible_to_a_kafka_consumer_until_it_
 ) -> None:
     [description] = kafka_cluster.create_topic("kafka-visibility").values()
     leader = description["leader_id"]
-    committed = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(leader), acks="all", enable_idempotence=False)
+    committed = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(leader), acks="all")
     committed.send("kafka-visibility", value=b"committed", partition=0).get(timeout=20)
     committed.close()
     consumer = KafkaConsumer(bootstrap_servers=kafka_cluster.bootstrap(leader), enable_auto_commit=False, group_id=None)
@@ -237,7 +238,7 @@ def test_leader_epochs_over_kafka_come_from_the_leaders_own_state(kafka_cluster:
     yet is refused on Fetch (a new topic is at epoch 0, so "older" is unit-tested), and a broker that does not lead the partition says so instead of serving it."""
     [description] = kafka_cluster.create_topic("kafka-epochs").values()
     leader, epoch = description["leader_id"], description["leader_epoch"]
-    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), acks="all", enable_idempotence=False)
+    producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), acks="all")
     for i in range(3):
         producer.send("kafka-epochs", value=b"v%d" % i, partition=0).get(timeout=20)
     producer.close()
