@@ -45,6 +45,8 @@ class SecuredKafka:
     pki: Pki
     kafka_addresses: dict[int, str]
     cluster_id: str
+    admin_env: dict[str, str]
+    """The CLI's environment as the super user ``admin``."""
 
     def bootstrap(self) -> str:
         return ",".join(self.kafka_addresses[b] for b in sorted(self.kafka_addresses))
@@ -95,7 +97,7 @@ def secured_kafka(root: Path, kafka_tls: bool) -> Iterator[SecuredKafka]:
                 admin_env,
             )  # fmt: skip
         cli(["topics", "create", TOPIC, "-p", "1", "-r", "3"], admin_env)
-        secured = SecuredKafka(cluster, pki, addresses, cluster.cluster_id())
+        secured = SecuredKafka(cluster, pki, addresses, cluster.cluster_id(), admin_env)
         admin = basic("admin", ADMIN_PASSWORD)
 
         def in_sync() -> bool:

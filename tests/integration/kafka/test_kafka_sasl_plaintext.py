@@ -5,7 +5,8 @@ shows directly: before authentication only ApiVersions and the SASL APIs are
 answered (anything else closes the connection, logged); a wrong PLAIN password gets
 ``SASL_AUTHENTICATION_FAILED`` and the connection closes; SaslHandshake v0's raw
 tokens work; and an authenticated user without the topic's ACL gets
-``TOPIC_AUTHORIZATION_FAILED`` from Produce, Fetch and ListOffsets themselves.
+``TOPIC_AUTHORIZATION_FAILED`` from Produce, Fetch and ListOffsets themselves. A
+fetch quota set with the CLI answers ``throttle_time_ms`` and mutes the connection.
 """
 
 from __future__ import annotations
@@ -22,8 +23,19 @@ from kio.schema.errors import ErrorCode
 
 from broker.kafka.codec import encode_request
 from broker.kafka.framing import encode_frame
-from tests.integration.kafka.secured import ALICE_PASSWORD, MALLORY_PASSWORD, TOPIC, SecuredKafka, secured_kafka
+from broker.kafka.shapes import millis
+from tests.integration.kafka.secured import (
+    ADMIN_PASSWORD,
+    ALICE_PASSWORD,
+    MALLORY_PASSWORD,
+    TOPIC,
+    SecuredKafka,
+    basic,
+    cli,
+    secured_kafka,
+)
 from tests.integration.kafka.wire import Connection
+from tests.support.replication import wait_until
 from tests.unit.kafka import requests
 
 pytestmark = pytest.mark.integration
@@ -184,3 +196,40 @@ def test_the_same_requests_are_served_to_a_user_with_the_acl(secured: SecuredKaf
         assert TOPIC in [t.name for t in topics]
     finally:
         connection.close()
+
+
+def test_a_fetch_quota_answers_throttle_time_and_mutes_the_connection(secured: SecuredKafka) -> None:
+    cli(["users", "add", "quincy", "--password-stdin"], secured.admin_env, "quincy-pw\n")
+    read_acl = ["--operation", "READ", "--resource-type", "TOPIC", "--resource-name", TOPIC]
+    cli(["acls", "add", "--principal", "User:quincy", *read_acl], secured.admin_env)
+    cli(["quotas", "set", "User:quincy", "--consumer-byte-rate", "2000"], secured.admin_env)
+    producer = KafkaProducer(
+        bootstrap_servers=secured.bootstrap(), acks="all", enable_idempotence=False, **sasl_options("alice", ALICE_PASSWORD)
+    )
+    for _ in range(24):
+        producer.send(TOPIC, value=b"q" * 1000, partition=0)
+    producer.flush(20)
+    producer.close()
+    status, partitions = secured.http("GET", f"/topics/{TOPIC}/partitions", basic("admin", ADMIN_PASSWORD))
+    assert status == 200, partitions
+    leader = partitions["data"][0]["leader_id"]
+
+    def throttled_fetch() -> tuple[int, float] | None:
+        """(throttle_time_ms, seconds until the next answer on that connection) once the quota applies."""
+        connection = Connection(secured.kafka_addresses[leader])
+        try:
+            connection.call(handshake(1))
+            if connection.call(authenticate(b"\0quincy\0quincy-pw")).error_code != ErrorCode.none:
+                return None  # this broker has not seen the new user yet
+            throttle_ms = millis(connection.call(requests.fetch(12, TOPIC, 0)).throttle_time)
+            if throttle_ms == 0:
+                return None  # nor the quota
+            started = time.monotonic()
+            connection.api_versions_answer()
+            return throttle_ms, time.monotonic() - started
+        finally:
+            connection.close()
+
+    throttle_ms, muted_s = wait_until(throttled_fetch, 30, "a throttled fetch")
+    assert 0 < throttle_ms <= 30_000
+    assert muted_s >= throttle_ms / 1000 - 0.01
