@@ -204,7 +204,10 @@ def test_a_fetch_quota_answers_throttle_time_and_mutes_the_connection(secured: S
     cli(["acls", "add", "--principal", "User:quincy", *read_acl], secured.admin_env)
     cli(["quotas", "set", "User:quincy", "--consumer-byte-rate", "2000"], secured.admin_env)
     producer = KafkaProducer(
-        bootstrap_servers=secured.bootstrap(), acks="all", enable_idempotence=False, **sasl_options("alice", ALICE_PASSWORD)
+        bootstrap_servers=secured.bootstrap(),
+        acks="all",
+        enable_idempotence=False,
+        **sasl_options("alice", ALICE_PASSWORD),
     )
     for _ in range(24):
         producer.send(TOPIC, value=b"q" * 1000, partition=0)
