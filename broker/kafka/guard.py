@@ -47,7 +47,8 @@ async def answer(handler: Handler, context: RequestContext, request: DecodedRequ
     refused: authz.Refused = []
     if rule is not None:
         body, refused = authz.split(rule, request.body, _topic_check(node, rule.operation))
-        request = dataclasses.replace(request, body=body)
+        if refused:
+            request = dataclasses.replace(request, body=body)
     response = await handler(context, request)
     if rule is not None and response is None and refused:
         raise CloseConnection(f"acks=0 produce to topics it may not write: {[name for name, _ in refused]}")
