@@ -125,6 +125,10 @@ class BrokerSettings(BaseSettings):
     kafka_advertised_listener: str | None = Field(
         None, description="host:port Kafka clients are told to use for this broker; default the listener's"
     )
+    kafka_listener_tls: bool = Field(
+        False,
+        description="serve the Kafka listener over TLS with the broker's [tls] certificate (SASL_SSL; SASL_PLAINTEXT off)",
+    )
     kafka_max_request_bytes: int = Field(
         100 * MIB, ge=1024, description="largest Kafka request frame (Kafka's socket.request.max.bytes)"
     )
@@ -189,13 +193,20 @@ class BrokerSettings(BaseSettings):
         return self
 
     def _check_kafka_listener(self) -> None:
-        """The Kafka listener has no SASL yet: it must never serve a secured broker unauthenticated."""
+        """The Kafka listener authenticates as the HTTP door does, so it never serves a secured broker openly.
+
+        ``basic``: clients log in with SASL PLAIN or SCRAM-SHA-512 against the same users.
+        ``mtls``: the client certificate names the user, so the listener must speak TLS.
+        TLS on the listener uses the broker's own ``[tls]`` certificate and key.
+        """
         if self.kafka_listener is None:
             return
-        if self.security.authorizing:
+        if self.kafka_listener_tls and not self.tls.enabled:
+            raise ValueError("kafka_listener_tls needs tls.cert_file and tls.key_file (the broker's certificate)")
+        if self.security.authentication == "mtls" and not self.kafka_listener_tls:
             raise ValueError(
-                f"kafka_listener cannot be used with security.authentication = '{self.security.authentication}': "
-                "the Kafka listener does not authenticate clients yet; unset kafka_listener"
+                "security.authentication = 'mtls' needs kafka_listener_tls = true: "
+                "the Kafka listener learns who a client is from its certificate"
             )
         host, _ = split_host_port(self.kafka_listener)
         if self.kafka_advertised_listener is None and host in WILDCARD_HOSTS:

@@ -16,4 +16,18 @@ handler gets: ``KafkaNode``, the part of the node it may call), ``dispatch`` (de
 route, encode one frame), one module per API group (``api_versions``, ``metadata``,
 ``produce``, ``fetch``, ``offsets``, ``producer_ids``, ``admin``, ``describe_configs``
 with the pure ``config_entries``), and ``listener`` (the asyncio server).
+
+Security (the HTTP door's users, ACLs and quotas; DESIGN.md section 9): ``sasl`` (the
+PLAIN and SCRAM-SHA-512 server mechanisms, pure), ``authn`` (one ``Session`` per
+connection, the pre-authentication gate, SaslHandshake and SaslAuthenticate),
+``authz`` (authorization) and ``guard`` (runs a handler as the connection's principal:
+per-topic checks of the first step's APIs, quotas and ``throttle_time_ms``).
+
+Authorizing a new API: a handler calls ``authz.authorized(context.node, operation,
+resource)`` — the one check, against the connection's principal (``authn.SESSION``),
+audited when it refuses — and answers the refusal in its own response with Kafka's
+error code for that resource type (``TOPIC_AUTHORIZATION_FAILED``,
+``GROUP_AUTHORIZATION_FAILED``, ``CLUSTER_AUTHORIZATION_FAILED``), exactly where the
+HTTP API's route would answer 403. An API whose request lists topics the way Produce
+or Fetch does can instead get a row in ``authz.RULES``.
 """

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from broker.kafka import admin, api_versions, describe_configs, fetch, metadata, offsets, produce, producer_ids
+from broker.kafka import admin, api_versions, authn, describe_configs, fetch, metadata, offsets, produce, producer_ids
 from broker.kafka.context import Handler, VersionRange
 
 
@@ -30,6 +30,7 @@ API_TABLE: tuple[Api, ...] = (
     Api(1, "Fetch", VersionRange(4, 12), fetch.handle),
     Api(2, "ListOffsets", VersionRange(1, 6), offsets.list_offsets),
     Api(3, "Metadata", VersionRange(0, 12), metadata.handle),
+    Api(17, "SaslHandshake", VersionRange(0, 1), authn.handshake),
     Api(18, "ApiVersions", VersionRange(0, 3), api_versions.handle),
     Api(23, "OffsetForLeaderEpoch", VersionRange(2, 4), offsets.offset_for_leader_epoch),
     Api(19, "CreateTopics", VersionRange(2, 7), admin.create_topics),
@@ -37,6 +38,7 @@ API_TABLE: tuple[Api, ...] = (
     Api(22, "InitProducerId", VersionRange(0, 4), producer_ids.handle),
     Api(32, "DescribeConfigs", VersionRange(1, 4), describe_configs.handle),
     Api(60, "DescribeCluster", VersionRange(0, 2), admin.describe_cluster),
+    Api(36, "SaslAuthenticate", VersionRange(0, 2), authn.authenticate),
 )
 
 APIS: Mapping[int, Api] = MappingProxyType({api.key: api for api in API_TABLE})

@@ -15,12 +15,15 @@ from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult, TopicDescription
 from broker.kafka.codec import DecodedRequest
+from broker.node.security import NodeSecurity
 from config.broker import BrokerSettings
 
 
 class KafkaNode(Protocol):
     settings: BrokerSettings
     cluster_id: str
+    # SASL, ACLs and quotas step: the one credential store, authorizer and quota meters
+    security: NodeSecurity
 
     def brokers(self) -> list[BrokerInfo]: ...
     def controller_id(self) -> int: ...

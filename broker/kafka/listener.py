@@ -11,6 +11,16 @@ a request that does not parse — ends at most that connection, after a structlo
 warning naming the peer (a handler may also end its connection on purpose:
 ``CloseConnection``, after a failed acks=0 produce); every other connection is untouched. Each request is
 logged at debug with peer, API, version and correlation id.
+
+Security, per connection (``authn``, ``authz``, ``guard``): with ``kafka_listener_tls``
+the socket speaks TLS with the broker's own certificate (SASL_SSL; SASL_PLAINTEXT
+without it). A connection's ``Session`` is opened at accept and set in
+``authn.SESSION`` for the connection's task. Until it has a principal only
+ApiVersions and the SASL APIs are answered; any other request closes the connection
+after a warning, as Kafka does, and so does a failed SASL exchange once its answer is
+sent. After SaslHandshake v0 the next frames are raw SASL tokens, answered raw. Every
+other request runs through ``guard.answer`` (authorization, quotas); a throttled
+answer is followed by reading nothing from that connection for the throttle time.
 """
 
 from __future__ import annotations
@@ -20,10 +30,15 @@ import socket
 
 import structlog
 
-from broker.kafka.codec import MalformedRequest
+from broker.kafka import guard
+from broker.kafka.apis import APIS
+from broker.kafka.authn import SESSION, Session, authenticate_token, open_session, served_before_authentication
+from broker.kafka.codec import MalformedRequest, encode_response, read_prefix
 from broker.kafka.context import CloseConnection
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.framing import SIZE_PREFIX, FrameDecoder, FrameError
+from broker.kafka.sasl import SaslFailure
+from broker.tls import peer_common_name, server_ssl_context
 from config.broker import split_host_port
 
 log = structlog.get_logger(__name__)
@@ -41,6 +56,9 @@ class KafkaListener:
         self.max_frame_bytes = max_frame_bytes
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task] = set()
+        settings = dispatcher.context.node.settings
+        self._authentication = settings.security.authentication
+        self._ssl = server_ssl_context(settings.tls) if settings.kafka_listener_tls else None
 
     @property
     def address(self) -> tuple[str, int]:
@@ -48,8 +66,15 @@ class KafkaListener:
         return host, port
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, sock=self.sock)
-        log.info("kafka.listening", host=self.address[0], port=self.address[1])
+        self._server = await asyncio.start_server(self._serve, sock=self.sock, ssl=self._ssl)
+        log.info("kafka.listening", host=self.address[0], port=self.address[1], protocol=self.security_protocol)
+
+    @property
+    def security_protocol(self) -> str:
+        """Kafka's name for what this listener speaks (what a client's ``security.protocol`` must be)."""
+        if self._authentication == "basic":
+            return "SASL_SSL" if self._ssl else "SASL_PLAINTEXT"
+        return "SSL" if self._ssl else "PLAINTEXT"
 
     async def close(self) -> None:
         """Stop accepting, end every open connection, and wait for their tasks."""
@@ -67,10 +92,13 @@ class KafkaListener:
         self._connections.add(task)
         peer = _peer(writer)
         decoder = FrameDecoder(self.max_frame_bytes)
+        certificate_user = peer_common_name(writer.get_extra_info("peercert")) if self._ssl else None
+        session = open_session(self._authentication, peer, certificate_user)
+        SESSION.set(session)
         try:
             while data := await reader.read(READ_BYTES):
                 for frame in decoder.feed(data):
-                    await self._answer(frame, peer, writer)
+                    await self._answer(frame, session, writer)
             if decoder.pending_bytes:
                 log.warning("kafka.truncated_frame", peer=peer, pending_bytes=decoder.pending_bytes)
         except (FrameError, MalformedRequest) as error:
@@ -87,8 +115,17 @@ class KafkaListener:
             self._connections.discard(task)
             writer.close()
 
-    async def _answer(self, frame: bytes, peer: str, writer: asyncio.StreamWriter) -> None:
+    async def _answer(self, frame: bytes, session: Session, writer: asyncio.StreamWriter) -> None:
+        peer = session.host
+        if session.raw_tokens and session.principal is None:
+            await self._raw_token(frame, session, writer)
+            return
+        api_key = read_prefix(frame).api_key
+        if session.principal is None and not served_before_authentication(api_key):
+            log.warning("kafka.unauthenticated_request_closed", peer=peer, api_key=api_key)
+            raise CloseConnection(f"API key {api_key} before authentication")
         routed = route(frame)
+        throttle_ms = 0
         if isinstance(routed, Routed):
             prefix = routed.request.prefix
             log.debug(
@@ -99,14 +136,32 @@ class KafkaListener:
                 correlation_id=prefix.correlation_id,
                 client_id=routed.request.client_id,
             )
-            payload = await self.dispatcher.answer(routed)
+            handler = APIS[prefix.api_key].handler
+            response, throttle_ms = await guard.answer(handler, self.dispatcher.context, routed.request)
+            payload = None if response is None else encode_response(prefix.correlation_id, response)
         else:
-            log.info("kafka.unsupported_request", peer=peer, api_key=int.from_bytes(frame[:2], "big", signed=True))
+            log.info("kafka.unsupported_request", peer=peer, api_key=api_key)
             payload = routed
         if payload is not None:
-            writer.write(SIZE_PREFIX.pack(len(payload)))
-            writer.write(payload)
-            await writer.drain()
+            await _send(writer, payload)
+        if session.failed:
+            raise CloseConnection("SASL authentication failed")
+        if throttle_ms > 0:
+            await asyncio.sleep(throttle_ms / 1000)
+
+    async def _raw_token(self, frame: bytes, session: Session, writer: asyncio.StreamWriter) -> None:
+        """A SASL token after SaslHandshake v0: the answer is a raw frame; a failure just closes (Kafka's v0)."""
+        try:
+            answer = authenticate_token(self.dispatcher.context.node, session, frame)
+        except SaslFailure as failure:
+            raise CloseConnection(f"SASL authentication failed: {failure}") from None
+        await _send(writer, answer)
+
+
+async def _send(writer: asyncio.StreamWriter, payload: bytes) -> None:
+    writer.write(SIZE_PREFIX.pack(len(payload)))
+    writer.write(payload)
+    await writer.drain()
 
 
 def _peer(writer: asyncio.StreamWriter) -> str:

@@ -120,11 +120,11 @@ def test_seeded_random_frames_are_answered_or_close_their_connection(
             connection.close()
 
 
-def test_a_broker_with_authentication_refuses_to_start_a_kafka_listener(tmp_path: Path) -> None:
-    """Never unauthenticated Kafka requests on a secured broker: it stops at start, naming the setting."""
+def test_a_broker_refuses_to_start_a_tls_kafka_listener_without_a_certificate(tmp_path: Path) -> None:
+    """A listener told to speak TLS never falls back to plaintext: the broker stops at start, naming the setting."""
     broker = BrokerProcess(1, tmp_path / "broker-1", f"sqlite://{(tmp_path / 'metadata.db').resolve()}")
-    broker.env = {"HIGHWATER_KAFKA_LISTENER": f"127.0.0.1:{free_port()}", "HIGHWATER_SECURITY__AUTHENTICATION": "basic"}
+    broker.env = {"HIGHWATER_KAFKA_LISTENER": f"127.0.0.1:{free_port()}", "HIGHWATER_KAFKA_LISTENER_TLS": "true"}
     broker.start(wait=False)
     assert broker.process is not None
     assert broker.process.wait(30) != 0
-    assert "kafka_listener cannot be used with security.authentication = 'basic'" in broker.log_tail()
+    assert "kafka_listener_tls needs tls.cert_file" in broker.log_tail()

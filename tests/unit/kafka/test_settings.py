@@ -1,8 +1,9 @@
-"""The Kafka listener's settings: off by default, never on a broker that authenticates clients."""
+"""The Kafka listener's settings: off by default; TLS on it needs the broker's certificate, mTLS needs TLS on it."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -43,6 +44,25 @@ def test_a_wildcard_listener_needs_an_advertised_address() -> None:
         BrokerSettings(kafka_listener="0.0.0.0:19092")
 
 
-def test_the_listener_is_refused_on_a_broker_with_authentication() -> None:
-    with pytest.raises(ValidationError, match=r"kafka_listener cannot be used with security\.authentication = 'basic'"):
-        BrokerSettings(kafka_listener="127.0.0.1:0", security={"authentication": "basic"})
+def test_the_listener_serves_a_broker_with_password_authentication() -> None:
+    settings = BrokerSettings(kafka_listener="127.0.0.1:0", security={"authentication": "basic"})
+    assert settings.kafka_listener_tls is False
+
+
+def test_a_tls_listener_needs_the_brokers_certificate() -> None:
+    with pytest.raises(ValidationError, match=r"kafka_listener_tls needs tls\.cert_file"):
+        BrokerSettings(kafka_listener="127.0.0.1:0", kafka_listener_tls=True)
+
+
+def test_certificate_authentication_needs_a_tls_listener(tmp_path: Path) -> None:
+    tls = {
+        "cert_file": tmp_path / "c",
+        "key_file": tmp_path / "k",
+        "ca_file": tmp_path / "ca",
+        "client_auth": "required",
+    }
+    with pytest.raises(ValidationError, match="'mtls' needs kafka_listener_tls = true"):
+        BrokerSettings(kafka_listener="127.0.0.1:0", security={"authentication": "mtls"}, tls=tls)
+    assert BrokerSettings(
+        kafka_listener="127.0.0.1:0", kafka_listener_tls=True, security={"authentication": "mtls"}, tls=tls
+    ).kafka_listener_tls
