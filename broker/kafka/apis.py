@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from broker.kafka import api_versions, fetch, metadata, offsets, produce
+from broker.kafka import api_versions, fetch, group_offsets, groups, metadata, offsets, produce
 from broker.kafka.context import Handler, VersionRange
 
 
@@ -32,6 +32,16 @@ API_TABLE: tuple[Api, ...] = (
     Api(3, "Metadata", VersionRange(0, 12), metadata.handle),
     Api(18, "ApiVersions", VersionRange(0, 3), api_versions.handle),
     Api(23, "OffsetForLeaderEpoch", VersionRange(2, 4), offsets.offset_for_leader_epoch),
+    # Consumer groups, classic protocol (broker.kafka.groups, broker.kafka.group_offsets)
+    Api(8, "OffsetCommit", VersionRange(2, 9), group_offsets.offset_commit),
+    Api(9, "OffsetFetch", VersionRange(1, 7), group_offsets.offset_fetch),
+    Api(10, "FindCoordinator", VersionRange(0, 4), groups.find_coordinator),
+    Api(11, "JoinGroup", VersionRange(0, 9), groups.join_group),
+    Api(12, "Heartbeat", VersionRange(0, 4), groups.heartbeat),
+    Api(13, "LeaveGroup", VersionRange(0, 5), groups.leave_group),
+    Api(14, "SyncGroup", VersionRange(0, 5), groups.sync_group),
+    Api(15, "DescribeGroups", VersionRange(0, 5), group_offsets.describe_groups),
+    Api(16, "ListGroups", VersionRange(0, 4), group_offsets.list_groups),
 )
 
 APIS: Mapping[int, Api] = MappingProxyType({api.key: api for api in API_TABLE})

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
+from broker.groups.coordinator import GroupCoordinator
 from broker.kafka.codec import DecodedRequest
 from config.broker import BrokerSettings
 
@@ -41,6 +42,9 @@ class KafkaNode(Protocol):
     ) -> FetchResult: ...
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None: ...
+
+    # consumer groups (classic protocol): the coordinator the HTTP groups use
+    groups: GroupCoordinator
 
 
 @dataclass(frozen=True)
