@@ -23,7 +23,8 @@ Invariants:
 - a rebalance ends when every member has rejoined or at the rebalance deadline (the
   largest rebalance timeout of the members), when members that did not rejoin are
   removed; members silent past their session timeout are removed, unless they have
-  a JoinGroup pending (it is their heartbeat while the group waits for the others).
+  a JoinGroup or SyncGroup pending (it is their heartbeat while the group waits for
+  the others or the leader).
 
 Static membership (``group.instance.id``) is not supported: the driver refuses it.
 """
@@ -89,6 +90,8 @@ class ClassicMember:
     last_seen_ms: int
     joining: bool = False
     """A JoinGroup of this member waits for the rebalance to complete."""
+    syncing: bool = False
+    """A SyncGroup of this member waits for the leader's assignments."""
     assignment: bytes = b""
 
     def metadata(self, protocol: str | None) -> bytes:
@@ -182,6 +185,7 @@ class ClassicGroup:
         self.rebalance_deadline_ms = now_ms + max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
         for member in self.members.values():
             member.assignment = b""
+            member.syncing = False
         self._log.info("classic.rebalance_started", generation=self.generation, reason=reason)
 
     def _maybe_complete_join(self) -> None:
@@ -256,9 +260,11 @@ class ClassicGroup:
             raise ClassicGroupError("REBALANCE_IN_PROGRESS", f"group {self.group_id!r} is rebalancing; rejoin")
         if self.state == COMPLETING_REBALANCE:
             if member_id != self.leader or assignments is None:
+                member.syncing = True
                 return None
             for other in self.members.values():
                 other.assignment = assignments.get(other.member_id, b"")
+                other.syncing = False
             self.state = STABLE
             self._log.info("classic.stable", generation=self.generation, members=len(self.members))
         return member.assignment
@@ -289,7 +295,7 @@ class ClassicGroup:
         silent = [
             m.member_id
             for m in self.members.values()
-            if not m.joining and now_ms - m.last_seen_ms > m.session_timeout_ms
+            if not m.joining and not m.syncing and now_ms - m.last_seen_ms > m.session_timeout_ms
         ]
         if silent:
             self._remove(silent, "session_timeout", now_ms)
