@@ -16,11 +16,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8
@@ -187,15 +188,21 @@ def test_commits_show_over_http_with_lag_and_a_restarted_consumer_resumes_after_
         assert [value for _, _, _, value in resumed.records] == [f"v{i}".encode() for i in range(6, 10)]
 
 
-def coordinator_connection(cluster: KafkaCluster, group: str) -> Connection:
-    """A raw connection to the group's coordinator, found with FindCoordinator v3 as clients do."""
+def call_once(address: str, request: Any) -> Any:
+    """``request``'s answer over a raw connection of its own."""
+    with closing(Connection(address)) as connection:
+        return connection.call(request)
+
+
+def coordinator_address(cluster: KafkaCluster, group: str) -> str:
+    """The Kafka address of the group's coordinator, found with FindCoordinator v3 as clients do."""
     find = request_class(10, 3, "FindCoordinatorRequest")(key=group, key_type=i8(0))
-    answer = wait_until(
-        lambda: (lambda r: r if r.error_code == ErrorCode.none else None)(Connection(cluster.bootstrap(1)).call(find)),
-        20,
-        "a coordinator",
-    )
-    return Connection(f"{answer.host}:{answer.port}")
+
+    def found() -> str | None:
+        answer = call_once(cluster.bootstrap(1), find)
+        return f"{answer.host}:{answer.port}" if answer.error_code == ErrorCode.none else None
+
+    return wait_until(found, 20, "a coordinator")
 
 
 def join_request(group: str) -> Any:
@@ -221,11 +228,7 @@ def test_a_kafka_join_is_refused_for_a_group_with_http_members(kafka_cluster: Ka
         timeout_s=10,
     )
     assert status == 200, joined
-    connection = coordinator_connection(kafka_cluster, group)
-    try:
-        answer = connection.call(join_request(group))
-    finally:
-        connection.close()
+    answer = call_once(coordinator_address(kafka_cluster, group), join_request(group))
     assert answer.error_code == ErrorCode.inconsistent_group_protocol
 
 
@@ -243,3 +246,42 @@ def test_an_http_heartbeat_is_refused_for_a_group_with_kafka_members(kafka_clust
     assert status == 409, refused
     assert refused["error"] == "NON_EMPTY_GROUP"
     assert "classic group protocol" in refused["message"]
+
+
+def test_find_coordinator_v0_and_batched_v4_agree_and_other_brokers_answer_not_coordinator(
+    kafka_cluster: KafkaCluster,
+) -> None:
+    group = "find-me"
+    address = coordinator_address(kafka_cluster, group)
+    v0 = call_once(kafka_cluster.bootstrap(2), request_class(10, 0, "FindCoordinatorRequest")(key=group))
+    batched = call_once(
+        kafka_cluster.bootstrap(3),
+        request_class(10, 4, "FindCoordinatorRequest")(key_type=i8(0), coordinator_keys=(group, "other-group")),
+    )
+    assert (v0.error_code, f"{v0.host}:{v0.port}") == (ErrorCode.none, address)
+    assert [(c.key, c.error_code) for c in batched.coordinators] == [
+        (group, ErrorCode.none),
+        ("other-group", ErrorCode.none),
+    ]
+    assert f"{batched.coordinators[0].host}:{batched.coordinators[0].port}" == address
+    transactional = call_once(
+        kafka_cluster.bootstrap(1), request_class(10, 3, "FindCoordinatorRequest")(key="tx", key_type=i8(1))
+    )
+    assert transactional.error_code == ErrorCode.invalid_request
+    for other in (a for a in kafka_cluster.kafka_addresses.values() if a != address):
+        assert call_once(other, join_request(group)).error_code == ErrorCode.not_coordinator
+
+
+def test_an_admin_client_lists_and_describes_a_kafka_group_with_its_member(kafka_cluster: KafkaCluster) -> None:
+    topic, group = "groups-admin", "admin-described"
+    kafka_cluster.create_topic(topic, partitions=2)
+    with polled(confluent_consumer(kafka_cluster, group, topic)) as (_, member):
+        wait_until(lambda: len(member.assignment) == 2, 30, "the member owns both partitions")
+        admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
+        listed = {g.group_id: g for g in admin.list_consumer_groups().result(20).valid}
+        assert group in listed
+        described = admin.describe_consumer_groups([group])[group].result(20)
+        assert described.state.name == "STABLE"
+        assert described.partition_assignor == "range"
+        [only] = described.members
+        assert {(tp.topic, tp.partition) for tp in only.assignment.topic_partitions} == {(topic, 0), (topic, 1)}
