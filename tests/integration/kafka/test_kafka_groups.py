@@ -13,10 +13,13 @@ two consumers polled from one thread could wait on each other).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -142,6 +145,48 @@ def test_librdkafka_and_kafka_python_members_split_partitions_and_get_them_back(
         wait_until(lambda: first.assignment == everything, 30, "every partition back with the member that stayed")
         status, described = http_json("GET", group_url(kafka_cluster, group), timeout_s=10)
         assert status == 200, described
+
+
+MEMBER_SCRIPT = """
+import sys
+from kafka import KafkaConsumer
+
+bootstrap, group, topic = sys.argv[1:]
+consumer = KafkaConsumer(
+    topic, bootstrap_servers=bootstrap, group_id=group, session_timeout_ms=6000, heartbeat_interval_ms=200
+)
+while True:
+    consumer.poll(timeout_ms=100)
+    print(len(consumer.assignment()), flush=True)
+"""
+
+
+def test_a_killed_member_is_expelled_at_its_session_timeout_and_its_partitions_return(
+    kafka_cluster: KafkaCluster, tmp_path: Path
+) -> None:
+    topic, group = "groups-killed", "killed-group"
+    kafka_cluster.create_topic(topic, partitions=2)
+    everything = frozenset((topic, p) for p in range(2))
+    script = tmp_path / "member.py"
+    script.write_text(MEMBER_SCRIPT)
+    with polled(confluent_consumer(kafka_cluster, group, topic)) as (_, survivor):
+        wait_until(lambda: survivor.assignment == everything, 30, "the only member owns every partition")
+        member = subprocess.Popen(
+            [sys.executable, str(script), kafka_cluster.bootstrap(), group, topic],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert member.stdout is not None
+            wait_until(lambda: member.stdout.readline().strip() == "1", 30, "the second member owns one partition")
+            wait_until(lambda: len(survivor.assignment) == 1, 30, "the first member gave one partition up")
+            member.kill()
+            member.wait(10)
+            wait_until(lambda: survivor.assignment == everything, 30, "the killed member's partition back")
+        finally:
+            member.kill()
+            member.wait(10)
 
 
 def test_commits_show_over_http_with_lag_and_a_restarted_consumer_resumes_after_them(
