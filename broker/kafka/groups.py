@@ -21,6 +21,7 @@ from kio.schema.types import BrokerId
 from kio.static.primitive import i32
 
 from broker.groups.classic import NO_GENERATION, ClassicGroupError, JoinRequest
+from broker.groups.errors import NotCoordinator
 from broker.groups.shard import OffsetsShard
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
@@ -53,7 +54,8 @@ def group_error_code(error: BaseException) -> ErrorCode:
 async def coordinating_shard(context: RequestContext, group_id: str) -> OffsetsShard:
     """The local shard of ``group_id``; ``NOT_COORDINATOR`` (raised) when another broker coordinates it."""
     shard = await context.node.groups.route(group_id, forwarded=True)
-    assert isinstance(shard, OffsetsShard), "route answers a shard or raises when forwarding is off"
+    if isinstance(shard, str):  # route raises rather than naming a URL when told the request was forwarded
+        raise NotCoordinator(f"group {group_id!r} is coordinated by {shard}")
     return shard
 
 
