@@ -455,6 +455,8 @@ class GroupCoordinator:
         if not group_id:
             raise InvalidRequest("group id must not be empty")
         await self.ensure_offsets_topic()
+        if not self._offsets_topic_ready():  # still being created: Kafka clients retry this answer
+            raise CoordinatorNotAvailable(f"{OFFSETS_TOPIC} is being created; retry shortly")
         partition_id = partition_for_group(group_id, self.host.partition_count(OFFSETS_TOPIC))
         record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
         if record is None or record.leader < 0:
