@@ -16,6 +16,14 @@ Writes. A commit is validated against the membership (fencing) and against each
 partition's high watermark (``broker.groups.commit_bounds``), written as keyed
 records with acks=all to the partition this broker leads, and applied to the shard
 only once acknowledged. Membership (heartbeats, expulsions) is in memory.
+
+Classic groups. Kafka clients' JoinGroup/SyncGroup groups (``broker.groups.classic``)
+share the shards, the commits and the lag with the HTTP (KIP-848) groups. A group has
+members of one protocol at a time: a classic JoinGroup for a group with HTTP members,
+and an HTTP heartbeat, commit or delete for a group with classic members, are refused
+with a message naming the other protocol. A JoinGroup, and a SyncGroup waiting for the
+leader's assignments, wait here (``_await_classic``) for the change that answers them:
+every change to a classic group wakes the waiters, which re-ask the pure state machine.
 """
 
 from __future__ import annotations
@@ -23,27 +31,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 
 from broker.acks import Acks
 from broker.errors import InvalidRequest, TopicAlreadyExists
+from broker.groups.classic import ClassicGroup, ClassicGroupError, JoinRequest, JoinResult
 from broker.groups.commit_bounds import check_commit_offset
-from broker.groups.errors import CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator
+from broker.groups.errors import (
+    CoordinatorLoadInProgress,
+    CoordinatorNotAvailable,
+    NonEmptyGroup,
+    NotCoordinator,
+)
 from broker.groups.lag import LagRow, group_lag_rows
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OFFSETS_TOPIC, OffsetKey, OffsetValue, partition_for_group
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch, iter_batches_with_records
 from broker.topics.policy import check_internal_configs
+from broker.waiting import wait_event
 
 if TYPE_CHECKING:
     from broker.groups.host import GroupHost
     from broker.replica_io.partition import Partition
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 OFFSETS_TOPIC_CONFIGS = {
     "cleanup.policy": "compact",
@@ -57,6 +73,15 @@ ROUTE_WAIT_S = 5.0
 EXPIRY_CHECK_INTERVAL_S = 0.1
 LAG_METRICS_INTERVAL_S = 5.0
 REPLAY_READ_BYTES = 1024 * 1024
+CLASSIC_WAIT_MARGIN_S = 5.0
+"""How much longer than the rebalance timeout a JoinGroup or SyncGroup waits before answering
+REBALANCE_IN_PROGRESS: the expiry loop ends every rebalance at its deadline, so this is a backstop."""
+
+
+class ClassicGroupInUse(NonEmptyGroup):
+    """An HTTP (KIP-848) request for a group whose members speak Kafka's classic protocol."""
+
+    error_code = 40913
 
 
 def now_ms() -> int:
@@ -88,6 +113,7 @@ class GroupCoordinator:
         self._create_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task] = []
         self._background: set[asyncio.Task] = set()
+        self._classic_changed = asyncio.Event()
 
     def start(self) -> None:
         self._tasks.append(asyncio.create_task(self._expiry_loop(), name="group-expiry"))
@@ -120,6 +146,7 @@ class GroupCoordinator:
                 self._spawn(self._load(partition, shard))
         elif shard is not None:
             del self.shards[partition.partition]
+            self._classic_notify()
             log.info("coordinator.unloaded", partition=partition.partition, leader_epoch=shard.leader_epoch)
 
     async def _load(self, partition: Partition, shard: OffsetsShard) -> None:
@@ -215,6 +242,7 @@ class GroupCoordinator:
         self, shard: OffsetsShard, group_id: str, request: HeartbeatRequest, assignor: str
     ) -> HeartbeatResponse:
         self._led_partition(shard)
+        self._refuse_classic(shard, group_id)
         state = shard.group(group_id, assignor)
         counts = {name: topic.partitions_count for name, topic in self.host.view.topics.items() if not topic.internal}
         return state.membership.heartbeat(request, counts, now_ms())
@@ -230,6 +258,8 @@ class GroupCoordinator:
             now = now_ms()
             for shard in list(self.shards.values()):
                 for group_id, state in list(shard.groups.items()):
+                    if state.classic is not None and state.classic.expire(now):
+                        self._classic_notify()
                     for member_id in state.membership.expire(now):
                         log.info(
                             "coordinator.member_expelled",
@@ -253,6 +283,7 @@ class GroupCoordinator:
         """Validate (fencing), write with acks=all, then apply. ``offsets``: (topic, partition, offset, metadata)."""
         for topic, partition_id, _, _ in offsets:
             self.host.partition_record(topic, partition_id)
+        self._refuse_classic(shard, group_id)
         state = shard.group(group_id)
         state.membership.validate_commit(member_id, member_epoch)
         await self._check_commit_bounds(offsets)
@@ -327,12 +358,110 @@ class GroupCoordinator:
 
     async def delete_group(self, shard: OffsetsShard, group_id: str) -> int:
         """Kafka's DeleteGroups: only an empty group; tombstones for every committed offset."""
+        self._refuse_classic(shard, group_id)
         state = shard.group(group_id)
         state.membership.validate_commit(None, None)
         offsets = [(topic, partition_id, None, "") for topic, partition_id in sorted(state.offsets)]
         await self._write_commits(shard, state, offsets)
         shard.groups.pop(group_id, None)
         return len(offsets)
+
+    # ------------------------------------------------------------ classic protocol
+
+    def _refuse_classic(self, shard: OffsetsShard, group_id: str) -> None:
+        state = shard.groups.get(group_id)
+        if state is not None and state.classic_members:
+            raise ClassicGroupInUse(
+                f"group {group_id!r} has {state.classic_members} member(s) using Kafka's classic group protocol "
+                "(JoinGroup/SyncGroup over the Kafka listener); a group uses one protocol at a time: "
+                "use another group id, or wait until those members leave"
+            )
+
+    def _classic(self, shard: OffsetsShard, group_id: str) -> ClassicGroup:
+        """The group's classic state, created on first use; refused while it has HTTP (KIP-848) members."""
+        self._led_partition(shard)
+        state = shard.group(group_id)
+        if state.membership.members:
+            raise ClassicGroupError(
+                "INCONSISTENT_GROUP_PROTOCOL",
+                f"group {group_id!r} has {len(state.membership.members)} member(s) using the HTTP (KIP-848) "
+                "consumer group protocol; a group uses one protocol at a time",
+            )
+        if state.classic is None:
+            state.classic = ClassicGroup(group_id)
+        return state.classic
+
+    def _classic_notify(self) -> None:
+        self._classic_changed.set()
+        self._classic_changed = asyncio.Event()
+
+    async def _await_classic(self, shard: OffsetsShard, answer: Callable[[], T | None], timeout_s: float) -> T:
+        """``answer()`` once it is not None, re-asked after every classic change; NOT_COORDINATOR if deposed."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            changed = self._classic_changed
+            self._led_partition(shard)
+            result = answer()
+            if result is not None:
+                return result
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ClassicGroupError("REBALANCE_IN_PROGRESS", "the rebalance did not complete in time; rejoin")
+            await wait_event(changed, remaining)
+
+    async def classic_join(self, shard: OffsetsShard, group_id: str, request: JoinRequest) -> JoinResult:
+        group = self._classic(shard, group_id)
+        member_id = group.join(request, now_ms())
+        self._classic_notify()
+        timeout_s = request.rebalance_timeout_ms / 1000 + CLASSIC_WAIT_MARGIN_S
+        return await self._await_classic(shard, lambda: group.join_result(member_id), timeout_s)
+
+    async def classic_sync(
+        self, shard: OffsetsShard, group_id: str, member_id: str, generation: int, assignments: dict[str, bytes] | None
+    ) -> bytes:
+        group = self._classic(shard, group_id)
+        assignment = group.sync(member_id, generation, assignments, now_ms())
+        self._classic_notify()
+        if assignment is not None:
+            return assignment
+        member = group.members[member_id]
+        timeout_s = member.rebalance_timeout_ms / 1000 + CLASSIC_WAIT_MARGIN_S
+        return await self._await_classic(shard, lambda: group.sync(member_id, generation, None, now_ms()), timeout_s)
+
+    def classic_heartbeat(self, shard: OffsetsShard, group_id: str, member_id: str, generation: int) -> None:
+        self._classic(shard, group_id).heartbeat(member_id, generation, now_ms())
+
+    def classic_leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
+        self._classic(shard, group_id).leave(member_id, now_ms())
+        self._classic_notify()
+
+    async def classic_commit(
+        self,
+        shard: OffsetsShard,
+        group_id: str,
+        member_id: str,
+        generation: int,
+        offsets: list[tuple[str, int, int, str]],
+    ) -> None:
+        """A Kafka OffsetCommit: fenced by generation, then bounded by the HW and written as ``commit`` is."""
+        for topic, partition_id, _, _ in offsets:
+            self.host.partition_record(topic, partition_id)
+        self._classic(shard, group_id).validate_commit(member_id, generation, now_ms())
+        await self._check_commit_bounds(offsets)
+        await self._write_commits(shard, shard.group(group_id), offsets)
+
+    async def coordinator_id(self, group_id: str) -> int:
+        """The broker that coordinates ``group_id`` now (the leader of its offsets partition)."""
+        if not group_id:
+            raise InvalidRequest("group id must not be empty")
+        await self.ensure_offsets_topic()
+        if not self._offsets_topic_ready():  # still being created: Kafka clients retry this answer
+            raise CoordinatorNotAvailable(f"{OFFSETS_TOPIC} is being created; retry shortly")
+        partition_id = partition_for_group(group_id, self.host.partition_count(OFFSETS_TOPIC))
+        record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
+        if record is None or record.leader < 0:
+            raise CoordinatorNotAvailable(f"no coordinator for group {group_id!r} right now; retry shortly")
+        return record.leader
 
     # ------------------------------------------------------------ lag
 

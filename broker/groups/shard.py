@@ -4,7 +4,9 @@ A shard is rebuilt by replaying its partition from the log start (``apply_record
 every record, in offset order) and then kept current by the coordinator, which applies
 each commit after it is written with acks=all. Membership is held in memory only: after
 a coordinator change members get ``UNKNOWN_MEMBER_ID`` and rejoin (KIP-848's recovery),
-while committed offsets survive in the log.
+while committed offsets survive in the log. Classic-protocol groups (Kafka clients'
+JoinGroup/SyncGroup, ``broker.groups.classic``) live in the same ``GroupState``, next
+to the same committed offsets, so every view of offsets and lag serves both.
 
 Invariant: a commit is applied only if its record offset in ``__consumer_offsets`` is
 above the one already applied for that partition, so concurrent commits end in log
@@ -17,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from broker.groups.assignors import TopicPartition
+from broker.groups.classic import ClassicGroup
 from broker.groups.lag_status import CommitSample, new_window
 from broker.groups.membership import ConsumerGroup
 from broker.groups.offsets_records import OffsetKey, OffsetValue
@@ -37,10 +40,18 @@ class GroupState:
     offsets: dict[TopicPartition, CommittedOffset] = field(default_factory=dict)
     windows: dict[TopicPartition, deque[CommitSample]] = field(default_factory=dict)
     deleted_at_record_offset: dict[TopicPartition, int] = field(default_factory=dict)
+    classic: ClassicGroup | None = None
+    """Members of Kafka's classic protocol (JoinGroup/SyncGroup), if a Kafka client joined; a group
+    has members of one protocol at a time, so ``classic.members`` and ``membership.members`` are
+    never both non-empty."""
 
     @property
     def is_empty(self) -> bool:
-        return not self.membership.members and not self.offsets
+        return not self.membership.members and not self.classic_members and not self.offsets
+
+    @property
+    def classic_members(self) -> int:
+        return len(self.classic.members) if self.classic is not None else 0
 
     def apply_commit(self, tp: TopicPartition, committed: CommittedOffset) -> CommitSample | None:
         current = self.offsets.get(tp)

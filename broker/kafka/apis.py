@@ -13,7 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from broker.kafka import admin, api_versions, authn, describe_configs, fetch, metadata, offsets, produce, producer_ids
+from broker.kafka import (
+    admin,
+    api_versions,
+    authn,
+    describe_configs,
+    fetch,
+    group_offsets,
+    groups,
+    metadata,
+    offsets,
+    produce,
+    producer_ids,
+)
 from broker.kafka.context import Handler, VersionRange
 
 
@@ -39,6 +51,16 @@ API_TABLE: tuple[Api, ...] = (
     Api(32, "DescribeConfigs", VersionRange(1, 4), describe_configs.handle),
     Api(60, "DescribeCluster", VersionRange(0, 2), admin.describe_cluster),
     Api(36, "SaslAuthenticate", VersionRange(0, 2), authn.authenticate),
+    # Consumer groups, classic protocol (broker.kafka.groups, broker.kafka.group_offsets)
+    Api(8, "OffsetCommit", VersionRange(2, 9), group_offsets.offset_commit),
+    Api(9, "OffsetFetch", VersionRange(1, 7), group_offsets.offset_fetch),
+    Api(10, "FindCoordinator", VersionRange(0, 4), groups.find_coordinator),
+    Api(11, "JoinGroup", VersionRange(0, 9), groups.join_group),
+    Api(12, "Heartbeat", VersionRange(0, 4), groups.heartbeat),
+    Api(13, "LeaveGroup", VersionRange(0, 5), groups.leave_group),
+    Api(14, "SyncGroup", VersionRange(0, 5), groups.sync_group),
+    Api(15, "DescribeGroups", VersionRange(0, 5), group_offsets.describe_groups),
+    Api(16, "ListGroups", VersionRange(0, 4), group_offsets.list_groups),
 )
 
 APIS: Mapping[int, Api] = MappingProxyType({api.key: api for api in API_TABLE})

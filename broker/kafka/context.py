@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult, TopicDescription
+from broker.groups.coordinator import GroupCoordinator
 from broker.kafka.codec import DecodedRequest
 from broker.node.security import NodeSecurity
 from config.broker import BrokerSettings
@@ -56,6 +57,9 @@ class KafkaNode(Protocol):
     ) -> None: ...
     def topic_config_overrides(self, name: str) -> dict[str, str]: ...
     def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]: ...
+
+    # consumer groups (classic protocol): the coordinator the HTTP groups use
+    groups: GroupCoordinator
 
 
 @dataclass(frozen=True)

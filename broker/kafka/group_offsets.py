@@ -1,0 +1,210 @@
+"""OffsetCommit, OffsetFetch, ListGroups, DescribeGroups over the Kafka protocol.
+
+Commits go through the same coordinator path as the HTTP commits: fenced (here by the
+classic generation), bounded by each partition's high watermark, written with
+acks=all to ``__consumer_offsets`` and applied only once acknowledged. So a group a
+Kafka client commits for shows its offsets and lag over HTTP and in the CLI, and an
+offset committed over HTTP is what a Kafka consumer resumes from.
+
+A request whose group check fails (not the coordinator, fenced, unknown topic, an
+offset above the high watermark) answers that error for every partition it names.
+OffsetFetch answers -1 (Kafka's "no committed offset") for a partition without one.
+ListGroups lists the groups this broker coordinates, as Kafka's does (an admin client
+asks every broker); DescribeGroups answers ``Dead`` for a group that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32, i64
+
+from broker.groups.classic import EMPTY
+from broker.groups.shard import GroupState
+from broker.kafka.codec import DecodedRequest
+from broker.kafka.context import RequestContext
+from broker.kafka.groups import coordinating_shard, group_error_code, refuse_static_member
+from broker.kafka.shapes import NO_THROTTLE, build, shape
+
+OFFSET_COMMIT = 8
+OFFSET_FETCH = 9
+DESCRIBE_GROUPS = 15
+LIST_GROUPS = 16
+CONSUMER_PROTOCOL = "consumer"
+NO_OFFSET = -1
+NO_LEADER_EPOCH = -1
+NO_AUTHORIZED_OPERATIONS = -(2**31)
+DEAD = "Dead"
+
+
+async def offset_commit(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    body = request.body
+    offsets = [
+        (topic.name, p.partition_index, p.committed_offset, p.committed_metadata or "")
+        for topic in body.topics
+        for p in topic.partitions
+    ]
+    try:
+        refuse_static_member(getattr(body, "group_instance_id", None), body.group_id)
+        shard = await coordinating_shard(context, body.group_id)
+        await context.node.groups.classic_commit(
+            shard, body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
+        )
+        code = ErrorCode.none
+    except Exception as error:  # noqa: BLE001 - the error is the answer
+        code = group_error_code(error)
+    partition_class = shape(OFFSET_COMMIT, version, "OffsetCommitResponsePartition")
+    topic_class = shape(OFFSET_COMMIT, version, "OffsetCommitResponseTopic")
+    topics = tuple(
+        build(
+            topic_class,
+            name=topic.name,
+            partitions=tuple(
+                build(partition_class, partition_index=p.partition_index, error_code=code) for p in topic.partitions
+            ),
+        )
+        for topic in body.topics
+    )
+    return build(shape(OFFSET_COMMIT, version, "OffsetCommitResponse"), throttle_time=NO_THROTTLE, topics=topics)
+
+
+async def offset_fetch(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    body = request.body
+    try:
+        shard = await coordinating_shard(context, body.group_id)
+        state = shard.groups.get(body.group_id)
+        code = ErrorCode.none
+    except Exception as error:  # noqa: BLE001 - the error is the answer
+        state, code = None, group_error_code(error)
+    committed = state.offsets if state is not None else {}
+    if body.topics is None:
+        asked: dict[str, list[int]] = {}
+        for topic, partition in sorted(committed):
+            asked.setdefault(topic, []).append(partition)
+    else:
+        asked = {topic.name: list(topic.partition_indexes) for topic in body.topics}
+    partition_class = shape(OFFSET_FETCH, version, "OffsetFetchResponsePartition")
+    topics = []
+    for name, partitions in asked.items():
+        entries = []
+        for index in partitions:
+            found = committed.get((name, index))
+            entries.append(
+                build(
+                    partition_class,
+                    partition_index=i32(index),
+                    committed_offset=i64(found.offset if found else NO_OFFSET),
+                    committed_leader_epoch=i32(NO_LEADER_EPOCH),
+                    metadata=found.metadata if found else "",
+                    error_code=code,
+                )
+            )
+        topics.append(
+            build(shape(OFFSET_FETCH, version, "OffsetFetchResponseTopic"), name=name, partitions=tuple(entries))
+        )
+    return build(
+        shape(OFFSET_FETCH, version, "OffsetFetchResponse"),
+        throttle_time=NO_THROTTLE,
+        topics=tuple(topics),
+        error_code=code,
+    )
+
+
+def group_state_name(state: GroupState) -> str:
+    """The state of whichever protocol the group's members use (both share ``Empty`` and ``Stable``)."""
+    if state.classic_members and state.classic is not None:
+        return state.classic.state
+    return state.membership.state if state.membership.members else EMPTY
+
+
+async def list_groups(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    wanted = {s.lower() for s in getattr(request.body, "states_filter", ())}
+    listed = shape(LIST_GROUPS, version, "ListedGroup")
+    groups = []
+    for _, state in context.node.groups.local_groups():
+        name = group_state_name(state)
+        if wanted and name.lower() not in wanted:
+            continue
+        groups.append(
+            build(listed, group_id=state.membership.group_id, protocol_type=CONSUMER_PROTOCOL, group_state=name)
+        )
+    return build(
+        shape(LIST_GROUPS, version, "ListGroupsResponse"),
+        throttle_time=NO_THROTTLE,
+        error_code=ErrorCode.none,
+        groups=tuple(groups),
+    )
+
+
+async def describe_groups(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    described = [await _describe(context, version, group_id) for group_id in request.body.groups]
+    return build(
+        shape(DESCRIBE_GROUPS, version, "DescribeGroupsResponse"), throttle_time=NO_THROTTLE, groups=tuple(described)
+    )
+
+
+async def _describe(context: RequestContext, version: int, group_id: str) -> Any:
+    group_class = shape(DESCRIBE_GROUPS, version, "DescribedGroup")
+    member_class = shape(DESCRIBE_GROUPS, version, "DescribedGroupMember")
+    common = {"group_id": group_id, "authorized_operations": i32(NO_AUTHORIZED_OPERATIONS)}
+    try:
+        shard = await coordinating_shard(context, group_id)
+    except Exception as error:  # noqa: BLE001 - each group answers its own error
+        code = group_error_code(error)
+        return build(
+            group_class, error_code=code, group_state="", protocol_type="", protocol_data="", members=(), **common
+        )
+    state = shard.existing_group(group_id)
+    if state is None:
+        return build(
+            group_class,
+            error_code=ErrorCode.none,
+            group_state=DEAD,
+            protocol_type="",
+            protocol_data="",
+            members=(),
+            **common,
+        )
+    classic = state.classic if state.classic_members else None
+    if classic is not None:
+        members = tuple(
+            build(
+                member_class,
+                member_id=m.member_id,
+                group_instance_id=None,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                member_metadata=m.metadata(classic.protocol_name),
+                member_assignment=m.assignment,
+            )
+            for m in classic.members.values()
+        )
+        protocol = classic.protocol_name or ""
+    else:
+        members = tuple(
+            build(
+                member_class,
+                member_id=m.member_id,
+                group_instance_id=None,
+                client_id=m.client_id,
+                client_host="",
+                member_metadata=b"",
+                member_assignment=b"",
+            )
+            for m in state.membership.members.values()
+        )
+        protocol = state.membership.assignor if members else ""
+    return build(
+        group_class,
+        error_code=ErrorCode.none,
+        group_state=group_state_name(state),
+        protocol_type=CONSUMER_PROTOCOL,
+        protocol_data=protocol,
+        members=members,
+        **common,
+    )
