@@ -25,6 +25,16 @@ Kafka's rules kept here:
 - CreateTopics answers once this broker's metadata view shows the new topic, whatever
   ``timeout_ms`` says (the node's wait, at most ten seconds); other brokers follow shortly.
 
+Authorization is the HTTP routes' (``route_access``, ``routes_topics``), per topic and
+before anything is checked or created, so a refused topic reveals nothing:
+
+- CreateTopics needs CREATE on the cluster (asked once per request) or on the topic,
+  else ``TOPIC_AUTHORIZATION_FAILED`` (validate-only too); a topic that already exists
+  is ``TOPIC_ALREADY_EXISTS`` only to a principal that may DESCRIBE it;
+- DeleteTopics needs DELETE on the topic; a principal that may not even DESCRIBE it is
+  told ``UNKNOWN_TOPIC_OR_PARTITION``, as for a topic that does not exist;
+- DescribeCluster is served to any authenticated principal, as ``GET …/brokers`` is.
+
 DescribeCluster lists the brokers with a Kafka listener (as Metadata does) and the
 controller; only the broker endpoint type is served (controllers are not separately
 reachable), anything else is ``UNSUPPORTED_ENDPOINT_TYPE`` as in Kafka.
@@ -41,11 +51,13 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8, i16, i32
 
 from broker.errors import HighwaterError
+from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.config_entries import topic_config_entries
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.security.acl import AclOperation, Resource
 from config.broker import split_host_port
 from config.topic import TopicDefaults, topic_config_field
 
@@ -66,13 +78,19 @@ async def create_topics(context: RequestContext, request: DecodedRequest) -> Any
     version = request.prefix.api_version
     body = request.body
     counts = Counter(topic.name for topic in body.topics)
+    cluster_wide = authz.may(context.node, AclOperation.CREATE, Resource.cluster())
     results = []
     for topic in body.topics:
         if counts[topic.name] > 1:
             error = (ErrorCode.invalid_request, f"topic '{topic.name}' is named more than once in this request")
             results.append(_created(version, topic.name, *error))
+        elif not cluster_wide and not authz.authorized(context.node, AclOperation.CREATE, Resource.topic(topic.name)):
+            message = authz.refusal_message(AclOperation.CREATE, Resource.topic(topic.name))
+            results.append(_created(version, topic.name, ErrorCode.topic_authorization_failed, message))
         else:
-            results.append(await _create_one(context, version, topic, body.validate_only))
+            results.append(
+                _hidden_if_existing(context, version, await _create_one(context, version, topic, body.validate_only))
+            )
     return build(
         shape(CREATE_TOPICS, version, "CreateTopicsResponse"), throttle_time=NO_THROTTLE, topics=tuple(results)
     )
@@ -105,6 +123,17 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
         replication_factor=replication,
         configs=described,
     )
+
+
+def _hidden_if_existing(context: RequestContext, version: int, result: Any) -> Any:
+    """``TOPIC_ALREADY_EXISTS`` only to a principal that may DESCRIBE the topic, as the HTTP route answers it."""
+    if result.error_code != ErrorCode.topic_already_exists:
+        return result
+    existing = Resource.topic(result.name)
+    if authz.authorized(context.node, AclOperation.DESCRIBE, existing):
+        return result
+    message = authz.refusal_message(AclOperation.DESCRIBE, existing)
+    return _created(version, result.name, ErrorCode.topic_authorization_failed, message)
 
 
 def _refusal(error: Exception, operation: str, topic: str) -> tuple[ErrorCode, str | None]:
@@ -185,17 +214,30 @@ async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any
                 )
             )
             continue
-        try:
-            await context.node.delete_topic(name)
-            outcome: tuple[ErrorCode, str | None] = (ErrorCode.none, None)
-        except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
-            outcome = _refusal(error, "delete", name)
+        outcome = _delete_refused(context, name)
+        if outcome is None:
+            try:
+                await context.node.delete_topic(name)
+                outcome = (ErrorCode.none, None)
+            except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
+                outcome = _refusal(error, "delete", name)
         results.append(
             build(result_class, name=name, topic_id=ZERO_UUID, error_code=outcome[0], error_message=outcome[1])
         )
     return build(
         shape(DELETE_TOPICS, version, "DeleteTopicsResponse"), throttle_time=NO_THROTTLE, responses=tuple(results)
     )
+
+
+def _delete_refused(context: RequestContext, name: str) -> tuple[ErrorCode, str | None] | None:
+    """None when the principal may DELETE the topic; else its answer, which hides the topic from one
+    that may not even DESCRIBE it (the HTTP route's ``hidden_as_missing``)."""
+    topic = Resource.topic(name)
+    if authz.authorized(context.node, AclOperation.DELETE, topic):
+        return None
+    if authz.may(context.node, AclOperation.DESCRIBE, topic):
+        return ErrorCode.topic_authorization_failed, authz.refusal_message(AclOperation.DELETE, topic)
+    return ErrorCode.unknown_topic_or_partition, f"topic '{name}' does not exist"
 
 
 async def describe_cluster(context: RequestContext, request: DecodedRequest) -> Any:

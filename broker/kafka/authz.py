@@ -19,6 +19,10 @@ revealed), and the handler never sees it. The operations are Kafka's:
   principal may DESCRIBE; a topic asked for by name answers
   ``TOPIC_AUTHORIZATION_FAILED`` (``metadata_visible``).
 
+The admin and producer-id APIs check inside their handlers, per topic or resource, as
+the HTTP routes do (``may`` for a check whose refusal is not yet an answer,
+``authorized_for_some`` for InitProducerId's "WRITE on some topic").
+
 ``split`` and ``with_refusals`` are pure (the decision is the predicate passed in).
 """
 
@@ -36,8 +40,8 @@ from kio.static.primitive import i32, i64
 from broker.kafka.authn import SESSION
 from broker.kafka.context import KafkaNode
 from broker.kafka.shapes import build, shape
-from broker.security.acl import AclOperation, Resource
-from broker.security.principal import ANONYMOUS
+from broker.security.acl import AclOperation, Resource, ResourceType
+from broker.security.principal import ANONYMOUS, Principal
 
 audit = structlog.get_logger("highwater.audit")
 
@@ -177,3 +181,49 @@ def metadata_visible(response: Any, listed_all: bool, allowed: Callable[[str], b
 
 def _not_internal(topic: Any) -> dict[str, bool]:
     return {"is_internal": False} if hasattr(topic, "is_internal") else {}
+
+
+def may(node: KafkaNode, operation: AclOperation, resource: Resource) -> bool:
+    """``authorized`` without the audit event: for a first choice whose refusal is no refusal yet.
+
+    CreateTopics asks CREATE on the cluster this way and only then, audited, on the topic
+    (the HTTP route's ``may`` then ``require``); DeleteTopics asks DESCRIBE this way after
+    a refused DELETE, to choose between "refused" and "no such topic".
+    """
+    principal, host = _who()
+    return bool(node.security.decide(principal, host, operation, resource))
+
+
+def authorized_for_some(node: KafkaNode, operation: AclOperation, resource_type: ResourceType) -> bool:
+    """May this connection's principal do ``operation`` on some resource of ``resource_type``? Refusals are audited.
+
+    Kafka's ``authorizeByResourceType`` (``NodeSecurity.allows_any``): InitProducerId
+    asks it for WRITE on topics, as ``POST …/producer-ids`` does.
+    """
+    principal, host = _who()
+    if node.security.allows_any(principal, host, operation, resource_type):
+        return True
+    audit.warning(
+        "audit.denied",
+        door="kafka",
+        principal=str(principal),
+        source=host,
+        operation=operation.value,
+        resource_type=resource_type.value,
+        resource_name=None,
+        reason=f"no {operation.value} on any {resource_type.value.lower()}",
+    )
+    return False
+
+
+def refusal_message(operation: AclOperation, resource: Resource) -> str:
+    """The text a refusal carries where the response has a message field, worded as the HTTP API's 403."""
+    principal, _ = _who()
+    return f"{principal} is not authorized to {operation.value} {resource.type.value.lower()} '{resource.name}'"
+
+
+def _who() -> tuple[Principal, str]:
+    """The connection's principal (``User:ANONYMOUS`` before any) and host, from ``authn.SESSION``."""
+    session = SESSION.get(None)
+    principal = session.principal if session is not None and session.principal is not None else ANONYMOUS
+    return principal, session.host if session is not None else "unknown"

@@ -13,6 +13,11 @@ Resources, as Kafka answers them:
 - any other resource type (broker loggers ...) is ``INVALID_REQUEST`` naming it.
 
 Each resource gets its own error code; one bad resource never fails the others.
+
+Authorization comes first, as in Kafka, so a refusal reveals nothing about the
+resource: DESCRIBE_CONFIGS on the topic (else ``TOPIC_AUTHORIZATION_FAILED``) or, for a
+broker, on the cluster (else ``CLUSTER_AUTHORIZATION_FAILED``, the HTTP API's rule for
+the cluster's configs); ALTER_CONFIGS implies it.
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8
 
 from broker.errors import HighwaterError, InvalidRequest
+from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.config_entries import ConfigEntry, broker_config_entries, select, topic_config_entries
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.security.acl import AclOperation, Resource
 
 API_KEY = 32
 TOPIC = 2
@@ -41,13 +48,16 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     include_documentation = getattr(body, "include_documentation", False)
     results = []
     for resource in body.resources:
-        try:
-            entries = select(
-                _entries(context, resource.resource_type, resource.resource_name), resource.configuration_keys
-            )
-            outcome: tuple[ErrorCode, str | None] = (ErrorCode.none, None)
-        except HighwaterError as error:
-            entries, outcome = [], (kafka_error_code(error), error.message)
+        entries: list[ConfigEntry] = []
+        outcome = _refused(context, resource.resource_type, resource.resource_name)
+        if outcome is None:
+            try:
+                entries = select(
+                    _entries(context, resource.resource_type, resource.resource_name), resource.configuration_keys
+                )
+                outcome = (ErrorCode.none, None)
+            except HighwaterError as error:
+                outcome = (kafka_error_code(error), error.message)
         configs = tuple(_config(version, entry, include_synonyms, include_documentation) for entry in entries)
         results.append(
             build(
@@ -60,6 +70,19 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
             )
         )
     return build(shape(API_KEY, version, "DescribeConfigsResponse"), throttle_time=NO_THROTTLE, results=tuple(results))
+
+
+def _refused(context: RequestContext, resource_type: int, name: str) -> tuple[ErrorCode, str | None] | None:
+    """None when the principal may DESCRIBE_CONFIGS the resource (or its type is refused later); else the answer."""
+    if resource_type == TOPIC:
+        target, refusal = Resource.topic(name), ErrorCode.topic_authorization_failed
+    elif resource_type == BROKER:
+        target, refusal = Resource.cluster(), ErrorCode.cluster_authorization_failed
+    else:
+        return None
+    if authz.authorized(context.node, AclOperation.DESCRIBE_CONFIGS, target):
+        return None
+    return refusal, authz.refusal_message(AclOperation.DESCRIBE_CONFIGS, target)
 
 
 def _entries(context: RequestContext, resource_type: int, name: str) -> list[ConfigEntry]:

@@ -11,6 +11,10 @@ partition's producer state checks id, epoch and sequence of every appended batch
 (``DUPLICATE_SEQUENCE_NUMBER`` answers a retried batch with its original offsets,
 ``OUT_OF_ORDER_SEQUENCE_NUMBER`` refuses a gap), for Kafka and HTTP producers alike.
 
+Only a principal that may WRITE some topic gets an id (Kafka's rule, and
+``POST …/producer-ids``'s): anyone else is answered ``CLUSTER_AUTHORIZATION_FAILED``
+and nothing is allocated, so a user without ACLs cannot drain the id space.
+
 A ``transactional_id`` is answered ``TRANSACTIONAL_ID_AUTHORIZATION_FAILED``, not
 ``UNSUPPORTED_VERSION``: highwater has no transactions, so no principal can hold the
 WRITE permission on any transactional id that Kafka asks for here, which is exactly
@@ -34,10 +38,12 @@ from kio.static.primitive import i16, i64
 
 from broker.cluster.store import MetadataStoreError
 from broker.errors import HighwaterError
+from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.security.acl import AclOperation, ResourceType
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +58,8 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     if transactional_id is not None:
         log.info("kafka.transactions_refused", transactional_id=transactional_id)
         return _answer(version, ErrorCode.transactional_id_authorization_failed)
+    if not authz.authorized_for_some(context.node, AclOperation.WRITE, ResourceType.TOPIC):
+        return _answer(version, ErrorCode.cluster_authorization_failed)
     try:
         producer_id = await context.node.allocate_producer_id()
     except HighwaterError as error:

@@ -1,0 +1,181 @@
+"""The admin and producer-id APIs authorized at the Kafka door, with real clients on a secured 3-broker cluster.
+
+On top of ``secured_kafka``'s users: ``alice`` (READ and WRITE on ``orders-*``) also
+gets CREATE, DELETE and DESCRIBE_CONFIGS on ``orders-*`` and DESCRIBE_CONFIGS on the
+cluster; ``bob`` may only READ ``orders-eu``; ``mallory`` has no ACL. confluent-kafka's
+AdminClient and idempotent producer meet the refusals Kafka gives, the allowed user
+succeeds, and the HTTP API answers the same users the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from tests.integration.kafka.secured import (
+    ADMIN_PASSWORD,
+    ALICE_PASSWORD,
+    MALLORY_PASSWORD,
+    TOPIC,
+    SecuredKafka,
+    basic,
+    cli,
+    secured_kafka,
+)
+from tests.support.brokers import http_json
+from tests.support.replication import wait_until
+
+pytestmark = pytest.mark.integration
+
+BOB_PASSWORD = "bob-pw-4"
+TIMEOUT_S = 20
+
+
+def acl(secured: SecuredKafka, principal: str, operation: str, resource: list[str]) -> None:
+    cli(["acls", "add", "--principal", principal, "--operation", operation, *resource], secured.admin_env)
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredKafka]:
+    root: Path = tmp_path_factory.mktemp("kauthz")
+    with secured_kafka(root, kafka_tls=False) as secured:
+        cli(["users", "add", "bob", "--password-stdin"], secured.admin_env, BOB_PASSWORD + "\n")
+        orders = ["--resource-type", "TOPIC", "--resource-name", "orders-", "--pattern-type", "PREFIXED"]
+        acl(secured, "User:bob", "READ", ["--resource-type", "TOPIC", "--resource-name", TOPIC])
+        for operation in ("CREATE", "DELETE", "DESCRIBE_CONFIGS"):
+            acl(secured, "User:alice", operation, orders)
+        acl(
+            secured,
+            "User:alice",
+            "DESCRIBE_CONFIGS",
+            ["--resource-type", "CLUSTER", "--resource-name", "kafka-cluster"],
+        )
+
+        def everywhere() -> bool:
+            """Every broker applied the last ACL added (the store's changes arrive in order) and knows bob."""
+            context = secured.pki.client_context(with_certificate=False)
+            cluster = f"/v3/clusters/{secured.cluster_id}"
+            asked = [("/quotas", basic("alice", ALICE_PASSWORD)), (f"/topics/{TOPIC}", basic("bob", BOB_PASSWORD))]
+            return all(
+                http_json("GET", broker.url + cluster + path, context=context, headers=headers)[0] == 200
+                for broker in secured.cluster.brokers.values()
+                for path, headers in asked
+            )
+
+        wait_until(everywhere, TIMEOUT_S, "bob and alice's new ACLs on every broker")
+        yield secured
+
+
+def config(secured: SecuredKafka, username: str, password: str) -> dict[str, str]:
+    return {
+        "bootstrap.servers": secured.bootstrap(),
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": username,
+        "sasl.password": password,
+    }
+
+
+def admin_error(future: object) -> int | None:
+    """The Kafka error code a future fails with, None when it succeeds."""
+    try:
+        future.result(timeout=TIMEOUT_S)  # type: ignore[attr-defined]
+    except KafkaException as error:
+        return error.args[0].code()
+    return None
+
+
+def topic_status(secured: SecuredKafka, name: str) -> int:
+    return secured.http("GET", f"/topics/{name}", basic("admin", ADMIN_PASSWORD))[0]
+
+
+def test_a_user_without_acls_is_refused_every_admin_request_but_describe_cluster(secured: SecuredKafka) -> None:
+    admin = AdminClient(config(secured, "mallory", MALLORY_PASSWORD))
+    mallory = basic("mallory", MALLORY_PASSWORD)
+    for validate_only in (True, False):
+        created = admin.create_topics([NewTopic("orders-mallory", 1, 3)], validate_only=validate_only)
+        assert admin_error(created["orders-mallory"]) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    status, reply = secured.http(
+        "POST", "/topics", mallory, {"topic_name": "orders-mallory", "partitions_count": 1, "replication_factor": 3}
+    )
+    assert status == 403, reply
+    assert topic_status(secured, "orders-mallory") == 404
+
+    assert admin_error(admin.delete_topics([TOPIC])[TOPIC]) == KafkaError.UNKNOWN_TOPIC_OR_PART
+    assert secured.http("DELETE", f"/topics/{TOPIC}", mallory)[0] == 404
+    assert topic_status(secured, TOPIC) == 200
+
+    topic, broker = ConfigResource(ConfigResource.Type.TOPIC, TOPIC), ConfigResource(ConfigResource.Type.BROKER, "1")
+    described = admin.describe_configs([topic, broker])
+    assert admin_error(described[topic]) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert admin_error(described[broker]) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    assert secured.http("GET", "/quotas", mallory)[0] == 403
+
+    cluster = admin.describe_cluster(request_timeout=TIMEOUT_S).result(timeout=TIMEOUT_S)
+    assert {f"{n.host}:{n.port}" for n in cluster.nodes} == set(secured.kafka_addresses.values())
+    assert secured.http("GET", "/brokers", mallory)[0] == 200
+    assert "audit.denied" in secured.broker_logs()
+
+
+def test_a_user_who_may_describe_but_not_delete_is_told_so(secured: SecuredKafka) -> None:
+    admin = AdminClient(config(secured, "bob", BOB_PASSWORD))
+    assert admin_error(admin.delete_topics([TOPIC])[TOPIC]) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    status, reply = secured.http("DELETE", f"/topics/{TOPIC}", basic("bob", BOB_PASSWORD))
+    assert status == 403, reply
+    assert topic_status(secured, TOPIC) == 200
+
+
+def test_a_user_with_the_acls_creates_describes_and_deletes(secured: SecuredKafka) -> None:
+    admin = AdminClient(config(secured, "alice", ALICE_PASSWORD))
+    made = NewTopic("orders-made", 1, 3, config={"retention.ms": "60000"})
+    assert admin_error(admin.create_topics([made])["orders-made"]) is None
+    assert admin_error(admin.create_topics([NewTopic("invoices", 1, 3)])["invoices"]) == (
+        KafkaError.TOPIC_AUTHORIZATION_FAILED
+    )
+    wait_until(lambda: topic_status(secured, "orders-made") == 200, TIMEOUT_S, "orders-made created")
+
+    topic, broker = (
+        ConfigResource(ConfigResource.Type.TOPIC, "orders-made"),
+        ConfigResource(ConfigResource.Type.BROKER, "1"),
+    )
+    described = admin.describe_configs([topic, broker])
+    assert described[topic].result(timeout=TIMEOUT_S)["retention.ms"].value == "60000"
+    assert described[broker].result(timeout=TIMEOUT_S)["broker.id"].value == "1"
+    assert secured.http("GET", "/quotas", basic("alice", ALICE_PASSWORD))[0] == 200
+
+    assert admin_error(admin.delete_topics(["orders-made"])["orders-made"]) is None
+    wait_until(lambda: topic_status(secured, "orders-made") == 404, TIMEOUT_S, "orders-made deleted")
+
+
+def idempotent_producer(secured: SecuredKafka, username: str, password: str) -> Producer:
+    """An idempotent producer as ``username``: it asks for its producer id (InitProducerId) as it starts."""
+    return Producer({**config(secured, username, password), "enable.idempotence": True})
+
+
+def polled_until(producer: Producer, done: Callable[[], bool]) -> None:
+    """Serve the producer's callbacks until ``done``; confluent-kafka raises a fatal error from ``poll``."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while not done() and time.monotonic() < deadline:
+        producer.poll(0.2)
+
+
+def test_an_idempotent_producer_needs_write_on_some_topic(secured: SecuredKafka) -> None:
+    refused = idempotent_producer(secured, "mallory", MALLORY_PASSWORD)
+    with pytest.raises(KafkaException) as raised:
+        polled_until(refused, lambda: False)
+    fatal = raised.value.args[0]
+    assert (fatal.code(), fatal.fatal()) == (KafkaError.CLUSTER_AUTHORIZATION_FAILED, True)
+    assert secured.http("POST", "/producer-ids", basic("mallory", MALLORY_PASSWORD))[0] == 403
+
+    allowed = idempotent_producer(secured, "alice", ALICE_PASSWORD)
+    delivered: list = []
+    allowed.produce(TOPIC, value=b"idempotent", partition=0, on_delivery=lambda error, _: delivered.append(error))
+    polled_until(allowed, lambda: bool(delivered))
+    assert delivered == [None]
+    status, reply = secured.http("POST", "/producer-ids", basic("alice", ALICE_PASSWORD))
+    assert (status, reply["producer_epoch"]) == (200, 0)
