@@ -25,6 +25,8 @@ from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
 from broker.kafka.config_entries import ConfigSource
 from broker.kafka.dispatch import Dispatcher, Routed, route
+from broker.node.security import AUTHORIZATION_OFF
+from broker.security.authorizer import Decision
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 from config.topic import TopicDefaults
@@ -35,12 +37,23 @@ from tests.unit.kafka.stand_in import TOPIC, StandInNode
 INIT_PRODUCER_ID, CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, DESCRIBE_CLUSTER = 22, 19, 20, 32, 60
 
 
+class OpenSecurity:
+    """``authentication = "none"``: every decision allows, as ``NodeSecurity`` then answers."""
+
+    def decide(self, principal: object, host: str, operation: object, resource: object) -> Decision:
+        return AUTHORIZATION_OFF
+
+    def allows_any(self, principal: object, host: str, operation: object, resource_type: object) -> bool:
+        return True
+
+
 @dataclass
 class AdminStandIn(StandInNode):
     next_producer_id: int = 4000
     topics: dict[str, dict[str, str]] = field(default_factory=lambda: {TOPIC: {"retention.ms": "60000"}})
     created: list[tuple[str, int, int, dict[str, str]]] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    security: Any = field(default_factory=OpenSecurity)
 
     def __post_init__(self) -> None:
         self.settings = BrokerSettings(node_id=1, topic_defaults=TopicDefaults(partitions=2, replication_factor=3))
