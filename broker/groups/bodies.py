@@ -32,19 +32,23 @@ def partitions_by_topic(partitions: set[TopicPartition] | frozenset[TopicPartiti
 
 
 def group_body(node: BrokerNode, state: GroupState) -> dict[str, Any]:
+    """A group as the HTTP API shows it; a group of Kafka clients (classic protocol) shows its
+    classic state, members, chosen assignor and generation (as ``group_epoch`` and
+    ``assignment_epoch``: the classic protocol has one counter for both)."""
     membership = state.membership
     path = groups_path(node, membership.group_id)
+    classic = state.classic if state.classic_members else None
     return {
         "kind": "KafkaConsumerGroup",
         "metadata": {"self": f"{node.advertised_url}{path}"},
         "cluster_id": node.cluster_id,
         "consumer_group_id": membership.group_id,
-        "is_simple": not membership.members,
-        "partition_assignor": membership.assignor,
-        "state": membership.state,
-        "group_epoch": membership.group_epoch,
-        "assignment_epoch": membership.assignment_epoch,
-        "members_count": len(membership.members),
+        "is_simple": not membership.members and classic is None,
+        "partition_assignor": membership.assignor if classic is None else classic.protocol_name or "",
+        "state": membership.state if classic is None else classic.state,
+        "group_epoch": membership.group_epoch if classic is None else classic.generation,
+        "assignment_epoch": membership.assignment_epoch if classic is None else classic.generation,
+        "members_count": len(membership.members) if classic is None else len(classic.members),
         "committed_partitions": len(state.offsets),
         "coordinator_id": node.node_id,
         "coordinator": _related(node, f"/v3/clusters/{node.cluster_id}/brokers/{node.node_id}"),

@@ -34,7 +34,7 @@ class ConsumerGroup(ResponseBody):
     consumer_group_id: str
     is_simple: bool
     partition_assignor: str
-    state: Literal["Empty", "Assigning", "Reconciling", "Stable"]
+    state: Literal["Empty", "Assigning", "Reconciling", "Stable", "PreparingRebalance", "CompletingRebalance"]
     group_epoch: int
     assignment_epoch: int
     members_count: int

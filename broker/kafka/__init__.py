@@ -15,7 +15,8 @@ pure), ``apis`` (the one table of supported APIs and versions), ``context`` (wha
 handler gets: ``KafkaNode``, the part of the node it may call), ``dispatch`` (decode,
 route, encode one frame), one module per API group (``api_versions``, ``metadata``,
 ``produce``, ``fetch``, ``offsets``, ``producer_ids``, ``admin``, ``describe_configs``
-with the pure ``config_entries``), and ``listener`` (the asyncio server).
+with the pure ``config_entries``, ``groups`` and ``group_offsets`` for consumer groups),
+and ``listener`` (the asyncio server).
 
 Security (the HTTP door's users, ACLs and quotas; DESIGN.md section 9): ``sasl`` (the
 PLAIN and SCRAM-SHA-512 server mechanisms, pure), ``authn`` (one ``Session`` per

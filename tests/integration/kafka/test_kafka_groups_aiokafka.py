@@ -1,12 +1,10 @@
-"""aiokafka in a consumer group of the classic protocol, next to a librdkafka member.
-
-Skipped where aiokafka is not installed (it is not in the ``test`` extra yet).
-"""
+"""aiokafka in a consumer group of the classic protocol, next to a librdkafka member."""
 
 from __future__ import annotations
 
 import asyncio
 
+import aiokafka
 import pytest
 
 from tests.integration.kafka.conftest import KafkaCluster
@@ -14,7 +12,6 @@ from tests.integration.kafka.test_kafka_groups import confluent_consumer, group_
 from tests.support.brokers import http_json
 from tests.support.replication import wait_until
 
-aiokafka = pytest.importorskip("aiokafka")
 pytestmark = pytest.mark.integration
 
 
