@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker.record.codec import BatchColumns, HeaderList
+from broker.record.codec import HeaderList
+from broker.record.decode import BatchColumns
 from broker.record.header import BatchHeader
 from broker.record.lazy import LazyBatch
 

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from broker.record.codec import decode_columns
+from broker.record.decode import decode_columns
 from broker.record.header import iter_batches
 
 SPARK_SCHEMA_DDL = (

@@ -20,8 +20,9 @@ from collections.abc import Callable
 import crc32c
 import google_crc32c
 
-from broker.record.codec import RecordInput, decode_batch, decode_columns, encode_batch
+from broker.record.codec import RecordInput, encode_batch
 from broker.record.compression import CODEC_NAMES, SUPPORTED_CODECS
+from broker.record.decode import decode_batch, decode_columns
 
 RECORDS_PER_BATCH = 1000
 VALUE_BYTES = 100

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from broker.errors import HighwaterError, OffsetOutOfRange
 from broker.groups.commit_bounds import lag as committed_lag
 from broker.groups.lag_status import AHEAD, group_status, partition_status
-from broker.record.codec import iter_records
+from broker.record.decode import iter_records
 
 if TYPE_CHECKING:
     from broker.groups.host import GroupHost

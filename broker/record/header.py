@@ -21,7 +21,7 @@ Layout (big-endian), as Kafka's ``DefaultRecordBatch``::
 The broker only ever needs this header: it validates a batch from the header and
 CRC, stamps ``base_offset`` and ``partition_leader_epoch`` in place (both outside the
 CRC, so the CRC never has to be recomputed) and moves the bytes. Records are decoded
-only on the JSON paths (``broker.record.codec``).
+only on the JSON paths (``broker.record.decode``; produced batches are walked, not decoded, by its ``validate_produced_batches``).
 
 This module is pure: no asyncio, no files.
 """

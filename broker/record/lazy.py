@@ -25,7 +25,7 @@ from itertools import islice
 from operator import lt
 
 from broker.errors import CorruptRecord
-from broker.record.codec import BatchColumns, decode_checked_batch
+from broker.record.decode import BatchColumns, decode_checked_batch
 from broker.record.header import BatchHeader, validate_batch
 
 

@@ -9,7 +9,7 @@ A *varint* holds a signed 32-bit value and is at most 5 bytes; a *varlong* holds
 64-bit value and is at most 10 bytes. Kafka rejects longer encodings and so do we, with
 ``CorruptRecord``: a record that needs them was not written by a Kafka client.
 
-This module is pure; ``broker.record.codec`` inlines the one-byte fast path of these
+This module is pure; ``broker.record.decode`` inlines the one-byte fast path of these
 functions in its hot loops and falls back to them for longer encodings.
 """
 

@@ -32,7 +32,8 @@ from pydantic import ValidationError
 from broker.acks import KAFKA_NUMBER_FOR_ALL, Acks
 from broker.error_table import error_body
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
-from broker.record.codec import LOG_APPEND_TIME, validate_produced_batches
+from broker.record.codec import LOG_APPEND_TIME
+from broker.record.decode import validate_produced_batches
 from broker.replica_io.trace import trace
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Body, Operation, Reply, RouteTable, query_param
 from broker.server.json_records import (

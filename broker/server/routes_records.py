@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from broker.errors import InvalidRequest
-from broker.record.codec import iter_batches_with_records
+from broker.record.decode import iter_batches_with_records
 from broker.record.header import iter_batches
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable, query_param
 from broker.server.json_records import ReadFormat, render_record

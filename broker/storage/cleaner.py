@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.record.codec import Record, iter_batches_with_records
+from broker.record.codec import Record
+from broker.record.decode import iter_batches_with_records
 from broker.record.header import NO_PRODUCER_ID, TIMESTAMP_TYPE_MASK, BatchHeader
 from broker.storage.checkpoint import fsync_directory
 from broker.storage.compacted_batch import BatchSpan, encode_span

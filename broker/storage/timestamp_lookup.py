@@ -9,7 +9,7 @@ the answer without decoding.
 
 from __future__ import annotations
 
-from broker.record.codec import decode_batch
+from broker.record.decode import decode_batch
 from broker.record.header import BatchHeader
 
 LOG_APPEND_TIME = 1

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from broker.record.codec import iter_records
+from broker.record.decode import iter_records
 from tests.chaos.history import FAIL, OK, UNKNOWN, History
 
 COLUMNS = (

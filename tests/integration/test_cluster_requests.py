@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.record.codec import RecordInput, encode_batch, iter_records
+from broker.record.codec import RecordInput, encode_batch
+from broker.record.decode import iter_records
 from tests.integration.cluster_harness import LiveCluster
 from tests.support.brokers import http_json
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.record.codec import RecordInput, encode_batch, iter_records
+from broker.record.codec import RecordInput, encode_batch
+from broker.record.decode import iter_records
 from tests.support.brokers import BrokerCluster, http_json
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from broker.record.codec import iter_batches_with_records
+from broker.record.decode import iter_batches_with_records
 from broker.storage.log import PartitionLog
 from broker.storage.log_config import LogConfig
 from tests.simulation.world import PARTITION, TOPIC, SimConfig

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from broker.record.codec import iter_records
+from broker.record.decode import iter_records
 from broker.record.header import iter_batches
 from broker.storage.log import PartitionLog
 from broker.storage.log_config import LogConfig

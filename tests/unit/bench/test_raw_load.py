@@ -8,8 +8,9 @@ import pytest
 from broker.bench.raw_load import raw_batch
 from broker.bench.spec import STAMP
 from broker.errors import CorruptRecord
-from broker.record.codec import CREATE_TIME, decode_batch
+from broker.record.codec import CREATE_TIME
 from broker.record.compression import GZIP, NONE
+from broker.record.decode import decode_batch
 from broker.record.header import NO_PRODUCER_ID, NO_SEQUENCE, TIMESTAMP_TYPE_MASK
 
 CRC_OFFSET = 17

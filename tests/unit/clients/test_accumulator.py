@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from broker.client.types import TopicPartition
-from broker.record.codec import RecordInput, decode_batch
+from broker.record.codec import RecordInput
+from broker.record.decode import decode_batch
 from broker.record.header import RECORD_BATCH_OVERHEAD
 from producer.accumulator import RecordAccumulator
 from producer.batch import estimate_record_bytes

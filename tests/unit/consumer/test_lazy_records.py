@@ -14,8 +14,9 @@ import pytest
 
 from broker.client.types import FetchResult, TopicPartition
 from broker.errors import CorruptRecord
-from broker.record.codec import LOG_APPEND_TIME, Record, RecordColumns, encode_batch, iter_batches_with_records
+from broker.record.codec import LOG_APPEND_TIME, Record, RecordColumns, encode_batch
 from broker.record.compression import GZIP, LZ4, NONE, ZSTD
+from broker.record.decode import iter_batches_with_records
 from broker.record.header import (
     ATTRIBUTES_OFFSET,
     CONTROL_MASK,

@@ -6,7 +6,7 @@ import random
 from itertools import accumulate, pairwise
 
 from broker.client.types import TopicPartition
-from broker.record.codec import decode_batch
+from broker.record.decode import decode_batch
 from broker.record.header import RECORD_BATCH_OVERHEAD
 from producer.accumulator import BATCH_FULL, NEW_BATCH, RecordAccumulator
 from producer.batch import estimate_record_bytes, record_estimates

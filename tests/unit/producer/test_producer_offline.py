@@ -17,7 +17,7 @@ from broker.client.errors import BufferExhausted
 from broker.client.http import now_ms
 from broker.client.types import BrokerInfo, PartitionInfo, ProduceAck, TopicPartition
 from broker.errors import CorruptRecord, ServiceUnavailable
-from broker.record.codec import decode_batch
+from broker.record.decode import decode_batch
 from producer import Producer
 from producer.batch import estimate_record_bytes
 from producer.records import SendManyResult

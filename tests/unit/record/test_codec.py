@@ -10,18 +10,9 @@ from hypothesis import strategies as st
 from kafka.record._crc32c import crc as independent_crc32c
 
 from broker.errors import CorruptRecord
-from broker.record.codec import (
-    LOG_APPEND_TIME,
-    Record,
-    RecordInput,
-    decode_batch,
-    decode_columns,
-    encode_batch,
-    iter_batches_with_records,
-    iter_records,
-    record_size_in_bytes,
-)
+from broker.record.codec import LOG_APPEND_TIME, Record, RecordInput, encode_batch, record_size_in_bytes
 from broker.record.compression import GZIP, LZ4, NONE, SUPPORTED_CODECS, ZSTD
+from broker.record.decode import decode_batch, decode_columns, iter_batches_with_records, iter_records
 from broker.record.header import (
     ATTRIBUTES_OFFSET,
     CRC_OFFSET,

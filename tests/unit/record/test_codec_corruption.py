@@ -13,8 +13,8 @@ import pytest
 from kafka.record._crc32c import crc as independent_crc32c
 
 from broker.errors import CorruptRecord
-from broker.record.codec import decode_batch, decode_columns, validate_produced_batches
 from broker.record.compression import GZIP, NONE, ZSTD
+from broker.record.decode import decode_batch, decode_columns, validate_produced_batches
 
 ONE_RECORD = bytes.fromhex("10 00 00 00 02 6b 02 76 00".replace(" ", ""))
 """length 8, attributes, timestamp delta 0, offset delta 0, key b"k", value b"v", no headers."""

@@ -14,17 +14,9 @@ import pytest
 from kafka.record._crc32c import crc as independent_crc32c
 
 from broker.errors import CorruptRecord
-from broker.record.codec import (
-    LOG_APPEND_TIME,
-    Record,
-    _decode_headerless,
-    decode_batch,
-    decode_checked_batch,
-    decode_columns,
-    encode_batch,
-    encode_columns,
-)
+from broker.record.codec import LOG_APPEND_TIME, Record, encode_batch, encode_columns
 from broker.record.compression import GZIP, LZ4, NONE, ZSTD
+from broker.record.decode import _decode_headerless, decode_batch, decode_checked_batch, decode_columns
 from broker.record.header import RECORDS_OFFSET, validate_batch
 from broker.storage.compacted_batch import BatchSpan, encode_span
 

@@ -7,8 +7,9 @@ import struct
 
 import pytest
 
-from broker.record.codec import RecordInput, decode_batch, encode_batch, encode_columns
+from broker.record.codec import RecordInput, encode_batch, encode_columns
 from broker.record.compression import GZIP
+from broker.record.decode import decode_batch
 from broker.record.header import crc32c
 
 BASE_TS = 1_700_000_000_000

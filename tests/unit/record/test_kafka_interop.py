@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
-from broker.record.codec import RecordInput, decode_batch, decode_columns, encode_batch
+from broker.record.codec import RecordInput, encode_batch
 from broker.record.compression import GZIP, LZ4, NONE, SUPPORTED_CODECS, ZSTD
+from broker.record.decode import decode_batch, decode_columns
 
 TIMESTAMP_MS = 1_700_000_000_000
 SAMPLE = [

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broker.errors import CorruptRecord
-from broker.record.codec import RecordInput, decode_batch, encode_batch, validate_produced_batches
+from broker.record.codec import RecordInput, encode_batch
 from broker.record.compression import GZIP, LZ4, NONE, ZSTD, compress
+from broker.record.decode import decode_batch, validate_produced_batches
 from broker.record.header import RECORDS_OFFSET, iter_batches
 from tests.unit.record.test_codec_corruption import ONE_RECORD, batch_with_records_section
 

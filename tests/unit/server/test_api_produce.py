@@ -10,7 +10,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from broker.node.broker_node import BrokerNode
 from broker.partitioner import partition_for_key
-from broker.record.codec import RecordInput, encode_batch, iter_records
+from broker.record.codec import RecordInput, encode_batch
+from broker.record.decode import iter_records
 from broker.record.header import iter_batches
 from broker.server.app import create_app
 from tests.unit.server.conftest import MAX_REQUEST_BYTES, Api, broker_settings, error_of

@@ -9,7 +9,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from broker.node.broker_node import BrokerNode
-from broker.record.codec import iter_records
+from broker.record.decode import iter_records
 from broker.record.header import iter_batches
 from broker.server.app import create_app
 from broker.server.routes_produce import PRODUCER_KEY

@@ -7,7 +7,8 @@ import base64
 
 import pytest
 
-from broker.record.codec import RecordInput, encode_batch, iter_records
+from broker.record.codec import RecordInput, encode_batch
+from broker.record.decode import iter_records
 from tests.unit.server.conftest import Api, error_of
 
 BATCH = "application/vnd.kafka.batch.v2"

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from broker.errors import InvalidRequest
-from broker.record.codec import Record, decode_batch, encode_batch
+from broker.record.codec import Record, encode_batch
+from broker.record.decode import decode_batch
 from broker.server.json_records import (
     DataType,
     ProduceRecord,

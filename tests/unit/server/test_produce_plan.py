@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from broker.errors import UnknownPartition
 from broker.partitioner import partition_for_key
-from broker.record.codec import RecordInput, decode_batch
+from broker.record.codec import RecordInput
+from broker.record.decode import decode_batch
 from broker.server.json_records import EncodedRecord
 from broker.server.produce_plan import PlacedRecord, RoundRobin, build_batches, choose_partition, split_by_size
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.record.codec import RecordInput, encode_batch, iter_records
+from broker.record.codec import RecordInput, encode_batch
+from broker.record.decode import iter_records
 from broker.storage.cleaner import compact_log
 from broker.storage.log import PartitionLog
 from broker.storage.log_config import LogConfig

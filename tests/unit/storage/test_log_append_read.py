@@ -10,7 +10,7 @@ from broker.errors import (
     RecordTooLarge,
     UnexpectedAppendOffset,
 )
-from broker.record.codec import decode_batch
+from broker.record.decode import decode_batch
 from broker.record.header import iter_batches, stamp
 from broker.storage.epoch_cache import EpochEntry
 from broker.storage.log_config import LogConfig
