@@ -8,8 +8,10 @@ verified exactly as Kafka verifies it, with the stored keys alone.
 
 Invariants of ``ScramServer``:
 
-- it proves a principal only after a client-final message whose nonce is the one this
-  exchange made (client nonce + a fresh server nonce, ``secrets``) and whose proof
+- it proves a principal only after a client-final message whose nonce ends with the one
+  this exchange made (client nonce + a fresh server nonce, ``secrets``; "ends with" is
+  Kafka's own rule in ``ScramSaslServer``, which librdkafka 2.0 relies on: it sends its
+  client nonce again in front of the server's) and whose proof
   hashes to the stored key; a final message of another exchange (a replay) carries
   another nonce and fails;
 - it accepts exactly one client-first and one client-final message, in that order:
@@ -168,7 +170,7 @@ class ScramServer:
             raise SaslFailure("the SCRAM client-final message is not valid base64") from None
         if binding != self._gs2_header:
             raise SaslFailure("the SCRAM channel binding does not match the client-first message")
-        if attributes.get("r") != self._nonce:
+        if not attributes.get("r", "").endswith(self._nonce):
             raise SaslFailure("the SCRAM nonce is not this exchange's")
         assert self._credential is not None
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()

@@ -4,11 +4,15 @@ The users, ACLs and credential store are the HTTP API's: alice (READ and WRITE o
 ``orders-*``) produces with acks=all and consumes with assign; a wrong password is
 refused with an authentication error the broker logs (without the password);
 mallory, who has a password and no ACL, gets ``TOPIC_AUTHORIZATION_FAILED`` on
-produce and fetch, while the HTTP API answers her 403 for the same topic.
+produce and fetch, while the HTTP API answers her 403 for the same topic. kcat (Debian's,
+on librdkafka) does the same SCRAM-over-TLS round trip and is refused a wrong password.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,3 +123,35 @@ def test_metadata_lists_only_the_topics_the_user_may_describe(secured: SecuredKa
     mallory = Producer(client_config(secured, "mallory", MALLORY_PASSWORD))
     assert TOPIC in alice.list_topics(timeout=20).topics
     assert TOPIC not in mallory.list_topics(timeout=20).topics
+
+
+def _kcat(secured: SecuredKafka, username: str, password: str, *args: str, stdin: str | None = None):
+    kcat = shutil.which("kcat")
+    assert kcat is not None, "kcat is missing: `make test` installs Debian's kcat"
+    sasl = (
+        "-X", "security.protocol=SASL_SSL",
+        "-X", "sasl.mechanisms=SCRAM-SHA-512",
+        "-X", f"sasl.username={username}",
+        "-X", f"sasl.password={password}",
+        "-X", f"ssl.ca.location={secured.pki.ca_file}",
+    )  # fmt: skip
+    return subprocess.run(
+        [kcat, "-b", secured.bootstrap(), *sasl, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_kcat_produces_and_consumes_over_sasl_ssl_scram_and_a_wrong_password_is_refused(secured: SecuredKafka) -> None:
+    produced = _kcat(secured, "alice", ALICE_PASSWORD, "-P", "-t", TOPIC, "-p", "0", "-K", ":", stdin="kcat:over-tls\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = _kcat(secured, "alice", ALICE_PASSWORD, "-C", "-t", TOPIC, "-p", "0", "-o", "beginning", "-e", "-J")
+    assert consumed.returncode == 0, consumed.stderr
+    messages = [json.loads(line) for line in consumed.stdout.splitlines() if line.strip()]
+    assert ("kcat", "over-tls") in [(m["key"], m["payload"]) for m in messages]
+    refused = _kcat(secured, "alice", "not-alices-password", "-L", "-m", "10")
+    assert refused.returncode != 0
+    assert "Authentication failed" in refused.stderr or "SASL authentication error" in refused.stderr, refused.stderr

@@ -126,3 +126,29 @@ def test_plain_messages() -> None:
     for bad in (b"alice\x00secret", b"\x00\x00secret", b"\x00alice\x00", b"bob\x00alice\x00secret", b"\xff\x00a\x00b"):
         with pytest.raises(SaslFailure):
             parse_plain(bad)
+
+
+def _proof(password: str, auth_message: bytes) -> str:
+    import hashlib
+    import hmac
+
+    salted = hashlib.pbkdf2_hmac("sha512", password.encode(), SALT, 4096)
+    client_key = hmac.new(salted, b"Client Key", hashlib.sha512).digest()
+    signature = hmac.new(hashlib.sha512(client_key).digest(), auth_message, hashlib.sha512).digest()
+    return base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True))).decode()
+
+
+def test_librdkafka_2_0s_final_nonce_with_the_client_nonce_sent_twice_is_accepted_as_kafka_accepts_it() -> None:
+    """Debian's kcat (librdkafka 2.0.2) puts its client nonce in front of the server's ``r``
+    again; Kafka's server checks only that the final nonce ends with the exchange's, and so does this one.
+    A nonce that does not end with this exchange's (a replay) still fails."""
+    scram = server()
+    scram.step(CLIENT_FIRST)
+    without_proof = f"c=biws,r={CLIENT_NONCE}{CLIENT_NONCE}{SERVER_NONCE}"
+    auth_message = f"n=user,r={CLIENT_NONCE},{SERVER_FIRST.decode()},{without_proof}".encode()
+    assert scram.step(f"{without_proof},p={_proof('pencil', auth_message)}".encode()).startswith(b"v=")
+    assert scram.done and scram.username == "user"
+    replayed = server(nonce="another-exchange")
+    replayed.step(CLIENT_FIRST)
+    with pytest.raises(SaslFailure, match="nonce"):
+        replayed.step(f"{without_proof},p={_proof('pencil', auth_message)}".encode())
