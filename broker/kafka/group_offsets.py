@@ -39,7 +39,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i64
 
-from broker.groups.classic import EMPTY
+from broker.groups.classic import EMPTY, ClassicGroupError
 from broker.groups.shard import GroupState
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
@@ -63,9 +63,9 @@ async def offset_commit(context: RequestContext, request: DecodedRequest) -> Any
     body = request.body
     try:
         require_group(context, AclOperation.READ, body.group_id)
-    except Exception as error:  # noqa: BLE001 - the error is the answer
-        refusal = group_error_code(error)
-        return _commit_answer(request.prefix.api_version, body.topics, lambda _: refusal)
+    except ClassicGroupError as refusal:
+        refused_group = group_error_code(refusal)
+        return _commit_answer(request.prefix.api_version, body.topics, lambda _: refused_group)
     refused = _refused_topics(context, AclOperation.READ, (topic.name for topic in body.topics))
     offsets = [
         (topic.name, p.partition_index, p.committed_offset, p.committed_metadata or "")
