@@ -11,21 +11,42 @@ offset above the high watermark) answers that error for every partition it names
 OffsetFetch answers -1 (Kafka's "no committed offset") for a partition without one.
 ListGroups lists the groups this broker coordinates, as Kafka's does (an admin client
 asks every broker); DescribeGroups answers ``Dead`` for a group that does not exist.
+
+Authorization (Kafka's ``KafkaApis``; the HTTP group routes agree), always the group
+first, so a refused principal touches no state and sees no offset:
+
+- OffsetCommit: READ on the group, else ``GROUP_AUTHORIZATION_FAILED`` on every
+  partition; then READ on each topic, else ``TOPIC_AUTHORIZATION_FAILED`` on that
+  topic's partitions, and only the allowed topics are committed. (The HTTP commit
+  route refuses the whole commit with 403 instead: a JSON body has no per-partition
+  answer; Kafka's does, so this door answers per partition as Kafka does.)
+- OffsetFetch: DESCRIBE on the group, else ``GROUP_AUTHORIZATION_FAILED``; a topic
+  asked for by name without DESCRIBE answers ``TOPIC_AUTHORIZATION_FAILED`` for its
+  partitions, and a fetch of all topics leaves such topics out.
+- ListGroups: every group with DESCRIBE on the cluster, else only the groups the
+  principal may DESCRIBE.
+- DescribeGroups: DESCRIBE on each group, else that group's ``GROUP_AUTHORIZATION_FAILED``.
+
+A refusal that is an answer is audited (``authz.authorized``); leaving something out of
+a listing is not (``authz.may``), as Kafka and the HTTP listings do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i64
 
-from broker.groups.classic import EMPTY
+from broker.groups.classic import EMPTY, ClassicGroupError
 from broker.groups.shard import GroupState
+from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
-from broker.kafka.groups import coordinating_shard, group_error_code, refuse_static_member
+from broker.kafka.groups import coordinating_shard, group_error_code, refuse_static_member, require_group
 from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.security.acl import AclOperation, Resource
 
 OFFSET_COMMIT = 8
 OFFSET_FETCH = 9
@@ -39,22 +60,36 @@ DEAD = "Dead"
 
 
 async def offset_commit(context: RequestContext, request: DecodedRequest) -> Any:
-    version = request.prefix.api_version
     body = request.body
+    try:
+        require_group(context, AclOperation.READ, body.group_id)
+    except ClassicGroupError as refusal:
+        refused_group = group_error_code(refusal)
+        return _commit_answer(request.prefix.api_version, body.topics, lambda _: refused_group)
+    refused = _refused_topics(context, AclOperation.READ, (topic.name for topic in body.topics))
     offsets = [
         (topic.name, p.partition_index, p.committed_offset, p.committed_metadata or "")
         for topic in body.topics
+        if topic.name not in refused
         for p in topic.partitions
     ]
-    try:
-        refuse_static_member(getattr(body, "group_instance_id", None), body.group_id)
-        shard = await coordinating_shard(context, body.group_id)
-        await context.node.groups.classic_commit(
-            shard, body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
-        )
-        code = ErrorCode.none
-    except Exception as error:  # noqa: BLE001 - the error is the answer
-        code = group_error_code(error)
+    code = ErrorCode.none
+    if offsets:
+        try:
+            refuse_static_member(getattr(body, "group_instance_id", None), body.group_id)
+            shard = await coordinating_shard(context, body.group_id)
+            await context.node.groups.classic_commit(
+                shard, body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
+            )
+        except Exception as error:  # noqa: BLE001 - the error is the answer
+            code = group_error_code(error)
+    return _commit_answer(
+        request.prefix.api_version, body.topics, lambda name: authz.REFUSED if name in refused else code
+    )
+
+
+def _commit_answer(version: int, asked: Iterable[Any], code_of: Callable[[str], ErrorCode]) -> Any:
+    """The OffsetCommit response: every partition asked for, with its topic's code."""
     partition_class = shape(OFFSET_COMMIT, version, "OffsetCommitResponsePartition")
     topic_class = shape(OFFSET_COMMIT, version, "OffsetCommitResponseTopic")
     topics = tuple(
@@ -62,36 +97,53 @@ async def offset_commit(context: RequestContext, request: DecodedRequest) -> Any
             topic_class,
             name=topic.name,
             partitions=tuple(
-                build(partition_class, partition_index=p.partition_index, error_code=code) for p in topic.partitions
+                build(partition_class, partition_index=p.partition_index, error_code=code_of(topic.name))
+                for p in topic.partitions
             ),
         )
-        for topic in body.topics
+        for topic in asked
     )
     return build(shape(OFFSET_COMMIT, version, "OffsetCommitResponse"), throttle_time=NO_THROTTLE, topics=topics)
+
+
+def _refused_topics(context: RequestContext, operation: AclOperation, names: Iterable[str]) -> frozenset[str]:
+    """The topics among ``names`` the principal may not ``operation``: one audited check per distinct name."""
+    return frozenset(
+        name for name in dict.fromkeys(names) if not authz.authorized(context.node, operation, Resource.topic(name))
+    )
 
 
 async def offset_fetch(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     body = request.body
     try:
+        require_group(context, AclOperation.DESCRIBE, body.group_id)
         shard = await coordinating_shard(context, body.group_id)
         state = shard.groups.get(body.group_id)
         code = ErrorCode.none
     except Exception as error:  # noqa: BLE001 - the error is the answer
         state, code = None, group_error_code(error)
     committed = state.offsets if state is not None else {}
+    refused: frozenset[str] = frozenset()
     if body.topics is None:
         asked: dict[str, list[int]] = {}
         for topic, partition in sorted(committed):
             asked.setdefault(topic, []).append(partition)
+        asked = {
+            name: partitions
+            for name, partitions in asked.items()
+            if authz.may(context.node, AclOperation.DESCRIBE, Resource.topic(name))
+        }
     else:
         asked = {topic.name: list(topic.partition_indexes) for topic in body.topics}
+        if code == ErrorCode.none:
+            refused = _refused_topics(context, AclOperation.DESCRIBE, asked)
     partition_class = shape(OFFSET_FETCH, version, "OffsetFetchResponsePartition")
     topics = []
     for name, partitions in asked.items():
         entries = []
         for index in partitions:
-            found = committed.get((name, index))
+            found = None if name in refused else committed.get((name, index))
             entries.append(
                 build(
                     partition_class,
@@ -99,7 +151,7 @@ async def offset_fetch(context: RequestContext, request: DecodedRequest) -> Any:
                     committed_offset=i64(found.offset if found else NO_OFFSET),
                     committed_leader_epoch=i32(NO_LEADER_EPOCH),
                     metadata=found.metadata if found else "",
-                    error_code=code,
+                    error_code=authz.REFUSED if name in refused else code,
                 )
             )
         topics.append(
@@ -124,10 +176,14 @@ async def list_groups(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     wanted = {s.lower() for s in getattr(request.body, "states_filter", ())}
     listed = shape(LIST_GROUPS, version, "ListedGroup")
+    node = context.node
+    every_group = authz.may(node, AclOperation.DESCRIBE, Resource.cluster())
     groups = []
-    for _, state in context.node.groups.local_groups():
+    for _, state in node.groups.local_groups():
         name = group_state_name(state)
         if wanted and name.lower() not in wanted:
+            continue
+        if not every_group and not authz.may(node, AclOperation.DESCRIBE, Resource.group(state.membership.group_id)):
             continue
         groups.append(
             build(listed, group_id=state.membership.group_id, protocol_type=CONSUMER_PROTOCOL, group_state=name)
@@ -153,6 +209,7 @@ async def _describe(context: RequestContext, version: int, group_id: str) -> Any
     member_class = shape(DESCRIBE_GROUPS, version, "DescribedGroupMember")
     common = {"group_id": group_id, "authorized_operations": i32(NO_AUTHORIZED_OPERATIONS)}
     try:
+        require_group(context, AclOperation.DESCRIBE, group_id)
         shard = await coordinating_shard(context, group_id)
     except Exception as error:  # noqa: BLE001 - each group answers its own error
         code = group_error_code(error)

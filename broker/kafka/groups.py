@@ -9,6 +9,13 @@ when members rejoin since membership is in memory).
 
 Static membership (``group.instance.id``, KIP-345) is not supported: a request that
 carries one is answered ``INVALID_REQUEST`` and logged saying so.
+
+Authorization (Kafka's ``KafkaApis``, and the HTTP group routes of ``route_access``):
+FindCoordinator for a group needs DESCRIBE on it; JoinGroup, SyncGroup, Heartbeat and
+LeaveGroup need READ on it. The check comes first, before the coordinator is looked up
+or any state is touched, so a refused principal changes nothing and learns nothing
+(not even which broker coordinates the group): it is answered
+``GROUP_AUTHORIZATION_FAILED`` and the refusal is audited (``require_group``).
 """
 
 from __future__ import annotations
@@ -23,10 +30,12 @@ from kio.static.primitive import i32
 from broker.groups.classic import NO_GENERATION, ClassicGroupError, JoinRequest
 from broker.groups.errors import NotCoordinator
 from broker.groups.shard import OffsetsShard
+from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, millis, shape
+from broker.security.acl import AclOperation, Resource
 from config.broker import split_host_port
 
 log = structlog.get_logger(__name__)
@@ -57,6 +66,13 @@ async def coordinating_shard(context: RequestContext, group_id: str) -> OffsetsS
     if isinstance(shard, str):  # route raises rather than naming a URL when told the request was forwarded
         raise NotCoordinator(f"group {group_id!r} is coordinated by {shard}")
     return shard
+
+
+def require_group(context: RequestContext, operation: AclOperation, group_id: str) -> None:
+    """Raise ``GROUP_AUTHORIZATION_FAILED`` (as a ``ClassicGroupError``) unless the principal may; audited."""
+    resource = Resource.group(group_id)
+    if not authz.authorized(context.node, operation, resource):
+        raise ClassicGroupError("GROUP_AUTHORIZATION_FAILED", authz.refusal_message(operation, resource))
 
 
 def refuse_static_member(group_instance_id: str | None, group_id: str) -> None:
@@ -107,6 +123,7 @@ async def _coordinator(
     if key_type != GROUP_KEY_TYPE:
         return ErrorCode.invalid_request, "highwater coordinates consumer groups only (no transactions)", *nowhere
     try:
+        require_group(context, AclOperation.DESCRIBE, key)
         leader = await context.node.groups.coordinator_id(key)
     except Exception as error:  # noqa: BLE001 - every failure is this key's error code
         return group_error_code(error), str(error), *nowhere
@@ -126,6 +143,7 @@ async def join_group(context: RequestContext, request: DecodedRequest) -> Any:
     body = request.body
     response = shape(JOIN_GROUP, version, "JoinGroupResponse")
     try:
+        require_group(context, AclOperation.READ, body.group_id)
         refuse_static_member(getattr(body, "group_instance_id", None), body.group_id)
         shard = await coordinating_shard(context, body.group_id)
         session_ms = millis(body.session_timeout)
@@ -175,6 +193,7 @@ async def sync_group(context: RequestContext, request: DecodedRequest) -> Any:
     body = request.body
     response = shape(SYNC_GROUP, version, "SyncGroupResponse")
     try:
+        require_group(context, AclOperation.READ, body.group_id)
         refuse_static_member(getattr(body, "group_instance_id", None), body.group_id)
         shard = await coordinating_shard(context, body.group_id)
         assignments = {a.member_id: a.assignment for a in body.assignments}
@@ -200,6 +219,7 @@ async def sync_group(context: RequestContext, request: DecodedRequest) -> Any:
 async def heartbeat(context: RequestContext, request: DecodedRequest) -> Any:
     body = request.body
     try:
+        require_group(context, AclOperation.READ, body.group_id)
         refuse_static_member(getattr(body, "group_instance_id", None), body.group_id)
         shard = await coordinating_shard(context, body.group_id)
         context.node.groups.classic_heartbeat(shard, body.group_id, body.member_id, body.generation_id)
@@ -218,6 +238,7 @@ async def leave_group(context: RequestContext, request: DecodedRequest) -> Any:
     leaving = [(m.member_id, m.group_instance_id) for m in body.members] if batched else [(body.member_id, None)]
     codes: list[ErrorCode] = []
     try:
+        require_group(context, AclOperation.READ, body.group_id)
         shard = await coordinating_shard(context, body.group_id)
     except Exception as error:  # noqa: BLE001 - the error is the answer
         top = group_error_code(error)

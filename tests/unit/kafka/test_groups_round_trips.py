@@ -26,6 +26,7 @@ from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.shapes import build
 from tests.unit.kafka import requests
 from tests.unit.kafka.stand_in import TOPIC, StandInNode
+from tests.unit.kafka.test_kadmin import OpenSecurity
 
 GROUP = "readers"
 ELSEWHERE = "coordinated-elsewhere"
@@ -89,9 +90,12 @@ class StandInGroups:
 
 
 class GroupsNode(StandInNode):
+    """A node whose group handlers find ``StandInGroups``; security is off (``OpenSecurity``) unless replaced."""
+
     def __init__(self) -> None:
         super().__init__()
         self.groups = StandInGroups()
+        self.security: Any = OpenSecurity()
 
 
 def versions(api_key: int) -> list[int]:
