@@ -27,8 +27,11 @@ from tests.integration.kafka.secured import (
     TOPIC,
     SecuredKafka,
     basic,
+    cli,
     secured_kafka,
 )
+from tests.support.brokers import http_json
+from tests.support.replication import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -37,6 +40,25 @@ pytestmark = pytest.mark.integration
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredKafka]:
     root: Path = tmp_path_factory.mktemp("sasl-ssl")
     with secured_kafka(root, kafka_tls=True) as secured:
+        # librdkafka asks for the coordinator of its group.id even for an assign-only consumer;
+        # Kafka answers GROUP_AUTHORIZATION_FAILED without READ on the group, and so does highwater.
+        cli(
+            [
+                "acls", "add", "--principal", "User:alice", "--operation", "READ",
+                "--resource-type", "GROUP", "--resource-name", "assign-only",
+            ],
+            secured.admin_env,
+        )  # fmt: skip
+        context = secured.pki.client_context(with_certificate=False)
+        path = f"/v3/clusters/{secured.cluster_id}/consumer-groups/assign-only"
+        wait_until(
+            lambda: all(
+                http_json("GET", b.url + path, context=context, headers=basic("alice", ALICE_PASSWORD))[0] == 404
+                for b in secured.cluster.brokers.values()
+            ),
+            30,
+            "alice's group ACL on every broker",
+        )
         yield secured
 
 
