@@ -16,10 +16,11 @@ from broker.acks import Acks
 from broker.client.security import ClientSecurity
 
 KINDS = ("produce", "consume", "e2e")
-LOADS = ("send", "many", "raw")
+LOADS = ("send", "many", "raw", "kafka")
 """How produce load is generated: ``send`` calls ``Producer.send`` per record, ``many`` hands
 the producer many values per call (``Producer.send_many``), ``raw`` posts pre-encoded record
-batches to the binary produce endpoint with no producer library at all (the broker's capacity)."""
+batches to the binary produce endpoint with no producer library at all (the broker's capacity),
+``kafka`` produces through librdkafka (confluent-kafka) over the brokers' Kafka listeners."""
 COMPRESSIONS = ("none", "gzip", "lz4", "zstd")
 STAMP = struct.Struct(">QB")
 """Head of every value: send time (``time.monotonic_ns``, one clock for every process on the host) and a flag, 1 = sampled."""
@@ -72,6 +73,14 @@ class WorkloadSpec:
             self.load != "raw" or self.kind != "e2e",
             "--load raw posts one pre-encoded batch over and over, without send-time stamps: "
             "e2e needs stamped values, use --load send or many",
+        )
+        _require(
+            self.load != "kafka" or self.kind == "produce",
+            "--load kafka measures produce only (bench produce)",
+        )
+        _require(
+            self.load != "kafka" or not self.target_rate,
+            "--load kafka sends as fast as librdkafka takes records: --target-rate does not apply",
         )
         _require(
             self.record_size_bytes >= MIN_RECORD_BYTES,
