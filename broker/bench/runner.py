@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from broker.bench import kafka_load, raw_load, workloads
+from broker.bench import kafka_consume, kafka_load, raw_load, workloads
 from broker.bench.spec import WorkloadSpec
 from broker.bench.stats import LatencySummary, summarize_latencies_ns
 from broker.bench.workloads import ConsumerReport, ProducerReport
@@ -152,6 +152,24 @@ def _producer_launches(group: ProcessGroup, spec: WorkloadSpec, urls: list[str],
 def _consumer_launches(
     group: ProcessGroup, spec: WorkloadSpec, urls: list[str], topic: str, processes: int, sample: bool
 ) -> list[Launch]:
+    if spec.load == "kafka":
+        return [
+            Launch(
+                "consumer",
+                kafka_consume.kafka_consume_process,
+                (
+                    urls,
+                    topic,
+                    [p for p in range(spec.partitions) if p % processes == index],
+                    index,
+                    group.expected,
+                    group.barrier,
+                    group.consumed,
+                    group.results,
+                ),
+            )
+            for index in range(processes)
+        ]
     return [
         Launch(
             "consumer",

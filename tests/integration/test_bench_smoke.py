@@ -146,3 +146,15 @@ def test_bench_kafka_load_against_a_server_puts_every_record_in_the_log(tmp_path
         assert sum(partition["high_watermark"] for partition in partitions) == 2500
     finally:
         cluster.shutdown()
+
+
+def test_bench_consume_with_the_kafka_load_reads_back_every_record(tmp_path: Path) -> None:
+    """The topic is filled through librdkafka, then two librdkafka readers split its partitions and read all of it."""
+    results_file = tmp_path / "bench.json"
+    arguments = ["consume", "--spawn", "1", "--load", "kafka", "--count", "3000", "--processes", "2"]
+    completed = _bench(arguments, results_file)
+    [scenario] = json.loads(results_file.read_text())["scenarios"]
+    assert scenario["name"] == "consume 100 B RF1 acks=all kafka"
+    assert scenario["runs"][0]["records"] == 3000
+    assert scenario["mb_per_s"]["median"] > 0
+    assert "consume 100 B RF1 acks=all kafka" in completed.stdout
