@@ -12,8 +12,9 @@
 and stops them after. Each repeat writes to a fresh topic. ``--baseline`` adds the
 reference run (``broker.bench.baseline``) so figures show as a ratio of it. ``--load raw``
 posts pre-encoded batches of ``--batch-records`` (``broker.bench.raw_load``) instead of
-going through the producer library; the "client CPU µs/record" column shows what the load
-generator spent per record either way.
+going through the producer library; ``--load kafka`` produces through librdkafka over the
+brokers' Kafka listeners (``broker.bench.kafka_load``; spawned brokers get one on a free
+port). The "client CPU µs/record" column shows what the load generator spent per record.
 
 Security: ``--username`` (password from ``HIGHWATER_PASSWORD``) and ``--ssl-ca-file``/
 ``--ssl-cert-file``/``--ssl-key-file`` reach a secured ``--server``, as in every client
@@ -88,8 +89,9 @@ Load = Annotated[
     str,
     typer.Option(
         "--load",
-        help=f"{', '.join(LOADS)}: Producer.send per record, Producer.send_many, or pre-encoded batches "
-        "posted to the binary produce endpoint (the broker's capacity, no producer library).",
+        help=f"{', '.join(LOADS)}: Producer.send per record, Producer.send_many, pre-encoded batches "
+        "posted to the binary produce endpoint (the broker's capacity, no producer library), or librdkafka "
+        "(confluent-kafka) over the brokers' Kafka listeners.",
     ),
 ]
 BatchRecords = Annotated[int, typer.Option("--batch-records", help="Records per pre-encoded batch of --load raw.")]
@@ -381,6 +383,7 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
         if broker_run and bool(invocation.server) == bool(invocation.spawn):
             raise SpecError("give exactly one of --server URL and --spawn N")
         check_security(invocation)
+        check_kafka_load(spec, invocation)
     except SpecError as error:
         raise fail(str(error), EXIT_BAD_SETTINGS) from None
     summaries: list[ScenarioSummary] = []
@@ -390,7 +393,7 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
         summaries.append(baseline)
     target = "baseline only"
     if broker_run and (invocation.server or invocation.spawn):
-        with _cluster(invocation) as (urls, security):
+        with _cluster(invocation, kafka=spec.load == "kafka") as (urls, security):
             target = invocation.server or f"{invocation.spawn} spawned{_secured_as(invocation)} brokers"
             secured = dataclasses.replace(spec, security=security)
             runs = [_run_once(secured, urls, invocation.quiet) for _ in range(invocation.repeat)]
@@ -416,6 +419,16 @@ def check_security(invocation: Invocation) -> None:
         raise SpecError("--tls makes its own CA for the spawned brokers; --ssl-* files apply to --server")
 
 
+def check_kafka_load(spec: WorkloadSpec, invocation: Invocation) -> None:
+    """``--load kafka`` speaks plaintext Kafka without SASL, and needs confluent-kafka installed."""
+    if spec.load != "kafka":
+        return
+    if invocation.tls or invocation.basic_auth or invocation.security.username or invocation.security.uses_tls_files:
+        raise SpecError("--load kafka connects without TLS or SASL: drop --tls, --basic-auth, --username, --ssl-*")
+    if importlib.util.find_spec("confluent_kafka") is None:
+        raise SpecError("--load kafka produces through confluent-kafka: pip install confluent-kafka")
+
+
 def scenario_name(spec: WorkloadSpec) -> str:
     """``produce 100 B RF3 acks=all``, plus the non-default knobs that change the meaning of the figures."""
     name = f"{spec.kind} {spec.record_size_bytes} B RF{spec.replication_factor} acks={spec.acks.value}"
@@ -437,8 +450,8 @@ def _repeat_baseline(spec: WorkloadSpec, invocation: Invocation) -> list[RunResu
 
 
 @contextlib.contextmanager
-def _cluster(invocation: Invocation) -> Iterator[tuple[list[str], ClientSecurity]]:
-    """The brokers' URLs and the options their clients need."""
+def _cluster(invocation: Invocation, kafka: bool = False) -> Iterator[tuple[list[str], ClientSecurity]]:
+    """The brokers' URLs and the options their clients need; spawned brokers with a Kafka listener if ``kafka``."""
     if invocation.server:
         yield [invocation.server.rstrip("/")], invocation.security
         return
@@ -451,7 +464,7 @@ def _cluster(invocation: Invocation) -> Iterator[tuple[list[str], ClientSecurity
         except TrustmeMissing as error:
             raise fail(str(error), EXIT_BAD_SETTINGS) from None
         basic = SpawnedBasicAuth() if invocation.basic_auth else None
-        with spawned_cluster(invocation.spawn, tls, basic) as brokers:
+        with spawned_cluster(invocation.spawn, tls, basic, kafka) as brokers:
             spawned = tls is not None or basic is not None
             yield [broker.url for broker in brokers], client_security(tls, basic) if spawned else invocation.security
 

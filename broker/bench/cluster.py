@@ -45,6 +45,7 @@ from broker.security.scram import new_credential
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
+KAFKA_LISTENER = "127.0.0.1:0"
 
 
 def free_port() -> int:
@@ -124,19 +125,25 @@ async def wait_for_brokers(
 
 @contextlib.contextmanager
 def spawned_cluster(
-    count: int, tls: SpawnedTls | None = None, basic: SpawnedBasicAuth | None = None
+    count: int, tls: SpawnedTls | None = None, basic: SpawnedBasicAuth | None = None, kafka: bool = False
 ) -> Iterator[list[DevBroker]]:
     """``count`` broker processes in a temporary directory, stopped and removed on exit.
 
     HTTPS with ``tls``; with ``basic``, its user exists before the brokers start and they
-    authenticate every request.
+    authenticate every request. With ``kafka``, each broker also opens a Kafka listener on
+    a port the kernel picks at its bind (``KAFKA_LISTENER``, no window for another process
+    to take it); it registers the bound address, which the brokers list then shows.
     """
     with tempfile.TemporaryDirectory(prefix="highwater-bench-") as directory:
         root = Path(directory)
         store = f"sqlite://{root / 'metadata.db'}"
         if basic:
             asyncio.run(_bootstrap_user(store, basic))
-        broker_env = {**(tls.broker_env if tls else {}), **(basic.broker_env if basic else {})}
+        broker_env = {
+            **(tls.broker_env if tls else {}),
+            **(basic.broker_env if basic else {}),
+            **({"HIGHWATER_KAFKA_LISTENER": KAFKA_LISTENER} if kafka else {}),
+        }
         scheme = "https" if tls else "http"
         brokers = [_start_broker(node_id, root, store, broker_env, scheme) for node_id in range(1, count + 1)]
         try:

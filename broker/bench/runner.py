@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from broker.bench import raw_load, workloads
+from broker.bench import kafka_consume, kafka_load, raw_load, workloads
 from broker.bench.spec import WorkloadSpec
 from broker.bench.stats import LatencySummary, summarize_latencies_ns
 from broker.bench.workloads import ConsumerReport, ProducerReport
@@ -136,8 +136,9 @@ class ProcessGroup:
 
 
 def _producer_launches(group: ProcessGroup, spec: WorkloadSpec, urls: list[str], topic: str) -> list[Launch]:
-    """The ``raw`` load has its own generator; ``send`` and ``many`` are the producer library's loop."""
-    target = raw_load.raw_produce_process if spec.load == "raw" else workloads.produce_process
+    """``raw`` and ``kafka`` have their own generators; ``send`` and ``many`` are the producer library's loop."""
+    targets = {"raw": raw_load.raw_produce_process, "kafka": kafka_load.kafka_produce_process}
+    target = targets.get(spec.load, workloads.produce_process)
     return [
         Launch(
             "producer",
@@ -151,6 +152,24 @@ def _producer_launches(group: ProcessGroup, spec: WorkloadSpec, urls: list[str],
 def _consumer_launches(
     group: ProcessGroup, spec: WorkloadSpec, urls: list[str], topic: str, processes: int, sample: bool
 ) -> list[Launch]:
+    if spec.load == "kafka":
+        return [
+            Launch(
+                "consumer",
+                kafka_consume.kafka_consume_process,
+                (
+                    urls,
+                    topic,
+                    [p for p in range(spec.partitions) if p % processes == index],
+                    index,
+                    group.expected,
+                    group.barrier,
+                    group.consumed,
+                    group.results,
+                ),
+            )
+            for index in range(processes)
+        ]
     return [
         Launch(
             "consumer",

@@ -16,10 +16,12 @@ from broker.acks import Acks
 from broker.client.security import ClientSecurity
 
 KINDS = ("produce", "consume", "e2e")
-LOADS = ("send", "many", "raw")
+LOADS = ("send", "many", "raw", "kafka")
 """How produce load is generated: ``send`` calls ``Producer.send`` per record, ``many`` hands
 the producer many values per call (``Producer.send_many``), ``raw`` posts pre-encoded record
-batches to the binary produce endpoint with no producer library at all (the broker's capacity)."""
+batches to the binary produce endpoint with no producer library at all (the broker's capacity),
+``kafka`` produces (and, for ``consume``, reads) through librdkafka (confluent-kafka) over the
+brokers' Kafka listeners."""
 COMPRESSIONS = ("none", "gzip", "lz4", "zstd")
 STAMP = struct.Struct(">QB")
 """Head of every value: send time (``time.monotonic_ns``, one clock for every process on the host) and a flag, 1 = sampled."""
@@ -67,11 +69,21 @@ class WorkloadSpec:
         """``self`` if coherent, else ``SpecError``; ``brokers`` (when known) bounds the replication factor."""
         _require(self.kind in KINDS, f"kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
         _require(self.load in LOADS, f"--load must be one of {', '.join(LOADS)}, not {self.load!r}")
-        _require(self.load == "send" or self.kind != "consume", "--load applies to produce and e2e, not consume")
+        _require(
+            self.load in ("send", "kafka") or self.kind != "consume", "--load applies to produce and e2e, not consume"
+        )
         _require(
             self.load != "raw" or self.kind != "e2e",
             "--load raw posts one pre-encoded batch over and over, without send-time stamps: "
             "e2e needs stamped values, use --load send or many",
+        )
+        _require(
+            self.load != "kafka" or self.kind != "e2e",
+            "--load kafka measures produce and consume, not e2e",
+        )
+        _require(
+            self.load != "kafka" or not self.target_rate,
+            "--load kafka sends as fast as librdkafka takes records: --target-rate does not apply",
         )
         _require(
             self.record_size_bytes >= MIN_RECORD_BYTES,
