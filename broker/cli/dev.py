@@ -36,10 +36,12 @@ from broker.client.http import ClusterClient
 from broker.cluster.membership import registration_from
 from broker.cluster.records import broker_key
 from broker.cluster.store_url import open_store
-from broker.errors import HighwaterError, TopicAlreadyExists
+from broker.errors import HighwaterError, InvalidReplicationFactor, TopicAlreadyExists
 
 MAX_PORT = 65_535
 DEMO_TOPIC = "demo"
+DEMO_TOPIC_TIMEOUT_S = 30
+"""How long the demo topic waits for the controller to count every broker live."""
 DEMO_READ_RECORDS = 500
 REQUEST_TIMEOUT_MS = 30_000
 KAFKA_PORT_OFFSET = 10_000
@@ -153,14 +155,27 @@ async def _wait_registered(admin: AdminClient, count: int, timeout_s: float) -> 
 
 
 async def ensure_demo_topic(admin: AdminClient, replication_factor: int) -> None:
-    await _wait_registered(admin, replication_factor, timeout_s=30)
+    """Create the demo topic once the controller counts enough live brokers.
+
+    A broker listed by the first broker's view may not yet be live in the controller's
+    (each follows the registrations with its own watch), so a refusal for too few live
+    brokers is retried until ``DEMO_TOPIC_TIMEOUT_S``: the cluster is still forming.
+    """
+    deadline = time.monotonic() + DEMO_TOPIC_TIMEOUT_S
+    await _wait_registered(admin, replication_factor, timeout_s=DEMO_TOPIC_TIMEOUT_S)
     configs = {"min.insync.replicas": str(min(2, replication_factor))}
-    try:
-        await admin.create_topic(DEMO_TOPIC, 3, replication_factor, configs)
-    except TopicAlreadyExists:
-        pass
-    except HighwaterError as error:
-        raise RuntimeError(f"could not create the demo topic: {error.message}") from None
+    while True:
+        try:
+            await admin.create_topic(DEMO_TOPIC, 3, replication_factor, configs)
+            break
+        except TopicAlreadyExists:
+            break
+        except InvalidReplicationFactor as error:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"could not create the demo topic: {error.message}") from None
+            await asyncio.sleep(0.1)
+        except HighwaterError as error:
+            raise RuntimeError(f"could not create the demo topic: {error.message}") from None
     await _wait_in_sync(admin, timeout_s=60)
 
 
