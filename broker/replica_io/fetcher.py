@@ -139,10 +139,20 @@ class ReplicaFetcher:
                     error=response.session_error,
                 )
                 continue
-            answered = _answered(fetchable, response.partitions)
+            answered = self._answered(response.partitions)
             self._stale.update((partition.topic, partition.partition) for (partition, _), _ in answered)
             if await apply_responses(self.leader_id, answered):
                 await asyncio.sleep(FETCH_BACKOFF_S)
+
+    def _answered(
+        self, responses: list[FetchPartitionResponse]
+    ) -> list[tuple[tuple[Partition, FetchRequestFields], FetchPartitionResponse]]:
+        """Pair each answered partition with the fields it was fetched with (the session names only those with news).
+
+        A partition answered but no longer fetched here (removed meanwhile) is dropped.
+        """
+        fields = self._fields
+        return [(sent, r) for r in responses if (sent := fields.get((r.topic, r.partition))) is not None]
 
     async def _fetch(self, url: str, session_request: SessionRequest) -> FetchResponse:
         request = FetchRequest(
@@ -179,17 +189,6 @@ class ReplicaFetcher:
         response = decode_response(body)
         trace.trace_fetched("follower.fetch_received", response.partitions)
         return response
-
-
-def _answered(
-    fetchable: list[tuple[Partition, FetchRequestFields]], responses: list[FetchPartitionResponse]
-) -> list[tuple[tuple[Partition, FetchRequestFields], FetchPartitionResponse]]:
-    """Pair each answered partition with what it was fetched with (the session names only those with news).
-
-    A partition answered but no longer fetched here is dropped: its next fetch, if any, starts afresh.
-    """
-    by_key = {(p.topic, p.partition): (p, fields) for p, fields in fetchable}
-    return [(by_key[key], r) for r in responses if (key := (r.topic, r.partition)) in by_key]
 
 
 async def apply_responses(
