@@ -1,21 +1,20 @@
-"""The leader-epoch check Kafka makes on a client's Fetch, ListOffsets and OffsetForLeaderEpoch (pure).
+"""The leader-epoch check of a client's Fetch, ListOffsets and OffsetForLeaderEpoch (KIP-320).
 
-A client that sends ``current_leader_epoch`` (KIP-320) says which leader it thinks it
-is talking to. An older epoch than the partition's means the client's metadata is
-stale (``FENCED_LEADER_EPOCH``: refresh and retry); a newer one means this broker has
-not caught up yet (``UNKNOWN_LEADER_EPOCH``: retry). -1 means the client did not say.
+The rule is the replication core's (``broker.replication.fencing.check_leader_epoch``),
+the one followers meet: an older epoch than the partition's is ``FENCED_LEADER_EPOCH``,
+a newer one ``UNKNOWN_LEADER_EPOCH``, -1 is no check. This door only raises its error,
+which each handler answers per partition as Kafka's code (``errors.kafka_error_code``).
 """
 
 from __future__ import annotations
 
-from kio.schema.errors import ErrorCode
+from broker.replication.fencing import NO_LEADER_EPOCH, check_leader_epoch
 
-NO_EPOCH = -1
+NO_EPOCH = NO_LEADER_EPOCH
 
 
-def check_leader_epoch(requested_epoch: int, leader_epoch: int) -> ErrorCode:
-    if requested_epoch in (NO_EPOCH, leader_epoch):
-        return ErrorCode.none
-    if requested_epoch < leader_epoch:
-        return ErrorCode.fenced_leader_epoch
-    return ErrorCode.unknown_leader_epoch
+def require_leader_epoch(topic: str, partition: int, requested_epoch: int, leader_epoch: int) -> None:
+    """Raise the core's fencing error when ``requested_epoch`` is not the partition's ``leader_epoch``."""
+    error = check_leader_epoch(topic, partition, leader_epoch, requested_epoch)
+    if error is not None:
+        raise error

@@ -29,7 +29,7 @@ from kio.static.primitive import i32, i64
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
-from broker.kafka.fencing import NO_EPOCH, check_leader_epoch
+from broker.kafka.fencing import NO_EPOCH, require_leader_epoch
 from broker.kafka.shapes import NO_THROTTLE, build, millis, shape
 
 API_KEY = 1
@@ -89,11 +89,8 @@ async def _read_all(context: RequestContext, asks: list[PartitionAsk], timeout_m
 async def _read(context: RequestContext, ask: PartitionAsk, timeout_ms: int) -> PartitionRead:
     node = context.node
     try:
-        epoch_error = check_leader_epoch(
-            ask.current_leader_epoch, node.leader_state(ask.topic, ask.partition).leader_epoch
-        )
-        if epoch_error != ErrorCode.none:
-            return PartitionRead(epoch_error)
+        leader_epoch = node.leader_state(ask.topic, ask.partition).leader_epoch
+        require_leader_epoch(ask.topic, ask.partition, ask.current_leader_epoch, leader_epoch)
         result = await node.fetch(ask.topic, ask.partition, ask.fetch_offset, ask.max_bytes, timeout_ms, forward=False)
     except Exception as error:  # noqa: BLE001 - each partition answers its own error; the request goes on
         return PartitionRead(kafka_error_code(error))

@@ -23,7 +23,7 @@ from kio.static.primitive import i32, i64
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
-from broker.kafka.fencing import NO_EPOCH, check_leader_epoch
+from broker.kafka.fencing import NO_EPOCH, require_leader_epoch
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 
 LIST_OFFSETS = 2
@@ -68,9 +68,7 @@ async def _list_one(
     node = context.node
     try:
         state = node.leader_state(topic, partition)
-        epoch_error = check_leader_epoch(current_leader_epoch, state.leader_epoch)
-        if epoch_error != ErrorCode.none:
-            return epoch_error, -1, -1
+        require_leader_epoch(topic, partition, current_leader_epoch, state.leader_epoch)
         if timestamp_ms == EARLIEST:
             return ErrorCode.none, state.log_start_offset, state.leader_epoch
         if timestamp_ms == LATEST:
@@ -121,9 +119,7 @@ def _epoch_end(
     node = context.node
     try:
         state = node.leader_state(topic, partition)
-        epoch_error = check_leader_epoch(current_leader_epoch, state.leader_epoch)
-        if epoch_error != ErrorCode.none:
-            return epoch_error, -1, -1
+        require_leader_epoch(topic, partition, current_leader_epoch, state.leader_epoch)
         epoch, end_offset = node.end_offset_for_epoch(topic, partition, leader_epoch)
     except Exception as error:  # noqa: BLE001 - each partition answers its own error
         return kafka_error_code(error), -1, -1
