@@ -11,6 +11,8 @@ Rules (Kafka's, unless said otherwise):
 - a frame too short to carry a correlation id, or whose header or body does not parse
   as the version it names, raises ``MalformedRequest``: the listener closes that
   connection (Kafka's ``InvalidRequestException``), as the peer is not speaking Kafka;
+- every handler runs through ``guard`` (authorization, quotas, ``throttle_time``), so the
+  tests that answer through ``Dispatcher`` take the listener's own path;
 - a handler that returns None (Produce with acks=0) gets no response;
 - a handler's unexpected exception is not the client's to see in detail: it is logged
   and re-raised, and the listener closes the connection (Kafka does the same).
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
+from broker.kafka import guard
 from broker.kafka.api_versions import api_versions_response
 from broker.kafka.apis import APIS, SUPPORTED
 from broker.kafka.codec import DecodedRequest, RequestPrefix, decode_request, encode_response, read_prefix
@@ -64,9 +67,13 @@ class Dispatcher:
     def __init__(self, node: KafkaNode) -> None:
         self.context = RequestContext(node, SUPPORTED)
 
-    async def answer(self, routed: Routed) -> bytes | None:
-        api = APIS[routed.request.prefix.api_key]
-        response = await api.handler(self.context, routed.request)
-        if response is None:
-            return None
-        return encode_response(routed.request.prefix.correlation_id, response)
+    async def answer(self, routed: Routed) -> tuple[bytes | None, int]:
+        """The encoded answer (None: no answer, as to acks=0) and the throttle (ms) owed.
+
+        The handler runs through ``guard``: authorization and quotas apply to every request.
+        """
+        prefix = routed.request.prefix
+        handler = APIS[prefix.api_key].handler
+        response, throttle_ms = await guard.answer(handler, self.context, routed.request)
+        payload = None if response is None else encode_response(prefix.correlation_id, response)
+        return payload, throttle_ms

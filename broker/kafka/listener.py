@@ -30,10 +30,8 @@ import socket
 
 import structlog
 
-from broker.kafka import guard
-from broker.kafka.apis import APIS
 from broker.kafka.authn import SESSION, Session, authenticate_token, open_session, served_before_authentication
-from broker.kafka.codec import MalformedRequest, encode_response, read_prefix
+from broker.kafka.codec import MalformedRequest, read_prefix
 from broker.kafka.context import CloseConnection
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.framing import SIZE_PREFIX, FrameDecoder, FrameError
@@ -136,9 +134,7 @@ class KafkaListener:
                 correlation_id=prefix.correlation_id,
                 client_id=routed.request.client_id,
             )
-            handler = APIS[prefix.api_key].handler
-            response, throttle_ms = await guard.answer(handler, self.dispatcher.context, routed.request)
-            payload = None if response is None else encode_response(prefix.correlation_id, response)
+            payload, throttle_ms = await self.dispatcher.answer(routed)
         else:
             log.info("kafka.unsupported_request", peer=peer, api_key=api_key)
             payload = routed

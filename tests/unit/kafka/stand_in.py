@@ -4,11 +4,15 @@ they are given back is known and what they pass on is recorded."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
 
 from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
 from broker.errors import UnknownTopic
+from broker.node.security import AUTHORIZATION_OFF
+from broker.security.authorizer import Decision
 from config.broker import BrokerSettings
 
 TOPIC = "orders"
@@ -21,9 +25,22 @@ OFFSET_AT_TIMESTAMP = 9
 EPOCH_END = (6, 11)
 
 
+class OpenSecurity:
+    """``authentication = "none"``: every decision allows and no quota is set, as ``NodeSecurity`` then answers."""
+
+    view = SimpleNamespace(snapshot=SimpleNamespace(quotas={}))
+
+    def decide(self, principal: object, host: str, operation: object, resource: object) -> Decision:
+        return AUTHORIZATION_OFF
+
+    def allows_any(self, principal: object, host: str, operation: object, resource_type: object) -> bool:
+        return True
+
+
 @dataclass
 class StandInNode:
     settings: BrokerSettings = field(default_factory=BrokerSettings)
+    security: Any = field(default_factory=OpenSecurity)
     cluster_id: str = "stand-in-cluster"
     produced: list[tuple[str, int, bytes, Acks, int]] = field(default_factory=list)
     fetched: list[tuple[str, int, int, int, int]] = field(default_factory=list)

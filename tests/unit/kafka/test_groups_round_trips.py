@@ -26,7 +26,6 @@ from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.shapes import build
 from tests.unit.kafka import requests
 from tests.unit.kafka.stand_in import TOPIC, StandInNode
-from tests.unit.kafka.test_kadmin import OpenSecurity
 
 GROUP = "readers"
 ELSEWHERE = "coordinated-elsewhere"
@@ -95,7 +94,6 @@ class GroupsNode(StandInNode):
     def __init__(self) -> None:
         super().__init__()
         self.groups = StandInGroups()
-        self.security: Any = OpenSecurity()
 
 
 def versions(api_key: int) -> list[int]:
@@ -110,7 +108,7 @@ def request(api_key: int, version: int, class_name: str, /, **values: Any) -> An
 def exchange(node: GroupsNode, api_key: int, version: int, body: Any) -> Any:
     routed = route(requests.frame(api_key, version, body, correlation_id=77))
     assert isinstance(routed, Routed)
-    payload = asyncio.run(Dispatcher(node).answer(routed))
+    payload, _ = asyncio.run(Dispatcher(node).answer(routed))
     assert payload is not None
     correlation_id, response = decode_response(payload, load_response_schema(api_key, version))
     assert correlation_id == 77

@@ -25,8 +25,6 @@ from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
 from broker.kafka.config_entries import ConfigSource
 from broker.kafka.dispatch import Dispatcher, Routed, route
-from broker.node.security import AUTHORIZATION_OFF
-from broker.security.authorizer import Decision
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 from config.topic import TopicDefaults
@@ -37,23 +35,12 @@ from tests.unit.kafka.stand_in import TOPIC, StandInNode
 INIT_PRODUCER_ID, CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, DESCRIBE_CLUSTER = 22, 19, 20, 32, 60
 
 
-class OpenSecurity:
-    """``authentication = "none"``: every decision allows, as ``NodeSecurity`` then answers."""
-
-    def decide(self, principal: object, host: str, operation: object, resource: object) -> Decision:
-        return AUTHORIZATION_OFF
-
-    def allows_any(self, principal: object, host: str, operation: object, resource_type: object) -> bool:
-        return True
-
-
 @dataclass
 class AdminStandIn(StandInNode):
     next_producer_id: int = 4000
     topics: dict[str, dict[str, str]] = field(default_factory=lambda: {TOPIC: {"retention.ms": "60000"}})
     created: list[tuple[str, int, int, dict[str, str]]] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
-    security: Any = field(default_factory=OpenSecurity)
 
     def __post_init__(self) -> None:
         self.settings = BrokerSettings(node_id=1, topic_defaults=TopicDefaults(partitions=2, replication_factor=3))
@@ -101,7 +88,7 @@ def versions(api_key: int) -> list[int]:
 def exchange(node: StandInNode, api_key: int, version: int, body: Any) -> Any:
     routed = route(requests.frame(api_key, version, body, correlation_id=99))
     assert isinstance(routed, Routed)
-    payload = asyncio.run(Dispatcher(node).answer(routed))
+    payload, _ = asyncio.run(Dispatcher(node).answer(routed))
     assert payload is not None
     correlation_id, response = decode_response(payload, load_response_schema(api_key, version))
     assert correlation_id == 99

@@ -43,7 +43,7 @@ def versions(api_key: int) -> list[int]:
 def exchange(node: StandInNode, api_key: int, version: int, body: Any) -> Any:
     routed = route(requests.frame(api_key, version, body, correlation_id=4242))
     assert isinstance(routed, Routed)
-    payload = asyncio.run(Dispatcher(node).answer(routed))
+    payload, _ = asyncio.run(Dispatcher(node).answer(routed))
     if payload is None:
         return None
     correlation_id, response = decode_response(payload, load_response_schema(api_key, version))
