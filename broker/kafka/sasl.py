@@ -33,7 +33,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from broker.security.scram import MIN_ITERATIONS, ScramCredential
+from broker.security.scram import MIN_ITERATIONS, ScramCredential, proves, server_signature
 
 PLAIN = "PLAIN"
 SCRAM_SHA_512 = "SCRAM-SHA-512"
@@ -67,10 +67,6 @@ def parse_plain(message: bytes) -> PlainCredentials:
     return PlainCredentials(authcid, password)
 
 
-def _hmac(key: bytes, message: bytes) -> bytes:
-    return hmac.new(key, message, hashlib.sha512).digest()
-
-
 def _attributes(message: str) -> list[tuple[str, str]]:
     pairs = []
     for part in message.split(","):
@@ -91,7 +87,7 @@ def _saslname(value: str) -> str:
 
 def stand_in_credential(username: str) -> ScramCredential:
     """What an unknown user's exchange runs against: a stable salt per name, keys nobody can prove."""
-    salt = _hmac(_STAND_IN_KEY, username.encode("utf-8"))[:32]
+    salt = hmac.new(_STAND_IN_KEY, username.encode("utf-8"), hashlib.sha512).digest()[:32]
     return ScramCredential(salt=salt, iterations=MIN_ITERATIONS, stored_key=secrets.token_bytes(64), server_key=b"")
 
 
@@ -174,12 +170,7 @@ class ScramServer:
             raise SaslFailure("the SCRAM nonce is not this exchange's")
         assert self._credential is not None
         auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode()
-        client_signature = _hmac(self._credential.stored_key, auth_message)
-        client_key = bytes(a ^ b for a, b in zip(proof, client_signature, strict=False))
-        proven = len(proof) == len(client_signature) and hmac.compare_digest(
-            hashlib.sha512(client_key).digest(), self._credential.stored_key
-        )
-        if not (proven and self._known):
+        if not (proves(self._credential, auth_message, proof) and self._known):
             raise SaslFailure("unknown user or wrong password")
-        server_signature = _hmac(self._credential.server_key, auth_message)
-        return f"v={base64.b64encode(server_signature).decode('ascii')}".encode()
+        signature = server_signature(self._credential, auth_message)
+        return f"v={base64.b64encode(signature).decode('ascii')}".encode()

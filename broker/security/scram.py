@@ -4,7 +4,8 @@ A credential keeps the salt, the iteration count and two keys derived from the
 password (``StoredKey`` and ``ServerKey``), never the password: whoever reads the
 store can verify a SCRAM exchange but cannot log in, because the client proof needs
 ``ClientKey``, of which only its hash is kept. The HTTP door's Basic authentication
-recomputes ``StoredKey`` from the offered password (``verify_password``).
+recomputes ``StoredKey`` from the offered password (``verify_password``); the Kafka
+door's SCRAM exchange checks a client proof with ``proves`` and signs with ``server_signature``.
 
 Invariants: ``iterations >= MIN_ITERATIONS`` (Kafka's minimum for SHA-512) and
 ``mechanism == MECHANISM`` for every credential this module builds or decodes.
@@ -49,6 +50,24 @@ def _hmac(key: bytes, message: bytes) -> bytes:
 
 def _stored_key(salted_password: bytes) -> bytes:
     return hashlib.sha512(_hmac(salted_password, b"Client Key")).digest()
+
+
+def proves(credential: ScramCredential, auth_message: bytes, client_proof: bytes) -> bool:
+    """Whether ``client_proof`` proves the password over ``auth_message`` (RFC 5802, the server side).
+
+    ``ClientKey = ClientProof XOR HMAC(StoredKey, AuthMessage)``; the proof holds when
+    ``H(ClientKey) == StoredKey``, compared in constant time.
+    """
+    client_signature = _hmac(credential.stored_key, auth_message)
+    if len(client_proof) != len(client_signature):
+        return False
+    client_key = bytes(a ^ b for a, b in zip(client_proof, client_signature, strict=True))
+    return hmac.compare_digest(hashlib.sha512(client_key).digest(), credential.stored_key)
+
+
+def server_signature(credential: ScramCredential, auth_message: bytes) -> bytes:
+    """``HMAC(ServerKey, AuthMessage)``: what proves the server to the client (RFC 5802)."""
+    return _hmac(credential.server_key, auth_message)
 
 
 def new_credential(password: str, iterations: int = MIN_ITERATIONS, salt: bytes | None = None) -> ScramCredential:
