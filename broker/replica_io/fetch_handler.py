@@ -79,6 +79,14 @@ def _record_fetch(
         return _error_response(
             fp, NotLeaderOrFollower(f"{fp.topic}-{fp.partition} has no replica on this broker yet"), None
         )
+    if repeated and partition.record_repeated_follower_fetch(
+        request.replica_id,
+        fp.fetch_offset,
+        fp.current_leader_epoch,
+        broker_epoch=request.broker_epoch,
+        registered_broker_epoch=registered_broker_epoch,
+    ):
+        return fp.fetch_offset
     fields = FetchRequestFields(
         replica_id=request.replica_id,
         fetch_offset=fp.fetch_offset,
@@ -86,10 +94,6 @@ def _record_fetch(
         current_leader_epoch=fp.current_leader_epoch,
         log_start_offset=fp.log_start_offset,
     )
-    if repeated and partition.record_repeated_follower_fetch(
-        fields, broker_epoch=request.broker_epoch, registered_broker_epoch=registered_broker_epoch
-    ):
-        return fp.fetch_offset
     trace(
         "leader.fetch_received",
         topic=fp.topic,

@@ -399,11 +399,26 @@ class Partition:
         return outcome
 
     def record_repeated_follower_fetch(
-        self, fields: FetchRequestFields, *, broker_epoch: int, registered_broker_epoch: int
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        current_leader_epoch: int,
+        *,
+        broker_epoch: int,
+        registered_broker_epoch: int,
     ) -> bool:
-        """A session fetch that repeats the follower's previous one; False: call ``record_follower_fetch``."""
+        """A session fetch that repeats the follower's previous one; False: call ``record_follower_fetch``.
+
+        Takes the few fields it needs, not a ``FetchRequestFields``: the leader makes this
+        call for every unchanged partition of a session each round.
+        """
         return self.core.on_repeated_follower_fetch(
-            fields, broker_epoch=broker_epoch, registered_broker_epoch=registered_broker_epoch, now_ms=now_ms()
+            replica_id,
+            fetch_offset,
+            current_leader_epoch,
+            broker_epoch=broker_epoch,
+            registered_broker_epoch=registered_broker_epoch,
+            now_ms=now_ms(),
         )
 
     # ---------------------------------------------------------------- follower

@@ -411,16 +411,23 @@ class PartitionReplica:
         return outcome, ready
 
     def on_repeated_follower_fetch(
-        self, fields: FetchRequestFields, *, broker_epoch: int, registered_broker_epoch: int, now_ms: int
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        current_leader_epoch: int,
+        *,
+        broker_epoch: int,
+        registered_broker_epoch: int,
+        now_ms: int,
     ) -> bool:
         """A fetch repeating the follower's previous one, recorded in O(1) when that is exact
         (``PartitionLeaderState.on_repeated_follower_fetch``); False: call ``on_follower_fetch``."""
         state = self.leader_state
         return state is not None and state.on_repeated_follower_fetch(
-            fields.replica_id,
-            fields.fetch_offset,
+            replica_id,
+            fetch_offset,
             now_ms,
-            current_leader_epoch=fields.current_leader_epoch,
+            current_leader_epoch=current_leader_epoch,
             broker_epoch=broker_epoch,
             registered_broker_epoch=registered_broker_epoch,
         )
