@@ -5,6 +5,10 @@ with a deadline for the next samples, never a sleep. The follower pause uses a l
 time of 4 s and a session of 8 s: the leader removes the paused follower itself
 (``shrink`` after the lag time), and there is time to see the high watermark held at
 the paused follower's log end offset before that.
+
+With authentication on, each route is asked of every broker (two of three forward a
+group's request to its coordinator, and activity fans out to the others with broker
+credentials) as a viewer who may DESCRIBE one topic of two.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
+from typer.testing import CliRunner
 
+from broker.cli.app import app
 from tests.support.brokers import BrokerCluster, http_json
-from tests.support.replication import ReplicatedTopic, start_cluster, wait_until
+from tests.support.replication import FAST_ENV, ReplicatedTopic, start_cluster, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -184,3 +191,125 @@ def test_a_paused_follower_falls_behind_holds_the_hw_shrinks_and_expands(console
 
     kinds = [kind for kind, _, _ in wait_until(same_everywhere, 10, "every broker listing the same events")]
     assert kinds.index("expand") < kinds.index("shrink"), "events are listed newest first"
+
+
+def test_a_partition_whose_leader_is_paused_is_reported_unreachable_not_failed(console_cluster: BrokerCluster) -> None:
+    cluster = console_cluster
+    ReplicatedTopic(cluster, name="spread").create()
+    status, reply = http_json(
+        "POST", f"{base(cluster)}/topics", {"topic_name": "three", "partitions_count": 3, "replication_factor": 3}
+    )
+    assert status == 201, reply
+    leaders = wait_until(
+        lambda: {p["leader_id"] for p in get(f"{base(cluster)}/topics/three/replica-offsets")["partitions"]},
+        10,
+        "leaders for every partition",
+    )
+    paused = 3
+    assert paused in leaders, leaders
+    cluster.brokers[paused].pause()
+    try:
+        partitions = get(f"{base(cluster, 1)}/topics/three/replica-offsets")["partitions"]
+    finally:
+        cluster.brokers[paused].resume()
+    assert [p["partition_id"] for p in partitions] == [0, 1, 2]
+    for partition in partitions:
+        if partition["leader_id"] == paused:
+            assert partition["reachable"] is False
+            assert (partition["high_watermark"], partition["log_start_offset"]) == (None, None)
+            assert {r["log_end_offset"] for r in partition["replicas"]} == {None}
+        else:
+            assert partition["reachable"] is True
+            assert partition["high_watermark"] == 0
+    assert any(not p["reachable"] for p in partitions), "the paused broker's leadership moved before the request"
+
+
+ADMIN_PASSWORD = "admin-pw"
+VIEWER_PASSWORD = "viewer-pw"
+ADMIN = {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)}
+VIEWER = {"Authorization": aiohttp.encode_basic_auth("viewer", VIEWER_PASSWORD)}
+
+
+@pytest.fixture
+def secured_cluster(tmp_path: Path) -> Iterator[BrokerCluster]:
+    """Basic authentication, admin created offline as the README says, a viewer added through the API."""
+    store = f"sqlite://{(tmp_path / 'metadata.db').resolve()}"
+    added = CliRunner().invoke(
+        app, ["users", "add", "admin", "--password-stdin", "--metadata", store], input=ADMIN_PASSWORD + "\n"
+    )
+    assert added.exit_code == 0, added.output
+    cluster = BrokerCluster(tmp_path, 3, metadata_store=store)
+    for broker in cluster.brokers.values():
+        broker.env = {
+            **FAST_ENV,
+            **CONSOLE_ENV,
+            "HIGHWATER_SECURITY__AUTHENTICATION": "basic",
+            "HIGHWATER_SECURITY__SUPER_USERS": '["admin"]',
+        }
+        broker.auth_headers = ADMIN
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.shutdown()
+
+
+def as_admin(cluster: BrokerCluster, method: str, path: str, body: dict, expected: int = 200) -> None:
+    status, reply = http_json(method, f"{base(cluster)}{path}", body, headers=ADMIN)
+    assert status == expected, reply
+
+
+def as_viewer(cluster: BrokerCluster, broker_id: int, path: str) -> tuple[int, dict[str, Any]]:
+    return http_json("GET", f"{base(cluster, broker_id)}{path}", headers=VIEWER)
+
+
+def test_each_route_answers_only_what_the_viewer_may_describe_on_every_broker(secured_cluster: BrokerCluster) -> None:
+    cluster = secured_cluster
+    as_admin(cluster, "POST", "/users", {"name": "viewer", "password": VIEWER_PASSWORD}, 201)
+    for resource_type, name in (("CLUSTER", "kafka-cluster"), ("GROUP", "watchers"), ("TOPIC", "shown")):
+        acl = {
+            "resource_type": resource_type,
+            "resource_name": name,
+            "pattern_type": "LITERAL",
+            "principal": "User:viewer",
+            "operation": "DESCRIBE",
+            "permission": "ALLOW",
+        }
+        as_admin(cluster, "POST", "/acls", acl, 201)
+    for topic in ("shown", "hidden"):
+        as_admin(cluster, "POST", "/topics", {"topic_name": topic, "partitions_count": 1, "replication_factor": 3}, 201)
+        for value in range(4):
+            wait_until(
+                lambda t=topic, v=value: (
+                    http_json("POST", f"{base(cluster)}/topics/{t}/records", {"value": {"data": v}}, headers=ADMIN)[0]
+                    == 200
+                ),
+                10,
+                f"record {value} produced to {topic}",
+            )
+    offsets = [{"topic_name": topic, "partition_id": 0, "offset": 1} for topic in ("shown", "hidden")]
+    as_admin(cluster, "POST", "/consumer-groups/watchers/offsets", {"offsets": offsets})
+
+    for broker_id in ALL_BROKERS:
+
+        def sampled(b: int = broker_id) -> dict | None:
+            status, body = as_viewer(cluster, b, "/consumer-groups/watchers/lag-history")
+            assert status == 200, body
+            return body["samples"][-1] if body["samples"] and body["samples"][-1]["total_lag"] == 3 else None
+
+        sample = wait_until(sampled, 10, f"a lag sample through broker {broker_id}")
+        assert [p["topic_name"] for p in sample["partitions"]] == ["shown"]
+
+        status, body = as_viewer(cluster, broker_id, "/activity")
+        assert status == 200, body
+        assert [t["topic_name"] for t in body["topics"]] == ["shown"]
+        assert {b["broker_id"] for b in body["brokers"] if b["reachable"]} == ALL_BROKERS
+
+        for route in ("isr-events", "replica-offsets"):
+            assert as_viewer(cluster, broker_id, f"/topics/shown/{route}")[0] == 200
+            status, body = as_viewer(cluster, broker_id, f"/topics/hidden/{route}")
+            assert (status, body["error"]) == (403, "TOPIC_AUTHORIZATION_FAILED"), (broker_id, route, body)
+        status, body = as_viewer(cluster, broker_id, "/consumer-groups/others/lag-history")
+        assert (status, body["error"]) == (403, "GROUP_AUTHORIZATION_FAILED"), (broker_id, body)
+    (partition,) = as_viewer(cluster, 1, "/topics/shown/replica-offsets")[1]["partitions"]
+    assert partition["reachable"] is True and partition["high_watermark"] == 4
