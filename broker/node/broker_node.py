@@ -113,8 +113,8 @@ class BrokerNode:
             settings.broker_heartbeat_interval_ms,
         )
         # The view and the replicas need each other: the view reports records to the
-        # replicas, which read topics from it. The lambdas look ``self.replicas`` up when
-        # called, and the view reports nothing before start().
+        # replicas, which read topics from it. The hooks look ``self.replicas`` (and
+        # ``self.console``) up when called, and the view reports nothing before start().
         self.view = MetadataView(
             store,
             on_partition=self._apply_partition_record,
@@ -219,13 +219,13 @@ class BrokerNode:
     # ------------------------------------------------------------ replicas
 
     def _apply_partition_record(self, record: PartitionRecord) -> None:
-        """The view's hook: the console notes the change before the replicas act on it."""
-        self.console.on_partition_record(record)
+        """The view's hook: the replicas act on the record first; the console only notes it afterwards."""
         self.replicas.apply_partition_record(record)
+        self.console.on_partition_record(record)
 
     def _apply_partition_deleted(self, topic: str, partition: int) -> None:
-        self.console.on_partition_deleted(topic, partition)
         self.replicas.apply_partition_deleted(topic, partition)
+        self.console.on_partition_deleted(topic, partition)
 
     def local_partition(self, topic: str, partition: int) -> Partition | None:
         return self.replicas.local_partition(topic, partition)
