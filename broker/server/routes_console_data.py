@@ -15,6 +15,7 @@ topics the principal may DESCRIBE, and a lag sample's totals are computed over t
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -187,7 +188,7 @@ async def lag_history(request: web.Request, shard: OffsetsShard, group_id: str) 
     samples = node.console.lag_history.samples(group_id)
     if not samples and shard.existing_group(group_id) is None:
         raise GroupIdNotFound(f"consumer group {group_id!r} does not exist (no members, no committed offsets)")
-    visible = describable_topics(request)
+    visible = functools.cache(describable_topics(request))  # asked once per topic, not per partition per sample
     settings = node.console.settings
     return web.json_response(
         {
