@@ -128,4 +128,6 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", "/internal/partitions/{topic}"): BROKERS,
     ("GET", "/internal/groups"): BROKERS,
     ("POST", "/internal/controller/groups/offsets-topic"): BROKERS,
+    ("GET", "/console"): ANYONE,
+    ("GET", "/console/{path}"): ANYONE,
 }

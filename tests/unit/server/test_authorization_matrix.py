@@ -439,6 +439,8 @@ RECIPES: tuple[Recipe, ...] = (
     internal("GET", "/internal/partitions/{topic}", "/internal/partitions/m0-exact"),
     internal("GET", "/internal/groups", "/internal/groups"),
     internal("POST", "/internal/controller/groups/offsets-topic", "/internal/controller/groups/offsets-topic"),
+    Recipe("GET", "/console", 200, lambda m, n: Call("GET", "/console"), who="anyone"),
+    Recipe("GET", "/console/{path}", 200, lambda m, n: Call("GET", "/console/js/main.js"), who="anyone"),
 )
 
 
