@@ -33,6 +33,8 @@ from broker.cluster.records import BrokerRegistration, PartitionRecord, validate
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
+from broker.console.sampling import ConsoleData
+from broker.console.settings import ConsoleSettings
 from broker.descriptions import (
     BrokerInfo,
     FetchResult,
@@ -115,8 +117,8 @@ class BrokerNode:
         # called, and the view reports nothing before start().
         self.view = MetadataView(
             store,
-            on_partition=lambda record: self.replicas.apply_partition_record(record),  # noqa: PLW0108
-            on_partition_deleted=lambda topic, part: self.replicas.apply_partition_deleted(topic, part),  # noqa: PLW0108
+            on_partition=self._apply_partition_record,
+            on_partition_deleted=self._apply_partition_deleted,
         )
         self.controller = Controller(
             store,
@@ -129,12 +131,15 @@ class BrokerNode:
             ),
         )
         self.groups = GroupCoordinator(self)
+        self.console = ConsoleData(ConsoleSettings(), self.groups)
         self.replicas = ReplicaManager(
             settings, store, self.membership, self.view, self.session, self.topic_configs, self.groups.on_partition_role
         )
         self.catalog = Catalog(self.node_id, self.view, self.topic_configs)
         self.describer = PartitionDescriber(self.catalog, self.view, self.replicas, self.forwarder)
-        self.router = RequestRouter(self.node_id, self.catalog, self.view, self.replicas, self.forwarder)
+        self.router = RequestRouter(
+            self.node_id, self.catalog, self.view, self.replicas, self.forwarder, self.console.traffic
+        )
         self.controller_gateway = ControllerGateway(
             self.node_id, store, self.controller, self.view, self.catalog, self.forwarder
         )
@@ -166,6 +171,7 @@ class BrokerNode:
         await self.controller.start()
         self.replicas.start_background()
         self.groups.start()
+        self.console.start()
         if self.kafka_listener is not None:
             await self.kafka_listener.start()
         log.info(
@@ -190,6 +196,7 @@ class BrokerNode:
         await self.controller.close()
         await self.view.close()
         await self.security.close()
+        await self.console.stop()
         await self.groups.stop()
         await self.replicas.close()
         await self.membership.deregister()
@@ -210,6 +217,15 @@ class BrokerNode:
             log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
 
     # ------------------------------------------------------------ replicas
+
+    def _apply_partition_record(self, record: PartitionRecord) -> None:
+        """The view's hook: the console notes the change before the replicas act on it."""
+        self.console.on_partition_record(record)
+        self.replicas.apply_partition_record(record)
+
+    def _apply_partition_deleted(self, topic: str, partition: int) -> None:
+        self.console.on_partition_deleted(topic, partition)
+        self.replicas.apply_partition_deleted(topic, partition)
 
     def local_partition(self, topic: str, partition: int) -> Partition | None:
         return self.replicas.local_partition(topic, partition)

@@ -5,6 +5,10 @@ forwarded at most once: forwarded requests arrive at the leader's binary endpoin
 which call with ``forward`` off, so a broker that has just stopped leading answers
 ``NotLeaderOrFollower`` instead of forwarding again. A produce is never retried here,
 since retrying one whose outcome is unknown could append it twice.
+
+Where the local leader serves a client, ``traffic`` (``broker.console.activity``) is
+bumped once per request: the offsets an append took or a read moved past, and the
+bytes. Forwarded requests are counted by the leader that serves them, never here too.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 from broker.acks import Acks
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord
+from broker.console.activity import TrafficCounters
 from broker.descriptions import FetchResult, ProduceResult
 from broker.errors import LeaderNotAvailable, NotLeaderOrFollower
 from broker.node.catalog import Catalog
@@ -28,9 +33,16 @@ class RequestRouter:
     """See the module docstring."""
 
     def __init__(
-        self, node_id: int, catalog: Catalog, view: MetadataView, replicas: ReplicaManager, forwarder: Forwarder
+        self,
+        node_id: int,
+        catalog: Catalog,
+        view: MetadataView,
+        replicas: ReplicaManager,
+        forwarder: Forwarder,
+        traffic: TrafficCounters,
     ) -> None:
         self.node_id = node_id
+        self.traffic = traffic
         self.catalog = catalog
         self.view = view
         self.replicas = replicas
@@ -71,6 +83,8 @@ class RequestRouter:
         local, record = self._leader_or_raise(topic, partition)
         if local is not None:
             outcome = await local.append(batch, acks, timeout_ms)
+            size = len(batch.data) if isinstance(batch, CheckedBatches) else len(batch)
+            self.traffic.produced(topic, outcome.last_offset - outcome.base_offset + 1, size)
             return ProduceResult(outcome.base_offset, outcome.last_offset, outcome.log_append_time_ms)
         leader_url = self.view.inter_broker_url(record.leader)
         if not forward or leader_url is None or record.leader == self.node_id:
@@ -95,6 +109,8 @@ class RequestRouter:
         local, record = self._leader_or_raise(topic, partition)
         if local is not None:
             result = await local.read(offset, max_bytes, timeout_ms)
+            if result.data:
+                self.traffic.fetched(topic, max(0, result.next_offset - offset), len(result.data))
             return FetchResult(result.data, local.high_watermark, local.log_start_offset, local.log_end_offset)
         leader_url = self.view.inter_broker_url(record.leader)
         if not forward or leader_url is None or record.leader == self.node_id:

@@ -21,6 +21,7 @@ from aiohttp import web
 from broker.server import (
     routes_cluster,
     routes_console,
+    routes_console_data,
     routes_groups,
     routes_internal,
     routes_ops,
@@ -60,6 +61,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_groups.routes,
     routes_security.routes,
     routes_console.routes,
+    routes_console_data.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 

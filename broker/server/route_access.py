@@ -128,6 +128,12 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", "/internal/partitions/{topic}"): BROKERS,
     ("GET", "/internal/groups"): BROKERS,
     ("POST", "/internal/controller/groups/offsets-topic"): BROKERS,
+    ("GET", GROUP + "/lag-history"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
+    ("GET", TOPIC + "/isr-events"): authorized(topic(DESCRIBE)),
+    ("GET", CLUSTER + "/activity"): authorized(cluster(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
+    ("GET", TOPIC + "/replica-offsets"): authorized(topic(DESCRIBE)),
+    ("GET", "/internal/console/activity"): BROKERS,
+    ("GET", "/internal/console/replica-offsets/{topic}"): BROKERS,
     ("GET", "/console"): ANYONE,
     ("GET", "/console/{path}"): ANYONE,
 }

@@ -439,6 +439,21 @@ RECIPES: tuple[Recipe, ...] = (
     internal("GET", "/internal/partitions/{topic}", "/internal/partitions/m0-exact"),
     internal("GET", "/internal/groups", "/internal/groups"),
     internal("POST", "/internal/controller/groups/offsets-topic", "/internal/controller/groups/offsets-topic"),
+    Recipe(
+        "GET", G + "/lag-history", 200, lambda m, n: Call("GET", f"{g(m, n)}/lag-history"), on_group(D), committed_setup
+    ),
+    Recipe("GET", T + "/isr-events", 200, lambda m, n: Call("GET", f"{t(m, n)}/isr-events"), on_topic(D), topic_setup),
+    Recipe("GET", C + "/activity", 200, lambda m, n: Call("GET", f"{m.cluster}/activity"), on_cluster(D)),
+    Recipe(
+        "GET",
+        T + "/replica-offsets",
+        200,
+        lambda m, n: Call("GET", f"{t(m, n)}/replica-offsets"),
+        on_topic(D),
+        topic_setup,
+    ),
+    internal("GET", "/internal/console/activity", "/internal/console/activity"),
+    internal("GET", "/internal/console/replica-offsets/{topic}", "/internal/console/replica-offsets/m0-exact"),
     Recipe("GET", "/console", 200, lambda m, n: Call("GET", "/console"), who="anyone"),
     Recipe("GET", "/console/{path}", 200, lambda m, n: Call("GET", "/console/js/main.js"), who="anyone"),
 )
