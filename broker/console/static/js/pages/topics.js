@@ -133,7 +133,7 @@ export default async function topics({ main, live }) {
         });
       },
     },
-    field("create-name", "Name", name),
+    field("create-name", "New topic name", name),
     field("create-partitions", "Partitions", partitions),
     field("create-rf", "Replication factor", rf),
     h("button", { type: "submit" }, "Create topic"),
