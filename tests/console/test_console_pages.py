@@ -106,7 +106,7 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
         row = f"lag-{lag['topic_name']}-{lag['partition_id']}"
         expect(page.get_by_test_id(f"{row}-committed")).to_have_text(str(lag["current_offset"]))
         expect(page.get_by_test_id(f"{row}-lag")).to_have_text(str(lag["lag"]))
-    shoot(page, "group")
+    shoot(page, "group-offsets")
 
     page.set_viewport_size(NARROW)
     for route in ("/", "/topics", f"/topics/{TOPIC}", f"/topics/{TOPIC}/partitions/0", "/groups", f"/groups/{GROUP}"):
@@ -160,7 +160,15 @@ def test_a_paused_follower_falls_behind_and_holds_the_hw_then_both_recover(page:
     followers = sorted(set(described["replicas"]) - {leader}, key=lambda broker: broker == controller)
     paused = followers[0]
     open_page(page, console, f"/topics/{topic}", via=leader)
-    expect(page.get_by_test_id("partition-0-bars")).to_be_visible()
+    entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "z"}} for _ in range(200)]
+    console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": entries})
+    page.wait_for_function(
+        """() => {
+            const svg = document.querySelector('[data-testid="partition-0-bars"]');
+            const leos = svg ? [...svg.querySelectorAll("g[data-leo]")].map((g) => Number(g.dataset.leo)) : [];
+            return leos.length === 3 && leos.every((leo) => leo === 200) && Number(svg.dataset.highWatermark) === 200;
+        }"""
+    )
     producer = Producer(f"{console.url(leader)}/v3/clusters/{console.cluster_id}/topics/{topic}", topic)
     producer.start()
     console.cluster.brokers[paused].pause()

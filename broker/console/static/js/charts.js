@@ -99,7 +99,7 @@ export function timeChart(times, series, { label, unit, testid }) {
   const first = times[0] ?? 0;
   const last = times[times.length - 1] ?? 1;
   const x = scale(first, last === first ? first + 1 : last, left, WIDTH - 8);
-  const y = scale(0, max, height - bottom, 8);
+  const y = scale(0, max * 1.1, height - bottom, 8);
   const lines = series.map((one, index) =>
     one.values.length
       ? s("polyline", {
@@ -126,7 +126,7 @@ export function timeChart(times, series, { label, unit, testid }) {
       },
       s("line", { class: "axis", x1: left, x2: WIDTH - 8, y1: height - bottom, y2: height - bottom }),
       s("line", { class: "axis", x1: left, x2: left, y1: 8, y2: height - bottom }),
-      s("text", { x: 4, y: 16, text: `${max} ${unit}` }),
+      s("text", { x: 4, y: y(max) + 4, text: `${max} ${unit}` }),
       s("text", { x: 4, y: height - bottom, text: `0` }),
       s("text", { x: left, y: height - 6, text: times.length ? fmtTime(first) : "no samples yet" }),
       times.length > 1 ? s("text", { x: WIDTH - 140, y: height - 6, text: fmtTime(last).slice(11) }) : null,

@@ -32,10 +32,24 @@ export function s(tag, props, ...children) {
   return append(apply(document.createElementNS(SVG_NS, tag), props), children);
 }
 
-/** Replace el's children, keeping el (and whatever has focus outside it). */
+function focusKey(node) {
+  for (const attr of ["id", "data-testid", "href", "aria-label"]) {
+    const value = node.getAttribute(attr);
+    if (value) return `[${attr}="${CSS.escape(value)}"]`;
+  }
+  return null;
+}
+
+/**
+ * Replace el's children. A refresh redraws whole tables every second, so the element that had
+ * the keyboard focus inside el (a link, a button) gets it back in the new drawing.
+ */
 export function fill(el, ...children) {
+  const focused = el.contains(document.activeElement) ? focusKey(document.activeElement) : null;
   el.replaceChildren();
-  return append(el, children);
+  append(el, children);
+  if (focused) el.querySelector(focused)?.focus();
+  return el;
 }
 
 /** A table in a horizontally scrolling wrapper (narrow windows scroll the table, not the page). */

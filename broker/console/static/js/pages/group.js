@@ -39,13 +39,14 @@ export default async function group({ main, live }, name) {
   const summary = h("div", { class: "cards" });
   const members = h("div");
   const lags = h("div");
-  const chart = h("div");
+  const chart = h("div", { class: "two" });
+  const cadence = h("p", { class: "muted" });
   fill(
     main,
     h("p", { class: "crumbs" }, h("a", { href: "#/groups" }, "Consumer groups"), " /"),
     h("h1", {}, `Consumer group ${name}`),
     summary,
-    section("Lag over time", chart),
+    section("Lag over time", chart, cadence),
     section("Lag per partition", lags),
     section("Members and assignments", members),
   );
@@ -90,8 +91,8 @@ export default async function group({ main, live }, name) {
         [{ name: "largest lag in time (ms)", values: samples.map((sample) => sample.max_lag_ms) }],
         { label: `Lag in time of ${name}`, unit: "ms", testid: "lag-ms-chart" },
       ),
-      h("p", { class: "muted" }, `One sample every ${fmtDuration(history.interval_ms)}, the last ${history.capacity} kept.`),
     );
+    fill(cadence, `One sample every ${fmtDuration(history.interval_ms)}, the last ${history.capacity} kept.`);
     return history.interval_ms;
   });
 }

@@ -58,7 +58,7 @@ function eventRow(event) {
 }
 
 export default async function topic({ main, live }, name) {
-  const summary = h("p", { class: "muted" });
+  const summary = h("div", { class: "muted" });
   const partitions = h("div");
   const traffic = h("div", { class: "cards" });
   const events = h("div");
@@ -81,8 +81,16 @@ export default async function topic({ main, live }, name) {
     section("ISR changes", events),
   );
   const described = await capi(`/topics/${enc(name)}`);
-  const configs = described.configs.map((c) => `${c.name}=${c.value}`).join(", ");
-  fill(summary, `${described.partitions_count} partitions, replication factor ${described.replication_factor}`, configs ? `; ${configs}` : "");
+  fill(
+    summary,
+    `${described.partitions_count} partitions, replication factor ${described.replication_factor}`,
+    h(
+      "details",
+      {},
+      h("summary", {}, "Configuration"),
+      h("ul", {}, described.configs.map((c) => h("li", {}, `${c.name} = ${c.value ?? "—"}`))),
+    ),
+  );
   live.every(OFFSETS_MS, async () => {
     const rows = (await replicaOffsets(name)).map((p) => partitionRow(name, p));
     fill(partitions, table("Partitions", [["Partition"], ["Leader"], ["Epoch"], "ISR", ["Log start"], ["HW"], "Replicas (LEO)"], rows, "partitions"));
