@@ -92,12 +92,20 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 
 @dataclass
 class Errors:
-    """Every console error and uncaught exception of a page; a test ends with none."""
+    """Every console error and uncaught exception of a page; a test ends with none it did not name.
+
+    A test of refusals names the answers it provokes (``allow("status of 401")``): Chromium
+    reports every 4xx resource as a console error, and those are the point of such a test.
+    """
 
     seen: list[str] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)
+
+    def allow(self, text: str) -> None:
+        self.allowed.append(text)
 
     def console(self, message: ConsoleMessage) -> None:
-        if message.type == "error":
+        if message.type == "error" and not any(text in message.text for text in self.allowed):
             self.seen.append(f"console: {message.text} at {message.location}")
 
     def page(self, error: Exception) -> None:
@@ -105,10 +113,15 @@ class Errors:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
+def browser_errors() -> Errors:
+    return Errors()
+
+
+@pytest.fixture
+def page(browser: Browser, browser_errors: Errors) -> Iterator[Page]:
     context = browser.new_context(viewport=WIDE)
     opened = context.new_page()
-    errors = Errors()
+    errors = browser_errors
     opened.on("console", errors.console)
     opened.on("pageerror", errors.page)
     opened.set_default_timeout(15_000)

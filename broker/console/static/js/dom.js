@@ -111,7 +111,7 @@ export function fmtBytes(bytes) {
     value /= 1024;
     unit += 1;
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+  return unit === 0 ? `${Math.round(value)} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
 /** A Burrow-style status as a coloured pill (text always says it: colour is never the only cue). */

@@ -1,7 +1,7 @@
 // Topics: a searchable list with partitions, RF and readable records; create and delete.
 // Deleting asks the user to type the topic's name: a slip of the mouse deletes nothing.
 import { capi } from "../api.js";
-import { enc, fill, fmtRate, h, num, table } from "../dom.js";
+import { enc, fill, fmtBytes, fmtRate, h, num, table } from "../dom.js";
 import { optional, readable, section, topicsWithPartitions } from "./common.js";
 
 function field(id, label, input) {
@@ -74,9 +74,6 @@ export default async function topics({ main, live }) {
     const rows = shown.map((topic) => {
       const t = topic.topic_name;
       const records = topic.partitionList.reduce((total, p) => total + readable(p), 0);
-      const bytes = topic.partitionList.every((p) => typeof p.size_bytes === "number")
-        ? topic.partitionList.reduce((total, p) => total + p.size_bytes, 0)
-        : null;
       const rate = rates.get(t);
       return h(
         "tr",
@@ -85,8 +82,8 @@ export default async function topics({ main, live }) {
         num(topic.partitions_count, `topic-${t}-partitions`),
         num(topic.replication_factor, `topic-${t}-rf`),
         num(records, `topic-${t}-records`),
-        num(bytes),
         num(rate ? fmtRate(rate.produce_records_per_s) : null),
+        num(rate ? `${fmtBytes(rate.produce_bytes_per_s)}/s` : null),
         h(
           "td",
           {},
@@ -98,7 +95,7 @@ export default async function topics({ main, live }) {
     });
     fill(
       list,
-      table("Topics", ["Topic", ["Partitions"], ["RF"], ["Records"], ["Bytes"], ["Produce rec/s"], "Actions"], rows, "topics"),
+      table("Topics", ["Topic", ["Partitions"], ["RF"], ["Records"], ["Produce rec/s"], ["Produce bytes/s"], "Actions"], rows, "topics"),
       shown.length ? null : h("p", { class: "muted" }, needle ? "No topic name contains that." : "No topics yet."),
     );
   }
