@@ -127,11 +127,15 @@ class ActivitySampler:
         self._previous: dict[str, Traffic] = {}
 
     def sample(self, counters: TrafficCounters, now_ms: int) -> None:
-        """Rates since the previous sample; the first sample only sets the baseline (rates 0)."""
+        """Rates since the previous sample; the first sample only sets the baseline (rates 0).
+
+        A topic first served since the previous sample counts from zero: its counters
+        were created at its first request, so all of them fell in this interval.
+        """
         elapsed_ms = now_ms - self.time_ms if self.time_ms is not None else 0
         latest: dict[str, Rates] = {}
         for topic, traffic in counters.topics.items():
-            rates = rates_between(self._previous.get(topic, traffic), traffic, elapsed_ms)
+            rates = rates_between(self._previous.get(topic, Traffic()), traffic, elapsed_ms)
             latest[topic] = rates
             ring = self.history.get(topic) or self.history.setdefault(topic, deque(maxlen=self.history_samples))
             ring.append(HistoryPoint(now_ms, rates.produce_records_per_s, rates.fetch_records_per_s))

@@ -40,15 +40,15 @@ def test_the_first_sample_is_a_baseline_and_the_next_ones_are_rates() -> None:
     assert [(p.time_ms, p.produce_records_per_s) for p in sampler.history["t"]] == [(1000, 0), (2000, 100), (3000, 0)]
 
 
-def test_a_topic_first_served_between_samples_starts_from_zero() -> None:
+def test_a_topic_first_served_between_samples_counts_all_its_traffic_in_that_interval() -> None:
     counters, sampler = TrafficCounters(), ActivitySampler()
     sampler.sample(counters, 0)
     counters.produced("new", 10, 100)
     sampler.sample(counters, 1000)
-    assert sampler.latest["new"] == Rates()
-    counters.produced("new", 10, 100)
+    assert sampler.latest["new"] == Rates(10.0, 100.0, 0.0, 0.0)
+    counters.produced("new", 20, 200)
     sampler.sample(counters, 2000)
-    assert sampler.latest["new"].produce_records_per_s == 10.0
+    assert sampler.latest["new"].produce_records_per_s == 20.0
 
 
 def test_history_is_bounded_and_a_forgotten_topic_leaves_it() -> None:
