@@ -283,3 +283,36 @@ def test_create_produce_and_delete_through_the_forms(page: Page, console: Consol
     expect(page.get_by_test_id(f"topic-{topic}")).to_have_count(0)
     status, _ = http_json("GET", f"{console.url()}/v3/clusters/{console.cluster_id}/topics/{topic}")
     assert status == 404
+
+
+def test_stored_bytes_show_as_json_text_or_hex_and_timestamps_read_as_numbers_or_iso(
+    page: Page, console: Console
+) -> None:
+    """The record browser's rendering rules, run in the browser on the modules the page ships;
+    a produce answer's timestamp may be epoch ms or (Confluent's spec) an ISO date-time."""
+    open_page(page, console, "/")
+    expect(page.locator("main h1")).to_be_visible()
+    shown = page.evaluate(
+        """async () => {
+            const records = await import("/console/js/records.js");
+            const dom = await import("/console/js/dom.js");
+            const base64 = (bytes) => btoa(String.fromCharCode(...bytes));
+            return {
+                json: records.render(records.textToBase64('{"a":[1,"x"]}')),
+                text: records.render(records.textToBase64("héllo wörld")),
+                notJson: records.render(records.textToBase64("{oops")),
+                binary: records.render(base64([0, 255, 16, 1])),
+                none: records.render(null),
+                stringField: records.render(records.dataOf({type: "STRING", data: "plain"})),
+                iso: dom.toMs("2026-01-02T03:04:05.678Z"),
+                number: dom.toMs(1767323045678),
+            };
+        }"""
+    )
+    assert shown["json"] == {"kind": "json", "text": '{\n  "a": [\n    1,\n    "x"\n  ]\n}'}
+    assert shown["text"] == {"kind": "text", "text": "héllo wörld"}
+    assert shown["notJson"] == {"kind": "text", "text": "{oops"}
+    assert shown["binary"] == {"kind": "binary", "text": "00 ff 10 01"}
+    assert shown["none"] == {"kind": "null", "text": "null"}
+    assert shown["stringField"] == {"kind": "text", "text": "plain"}
+    assert shown["iso"] == shown["number"] == 1767323045678
