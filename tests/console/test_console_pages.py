@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -264,7 +265,12 @@ def test_create_produce_and_delete_through_the_forms(page: Page, console: Consol
     stored = console.api(f"/topics/{topic}/partitions/1/records?format=string")["data"]
     assert [(r["key"]["data"], json.loads(r["value"]["data"])) for r in stored] == [("k1", {"a": [1, 2]})]
     assert stored[0]["headers"] == [{"name": "trace", "value": "YWJj"}]
+    produced_at = stored[0]["timestamp"] // 1000 * 1000
+    when = datetime.fromtimestamp(produced_at / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    page.get_by_label("Or from time (UTC)").fill(when)
     page.get_by_role("button", name="Show records").click()
+    expect(page.get_by_test_id("browse-note")).to_contain_text("Offsets 0 to 0")
+    expect(page.get_by_label("From offset")).to_have_value("0")
     value = page.get_by_test_id("record-0-value")
     expect(value).to_have_attribute("data-kind", "json")
     assert json.loads(value.inner_text()) == {"a": [1, 2]}
@@ -316,3 +322,26 @@ def test_stored_bytes_show_as_json_text_or_hex_and_timestamps_read_as_numbers_or
     assert shown["none"] == {"kind": "null", "text": "null"}
     assert shown["stringField"] == {"kind": "text", "text": "plain"}
     assert shown["iso"] == shown["number"] == 1767323045678
+
+
+def test_isr_changes_are_listed_as_they_happen(page: Page, console: Console, shoot) -> None:
+    """A follower's controlled shutdown takes it out of the ISR at once (a shrink); started
+    again, it catches up and is taken back (an expand): both appear on the topic page."""
+    topic = "isr-moves"
+    console.create_topic(topic, partitions=1)
+    leader = console.api(f"/topics/{topic}/partitions/0")["leader_id"]
+    controller = http_json("GET", f"{console.url(leader)}/v3/clusters")[1]["data"][0]["controller_id"]
+    follower = min(set(console.cluster.brokers) - {leader, controller})
+    open_page(page, console, f"/topics/{topic}", via=leader)
+    expect(page.get_by_test_id("isr-events-empty")).to_be_visible()
+    console.cluster.brokers[follower].stop()
+    expect(page.locator('[data-testid="isr-event"][data-kind="shrink"]')).to_have_count(1)
+    console.cluster.brokers[follower].start()
+    expect(page.locator('[data-testid="isr-event"][data-kind="expand"]')).to_have_count(1, timeout=30_000)
+    expect(page.get_by_test_id("partition-0-isr")).to_contain_text(str(follower))
+    events = console.api(f"/topics/{topic}/isr-events", via=leader)["events"]
+    rows = page.get_by_test_id("isr-event")
+    expect(rows).to_have_count(len(events))
+    assert [rows.nth(i).get_attribute("data-kind") for i in range(len(events))] == [e["kind"] for e in events]
+    shoot(page, "topic-isr-events")
+    console.cluster.wait_for_brokers(set(console.cluster.brokers))

@@ -47,7 +47,7 @@ function partitionRow(topic, p) {
 function eventRow(event) {
   return h(
     "tr",
-    {},
+    { "data-testid": "isr-event", "data-kind": event.kind, "data-partition": event.partition_id },
     h("td", {}, fmtTime(event.time_ms)),
     num(event.partition_id),
     h("td", {}, event.kind),
