@@ -332,6 +332,8 @@ def test_isr_changes_are_listed_as_they_happen(page: Page, console: Console, sho
     leader = console.api(f"/topics/{topic}/partitions/0")["leader_id"]
     controller = http_json("GET", f"{console.url(leader)}/v3/clusters")[1]["data"][0]["controller_id"]
     follower = min(set(console.cluster.brokers) - {leader, controller})
+    entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "i"}} for _ in range(40)]
+    console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": entries})
     open_page(page, console, f"/topics/{topic}", via=leader)
     expect(page.get_by_test_id("isr-events-empty")).to_be_visible()
     console.cluster.brokers[follower].stop()
