@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run lint test chaos fuzz etcd kcat clean
+.PHONY: run lint test chaos fuzz etcd kcat chromium clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,13 @@ kcat:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat >/dev/null; }
 	@kcat -V | head -1
 
+# The web console's browser tests drive Debian's Chromium through Playwright (never a downloaded browser).
+chromium:
+	@test -x /usr/bin/chromium || { \
+		echo "installing chromium (Debian's chromium, chromium-driver) for the web console's browser tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null; }
+	@/usr/bin/chromium --version 2>/dev/null | head -1
+
 run: $(VENV)/.installed-run
 	$(BIN)/highwater dev --dir .highwater-dev --brokers 3 --base-port 9092
 
@@ -41,7 +48,7 @@ lint: $(VENV)/.installed-test
 
 # Most tests wait on timers, not on the CPU: several workers overlap those waits.
 TEST_WORKERS ?= 4
-test: lint $(VENV)/.installed-test etcd kcat
+test: lint $(VENV)/.installed-test etcd kcat chromium
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # The chaos tier alone, long: make chaos SEED=1234 DURATION=600 (seconds of random faults).

@@ -11,7 +11,8 @@ With ``--tls`` the brokers serve HTTPS with a fresh throwaway CA in ``<dir>/tls`
 Every broker also runs a Kafka-protocol listener (plaintext) on its HTTP port +
 ``KAFKA_PORT_OFFSET`` (19092.. for the default 9092..; any free port when that one is
 taken or above 65535), and the command prints the ``bootstrap.servers`` Kafka clients use, read back
-from the brokers' registrations so it is what Metadata tells the clients.
+from the brokers' registrations so it is what Metadata tells the clients. The first thing
+it prints among the examples is the web console's URL (``/console`` on any broker).
 """
 
 from __future__ import annotations
@@ -201,6 +202,9 @@ def examples(url: str, cluster_id: str, ca_file: Path | None = None) -> str:
     curl = f"curl -s --cacert {ca_file}" if ca_file else "curl -s"
     cli = f"HIGHWATER_SSL_CA_FILE={ca_file} .venv/bin/highwater" if ca_file else ".venv/bin/highwater"
     return f"""
+[bold]Web console[/bold] (every broker serves it; replicas' LEO against the HW, ISR, consumer lag over time):
+  {url}/console
+
 [bold]Produce[/bold] (acks=all waits until every in-sync replica has the record):
   {curl} -X POST '{base}/topics/{DEMO_TOPIC}/records?acks=all' \\
        -H 'Content-Type: application/json' \\

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from broker.server import (
     routes_cluster,
+    routes_console,
     routes_console_data,
     routes_groups,
     routes_internal,
@@ -59,6 +60,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_producer_ids.routes,
     routes_groups.routes,
     routes_security.routes,
+    routes_console.routes,
     routes_console_data.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""

@@ -134,4 +134,6 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", TOPIC + "/replica-offsets"): authorized(topic(DESCRIBE)),
     ("GET", "/internal/console/activity"): BROKERS,
     ("GET", "/internal/console/replica-offsets/{topic}"): BROKERS,
+    ("GET", "/console"): ANYONE,
+    ("GET", "/console/{path}"): ANYONE,
 }

@@ -454,6 +454,8 @@ RECIPES: tuple[Recipe, ...] = (
     ),
     internal("GET", "/internal/console/activity", "/internal/console/activity"),
     internal("GET", "/internal/console/replica-offsets/{topic}", "/internal/console/replica-offsets/m0-exact"),
+    Recipe("GET", "/console", 200, lambda m, n: Call("GET", "/console"), who="anyone"),
+    Recipe("GET", "/console/{path}", 200, lambda m, n: Call("GET", "/console/js/main.js"), who="anyone"),
 )
 
 

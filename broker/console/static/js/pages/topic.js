@@ -1,0 +1,125 @@
+// One topic: per partition its leader, epoch, ISR and every replica's LEO against the HW and
+// the log start (one scale per partition), the ISR's shrink/expand history, the traffic.
+import { capi } from "../api.js";
+import { replicaBars, sparkline } from "../charts.js";
+import { enc, fill, fmtRate, fmtTime, h, num, table } from "../dom.js";
+import { optional, section } from "./common.js";
+
+const OFFSETS_MS = 1000;
+
+/**
+ * Per partition: leader, epoch, ISR, HW, log start and each replica's LEO. From the console's
+ * replica-offsets route when the broker has it, else from the partition list, whose
+ * `replicas_state` the leaders fill in.
+ */
+async function replicaOffsets(topic) {
+  const offsets = await optional(() => capi(`/topics/${enc(topic)}/replica-offsets`));
+  if (offsets) return offsets.partitions;
+  const list = await capi(`/topics/${enc(topic)}/partitions`);
+  return list.data.map((p) => ({
+    ...p,
+    reachable: Array.isArray(p.replicas_state),
+    replicas: (p.replicas_state ?? p.replicas.map((id) => ({ broker_id: id, log_end_offset: null, in_sync: p.isr.includes(id) }))),
+  }));
+}
+
+function partitionRow(topic, p) {
+  const id = p.partition_id;
+  const prefix = `partition-${id}`;
+  return h(
+    "tr",
+    { "data-testid": prefix },
+    h("td", {}, h("a", { href: `#/topics/${enc(topic)}/partitions/${id}` }, String(id))),
+    num(p.leader_id, `${prefix}-leader`),
+    num(p.leader_epoch, `${prefix}-epoch`),
+    h("td", { "data-testid": `${prefix}-isr` }, (p.isr ?? []).join(", ")),
+    num(p.log_start_offset, `${prefix}-log-start`),
+    num(p.high_watermark, `${prefix}-hw`),
+    h(
+      "td",
+      { class: "bars-cell" },
+      p.reachable === false ? h("p", { class: "muted" }, "The leader did not answer; offsets unknown.") : null,
+      replicaBars(p, `${prefix}-bars`),
+    ),
+  );
+}
+
+function eventRow(event) {
+  return h(
+    "tr",
+    { "data-testid": "isr-event", "data-kind": event.kind, "data-partition": event.partition_id },
+    h("td", {}, fmtTime(event.time_ms)),
+    num(event.partition_id),
+    h("td", {}, event.kind),
+    num(event.leader_id),
+    num(event.leader_epoch),
+    h("td", {}, `${(event.previous_isr ?? []).join(", ")} → ${(event.isr ?? []).join(", ")}`),
+  );
+}
+
+export default async function topic({ main, live }, name) {
+  const summary = h("div", { class: "muted" });
+  const partitions = h("div");
+  const traffic = h("div", { class: "cards" });
+  const events = h("div");
+  const legend = h(
+    "p",
+    { class: "legend" },
+    h("span", {}, h("span", { class: "swatch leader" }), "leader"),
+    h("span", {}, h("span", { class: "swatch follower" }), "in-sync follower"),
+    h("span", {}, h("span", { class: "swatch out" }), "out of the ISR"),
+    h("span", {}, h("span", { class: "swatch hw" }), "high watermark"),
+    h("span", {}, h("span", { class: "swatch start" }), "log start"),
+  );
+  fill(
+    main,
+    h("p", { class: "crumbs" }, h("a", { href: "#/topics" }, "Topics"), " / "),
+    h("h1", {}, `Topic ${name}`),
+    summary,
+    section("Traffic", traffic),
+    section("Partitions: each replica's log end offset against the high watermark", legend, partitions),
+    section("ISR changes", events),
+  );
+  const described = await capi(`/topics/${enc(name)}`);
+  fill(
+    summary,
+    `${described.partitions_count} partitions, replication factor ${described.replication_factor}`,
+    h(
+      "details",
+      {},
+      h("summary", {}, "Configuration"),
+      h("ul", {}, described.configs.map((c) => h("li", {}, `${c.name} = ${c.value ?? "—"}`))),
+    ),
+  );
+  live.every(OFFSETS_MS, async () => {
+    const rows = (await replicaOffsets(name)).map((p) => partitionRow(name, p));
+    fill(partitions, table("Partitions", [["Partition"], ["Leader"], ["Epoch"], "ISR", ["Log start"], ["HW"], "Replicas (LEO)"], rows, "partitions"));
+  });
+  live.every(5000, async () => {
+    const activity = await optional(() => capi("/activity"));
+    const mine = activity?.topics?.find((t) => t.topic_name === name);
+    const history = mine?.history ?? [];
+    fill(
+      traffic,
+      activity
+        ? [
+            h("div", { class: "card" }, h("div", { class: "label" }, "Produce records/s"), h("div", { class: "value", "data-testid": "topic-produce-rate" }, fmtRate(mine?.produce_records_per_s ?? 0)), sparkline(history.map((s) => s.produce_records_per_s), "produce records per second, recent samples", "produce-spark")),
+            h("div", { class: "card" }, h("div", { class: "label" }, "Fetch records/s"), h("div", { class: "value", "data-testid": "topic-fetch-rate" }, fmtRate(mine?.fetch_records_per_s ?? 0)), sparkline(history.map((s) => s.fetch_records_per_s), "fetch records per second, recent samples", "fetch-spark")),
+          ]
+        : h("p", { class: "muted" }, "This broker does not report traffic rates."),
+    );
+    return activity?.interval_ms;
+  });
+  live.every(2000, async () => {
+    const answer = await optional(() => capi(`/topics/${enc(name)}/isr-events`));
+    const list = answer?.events ?? [];
+    fill(
+      events,
+      answer === null
+        ? h("p", { class: "muted" }, "This broker does not keep ISR events.")
+        : list.length
+          ? table("ISR changes", ["Time", ["Partition"], "Change", ["Leader"], ["Epoch"], "ISR"], list.map(eventRow), "isr-events")
+          : h("p", { class: "muted", "data-testid": "isr-events-empty" }, "No ISR change since this broker started."),
+    );
+  });
+}

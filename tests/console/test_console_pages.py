@@ -1,0 +1,349 @@
+"""The console in a real browser against a real 3-broker cluster: every page loads without a
+browser error and shows the API's numbers; a paused follower's LEO bar falls behind while the
+HW stays where it holds it, and both recover; a group's lag chart rises and falls; topics are
+created and deleted and a record produced through the forms.
+
+The page's numbers are read from its ``data-testid`` elements and compared with the API's
+answer read by the test itself; every wait is Playwright's ``expect``/``wait_for_function``
+on a condition of the page, never a sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.console.conftest import NARROW, Console
+from tests.support.brokers import http_json
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "orders"
+GROUP = "billing"
+
+
+def open_page(page: Page, console: Console, route: str, via: int | None = None) -> None:
+    page.goto(f"{console.url(via)}/console#{route}")
+
+
+def text_of(page: Page, testid: str) -> str:
+    return page.get_by_test_id(testid).first.inner_text().strip()
+
+
+def fits(page: Page) -> bool:
+    """No horizontal scroll of the whole page: wide tables scroll inside their own box."""
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.fixture(scope="module")
+def seeded(console: Console) -> Console:
+    console.create_topic(TOPIC, partitions=3)
+    entries = [
+        {"partition_id": i % 3, "key": {"type": "STRING", "data": f"k{i}"}, "value": {"data": {"n": i}}}
+        for i in range(30)
+    ]
+    console.api(f"/topics/{TOPIC}/records:batch?acks=all", "POST", {"entries": entries})
+    console.api(
+        f"/consumer-groups/{GROUP}/offsets",
+        "POST",
+        {"offsets": [{"topic_name": TOPIC, "partition_id": p, "offset": 4} for p in range(3)]},
+    )
+    return console
+
+
+def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, seeded: Console, shoot) -> None:
+    console = seeded
+    clusters = http_json("GET", f"{console.url()}/v3/clusters")[1]["data"][0]
+    open_page(page, console, "/")
+    expect(page.get_by_test_id("cluster-id")).to_have_text(console.cluster_id)
+    expect(page.get_by_test_id("controller-id")).to_have_text(str(clusters["controller_id"]))
+    expect(page.get_by_test_id("brokers-count")).to_have_text("3")
+    topics = console.api("/topics")["data"]
+    expect(page.get_by_test_id("topics-count")).to_have_text(str(len(topics)))
+    partitions = sum(t["partitions_count"] for t in topics)
+    expect(page.get_by_test_id("partitions-count")).to_have_text(str(partitions))
+    shoot(page, "overview")
+
+    open_page(page, console, "/topics")
+    api_partitions = console.api(f"/topics/{TOPIC}/partitions")["data"]
+    records = sum(p["high_watermark"] - p["log_start_offset"] for p in api_partitions)
+    expect(page.get_by_test_id(f"topic-{TOPIC}-records")).to_have_text(str(records))
+    expect(page.get_by_test_id(f"topic-{TOPIC}-partitions")).to_have_text("3")
+    expect(page.get_by_test_id(f"topic-{TOPIC}-rf")).to_have_text("3")
+    shoot(page, "topics")
+
+    open_page(page, console, f"/topics/{TOPIC}")
+    for p in api_partitions:
+        prefix = f"partition-{p['partition_id']}"
+        expect(page.get_by_test_id(f"{prefix}-hw")).to_have_text(str(p["high_watermark"]))
+        expect(page.get_by_test_id(f"{prefix}-leader")).to_have_text(str(p["leader_id"]))
+        expect(page.get_by_test_id(f"{prefix}-isr")).to_have_text(", ".join(map(str, p["isr"])))
+        for replica in p["replicas"]:
+            bar = page.get_by_test_id(f"{prefix}-bars-replica-{replica}")
+            expect(bar).to_have_attribute("data-leo", str(p["high_watermark"]))
+    shoot(page, "topic")
+
+    open_page(page, console, f"/topics/{TOPIC}/partitions/0")
+    first = console.api(f"/topics/{TOPIC}/partitions/0/records?format=string&max_records=1")["data"][0]
+    expect(page.get_by_test_id("high-watermark")).to_have_text(str(api_partitions[0]["high_watermark"]))
+    value = page.get_by_test_id(f"record-{first['offset']}-value")
+    expect(value).to_have_attribute("data-kind", "json")
+    assert json.loads(value.inner_text()) == json.loads(first["value"]["data"])
+    shoot(page, "partition")
+
+    summary = console.api(f"/consumer-groups/{GROUP}/lag-summary")
+    open_page(page, console, "/groups")
+    expect(page.get_by_test_id(f"group-{GROUP}-total-lag")).to_have_text(str(summary["total_lag"]))
+    expect(page.get_by_test_id(f"group-{GROUP}-status")).to_have_text(summary["status"])
+    shoot(page, "groups")
+
+    open_page(page, console, f"/groups/{GROUP}")
+    expect(page.get_by_test_id("group-total-lag")).to_have_text(str(summary["total_lag"]))
+    for lag in console.api(f"/consumer-groups/{GROUP}/lags")["data"]:
+        row = f"lag-{lag['topic_name']}-{lag['partition_id']}"
+        expect(page.get_by_test_id(f"{row}-committed")).to_have_text(str(lag["current_offset"]))
+        expect(page.get_by_test_id(f"{row}-lag")).to_have_text(str(lag["lag"]))
+    shoot(page, "group-offsets")
+
+    page.set_viewport_size(NARROW)
+    for route in ("/", "/topics", f"/topics/{TOPIC}", f"/topics/{TOPIC}/partitions/0", "/groups", f"/groups/{GROUP}"):
+        open_page(page, console, route)
+        expect(page.locator("main h1")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        assert fits(page), f"{route} scrolls sideways at 800 px"
+    shoot(page, "group-800px")
+
+
+def bars_state(page: Page, partition: int) -> dict:
+    """The replica bars of one partition as the page drew them: HW, and each broker's LEO and ISR flag."""
+    return page.evaluate(
+        """(prefix) => {
+            const svg = document.querySelector(`[data-testid="${prefix}"]`);
+            if (!svg) return null;
+            const replicas = {};
+            for (const g of svg.querySelectorAll("g[data-leo]")) {
+                const id = g.dataset.testid.split("-").pop();
+                replicas[id] = {leo: Number(g.dataset.leo), inSync: g.dataset.inSync === "true"};
+            }
+            return {hw: Number(svg.dataset.highWatermark), replicas};
+        }""",
+        f"partition-{partition}-bars",
+    )
+
+
+class Producer(threading.Thread):
+    """Produces small acks=1 batches to one broker until stopped: the leader's LEO keeps moving."""
+
+    def __init__(self, url: str, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.url, self.topic, self.stop = url, topic, threading.Event()
+        self.failed: dict | None = None
+
+    def run(self) -> None:
+        entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "x"}} for _ in range(5)]
+        while not self.stop.is_set():
+            status, body = http_json("POST", f"{self.url}/records:batch?acks=1", {"entries": entries}, timeout_s=5)
+            if status not in (200, 207) or body.get("failures"):
+                self.failed = body
+                return
+
+
+def test_a_paused_follower_falls_behind_and_holds_the_hw_then_both_recover(page: Page, console: Console, shoot) -> None:
+    topic = "paused-follower"
+    console.create_topic(topic, partitions=1)
+    described = console.api(f"/topics/{topic}/partitions/0")
+    leader = described["leader_id"]
+    controller = http_json("GET", f"{console.url()}/v3/clusters")[1]["data"][0]["controller_id"]
+    followers = sorted(set(described["replicas"]) - {leader}, key=lambda broker: broker == controller)
+    paused = followers[0]
+    open_page(page, console, f"/topics/{topic}", via=leader)
+    entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "z"}} for _ in range(200)]
+    console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": entries})
+    page.wait_for_function(
+        """() => {
+            const svg = document.querySelector('[data-testid="partition-0-bars"]');
+            const leos = svg ? [...svg.querySelectorAll("g[data-leo]")].map((g) => Number(g.dataset.leo)) : [];
+            return leos.length === 3 && leos.every((leo) => leo === 200) && Number(svg.dataset.highWatermark) === 200;
+        }"""
+    )
+    producer = Producer(f"{console.url(leader)}/v3/clusters/{console.cluster_id}/topics/{topic}", topic)
+    producer.start()
+    console.cluster.brokers[paused].pause()
+    try:
+        page.wait_for_function(
+            """([paused, leader]) => {
+                const svg = document.querySelector('[data-testid="partition-0-bars"]');
+                const leo = (id) => Number(svg.querySelector(`[data-testid="partition-0-bars-replica-${id}"]`).dataset.leo);
+                const hw = Number(svg.dataset.highWatermark);
+                return leo(leader) >= leo(paused) + 50 && hw === leo(paused);
+            }""",
+            arg=[paused, leader],
+        )
+        held = bars_state(page, 0)
+        page.wait_for_function(
+            """([leader, beyond]) => Number(document.querySelector(
+                `[data-testid="partition-0-bars-replica-${leader}"]`).dataset.leo) >= beyond""",
+            arg=[leader, held["replicas"][str(leader)]["leo"] + 50],
+        )
+        still = bars_state(page, 0)
+        assert still["hw"] == held["hw"], "the HW moved while an in-sync follower was paused"
+        assert still["replicas"][str(paused)]["leo"] == held["replicas"][str(paused)]["leo"]
+        shoot(page, "topic-paused-follower")
+    finally:
+        producer.stop.set()
+        producer.join(10)
+        console.cluster.brokers[paused].resume()
+    assert producer.failed is None, producer.failed
+    page.wait_for_function(
+        """() => {
+            const svg = document.querySelector('[data-testid="partition-0-bars"]');
+            const leos = [...svg.querySelectorAll("g[data-leo]")].map((g) => Number(g.dataset.leo));
+            return leos.length === 3 && leos.every((leo) => leo === leos[0]) && Number(svg.dataset.highWatermark) === leos[0];
+        }"""
+    )
+    recovered = bars_state(page, 0)
+    assert recovered["hw"] == console.api(f"/topics/{topic}/partitions/0")["high_watermark"] > held["hw"]
+    shoot(page, "topic-recovered")
+
+
+def chart(page: Page) -> dict:
+    return page.evaluate(
+        """() => {
+            const svg = document.querySelector('[data-testid="lag-chart"]');
+            return svg ? {samples: Number(svg.dataset.samples), last: Number(svg.dataset.last), max: Number(svg.dataset.max)} : null;
+        }"""
+    )
+
+
+def test_a_groups_lag_chart_rises_while_producing_and_falls_after_commits(page: Page, console: Console, shoot) -> None:
+    topic, group = "lag-chart", "chart-readers"
+    console.create_topic(topic, partitions=1)
+    commit = {"offsets": [{"topic_name": topic, "partition_id": 0, "offset": 0}]}
+    console.api(f"/consumer-groups/{group}/offsets", "POST", commit)
+    open_page(page, console, f"/groups/{group}")
+    page.wait_for_function(
+        "() => { const c = document.querySelector('[data-testid=\"lag-chart\"]'); return c && Number(c.dataset.samples) > 0; }"
+    )
+    assert chart(page)["last"] == 0
+    for _ in range(4):
+        entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "y"}} for _ in range(20)]
+        console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": entries})
+    page.wait_for_function("() => Number(document.querySelector('[data-testid=\"lag-chart\"]').dataset.last) === 80")
+    expect(page.get_by_test_id("group-total-lag")).to_have_text("80")
+    shoot(page, "group-lag-rising")
+    commit["offsets"][0]["offset"] = 80
+    console.api(f"/consumer-groups/{group}/offsets", "POST", commit)
+    page.wait_for_function("() => Number(document.querySelector('[data-testid=\"lag-chart\"]').dataset.last) === 0")
+    assert chart(page)["max"] == 80, "the chart still shows the rise before the commit"
+    expect(page.get_by_test_id("group-total-lag")).to_have_text("0")
+    shoot(page, "group")
+
+
+def test_create_produce_and_delete_through_the_forms(page: Page, console: Console, shoot) -> None:
+    topic = "made-in-browser"
+    open_page(page, console, "/topics")
+    page.get_by_label("New topic name").fill(topic)
+    page.get_by_label("Partitions").fill("2")
+    page.get_by_label("Replication factor").fill("3")
+    page.get_by_role("button", name="Create topic").click()
+    expect(page.get_by_test_id("topics-result")).to_have_text(f"Created topic {topic}.")
+    expect(page.get_by_test_id(f"topic-{topic}-partitions")).to_have_text("2")
+    assert console.api(f"/topics/{topic}")["partitions_count"] == 2
+
+    open_page(page, console, f"/topics/{topic}/partitions/1")
+    page.get_by_label("Key (text, empty for none)").fill("k1")
+    page.get_by_label("Value", exact=True).fill('{"a": [1, 2]}')
+    page.get_by_label("Value is JSON").check()
+    page.get_by_label("Headers").fill("trace=abc")
+    page.get_by_label("acks").select_option("all")
+    page.get_by_role("button", name="Produce").click()
+    expect(page.get_by_test_id("produce-result")).to_contain_text("Produced at offset 0")
+    stored = console.api(f"/topics/{topic}/partitions/1/records?format=string")["data"]
+    assert [(r["key"]["data"], json.loads(r["value"]["data"])) for r in stored] == [("k1", {"a": [1, 2]})]
+    assert stored[0]["headers"] == [{"name": "trace", "value": "YWJj"}]
+    produced_at = stored[0]["timestamp"] // 1000 * 1000
+    when = datetime.fromtimestamp(produced_at / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    page.get_by_label("Or from time (UTC)").fill(when)
+    page.get_by_role("button", name="Show records").click()
+    expect(page.get_by_test_id("browse-note")).to_contain_text("Offsets 0 to 0")
+    expect(page.get_by_label("From offset")).to_have_value("0")
+    value = page.get_by_test_id("record-0-value")
+    expect(value).to_have_attribute("data-kind", "json")
+    assert json.loads(value.inner_text()) == {"a": [1, 2]}
+    shoot(page, "partition-produced")
+
+    open_page(page, console, "/topics")
+    page.get_by_role("button", name=f"Delete {topic}").click()
+    confirm = page.get_by_test_id("delete-confirm-button")
+    expect(confirm).to_be_disabled()
+    page.get_by_label("Topic name", exact=True).fill(topic[:-1])
+    expect(confirm).to_be_disabled()
+    page.get_by_label("Topic name", exact=True).fill(topic)
+    shoot(page, "topic-delete-dialog")
+    confirm.click()
+    expect(page.get_by_test_id("topics-result")).to_have_text(f"Deleted topic {topic}.")
+    expect(page.get_by_test_id(f"topic-{topic}")).to_have_count(0)
+    status, _ = http_json("GET", f"{console.url()}/v3/clusters/{console.cluster_id}/topics/{topic}")
+    assert status == 404
+
+
+def test_stored_bytes_show_as_json_text_or_hex_and_timestamps_read_as_numbers_or_iso(
+    page: Page, console: Console
+) -> None:
+    """The record browser's rendering rules, run in the browser on the modules the page ships;
+    a produce answer's timestamp may be epoch ms or (Confluent's spec) an ISO date-time."""
+    open_page(page, console, "/")
+    expect(page.locator("main h1")).to_be_visible()
+    shown = page.evaluate(
+        """async () => {
+            const records = await import("/console/js/records.js");
+            const dom = await import("/console/js/dom.js");
+            const base64 = (bytes) => btoa(String.fromCharCode(...bytes));
+            return {
+                json: records.render(records.textToBase64('{"a":[1,"x"]}')),
+                text: records.render(records.textToBase64("héllo wörld")),
+                notJson: records.render(records.textToBase64("{oops")),
+                binary: records.render(base64([0, 255, 16, 1])),
+                none: records.render(null),
+                stringField: records.render(records.dataOf({type: "STRING", data: "plain"})),
+                iso: dom.toMs("2026-01-02T03:04:05.678Z"),
+                number: dom.toMs(1767323045678),
+            };
+        }"""
+    )
+    assert shown["json"] == {"kind": "json", "text": '{\n  "a": [\n    1,\n    "x"\n  ]\n}'}
+    assert shown["text"] == {"kind": "text", "text": "héllo wörld"}
+    assert shown["notJson"] == {"kind": "text", "text": "{oops"}
+    assert shown["binary"] == {"kind": "binary", "text": "00 ff 10 01"}
+    assert shown["none"] == {"kind": "null", "text": "null"}
+    assert shown["stringField"] == {"kind": "text", "text": "plain"}
+    assert shown["iso"] == shown["number"] == 1767323045678
+
+
+def test_isr_changes_are_listed_as_they_happen(page: Page, console: Console, shoot) -> None:
+    """A follower's controlled shutdown takes it out of the ISR at once (a shrink); started
+    again, it catches up and is taken back (an expand): both appear on the topic page."""
+    topic = "isr-moves"
+    console.create_topic(topic, partitions=1)
+    leader = console.api(f"/topics/{topic}/partitions/0")["leader_id"]
+    controller = http_json("GET", f"{console.url(leader)}/v3/clusters")[1]["data"][0]["controller_id"]
+    follower = min(set(console.cluster.brokers) - {leader, controller})
+    entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "i"}} for _ in range(40)]
+    console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": entries})
+    open_page(page, console, f"/topics/{topic}", via=leader)
+    expect(page.get_by_test_id("isr-events-empty")).to_be_visible()
+    console.cluster.brokers[follower].stop()
+    expect(page.locator('[data-testid="isr-event"][data-kind="shrink"]')).to_have_count(1)
+    console.cluster.brokers[follower].start()
+    expect(page.locator('[data-testid="isr-event"][data-kind="expand"]')).to_have_count(1, timeout=30_000)
+    expect(page.get_by_test_id("partition-0-isr")).to_contain_text(str(follower))
+    events = console.api(f"/topics/{topic}/isr-events", via=leader)["events"]
+    rows = page.get_by_test_id("isr-event")
+    expect(rows).to_have_count(len(events))
+    assert [rows.nth(i).get_attribute("data-kind") for i in range(len(events))] == [e["kind"] for e in events]
+    shoot(page, "topic-isr-events")
+    console.cluster.wait_for_brokers(set(console.cluster.brokers))

@@ -1,0 +1,109 @@
+"""The console with authentication on: it asks for a user and password, sends them as HTTP
+Basic on every call, shows only what the principal may describe and says so when it may not.
+
+One broker is enough: what is checked is the console's side of the door (the sign-in form,
+the credentials on each call, the filtered lists, the 403 message); the door itself is the
+authorization matrix's subject.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.console.conftest import Errors
+from tests.support.brokers import BrokerCluster, http_json
+
+pytestmark = pytest.mark.integration
+
+ADMIN_PASSWORD = "admin-pw-1"
+VIEWER_PASSWORD = "viewer-pw-2"
+VISIBLE, HIDDEN = "visible-orders", "hidden-plans"
+
+
+def basic(user: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """One broker with basic authentication; ``viewer`` may DESCRIBE and READ ``visible-*`` topics only.
+
+    Users are added with the ``highwater users`` command in its own process, as an operator
+    does (Playwright's sync API already runs an event loop in this one)."""
+    root: Path = tmp_path_factory.mktemp("console-secured")
+    store = f"sqlite://{(root / 'metadata.db').resolve()}"
+    for user, password in (("admin", ADMIN_PASSWORD), ("viewer", VIEWER_PASSWORD)):
+        subprocess.run(
+            [sys.executable, "-m", "broker.cli", "users", "add", user, "--password-stdin", "--metadata", store],
+            input=password + "\n",
+            text=True,
+            check=True,
+            capture_output=True,
+        )
+    cluster = BrokerCluster(root, 1, metadata_store=store)
+    broker = cluster.brokers[1]
+    broker.env = {"HIGHWATER_SECURITY__AUTHENTICATION": "basic", "HIGHWATER_SECURITY__SUPER_USERS": '["admin"]'}
+    broker.auth_headers = basic("admin", ADMIN_PASSWORD)
+    cluster.start()
+    try:
+        cluster_id = cluster.cluster_id()
+        base = f"{broker.url}/v3/clusters/{cluster_id}"
+        for name in (VISIBLE, HIDDEN):
+            status, body = http_json(
+                "POST", f"{base}/topics", {"topic_name": name, "partitions_count": 1}, headers=broker.auth_headers
+            )
+            assert status == 201, body
+        for operation in ("DESCRIBE", "READ"):
+            acl = {
+                "resource_type": "TOPIC",
+                "resource_name": "visible-",
+                "pattern_type": "PREFIXED",
+                "principal": "User:viewer",
+                "operation": operation,
+                "permission": "ALLOW",
+            }
+            status, body = http_json("POST", f"{base}/acls", acl, headers=broker.auth_headers)
+            assert status == 201, body
+        yield broker.url, cluster_id
+    finally:
+        cluster.shutdown()
+
+
+def sign_in(page: Page, user: str, password: str) -> None:
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.get_by_label("User").fill(user)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def test_the_console_signs_in_and_shows_only_what_the_user_may_describe(
+    page: Page, secured: tuple[str, str], browser_errors: Errors, shoot
+) -> None:
+    browser_errors.allow("status of 401")
+    browser_errors.allow("status of 403")
+    url, _ = secured
+    page.goto(f"{url}/console#/topics")
+    shoot(page, "sign-in")
+    sign_in(page, "viewer", "wrong")
+    expect(page.get_by_role("alert")).to_have_text("That user and password were refused.")
+    sign_in(page, "viewer", VIEWER_PASSWORD)
+    expect(page.get_by_test_id(f"topic-{VISIBLE}")).to_be_visible()
+    expect(page.get_by_test_id(f"topic-{HIDDEN}")).to_have_count(0)
+    expect(page.get_by_text("Signed in as viewer")).to_be_visible()
+    assert page.evaluate("sessionStorage.getItem('highwater.console.user')") == "viewer"
+
+    page.goto(f"{url}/console#/topics/{HIDDEN}")
+    expect(page.get_by_role("alert")).to_contain_text("Not allowed")
+    expect(page.get_by_role("alert")).to_contain_text("(403)")
+    shoot(page, "forbidden")
+
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert page.evaluate("sessionStorage.getItem('highwater.console.auth')") is None
