@@ -30,6 +30,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from config.console import ConsoleSettings
 from config.errors import ConfigFileError
 from config.security import SecuritySettings, TlsSettings
 from config.store_url import parse_store_url
@@ -114,6 +115,7 @@ class BrokerSettings(BaseSettings):
     topic_defaults: TopicDefaults = Field(default_factory=TopicDefaults)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     tls: TlsSettings = Field(default_factory=TlsSettings)
+    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     allow_anonymous: bool = Field(
         False, description="listen on a non-loopback address with authentication = 'none' (refused otherwise)"
     )

@@ -28,8 +28,8 @@ import structlog
 from broker.console.activity import ActivitySampler, TrafficCounters
 from broker.console.isr_events import IsrEventLog
 from broker.console.lag_history import LagHistory, LagSample, PartitionLag
-from broker.console.settings import ConsoleSettings
 from broker.groups.lag import LagRow, group_lag_rows
+from config.console import ConsoleSettings
 
 if TYPE_CHECKING:
     from broker.cluster.records import PartitionRecord

@@ -34,7 +34,6 @@ from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
 from broker.console.sampling import ConsoleData
-from broker.console.settings import ConsoleSettings
 from broker.descriptions import (
     BrokerInfo,
     FetchResult,
@@ -131,7 +130,7 @@ class BrokerNode:
             ),
         )
         self.groups = GroupCoordinator(self)
-        self.console = ConsoleData(ConsoleSettings(), self.groups)
+        self.console = ConsoleData(settings.console, self.groups)
         self.replicas = ReplicaManager(
             settings, store, self.membership, self.view, self.session, self.topic_configs, self.groups.on_partition_role
         )

@@ -1,6 +1,6 @@
 """The console's data against a real 3-broker cluster: rates, lag over time, ISR events, replica offsets.
 
-Brokers sample every 200 ms (``HIGHWATER_CONSOLE_*``), so every wait below is a poll
+Brokers sample every 200 ms (``HIGHWATER_CONSOLE__*``), so every wait below is a poll
 with a deadline for the next samples, never a sleep. The follower pause uses a lag
 time of 4 s and a session of 8 s: the leader removes the paused follower itself
 (``shrink`` after the lag time), and there is time to see the high watermark held at
@@ -29,8 +29,8 @@ pytestmark = pytest.mark.integration
 
 ALL_BROKERS = {1, 2, 3}
 CONSOLE_ENV = {
-    "HIGHWATER_CONSOLE_LAG_SAMPLE_INTERVAL_MS": "200",
-    "HIGHWATER_CONSOLE_ACTIVITY_SAMPLE_INTERVAL_MS": "200",
+    "HIGHWATER_CONSOLE__LAG_SAMPLE_INTERVAL_MS": "200",
+    "HIGHWATER_CONSOLE__ACTIVITY_SAMPLE_INTERVAL_MS": "200",
     "HIGHWATER_REPLICA_LAG_TIME_MAX_MS": "4000",
     "HIGHWATER_BROKER_SESSION_TIMEOUT_MS": "8000",
     "HIGHWATER_OFFSETS_TOPIC_NUM_PARTITIONS": "1",

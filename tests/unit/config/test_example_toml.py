@@ -8,6 +8,7 @@ from pathlib import Path
 
 import config
 from config.broker import BrokerSettings, load_broker_settings
+from config.console import ConsoleSettings
 from config.security import SecuritySettings, TlsSettings
 from config.topic import TopicDefaults
 
@@ -21,9 +22,11 @@ def test_example_loads_and_equals_the_defaults() -> None:
 def test_example_mentions_every_setting() -> None:
     text = EXAMPLE.read_text()
     keys = set(re.findall(r"^#?\s*([a-z_]+) = ", text, flags=re.MULTILINE))
-    assert set(BrokerSettings.model_fields) - {"topic_defaults", "security", "tls"} <= keys
+    assert set(BrokerSettings.model_fields) - {"topic_defaults", "security", "tls", "console"} <= keys
     assert set(TopicDefaults.model_fields) <= keys
-    assert set(SecuritySettings.model_fields) | set(TlsSettings.model_fields) <= keys
+    assert (
+        set(SecuritySettings.model_fields) | set(TlsSettings.model_fields) | set(ConsoleSettings.model_fields) <= keys
+    )
 
 
 def test_every_example_setting_is_commented() -> None:
@@ -40,7 +43,7 @@ def test_example_values_given_are_the_field_defaults() -> None:
     for name, value in values.pop("topic_defaults").items():
         assert getattr(defaults, name) == value, name
     broker_defaults = BrokerSettings()
-    for table in ("security", "tls"):
+    for table in ("security", "tls", "console"):
         for name, value in values.pop(table).items():
             assert getattr(getattr(broker_defaults, table), name) == value, f"{table}.{name}"
     for name, value in values.items():

@@ -24,9 +24,9 @@ HOUR_MS = str(3_600_000)
 
 @pytest.fixture
 async def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Api]:
-    monkeypatch.setenv("HIGHWATER_CONSOLE_LAG_SAMPLE_INTERVAL_MS", HOUR_MS)
-    monkeypatch.setenv("HIGHWATER_CONSOLE_ACTIVITY_SAMPLE_INTERVAL_MS", HOUR_MS)
-    monkeypatch.setenv("HIGHWATER_CONSOLE_LAG_HISTORY_SAMPLES", "3")
+    monkeypatch.setenv("HIGHWATER_CONSOLE__LAG_SAMPLE_INTERVAL_MS", HOUR_MS)
+    monkeypatch.setenv("HIGHWATER_CONSOLE__ACTIVITY_SAMPLE_INTERVAL_MS", HOUR_MS)
+    monkeypatch.setenv("HIGHWATER_CONSOLE__LAG_HISTORY_SAMPLES", "3")
     node = await BrokerNode.start(broker_settings(tmp_path / "data", offsets_topic_num_partitions=1))
     try:
         async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:

@@ -29,8 +29,8 @@ HOUR_MS = str(3_600_000)
 
 @pytest.fixture
 async def secured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Api]:
-    monkeypatch.setenv("HIGHWATER_CONSOLE_LAG_SAMPLE_INTERVAL_MS", HOUR_MS)
-    monkeypatch.setenv("HIGHWATER_CONSOLE_ACTIVITY_SAMPLE_INTERVAL_MS", HOUR_MS)
+    monkeypatch.setenv("HIGHWATER_CONSOLE__LAG_SAMPLE_INTERVAL_MS", HOUR_MS)
+    monkeypatch.setenv("HIGHWATER_CONSOLE__ACTIVITY_SAMPLE_INTERVAL_MS", HOUR_MS)
     settings = broker_settings(
         tmp_path / "data",
         offsets_topic_num_partitions=1,
