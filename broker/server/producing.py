@@ -16,20 +16,24 @@ even ``acks=0`` gets a 4xx for a request that can never succeed.
 
 A delivery report's timestamp is the record's own (CreateTime): topics here have no
 ``message.timestamp.type=LogAppendTime``, so the append time the log notes for its
-time index is not the record's timestamp and is not reported as one.
+time index is not the record's timestamp and is not reported as one. It is written as
+the REST Proxy writes it, an RFC 3339 date-time in UTC (``timestamp``), and as the
+milliseconds the record carries (``timestamp_ms``), which is exact where a date-time
+cannot be: past the year 9999 ``timestamp`` is null.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from broker.acks import Acks
 from broker.errors import HighwaterError, RecordTooLarge
-from broker.server.json_records import EncodedRecord
+from broker.server.json_records import EncodedRecord, size_report
 from broker.server.produce_plan import PartitionBatch, PlacedRecord, RoundRobin, build_batches, choose_partition
 from broker.storage.log import CheckedBatches
 from broker.topics.policy import check_client_append
@@ -50,6 +54,30 @@ class Delivered:
 
 
 Outcome = Delivered | HighwaterError
+LAST_RFC3339_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z: the last instant an RFC 3339 date-time can write."""
+
+
+def rfc3339(timestamp_ms: int) -> str | None:
+    """``timestamp_ms`` as an RFC 3339 date-time in UTC with milliseconds; None past ``LAST_RFC3339_MS``."""
+    if timestamp_ms > LAST_RFC3339_MS:
+        return None
+    moment = datetime.fromtimestamp(timestamp_ms / 1000, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def delivery_fields(cluster_id: str, topic: str, item: EncodedRecord, delivered: Delivered) -> dict[str, Any]:
+    """What a report says of a delivered record, as the REST Proxy's ``ProduceResponse`` names it."""
+    return {
+        "cluster_id": cluster_id,
+        "topic_name": topic,
+        "partition_id": delivered.partition,
+        "offset": delivered.offset,
+        "timestamp": rfc3339(delivered.timestamp_ms),
+        "timestamp_ms": delivered.timestamp_ms,
+        "key": size_report(item.key_type, item.record.key),
+        "value": size_report(item.value_type, item.record.value),
+    }
 
 
 def check_batch_size(topic: str, batch: bytes, max_message_bytes: int) -> None:
