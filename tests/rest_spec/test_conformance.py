@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from tests.integration.cluster_harness import LiveCluster, session_env
 from tests.rest_spec import models as m
@@ -288,3 +289,50 @@ def test_malformed_records_are_refused_and_append_nothing(
     spec.error(name, {"topic_name": topic}, expect=status, raw=raw)
     offsets = spec.call("listKafkaPartitionOffsets", {"topic_name": topic, "partition_id": 0}, expect=200).model
     assert isinstance(offsets, m.PartitionWithOffsetsData) and offsets.latest_offset == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "query", "body"),
+    [
+        (
+            "createKafkaAcls",
+            None,
+            {
+                "resource_type": "CLUSTER",
+                "resource_name": "not-kafka-cluster",
+                "pattern_type": "LITERAL",
+                "principal": "User:alice",
+                "host": "*",
+                "operation": "ALTER",
+                "permission": "ALLOW",
+            },
+        ),
+        ("deleteKafkaAcls", {"resource_name": "spec-acl"}, None),
+    ],
+)
+def test_a_refused_acl_is_422_as_the_table_says_and_changes_nothing(
+    spec: SpecCaller, name: str, query: dict | None, body: dict | None
+) -> None:
+    """The ``different`` verdict of the ACL rows: the spec would answer 400."""
+    spec.error(name, expect=422, query=query, body=body)
+    found = spec.call("getKafkaAcls", expect=200, query={"resource_type": "CLUSTER"}).model
+    assert isinstance(found, m.AclDataList) and found.data == []
+
+
+def test_a_subscribed_partition_without_a_commit_is_listed_with_null_offsets(
+    spec: SpecCaller, cluster: LiveCluster
+) -> None:
+    """The ``different`` verdict of the lag rows: the row is there, its current_offset and lag null."""
+    cluster.create_topic("spec-uncommitted", 1, 3)
+    group = "spec-uncommitted-group"
+    status, joined = http_json(
+        "POST",
+        f"{cluster.base()}/consumer-groups/{group}/consumers/m:heartbeat",
+        {"member_epoch": 0, "subscribed_topics": ["spec-uncommitted"]},
+    )
+    assert status == 200, joined
+    params = {"consumer_group_id": group, "topic_name": "spec-uncommitted", "partition_id": 0}
+    with pytest.raises(ValidationError, match="current_offset"):
+        spec.call("getKafkaConsumerLag", params, expect=200)
+    status, row = http_json("GET", f"{cluster.base()}/consumer-groups/{group}/lags/spec-uncommitted/partitions/0")
+    assert status == 200 and (row["current_offset"], row["lag"], row["consumer_id"]) == (None, None, "m")
