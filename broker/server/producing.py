@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -54,6 +54,8 @@ class Delivered:
 
 
 Outcome = Delivered | HighwaterError
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+"""Integer milliseconds from here: a float of seconds loses the last millisecond of late timestamps."""
 LAST_RFC3339_MS = 253_402_300_799_999
 """9999-12-31T23:59:59.999Z: the last instant an RFC 3339 date-time can write."""
 
@@ -62,7 +64,7 @@ def rfc3339(timestamp_ms: int) -> str | None:
     """``timestamp_ms`` as an RFC 3339 date-time in UTC with milliseconds; None past ``LAST_RFC3339_MS``."""
     if timestamp_ms > LAST_RFC3339_MS:
         return None
-    moment = datetime.fromtimestamp(timestamp_ms / 1000, UTC)
+    moment = EPOCH + timedelta(milliseconds=timestamp_ms)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

@@ -18,7 +18,11 @@ from broker.server.params import INT64_MAX
 
 Offset = Annotated[int, Field(ge=0, le=INT64_MAX, json_schema_extra={"format": "int64"})]
 DateTime = Annotated[
-    str, Field(json_schema_extra={"format": "date-time"}, description="the record's timestamp, RFC 3339 in UTC")
+    str,
+    Field(
+        json_schema_extra={"format": "date-time"},
+        description="the record's timestamp, RFC 3339 in UTC; null past the year 9999 (timestamp_ms is exact)",
+    ),
 ]
 ThrottleTime = Annotated[
     int, Field(ge=1, description="present when a byte-rate quota delayed this answer: the delay, in ms")
@@ -163,7 +167,7 @@ class DeliveryReport(ResponseBody):
     topic_name: str
     partition_id: int
     offset: int | None
-    timestamp: DateTime
+    timestamp: DateTime | None
     timestamp_ms: int
     key: SizeReport | None
     value: SizeReport | None
@@ -176,7 +180,7 @@ class BatchSuccess(ResponseBody):
     topic_name: str
     partition_id: int
     offset: int | None
-    timestamp: DateTime
+    timestamp: DateTime | None
     timestamp_ms: int
     key: SizeReport | None
     value: SizeReport | None
