@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from broker.server.producing import EPOCH, LAST_RFC3339_MS, rfc3339
+from broker.server.producing import LAST_RFC3339_MS, rfc3339
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
