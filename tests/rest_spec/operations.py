@@ -47,6 +47,9 @@ GENERAL_DIFFERENCES = (
     "Every answer may carry fields the spec does not name (high watermark, log end offset, lag in ms, Burrow "
     "status, inline ids next to the spec's links); none of the spec's fields is renamed or retyped.",
     "Collections come whole in one answer: metadata.next is always null.",
+    "Produce takes highwater's acks and timeout_ms query parameters; with acks=0 (fire and forget) a record is "
+    "answered 202 before it is appended, its offset null. Without them a produce waits for acks=all (the "
+    "Kafka producer's default since 3.0) and answers the spec's 200 (207 for records:batch).",
 )
 """What holds for every served operation; rendered above the table."""
 
