@@ -92,7 +92,8 @@ def _walk_topics(spec: SpecCaller, cluster: LiveCluster, topic: str) -> None:
 
 
 def _walk_produce(spec: SpecCaller, topic: str) -> None:
-    """The single form (with a date-time timestamp), streaming mode and records:batch, all on partition 0."""
+    """The single form (with a date-time timestamp), streaming mode (a bad record mid-stream gets its own error
+    result, in its place, and the stream goes on) and records:batch, all on partition 0."""
     record = {
         "partition_id": 0,
         "key": {"type": "BINARY", "data": "a2V5"},
@@ -106,17 +107,19 @@ def _walk_produce(spec: SpecCaller, topic: str) -> None:
     assert single.timestamp == datetime(2021, 2, 5, 19, 14, 42, tzinfo=UTC)
     assert single.key is not None and (single.key.type, single.key.size) == ("BINARY", 3)
 
-    streamed = spec.stream_records(topic, ({"partition_id": 0, "value": _string(f"s{i}")} for i in range(5)))
-    assert [(r.error_code, r.offset) for r in streamed] == [(200, offset) for offset in range(1, 6)]
+    stream = [{"partition_id": 0, "value": _string(f"s{i}")} for i in range(4)]
+    stream.insert(2, {"partition_id": 0, "value": {"type": "BINARY", "data": "@@"}})
+    streamed = spec.stream_records(topic, stream)
+    assert [(r.error_code, r.offset) for r in streamed] == [(200, 1), (200, 2), (40001, None), (200, 3), (200, 4)]
 
     entries = [{"id": f"e{i}", "partition_id": 0, "value": _string(f"b{i}")} for i in range(3)]
     batch = spec.call("produceRecordsBatch", {"topic_name": topic}, expect=207, body={"entries": entries}).model
     assert isinstance(batch, m.ProduceBatchResponse)
-    assert [(s.id, s.offset) for s in batch.successes] == [("e0", 6), ("e1", 7), ("e2", 8)]
+    assert [(s.id, s.offset) for s in batch.successes] == [("e0", 5), ("e1", 6), ("e2", 7)]
     assert batch.failures == []
 
     offsets = spec.call("listKafkaPartitionOffsets", {"topic_name": topic, "partition_id": 0}, expect=200).model
-    assert isinstance(offsets, m.PartitionWithOffsetsData) and offsets.latest_offset == 9
+    assert isinstance(offsets, m.PartitionWithOffsetsData) and offsets.latest_offset == 8
 
 
 def _walk_groups(spec: SpecCaller, cluster: LiveCluster, topic: str) -> None:
@@ -152,10 +155,10 @@ def _walk_groups(spec: SpecCaller, cluster: LiveCluster, topic: str) -> None:
     assert sorted((row.partition_id, row.current_offset) for row in lags.data) == sorted(committed_at.items())
     params = {"consumer_group_id": group, "topic_name": topic, "partition_id": 0}
     lag = spec.call("getKafkaConsumerLag", params, expect=200).model
-    assert isinstance(lag, m.ConsumerLagData) and (lag.log_end_offset, lag.lag) == (9, 8)
+    assert isinstance(lag, m.ConsumerLagData) and (lag.log_end_offset, lag.lag) == (8, 7)
     summary = spec.call("getKafkaConsumerGroupLagSummary", {"consumer_group_id": group}, expect=200).model
     assert isinstance(summary, m.ConsumerGroupLagSummaryData)
-    assert (summary.consumer_group_id, summary.max_lag, summary.max_lag_partition_id) == (group, 8, 0)
+    assert (summary.consumer_group_id, summary.max_lag, summary.max_lag_partition_id) == (group, 7, 0)
 
 
 def _walk_acls(spec: SpecCaller, topic: str) -> None:
