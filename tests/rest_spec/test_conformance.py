@@ -24,6 +24,7 @@ from tests.rest_spec import models as m
 from tests.rest_spec.harness import SpecCaller
 from tests.support.brokers import http_json
 
+pytestmark = pytest.mark.integration
 PARTITIONS = 3
 
 
