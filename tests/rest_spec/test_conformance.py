@@ -80,6 +80,7 @@ def _walk_topics(spec: SpecCaller, cluster: LiveCluster, topic: str) -> None:
     listed = spec.call("listKafkaTopics", expect=200).model
     assert isinstance(listed, m.TopicDataList) and topic in {t.topic_name for t in listed.data}
     spec.call("getKafkaTopic", {"topic_name": topic}, expect=200)
+    spec.call("getKafkaTopic", {"topic_name": topic}, expect=200, query={"include_authorized_operations": "false"})
     partitions = spec.call("listKafkaPartitions", {"topic_name": topic}, expect=200).model
     assert isinstance(partitions, m.PartitionDataList)
     assert sorted(p.partition_id for p in partitions.data) == list(range(PARTITIONS))
@@ -87,7 +88,7 @@ def _walk_topics(spec: SpecCaller, cluster: LiveCluster, topic: str) -> None:
         params = {"topic_name": topic, "partition_id": partition_id}
         partition = spec.call("getKafkaPartition", params, expect=200).model
         assert isinstance(partition, m.PartitionData) and partition.replicas.related.endswith("/replicas")
-        offsets = spec.call("listKafkaPartitionOffsets", params, expect=200).model
+        offsets = spec.call("listKafkaPartitionOffsets", params, expect=200, query={"offset_type": "latest"}).model
         assert isinstance(offsets, m.PartitionWithOffsetsData) and offsets.earliest_offset == 0
     cluster.wait_in_every_isr(topic, 3)
 
