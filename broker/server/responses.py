@@ -176,14 +176,10 @@ class DeliveryReport(ResponseBody):
 
 class BatchSuccess(ResponseBody):
     id: str | int
-    cluster_id: str
-    topic_name: str
     partition_id: int
     offset: int | None
     timestamp: DateTime | None
     timestamp_ms: int
-    key: SizeReport | None
-    value: SizeReport | None
 
 
 class BatchFailure(ResponseBody):

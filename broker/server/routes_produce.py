@@ -57,7 +57,7 @@ from broker.server.params import (
     require_json,
     timeout_param,
 )
-from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size, delivery_fields
+from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size, delivered_at, delivery_fields
 from broker.server.responses import BatchAppended, BatchResponse, DeliveryReport
 from broker.server.routes_topics import INTERNAL_TOPIC_REFUSAL
 from broker.server.throttling import admit_produce, pause, throttled, throttled_json
@@ -232,10 +232,9 @@ async def produce_batch(request: web.Request) -> web.Response:
             items.append(error)
     outcomes = await request.app[PRODUCER_KEY].produce(topic, items, acks, timeout_ms)
     successes, failures = [], []
-    for entry_id, item, outcome in zip(ids, items, outcomes):
+    for entry_id, outcome in zip(ids, outcomes):
         if isinstance(outcome, Delivered):
-            assert isinstance(item, EncodedRecord)
-            successes.append({"id": entry_id, **delivery_fields(node.cluster_id, topic, item, outcome)})
+            successes.append({"id": entry_id, **delivered_at(outcome)})
         else:
             failures.append(
                 {"id": entry_id, "error_code": outcome.error_code, "error": outcome.name, "message": outcome.message}

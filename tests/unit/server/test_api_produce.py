@@ -134,14 +134,10 @@ async def test_records_batch_reports_each_entry(api: Api) -> None:
     first = body["successes"][0]
     assert first == {
         "id": "a",
-        "cluster_id": api.node.cluster_id,
-        "topic_name": "t",
         "partition_id": 1,
         "offset": 0,
         "timestamp": first["timestamp"],
         "timestamp_ms": first["timestamp_ms"],
-        "key": None,
-        "value": {"type": "STRING", "size": 1},
     }
     assert first["timestamp"].endswith("Z") and first["timestamp_ms"] > 0
     assert {
