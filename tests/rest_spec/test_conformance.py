@@ -341,3 +341,23 @@ def test_a_subscribed_partition_without_a_commit_is_listed_with_null_offsets(
         spec.call("getKafkaConsumerLag", params, expect=200)
     status, row = http_json("GET", f"{cluster.base()}/consumer-groups/{group}/lags/spec-uncommitted/partitions/0")
     assert status == 200 and (row["current_offset"], row["lag"], row["consumer_id"]) == (None, None, "m")
+
+
+def test_a_committed_partition_no_member_owns_has_empty_owner_strings(spec: SpecCaller, cluster: LiveCluster) -> None:
+    """A group that only commits (no members): its rows name no owner, as strings, and the summary links the group's
+    members and the partition."""
+    cluster.create_topic("spec-unowned", 1, 3)
+    group = "spec-unowned-group"
+    offsets = {"offsets": [{"topic_name": "spec-unowned", "partition_id": 0, "offset": 0}]}
+    status, committed = http_json("POST", f"{cluster.base()}/consumer-groups/{group}/offsets", offsets)
+    assert status == 200, committed
+    params = {"consumer_group_id": group, "topic_name": "spec-unowned", "partition_id": 0}
+    lag = spec.call("getKafkaConsumerLag", params, expect=200).model
+    assert isinstance(lag, m.ConsumerLagData)
+    assert (lag.consumer_id, lag.client_id, lag.instance_id, lag.lag) == ("", "", None, 0)
+    summary = spec.call("getKafkaConsumerGroupLagSummary", {"consumer_group_id": group}, expect=200).model
+    assert isinstance(summary, m.ConsumerGroupLagSummaryData) and summary.max_lag_consumer_id == ""
+    assert summary.max_lag_consumer.related.endswith(f"/consumer-groups/{group}/consumers")
+    assert summary.max_lag_partition.related.endswith("/topics/spec-unowned/partitions/0")
+    described = spec.call("getKafkaConsumerGroup", {"consumer_group_id": group}, expect=200).model
+    assert isinstance(described, m.ConsumerGroupData) and (described.state, described.is_simple) == ("EMPTY", True)
