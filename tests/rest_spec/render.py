@@ -31,6 +31,30 @@ served (or the reverse), and if this page differs from the table. Regenerate it 
 """
 
 
+RENAMED = """## Fields highwater renamed to take the spec's shapes
+
+Where an older highwater answer used a spec name for something else, the spec's
+meaning won and highwater's data moved to a name of its own:
+
+| answer | before | now |
+|---|---|---|
+| partition | `replicas`: broker ids | `replicas`: link to the replicas; ids in `replica_ids` |
+| topic | `configs`: inline `{name, value}` list | `configs`: link to the configs; overrides inline in `config_values` |
+| consumer group member | `assignments`: inline list | `assignments`: link; partitions inline in `assigned_partitions` |
+| consumer group | `state`: `Stable`, `Empty`... | `state`: `STABLE`, `EMPTY`...; `type` and `is_mixed_consumer_group` added |
+| lag row | `consumer_id`, `client_id`: null when no member owns the partition | `""` then; `instance_id` null |
+| lag summary | `group_id`; nulls when no lag is known | `consumer_group_id`; `""` and -1 then; links `max_lag_consumer`, `max_lag_partition` |
+| produce reports | `timestamp`: ms since the epoch | `timestamp`: RFC 3339 date-time; ms in `timestamp_ms` |
+| create an existing topic | 409, error_code 40902 | 400, error_code 40002 (`error` still `TOPIC_ALREADY_EXISTS`) |
+| create with `validate_only` | refused (unknown field) | checked, nothing created, 200 |
+
+Every resource but an ACL also gained `metadata.resource_name` (`crn:///kafka=<cluster>/topic=<t>...`)
+and the spec's other links (`acls`, `broker_configs`, `consumer_groups`,
+`partition_reassignments`, a broker's `configs` and `partition_replicas`, a partition's
+`leader` and `reassignment`); a broker gained `host` and `port`.
+"""
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -56,6 +80,7 @@ def render() -> str:
         "",
         *(f"- {text}" for text in GENERAL_DIFFERENCES),
         "",
+        RENAMED,
         "## Operations",
         "",
         "| # | Operation | Method and path | Verdict | Reason |",
