@@ -8,7 +8,10 @@ so ``except NotLeaderOrFollower`` works on every side of a hop.
 
 Invariants, checked by ``tests/unit/test_error_table.py``:
 
-- every row's name and every row's ``error_code`` appears once in the table;
+- every row's name appears once in the table, and so does every row's ``error_code``
+  except where the REST Proxy gives several errors one code (40002: the request was
+  refused as invalid, for ``INVALID_TOPIC_EXCEPTION`` and ``TOPIC_ALREADY_EXISTS``);
+  bodies decode by name, so a shared code is never ambiguous;
 - every other ``HighwaterError`` a broker raises refines a row: it subclasses the
   row's class under the row's name (``UnknownPartition`` is an
   ``UNKNOWN_TOPIC_OR_PARTITION`` with ``error_code`` 40402) and decodes as that row's

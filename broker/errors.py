@@ -112,9 +112,12 @@ class RequestBodyTimedOut(HighwaterError):
 
 
 class TopicAlreadyExists(HighwaterError):
+    """400 with 40002, as the REST Proxy answers it: its ``error_code`` for a request Kafka refused as invalid,
+    shared with ``InvalidTopic``; the ``error`` name tells the two apart."""
+
     name = "TOPIC_ALREADY_EXISTS"
-    error_code = 40902
-    http_status = 409
+    error_code = 40002
+    http_status = 400
 
 
 class RecordTooLarge(HighwaterError):

@@ -189,7 +189,7 @@ async def _wait_in_sync(admin: AdminClient, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         partitions = await admin.list_partitions(DEMO_TOPIC)
-        if partitions and all(p["leader_id"] >= 0 and len(p["isr"]) == len(p["replicas"]) for p in partitions):
+        if partitions and all(p["leader_id"] >= 0 and len(p["isr"]) == len(p["replica_ids"]) for p in partitions):
             return
         if time.monotonic() > deadline:
             raise RuntimeError(f"the demo topic's replicas were not all in sync after {timeout_s:.0f} s")
@@ -286,7 +286,7 @@ async def show_demo(console: Console, admin: AdminClient) -> None:
             str(p["partition_id"]),
             str(p["leader_id"]),
             str(p["leader_epoch"]),
-            str(p["replicas"]),
+            str(p["replica_ids"]),
             str(p["isr"]),
             str(p["log_start_offset"]),
             str(p["high_watermark"]),

@@ -32,7 +32,14 @@ stdout_console = Console(highlight=False, soft_wrap=True)
 
 
 def _cell(value: Any) -> str:
-    return "-" if value is None else str(value)
+    """``-`` for what is not there: null, or the ``""`` of a partition no member owns."""
+    return "-" if value is None or value == "" else str(value)
+
+
+def _worst_partition(summary: dict) -> str:
+    """The summary's worst partition, ``-`` when no lag is known (its topic ``""``, its id -1)."""
+    topic = summary["max_lag_topic_name"]
+    return f"{topic}-{summary['max_lag_partition_id']}" if topic else "-"
 
 
 @groups_app.command("list")
@@ -104,7 +111,7 @@ def describe_group(
     stdout_console.print(lag_table(rows))
     stdout_console.print(
         f"group {group}: status {summary['status']}, total lag {summary['total_lag']}, max lag "
-        f"{summary['max_lag']} ({_cell(summary['max_lag_topic_name'])}-{_cell(summary['max_lag_partition_id'])})"
+        f"{summary['max_lag']} ({_worst_partition(summary)})"
     )
 
 

@@ -93,7 +93,7 @@ def partitions_table(topic: str, partitions: list[dict]) -> Table:
         table.add_row(
             str(partition["partition_id"]),
             "none" if leader is None or leader < 0 else str(leader),
-            _ids(partition.get("replicas")),
+            _ids(partition.get("replica_ids")),
             _ids(partition.get("isr")),
             str(partition.get("log_start_offset", "")),
             str(partition.get("high_watermark", "")),

@@ -140,7 +140,7 @@ def _partition_info(topic: str, item: dict[str, Any]) -> PartitionInfo:
         partition=int(item["partition_id"]),
         leader_id=item.get("leader_id"),
         leader_epoch=int(item.get("leader_epoch", -1)),
-        replicas=tuple(item.get("replicas", ())),
+        replicas=tuple(item.get("replica_ids", ())),
         isr=tuple(item.get("isr", ())),
         log_start_offset=int(item.get("log_start_offset", 0)),
         high_watermark=int(item.get("high_watermark", 0)),

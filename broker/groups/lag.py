@@ -12,7 +12,10 @@ For every partition of every topic the group committed to or subscribes to:
   retention may be a later one); 0 when the lag is 0 or negative;
 * a partition without a commit is listed with ``current_offset``, ``lag`` and
   ``lag_ms`` null, never hidden;
-* ``status`` is the Burrow verdict of ``broker.groups.lag_status``.
+* ``status`` is the Burrow verdict of ``broker.groups.lag_status``;
+* ``consumer_id`` and ``client_id`` are the owning member's, ``""`` when no member owns
+  the partition (the REST Proxy's rows always carry strings); ``instance_id`` is null:
+  highwater's members have no static ``group.instance.id``.
 
 Rows come worst first: ``AHEAD`` rows, then by lag, largest first (unknown lags last),
 then topic and partition.
@@ -44,8 +47,9 @@ class LagRow:
     lag: int | None
     lag_ms: int | None
     last_commit_ms: int | None
-    consumer_id: str | None
-    client_id: str | None
+    consumer_id: str
+    instance_id: str | None
+    client_id: str
     status: str
 
     def to_body(self) -> dict:
@@ -99,8 +103,9 @@ async def _topic_rows(host: GroupHost, state: GroupState, topic: str, now_ms: in
                 lag=lag,
                 lag_ms=None,
                 last_commit_ms=committed.commit_timestamp_ms if committed else None,
-                consumer_id=owner,
-                client_id=member.client_id if member else None,
+                consumer_id=owner or "",
+                instance_id=None,
+                client_id=member.client_id if member else "",
                 status=partition_status(
                     list(state.windows.get(tp, ())),
                     lag,
@@ -129,16 +134,20 @@ async def group_lag_rows(host: GroupHost, state: GroupState, now_ms: int) -> lis
 
 def lag_summary(group_id: str, rows: list[LagRow]) -> dict:
     """REST Proxy's ConsumerGroupLagSummary plus Burrow's group status; ``AHEAD`` rows count in
-    ``partitions_ahead_of_high_watermark`` and the status, not in the lag figures."""
+    ``partitions_ahead_of_high_watermark`` and the status, not in the lag figures.
+
+    The spec's fields are always there with their types: with no lag known, the worst
+    partition's names are ``""`` and its id -1 (Kafka's "no partition")."""
     known = [row for row in rows if row.lag is not None and row.lag >= 0]
     worst = max(known, key=lambda row: row.lag or 0, default=None)
     return {
-        "group_id": group_id,
+        "consumer_group_id": group_id,
         "max_lag": worst.lag if worst else 0,
-        "max_lag_topic_name": worst.topic_name if worst else None,
-        "max_lag_partition_id": worst.partition_id if worst else None,
-        "max_lag_consumer_id": worst.consumer_id if worst else None,
-        "max_lag_client_id": worst.client_id if worst else None,
+        "max_lag_topic_name": worst.topic_name if worst else "",
+        "max_lag_partition_id": worst.partition_id if worst else -1,
+        "max_lag_consumer_id": worst.consumer_id if worst else "",
+        "max_lag_instance_id": None,
+        "max_lag_client_id": worst.client_id if worst else "",
         "max_lag_ms": max((row.lag_ms or 0 for row in known), default=0),
         "total_lag": sum(row.lag or 0 for row in known),
         "partitions": len(rows),

@@ -34,7 +34,11 @@ class ConsumerGroup(ResponseBody):
     consumer_group_id: str
     is_simple: bool
     partition_assignor: str
-    state: Literal["Empty", "Assigning", "Reconciling", "Stable", "PreparingRebalance", "CompletingRebalance"]
+    state: Literal[
+        "EMPTY", "ASSIGNING", "RECONCILING", "STABLE", "PREPARING_REBALANCE", "COMPLETING_REBALANCE", "DEAD", "UNKNOWN"
+    ]
+    type: Literal["CONSUMER", "CLASSIC"] = Field(description="CLASSIC: a group of Kafka clients")
+    is_mixed_consumer_group: bool
     group_epoch: int
     assignment_epoch: int
     members_count: int
@@ -56,11 +60,13 @@ class Consumer(ResponseBody):
     cluster_id: str
     consumer_group_id: str
     consumer_id: str
+    instance_id: None = Field(description="always null: members have no static group.instance.id")
     client_id: str
     member_epoch: int
     subscribed_topics: list[str] | None
     subscribed_topic_regex: str | None
-    assignments: list[PartitionRef]
+    assignments: Related
+    assigned_partitions: list[PartitionRef]
     revoking: list[PartitionRef]
     last_heartbeat_ms: int
     session_timeout_ms: int
@@ -97,8 +103,9 @@ class ConsumerLag(ResponseBody):
     )
     lag_ms: int | None = Field(description="now - append time of the record at current_offset")
     last_commit_ms: int | None
-    consumer_id: str | None
-    client_id: str | None
+    consumer_id: str = Field(description='the owning member; "" when no member owns the partition')
+    instance_id: None
+    client_id: str = Field(description='"" when no member owns the partition')
     status: Literal["OK", "WARN", "STOP", "STALL", "REWIND", "AHEAD"] = Field(
         description="Burrow's verdict; AHEAD: the committed offset is beyond the high watermark"
     )
@@ -106,13 +113,17 @@ class ConsumerLag(ResponseBody):
 
 class ConsumerGroupLagSummary(ResponseBody):
     kind: str
+    metadata: Metadata
     cluster_id: str
-    group_id: str
+    consumer_group_id: str
     max_lag: int
-    max_lag_topic_name: str | None
-    max_lag_partition_id: int | None
-    max_lag_consumer_id: str | None
-    max_lag_client_id: str | None
+    max_lag_topic_name: str = Field(description='"" when no lag is known')
+    max_lag_partition_id: int = Field(description="-1 when no lag is known")
+    max_lag_consumer_id: str = Field(description='"" when no member owns the worst partition')
+    max_lag_instance_id: None
+    max_lag_client_id: str
+    max_lag_consumer: Related
+    max_lag_partition: Related
     max_lag_ms: int
     total_lag: int
     partitions: int

@@ -1,14 +1,24 @@
 """JSON representations of clusters, brokers, topics and partitions (REST Proxy v3 shapes).
 
-Each resource carries ``kind`` and ``metadata.self`` as the REST Proxy does, so tools
-that follow links keep working; relations (``brokers``, ``partitions``...) are
-``{"related": url}``. Offsets are inline on partitions because that is what readers of
-this broker need most: ``log_start_offset <= high_watermark <= log_end_offset``.
+Each resource carries ``kind`` and ``metadata`` (``self``, its URL, and ``resource_name``,
+its Confluent resource name ``crn:///kafka=<cluster>/topic=<t>/partition=<p>``) as the
+REST Proxy does, and every relation the REST Proxy names is a ``{"related": url}`` link
+(``brokers``, ``partitions``, ``configs``, ``replicas``...), so tools that follow links keep
+working. What highwater knows beyond the spec is added under names of its own, never
+in place of a link: a topic's config overrides inline as ``config_values``, a
+partition's replica ids as ``replica_ids`` next to its ``replicas`` link, and its offsets
+inline, because that is what readers of this broker need most:
+``log_start_offset <= high_watermark <= log_end_offset``.
+
+``partition_body`` is the description a leader sends other brokers on
+``/internal/partitions`` (its ``replicas`` is the id list); ``partition_resource`` is
+what the public API answers.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from broker.descriptions import BrokerInfo, PartitionDescription, TopicDescription
@@ -19,6 +29,16 @@ def _url(node: BrokerNode, path: str) -> str:
     return f"{node.advertised_url}{path}"
 
 
+def related(node: BrokerNode, path: str) -> dict[str, str]:
+    """The REST Proxy's relationship object: a link, never the related data itself."""
+    return {"related": _url(node, path)}
+
+
+def metadata(node: BrokerNode, path: str, *names: str) -> dict[str, str]:
+    """``self`` and the Confluent resource name, ``crn:///kafka=<cluster>`` then ``names`` (``topic=t`` ...)."""
+    return {"self": _url(node, path), "resource_name": "/".join([f"crn:///kafka={node.cluster_id}", *names])}
+
+
 def cluster_path(node: BrokerNode) -> str:
     return f"/v3/clusters/{node.cluster_id}"
 
@@ -27,32 +47,41 @@ def cluster_body(node: BrokerNode) -> dict[str, Any]:
     base = cluster_path(node)
     return {
         "kind": "KafkaCluster",
-        "metadata": {"self": _url(node, base)},
+        "metadata": metadata(node, base),
         "cluster_id": node.cluster_id,
         "controller_id": node.controller_id(),
-        "controller": {"related": _url(node, f"{base}/brokers/{node.controller_id()}")},
-        "brokers": {"related": _url(node, f"{base}/brokers")},
-        "topics": {"related": _url(node, f"{base}/topics")},
+        "controller": related(node, f"{base}/brokers/{node.controller_id()}"),
+        "acls": related(node, f"{base}/acls"),
+        "brokers": related(node, f"{base}/brokers"),
+        "broker_configs": related(node, f"{base}/broker-configs"),
+        "consumer_groups": related(node, f"{base}/consumer-groups"),
+        "topics": related(node, f"{base}/topics"),
+        "partition_reassignments": related(node, f"{base}/topics/-/partitions/-/reassignment"),
     }
 
 
 def broker_body(node: BrokerNode, broker: BrokerInfo) -> dict[str, Any]:
+    """``host``/``port`` are those of the broker's HTTP ``url``, the address a REST client reaches it at."""
+    path = f"{cluster_path(node)}/brokers/{broker.broker_id}"
+    address = urlsplit(broker.url)
     return {
         "kind": "KafkaBroker",
-        "metadata": {"self": _url(node, f"{cluster_path(node)}/brokers/{broker.broker_id}")},
+        "metadata": metadata(node, path, f"broker={broker.broker_id}"),
         "cluster_id": node.cluster_id,
         "broker_id": broker.broker_id,
-        "url": broker.url,
+        "host": address.hostname,
+        "port": address.port,
         "rack": broker.rack,
+        "url": broker.url,
         "kafka_address": broker.kafka_address,
+        "configs": related(node, f"{path}/configs"),
+        "partition_replicas": related(node, f"{path}/partition-replicas"),
     }
 
 
 def partition_body(node: BrokerNode, partition: PartitionDescription) -> dict[str, Any]:
-    path = f"{cluster_path(node)}/topics/{partition.topic}/partitions/{partition.partition}"
+    """The inter-broker description of a partition: ``replicas`` and ``isr`` as broker id lists."""
     body: dict[str, Any] = {
-        "kind": "KafkaPartition",
-        "metadata": {"self": _url(node, path)},
         "cluster_id": node.cluster_id,
         "topic_name": partition.topic,
         "partition_id": partition.partition,
@@ -69,20 +98,56 @@ def partition_body(node: BrokerNode, partition: PartitionDescription) -> dict[st
     return body
 
 
-def topic_body(node: BrokerNode, topic: TopicDescription) -> dict[str, Any]:
-    path = f"{cluster_path(node)}/topics/{topic.name}"
+def partition_resource(node: BrokerNode, partition: PartitionDescription) -> dict[str, Any]:
+    """The public partition: the spec's links, the ids as ``replica_ids``; ``leader`` only while there is one."""
+    path = f"{cluster_path(node)}/topics/{partition.topic}/partitions/{partition.partition}"
+    body = partition_body(node, partition)
+    body["replica_ids"] = body.pop("replicas")
+    links: dict[str, Any] = {"replicas": related(node, f"{path}/replicas")}
+    if partition.leader_id >= 0:
+        links["leader"] = related(node, f"{path}/replicas/{partition.leader_id}")
+    links["reassignment"] = related(node, f"{path}/reassignment")
+    names = (f"topic={partition.topic}", f"partition={partition.partition}")
+    return {"kind": "KafkaPartition", "metadata": metadata(node, path, *names), **body, **links}
+
+
+def topic_resource(
+    node: BrokerNode,
+    name: str,
+    *,
+    internal: bool,
+    replication_factor: int,
+    partitions_count: int,
+    configs: dict[str, str],
+) -> dict[str, Any]:
+    """A topic as the spec shows it, from its parts: also the answer to a ``validate_only`` creation."""
+    path = f"{cluster_path(node)}/topics/{name}"
     return {
         "kind": "KafkaTopic",
-        "metadata": {"self": _url(node, path)},
+        "metadata": metadata(node, path, f"topic={name}"),
         "cluster_id": node.cluster_id,
-        "topic_name": topic.name,
-        "is_internal": topic.internal,
-        "replication_factor": topic.replication_factor,
-        "partitions_count": len(topic.partitions),
-        "configs": [{"name": name, "value": value} for name, value in sorted(topic.configs.items())],
-        "partitions": {"related": _url(node, f"{path}/partitions")},
+        "topic_name": name,
+        "is_internal": internal,
+        "replication_factor": replication_factor,
+        "partitions_count": partitions_count,
+        "partitions": related(node, f"{path}/partitions"),
+        "configs": related(node, f"{path}/configs"),
+        "partition_reassignments": related(node, f"{path}/partitions/-/reassignment"),
+        "config_values": [{"name": key, "value": value} for key, value in sorted(configs.items())],
     }
 
 
+def topic_body(node: BrokerNode, topic: TopicDescription) -> dict[str, Any]:
+    return topic_resource(
+        node,
+        topic.name,
+        internal=topic.internal,
+        replication_factor=topic.replication_factor,
+        partitions_count=len(topic.partitions),
+        configs=topic.configs,
+    )
+
+
 def list_body(kind: str, node: BrokerNode, path: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"kind": kind, "metadata": {"self": _url(node, path)}, "data": items}
+    """A collection: every item in one answer, so ``metadata.next`` is always null."""
+    return {"kind": kind, "metadata": {"self": _url(node, path), "next": None}, "data": items}

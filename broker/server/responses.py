@@ -17,6 +17,13 @@ from broker.server.json_records import HeaderInput, RecordData
 from broker.server.params import INT64_MAX
 
 Offset = Annotated[int, Field(ge=0, le=INT64_MAX, json_schema_extra={"format": "int64"})]
+DateTime = Annotated[
+    str,
+    Field(
+        json_schema_extra={"format": "date-time"},
+        description="the record's timestamp, RFC 3339 in UTC; null past the year 9999 (timestamp_ms is exact)",
+    ),
+]
 ThrottleTime = Annotated[
     int, Field(ge=1, description="present when a byte-rate quota delayed this answer: the delay, in ms")
 ]
@@ -43,6 +50,12 @@ class Error(BaseModel):
 
 class Metadata(ResponseBody):
     self: str
+    resource_name: str | None
+
+
+class CollectionMetadata(ResponseBody):
+    self: str
+    next: str | None = Field(description="always null: a collection comes whole in one answer")
 
 
 class Related(ResponseBody):
@@ -54,7 +67,7 @@ Item = TypeVar("Item", bound=BaseModel)
 
 class ResourceList(ResponseBody, Generic[Item]):
     kind: str
-    metadata: Metadata
+    metadata: CollectionMetadata
     data: list[Item]
 
 
@@ -64,8 +77,12 @@ class Cluster(ResponseBody):
     cluster_id: str
     controller_id: int
     controller: Related
+    acls: Related
     brokers: Related
+    broker_configs: Related
+    consumer_groups: Related
     topics: Related
+    partition_reassignments: Related
 
 
 class Broker(ResponseBody):
@@ -73,8 +90,13 @@ class Broker(ResponseBody):
     metadata: Metadata
     cluster_id: str
     broker_id: int
-    url: str
+    host: str | None
+    port: int | None
     rack: str | None
+    url: str
+    kafka_address: str | None
+    configs: Related
+    partition_replicas: Related
 
 
 class TopicConfigValue(ResponseBody):
@@ -90,8 +112,10 @@ class Topic(ResponseBody):
     is_internal: bool
     replication_factor: int
     partitions_count: int
-    configs: list[TopicConfigValue]
     partitions: Related
+    configs: Related
+    partition_reassignments: Related
+    config_values: list[TopicConfigValue] = Field(description="the topic's config overrides, inline")
 
 
 class Partition(ResponseBody):
@@ -102,15 +126,20 @@ class Partition(ResponseBody):
     partition_id: int
     leader_id: int
     leader_epoch: int
-    replicas: list[int]
+    replica_ids: list[int]
     isr: list[int]
     log_start_offset: Offset
     high_watermark: Offset
     log_end_offset: Offset
     replicas_state: list[dict[str, Any]] = Field(description="only from the leader")
+    leader: Related = Field(description="absent while the partition has no leader")
+    replicas: Related
+    reassignment: Related
 
 
 class Offsets(ResponseBody):
+    kind: str
+    metadata: Metadata
     cluster_id: str
     topic_name: str
     partition_id: int
@@ -138,7 +167,8 @@ class DeliveryReport(ResponseBody):
     topic_name: str
     partition_id: int
     offset: int | None
-    timestamp: int
+    timestamp: DateTime | None
+    timestamp_ms: int
     key: SizeReport | None
     value: SizeReport | None
     throttle_time_ms: ThrottleTime
@@ -148,7 +178,8 @@ class BatchSuccess(ResponseBody):
     id: str | int
     partition_id: int
     offset: int | None
-    timestamp: int
+    timestamp: DateTime | None
+    timestamp_ms: int
 
 
 class BatchFailure(ResponseBody):

@@ -12,6 +12,12 @@ rebalance_timeout_ms?, session_timeout_ms?, client_id?, server_assignor?}``; mem
 epoch 0 joins, -1 leaves. The answer carries the member's epoch and the partitions it
 owns now. A member acknowledges a revocation by sending ``owned_partitions`` without
 the revoked partitions (see ``broker.groups.membership``).
+
+Groups, members, lags and the lag summary answer the REST Proxy's shapes
+(``*_resource`` below, around ``broker.groups.bodies``): a group's ``state`` in the spec's
+spelling (``STABLE``), its ``type`` (``CONSUMER`` for the HTTP/KIP-848 protocol,
+``CLASSIC`` for a group of Kafka clients) and ``is_mixed_consumer_group``; a member's
+``assignments`` is a link, its partitions inline as ``assigned_partitions``.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
 from aiohttp import web
@@ -29,7 +35,7 @@ from broker.errors import InvalidRequest
 from broker.groups.bodies import group_body, groups_path, lag_body, member_body, offsets_body, partitions_by_topic
 from broker.groups.errors import CoordinatorNotAvailable, GroupIdNotFound, UnknownMemberId
 from broker.groups.lag import LagRow, lag_summary
-from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Subscription
+from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Member, Subscription
 from broker.groups.responses import (
     Consumer,
     ConsumerGroup,
@@ -38,7 +44,7 @@ from broker.groups.responses import (
     ConsumerGroupOffsets,
     ConsumerLag,
 )
-from broker.groups.shard import OffsetsShard
+from broker.groups.shard import GroupState, OffsetsShard
 from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import (
     CLUSTER,
@@ -56,10 +62,13 @@ from broker.server.api_routes import (
 from broker.server.authorization import client_host, describable_topics, may, principal_of, require
 from broker.server.params import INT64_MAX, NODE_KEY, JsonInt, node_of, partition_param, read_model
 from broker.server.partition_ids import PartitionId
-from broker.server.resources import list_body
+from broker.server.resources import list_body, metadata, related
 from broker.server.responses import ResourceList
 from broker.server.routes_internal import internal
 from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
+
+if TYPE_CHECKING:
+    from broker.node.broker_node import BrokerNode
 
 FORWARDED_HEADER = "X-Highwater-Forwarded-By"
 GROUP = "/v3/clusters/{cluster_id}/consumer-groups/{consumer_group_id}"
@@ -197,6 +206,73 @@ def coordinated(handler: Handler) -> Callable[[web.Request], Awaitable[web.Strea
     return route
 
 
+SPEC_GROUP_STATES = {
+    "Empty": "EMPTY",
+    "Assigning": "ASSIGNING",
+    "Reconciling": "RECONCILING",
+    "Stable": "STABLE",
+    "PreparingRebalance": "PREPARING_REBALANCE",
+    "CompletingRebalance": "COMPLETING_REBALANCE",
+    "Dead": "DEAD",
+}
+"""Kafka's group states as the REST Proxy spells them; any other is ``UNKNOWN``."""
+
+
+def _crn(group_id: str, *names: str) -> tuple[str, ...]:
+    return (f"consumer-group={group_id}", *names)
+
+
+def group_resource(node: BrokerNode, state: GroupState) -> dict[str, Any]:
+    """A group of both protocols' members is a ``CONSUMER`` group with classic members, as Kafka 4 calls it mixed."""
+    body = group_body(node, state)
+    classic, consumer = bool(state.classic_members), bool(state.membership.members)
+    group_id = body["consumer_group_id"]
+    return {
+        **body,
+        "metadata": metadata(node, groups_path(node, group_id), *_crn(group_id)),
+        "state": SPEC_GROUP_STATES.get(body["state"], "UNKNOWN"),
+        "type": "CLASSIC" if classic and not consumer else "CONSUMER",
+        "is_mixed_consumer_group": classic and consumer,
+    }
+
+
+def member_resource(node: BrokerNode, group_id: str, member: Member) -> dict[str, Any]:
+    body = member_body(node, group_id, member)
+    path = f"{groups_path(node, group_id)}/consumers/{member.member_id}"
+    return {
+        **body,
+        "metadata": metadata(node, path, *_crn(group_id, f"consumer={member.member_id}")),
+        "instance_id": None,
+        "assignments": related(node, f"{path}/assignments"),
+        "assigned_partitions": body["assignments"],
+    }
+
+
+def lag_resource(node: BrokerNode, group_id: str, row: LagRow) -> dict[str, Any]:
+    path = f"{groups_path(node, group_id)}/lags/{row.topic_name}/partitions/{row.partition_id}"
+    names = _crn(group_id, f"lag={row.topic_name}", f"partition={row.partition_id}")
+    return {**lag_body(node, group_id, row), "metadata": metadata(node, path, *names)}
+
+
+def lag_summary_resource(node: BrokerNode, group_id: str, rows: list[LagRow]) -> dict[str, Any]:
+    """The worst partition's links lead to its owner and the partition; with no owner (or no lag known),
+    to the group's members and the cluster's topics."""
+    summary = lag_summary(group_id, rows)
+    group = groups_path(node, group_id)
+    topics = f"/v3/clusters/{node.cluster_id}/topics"
+    consumer, topic = summary["max_lag_consumer_id"], summary["max_lag_topic_name"]
+    return {
+        "kind": "KafkaConsumerGroupLagSummary",
+        "metadata": metadata(node, f"{group}/lag-summary", *_crn(group_id, "lag-summary")),
+        "cluster_id": node.cluster_id,
+        **summary,
+        "max_lag_consumer": related(node, f"{group}/consumers/{consumer}" if consumer else f"{group}/consumers"),
+        "max_lag_partition": related(
+            node, f"{topics}/{topic}/partitions/{summary['max_lag_partition_id']}" if topic else topics
+        ),
+    }
+
+
 def _existing(shard: OffsetsShard, group_id: str):
     state = shard.existing_group(group_id)
     if state is None:
@@ -284,7 +360,7 @@ async def leave_group(request: web.Request, shard: OffsetsShard, group_id: str) 
 async def list_members(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
     state = _existing(shard, group_id)
-    items = [member_body(node, group_id, m) for _, m in sorted(state.membership.members.items())]
+    items = [member_resource(node, group_id, m) for _, m in sorted(state.membership.members.items())]
     return web.json_response(list_body("KafkaConsumerList", node, f"{groups_path(node, group_id)}/consumers", items))
 
 
@@ -299,7 +375,7 @@ async def get_member(request: web.Request, shard: OffsetsShard, group_id: str) -
     member = _existing(shard, group_id).membership.members.get(member_id)
     if member is None:
         raise UnknownMemberId(f"member {member_id!r} is not in group {group_id!r}", member_id=member_id)
-    return web.json_response(member_body(node, group_id, member))
+    return web.json_response(member_resource(node, group_id, member))
 
 
 @routes.get(
@@ -308,7 +384,7 @@ async def get_member(request: web.Request, shard: OffsetsShard, group_id: str) -
 )
 @coordinated
 async def get_group(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
-    return web.json_response(group_body(request.app[NODE_KEY], _existing(shard, group_id)))
+    return web.json_response(group_resource(request.app[NODE_KEY], _existing(shard, group_id)))
 
 
 @routes.delete(
@@ -366,7 +442,7 @@ async def list_lags(request: web.Request, shard: OffsetsShard, group_id: str) ->
     node = request.app[NODE_KEY]
     _existing(shard, group_id)
     rows = await _visible_lag_rows(request, shard, group_id)
-    items = [lag_body(node, group_id, row) for row in rows]
+    items = [lag_resource(node, group_id, row) for row in rows]
     return web.json_response(list_body("KafkaConsumerLagList", node, f"{groups_path(node, group_id)}/lags", items))
 
 
@@ -383,7 +459,7 @@ async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> w
     node.partition_record(topic, partition)
     for row in await node.groups.lag_rows(shard, group_id):
         if (row.topic_name, row.partition_id) == (topic, partition):
-            return web.json_response(lag_body(node, group_id, row))
+            return web.json_response(lag_resource(node, group_id, row))
     raise GroupIdNotFound(f"group {group_id!r} neither committed to nor subscribes to {topic}-{partition}")
 
 
@@ -397,8 +473,7 @@ async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> w
 async def get_lag_summary(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
     _existing(shard, group_id)
-    summary = lag_summary(group_id, await _visible_lag_rows(request, shard, group_id))
-    return web.json_response({"kind": "KafkaConsumerGroupLagSummary", "cluster_id": node.cluster_id, **summary})
+    return web.json_response(lag_summary_resource(node, group_id, await _visible_lag_rows(request, shard, group_id)))
 
 
 @routes.get(
@@ -413,7 +488,7 @@ async def get_lag_summary(request: web.Request, shard: OffsetsShard, group_id: s
 async def list_groups(request: web.Request) -> web.Response:
     """Every group of the cluster: each broker lists the groups it coordinates, merged here."""
     node = node_of(request)
-    bodies = [group_body(node, state) for _, state in node.groups.local_groups()]
+    bodies = [group_resource(node, state) for _, state in node.groups.local_groups()]
     others = [r.url for broker_id, r in sorted(node.view.brokers.items()) if broker_id != node.node_id]
     answers = await asyncio.gather(
         *(node.forwarder.json_call("GET", f"{url}/internal/groups", timeout_s=5) for url in others),
@@ -430,7 +505,7 @@ async def list_groups(request: web.Request) -> web.Response:
 @routes.get("/internal/groups", internal("The consumer groups this broker coordinates"))
 async def local_groups(request: web.Request) -> web.Response:
     node = request.app[NODE_KEY]
-    return web.json_response({"data": [group_body(node, state) for _, state in node.groups.local_groups()]})
+    return web.json_response({"data": [group_resource(node, state) for _, state in node.groups.local_groups()]})
 
 
 @routes.post("/internal/controller/groups/offsets-topic", internal("Create __consumer_offsets on the controller"))

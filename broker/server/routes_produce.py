@@ -42,7 +42,6 @@ from broker.server.json_records import (
     EncodedRecord,
     ProduceRecord,
     encode_record,
-    size_report,
 )
 from broker.server.json_stream import JsonObjectSplitter, split_objects
 from broker.server.middleware import validation_error
@@ -58,7 +57,7 @@ from broker.server.params import (
     require_json,
     timeout_param,
 )
-from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size
+from broker.server.producing import Delivered, Outcome, RecordProducer, check_batch_size, delivered_at, delivery_fields
 from broker.server.responses import BatchAppended, BatchResponse, DeliveryReport
 from broker.server.routes_topics import INTERNAL_TOPIC_REFUSAL
 from broker.server.throttling import admit_produce, pause, throttled, throttled_json
@@ -106,13 +105,7 @@ def _report(node: BrokerNode, topic: str, item: EncodedRecord | HighwaterError, 
     assert isinstance(item, EncodedRecord)
     return {
         "error_code": 200 if outcome.offset is not None else 202,
-        "cluster_id": node.cluster_id,
-        "topic_name": topic,
-        "partition_id": outcome.partition,
-        "offset": outcome.offset,
-        "timestamp": outcome.timestamp_ms,
-        "key": size_report(item.key_type, item.record.key),
-        "value": size_report(item.value_type, item.record.value),
+        **delivery_fields(node.cluster_id, topic, item, outcome),
     }
 
 
@@ -241,14 +234,7 @@ async def produce_batch(request: web.Request) -> web.Response:
     successes, failures = [], []
     for entry_id, outcome in zip(ids, outcomes):
         if isinstance(outcome, Delivered):
-            successes.append(
-                {
-                    "id": entry_id,
-                    "partition_id": outcome.partition,
-                    "offset": outcome.offset,
-                    "timestamp": outcome.timestamp_ms,
-                }
-            )
+            successes.append({"id": entry_id, **delivered_at(outcome)})
         else:
             failures.append(
                 {"id": entry_id, "error_code": outcome.error_code, "error": outcome.name, "message": outcome.message}

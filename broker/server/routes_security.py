@@ -16,6 +16,7 @@ for quotas).
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -51,7 +52,7 @@ from broker.server.api_routes import (
 from broker.server.authorization import audit, client_host, principal_of
 from broker.server.params import node_of, read_model
 from broker.server.resources import cluster_path, list_body
-from broker.server.responses import ResourceList, ResponseBody
+from broker.server.responses import Metadata, ResourceList, ResponseBody
 
 routes = RouteTable()
 TAGS = ("Security",)
@@ -91,6 +92,7 @@ class AclBody(BaseModel):
 
 class KafkaAcl(ResponseBody):
     kind: str
+    metadata: Metadata
     cluster_id: str
     resource_type: ResourceType
     resource_name: str
@@ -189,7 +191,16 @@ def _store(request: web.Request) -> SecurityStore:
 
 
 def _acl_body(request: web.Request, binding: AclBinding) -> dict[str, Any]:
-    return {"kind": "KafkaAcl", "cluster_id": node_of(request).cluster_id, **binding_to_wire(binding)}
+    """The REST Proxy's ``AclData``: an ACL has no path of its own, so ``self`` is the listing that finds only it."""
+    node = node_of(request)
+    wire = binding_to_wire(binding)
+    self_url = f"{node.advertised_url}{cluster_path(node)}/acls?{urlencode(wire)}"
+    return {
+        "kind": "KafkaAcl",
+        "metadata": {"self": self_url, "resource_name": None},
+        "cluster_id": node.cluster_id,
+        **wire,
+    }
 
 
 def _audit(request: web.Request, event: str, **fields: Any) -> None:

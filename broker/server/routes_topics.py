@@ -1,8 +1,12 @@
 """Topics (list, create, describe, delete), their partitions, and partition offsets.
 
 ``POST /v3/clusters/{c}/topics`` takes the REST Proxy body
-``{"topic_name", "partitions_count"?, "replication_factor"?, "configs"?: [{"name","value"}]}``;
-absent counts take the broker's ``topic_defaults``. The node is the authority on
+``{"topic_name", "partitions_count"?, "replication_factor"?, "configs"?: [{"name","value"}],
+"validate_only"?}``; absent counts take the broker's ``topic_defaults``. With
+``validate_only: true`` every check of a creation runs (``check_new_topic``, the one
+Kafka's CreateTopics uses) and nothing is created: the answer is 200 and the topic as it
+would be, where a creation answers 201 and sets ``Location``. An existing topic is
+400 ``TOPIC_ALREADY_EXISTS`` (error code 40002, as the REST Proxy answers it). The node is the authority on
 names, counts and configs (it knows how many brokers are live); this layer only
 shapes the request.
 
@@ -11,7 +15,7 @@ every topic without it) moves leadership back to each partition's preferred repl
 (``replicas[0]``) where it is alive and in sync, and answers ``{"elected": [...]}``
 with the partition records that changed; an empty list means nothing needed moving.
 
-``GET …/partitions/{p}/offset`` answers ``earliest_offset`` (log start), ``latest_offset``
+``GET …/partitions/{p}/offset`` answers the spec's ``PartitionWithOffsets``: ``earliest_offset`` (log start), ``latest_offset``
 (the high watermark: the end of what a reader can see) and ``log_end_offset``; with
 ``?timestamp=MS`` it adds ``offset``, the first visible offset whose timestamp is at
 or after ``MS`` (Kafka's ListOffsets), or null when there is none below the HW.
@@ -44,7 +48,7 @@ from broker.server.api_routes import (
 )
 from broker.server.authorization import describable_topics, may, require
 from broker.server.params import INT32_MAX, INT64_MAX, node_of, partition_param, query_int, read_model
-from broker.server.resources import cluster_path, list_body, partition_body, topic_body
+from broker.server.resources import cluster_path, list_body, metadata, partition_resource, topic_body, topic_resource
 from broker.server.responses import ElectedLeaders, Offsets, Partition, ResourceList, Topic
 from config.topic import TOPIC_CONFIG_NAMES, TopicConfig, topic_config_field
 
@@ -124,6 +128,7 @@ class CreateTopicRequest(BaseModel):
         description="default topic_defaults.replication_factor; at most the number of live brokers",
     )
     configs: list[Annotated[ConfigEntry, WithJsonSchema(_known_configs())]] = Field(default_factory=list)
+    validate_only: bool = Field(False, description="check everything a creation checks, create nothing (200)")
 
     def config_strings(self) -> dict[str, str]:
         """Configs as Kafka's strings; a null value means "use the default" and is dropped, its name still checked."""
@@ -170,7 +175,10 @@ async def list_topics(request: web.Request) -> web.Response:
     TOPICS,
     Operation(
         "Create a topic; 400 when the replication factor exceeds the live brokers or a config is refused",
-        (Reply(201, "created", {JSON: Topic}, links=_created_topic_links()),),
+        (
+            Reply(201, "created", {JSON: Topic}, links=_created_topic_links()),
+            Reply(200, "validate_only: the topic as it would be created; nothing created", {JSON: Topic}),
+        ),
         (CLUSTER,),
         Body({JSON: CreateTopicRequest}),
         INTERNAL_TOPIC_REFUSAL,
@@ -184,13 +192,15 @@ async def create_topic(request: web.Request) -> web.Response:
     if not may(request, AclOperation.CREATE, Resource.cluster()):
         require(request, AclOperation.CREATE, Resource.topic(body.topic_name))
     defaults = node.settings.topic_defaults
+    partitions = defaults.partitions if body.partitions_count is None else body.partitions_count
+    replication = defaults.replication_factor if body.replication_factor is None else body.replication_factor
+    configs = body.config_strings()
     try:
-        topic = await node.create_topic(
-            body.topic_name,
-            defaults.partitions if body.partitions_count is None else body.partitions_count,
-            defaults.replication_factor if body.replication_factor is None else body.replication_factor,
-            body.config_strings(),
-        )
+        if body.validate_only:
+            node.check_new_topic(body.topic_name, partitions, replication, configs)
+            would_be = {"replication_factor": replication, "partitions_count": partitions}
+            return web.json_response(topic_resource(node, body.topic_name, internal=False, configs=configs, **would_be))
+        topic = await node.create_topic(body.topic_name, partitions, replication, configs)
     except TopicAlreadyExists:
         require(request, AclOperation.DESCRIBE, Resource.topic(body.topic_name))
         raise
@@ -228,7 +238,7 @@ async def delete_topic(request: web.Request) -> web.Response:
 async def list_partitions(request: web.Request) -> web.Response:
     node = node_of(request)
     topic = await node.describe_topic(request.match_info["topic_name"])
-    items = [partition_body(node, partition) for partition in topic.partitions]
+    items = [partition_resource(node, partition) for partition in topic.partitions]
     path = f"{cluster_path(node)}/topics/{topic.name}/partitions"
     return web.json_response(list_body("KafkaPartitionList", node, path, items))
 
@@ -240,7 +250,7 @@ async def list_partitions(request: web.Request) -> web.Response:
 async def get_partition(request: web.Request) -> web.Response:
     node = node_of(request)
     partition = await node.describe_partition(request.match_info["topic_name"], partition_param(request))
-    return web.json_response(partition_body(node, partition))
+    return web.json_response(partition_resource(node, partition))
 
 
 @routes.get(
@@ -266,7 +276,10 @@ async def get_offsets(request: web.Request) -> web.Response:
     partition_id = partition_param(request)
     timestamp_ms = query_int(request.query, "timestamp", None)
     partition = await node.describe_partition(topic, partition_id)
+    path = f"{cluster_path(node)}/topics/{topic}/partitions/{partition.partition}/offset"
     body: dict[str, Any] = {
+        "kind": "KafkaPartitionOffsets",
+        "metadata": metadata(node, path, f"topic={topic}", f"partition={partition.partition}"),
         "cluster_id": node.cluster_id,
         "topic_name": topic,
         "partition_id": partition.partition,

@@ -143,7 +143,7 @@ class LiveCluster:
                 p["partition_id"],
                 p["leader_id"],
                 p["leader_epoch"],
-                p["replicas"],
+                p["replica_ids"],
                 p["isr"],
                 p["high_watermark"],
                 {r["broker_id"]: r["log_end_offset"] for r in p.get("replicas_state") or []},

@@ -59,7 +59,7 @@ def test_dev_runs_three_brokers_with_working_examples_and_reuses_its_data(tmp_pa
         first_records = _all_records(read_url)
         assert len(first_records) == 3, "the demo's three acks=all records are readable through the example"
         partitions = _get(partitions_url)["data"]
-        assert len(partitions) == 3 and all(len(p["replicas"]) == 3 for p in partitions)
+        assert len(partitions) == 3 and all(len(p["replica_ids"]) == 3 for p in partitions)
     finally:
         assert stop_dev(process) == 0
 
@@ -116,9 +116,9 @@ def _wait_led_by_preferred_replicas(partitions_url: str, restarted_at: float) ->
     while True:
         partitions = _get(partitions_url)["data"]
         elapsed_s = time.monotonic() - restarted_at
-        if all(p["leader_id"] == p["replicas"][0] for p in partitions):
+        if all(p["leader_id"] == p["replica_ids"][0] for p in partitions):
             return elapsed_s
-        leaders = {p["partition_id"]: (p["leader_id"], p["replicas"]) for p in partitions}
+        leaders = {p["partition_id"]: (p["leader_id"], p["replica_ids"]) for p in partitions}
         assert elapsed_s < REBALANCED_WITHIN_S, f"not balanced {elapsed_s:.0f} s after the restart: {leaders}"
         time.sleep(0.2)
 

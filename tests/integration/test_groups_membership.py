@@ -165,7 +165,7 @@ def test_offsets_topic_is_internal_compacted_and_replicated(api: GroupApi) -> No
     assert status == 200
     assert topic["is_internal"] and topic["partitions_count"] == OFFSETS_PARTITIONS
     assert topic["replication_factor"] == 3
-    assert {"name": "cleanup.policy", "value": "compact"} in topic["configs"]
+    assert {"name": "cleanup.policy", "value": "compact"} in topic["config_values"]
 
 
 def test_commits_are_checked_against_each_leaders_high_watermark(api: GroupApi) -> None:
@@ -216,7 +216,7 @@ def test_members_split_partitions_and_a_silent_member_is_expelled(api: GroupApi)
         members = [*survivors, Member(api, "splitters", f"m2-{round_}", ["orders"], urls[round_ % len(urls)])]
         settle(members, everything)
     status, described = api.call("GET", api.group("splitters", "/consumers"))
-    assigned = [(a["topic_name"], a["partition_id"]) for c in described["data"] for a in c["assignments"]]
+    assigned = [(a["topic_name"], a["partition_id"]) for c in described["data"] for a in c["assigned_partitions"]]
     assert sorted(assigned) == sorted(everything)
     median = statistics.median(rebalance_ms)
     print(

@@ -38,7 +38,7 @@ def test_a_query_reads_exactly_the_records_below_the_high_watermark(spark, clust
     produce(cluster, topic, 0, values("committed", 100))
     wait_for_high_watermark(cluster, topic, 0, 100)
     state = partitions(cluster, topic)[0]
-    follower = cluster.brokers[next(r for r in state["replicas"] if r != state["leader_id"])]
+    follower = cluster.brokers[next(r for r in state["replica_ids"] if r != state["leader_id"])]
     options = {"servers": servers(cluster), "subscribe": topic, "startingOffsets": "earliest"}
     follower.pause()
     try:

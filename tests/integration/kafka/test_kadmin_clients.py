@@ -120,7 +120,7 @@ def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: KafkaC
     assert admin_error(admin.create_topics([made])["admin-made"]) is None
     topic, *_ = topic_on_every_broker(kafka_cluster, "admin-made", 200)
     assert (topic["partitions_count"], topic["replication_factor"]) == (3, 3)
-    assert {"name": "retention.ms", "value": "60000"} in topic["configs"]
+    assert {"name": "retention.ms", "value": "60000"} in topic["config_values"]
 
     dry = NewTopic("admin-dry-run", num_partitions=2, replication_factor=3)
     assert admin_error(admin.create_topics([dry], validate_only=True)["admin-dry-run"]) is None
@@ -168,7 +168,7 @@ def test_kafka_python_admin_client_creates_describes_and_deletes(kafka_cluster: 
         with pytest.raises(InvalidPartitionsError):
             admin.create_topics([KafkaPythonNewTopic("kp-admin-none", 0, 3)])
         topic, *_ = topic_on_every_broker(kafka_cluster, "kp-admin", 200)
-        assert {"name": "cleanup.policy", "value": "compact"} in topic["configs"]
+        assert {"name": "cleanup.policy", "value": "compact"} in topic["config_values"]
         assert "kp-admin" in admin.list_topics()
         modified = admin.describe_configs([KafkaPythonConfigResource("TOPIC", "kp-admin")])["topic"]["kp-admin"]
         assert {name: c["value"] for name, c in modified.items()} == {"cleanup.policy": "compact"}

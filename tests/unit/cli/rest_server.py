@@ -126,7 +126,7 @@ class RestServer:
         body = await request.json()
         name = body["topic_name"]
         if name in self.topics:
-            return error(409, "TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.", 40902)
+            return error(400, "TOPIC_ALREADY_EXISTS", f"Topic '{name}' already exists.", 40002)
         configs = {c["name"]: c["value"] for c in body.get("configs", [])}
         count = body.get("partitions_count", 1)
         self.topics[name] = FakeTopic([[] for _ in range(count)], body.get("replication_factor", 1), configs)
@@ -150,7 +150,7 @@ class RestServer:
             {
                 "partition_id": p,
                 "leader_id": 1,
-                "replicas": [1, 2, 3],
+                "replica_ids": [1, 2, 3],
                 "isr": [1, 3],
                 "log_start_offset": 0,
                 "high_watermark": len(log),

@@ -33,7 +33,7 @@ class FormingCluster:
         return {}
 
     async def list_partitions(self, topic: str) -> list[dict]:
-        return [{"leader_id": 1, "isr": [1, 2, 3], "replicas": [1, 2, 3]} for _ in range(3)]
+        return [{"leader_id": 1, "isr": [1, 2, 3], "replica_ids": [1, 2, 3]} for _ in range(3)]
 
 
 async def test_a_refusal_for_too_few_live_brokers_is_retried_until_the_topic_exists() -> None:

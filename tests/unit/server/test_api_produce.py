@@ -42,7 +42,8 @@ async def test_single_record_delivery_report(api: Api) -> None:
         "topic_name": "t",
         "partition_id": 0,
         "offset": 0,
-        "timestamp": 1234,
+        "timestamp": "1970-01-01T00:00:01.234Z",
+        "timestamp_ms": 1234,
         "key": {"type": "STRING", "size": 1},
         "value": {"type": "JSON", "size": len(b'{"n":1}')},
     }
@@ -130,13 +131,24 @@ async def test_records_batch_reports_each_entry(api: Api) -> None:
     response = await api.client.post(f"{api.topic('t')}/records:batch", json={"entries": entries})
     assert response.status == 207
     body = await response.json()
-    assert body["successes"][0] == {
+    first = body["successes"][0]
+    assert first == {
         "id": "a",
         "partition_id": 1,
         "offset": 0,
-        "timestamp": body["successes"][0]["timestamp"],
+        "timestamp": first["timestamp"],
+        "timestamp_ms": first["timestamp_ms"],
     }
-    assert body["successes"][1] == {"id": "3", "partition_id": 1, "offset": 1, "timestamp": 77}
+    assert first["timestamp"].endswith("Z") and first["timestamp_ms"] > 0
+    assert {
+        key: body["successes"][1][key] for key in ("id", "partition_id", "offset", "timestamp", "timestamp_ms")
+    } == {
+        "id": "3",
+        "partition_id": 1,
+        "offset": 1,
+        "timestamp": "1970-01-01T00:00:00.077Z",
+        "timestamp_ms": 77,
+    }
     failures = {f["id"]: f for f in body["failures"]}
     assert failures["b"]["error_code"] == 40001
     assert failures["c"]["error_code"] == 40402

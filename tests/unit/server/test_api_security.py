@@ -256,4 +256,4 @@ async def test_creating_a_topic_that_exists_tells_only_a_caller_who_may_see_it(s
     assert (await error_of(response, 403))["error"] == "TOPIC_AUTHORIZATION_FAILED"
     await allow(secured, "User:heidi", "TOPIC", "taken", "DESCRIBE")
     response = await secured.client.post(f"{secured.cluster}/topics", json=body, headers=basic("heidi"))
-    assert (await error_of(response, 409))["error"] == "TOPIC_ALREADY_EXISTS"
+    assert (await error_of(response, 400))["error"] == "TOPIC_ALREADY_EXISTS"

@@ -26,7 +26,7 @@ async def test_unknown_cluster_is_40401(api: Api) -> None:
 async def test_create_describe_list_delete_topic(api: Api) -> None:
     created = await api.create_topic("orders", partitions=3, retention_ms="60000")
     assert created["topic_name"] == "orders" and created["partitions_count"] == 3
-    assert {"name": "retention.ms", "value": "60000"} in created["configs"]
+    assert {"name": "retention.ms", "value": "60000"} in created["config_values"]
     listed = await (await api.client.get(f"{api.cluster}/topics")).json()
     assert [t["topic_name"] for t in listed["data"]] == ["orders"]
     described = await (await api.client.get(api.topic("orders"))).json()
@@ -51,7 +51,7 @@ async def test_partitions_and_offsets(api: Api) -> None:
     partitions = await (await api.client.get(f"{api.topic('t')}/partitions")).json()
     assert [p["partition_id"] for p in partitions["data"]] == [0, 1]
     one = await (await api.client.get(api.partition("t", 1))).json()
-    assert (one["leader_id"], one["replicas"], one["isr"]) == (1, [1], [1])
+    assert (one["leader_id"], one["replica_ids"], one["isr"]) == (1, [1], [1])
     assert (one["log_start_offset"], one["high_watermark"], one["log_end_offset"]) == (0, 2, 2)
     offsets = await (await api.client.get(f"{api.partition('t', 1)}/offset")).json()
     assert (offsets["earliest_offset"], offsets["latest_offset"], offsets["log_end_offset"]) == (0, 2, 2)
@@ -84,13 +84,38 @@ async def test_longest_legal_name_is_accepted(api: Api) -> None:
     await api.create_topic("a._-Z9" + "x" * 243)
 
 
-async def test_topic_already_exists_is_409_and_keeps_data(api: Api) -> None:
+async def test_topic_already_exists_is_400_40002_and_keeps_data(api: Api) -> None:
     await api.create_topic("t", partitions=2)
     await api.produce("t", {"partition_id": 0, "value": {"type": "STRING", "data": "kept"}})
     response = await api.client.post(f"{api.cluster}/topics", json={"topic_name": "t", "partitions_count": 5})
-    assert (await error_of(response, 409))["error"] == "TOPIC_ALREADY_EXISTS"
+    error = await error_of(response, 400)
+    assert (error["error"], error["error_code"]) == ("TOPIC_ALREADY_EXISTS", 40002)
     assert (await (await api.client.get(api.topic("t"))).json())["partitions_count"] == 2
     assert await api.values("t") == ["kept"]
+
+
+async def test_validate_only_answers_the_would_be_topic_and_creates_nothing(api: Api) -> None:
+    body = {"topic_name": "dry", "partitions_count": 3, "validate_only": True}
+    body["configs"] = [{"name": "retention.ms", "value": "60000"}]
+    response = await api.client.post(f"{api.cluster}/topics", json=body)
+    assert response.status == 200, await response.text()
+    answered = await response.json()
+    assert (answered["topic_name"], answered["partitions_count"], answered["config_values"]) == (
+        "dry",
+        3,
+        [{"name": "retention.ms", "value": "60000"}],
+    )
+    assert "dry" not in api.node.view.topics
+    assert (await error_of(await api.client.get(api.topic("dry")), 404))["error_code"] == 40403
+
+
+@pytest.mark.parametrize("refused", [{"partitions_count": 0}, {"configs": [{"name": "retention.ms", "value": "x"}]}])
+async def test_validate_only_refuses_what_a_creation_refuses(api: Api, refused: dict) -> None:
+    response = await api.client.post(
+        f"{api.cluster}/topics", json={"topic_name": "dry", "validate_only": True, **refused}
+    )
+    assert response.status == 400, await response.text()
+    assert "dry" not in api.node.view.topics
 
 
 @pytest.mark.parametrize(
