@@ -82,7 +82,7 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
         expect(page.get_by_test_id(f"{prefix}-hw")).to_have_text(str(p["high_watermark"]))
         expect(page.get_by_test_id(f"{prefix}-leader")).to_have_text(str(p["leader_id"]))
         expect(page.get_by_test_id(f"{prefix}-isr")).to_have_text(", ".join(map(str, p["isr"])))
-        for replica in p["replicas"]:
+        for replica in p["replica_ids"]:
             bar = page.get_by_test_id(f"{prefix}-bars-replica-{replica}")
             expect(bar).to_have_attribute("data-leo", str(p["high_watermark"]))
     shoot(page, "topic")
@@ -158,7 +158,7 @@ def test_a_paused_follower_falls_behind_and_holds_the_hw_then_both_recover(page:
     described = console.api(f"/topics/{topic}/partitions/0")
     leader = described["leader_id"]
     controller = http_json("GET", f"{console.url()}/v3/clusters")[1]["data"][0]["controller_id"]
-    followers = sorted(set(described["replicas"]) - {leader}, key=lambda broker: broker == controller)
+    followers = sorted(set(described["replica_ids"]) - {leader}, key=lambda broker: broker == controller)
     paused = followers[0]
     open_page(page, console, f"/topics/{topic}", via=leader)
     entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "z"}} for _ in range(200)]

@@ -9,7 +9,20 @@ from broker.groups.lag import LagRow
 
 def row(topic: str, partition: int, committed: int | None, high_watermark: int | None, lag_ms: int | None) -> LagRow:
     lag = high_watermark - committed if committed is not None and high_watermark is not None else None
-    return LagRow(topic, partition, committed, high_watermark, 0, lag, lag_ms, None, None, None, "OK")
+    return LagRow(
+        topic_name=topic,
+        partition_id=partition,
+        current_offset=committed,
+        log_end_offset=high_watermark,
+        log_start_offset=0,
+        lag=lag,
+        lag_ms=lag_ms,
+        last_commit_ms=None,
+        consumer_id="",
+        instance_id=None,
+        client_id="",
+        status="OK",
+    )
 
 
 def test_a_sample_keeps_committed_partitions_with_a_known_high_watermark_in_topic_order() -> None:

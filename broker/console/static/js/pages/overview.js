@@ -38,7 +38,7 @@ export default async function overview({ main, live }) {
     );
     const rows = brokerList.data.map((broker) => {
       const led = partitions.filter((p) => p.leader_id === broker.broker_id).length;
-      const followed = partitions.filter((p) => p.leader_id !== broker.broker_id && p.replicas.includes(broker.broker_id)).length;
+      const followed = partitions.filter((p) => p.leader_id !== broker.broker_id && (p.replica_ids ?? []).includes(broker.broker_id)).length;
       const rate = rates.find((r) => r.broker_id === broker.broker_id);
       const state = rate && rate.reachable === false ? "registered, not answering" : "registered";
       const id = broker.broker_id;

@@ -19,7 +19,7 @@ async function replicaOffsets(topic) {
   return list.data.map((p) => ({
     ...p,
     reachable: Array.isArray(p.replicas_state),
-    replicas: (p.replicas_state ?? p.replicas.map((id) => ({ broker_id: id, log_end_offset: null, in_sync: p.isr.includes(id) }))),
+    replicas: (p.replicas_state ?? (p.replica_ids ?? []).map((id) => ({ broker_id: id, log_end_offset: null, in_sync: p.isr.includes(id) }))),
   }));
 }
 
@@ -88,7 +88,7 @@ export default async function topic({ main, live }, name) {
       "details",
       {},
       h("summary", {}, "Configuration"),
-      h("ul", {}, described.configs.map((c) => h("li", {}, `${c.name} = ${c.value ?? "—"}`))),
+      h("ul", {}, (described.config_values ?? []).map((c) => h("li", {}, `${c.name} = ${c.value ?? "—"}`))),
     ),
   );
   live.every(OFFSETS_MS, async () => {
