@@ -38,6 +38,8 @@ class RestServer:
         self.clusters_listed: list[dict] = [{"cluster_id": CLUSTER_ID, "controller_id": 1}]
         self.loop = asyncio.new_event_loop()
         self._appended = asyncio.Event()
+        self.reader_waiting = threading.Event()
+        """Set once a read has reached the end of a log and waits for appends (a following consumer)."""
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.url = ""
@@ -184,6 +186,7 @@ class RestServer:
         offset, max_records = int(request.query["offset"]), int(request.query["max_records"])
         if offset >= len(log) and int(request.query["timeout_ms"]) > 0:
             appended = self._appended
+            self.reader_waiting.set()
             try:
                 await asyncio.wait_for(appended.wait(), int(request.query["timeout_ms"]) / 1000)
             except TimeoutError:

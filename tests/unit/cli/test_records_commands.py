@@ -153,7 +153,12 @@ def test_consume_from_an_offset_past_the_end_reports_the_brokers_error(rest_serv
 def test_consume_follow_waits_for_records_produced_later(rest_server: RestServer) -> None:
     create(rest_server, "live")
     rest_server.append_from_test("live", 0, ["before"])
-    producer = threading.Timer(0.5, rest_server.append_from_test, args=("live", 0, ["after-1", "after-2"]))
+
+    def produce_once_the_consumer_waits() -> None:
+        assert rest_server.reader_waiting.wait(60), "the consumer never waited at the end of the log"
+        rest_server.append_from_test("live", 0, ["after-1", "after-2"])
+
+    producer = threading.Thread(target=produce_once_the_consumer_waits)
     producer.start()
     result = invoke("consume", "live", "--follow", "--max-records", "2", "-s", rest_server.url)
     producer.join()
