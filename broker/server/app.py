@@ -20,13 +20,16 @@ from aiohttp import web
 
 from broker.server import (
     routes_cluster,
+    routes_configs,
     routes_groups,
     routes_internal,
     routes_ops,
     routes_produce,
     routes_producer_ids,
     routes_records,
+    routes_replicas,
     routes_security,
+    routes_topic_partitions,
     routes_topics,
 )
 from broker.server.api_routes import RouteTable, register
@@ -58,6 +61,9 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_producer_ids.routes,
     routes_groups.routes,
     routes_security.routes,
+    routes_configs.routes,
+    routes_topic_partitions.routes,
+    routes_replicas.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 

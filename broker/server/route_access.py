@@ -120,6 +120,21 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", CLUSTER + "/quotas"): authorized(cluster(AclOperation.DESCRIBE_CONFIGS)),
     ("POST", CLUSTER + "/quotas"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
     ("DELETE", CLUSTER + "/quotas/{principal}"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("GET", TOPICS + "/-/configs"): authorized(in_handler="only the topics the principal may DESCRIBE_CONFIGS"),
+    ("GET", TOPIC + "/configs"): authorized(topic(AclOperation.DESCRIBE_CONFIGS)),
+    ("GET", TOPIC + "/configs/{name}"): authorized(topic(AclOperation.DESCRIBE_CONFIGS)),
+    ("PUT", TOPIC + "/configs/{name}"): authorized(topic(AclOperation.ALTER_CONFIGS)),
+    ("DELETE", TOPIC + "/configs/{name}"): authorized(topic(AclOperation.ALTER_CONFIGS)),
+    ("POST", TOPIC + "/configs:alter"): authorized(topic(AclOperation.ALTER_CONFIGS)),
+    ("PATCH", TOPIC): authorized(topic(AclOperation.ALTER)),
+    ("GET", PARTITION + "/replicas"): authorized(topic(DESCRIBE)),
+    ("GET", PARTITION + "/replicas/{broker_id}"): authorized(topic(DESCRIBE)),
+    ("GET", CLUSTER + "/brokers/{broker_id}/partition-replicas"): authorized(
+        in_handler="only replicas of topics the principal may DESCRIBE"
+    ),
+    ("GET", TOPICS + "/-/partitions/-/reassignment"): authorized(cluster(DESCRIBE)),
+    ("GET", TOPIC + "/partitions/-/reassignment"): authorized(topic(DESCRIBE)),
+    ("GET", PARTITION + "/reassignment"): authorized(topic(DESCRIBE)),
     ("POST", "/internal/fetch"): BROKERS,
     ("POST", "/internal/controller/topics"): BROKERS,
     ("DELETE", "/internal/controller/topics/{topic}"): BROKERS,
@@ -128,4 +143,6 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", "/internal/partitions/{topic}"): BROKERS,
     ("GET", "/internal/groups"): BROKERS,
     ("POST", "/internal/controller/groups/offsets-topic"): BROKERS,
+    ("POST", "/internal/controller/topics/{topic}/configs"): BROKERS,
+    ("POST", "/internal/controller/topics/{topic}/partitions"): BROKERS,
 }
