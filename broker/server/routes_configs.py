@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from broker.errors import InvalidConfig, NotFound
 from broker.security.acl import AclOperation, Resource
@@ -46,27 +46,27 @@ class AlterConfigEntry(BaseModel):
 
     name: str
     value: str | None = None
-    operation: Literal["SET", "DELETE"] | None = Field(None, description="default SET; SET needs a value")
-
-    @model_validator(mode="after")
-    def _set_has_value(self) -> AlterConfigEntry:
-        if self.operation != "DELETE" and self.value is None:
-            raise ValueError(f"SET of {self.name} needs a value; use operation DELETE to reset it")
-        return self
+    operation: Literal["SET", "DELETE"] | None = Field(
+        None, description="default SET; a SET without a value is 400 INVALID_CONFIG"
+    )
 
 
 class AlterConfigBatchRequestData(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     data: list[AlterConfigEntry]
-    validate_only: bool = False
+    validate_only: StrictBool = False
 
     def changes(self) -> dict[str, str | None]:
-        """Name to new value (None = reset); a name given twice is refused, as Kafka refuses it."""
+        """Name to new value (None = reset); a name given twice, or a SET without a value, is refused."""
         changes: dict[str, str | None] = {}
         for entry in self.data:
             if entry.name in changes:
                 raise InvalidConfig(f"config {entry.name} is given twice in one alter", config=entry.name)
+            if entry.operation != "DELETE" and entry.value is None:
+                raise InvalidConfig(
+                    f"SET of config {entry.name} needs a value; use operation DELETE to reset it", config=entry.name
+                )
             changes[entry.name] = None if entry.operation == "DELETE" else entry.value
         return changes
 

@@ -92,6 +92,7 @@ def test_a_batch_alter_is_all_or_nothing_and_validate_only_changes_nothing(clust
         [{"name": "max.message.bytes", "value": "5000"}, {"name": "no.such.config", "value": "1"}],
         [{"name": "max.message.bytes", "value": "5000"}, {"name": "compression.type", "value": "brotli"}],
         [{"name": "max.message.bytes", "value": "5000"}, {"name": "max.message.bytes", "operation": "DELETE"}],
+        [{"name": "max.message.bytes", "value": "5000"}, {"name": "compression.type", "operation": "SET"}],
     ]
     for data in refused:
         status, reply = http_json("POST", alter, {"data": data})
