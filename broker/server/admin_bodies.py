@@ -1,4 +1,4 @@
-"""The answers of the admin operations (configs, replicas, reassignments), named after the REST Proxy's schemas.
+"""The answers of the admin operations (configs, replicas, reassignments, consumer assignments), named after the REST Proxy's schemas.
 
 As in ``responses``, the models describe dicts the handlers build, and no response
 field is declared required. Configs carry Kafka's sources by name (``source``) and
@@ -76,7 +76,20 @@ class ReassignmentData(ResponseBody):
     replicas: Related
 
 
+class ConsumerAssignmentData(ResponseBody):
+    kind: str
+    metadata: Metadata
+    cluster_id: str
+    consumer_group_id: str
+    consumer_id: str
+    topic_name: str
+    partition_id: int
+    partition: Related
+    lag: Related
+
+
 TopicConfigDataList = ResourceList[TopicConfigData]
+ConsumerAssignmentDataList = ResourceList[ConsumerAssignmentData]
 BrokerConfigDataList = ResourceList[BrokerConfigData]
 ClusterConfigDataList = ResourceList[ClusterConfigData]
 ReplicaDataList = ResourceList[ReplicaData]

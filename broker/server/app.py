@@ -21,6 +21,7 @@ from aiohttp import web
 from broker.server import (
     routes_cluster,
     routes_configs,
+    routes_group_assignments,
     routes_groups,
     routes_internal,
     routes_ops,
@@ -64,6 +65,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_configs.routes,
     routes_topic_partitions.routes,
     routes_replicas.routes,
+    routes_group_assignments.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 

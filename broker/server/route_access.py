@@ -135,6 +135,10 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", TOPICS + "/-/partitions/-/reassignment"): authorized(cluster(DESCRIBE)),
     ("GET", TOPIC + "/partitions/-/reassignment"): authorized(topic(DESCRIBE)),
     ("GET", PARTITION + "/reassignment"): authorized(topic(DESCRIBE)),
+    ("GET", MEMBER + "/assignments"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
+    ("GET", MEMBER + "/assignments/{topic_name}/partitions/{partition_id}"): authorized(
+        group(DESCRIBE), topic(DESCRIBE)
+    ),
     ("POST", "/internal/fetch"): BROKERS,
     ("POST", "/internal/controller/topics"): BROKERS,
     ("DELETE", "/internal/controller/topics/{topic}"): BROKERS,

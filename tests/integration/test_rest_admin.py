@@ -168,3 +168,44 @@ def test_replicas_by_broker_and_the_empty_reassignments(cluster: BrokerCluster) 
     assert status == 404, error
     status, error = http_json("GET", f"{base}/topics/absent/partitions/-/reassignment")
     assert status == 404, error
+
+
+def _heartbeat(base: str, group: str, member: str, epoch: int, topic: str) -> dict:
+    body = {"member_epoch": epoch, "subscribed_topics": [topic], "session_timeout_ms": 30_000}
+    status, reply = http_json("POST", f"{base}/consumer-groups/{group}/consumers/{member}:heartbeat", body)
+    assert status == 200, reply
+    return reply
+
+
+def test_a_member_is_assigned_a_grown_topics_new_partitions_and_the_assignment_is_listed(
+    cluster: BrokerCluster,
+) -> None:
+    base = _base(cluster, 1)
+    _create(base, "subscribed", 1, 1)
+    epoch = _heartbeat(base, "readers", "m1", 0, "subscribed")["member_epoch"]
+    status, reply = http_json("PATCH", f"{_base(cluster, 2)}/topics/subscribed", {"partitions_count": 3})
+    assert status == 200, reply
+
+    def owns_all() -> bool:
+        nonlocal epoch
+        answer = _heartbeat(base, "readers", "m1", epoch, "subscribed")
+        epoch = answer["member_epoch"]
+        return answer["assignment"] == [{"topic": "subscribed", "partitions": [0, 1, 2]}]
+
+    wait_until(owns_all, 10.0, "the member to be assigned the grown topic's partitions")
+    for broker_id in (1, 2, 3):
+        member = f"{_base(cluster, broker_id)}/consumer-groups/readers/consumers/m1"
+        status, listing = http_json("GET", f"{member}/assignments")
+        assert status == 200, listing
+        assert [(row["topic_name"], row["partition_id"]) for row in listing["data"]] == [
+            ("subscribed", 0),
+            ("subscribed", 1),
+            ("subscribed", 2),
+        ]
+        status, one = http_json("GET", f"{member}/assignments/subscribed/partitions/2")
+        assert (status, one["partition_id"]) == (200, 2), one
+        assert one["partition"]["related"].endswith("/topics/subscribed/partitions/2")
+    status, error = http_json("GET", f"{base}/consumer-groups/readers/consumers/m1/assignments/subscribed/partitions/7")
+    assert status == 404, error
+    status, error = http_json("GET", f"{base}/consumer-groups/readers/consumers/nobody/assignments")
+    assert status == 404, error

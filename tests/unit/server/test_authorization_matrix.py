@@ -333,6 +333,22 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
         on_topic(D),
         topic_setup,
     ),
+    Recipe(
+        "GET",
+        M + "/assignments",
+        200,
+        lambda m, n: Call("GET", f"{g(m, n)}/consumers/member-1/assignments"),
+        on_group(D),
+        member_setup,
+    ),
+    Recipe(
+        "GET",
+        M + "/assignments/{topic_name}/partitions/{partition_id}",
+        200,
+        lambda m, n: Call("GET", f"{g(m, n)}/consumers/member-1/assignments/{n.topic}/partitions/0"),
+        on_group(D, D),
+        member_setup,
+    ),
     internal(
         "POST",
         "/internal/controller/topics/{topic}/configs",
