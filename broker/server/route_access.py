@@ -139,6 +139,17 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", MEMBER + "/assignments/{topic_name}/partitions/{partition_id}"): authorized(
         group(DESCRIBE), topic(DESCRIBE)
     ),
+    ("GET", CLUSTER + "/brokers/-/configs"): authorized(cluster(AclOperation.DESCRIBE_CONFIGS)),
+    ("GET", CLUSTER + "/brokers/{broker_id}/configs"): authorized(cluster(AclOperation.DESCRIBE_CONFIGS)),
+    ("GET", CLUSTER + "/brokers/{broker_id}/configs/{name}"): authorized(cluster(AclOperation.DESCRIBE_CONFIGS)),
+    ("PUT", CLUSTER + "/brokers/{broker_id}/configs/{name}"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("DELETE", CLUSTER + "/brokers/{broker_id}/configs/{name}"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("POST", CLUSTER + "/brokers/{broker_id}/configs:alter"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("GET", CLUSTER + "/broker-configs"): authorized(cluster(AclOperation.DESCRIBE_CONFIGS)),
+    ("GET", CLUSTER + "/broker-configs/{name}"): authorized(cluster(AclOperation.DESCRIBE_CONFIGS)),
+    ("PUT", CLUSTER + "/broker-configs/{name}"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("DELETE", CLUSTER + "/broker-configs/{name}"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("POST", CLUSTER + "/broker-configs:alter"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
     ("POST", "/internal/fetch"): BROKERS,
     ("POST", "/internal/controller/topics"): BROKERS,
     ("DELETE", "/internal/controller/topics/{topic}"): BROKERS,
