@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from broker.server import (
+    routes_acls_batch,
     routes_broker_configs,
     routes_cluster,
     routes_configs,
@@ -68,6 +69,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_replicas.routes,
     routes_group_assignments.routes,
     routes_broker_configs.routes,
+    routes_acls_batch.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 

@@ -150,6 +150,7 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("PUT", CLUSTER + "/broker-configs/{name}"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
     ("DELETE", CLUSTER + "/broker-configs/{name}"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
     ("POST", CLUSTER + "/broker-configs:alter"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
+    ("POST", CLUSTER + "/acls:batch"): authorized(cluster(AclOperation.ALTER)),
     ("POST", "/internal/fetch"): BROKERS,
     ("POST", "/internal/controller/topics"): BROKERS,
     ("DELETE", "/internal/controller/topics/{topic}"): BROKERS,

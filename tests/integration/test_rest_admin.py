@@ -236,3 +236,34 @@ def test_every_broker_answers_for_every_brokers_configs_and_none_can_be_altered(
     assert http_json("GET", f"{base}/broker-configs/log.retention.ms")[0] == 404
     status, error = http_json("PUT", f"{base}/broker-configs/log.retention.ms", {"value": "1"})
     assert (status, error["error"]) == (400, "INVALID_CONFIG"), error
+
+
+def _acl(resource_type: str, resource_name: str, operation: str) -> dict:
+    return {
+        "resource_type": resource_type,
+        "resource_name": resource_name,
+        "pattern_type": "LITERAL",
+        "principal": "User:alice",
+        "host": "*",
+        "operation": operation,
+        "permission": "ALLOW",
+    }
+
+
+def test_a_batch_of_acls_is_created_whole_or_not_at_all(cluster: BrokerCluster) -> None:
+    base = _base(cluster, 1)
+    refused = {"data": [_acl("TOPIC", "orders", "READ"), _acl("CLUSTER", "not-the-cluster", "ALTER")]}
+    status, error = http_json("POST", f"{base}/acls:batch", refused)
+    assert 400 <= status < 500, error
+    status, listing = http_json("GET", f"{base}/acls?principal=User:alice")
+    assert (status, listing["data"]) == (200, []), listing
+
+    batch = {"data": [_acl("TOPIC", "orders", "READ"), _acl("GROUP", "readers", "READ")]}
+    status, reply = http_json("POST", f"{_base(cluster, 2)}/acls:batch", batch)
+    assert status == 201, reply
+    status, listing = http_json("GET", f"{base}/acls?principal=User:alice")
+    assert status == 200, listing
+    assert sorted((acl["resource_type"], acl["resource_name"]) for acl in listing["data"]) == [
+        ("GROUP", "readers"),
+        ("TOPIC", "orders"),
+    ]

@@ -416,6 +416,29 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
         lambda m, n: Call("POST", f"{m.cluster}/broker-configs:alter", json={"data": []}),
         on_cluster(AC),
     ),
+    Recipe(
+        "POST",
+        C + "/acls:batch",
+        201,
+        lambda m, n: Call(
+            "POST",
+            f"{m.cluster}/acls:batch",
+            json={
+                "data": [
+                    {
+                        "resource_type": "TOPIC",
+                        "resource_name": n.topic,
+                        "pattern_type": "LITERAL",
+                        "principal": "User:someone",
+                        "host": "*",
+                        "operation": "READ",
+                        "permission": "ALLOW",
+                    }
+                ]
+            },
+        ),
+        on_cluster(AclOperation.ALTER),
+    ),
     internal(
         "POST",
         "/internal/controller/topics/{topic}/configs",
