@@ -87,9 +87,8 @@ class TopicConfigs:
         return parsed
 
     def effective(self, configs: dict[str, str]) -> dict[str, str]:
-        strings = topic_config_strings(self.parse(configs))
-        strings[COMPRESSION_TYPE] = configs.get(COMPRESSION_TYPE, DEFAULT_COMPRESSION_TYPE)
-        return strings
+        """The log configs' values (what both doors list on a topic); ``describe`` adds ``compression.type``."""
+        return topic_config_strings(self.parse(configs))
 
     def describe(self, configs: Mapping[str, str]) -> list[ConfigEntry]:
         """Every config of a topic whose record holds ``configs``, labelled with its source and synonyms.
