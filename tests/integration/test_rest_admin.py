@@ -9,6 +9,8 @@ when its metadata watch delivers it, which the tests wait for, as Kafka's client
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from tests.support.brokers import BrokerCluster, http_json
@@ -267,3 +269,23 @@ def test_a_batch_of_acls_is_created_whole_or_not_at_all(cluster: BrokerCluster) 
         ("GROUP", "readers"),
         ("TOPIC", "orders"),
     ]
+
+
+def test_alters_sent_to_two_brokers_at_once_are_both_applied(cluster: BrokerCluster) -> None:
+    _create(_base(cluster, 1), "contended", 1, 1)
+    puts = [
+        (2, "max.message.bytes", "7000"),
+        (3, "compression.type", "zstd"),
+        (1, "unclean.leader.election.enable", "true"),
+    ]
+
+    def put(broker_id: int, name: str, value: str) -> int:
+        url = f"{_base(cluster, broker_id)}/topics/contended/configs/{name}"
+        return http_json("PUT", url, {"value": value})[0]
+
+    with ThreadPoolExecutor(len(puts)) as pool:
+        assert list(pool.map(lambda args: put(*args), puts)) == [204, 204, 204]
+    for _, name, value in puts:
+        _wait_everywhere(cluster, "contended", name, "DYNAMIC_TOPIC_CONFIG")
+        config = _config(_base(cluster, 1), "contended", name)
+        assert (config["value"], config["source"]) == (value, "DYNAMIC_TOPIC_CONFIG")
