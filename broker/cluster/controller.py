@@ -142,8 +142,9 @@ class Controller:
     async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
         return await self.active_term().elect_preferred_leaders(topic)
 
-    async def update_topic(self, name: str, compute: Callable[[TopicRecord], TopicRecord]) -> TopicRecord:
-        """Write ``compute(current record)`` by fenced CAS; the record as it now stands.
+    async def update_topic(self, name: str, compute: Callable[[TopicRecord], TopicRecord]) -> tuple[TopicRecord, int]:
+        """Write ``compute(current record)`` by fenced CAS; the record as it now stands and the
+        store revision at which it does (a broker's view holds it once it has applied that revision).
 
         ``compute`` may raise to refuse the change (nothing is written). ``UnknownTopic``
         when there is no such topic.
@@ -158,12 +159,13 @@ class Controller:
             record = TopicRecord.model_validate_json(current.value)
             updated = compute(record)
             if updated == record:
-                return record
-            if await term.fence.put_if(key, updated.model_dump_json().encode(), current.mod_revision) is not None:
+                return record, current.mod_revision
+            revision = await term.fence.put_if(key, updated.model_dump_json().encode(), current.mod_revision)
+            if revision is not None:
                 self._log.info(
                     "topic_updated", topic=name, partitions_count=updated.partitions_count, configs=updated.configs
                 )
-                return updated
+                return updated, revision
 
     async def create_partitions(self, name: str, partitions_count: int) -> list[PartitionRecord]:
         """Grow topic ``name`` to ``partitions_count`` partitions; the new partition records.

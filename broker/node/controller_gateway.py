@@ -91,8 +91,8 @@ class ControllerGateway:
         def alter(topic: TopicRecord) -> TopicRecord:
             return topic.model_copy(update={"configs": configs.altered(topic.configs, changes)})
 
-        updated = await self.controller.update_topic(name, alter)
-        return {"configs": updated.configs}
+        updated, revision = await self.controller.update_topic(name, alter)
+        return {"configs": updated.configs, "revision": revision}
 
     async def create_partitions_on_controller(self, name: str, partitions_count: int) -> dict:
         created = await self.controller.create_partitions(name, partitions_count)
@@ -144,11 +144,9 @@ class ControllerGateway:
             {"changes": changes},
             lambda c: self.alter_topic_configs_on_controller(name, changes),
         )
+        revision: int = answer["revision"]
+        await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)
         configs: dict[str, str] = answer["configs"]
-        await self.view.wait_for(
-            lambda: name not in self.view.topics or self.view.topics[name].configs == configs,
-            METADATA_PROPAGATION_TIMEOUT_S,
-        )
         return configs
 
     async def create_partitions(self, name: str, partitions_count: int) -> None:

@@ -167,6 +167,7 @@ async def _refuse_broker_alter(request: web.Request, names: list[str]) -> web.Re
     ),
 )
 async def update_broker_config(request: web.Request) -> web.Response:
+    path_int(request, "broker_id")
     await read_model(request, UpdateConfigRequestData)
     return await _refuse_broker_alter(request, [request.match_info["name"]])
 
@@ -195,6 +196,7 @@ async def reset_broker_config(request: web.Request) -> web.Response:
     ),
 )
 async def alter_broker_configs(request: web.Request) -> web.Response:
+    path_int(request, "broker_id")
     body = await read_model(request, AlterConfigBatchRequestData)
     return await _refuse_broker_alter(request, [entry.name for entry in body.data])
 

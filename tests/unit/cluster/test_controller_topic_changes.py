@@ -86,8 +86,11 @@ async def test_concurrent_updates_are_applied_one_after_the_other_none_lost(clus
         return update
 
     names = [f"config.{i}" for i in range(8)]
-    await asyncio.gather(*(controller.update_topic("shared", setting(name)) for name in names))
-    assert (await _topic(cluster, "shared"))[0].configs == dict.fromkeys(names, "1")
+    results = await asyncio.gather(*(controller.update_topic("shared", setting(name)) for name in names))
+    final, revision = await _topic(cluster, "shared")
+    assert final.configs == dict.fromkeys(names, "1")
+    assert max(results, key=lambda result: result[1]) == (final, revision)
+    assert len({written for _, written in results}) == len(names), "each update is its own write"
 
 
 async def test_only_the_active_controller_changes_topics(cluster: InProcessCluster) -> None:
