@@ -20,12 +20,14 @@ Operations (``create_topic``, ``delete_topic``, ``controlled_shutdown``,
 active controller; elsewhere they raise ``NotController`` naming the current controller,
 so the caller can forward.
 
-``update_topic`` and ``create_partitions`` change a topic record by a fenced
-compare-and-set on its revision, re-reading and recomputing when another write came
-first, so an alter never overwrites a concurrent one and never resurrects a deleted
-topic. Growing a topic writes the topic record (the commit point, as for a creation)
-before the new partition records, so a controller that dies in between leaves a topic
-its successor completes (``ControllerTerm._complete_topic_creation``).
+``update_topic`` and ``create_partitions`` run under the term's lock, like every
+other operation of the term (Kafka's controller event queue), so a growth never
+interleaves with a deletion, a reconciliation or another growth of the topic; and they
+change the topic record by a fenced compare-and-set on its revision, so a write based
+on a stale read is recomputed rather than applied. Growing a topic writes the topic
+record (the commit point, as for a creation) before the new partition records, so a
+controller that dies in between leaves a topic its successor completes
+(``ControllerTerm._complete_topic_creation``).
 """
 
 from __future__ import annotations
@@ -150,6 +152,39 @@ class Controller:
         when there is no such topic.
         """
         term = self.active_term()
+        async with term._lock:
+            return await self._update_topic(term, name, compute)
+
+    async def create_partitions(self, name: str, partitions_count: int) -> list[PartitionRecord]:
+        """Grow topic ``name`` to ``partitions_count`` partitions; the new partition records.
+
+        New replicas are placed by ``placement.assign_added_partitions`` over the live
+        brokers; each new partition starts empty with its preferred replica leading and
+        every replica in sync (epochs 0), as at creation. Replica lists never change in
+        highwater (no reassignment), so the existing ones are read once, before the CAS.
+        """
+        term = self.active_term()
+        async with term._lock:
+            values, _ = await self.store.list(f"{PARTITIONS_PREFIX}{name}/")
+            replicas = {record.partition: record.replicas for record in map(_partition_record, values)}
+            placed: list[list[int]] = []
+
+            def grow(topic: TopicRecord) -> TopicRecord:
+                if any(p not in replicas for p in range(topic.partitions_count)):
+                    raise LeaderNotAvailable(f"topic '{name}' is still being created; retry", topic_name=name)
+                live = [(broker_id, r.rack) for broker_id, r in sorted(term.live_registrations().items())]
+                existing = [replicas[p] for p in range(topic.partitions_count)]
+                placed[:] = assign_added_partitions(existing, partitions_count, live)
+                return topic.model_copy(update={"partitions_count": partitions_count})
+
+            await self._update_topic(term, name, grow)
+            first = partitions_count - len(placed)
+            return [await self._create_partition(term, name, first + i, r) for i, r in enumerate(placed)]
+
+    async def _update_topic(
+        self, term: ControllerTerm, name: str, compute: Callable[[TopicRecord], TopicRecord]
+    ) -> tuple[TopicRecord, int]:
+        """``update_topic`` for a caller that holds the term's lock."""
         key = topic_key(name)
         while True:
             await term.fence.check()
@@ -166,31 +201,6 @@ class Controller:
                     "topic_updated", topic=name, partitions_count=updated.partitions_count, configs=updated.configs
                 )
                 return updated, revision
-
-    async def create_partitions(self, name: str, partitions_count: int) -> list[PartitionRecord]:
-        """Grow topic ``name`` to ``partitions_count`` partitions; the new partition records.
-
-        New replicas are placed by ``placement.assign_added_partitions`` over the live
-        brokers; each new partition starts empty with its preferred replica leading and
-        every replica in sync (epochs 0), as at creation. Replica lists never change in
-        highwater (no reassignment), so the existing ones are read once, before the CAS.
-        """
-        term = self.active_term()
-        values, _ = await self.store.list(f"{PARTITIONS_PREFIX}{name}/")
-        replicas = {record.partition: record.replicas for record in map(_partition_record, values)}
-        placed: list[list[int]] = []
-
-        def grow(topic: TopicRecord) -> TopicRecord:
-            if any(p not in replicas for p in range(topic.partitions_count)):
-                raise LeaderNotAvailable(f"topic '{name}' is still being created or grown; retry", topic_name=name)
-            live = [(broker_id, r.rack) for broker_id, r in sorted(term.live_registrations().items())]
-            existing = [replicas[p] for p in range(topic.partitions_count)]
-            placed[:] = assign_added_partitions(existing, partitions_count, live)
-            return topic.model_copy(update={"partitions_count": partitions_count})
-
-        await self.update_topic(name, grow)
-        first = partitions_count - len(placed)
-        return [await self._create_partition(term, name, first + i, r) for i, r in enumerate(placed)]
 
     async def _create_partition(
         self, term: ControllerTerm, topic: str, partition: int, replicas: list[int]
