@@ -16,8 +16,18 @@ superseded. The broker then campaigns again (with its new lease, if it had to
 re-register).
 
 Operations (``create_topic``, ``delete_topic``, ``controlled_shutdown``,
-``elect_preferred_leaders``) run only on the active controller; elsewhere they raise
-``NotController`` naming the current controller, so the caller can forward.
+``elect_preferred_leaders``, ``update_topic``, ``create_partitions``) run only on the
+active controller; elsewhere they raise ``NotController`` naming the current controller,
+so the caller can forward.
+
+``update_topic`` and ``create_partitions`` run under the term's lock, like every
+other operation of the term (Kafka's controller event queue), so a growth never
+interleaves with a deletion, a reconciliation or another growth of the topic; and they
+change the topic record by a fenced compare-and-set on its revision, so a write based
+on a stale read is recomputed rather than applied. Growing a topic writes the topic
+record (the commit point, as for a creation) before the new partition records, so a
+controller that dies in between leaves a topic its successor completes
+(``ControllerTerm._complete_topic_creation``).
 """
 
 from __future__ import annotations
@@ -25,14 +35,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 
 import structlog
 
 from broker.backoff import Backoff
 from broker.cluster.controller_term import ControllerSettings, ControllerTerm
 from broker.cluster.membership import BrokerMembership
+from broker.cluster.placement import assign_added_partitions
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS
-from broker.cluster.records import CONTROLLER_KEY, PartitionRecord, validate_topic_name
+from broker.cluster.records import (
+    CONTROLLER_KEY,
+    PARTITIONS_PREFIX,
+    PartitionRecord,
+    TopicRecord,
+    partition_key,
+    topic_key,
+    validate_topic_name,
+)
 from broker.cluster.store import (
     CompactedError,
     KeyValue,
@@ -41,7 +61,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
 )
-from broker.errors import NotController
+from broker.errors import LeaderNotAvailable, NotController, UnknownTopic
 from broker.topics.policy import check_create_name, check_delete
 
 log = structlog.get_logger(__name__)
@@ -124,6 +144,85 @@ class Controller:
     async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
         return await self.active_term().elect_preferred_leaders(topic)
 
+    async def update_topic(self, name: str, compute: Callable[[TopicRecord], TopicRecord]) -> tuple[TopicRecord, int]:
+        """Write ``compute(current record)`` by fenced CAS; the record as it now stands and the
+        store revision at which it does (a broker's view holds it once it has applied that revision).
+
+        ``compute`` may raise to refuse the change (nothing is written). ``UnknownTopic``
+        when there is no such topic.
+        """
+        term = self.active_term()
+        async with term._lock:
+            return await self._update_topic(term, name, compute)
+
+    async def create_partitions(self, name: str, partitions_count: int) -> list[PartitionRecord]:
+        """Grow topic ``name`` to ``partitions_count`` partitions; the new partition records.
+
+        New replicas are placed by ``placement.assign_added_partitions`` over the live
+        brokers; each new partition starts empty with its preferred replica leading and
+        every replica in sync (epochs 0), as at creation. Replica lists never change in
+        highwater (no reassignment), so the existing ones are read once, before the CAS.
+        """
+        term = self.active_term()
+        async with term._lock:
+            values, _ = await self.store.list(f"{PARTITIONS_PREFIX}{name}/")
+            replicas = {record.partition: record.replicas for record in map(_partition_record, values)}
+            placed: list[list[int]] = []
+
+            def grow(topic: TopicRecord) -> TopicRecord:
+                if any(p not in replicas for p in range(topic.partitions_count)):
+                    raise LeaderNotAvailable(f"topic '{name}' is still being created; retry", topic_name=name)
+                live = [(broker_id, r.rack) for broker_id, r in sorted(term.live_registrations().items())]
+                existing = [replicas[p] for p in range(topic.partitions_count)]
+                placed[:] = assign_added_partitions(existing, partitions_count, live)
+                return topic.model_copy(update={"partitions_count": partitions_count})
+
+            await self._update_topic(term, name, grow)
+            first = partitions_count - len(placed)
+            return [await self._create_partition(term, name, first + i, r) for i, r in enumerate(placed)]
+
+    async def _update_topic(
+        self, term: ControllerTerm, name: str, compute: Callable[[TopicRecord], TopicRecord]
+    ) -> tuple[TopicRecord, int]:
+        """``update_topic`` for a caller that holds the term's lock."""
+        key = topic_key(name)
+        while True:
+            await term.fence.check()
+            current = await self.store.get(key)
+            if current is None:
+                raise UnknownTopic(f"topic '{name}' does not exist", topic_name=name)
+            record = TopicRecord.model_validate_json(current.value)
+            updated = compute(record)
+            if updated == record:
+                return record, current.mod_revision
+            revision = await term.fence.put_if(key, updated.model_dump_json().encode(), current.mod_revision)
+            if revision is not None:
+                self._log.info(
+                    "topic_updated", topic=name, partitions_count=updated.partitions_count, configs=updated.configs
+                )
+                return updated, revision
+
+    async def _create_partition(
+        self, term: ControllerTerm, topic: str, partition: int, replicas: list[int]
+    ) -> PartitionRecord:
+        registration = term.live_registrations().get(replicas[0])
+        record = PartitionRecord(
+            topic=topic,
+            partition=partition,
+            leader=replicas[0],
+            leader_epoch=0,
+            partition_epoch=0,
+            replicas=replicas,
+            isr=list(replicas),
+            leader_broker_epoch=registration.broker_epoch if registration is not None else -1,
+        )
+        key = partition_key(topic, partition)
+        if await term.fence.put_if(key, record.model_dump_json().encode(), 0) is None:
+            existing = await self.store.get(key)
+            return _partition_record(existing) if existing is not None else record
+        self._log.info("partition_created", topic=topic, partition=partition, leader=record.leader, replicas=replicas)
+        return record
+
     # ---- election ----------------------------------------------------------------
 
     async def _campaign_forever(self) -> None:
@@ -204,3 +303,7 @@ class Controller:
                 if event.key == CONTROLLER_KEY:
                     self._log.info("controller_changed", change=event.type, revision=event.mod_revision)
                     return
+
+
+def _partition_record(kv: KeyValue) -> PartitionRecord:
+    return PartitionRecord.model_validate_json(kv.value)

@@ -19,6 +19,11 @@ instead: the rotation starts at the broker leading the fewest partitions (lowest
 a tie), so topics created one after another keep the cluster's leaders balanced, and
 placement stays deterministic and testable.
 
+Adding partitions (``assign_added_partitions``) follows Kafka's ``AdminZkClient.addPartitions``:
+the rotation starts where partition 0's preferred leader sits in the broker order, and the new
+partitions take the places the same rotation gives partitions ``existing..wanted-1``, so a topic
+grown from 3 to 6 partitions is placed as one created with 6 would have been from that start.
+
 Pure: no I/O, no clock, no randomness.
 """
 
@@ -53,6 +58,34 @@ def assign_replicas(
     if rack_aware:
         return _assign_rack_aware(partitions_count, replication_factor, ordered, racks, first)
     return _assign_rack_unaware(partitions_count, replication_factor, ordered, first)
+
+
+def assign_added_partitions(
+    existing: Sequence[Sequence[int]],
+    partitions_count: int,
+    brokers: Sequence[tuple[int, str | None]],
+) -> list[list[int]]:
+    """Replica lists for partitions ``len(existing)..partitions_count-1`` of a topic placed as ``existing``.
+
+    The replication factor is the topic's (``len(existing[0])``). Raises
+    ``InvalidPartitions`` unless ``partitions_count`` grows the topic (Kafka's
+    InvalidPartitionsException: a topic's partitions are never removed, since the
+    records keyed to them would move) and ``InvalidReplicationFactor`` when fewer
+    brokers are live than the topic has replicas.
+    """
+    current = len(existing)
+    if partitions_count <= current:
+        raise InvalidPartitions(
+            f"topic already has {current} partitions; partitions_count must be larger to add any, got {partitions_count}"
+        )
+    replication_factor = len(existing[0])
+    _validate(partitions_count, replication_factor, len(brokers))
+    rack_aware = any(rack is not None for _, rack in brokers)
+    racks = {broker_id: rack if rack is not None else UNNAMED_RACK for broker_id, rack in brokers}
+    ordered = rack_alternated_brokers(racks) if rack_aware else sorted(racks)
+    first_leader = existing[0][0]
+    start_index = ordered.index(first_leader) if first_leader in ordered else 0
+    return assign_replicas(partitions_count, replication_factor, brokers, start_index=start_index)[current:]
 
 
 def rack_alternated_brokers(rack_of_broker: Mapping[int, str]) -> list[int]:

@@ -6,6 +6,11 @@ it to the active one, retrying while there is none (an election is under way) fo
 up to ``METADATA_PROPAGATION_TIMEOUT_S``. The ``*_on_controller`` methods are what the
 controller's internal routes run. An admin call returns only once this broker's own
 view shows its effect, so a client's next request to the same broker sees it.
+
+Altering a topic's configs and growing its partitions are decided on the controller
+from the topic record as it stands there (``Controller.update_topic``), so two alters
+sent to two brokers at once are applied one after the other, neither lost. A
+``validate_only`` alter is checked here against this broker's view and goes nowhere.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ from typing import Any
 
 from broker.cluster.controller import Controller
 from broker.cluster.metadata_view import MetadataView
-from broker.cluster.records import PRODUCER_ID_KEY
+from broker.cluster.records import PRODUCER_ID_KEY, TopicRecord
 from broker.cluster.store import MetadataStore
-from broker.errors import NotController, ServiceUnavailable
+from broker.errors import InvalidPartitions, InvalidTopic, NotController, ServiceUnavailable
 from broker.node.catalog import Catalog
 from broker.node.forwarding import Forwarder
 from broker.topics.policy import check_min_insync_replicas
@@ -80,6 +85,19 @@ class ControllerGateway:
         elected = await self.controller.elect_preferred_leaders(topic)
         return {"elected": [record.model_dump() for record in elected]}
 
+    async def alter_topic_configs_on_controller(self, name: str, changes: dict[str, str | None]) -> dict:
+        configs = self.catalog.topic_configs
+
+        def alter(topic: TopicRecord) -> TopicRecord:
+            return topic.model_copy(update={"configs": configs.altered(topic.configs, changes)})
+
+        updated, revision = await self.controller.update_topic(name, alter)
+        return {"configs": updated.configs, "revision": revision}
+
+    async def create_partitions_on_controller(self, name: str, partitions_count: int) -> dict:
+        created = await self.controller.create_partitions(name, partitions_count)
+        return {"created": [record.model_dump() for record in created]}
+
     # ------------------------------------------------------------ from any broker
 
     async def create_topic(
@@ -108,6 +126,56 @@ class ControllerGateway:
         self.catalog.topic(name)
         await self.on_controller("DELETE", f"topics/{name}", None, lambda c: c.delete_topic(name))
         await self.view.wait_for(lambda: name not in self.view.topics, METADATA_PROPAGATION_TIMEOUT_S)
+
+    async def alter_topic_configs(
+        self, name: str, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]:
+        """Set (a value) or reset (None) topic configs, all or nothing; the topic record's configs after it.
+
+        ``InvalidConfig`` names the first bad or read-only config and nothing is written.
+        """
+        current = self.catalog.topic(name).configs
+        expected = self.catalog.topic_configs.altered(current, changes)
+        if validate_only:
+            return expected
+        answer = await self.on_controller(
+            "POST",
+            f"topics/{name}/configs",
+            {"changes": changes},
+            lambda c: self.alter_topic_configs_on_controller(name, changes),
+        )
+        revision: int = answer["revision"]
+        await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)
+        configs: dict[str, str] = answer["configs"]
+        return configs
+
+    async def create_partitions(self, name: str, partitions_count: int) -> None:
+        """Kafka's CreatePartitions: grow a topic (``InvalidPartitions`` unless it grows)."""
+        topic = self.catalog.topic(name)
+        if topic.internal:
+            raise InvalidTopic(
+                f"topic '{name}' is internal: its partition count maps every group to its coordinator, so it "
+                "cannot grow",
+                topic_name=name,
+            )
+        current = topic.partitions_count
+        if partitions_count <= current:
+            raise InvalidPartitions(
+                f"topic '{name}' already has {current} partitions; partitions_count must be larger, got "
+                f"{partitions_count}",
+                topic_name=name,
+                partitions_count=current,
+            )
+        await self.on_controller(
+            "POST",
+            f"topics/{name}/partitions",
+            {"partitions_count": partitions_count},
+            lambda c: self.create_partitions_on_controller(name, partitions_count),
+        )
+        await self.view.wait_for(
+            lambda: all((name, p) in self.view.partitions for p in range(partitions_count)),
+            METADATA_PROPAGATION_TIMEOUT_S,
+        )
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
         """Kafka's ``kafka-leader-election --election-type PREFERRED``, run on the controller:

@@ -19,16 +19,22 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from broker.server import (
+    routes_acls_batch,
+    routes_broker_configs,
     routes_cluster,
+    routes_configs,
     routes_console,
     routes_console_data,
+    routes_group_assignments,
     routes_groups,
     routes_internal,
     routes_ops,
     routes_produce,
     routes_producer_ids,
     routes_records,
+    routes_replicas,
     routes_security,
+    routes_topic_partitions,
     routes_topics,
 )
 from broker.server.api_routes import RouteTable, register
@@ -62,6 +68,12 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_security.routes,
     routes_console.routes,
     routes_console_data.routes,
+    routes_configs.routes,
+    routes_topic_partitions.routes,
+    routes_replicas.routes,
+    routes_group_assignments.routes,
+    routes_broker_configs.routes,
+    routes_acls_batch.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 

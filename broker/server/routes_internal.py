@@ -39,6 +39,20 @@ class ControllerCreateTopic(BaseModel):
     configs: dict[str, str] = Field(default_factory=dict)
 
 
+class ControllerAlterConfigs(BaseModel):
+    """A config name to its new value, or to None to reset it to the default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    changes: dict[str, str | None]
+
+
+class ControllerCreatePartitions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    partitions_count: int
+
+
 class ControllerElectPreferred(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -81,6 +95,28 @@ async def controller_create_topic(request: web.Request) -> web.Response:
 async def controller_delete_topic(request: web.Request) -> web.Response:
     await _node(request).delete_topic_on_controller(request.match_info["topic"])
     return web.json_response({})
+
+
+@routes.post(
+    "/internal/controller/topics/{topic}/configs",
+    internal("Alter a topic's configs on the controller", ControllerAlterConfigs),
+)
+async def controller_alter_topic_configs(request: web.Request) -> web.Response:
+    body = await read_model(request, ControllerAlterConfigs)
+    gateway = _node(request).controller_gateway
+    return web.json_response(await gateway.alter_topic_configs_on_controller(request.match_info["topic"], body.changes))
+
+
+@routes.post(
+    "/internal/controller/topics/{topic}/partitions",
+    internal("Grow a topic's partitions on the controller", ControllerCreatePartitions),
+)
+async def controller_create_partitions(request: web.Request) -> web.Response:
+    body = await read_model(request, ControllerCreatePartitions)
+    gateway = _node(request).controller_gateway
+    return web.json_response(
+        await gateway.create_partitions_on_controller(request.match_info["topic"], body.partitions_count)
+    )
 
 
 @routes.post(

@@ -32,7 +32,11 @@ def record_batch(ctx: schemathesis.SerializationContext, value: Any) -> dict[str
 @schemathesis.hook
 def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
     body = case.body
-    if case.operation.path == CREATE_TOPIC and case.method.upper() == "POST" and isinstance(body, dict):
+    creates = (case.operation.path, case.method.upper()) in (
+        (CREATE_TOPIC, "POST"),
+        (CREATE_TOPIC + "/{topic_name}", "PATCH"),
+    )
+    if creates and isinstance(body, dict):
         count = body.get("partitions_count")
         # JSON Schema's integer includes 2418.0, which the broker accepts as 2418 partitions.
         if (

@@ -48,6 +48,7 @@ def concrete_path(api: Api, pattern: str, **values: str) -> str:
         "consumer_id": "m",
         "partition_id": "0",
         "broker_id": "1",
+        "name": "retention.ms",
     }
     return re.sub(r"\{(\w+)\}", lambda match: {**defaults, **values}[match.group(1)], pattern)
 

@@ -235,6 +235,227 @@ def internal(method: str, route: str, path: str, broker_path: str | None = None,
     return Recipe(method, route, 0, call, who="brokers")
 
 
+DC, AC = AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS
+ADMIN_RECIPES: tuple[Recipe, ...] = (
+    Recipe(
+        "GET",
+        C + "/topics/-/configs",
+        200,
+        lambda m, n: Call("GET", f"{m.cluster}/topics/-/configs"),
+        setup=topic_setup,
+    ),
+    Recipe("GET", T + "/configs", 200, lambda m, n: Call("GET", f"{t(m, n)}/configs"), on_topic(DC), topic_setup),
+    Recipe(
+        "GET",
+        T + "/configs/{name}",
+        200,
+        lambda m, n: Call("GET", f"{t(m, n)}/configs/retention.ms"),
+        on_topic(DC),
+        topic_setup,
+    ),
+    Recipe(
+        "PUT",
+        T + "/configs/{name}",
+        204,
+        lambda m, n: Call("PUT", f"{t(m, n)}/configs/max.message.bytes", json={"value": "2000000"}),
+        on_topic(AC),
+        topic_setup,
+    ),
+    Recipe(
+        "DELETE",
+        T + "/configs/{name}",
+        204,
+        lambda m, n: Call("DELETE", f"{t(m, n)}/configs/max.message.bytes"),
+        on_topic(AC),
+        topic_setup,
+    ),
+    Recipe(
+        "POST",
+        T + "/configs:alter",
+        204,
+        lambda m, n: Call(
+            "POST", f"{t(m, n)}/configs:alter", json={"data": [{"name": "max.message.bytes", "value": "9000"}]}
+        ),
+        on_topic(AC),
+        topic_setup,
+    ),
+    Recipe(
+        "PATCH",
+        T,
+        200,
+        lambda m, n: Call("PATCH", t(m, n), json={"partitions_count": 2}),
+        on_topic(AclOperation.ALTER),
+        topic_setup,
+    ),
+    Recipe(
+        "GET",
+        P + "/replicas",
+        200,
+        lambda m, n: Call("GET", f"{t(m, n)}/partitions/0/replicas"),
+        on_topic(D),
+        topic_setup,
+    ),
+    Recipe(
+        "GET",
+        P + "/replicas/{broker_id}",
+        200,
+        lambda m, n: Call("GET", f"{t(m, n)}/partitions/0/replicas/1"),
+        on_topic(D),
+        topic_setup,
+    ),
+    Recipe(
+        "GET",
+        C + "/brokers/{broker_id}/partition-replicas",
+        200,
+        lambda m, n: Call("GET", f"{m.cluster}/brokers/1/partition-replicas"),
+        setup=topic_setup,
+    ),
+    Recipe(
+        "GET",
+        C + "/topics/-/partitions/-/reassignment",
+        200,
+        lambda m, n: Call("GET", f"{m.cluster}/topics/-/partitions/-/reassignment"),
+        on_cluster(D),
+    ),
+    Recipe(
+        "GET",
+        T + "/partitions/-/reassignment",
+        200,
+        lambda m, n: Call("GET", f"{t(m, n)}/partitions/-/reassignment"),
+        on_topic(D),
+        topic_setup,
+    ),
+    Recipe(
+        "GET",
+        P + "/reassignment",
+        404,
+        lambda m, n: Call("GET", f"{t(m, n)}/partitions/0/reassignment"),
+        on_topic(D),
+        topic_setup,
+    ),
+    Recipe(
+        "GET",
+        M + "/assignments",
+        200,
+        lambda m, n: Call("GET", f"{g(m, n)}/consumers/member-1/assignments"),
+        on_group(D),
+        member_setup,
+    ),
+    Recipe(
+        "GET",
+        M + "/assignments/{topic_name}/partitions/{partition_id}",
+        200,
+        lambda m, n: Call("GET", f"{g(m, n)}/consumers/member-1/assignments/{n.topic}/partitions/0"),
+        on_group(D, D),
+        member_setup,
+    ),
+    Recipe(
+        "GET", C + "/brokers/-/configs", 200, lambda m, n: Call("GET", f"{m.cluster}/brokers/-/configs"), on_cluster(DC)
+    ),
+    Recipe(
+        "GET",
+        C + "/brokers/{broker_id}/configs",
+        200,
+        lambda m, n: Call("GET", f"{m.cluster}/brokers/1/configs"),
+        on_cluster(DC),
+    ),
+    Recipe(
+        "GET",
+        C + "/brokers/{broker_id}/configs/{name}",
+        200,
+        lambda m, n: Call("GET", f"{m.cluster}/brokers/1/configs/log.retention.ms"),
+        on_cluster(DC),
+    ),
+    Recipe(
+        "PUT",
+        C + "/brokers/{broker_id}/configs/{name}",
+        400,
+        lambda m, n: Call("PUT", f"{m.cluster}/brokers/1/configs/log.retention.ms", json={"value": "1"}),
+        on_cluster(AC),
+    ),
+    Recipe(
+        "DELETE",
+        C + "/brokers/{broker_id}/configs/{name}",
+        400,
+        lambda m, n: Call("DELETE", f"{m.cluster}/brokers/1/configs/log.retention.ms"),
+        on_cluster(AC),
+    ),
+    Recipe(
+        "POST",
+        C + "/brokers/{broker_id}/configs:alter",
+        204,
+        lambda m, n: Call("POST", f"{m.cluster}/brokers/1/configs:alter", json={"data": []}),
+        on_cluster(AC),
+    ),
+    Recipe("GET", C + "/broker-configs", 200, lambda m, n: Call("GET", f"{m.cluster}/broker-configs"), on_cluster(DC)),
+    Recipe(
+        "GET",
+        C + "/broker-configs/{name}",
+        404,
+        lambda m, n: Call("GET", f"{m.cluster}/broker-configs/x"),
+        on_cluster(DC),
+    ),
+    Recipe(
+        "PUT",
+        C + "/broker-configs/{name}",
+        400,
+        lambda m, n: Call("PUT", f"{m.cluster}/broker-configs/x", json={"value": "1"}),
+        on_cluster(AC),
+    ),
+    Recipe(
+        "DELETE",
+        C + "/broker-configs/{name}",
+        400,
+        lambda m, n: Call("DELETE", f"{m.cluster}/broker-configs/x"),
+        on_cluster(AC),
+    ),
+    Recipe(
+        "POST",
+        C + "/broker-configs:alter",
+        204,
+        lambda m, n: Call("POST", f"{m.cluster}/broker-configs:alter", json={"data": []}),
+        on_cluster(AC),
+    ),
+    Recipe(
+        "POST",
+        C + "/acls:batch",
+        201,
+        lambda m, n: Call(
+            "POST",
+            f"{m.cluster}/acls:batch",
+            json={
+                "data": [
+                    {
+                        "resource_type": "TOPIC",
+                        "resource_name": n.topic,
+                        "pattern_type": "LITERAL",
+                        "principal": "User:someone",
+                        "host": "*",
+                        "operation": "READ",
+                        "permission": "ALLOW",
+                    }
+                ]
+            },
+        ),
+        on_cluster(AclOperation.ALTER),
+    ),
+    internal(
+        "POST",
+        "/internal/controller/topics/{topic}/configs",
+        "/internal/controller/topics/m0-exact/configs",
+        "/internal/controller/topics/absent/configs",
+        json={"changes": {"max.message.bytes": "9000"}},
+    ),
+    internal(
+        "POST",
+        "/internal/controller/topics/{topic}/partitions",
+        "/internal/controller/topics/m0-exact/partitions",
+        "/internal/controller/topics/absent/partitions",
+        json={"partitions_count": 5},
+    ),
+)
+"""The admin operations' routes (configs, partition growth, replicas, reassignments)."""
+
 RECIPES: tuple[Recipe, ...] = (
     Recipe("GET", "/healthz", 200, lambda m, n: Call("GET", "/healthz"), who="anyone"),
     Recipe("GET", "/readyz", 200, lambda m, n: Call("GET", "/readyz"), who="anyone"),
@@ -456,6 +677,7 @@ RECIPES: tuple[Recipe, ...] = (
     internal("GET", "/internal/console/replica-offsets/{topic}", "/internal/console/replica-offsets/m0-exact"),
     Recipe("GET", "/console", 200, lambda m, n: Call("GET", "/console"), who="anyone"),
     Recipe("GET", "/console/{path}", 200, lambda m, n: Call("GET", "/console/js/main.js"), who="anyone"),
+    *ADMIN_RECIPES,
 )
 
 

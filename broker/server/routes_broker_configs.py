@@ -1,0 +1,274 @@
+"""Broker configs (``/brokers/{b}/configs…``, ``/brokers/-/configs``) and cluster-wide dynamic broker configs
+(``/broker-configs…``).
+
+A broker's configs are the topic defaults its settings fixed, under Kafka's broker
+config names, and its id (``broker.id``), as the Kafka listener's DescribeConfigs lists
+them (``config_entries.broker_config_entries``): ``STATIC_BROKER_CONFIG`` where the
+settings differ from highwater's built-in default, ``DEFAULT_CONFIG`` elsewhere. Each
+broker knows only its own settings, so a request about another live broker is passed
+to it (once: a passed-on request is never passed on again) with the caller's
+principal, as group requests are passed to their coordinator.
+
+None of them is dynamic, so every one is ``is_read_only`` and each alter (PUT, DELETE,
+``configs:alter``, of a broker or cluster-wide) is refused with 400 INVALID_CONFIG,
+nothing changed. Why: every broker setting is read once at start into
+``BrokerSettings``, and the readers of the topic defaults (topic creation on both
+doors, each replica opening its log) take them from there, not from the cluster
+metadata; a default changed at runtime would reach some brokers and not others. For
+the same reason the cluster-wide listing is empty: highwater keeps no
+``DYNAMIC_DEFAULT_BROKER_CONFIG``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiohttp import web
+
+from broker.errors import InvalidConfig, NotFound, ServiceUnavailable
+from broker.kafka.config_entries import broker_config_entries
+from broker.server.admin_bodies import (
+    BrokerConfigData,
+    BrokerConfigDataList,
+    ClusterConfigData,
+    ClusterConfigDataList,
+    config_body,
+    list_of,
+)
+from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Reply, RouteTable, path_param
+from broker.server.authorization import client_host, principal_of
+from broker.server.params import node_of, path_int, read_model
+from broker.server.resources import cluster_path
+from broker.server.routes_cluster import BROKER
+from broker.server.routes_configs import AlterConfigBatchRequestData, UpdateConfigRequestData
+from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
+
+if TYPE_CHECKING:
+    from broker.node.broker_node import BrokerNode
+
+BROKERS = "/v3/clusters/{cluster_id}/brokers"
+CLUSTER_CONFIGS = "/v3/clusters/{cluster_id}/broker-configs"
+NAME = path_param("name", {"type": "string"}, "a broker config name, e.g. log.retention.ms")
+PASSED_ON_HEADER = "X-Highwater-Passed-On-By"
+PASS_ON_TIMEOUT_S = 10.0
+READ_ONLY = (
+    "highwater's broker configs are fixed when the broker starts: none can be altered at runtime "
+    "(every alter is 400 INVALID_CONFIG, nothing changed)"
+)
+routes = RouteTable()
+
+
+def _local_configs(node: BrokerNode) -> list[dict[str, Any]]:
+    path = f"{cluster_path(node)}/brokers/{node.node_id}/configs"
+    return [
+        config_body(node, "KafkaBrokerConfig", path, entry, read_only=True, broker_id=node.node_id)
+        for entry in sorted(broker_config_entries(node.settings), key=lambda entry: entry.name)
+    ]
+
+
+async def _pass_on(request: web.Request, node: BrokerNode, broker_id: int, path: str) -> dict[str, Any]:
+    """``GET path`` on broker ``broker_id``, as the caller; ``NotFound`` for a broker that is not registered."""
+    url = node.view.broker_url(broker_id)
+    if url is None or PASSED_ON_HEADER in request.headers:
+        raise NotFound(f"broker {broker_id} is not registered in cluster {node.cluster_id!r}", broker_id=broker_id)
+    headers = {
+        PASSED_ON_HEADER: str(node.node_id),
+        FORWARDED_PRINCIPAL_HEADER: str(principal_of(request)),
+        FORWARDED_HOST_HEADER: client_host(request),
+    }
+    try:
+        async with node.session.get(
+            f"{url}{path}", headers=headers, timeout=aiohttp.ClientTimeout(total=PASS_ON_TIMEOUT_S)
+        ) as reply:
+            body = await reply.json(content_type=None)
+            if reply.status != 200:
+                raise NotFound(f"broker {broker_id} did not answer for its configs: {body.get('message')}")
+            return body
+    except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
+        raise ServiceUnavailable(f"could not reach broker {broker_id} at {url}: {error}") from None
+
+
+async def _broker_configs(request: web.Request, broker_id: int) -> list[dict[str, Any]]:
+    node = node_of(request)
+    if broker_id == node.node_id:
+        return _local_configs(node)
+    answer = await _pass_on(request, node, broker_id, f"{cluster_path(node)}/brokers/{broker_id}/configs")
+    data: list[dict[str, Any]] = answer["data"]
+    return data
+
+
+def _read_only(name: str) -> InvalidConfig:
+    return InvalidConfig(f"config {name} is read-only: {READ_ONLY}", config=name)
+
+
+@routes.get(
+    BROKERS + "/-/configs",
+    Operation("Every live broker's configs", (Reply(200, "configs", {JSON: BrokerConfigDataList}),), (CLUSTER,)),
+)
+async def list_all_broker_configs(request: web.Request) -> web.Response:
+    node = node_of(request)
+    items = [item for broker_id in sorted(node.view.brokers) for item in await _broker_configs(request, broker_id)]
+    return web.json_response(list_of("KafkaBrokerConfigList", node, f"{cluster_path(node)}/brokers/-/configs", items))
+
+
+@routes.get(
+    BROKERS + "/{broker_id}/configs",
+    Operation(
+        "A broker's configs (all read-only)",
+        (Reply(200, "configs", {JSON: BrokerConfigDataList}),),
+        (CLUSTER, BROKER),
+        description=READ_ONLY,
+    ),
+)
+async def list_broker_configs(request: web.Request) -> web.Response:
+    node = node_of(request)
+    broker_id = path_int(request, "broker_id")
+    items = await _broker_configs(request, broker_id)
+    path = f"{cluster_path(node)}/brokers/{broker_id}/configs"
+    return web.json_response(list_of("KafkaBrokerConfigList", node, path, items))
+
+
+@routes.get(
+    BROKERS + "/{broker_id}/configs/{name}",
+    Operation("One broker config", (Reply(200, "config", {JSON: BrokerConfigData}),), (CLUSTER, BROKER, NAME)),
+)
+async def get_broker_config(request: web.Request) -> web.Response:
+    broker_id, name = path_int(request, "broker_id"), request.match_info["name"]
+    for item in await _broker_configs(request, broker_id):
+        if item["name"] == name:
+            return web.json_response(item)
+    raise NotFound(f"config {name!r} cannot be found for broker {broker_id}", broker_id=broker_id, name=name)
+
+
+async def _refuse_broker_alter(request: web.Request, names: list[str]) -> web.Response:
+    """404 for an unknown broker, 400 naming the first unknown or (every one is) read-only config.
+
+    An alter of nothing alters nothing, and is answered as done.
+    """
+    known = {item["name"] for item in await _broker_configs(request, path_int(request, "broker_id"))}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise InvalidConfig(f"config {unknown[0]} is not a broker config of highwater", config=unknown[0])
+    if names:
+        raise _read_only(names[0])
+    return web.Response(status=204)
+
+
+@routes.route(
+    "PUT",
+    BROKERS + "/{broker_id}/configs/{name}",
+    Operation(
+        "Alter a broker config: always 400, none is dynamic",
+        (Reply(204, "never answered"),),
+        (CLUSTER, BROKER, NAME),
+        Body({JSON: UpdateConfigRequestData}),
+        READ_ONLY,
+    ),
+)
+async def update_broker_config(request: web.Request) -> web.Response:
+    path_int(request, "broker_id")
+    await read_model(request, UpdateConfigRequestData)
+    return await _refuse_broker_alter(request, [request.match_info["name"]])
+
+
+@routes.delete(
+    BROKERS + "/{broker_id}/configs/{name}",
+    Operation(
+        "Reset a broker config: always 400, none is dynamic",
+        (Reply(204, "never answered"),),
+        (CLUSTER, BROKER, NAME),
+        description=READ_ONLY,
+    ),
+)
+async def reset_broker_config(request: web.Request) -> web.Response:
+    return await _refuse_broker_alter(request, [request.match_info["name"]])
+
+
+@routes.post(
+    BROKERS + "/{broker_id}/configs:alter",
+    Operation(
+        "Alter broker configs: 400 for any config, none is dynamic",
+        (Reply(204, "an empty alter: nothing to change"),),
+        (CLUSTER, BROKER),
+        Body({JSON: AlterConfigBatchRequestData}),
+        READ_ONLY,
+    ),
+)
+async def alter_broker_configs(request: web.Request) -> web.Response:
+    path_int(request, "broker_id")
+    body = await read_model(request, AlterConfigBatchRequestData)
+    return await _refuse_broker_alter(request, [entry.name for entry in body.data])
+
+
+@routes.get(
+    CLUSTER_CONFIGS,
+    Operation(
+        "Cluster-wide dynamic broker configs: always none",
+        (Reply(200, "none", {JSON: ClusterConfigDataList}),),
+        (CLUSTER,),
+        description=READ_ONLY,
+    ),
+)
+async def list_cluster_configs(request: web.Request) -> web.Response:
+    node = node_of(request)
+    return web.json_response(list_of("KafkaClusterConfigList", node, f"{cluster_path(node)}/broker-configs", []))
+
+
+@routes.get(
+    CLUSTER_CONFIGS + "/{name}",
+    Operation(
+        "One cluster-wide dynamic broker config: always 404",
+        (Reply(200, "never answered", {JSON: ClusterConfigData}),),
+        (CLUSTER, NAME),
+        description=READ_ONLY,
+    ),
+)
+async def get_cluster_config(request: web.Request) -> web.Response:
+    node_of(request)
+    name = request.match_info["name"]
+    raise NotFound(f"no cluster-wide dynamic broker config {name!r}: {READ_ONLY}", name=name)
+
+
+@routes.route(
+    "PUT",
+    CLUSTER_CONFIGS + "/{name}",
+    Operation(
+        "Set a cluster-wide broker config: always 400",
+        (Reply(204, "never answered"),),
+        (CLUSTER, NAME),
+        Body({JSON: UpdateConfigRequestData}),
+        READ_ONLY,
+    ),
+)
+async def update_cluster_config(request: web.Request) -> web.Response:
+    node_of(request)
+    await read_model(request, UpdateConfigRequestData)
+    raise _read_only(request.match_info["name"])
+
+
+@routes.delete(
+    CLUSTER_CONFIGS + "/{name}",
+    Operation("Reset a cluster-wide broker config: always 400", (Reply(204, "never answered"),), (CLUSTER, NAME)),
+)
+async def reset_cluster_config(request: web.Request) -> web.Response:
+    node_of(request)
+    raise _read_only(request.match_info["name"])
+
+
+@routes.post(
+    CLUSTER_CONFIGS + ":alter",
+    Operation(
+        "Alter cluster-wide broker configs: 400 for any config",
+        (Reply(204, "an empty alter: nothing to change"),),
+        (CLUSTER,),
+        Body({JSON: AlterConfigBatchRequestData}),
+        READ_ONLY,
+    ),
+)
+async def alter_cluster_configs(request: web.Request) -> web.Response:
+    node_of(request)
+    body = await read_model(request, AlterConfigBatchRequestData)
+    if body.data:
+        raise _read_only(body.data[0].name)
+    return web.Response(status=204)
