@@ -179,6 +179,22 @@ class LiveCluster:
 
         wait_until(created, 5, f"topic {name} to be created", interval_s=0.1)
 
+        def known_everywhere() -> bool:
+            """Every answering broker lists each partition with a leader: a request any of them serves next
+            (a commit on a coordinator, a read) finds the partition. A paused broker, which cannot answer, is
+            left out so a test can create a topic while it holds one."""
+            for broker_id in self.live_ids():
+                try:
+                    status, body = http_json("GET", f"{self.base(broker_id)}/topics/{name}/partitions", timeout_s=1)
+                except OSError:
+                    continue
+                led = [p for p in body.get("data", []) if p["leader_id"] >= 0] if status == 200 else []
+                if len(led) != partitions:
+                    return False
+            return True
+
+        wait_until(known_everywhere, 10, f"every live broker to know topic {name}'s partitions", interval_s=0.05)
+
     def produce(
         self, topic: str, partition: int, values: list[str], via: int | None = None, acks: str = "all"
     ) -> tuple[int, dict]:
