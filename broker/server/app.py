@@ -20,6 +20,7 @@ from aiohttp import web
 
 from broker.server import (
     routes_cluster,
+    routes_consumers_v2,
     routes_groups,
     routes_internal,
     routes_ops,
@@ -58,6 +59,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_producer_ids.routes,
     routes_groups.routes,
     routes_security.routes,
+    routes_consumers_v2.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 
