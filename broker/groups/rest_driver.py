@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from copy import copy
 from typing import TYPE_CHECKING
 
@@ -69,8 +69,35 @@ class RestInstanceDriver:
         self.coordinator = coordinator
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
-    def lock(self, group_id: str, name: str) -> asyncio.Lock:
-        return self._locks.setdefault((group_id, name), asyncio.Lock())
+        self._creating: set[tuple[str, str]] = set()
+
+    def is_busy(self, instance: RestInstance) -> bool:
+        lock = self._locks.get((instance.group_id, instance.name))
+        return lock is not None and lock.locked()
+
+    @contextlib.asynccontextmanager
+    async def locked(self, shard: OffsetsShard, group_id: str, name: str, now_ms: int) -> AsyncIterator[RestInstance]:
+        """The instance, held alone for the block (404 40403 when there is none).
+
+        A lock exists only for an instance that exists, so names made up by callers cost
+        nothing; one deleted while the caller waited is looked up again and is gone.
+        """
+        self.instance(shard, group_id, name, now_ms)
+        async with self._locks.setdefault((group_id, name), asyncio.Lock()):
+            yield self.instance(shard, group_id, name, now_ms)
+
+    async def change(
+        self, shard: OffsetsShard, group_id: str, name: str, now_ms: int, mutate: Callable[[RestInstance], None]
+    ) -> None:
+        """``mutate`` a copy (it may refuse), persist the copy, then make it the instance."""
+        async with self.locked(shard, group_id, name, now_ms) as instance:
+            changed = copy(instance)
+            changed.positions = dict(instance.positions)
+            mutate(changed)
+            await self._write(shard, InstanceKey(group_id, name), changed.record_value(), now_ms)
+            state = shard.group(group_id)
+            state.rest_instances[name] = changed
+            self.reconcile(shard, state, changed)
 
     # ------------------------------------------------------------ lookup and persistence
 
@@ -93,26 +120,21 @@ class RestInstanceDriver:
     ) -> RestInstance:
         self.coordinator._led_partition(shard)
         self.coordinator._refuse_classic(shard, group_id)
-        async with self.lock(group_id, name):
-            state = shard.group(group_id)
-            if name in state.rest_instances:
-                raise RestInstanceError(409, 40902, f"consumer instance {name!r} already exists in group {group_id!r}")
+        state = shard.group(group_id)
+        if name in state.rest_instances or (group_id, name) in self._creating:
+            raise RestInstanceError(409, 40902, f"consumer instance {name!r} already exists in group {group_id!r}")
+        self._creating.add((group_id, name))
+        try:
             instance = RestInstance(group_id, name, config, now_ms)
             await self._write(shard, InstanceKey(group_id, name), instance.record_value(), now_ms)
             shard.groups.setdefault(group_id, state).rest_instances[name] = instance
+        finally:
+            self._creating.discard((group_id, name))
         log.info("rest_v2.instance_created", group_id=group_id, instance=name, format=config.format)
         return instance
 
-    async def update(self, shard: OffsetsShard, changed: RestInstance, now_ms: int) -> None:
-        """Persist ``changed`` (a copy the caller mutated), then make it the instance and reconcile."""
-        await self._write(shard, InstanceKey(changed.group_id, changed.name), changed.record_value(), now_ms)
-        state = shard.group(changed.group_id)
-        state.rest_instances[changed.name] = changed
-        self.reconcile(shard, state, changed)
-
     async def delete(self, shard: OffsetsShard, group_id: str, name: str, now_ms: int) -> None:
-        async with self.lock(group_id, name):
-            instance = self.instance(shard, group_id, name, now_ms)
+        async with self.locked(shard, group_id, name, now_ms) as instance:
             await self._write(shard, InstanceKey(group_id, name), None, now_ms)
             self._forget(shard.group(group_id), instance, "deleted")
 
@@ -127,7 +149,12 @@ class RestInstanceDriver:
 
     def reconcile(self, shard: OffsetsShard, state: GroupState, instance: RestInstance) -> frozenset[TopicPartition]:
         """The partitions the instance owns now; a subscribed instance heartbeats (joining if it is
-        not a member, e.g. after a coordinator failover) and releases what it is asked to revoke."""
+        not a member, e.g. after a coordinator failover) and releases what it is asked to revoke.
+
+        The member's session and rebalance timeouts allow for the longest read (a long-poll
+        and its auto-commit), during which the tick leaves a busy instance alone: the member
+        is removed by the instance's own idle rule, never expelled in the middle of a read.
+        """
         if instance.assignment is not None:
             return instance.assignment
         membership = state.membership
@@ -140,13 +167,15 @@ class RestInstanceDriver:
         subscription = (
             None if member is not None and member.subscription == instance.subscription else instance.subscription
         )
+        busy_ms = self.coordinator.host.settings.fetch_max_wait_ms + WRITE_TIMEOUT_MS
         request = HeartbeatRequest(
             instance.member_id,
             member.member_epoch if member is not None else JOIN_EPOCH,
             subscription,
             frozenset(member.assigned) if member is not None else None,
             REST_CLIENT_ID,
-            instance.config.instance_timeout_ms,
+            instance.config.instance_timeout_ms + busy_ms,
+            busy_ms,
         )
         answer = self.coordinator.heartbeat(shard, instance.group_id, request, membership.assignor)
         instance.retain_positions(answer.assignment)
@@ -165,7 +194,7 @@ class RestInstanceDriver:
         if not shard.loaded:
             return
         for instance in list(state.rest_instances.values()):
-            if self.lock(instance.group_id, instance.name).locked():
+            if self.is_busy(instance):
                 continue
             if instance.is_idle(now_ms):
                 self._forget(state, instance, "expired")
@@ -224,8 +253,7 @@ class RestInstanceDriver:
     ) -> list[dict]:
         """One v2 records read (see the module docstring for serialization and auto-commit);
         ``authorize`` raises unless the caller may read the topic (checked before any fetch)."""
-        async with self.lock(group_id, name):
-            instance = self.instance(shard, group_id, name, now_ms)
+        async with self.locked(shard, group_id, name, now_ms) as instance:
             state = shard.group(group_id)
             owned = self.reconcile(shard, state, instance)
             for topic in sorted({topic for topic, _ in owned}):
@@ -288,24 +316,15 @@ class RestInstanceDriver:
         shard: OffsetsShard,
         group_id: str,
         name: str,
-        offsets: list[tuple[str, int, int, str]] | None,
+        consumed: list[tuple[str, int, int, str]] | None,
         now_ms: int,
     ) -> None:
-        """v2 commit: ``offsets`` are (topic, partition, next offset, metadata); None commits every position."""
-        async with self.lock(group_id, name):
-            instance = self.instance(shard, group_id, name, now_ms)
+        """v2 commit (``RestInstance.commit_offsets``), fenced as the instance's member if it is one."""
+        async with self.locked(shard, group_id, name, now_ms) as instance:
             state = shard.group(group_id)
             self.reconcile(shard, state, instance)
-            if offsets is None:
-                offsets = [(t, p, offset, "") for (t, p), offset in sorted(instance.positions.items())]
             member_id, epoch = self.member_epoch(state, instance)
-            await self.coordinator.commit(shard, group_id, member_id, epoch, offsets)
-
-    def editable(self, instance: RestInstance) -> RestInstance:
-        """A copy to change and ``update`` with: the live instance changes only once the write is acknowledged."""
-        changed = copy(instance)
-        changed.positions = dict(instance.positions)
-        return changed
+            await self.coordinator.commit(shard, group_id, member_id, epoch, instance.commit_offsets(consumed))
 
     async def check_range(self, tp: TopicPartition, offset: int) -> None:
         """A seek target must lie in ``[log_start_offset, high_watermark]`` (416 41601 otherwise, as an out-of-range read)."""

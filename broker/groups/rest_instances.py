@@ -194,6 +194,17 @@ class RestInstance:
         self.positions[tp] = next_offset
         return True
 
+    def commit_offsets(self, consumed: list[tuple[str, int, int, str]] | None) -> list[tuple[str, int, int, str]]:
+        """What a v2 commit writes, as (topic, partition, next offset, metadata).
+
+        ``consumed`` names the last record consumed per partition, so ``offset + 1`` is
+        committed (Confluent's v2 commits ``offset + 1`` too); without it every position is
+        committed as it stands, the offset after the last record read (Kafka's ``commitSync()``).
+        """
+        if consumed is None:
+            return [(topic, partition, offset, "") for (topic, partition), offset in sorted(self.positions.items())]
+        return [(topic, partition, offset + 1, metadata) for topic, partition, offset, metadata in consumed]
+
     # ------------------------------------------------------------ persistence
 
     def record_value(self) -> bytes:

@@ -214,10 +214,9 @@ async def subscribe(request: web.Request, shard: OffsetsShard, group_id: str) ->
     for topic in sorted(set(body.topics or ())):
         require(request, AclOperation.READ, Resource.topic(topic))
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.lock(group_id, _name(request)):
-        changed = rest.editable(rest.instance(shard, group_id, _name(request), now_ms()))
-        changed.subscribe(body.topics, body.topic_pattern)
-        await rest.update(shard, changed, now_ms())
+    await rest.change(
+        shard, group_id, _name(request), now_ms(), lambda instance: instance.subscribe(body.topics, body.topic_pattern)
+    )
     return web.Response(status=204)
 
 
@@ -240,10 +239,7 @@ async def get_subscription(request: web.Request, shard: OffsetsShard, group_id: 
 @coordinated
 async def unsubscribe(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.lock(group_id, _name(request)):
-        changed = rest.editable(rest.instance(shard, group_id, _name(request), now_ms()))
-        changed.unsubscribe()
-        await rest.update(shard, changed, now_ms())
+    await rest.change(shard, group_id, _name(request), now_ms(), lambda instance: instance.unsubscribe())
     return web.Response(status=204)
 
 
@@ -257,10 +253,9 @@ async def assign(request: web.Request, shard: OffsetsShard, group_id: str) -> we
     partitions = [(p.topic, p.partition) for p in body.partitions]
     _check_partitions(request, partitions)
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.lock(group_id, _name(request)):
-        changed = rest.editable(rest.instance(shard, group_id, _name(request), now_ms()))
-        changed.assign(frozenset(partitions))
-        await rest.update(shard, changed, now_ms())
+    await rest.change(
+        shard, group_id, _name(request), now_ms(), lambda instance: instance.assign(frozenset(partitions))
+    )
     return web.Response(status=204)
 
 
@@ -271,16 +266,9 @@ async def assign(request: web.Request, shard: OffsetsShard, group_id: str) -> we
 @coordinated
 async def get_assignments(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.lock(group_id, _name(request)):
-        instance = rest.instance(shard, group_id, _name(request), now_ms())
+    async with rest.locked(shard, group_id, _name(request), now_ms()) as instance:
         owned = rest.reconcile(shard, shard.group(group_id), instance)
     return v2_json({"partitions": [{"topic": t, "partition": p} for t, p in sorted(owned)]})
-
-
-async def _owned(request: web.Request, shard: OffsetsShard, group_id: str):
-    rest = request.app[NODE_KEY].groups.rest
-    instance = rest.instance(shard, group_id, _name(request), now_ms())
-    return instance, rest.reconcile(shard, shard.group(group_id), instance)
 
 
 @routes.post(
@@ -295,8 +283,8 @@ async def seek(request: web.Request, shard: OffsetsShard, group_id: str) -> web.
     targets = {(o.topic, o.partition): o.offset for o in body.offsets}
     _check_partitions(request, list(targets))
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.lock(group_id, _name(request)):
-        instance, owned = await _owned(request, shard, group_id)
+    async with rest.locked(shard, group_id, _name(request), now_ms()) as instance:
+        owned = rest.reconcile(shard, shard.group(group_id), instance)
         for tp, offset in targets.items():
             if tp not in owned:
                 raise illegal_state(f"no current assignment for partition {tp[0]}-{tp[1]}")
@@ -311,8 +299,8 @@ async def _seek_to(request: web.Request, shard: OffsetsShard, group_id: str, end
     partitions = [(p.topic, p.partition) for p in body.partitions]
     _check_partitions(request, partitions)
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.lock(group_id, _name(request)):
-        instance, owned = await _owned(request, shard, group_id)
+    async with rest.locked(shard, group_id, _name(request), now_ms()) as instance:
+        owned = rest.reconcile(shard, shard.group(group_id), instance)
         for tp in partitions:
             if tp not in owned:
                 raise illegal_state(f"no current assignment for partition {tp[0]}-{tp[1]}")
@@ -404,7 +392,7 @@ async def commit(request: web.Request, shard: OffsetsShard, group_id: str) -> we
         body = ConsumerOffsetCommitRequest.model_validate(parse_json(raw))
         if body.offsets is not None:
             _check_partitions(request, [(o.topic, o.partition) for o in body.offsets])
-            offsets = [(o.topic, o.partition, o.offset + 1, o.metadata or "") for o in body.offsets]
+            offsets = [(o.topic, o.partition, o.offset, o.metadata or "") for o in body.offsets]
     await request.app[NODE_KEY].groups.rest.commit(shard, group_id, _name(request), offsets, now_ms())
     return web.Response(status=204)
 

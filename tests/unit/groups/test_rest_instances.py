@@ -90,6 +90,14 @@ def test_advance_is_forward_only_and_loses_to_a_seek_made_meanwhile() -> None:
     assert consumer.positions[TP] == 2
 
 
+def test_a_commit_names_the_next_offset_to_read() -> None:
+    consumer = instance()
+    consumer.positions = {("orders", 1): 9, TP: 4}
+    assert consumer.commit_offsets(None) == [("orders", 0, 4, ""), ("orders", 1, 9, "")]
+    assert consumer.commit_offsets([("orders", 0, 6, "m")]) == [("orders", 0, 7, "m")], "the last consumed, plus one"
+    assert consumer.commit_offsets([]) == []
+
+
 def test_positions_of_partitions_no_longer_owned_are_forgotten() -> None:
     consumer = instance()
     consumer.positions = {TP: 4, ("orders", 1): 9}
