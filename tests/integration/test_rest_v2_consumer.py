@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from broker.groups.offsets_records import partition_for_group
+from tests.integration.test_groups_membership import GroupApi, Member
 from tests.support.brokers import BrokerCluster
 
 OFFSETS_PARTITIONS = 5
@@ -27,11 +28,13 @@ RETRIABLE = (421, 503, 504)
 RECORDS_PER_PARTITION = 40
 
 
-def call(url: str, method: str, path: str, body: object = None, accept: str = V2, raw: bytes | None = None):
+def call(
+    url: str, method: str, path: str, body: object = None, accept: str = V2, raw: bytes | None = None, content: str = V2
+):
     """One v2 request; (status, decoded body or None)."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     request = urllib.request.Request(
-        f"{url}{path}", data=data, method=method, headers={"Content-Type": V2, "Accept": accept}
+        f"{url}{path}", data=data, method=method, headers={"Content-Type": content, "Accept": accept}
     )
     try:
         with urllib.request.urlopen(request, timeout=40) as response:
@@ -199,6 +202,39 @@ def test_concurrent_reads_never_return_the_same_record(cluster: BrokerCluster) -
     offsets = [r["offset"] for r in results[0] + results[1]]
     assert len(offsets) == len(set(offsets)), sorted(offsets)
     assert sorted(offsets) == list(range(len(offsets))), "the two readers together read a prefix, nothing skipped"
+    status, answer = retrying(
+        cluster.brokers[1].url, "GET", f"{path}/offsets", {"partitions": [{"topic": "shared", "partition": 0}]}
+    )
+    assert (status, answer["offsets"][0]["offset"]) == (200, len(offsets)), "auto-commit committed what was returned"
+
+
+def test_a_rest_instance_and_a_library_member_share_the_group(cluster: BrokerCluster) -> None:
+    create_topic(cluster, "split", 2)
+    api = GroupApi(cluster)
+    base_uri = create_instance(cluster.brokers[1].url, "mixed", name="rest")
+    path = instance_path(base_uri)
+    assert retrying(cluster.brokers[2].url, "POST", f"{path}/subscription", {"topics": ["split"]})[0] == 204
+
+    def rest_owned() -> set[tuple[str, int]]:
+        status, answer = retrying(cluster.brokers[3].url, "GET", f"{path}/assignments")
+        assert status == 200, answer
+        return {(p["topic"], p["partition"]) for p in answer["partitions"]}
+
+    assert rest_owned() == {("split", 0), ("split", 1)}
+    member = Member(api, "mixed", "library", ["split"], cluster.brokers[3].url)
+    deadline = time.monotonic() + 20
+    while not (member.owned and len(rest_owned()) == 1):
+        assert time.monotonic() < deadline, (member.owned, rest_owned())
+        member.beat()
+        time.sleep(0.1)
+    assert member.owned | rest_owned() == {("split", 0), ("split", 1)}
+    assert not member.owned & rest_owned(), "no partition has two owners"
+
+    assert retrying(cluster.brokers[2].url, "DELETE", path)[0] == 204
+    while member.owned != {("split", 0), ("split", 1)}:
+        assert time.monotonic() < deadline + 20, member.owned
+        member.beat()
+        time.sleep(0.1)
 
 
 def test_reads_stop_at_the_high_watermark(cluster: BrokerCluster) -> None:
@@ -265,6 +301,8 @@ def test_bad_input_gets_confluents_errors_and_changes_nothing(cluster: BrokerClu
     refused(406, 40601, other, "GET", f"{path}/records", accept=BINARY_RECORDS)
     status, answer = call(other, "POST", f"{path}/assignments", raw=b"{not json")
     assert status == 400 and answer["error_code"] == 40001, answer
+    status, answer = call(other, "POST", f"{path}/assignments", assignment, content="application/vnd.kafka.avro.v2")
+    assert status == 415 and answer["error_code"] == 41501, answer
     status, answer = call(other, "POST", f"{path}/assignments", {"partitions": "all"})
     assert status == 422 and answer["message"], answer
 
