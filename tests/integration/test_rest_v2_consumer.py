@@ -18,7 +18,8 @@ import pytest
 
 from broker.groups.offsets_records import partition_for_group
 from tests.integration.test_groups_membership import GroupApi, Member
-from tests.support.brokers import BrokerCluster
+from tests.integration.test_security_cluster import ALICE, TOPIC, Secured, basic, secured  # noqa: F401 - the fixture
+from tests.support.brokers import BrokerCluster, http_json
 
 OFFSETS_PARTITIONS = 5
 V2 = "application/vnd.kafka.v2+json"
@@ -331,3 +332,30 @@ def test_idle_instance_expires_and_leaves_the_group(cluster: BrokerCluster) -> N
         time.sleep(0.2)
     status, answer = call(url, "GET", f"{path}/subscription")
     assert (status, answer["error_code"]) == (404, 40403), answer
+
+
+def test_v2_calls_are_checked_as_the_caller_on_whichever_broker_coordinates(secured: Secured) -> None:  # noqa: F811
+    """The coordinator checks topic READ as the caller, whichever broker forwarded the call (Kafka's consumer ACLs)."""
+    mallory = basic("mallory", "mallory-pw")
+
+    def v2(broker_id: int, method: str, path: str, headers: dict[str, str], body: object = None) -> tuple[int, dict]:
+        return http_json(
+            method,
+            f"{secured.url(broker_id)}{path}",
+            body,
+            context=secured.context,
+            headers={**headers, "Content-Type": V2},
+        )
+
+    for broker_id in secured.cluster.brokers:
+        status, created = v2(broker_id, "POST", "/consumers/billing", ALICE, {"name": f"alice-{broker_id}"})
+        assert status == 200, created
+        path = instance_path(created["base_uri"])
+        status, body = v2(broker_id, "POST", f"{path}/subscription", ALICE, {"topics": ["secret-plans"]})
+        assert (status, body["error"]) == (403, "TOPIC_AUTHORIZATION_FAILED"), (broker_id, body)
+        status, body = v2(broker_id, "POST", f"{path}/subscription", ALICE, {"topics": [TOPIC]})
+        assert status == 204, body
+        status, body = v2(broker_id, "GET", f"{path}/subscription", mallory)
+        assert (status, body["error"]) == (403, "GROUP_AUTHORIZATION_FAILED"), (broker_id, body)
+        status, body = v2(broker_id, "POST", "/consumers/other", ALICE, {"name": "nope"})
+        assert (status, body["error"]) == (403, "GROUP_AUTHORIZATION_FAILED"), (broker_id, body)
