@@ -68,7 +68,6 @@ class RestInstanceDriver:
     def __init__(self, coordinator: GroupCoordinator) -> None:
         self.coordinator = coordinator
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
-
         self._creating: set[tuple[str, str]] = set()
 
     def is_busy(self, instance: RestInstance) -> bool:
@@ -220,7 +219,12 @@ class RestInstanceDriver:
     async def starts(
         self, state: GroupState, instance: RestInstance, owned: frozenset[TopicPartition]
     ) -> dict[TopicPartition, int]:
-        """Where each owned partition's next read starts (``rest_instances.start_offset``)."""
+        """Where each owned partition's next read starts (``rest_instances.start_offset``).
+
+        A start resolved from the commit or the reset policy becomes the position at once, as
+        Kafka's consumer sets it: with ``latest``, records appended after an empty read are
+        then read next time, not skipped by resolving ``latest`` again.
+        """
         result: dict[TopicPartition, int] = {}
         unknown = sorted(tp for tp in owned if tp not in instance.positions)
         for tp in owned:
@@ -233,7 +237,7 @@ class RestInstanceDriver:
                     continue
                 committed = state.offsets.get(tp)
                 low, high = ranges[tp[1]]
-                result[tp] = start_offset(
+                result[tp] = instance.positions[tp] = start_offset(
                     None, committed.offset if committed else None, low, high, instance.config.auto_offset_reset
                 )
         return result
@@ -298,6 +302,7 @@ class RestInstanceDriver:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         for task in pending:
             task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         fetched: dict = {}
         for task in done:
             if task.cancelled() or task.exception() is not None:

@@ -209,6 +209,18 @@ def test_concurrent_reads_never_return_the_same_record(cluster: BrokerCluster) -
     assert (status, answer["offsets"][0]["offset"]) == (200, len(offsets)), "auto-commit committed what was returned"
 
 
+def test_latest_is_resolved_once_so_records_after_an_empty_read_are_not_skipped(cluster: BrokerCluster) -> None:
+    create_topic(cluster, "fresh", 1)
+    produce(cluster, "fresh", 1, 3)
+    path = instance_path(create_instance(cluster.brokers[1].url, "tailers", **{"auto.commit.enable": False}))
+    partition = {"partitions": [{"topic": "fresh", "partition": 0}]}
+    assert retrying(cluster.brokers[2].url, "POST", f"{path}/assignments", partition)[0] == 204
+    assert read(cluster.brokers[3].url, path, timeout=0) == [], "latest: the three old records are not read"
+    produce(cluster, "fresh", 1, 2)
+    records = read(cluster.brokers[2].url, path, timeout=5000)
+    assert [r["offset"] for r in records] == [3, 4]
+
+
 def test_a_rest_instance_and_a_library_member_share_the_group(cluster: BrokerCluster) -> None:
     create_topic(cluster, "split", 2)
     api = GroupApi(cluster)
