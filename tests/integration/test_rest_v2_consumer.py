@@ -319,6 +319,8 @@ def test_bad_input_gets_confluents_errors_and_changes_nothing(cluster: BrokerClu
     status, answer = call(other, "POST", f"{path}/assignments", {"partitions": "all"})
     assert status == 422 and answer["message"], answer
 
+    status, answer = v3(cluster, other, "DELETE", "/consumer-groups/strict")
+    assert (status, answer["error"]) == (409, "NON_EMPTY_GROUP"), "a group with an instance is not empty"
     status, answer = retrying(other, "GET", f"{path}/assignments")
     assert (status, answer) == (200, assignment)
     status, answer = retrying(other, "GET", f"{path}/subscription")
