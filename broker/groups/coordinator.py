@@ -363,16 +363,13 @@ class GroupCoordinator:
                 sample.lag = max(0, high_watermark - sample.offset)
 
     async def delete_group(self, shard: OffsetsShard, group_id: str) -> int:
-        """Kafka's DeleteGroups: only an empty group (no members, no v2 instances, whose records would
-        otherwise outlive it and come back on the next load); tombstones for every committed offset."""
+        """Kafka's DeleteGroups: only a group without members; tombstones for every committed offset and
+        every REST Proxy v2 instance left in it (unsubscribed ones, which are no members), whose records
+        would otherwise outlive the group and bring it back on the next load."""
         self._refuse_classic(shard, group_id)
         state = shard.group(group_id)
         state.membership.validate_commit(None, None)
-        if state.rest_instances:
-            raise NonEmptyGroup(
-                f"group {group_id!r} has {len(state.rest_instances)} REST Proxy v2 consumer instance(s); "
-                "delete them (DELETE /consumers/{group}/instances/{instance}) or let them expire first"
-            )
+        await self.rest.remove_all(shard, state, now_ms())
         offsets = [(topic, partition_id, None, "") for topic, partition_id in sorted(state.offsets)]
         await self._write_commits(shard, state, offsets)
         shard.groups.pop(group_id, None)

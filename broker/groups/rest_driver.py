@@ -137,6 +137,17 @@ class RestInstanceDriver:
             await self._write(shard, InstanceKey(group_id, name), None, now_ms)
             self._forget(shard.group(group_id), instance, "deleted")
 
+    async def remove_all(self, shard: OffsetsShard, state: GroupState, now_ms: int) -> None:
+        """Group deletion: every instance's tombstone in one acks=all batch, then the instances are gone."""
+        instances = list(state.rest_instances.values())
+        if not instances:
+            return
+        keys = [InstanceKey(instance.group_id, instance.name).encode() for instance in instances]
+        batch = encode_batch([RecordInput(key, None, (), now_ms) for key in keys])
+        await self.coordinator._led_partition(shard).append(batch, Acks.ALL, WRITE_TIMEOUT_MS)
+        for instance in instances:
+            self._forget(state, instance, "group_deleted")
+
     def _forget(self, state: GroupState, instance: RestInstance, reason: str) -> None:
         state.rest_instances.pop(instance.name, None)
         self._locks.pop((instance.group_id, instance.name), None)

@@ -360,6 +360,9 @@ async def read_records(request: web.Request, shard: OffsetsShard, group_id: str)
         raise RestInstanceError(
             406, 40601, f"the instance reads format {instance.config.format}; the request accepts {wanted}"
         )
+    content_type = f"application/vnd.kafka.{instance.config.format}.v2+json"
+    if request.method == "HEAD":  # aiohttp answers HEAD with the GET handler: a HEAD must not consume records
+        return web.Response(content_type=content_type)
     if timeout is None:
         timeout = instance.config.request_timeout_ms
     records = await node.groups.rest.read(
@@ -371,7 +374,6 @@ async def read_records(request: web.Request, shard: OffsetsShard, group_id: str)
         now_ms(),
         lambda topic: require(request, AclOperation.READ, Resource.topic(topic)),
     )
-    content_type = f"application/vnd.kafka.{instance.config.format}.v2+json"
     return web.json_response(records, content_type=content_type)
 
 

@@ -153,8 +153,11 @@ def test_instance_survives_the_broker_that_created_it(cluster: BrokerCluster, cr
     status, _ = retrying(reader.url, "POST", f"{path}/subscription", {"topics": ["orders"]})
     assert status == 204
 
+    status, _ = call(reader.url, "HEAD", f"{path}/records", accept=JSON_RECORDS)
+    assert status == 200
     first = read(reader.url, path, max_bytes=100)
-    assert first and all(r["value"] == f"{r['partition']}-{r['offset']}" for r in first)
+    assert first[0]["offset"] == 0, "a HEAD consumed nothing"
+    assert all(r["value"] == f"{r['partition']}-{r['offset']}" for r in first)
     status, _ = retrying(reader.url, "POST", f"{path}/offsets")
     assert status == 204
     committed_at = {p: max(offsets) + 1 for p, offsets in offsets_of(first).items()}
@@ -319,14 +322,16 @@ def test_bad_input_gets_confluents_errors_and_changes_nothing(cluster: BrokerClu
     status, answer = call(other, "POST", f"{path}/assignments", {"partitions": "all"})
     assert status == 422 and answer["message"], answer
 
-    status, answer = v3(cluster, other, "DELETE", "/consumer-groups/strict")
-    assert (status, answer["error"]) == (409, "NON_EMPTY_GROUP"), "a group with an instance is not empty"
     status, answer = retrying(other, "GET", f"{path}/assignments")
     assert (status, answer) == (200, assignment)
     status, answer = retrying(other, "GET", f"{path}/subscription")
     assert (status, answer) == (200, {"topics": []})
     status, answer = call(other, "GET", "/consumers/strict/instances/two/assignments")
     assert status == 404, "the refused create made no instance"
+
+    assert v3(cluster, other, "DELETE", "/consumer-groups/strict")[0] == 204
+    status, answer = call(url, "GET", f"{path}/assignments")
+    assert (status, answer["error_code"]) == (404, 40403), "deleting the group deleted its instances"
 
 
 def test_idle_instance_expires_and_leaves_the_group(cluster: BrokerCluster) -> None:
