@@ -52,7 +52,13 @@ class CreateConsumerInstanceRequest(BaseModel):
     )
     auto_offset_reset: Literal["earliest", "latest", "none"] = Field("latest", alias="auto.offset.reset")
     auto_commit_enable: Flag = Field(True, alias="auto.commit.enable")
-    fetch_min_bytes: IntText = Field(-1, alias="fetch.min.bytes", ge=-1, le=INT64_MAX)
+    fetch_min_bytes: IntText = Field(
+        -1,
+        alias="fetch.min.bytes",
+        ge=-1,
+        le=INT64_MAX,
+        description="accepted and kept for compatibility; a read answers as soon as any record is readable",
+    )
     consumer_request_timeout_ms: IntText = Field(1000, alias="consumer.request.timeout.ms", ge=0, le=3_600_000)
     consumer_instance_timeout_ms: Annotated[int, Field(ge=100, le=3_600_000), BeforeValidator(_number_text)] | None = (
         Field(
