@@ -108,6 +108,11 @@ class BrokerSettings(BaseSettings):
         10, ge=0, le=100, description="rebalance a broker once more than this % of its preferred partitions moved"
     )
     offsets_topic_num_partitions: int = Field(50, ge=1, description="partitions of __consumer_offsets at creation")
+    rest_consumer_instance_timeout_ms: int = Field(
+        300_000,
+        ge=100,
+        description="a REST Proxy v2 consumer instance idle this long is removed (Confluent's consumer.instance.timeout.ms)",
+    )
 
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
     log_format: Literal["json", "console", "auto"] = Field("auto", description="auto = console on a TTY, else json")

@@ -49,6 +49,7 @@ from broker.groups.errors import (
 from broker.groups.lag import LagRow, group_lag_rows
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OFFSETS_TOPIC, OffsetKey, OffsetValue, partition_for_group
+from broker.groups.rest_driver import RestInstanceDriver
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.decode import iter_batches_with_records
@@ -115,6 +116,8 @@ class GroupCoordinator:
         self._tasks: list[asyncio.Task] = []
         self._background: set[asyncio.Task] = set()
         self._classic_changed = asyncio.Event()
+        self.rest = RestInstanceDriver(self)
+        """REST Proxy v2 consumer instances of the groups coordinated here (``broker.groups.rest_driver``)."""
 
     def start(self) -> None:
         self._tasks.append(asyncio.create_task(self._expiry_loop(), name="group-expiry"))
@@ -153,6 +156,7 @@ class GroupCoordinator:
     async def _load(self, partition: Partition, shard: OffsetsShard) -> None:
         started = time.monotonic()
         await asyncio.get_running_loop().run_in_executor(None, _replay, partition, shard)
+        shard.touch_instances(now_ms())
         shard.loaded = True
         log.info(
             "coordinator.loaded",
@@ -259,6 +263,7 @@ class GroupCoordinator:
             now = now_ms()
             for shard in list(self.shards.values()):
                 for group_id, state in list(shard.groups.items()):
+                    self.rest.tick(shard, state, now)
                     if state.classic is not None and state.classic.expire(now):
                         self._classic_notify()
                     for member_id in state.membership.expire(now):
@@ -358,10 +363,13 @@ class GroupCoordinator:
                 sample.lag = max(0, high_watermark - sample.offset)
 
     async def delete_group(self, shard: OffsetsShard, group_id: str) -> int:
-        """Kafka's DeleteGroups: only an empty group; tombstones for every committed offset."""
+        """Kafka's DeleteGroups: only a group without members; tombstones for every committed offset and
+        every REST Proxy v2 instance left in it (unsubscribed ones, which are no members), whose records
+        would otherwise outlive the group and bring it back on the next load."""
         self._refuse_classic(shard, group_id)
         state = shard.group(group_id)
         state.membership.validate_commit(None, None)
+        await self.rest.remove_all(shard, state, now_ms())
         offsets = [(topic, partition_id, None, "") for topic, partition_id in sorted(state.offsets)]
         await self._write_commits(shard, state, offsets)
         shard.groups.pop(group_id, None)

@@ -23,6 +23,7 @@ from broker.groups.classic import ClassicGroup
 from broker.groups.lag_status import CommitSample, new_window
 from broker.groups.membership import ConsumerGroup
 from broker.groups.offsets_records import OffsetKey, OffsetValue
+from broker.groups.rest_instances import InstanceKey, RestInstance
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,13 +42,16 @@ class GroupState:
     windows: dict[TopicPartition, deque[CommitSample]] = field(default_factory=dict)
     deleted_at_record_offset: dict[TopicPartition, int] = field(default_factory=dict)
     classic: ClassicGroup | None = None
+    rest_instances: dict[str, RestInstance] = field(default_factory=dict)
+    """REST Proxy v2 consumer instances (``broker.groups.rest_instances``); a subscribed one is
+    also in ``membership.members`` under its name once the coordinator has joined it."""
     """Members of Kafka's classic protocol (JoinGroup/SyncGroup), if a Kafka client joined; a group
     has members of one protocol at a time, so ``classic.members`` and ``membership.members`` are
     never both non-empty."""
 
     @property
     def is_empty(self) -> bool:
-        return not self.membership.members and not self.classic_members and not self.offsets
+        return not self.membership.members and not self.classic_members and not self.offsets and not self.rest_instances
 
     @property
     def classic_members(self) -> int:
@@ -92,9 +96,17 @@ class OffsetsShard:
         return None if state is None or state.is_empty else state
 
     def apply_record(self, record_offset: int, key: bytes | None, value: bytes | None) -> None:
-        """Replay one ``__consumer_offsets`` record (unknown keys are skipped)."""
+        """Replay one ``__consumer_offsets`` record (unknown keys are skipped).
+
+        An instance record replays with ``last_used_ms`` 0; the coordinator starts the idle
+        clocks when the load completes (``touch_instances``).
+        """
         parsed = OffsetKey.decode(key) if key is not None else None
         if parsed is None:
+            instance_key = InstanceKey.decode(key) if key is not None else None
+            if instance_key is not None:
+                self.apply_instance(instance_key, value, 0)
+                self.records_replayed += 1
             return
         state = self.group(parsed.group_id)
         tp = (parsed.topic, parsed.partition)
@@ -106,3 +118,16 @@ class OffsetsShard:
                 tp, CommittedOffset(decoded.offset, decoded.metadata, decoded.commit_timestamp_ms, record_offset)
             )
         self.records_replayed += 1
+
+    def apply_instance(self, key: InstanceKey, value: bytes | None, now_ms: int) -> None:
+        """An instance record: its latest value is the instance, a tombstone removes it."""
+        state = self.group(key.group_id)
+        if value is None:
+            state.rest_instances.pop(key.name, None)
+        else:
+            state.rest_instances[key.name] = RestInstance.from_record(key, value, now_ms)
+
+    def touch_instances(self, now_ms: int) -> None:
+        for state in self.groups.values():
+            for instance in state.rest_instances.values():
+                instance.touch(now_ms)

@@ -31,6 +31,8 @@ PARTITION = TOPIC + "/partitions/{partition_id}"
 GROUPS = CLUSTER + "/consumer-groups"
 GROUP = GROUPS + "/{consumer_group_id}"
 MEMBER = GROUP + "/consumers/{consumer_id}"
+V2_GROUP = "/consumers/{consumer_group_id}"
+V2_INSTANCE = V2_GROUP + "/instances/{consumer_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,4 +171,17 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", "/console/{path}"): ANYONE,
     ("POST", "/internal/controller/topics/{topic}/configs"): BROKERS,
     ("POST", "/internal/controller/topics/{topic}/partitions"): BROKERS,
+    ("POST", V2_GROUP): authorized(group(READ)),
+    ("DELETE", V2_INSTANCE): authorized(group(READ)),
+    ("POST", V2_INSTANCE + "/subscription"): authorized(group(READ), in_handler="READ on every subscribed topic"),
+    ("GET", V2_INSTANCE + "/subscription"): authorized(group(READ)),
+    ("DELETE", V2_INSTANCE + "/subscription"): authorized(group(READ)),
+    ("POST", V2_INSTANCE + "/assignments"): authorized(group(READ), in_handler="READ on every assigned topic"),
+    ("GET", V2_INSTANCE + "/assignments"): authorized(group(READ)),
+    ("POST", V2_INSTANCE + "/positions"): authorized(group(READ), in_handler="READ on every topic sought"),
+    ("POST", V2_INSTANCE + "/positions/beginning"): authorized(group(READ), in_handler="READ on every topic sought"),
+    ("POST", V2_INSTANCE + "/positions/end"): authorized(group(READ), in_handler="READ on every topic sought"),
+    ("GET", V2_INSTANCE + "/records"): authorized(group(READ), in_handler="READ on every topic read"),
+    ("POST", V2_INSTANCE + "/offsets"): authorized(group(READ), in_handler="READ on every topic committed to"),
+    ("GET", V2_INSTANCE + "/offsets"): authorized(group(READ), in_handler="READ on every topic asked about"),
 }

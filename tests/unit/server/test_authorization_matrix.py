@@ -455,6 +455,33 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
     ),
 )
 """The admin operations' routes (configs, partition growth, replicas, reassignments)."""
+V2 = "/consumers/{consumer_group_id}"
+V2I = V2 + "/instances/{consumer_id}"
+
+
+def v2i(n: Names) -> str:
+    return f"/consumers/{n.group}/instances/i"
+
+
+async def v2_instance_setup(matrix: Matrix, names: Names) -> None:
+    await matrix.topic(names.topic)
+    body = {"name": "i", "format": "json", "auto.offset.reset": "earliest"}
+    await matrix.admin(Call("POST", f"/consumers/{names.group}", json=body), 200)
+
+
+async def v2_assigned_setup(matrix: Matrix, names: Names) -> None:
+    await v2_instance_setup(matrix, names)
+    body = {"partitions": [{"topic": names.topic, "partition": 0}]}
+    await matrix.admin(Call("POST", f"{v2i(names)}/assignments", json=body), 204)
+
+
+def v2_partitions(n: Names) -> dict:
+    return {"partitions": [{"topic": n.topic, "partition": 0}]}
+
+
+def v2_offsets(n: Names) -> dict:
+    return {"offsets": [{"topic": n.topic, "partition": 0, "offset": 0}]}
+
 
 RECIPES: tuple[Recipe, ...] = (
     Recipe("GET", "/healthz", 200, lambda m, n: Call("GET", "/healthz"), who="anyone"),
@@ -678,6 +705,98 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe("GET", "/console", 200, lambda m, n: Call("GET", "/console"), who="anyone"),
     Recipe("GET", "/console/{path}", 200, lambda m, n: Call("GET", "/console/js/main.js"), who="anyone"),
     *ADMIN_RECIPES,
+    Recipe(
+        "POST",
+        V2,
+        200,
+        lambda m, n: Call("POST", f"/consumers/{n.group}", json={"name": "fresh"}),
+        on_group(R),
+        topic_setup,
+    ),
+    Recipe("DELETE", V2I, 204, lambda m, n: Call("DELETE", v2i(n)), on_group(R), v2_instance_setup),
+    Recipe(
+        "POST",
+        V2I + "/subscription",
+        204,
+        lambda m, n: Call("POST", f"{v2i(n)}/subscription", json={"topics": [n.topic]}),
+        on_group(R, R),
+        v2_instance_setup,
+    ),
+    Recipe(
+        "GET",
+        V2I + "/subscription",
+        200,
+        lambda m, n: Call("GET", f"{v2i(n)}/subscription"),
+        on_group(R),
+        v2_instance_setup,
+    ),
+    Recipe(
+        "DELETE",
+        V2I + "/subscription",
+        204,
+        lambda m, n: Call("DELETE", f"{v2i(n)}/subscription"),
+        on_group(R),
+        v2_instance_setup,
+    ),
+    Recipe(
+        "POST",
+        V2I + "/assignments",
+        204,
+        lambda m, n: Call("POST", f"{v2i(n)}/assignments", json=v2_partitions(n)),
+        on_group(R, R),
+        v2_instance_setup,
+    ),
+    Recipe(
+        "GET",
+        V2I + "/assignments",
+        200,
+        lambda m, n: Call("GET", f"{v2i(n)}/assignments"),
+        on_group(R),
+        v2_assigned_setup,
+    ),
+    Recipe(
+        "POST",
+        V2I + "/positions",
+        204,
+        lambda m, n: Call("POST", f"{v2i(n)}/positions", json=v2_offsets(n)),
+        on_group(R, R),
+        v2_assigned_setup,
+    ),
+    Recipe(
+        "POST",
+        V2I + "/positions/beginning",
+        204,
+        lambda m, n: Call("POST", f"{v2i(n)}/positions/beginning", json=v2_partitions(n)),
+        on_group(R, R),
+        v2_assigned_setup,
+    ),
+    Recipe(
+        "POST",
+        V2I + "/positions/end",
+        204,
+        lambda m, n: Call("POST", f"{v2i(n)}/positions/end", json=v2_partitions(n)),
+        on_group(R, R),
+        v2_assigned_setup,
+    ),
+    Recipe(
+        "GET", V2I + "/records", 200, lambda m, n: Call("GET", f"{v2i(n)}/records"), on_group(R, R), v2_assigned_setup
+    ),
+    Recipe(
+        "POST",
+        V2I + "/offsets",
+        204,
+        lambda m, n: Call("POST", f"{v2i(n)}/offsets", json=v2_offsets(n)),
+        on_group(R, R),
+        v2_assigned_setup,
+    ),
+    Recipe(
+        "GET",
+        V2I + "/offsets",
+        200,
+        lambda m, n: Call("GET", f"{v2i(n)}/offsets", json=v2_partitions(n)),
+        on_group(R, R),
+        v2_assigned_setup,
+    ),
 )
 
 
