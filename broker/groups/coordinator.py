@@ -131,7 +131,7 @@ class GroupCoordinator:
                 await task
         self.shards.clear()
 
-    def _spawn(self, coroutine) -> None:
+    def spawn(self, coroutine) -> None:
         task = asyncio.create_task(coroutine)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -147,7 +147,7 @@ class GroupCoordinator:
             if shard is None or shard.leader_epoch != partition.leader_epoch:
                 shard = OffsetsShard(partition.partition, partition.leader_epoch)
                 self.shards[partition.partition] = shard
-                self._spawn(self._load(partition, shard))
+                self.spawn(self._load(partition, shard))
         elif shard is not None:
             del self.shards[partition.partition]
             self._classic_notify()
@@ -167,7 +167,7 @@ class GroupCoordinator:
             duration_ms=round((time.monotonic() - started) * 1000, 1),
         )
 
-    def _led_partition(self, shard: OffsetsShard) -> Partition:
+    def led_partition(self, shard: OffsetsShard) -> Partition:
         partition = self.host.local_partition(OFFSETS_TOPIC, shard.partition)
         if partition is None or not partition.is_leader or partition.leader_epoch != shard.leader_epoch:
             self.shards.pop(shard.partition, None)
@@ -222,7 +222,7 @@ class GroupCoordinator:
             record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
             shard = self.shards.get(partition_id)
             if shard is not None and shard.loaded:
-                self._led_partition(shard)
+                self.led_partition(shard)
                 return shard
             leader = record.leader if record is not None else -1
             if leader >= 0 and leader != self.host.node_id:
@@ -246,14 +246,14 @@ class GroupCoordinator:
     def heartbeat(
         self, shard: OffsetsShard, group_id: str, request: HeartbeatRequest, assignor: str
     ) -> HeartbeatResponse:
-        self._led_partition(shard)
-        self._refuse_classic(shard, group_id)
+        self.led_partition(shard)
+        self.refuse_classic(shard, group_id)
         state = shard.group(group_id, assignor)
         counts = {name: topic.partitions_count for name, topic in self.host.view.topics.items() if not topic.internal}
         return state.membership.heartbeat(request, counts, now_ms())
 
     def leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
-        self._led_partition(shard)
+        self.led_partition(shard)
         shard.group(group_id).membership.remove_member(member_id, "left")
 
     async def _expiry_loop(self) -> None:
@@ -289,7 +289,7 @@ class GroupCoordinator:
         """Validate (fencing), write with acks=all, then apply. ``offsets``: (topic, partition, offset, metadata)."""
         for topic, partition_id, _, _ in offsets:
             self.host.partition_record(topic, partition_id)
-        self._refuse_classic(shard, group_id)
+        self.refuse_classic(shard, group_id)
         state = shard.group(group_id)
         state.membership.validate_commit(member_id, member_epoch)
         await self._check_commit_bounds(offsets)
@@ -327,7 +327,7 @@ class GroupCoordinator:
             )
             for topic, partition_id, offset, metadata in offsets
         ]
-        outcome = await self._led_partition(shard).append(encode_batch(records), Acks.ALL, COMMIT_TIMEOUT_MS)
+        outcome = await self.led_partition(shard).append(encode_batch(records), Acks.ALL, COMMIT_TIMEOUT_MS)
         state = shard.groups.setdefault(group_id, state)  # the expiry loop may have dropped it while empty
         sampled = []
         for index, (topic, partition_id, offset, metadata) in enumerate(offsets):
@@ -348,7 +348,7 @@ class GroupCoordinator:
             record_offset=outcome.base_offset,
         )
         if sampled:
-            self._spawn(self._sample_lag(sampled))
+            self.spawn(self._sample_lag(sampled))
 
     async def _sample_lag(self, sampled: list) -> None:
         """Fill each new commit sample's lag from the high watermark now (Burrow's window input)."""
@@ -366,7 +366,7 @@ class GroupCoordinator:
         """Kafka's DeleteGroups: only a group without members; tombstones for every committed offset and
         every REST Proxy v2 instance left in it (unsubscribed ones, which are no members), whose records
         would otherwise outlive the group and bring it back on the next load."""
-        self._refuse_classic(shard, group_id)
+        self.refuse_classic(shard, group_id)
         state = shard.group(group_id)
         state.membership.validate_commit(None, None)
         await self.rest.remove_all(shard, state, now_ms())
@@ -377,7 +377,7 @@ class GroupCoordinator:
 
     # ------------------------------------------------------------ classic protocol
 
-    def _refuse_classic(self, shard: OffsetsShard, group_id: str) -> None:
+    def refuse_classic(self, shard: OffsetsShard, group_id: str) -> None:
         state = shard.groups.get(group_id)
         if state is not None and state.classic_members:
             raise ClassicGroupInUse(
@@ -388,7 +388,7 @@ class GroupCoordinator:
 
     def _classic(self, shard: OffsetsShard, group_id: str) -> ClassicGroup:
         """The group's classic state, created on first use; refused while it has HTTP (KIP-848) members."""
-        self._led_partition(shard)
+        self.led_partition(shard)
         state = shard.group(group_id)
         if state.membership.members:
             raise ClassicGroupError(
@@ -409,7 +409,7 @@ class GroupCoordinator:
         deadline = time.monotonic() + timeout_s
         while True:
             changed = self._classic_changed
-            self._led_partition(shard)
+            self.led_partition(shard)
             result = answer()
             if result is not None:
                 return result

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from copy import copy
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
@@ -52,9 +52,14 @@ from broker.groups.rest_records import render_span
 from broker.record.codec import RecordInput, encode_batch
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+    from typing import Any
+
     from broker.descriptions import FetchResult
-    from broker.groups.coordinator import GroupCoordinator
+    from broker.groups.host import GroupHost
+    from broker.groups.membership import HeartbeatResponse
     from broker.groups.shard import GroupState, OffsetsShard
+    from broker.replica_io.partition import Partition
 
 log = structlog.get_logger(__name__)
 
@@ -62,10 +67,36 @@ REST_CLIENT_ID = "rest-proxy-v2"
 WRITE_TIMEOUT_MS = 5000
 
 
+class InstanceCoordinator(Protocol):
+    """What the driver uses of the group coordinator that owns it (``GroupCoordinator``): the same fencing,
+    membership and commit rules every group member goes through, so an instance gets no path of its own."""
+
+    host: GroupHost
+
+    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None: ...
+
+    def led_partition(self, shard: OffsetsShard) -> Partition: ...
+
+    def refuse_classic(self, shard: OffsetsShard, group_id: str) -> None: ...
+
+    def heartbeat(
+        self, shard: OffsetsShard, group_id: str, request: HeartbeatRequest, assignor: str
+    ) -> HeartbeatResponse: ...
+
+    async def commit(
+        self,
+        shard: OffsetsShard,
+        group_id: str,
+        member_id: str | None,
+        member_epoch: int | None,
+        offsets: list[tuple[str, int, int, str]],
+    ) -> None: ...
+
+
 class RestInstanceDriver:
     """``GroupCoordinator.rest``: the v2 instances of the groups this broker coordinates."""
 
-    def __init__(self, coordinator: GroupCoordinator) -> None:
+    def __init__(self, coordinator: InstanceCoordinator) -> None:
         self.coordinator = coordinator
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._creating: set[tuple[str, str]] = set()
@@ -102,7 +133,7 @@ class RestInstanceDriver:
 
     def instance(self, shard: OffsetsShard, group_id: str, name: str, now_ms: int) -> RestInstance:
         """The live instance, its idle clock restarted; 404 40403 when there is none."""
-        self.coordinator._led_partition(shard)
+        self.coordinator.led_partition(shard)
         state = shard.groups.get(group_id)
         instance = state.rest_instances.get(name) if state is not None else None
         if instance is None:
@@ -112,13 +143,13 @@ class RestInstanceDriver:
 
     async def _write(self, shard: OffsetsShard, key: InstanceKey, value: bytes | None, now_ms: int) -> None:
         batch = encode_batch([RecordInput(key.encode(), value, (), now_ms)])
-        await self.coordinator._led_partition(shard).append(batch, Acks.ALL, WRITE_TIMEOUT_MS)
+        await self.coordinator.led_partition(shard).append(batch, Acks.ALL, WRITE_TIMEOUT_MS)
 
     async def create(
         self, shard: OffsetsShard, group_id: str, name: str, config: InstanceConfig, now_ms: int
     ) -> RestInstance:
-        self.coordinator._led_partition(shard)
-        self.coordinator._refuse_classic(shard, group_id)
+        self.coordinator.led_partition(shard)
+        self.coordinator.refuse_classic(shard, group_id)
         state = shard.group(group_id)
         if name in state.rest_instances or (group_id, name) in self._creating:
             raise RestInstanceError(409, 40902, f"consumer instance {name!r} already exists in group {group_id!r}")
@@ -144,7 +175,7 @@ class RestInstanceDriver:
             return
         keys = [InstanceKey(instance.group_id, instance.name).encode() for instance in instances]
         batch = encode_batch([RecordInput(key, None, (), now_ms) for key in keys])
-        await self.coordinator._led_partition(shard).append(batch, Acks.ALL, WRITE_TIMEOUT_MS)
+        await self.coordinator.led_partition(shard).append(batch, Acks.ALL, WRITE_TIMEOUT_MS)
         for instance in instances:
             self._forget(state, instance, "group_deleted")
 
@@ -208,7 +239,7 @@ class RestInstanceDriver:
                 continue
             if instance.is_idle(now_ms):
                 self._forget(state, instance, "expired")
-                self.coordinator._spawn(self._tombstone(shard, instance, now_ms))
+                self.coordinator.spawn(self._tombstone(shard, instance, now_ms))
                 continue
             with contextlib.suppress(Exception):
                 self.reconcile(shard, state, instance)
