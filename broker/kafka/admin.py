@@ -14,6 +14,8 @@ Kafka's rules kept here:
   its name still checked (as the HTTP API does);
 - ``validate_only`` runs every check of a creation (``check_new_topic``) and creates
   nothing; the answer is the one a creation would give, configs included;
+- the answer's configs (v5+) are every config of the new topic as the HTTP API lists
+  them (``describe_configs.topic_entries``), ``compression.type`` included;
 - a topic named twice in one request is refused for every copy with
   ``INVALID_REQUEST`` (Kafka's "duplicate topic names");
 - manual replica assignments are refused with ``INVALID_REPLICA_ASSIGNMENT``:
@@ -53,13 +55,14 @@ from kio.static.primitive import i8, i16, i32
 from broker.errors import HighwaterError
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
-from broker.kafka.config_entries import topic_config_entries
+from broker.kafka.config_entries import ConfigEntry
 from broker.kafka.context import RequestContext
+from broker.kafka.describe_configs import topic_entries
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
+from broker.topics.configs import canonical_config_name
 from config.broker import split_host_port
-from config.topic import TopicDefaults, topic_config_field
 
 log = structlog.get_logger(__name__)
 
@@ -110,10 +113,10 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
             node.check_new_topic(topic.name, partitions, replication, configs)
         else:
             await node.create_topic(topic.name, partitions, replication, configs)
-        effective = node.effective_topic_configs(configs)
+        entries = topic_entries(defaults, configs)
     except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
         return _created(version, topic.name, *_refusal(error, "create", topic.name))
-    described = _described_configs(version, configs, effective, defaults) if version >= CONFIGS_SINCE else ()
+    described = _described_configs(version, entries) if version >= CONFIGS_SINCE else ()
     return _created(
         version,
         topic.name,
@@ -144,9 +147,7 @@ def _refusal(error: Exception, operation: str, topic: str) -> tuple[ErrorCode, s
     return ErrorCode.unknown_server_error, None
 
 
-def _described_configs(
-    version: int, configs: dict[str, str], effective: dict[str, str], defaults: TopicDefaults
-) -> tuple[Any, ...]:
+def _described_configs(version: int, entries: list[ConfigEntry]) -> tuple[Any, ...]:
     config_class = shape(CREATE_TOPICS, version, "CreatableTopicConfigs")
     return tuple(
         build(
@@ -157,7 +158,7 @@ def _described_configs(
             config_source=i8(entry.source),
             is_sensitive=False,
         )
-        for entry in topic_config_entries(configs, effective, defaults)
+        for entry in entries
     )
 
 
@@ -166,7 +167,7 @@ def _config_strings(configs: tuple[Any, ...]) -> dict[str, str]:
     strings = {}
     for config in configs:
         if config.value is None:
-            topic_config_field(config.name)
+            canonical_config_name(config.name)
         else:
             strings[config.name] = config.value
     return strings

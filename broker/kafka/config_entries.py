@@ -18,8 +18,12 @@ A broker resource lists the same defaults under Kafka's broker config names
 config lists the topic override (if any) then the broker config it falls back to, in
 Kafka's order of precedence.
 
-Every entry is read-only: highwater has no AlterConfigs; a topic's configs are fixed
-when it is created.
+``topic_config_entries`` labels the log configs (the ones with a broker setting to fall
+back to); a topic's complete listing is ``TopicConfigs.describe``, which adds
+``compression.type`` and is what both doors answer with (``describe_configs.topic_entries``
+on the Kafka listener), so they cannot disagree on a config. The Kafka listener serves no
+AlterConfigs, so it reports every entry read-only; the HTTP API alters the configs
+``RUNTIME_TOPIC_CONFIGS`` names.
 """
 
 from __future__ import annotations
@@ -94,7 +98,10 @@ class ConfigEntry:
 def topic_config_entries(
     given: Mapping[str, str], effective: Mapping[str, str], defaults: TopicDefaults
 ) -> list[ConfigEntry]:
-    """Every topic config: ``effective`` values (all names), ``given`` the ones the creator set (any spelling)."""
+    """Every log config of a topic: ``effective`` values (all names), ``given`` the ones its record holds (any spelling).
+
+    ``given`` must not hold ``compression.type``: ``TopicConfigs.describe`` takes it out and lists it.
+    """
     given_by_field = {topic_config_field(name): value for name, value in given.items()}
     default_strings = topic_config_strings(defaults.topic_config())
     entries = []

@@ -2,9 +2,9 @@
 
 Resources, as Kafka answers them:
 
-- a topic: every topic config, from the configs its creator gave and the broker's
-  defaults (the values the HTTP API lists); an unknown topic is
-  ``UNKNOWN_TOPIC_OR_PARTITION``;
+- a topic: every topic config, from the configs its record holds and the broker's
+  defaults: exactly the entries the HTTP API lists (``topic_entries``), so
+  ``compression.type`` is among them; an unknown topic is ``UNKNOWN_TOPIC_OR_PARTITION``;
 - a broker named by this broker's id: its topic defaults under Kafka's broker config
   names, and ``broker.id``; the empty name (the cluster-wide dynamic defaults) is an
   empty list, since highwater has no dynamic broker configs; another broker's id is
@@ -30,11 +30,13 @@ from kio.static.primitive import i8
 from broker.errors import HighwaterError, InvalidRequest
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
-from broker.kafka.config_entries import ConfigEntry, broker_config_entries, select, topic_config_entries
+from broker.kafka.config_entries import ConfigEntry, broker_config_entries, select
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
+from broker.topics.configs import TopicConfigs
+from config.topic import TopicDefaults
 
 API_KEY = 32
 TOPIC = 2
@@ -85,11 +87,20 @@ def _refused(context: RequestContext, resource_type: int, name: str) -> tuple[Er
     return refusal, authz.refusal_message(AclOperation.DESCRIBE_CONFIGS, target)
 
 
+def topic_entries(defaults: TopicDefaults, configs: dict[str, str]) -> list[ConfigEntry]:
+    """Every config of a topic whose record holds ``configs``: the HTTP API's listing (``TopicConfigs.describe``).
+
+    Both doors go through this one function, so they list the same names, values,
+    sources and synonyms, ``compression.type`` included (the one config without a
+    broker setting, which ``config_entries.topic_config_entries`` alone does not know).
+    """
+    return TopicConfigs(defaults).describe(configs)
+
+
 def _entries(context: RequestContext, resource_type: int, name: str) -> list[ConfigEntry]:
     node = context.node
     if resource_type == TOPIC:
-        given = node.topic_config_overrides(name)
-        return topic_config_entries(given, node.effective_topic_configs(given), node.settings.topic_defaults)
+        return topic_entries(node.settings.topic_defaults, node.topic_config_overrides(name))
     if resource_type == BROKER:
         if name == "":
             return []

@@ -63,7 +63,7 @@ from broker.server.authorization import client_host, describable_topics, may, pr
 from broker.server.params import INT64_MAX, NODE_KEY, JsonInt, node_of, partition_param, read_model
 from broker.server.partition_ids import PartitionId
 from broker.server.resources import list_body, metadata, related
-from broker.server.responses import ResourceList
+from broker.server.responses import Error, ResourceList
 from broker.server.routes_internal import internal
 from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
 
@@ -388,7 +388,21 @@ async def get_group(request: web.Request, shard: OffsetsShard, group_id: str) ->
 
 
 @routes.delete(
-    GROUP, group_operation("Delete a group without active members and its committed offsets", Reply(204, "deleted"))
+    GROUP,
+    Operation(
+        "Delete a group without active members and its committed offsets",
+        (
+            Reply(204, "deleted"),
+            Reply(
+                409,
+                "NON_EMPTY_GROUP: the group has active members, nothing deleted (error_code 40912; 40913 when "
+                "they use Kafka's classic group protocol)",
+                {JSON: Error},
+            ),
+        ),
+        (CLUSTER, GROUP_ID),
+        tags=TAGS,
+    ),
 )
 @coordinated
 async def delete_group(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:

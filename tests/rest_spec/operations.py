@@ -32,7 +32,6 @@ Answers = Mapping[int, type[BaseModel] | None]
 
 SPEC_PREFIX = "/v3"
 """The spec's paths are relative to its server URL, which ends in ``/v3``."""
-NOT_YET = "not yet served"
 COMMON_ERRORS = (400, 401, 403, 404)
 """Error statuses of every operation, with the ``Error`` body: those the spec lists everywhere (its 429 is an
 HTML page), and 404 for a path naming an unknown cluster (or topic, group...), which the spec's 404 body
@@ -65,6 +64,9 @@ class SpecOperation:
     verdict: Verdict
     reason: str = ""
     named_by_spec: bool = True
+    refusal: int | None = None
+    """For an operation that never succeeds in highwater (a read-only config's alter, a reassignment that is never
+    under way): the error status it answers a well-formed request with, which then counts as exercising it."""
 
     @property
     def key(self) -> str:
@@ -101,6 +103,7 @@ class Op:
     request: type[BaseModel] | None = None
     errors: tuple[int, ...] = ()
     named_by_spec: bool = True
+    refusal: int | None = None
 
     def row(self) -> SpecOperation:
         return SpecOperation(
@@ -112,6 +115,7 @@ class Op:
             self.verdict,
             self.reason,
             self.named_by_spec,
+            self.refusal,
         )
 
 
@@ -131,6 +135,32 @@ UNCOMMITTED_LAG = (
     "that never started; every committed row has the spec's shape"
 )
 
+BROKER_CONFIGS = (
+    "lists the topic defaults the broker's settings fixed, under Kafka's broker config names, and broker.id, each "
+    "STATIC_BROKER_CONFIG or DEFAULT_CONFIG and is_read_only: settings are read once at start, and a default "
+    "changed at runtime would reach some brokers and not others"
+)
+BROKER_CONFIGS_READ_ONLY = (
+    "every broker config is read-only (see the listing): an alter of any config answers 400 with error_code "
+    "40005 (INVALID_CONFIG), nothing changed"
+)
+CLUSTER_CONFIGS = (
+    "highwater keeps no cluster-wide dynamic broker configs (DYNAMIC_DEFAULT_BROKER_CONFIG): broker configs are "
+    "fixed when each broker starts"
+)
+TOPIC_CONFIGS = (
+    "the configs are highwater's topic configs, a subset of Kafka's (retention, segments, flush, cleanup, "
+    "min.insync.replicas, max.message.bytes, unclean.leader.election.enable, compression.type); only "
+    "max.message.bytes, unclean.leader.election.enable and compression.type may change while the topic lives, "
+    "the others are is_read_only (each replica applies them when it opens its log)"
+)
+TOPIC_CONFIG_ALTERS = (
+    "only max.message.bytes, unclean.leader.election.enable and compression.type are alterable; any other config "
+    "answers 400 with error_code 40005 (INVALID_CONFIG) and a batch is refused whole, nothing changed; "
+    "compression.type is kept and listed but the broker never re-encodes batches, so every value behaves as producer"
+)
+NO_REASSIGNMENTS = "highwater never moves replicas (no partition reassignment), so no reassignment is ever under way"
+
 _OPS = (
     Op("GET", "/clusters", "listKafkaClusters", {200: m.ClusterDataList}, "implemented"),
     Op("GET", C, "getKafkaCluster", {200: m.ClusterData}, "implemented"),
@@ -139,9 +169,10 @@ _OPS = (
         C + "/acls:batch",
         "batchCreateKafkaAcls",
         {201: None},
-        "not_served",
-        NOT_YET,
+        "different",
+        ACL_ERRORS + "; one refused entry refuses the whole batch, nothing created",
         m.CreateAclRequestDataList,
+        errors=(INVALID_BODY,),
     ),
     Op("GET", C + "/acls", "getKafkaAcls", {200: m.AclDataList}, "implemented"),
     Op(
@@ -163,27 +194,54 @@ _OPS = (
         ACL_ERRORS,
         errors=(INVALID_BODY,),
     ),
-    Op("GET", C + "/broker-configs", "listKafkaClusterConfigs", {200: m.ClusterConfigDataList}, "not_served", NOT_YET),
+    Op(
+        "GET",
+        C + "/broker-configs",
+        "listKafkaClusterConfigs",
+        {200: m.ClusterConfigDataList},
+        "different",
+        CLUSTER_CONFIGS + ": the list is always empty",
+    ),
     Op(
         "POST",
         C + "/broker-configs:alter",
         "updateKafkaClusterConfigs",
         {204: None},
-        "not_served",
-        NOT_YET,
+        "different",
+        CLUSTER_CONFIGS + ": an alter of any config answers 400 with error_code 40005 (INVALID_CONFIG); an empty "
+        "one answers 204",
         m.AlterConfigBatchRequestData,
+        errors=(INVALID_BODY,),
     ),
-    Op("GET", C + "/broker-configs/{name}", "getKafkaClusterConfig", {200: m.ClusterConfigData}, "not_served", NOT_YET),
+    Op(
+        "GET",
+        C + "/broker-configs/{name}",
+        "getKafkaClusterConfig",
+        {200: m.ClusterConfigData},
+        "different",
+        CLUSTER_CONFIGS + ": every name answers 404",
+        refusal=404,
+    ),
     Op(
         "PUT",
         C + "/broker-configs/{name}",
         "updateKafkaClusterConfig",
         {204: None},
-        "not_served",
-        NOT_YET,
+        "different",
+        CLUSTER_CONFIGS + ": every name answers 400 with error_code 40005 (INVALID_CONFIG)",
         m.UpdateConfigRequestData,
+        errors=(INVALID_BODY,),
+        refusal=400,
     ),
-    Op("DELETE", C + "/broker-configs/{name}", "deleteKafkaClusterConfig", {204: None}, "not_served", NOT_YET),
+    Op(
+        "DELETE",
+        C + "/broker-configs/{name}",
+        "deleteKafkaClusterConfig",
+        {204: None},
+        "different",
+        CLUSTER_CONFIGS + ": every name answers 400 with error_code 40005 (INVALID_CONFIG)",
+        refusal=400,
+    ),
     Op("GET", C + "/brokers", "listKafkaBrokers", {200: m.BrokerDataList}, "implemented", named_by_spec=False),
     Op("GET", B, "getKafkaBroker", {200: m.BrokerData}, "implemented", named_by_spec=False),
     Op(
@@ -191,8 +249,8 @@ _OPS = (
         C + "/brokers/-/configs",
         "listKafkaAllBrokerConfigs",
         {200: m.BrokerConfigDataList},
-        "not_served",
-        NOT_YET,
+        "different",
+        BROKER_CONFIGS,
         named_by_spec=False,
     ),
     Op(
@@ -200,8 +258,8 @@ _OPS = (
         B + "/configs",
         "listKafkaBrokerConfigs",
         {200: m.BrokerConfigDataList},
-        "not_served",
-        NOT_YET,
+        "different",
+        BROKER_CONFIGS,
         named_by_spec=False,
     ),
     Op(
@@ -209,9 +267,10 @@ _OPS = (
         B + "/configs:alter",
         "updateKafkaBrokerConfigBatch",
         {204: None},
-        "not_served",
-        NOT_YET,
+        "different",
+        BROKER_CONFIGS_READ_ONLY + "; an empty alter answers 204",
         m.AlterConfigBatchRequestData,
+        errors=(INVALID_BODY,),
         named_by_spec=False,
     ),
     Op(
@@ -219,8 +278,8 @@ _OPS = (
         B + "/configs/{name}",
         "getKafkaBrokerConfig",
         {200: m.BrokerConfigData},
-        "not_served",
-        NOT_YET,
+        "different",
+        BROKER_CONFIGS,
         named_by_spec=False,
     ),
     Op(
@@ -228,27 +287,29 @@ _OPS = (
         B + "/configs/{name}",
         "updateKafkaBrokerConfig",
         {204: None},
-        "not_served",
-        NOT_YET,
+        "different",
+        BROKER_CONFIGS_READ_ONLY,
         m.UpdateConfigRequestData,
+        errors=(INVALID_BODY,),
         named_by_spec=False,
+        refusal=400,
     ),
     Op(
         "DELETE",
         B + "/configs/{name}",
         "deleteKafkaBrokerConfig",
         {204: None},
-        "not_served",
-        NOT_YET,
+        "different",
+        BROKER_CONFIGS_READ_ONLY,
         named_by_spec=False,
+        refusal=400,
     ),
     Op(
         "GET",
         B + "/partition-replicas",
         "searchKafkaReplicasByBroker",
         {200: m.ReplicaDataList},
-        "not_served",
-        NOT_YET,
+        "implemented",
         named_by_spec=False,
     ),
     Op("GET", C + "/consumer-groups", "listKafkaConsumerGroups", {200: m.ConsumerGroupDataList}, "implemented"),
@@ -276,16 +337,14 @@ _OPS = (
         G + "/consumers/{consumer_id}/assignments",
         "listKafkaConsumerAssignment",
         {200: m.ConsumerAssignmentDataList},
-        "not_served",
-        NOT_YET,
+        "implemented",
     ),
     Op(
         "GET",
         G + "/consumers/{consumer_id}/assignments/{topic_name}/partitions/{partition_id}",
         "getKafkaConsumerAssignment",
         {200: m.ConsumerAssignmentData},
-        "not_served",
-        NOT_YET,
+        "implemented",
     ),
     Op("GET", C + "/topics", "listKafkaTopics", {200: m.TopicDataList}, "implemented"),
     Op(
@@ -305,32 +364,34 @@ _OPS = (
         T,
         "updatePartitionCountKafkaTopic",
         {200: m.TopicData},
-        "not_served",
-        NOT_YET,
-        m.UpdatePartitionCountRequestData,
+        "implemented",
+        request=m.UpdatePartitionCountRequestData,
+        errors=(INVALID_BODY,),
     ),
     Op("DELETE", T, "deleteKafkaTopic", {204: None}, "implemented"),
-    Op("GET", T + "/configs", "listKafkaTopicConfigs", {200: m.TopicConfigDataList}, "not_served", NOT_YET),
+    Op("GET", T + "/configs", "listKafkaTopicConfigs", {200: m.TopicConfigDataList}, "different", TOPIC_CONFIGS),
     Op(
         "POST",
         T + "/configs:alter",
         "updateKafkaTopicConfigBatch",
         {204: None},
-        "not_served",
-        NOT_YET,
+        "different",
+        TOPIC_CONFIG_ALTERS,
         m.AlterConfigBatchRequestData,
+        errors=(INVALID_BODY,),
     ),
-    Op("GET", T + "/configs/{name}", "getKafkaTopicConfig", {200: m.TopicConfigData}, "not_served", NOT_YET),
+    Op("GET", T + "/configs/{name}", "getKafkaTopicConfig", {200: m.TopicConfigData}, "different", TOPIC_CONFIGS),
     Op(
         "PUT",
         T + "/configs/{name}",
         "updateKafkaTopicConfig",
         {204: None},
-        "not_served",
-        NOT_YET,
+        "different",
+        TOPIC_CONFIG_ALTERS,
         m.UpdateConfigRequestData,
+        errors=(INVALID_BODY,),
     ),
-    Op("DELETE", T + "/configs/{name}", "deleteKafkaTopicConfig", {204: None}, "not_served", NOT_YET),
+    Op("DELETE", T + "/configs/{name}", "deleteKafkaTopicConfig", {204: None}, "different", TOPIC_CONFIG_ALTERS),
     Op(
         "GET",
         P + "/offset",
@@ -345,8 +406,8 @@ _OPS = (
         C + "/topics/-/partitions/-/reassignment",
         "listKafkaAllReassignments",
         {200: m.ReassignmentDataList},
-        "not_served",
-        NOT_YET,
+        "different",
+        NO_REASSIGNMENTS + ": the list is always empty",
         named_by_spec=False,
     ),
     Op(
@@ -354,8 +415,8 @@ _OPS = (
         T + "/partitions/-/reassignment",
         "searchKafkaReassignmentsByTopic",
         {200: m.ReassignmentDataList},
-        "not_served",
-        NOT_YET,
+        "different",
+        NO_REASSIGNMENTS + ": the list is always empty",
         named_by_spec=False,
     ),
     Op(
@@ -363,17 +424,17 @@ _OPS = (
         P + "/reassignment",
         "getKafkaReassignment",
         {200: m.ReassignmentData},
-        "not_served",
-        NOT_YET,
+        "different",
+        NO_REASSIGNMENTS + ": every partition answers 404, as the REST Proxy answers when none is under way",
         named_by_spec=False,
+        refusal=404,
     ),
     Op(
         "GET",
         P + "/replicas",
         "listKafkaReplicas",
         {200: m.ReplicaDataList},
-        "not_served",
-        NOT_YET,
+        "implemented",
         named_by_spec=False,
     ),
     Op(
@@ -381,11 +442,17 @@ _OPS = (
         P + "/replicas/{broker_id}",
         "getKafkaReplica",
         {200: m.ReplicaData},
-        "not_served",
-        NOT_YET,
+        "implemented",
         named_by_spec=False,
     ),
-    Op("GET", C + "/topics/-/configs", "listKafkaAllTopicConfigs", {200: m.TopicConfigDataList}, "not_served", NOT_YET),
+    Op(
+        "GET",
+        C + "/topics/-/configs",
+        "listKafkaAllTopicConfigs",
+        {200: m.TopicConfigDataList},
+        "different",
+        TOPIC_CONFIGS,
+    ),
     Op(
         "POST",
         T + "/records",

@@ -1,10 +1,11 @@
-"""Every admin operation's answers, from a real broker, validated against the spec's schemas (``models_admin``).
+"""The admin operations' refusals and dry runs, on one broker in this process, held to the operations table.
 
-One broker in this process, behind the real app over loopback: each operation is
-called as a client would call it and its JSON answer validated with the model named
-after the spec's schema for that answer; error answers with the spec's ``Error``.
-``PATCH /topics/{t}`` answers the topic resource, whose shape the topics operations'
-conformance pins, so only its status is checked here.
+The conformance walk (``test_conformance``) drives every admin operation's success on a
+live cluster; these are the answers it does not reach, quicker on one broker behind the
+real app over loopback: each call is named by its spec operation, its status must be one
+the table lists for it, and its body is validated strictly with the table's model for
+that status (the spec's ``Error`` for a refusal). Each refusal is checked to have
+changed nothing.
 """
 
 from __future__ import annotations
@@ -19,38 +20,35 @@ from pydantic import BaseModel
 
 from broker.node.broker_node import BrokerNode
 from broker.server.app import create_app
-from tests.rest_spec.models_admin import (
-    CONFIG_SOURCES,
-    BrokerConfigData,
-    BrokerConfigDataList,
-    ClusterConfigDataList,
-    ConsumerAssignmentData,
-    ConsumerAssignmentDataList,
-    Error,
-    ReassignmentDataList,
-    ReplicaData,
-    ReplicaDataList,
-    TopicConfigData,
-    TopicConfigDataList,
-)
+from tests.rest_spec import models as m
+from tests.rest_spec.models import validate
+from tests.rest_spec.operations import BY_NAME, SPEC_PREFIX
 from tests.unit.server.conftest import broker_settings, wait_until_ready
 
 
 class Spec:
     def __init__(self, client: TestClient, node: BrokerNode) -> None:
         self.client = client
-        self.cluster = f"/v3/clusters/{node.cluster_id}"
+        self.cluster_id = node.cluster_id
 
-    async def call(self, method: str, path: str, status: int, json: Any = None) -> Any:
-        response = await self.client.request(method, f"{self.cluster}{path}", json=json)
-        assert response.status == status, await response.text()
-        if status == 204:
-            assert await response.read() == b""
-            return None
-        return await response.json()
+    async def call(self, name: str, params: dict[str, Any], expect: int, body: Any = None) -> BaseModel | None:
+        operation = BY_NAME[name]
+        path = SPEC_PREFIX + operation.path.format(cluster_id=self.cluster_id, **params)
+        response = await self.client.request(operation.method, path, json=body)
+        raw = await response.read()
+        assert response.status == expect, raw
+        model = operation.model_for(expect)
+        return validate(model, raw) if model is not None else None
 
-    async def answer(self, model: type[BaseModel], method: str, path: str, status: int = 200, json: Any = None) -> Any:
-        return model.model_validate(await self.call(method, path, status, json))
+    async def error(self, name: str, params: dict[str, Any], expect: int, body: Any = None) -> m.Error:
+        answer = await self.call(name, params, expect, body)
+        assert isinstance(answer, m.Error)
+        return answer
+
+    async def config(self, topic: str, name: str) -> m.TopicConfigData:
+        answer = await self.call("getKafkaTopicConfig", {"topic_name": topic, "name": name}, 200)
+        assert isinstance(answer, m.TopicConfigData)
+        return answer
 
 
 @pytest.fixture
@@ -60,66 +58,78 @@ async def spec(tmp_path: Path) -> AsyncIterator[Spec]:
         async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:
             await wait_until_ready(client)
             spec = Spec(client, node)
-            topic = {"topic_name": "t", "partitions_count": 1, "replication_factor": 1}
-            await spec.call("POST", "/topics", 201, topic)
+            await spec.call("createKafkaTopic", {}, 201, {"topic_name": "t", "partitions_count": 1})
             yield spec
     finally:
         await node.stop()
 
 
-async def test_topic_config_operations_answer_the_specs_shapes(spec: Spec) -> None:
-    listing = await spec.answer(TopicConfigDataList, "GET", "/topics/t/configs")
-    assert {config.source for config in listing.data} <= CONFIG_SOURCES
-    assert all(s.source in CONFIG_SOURCES for config in listing.data for s in config.synonyms)
-    everything = await spec.answer(TopicConfigDataList, "GET", "/topics/-/configs")
-    assert {config.topic_name for config in everything.data} >= {"t"}
-    await spec.call("PUT", "/topics/t/configs/compression.type", 204, {"value": "gzip"})
-    one = await spec.answer(TopicConfigData, "GET", "/topics/t/configs/compression.type")
-    assert (one.value, one.source, one.is_default) == ("gzip", "DYNAMIC_TOPIC_CONFIG", False)
-    await spec.call("DELETE", "/topics/t/configs/compression.type", 204)
-    alter = {"data": [{"name": "max.message.bytes", "value": "9000"}], "validate_only": True}
-    await spec.call("POST", "/topics/t/configs:alter", 204, alter)
-    await spec.call(
-        "POST", "/topics/t/configs:alter", 204, {"data": [{"name": "compression.type", "operation": "DELETE"}]}
-    )
-    await spec.answer(Error, "PUT", "/topics/t/configs/retention.ms", 400, {"value": "1"})
-    await spec.answer(Error, "GET", "/topics/t/configs/no.such.config", 404)
-    await spec.answer(Error, "GET", "/topics/absent/configs", 404)
+async def test_a_validate_only_alter_and_a_refused_one_change_nothing(spec: Spec) -> None:
+    before = await spec.config("t", "max.message.bytes")
+    dry = {"data": [{"name": "max.message.bytes", "value": "9000"}], "validate_only": True}
+    await spec.call("updateKafkaTopicConfigBatch", {"topic_name": "t"}, 204, dry)
+    twice = {"data": [{"name": "max.message.bytes", "value": "9000"}, {"name": "max.message.bytes", "value": "1"}]}
+    assert (await spec.error("updateKafkaTopicConfigBatch", {"topic_name": "t"}, 400, twice)).error_code == 40005
+    no_value = {"data": [{"name": "max.message.bytes"}]}
+    assert (await spec.error("updateKafkaTopicConfigBatch", {"topic_name": "t"}, 400, no_value)).error_code == 40005
+    params = {"topic_name": "t", "name": "retention.ms"}
+    assert (await spec.error("updateKafkaTopicConfig", params, 400, {"value": "1"})).error_code == 40005
+    assert (await spec.config("t", "max.message.bytes")).value == before.value
+    assert (await spec.config("t", "retention.ms")).source == "DEFAULT_CONFIG"
 
 
-async def test_broker_and_cluster_config_operations_answer_the_specs_shapes(spec: Spec) -> None:
-    listing = await spec.answer(BrokerConfigDataList, "GET", "/brokers/1/configs")
-    assert {config.source for config in listing.data} <= CONFIG_SOURCES
-    await spec.answer(BrokerConfigDataList, "GET", "/brokers/-/configs")
-    await spec.answer(BrokerConfigData, "GET", "/brokers/1/configs/num.partitions")
-    await spec.answer(Error, "PUT", "/brokers/1/configs/num.partitions", 400, {"value": "3"})
-    await spec.answer(
-        Error, "POST", "/brokers/1/configs:alter", 400, {"data": [{"name": "num.partitions", "value": "3"}]}
-    )
-    assert (await spec.answer(ClusterConfigDataList, "GET", "/broker-configs")).data == []
-    await spec.answer(Error, "GET", "/broker-configs/num.partitions", 404)
-    await spec.answer(Error, "POST", "/broker-configs:alter", 400, {"data": [{"name": "num.partitions", "value": "3"}]})
+async def test_a_bad_compression_type_is_refused_and_a_good_one_is_listed(spec: Spec) -> None:
+    params = {"topic_name": "t", "name": "compression.type"}
+    assert (await spec.error("updateKafkaTopicConfig", params, 400, {"value": "brotli"})).error_code == 40005
+    assert (await spec.config("t", "compression.type")).value == "producer"
+    await spec.call("updateKafkaTopicConfig", params, 204, {"value": "gzip"})
+    config = await spec.config("t", "compression.type")
+    assert (config.value, config.source, config.is_read_only) == ("gzip", "DYNAMIC_TOPIC_CONFIG", False)
 
 
-async def test_replica_and_reassignment_operations_answer_the_specs_shapes(spec: Spec) -> None:
-    replicas = await spec.answer(ReplicaDataList, "GET", "/topics/t/partitions/0/replicas")
-    assert [(r.broker_id, r.is_leader, r.is_in_sync) for r in replicas.data] == [(1, True, True)]
-    await spec.answer(ReplicaData, "GET", "/topics/t/partitions/0/replicas/1")
-    by_broker = await spec.answer(ReplicaDataList, "GET", "/brokers/1/partition-replicas")
-    assert ("t", 0) in {(r.topic_name, r.partition_id) for r in by_broker.data}
-    await spec.answer(Error, "GET", "/topics/t/partitions/0/replicas/2", 404)
-    assert (await spec.answer(ReassignmentDataList, "GET", "/topics/-/partitions/-/reassignment")).data == []
-    assert (await spec.answer(ReassignmentDataList, "GET", "/topics/t/partitions/-/reassignment")).data == []
-    await spec.answer(Error, "GET", "/topics/t/partitions/0/reassignment", 404)
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("getKafkaTopicConfig", {"topic_name": "t", "name": "no.such.config"}),
+        ("listKafkaTopicConfigs", {"topic_name": "absent"}),
+        ("getKafkaBrokerConfig", {"broker_id": 1, "name": "no.such.config"}),
+        ("listKafkaBrokerConfigs", {"broker_id": 2}),
+        ("getKafkaReplica", {"topic_name": "t", "partition_id": 0, "broker_id": 2}),
+        ("listKafkaReplicas", {"topic_name": "t", "partition_id": 5}),
+        ("searchKafkaReassignmentsByTopic", {"topic_name": "absent"}),
+        ("listKafkaConsumerAssignment", {"consumer_group_id": "absent", "consumer_id": "m"}),
+    ],
+)
+async def test_an_unknown_resource_is_404_with_the_error_body(spec: Spec, name: str, params: dict) -> None:
+    await spec.error(name, params, 404)
 
 
-async def test_partition_count_and_consumer_assignment_operations(spec: Spec) -> None:
-    await spec.call("PATCH", "/topics/t", 200, {"partitions_count": 2})
-    await spec.answer(Error, "PATCH", "/topics/t", 400, {"partitions_count": 2})
+async def test_an_unknown_broker_config_is_refused_before_read_only(spec: Spec) -> None:
+    batch = {"data": [{"name": "no.such.config", "value": "1"}]}
+    refused = await spec.error("updateKafkaBrokerConfigBatch", {"broker_id": 1}, 400, batch)
+    assert refused.error_code == 40005 and "not a broker config" in (refused.message or "")
+
+
+async def test_a_partition_count_that_does_not_grow_is_refused(spec: Spec) -> None:
+    for count in (1, 0):
+        refused = await spec.error(
+            "updatePartitionCountKafkaTopic", {"topic_name": "t"}, 400, {"partitions_count": count}
+        )
+        assert refused.error_code == 40003
+    topic = await spec.call("getKafkaTopic", {"topic_name": "t"}, 200)
+    assert isinstance(topic, m.TopicData) and topic.partitions_count == 1
+
+
+async def test_a_member_is_not_assigned_a_partition_it_does_not_own(spec: Spec) -> None:
+    await spec.call("updatePartitionCountKafkaTopic", {"topic_name": "t"}, 200, {"partitions_count": 2})
     heartbeat = {"member_epoch": 0, "subscribed_topics": ["t"]}
-    await spec.call("POST", "/consumer-groups/g/consumers/m:heartbeat", 200, heartbeat)
-    listing = await spec.answer(ConsumerAssignmentDataList, "GET", "/consumer-groups/g/consumers/m/assignments")
-    assert [(a.topic_name, a.partition_id) for a in listing.data] == [("t", 0), ("t", 1)]
-    one = await spec.answer(ConsumerAssignmentData, "GET", "/consumer-groups/g/consumers/m/assignments/t/partitions/1")
-    assert one.lag.related.endswith("/consumer-groups/g/lags/t/partitions/1")
-    await spec.answer(Error, "GET", "/consumer-groups/g/consumers/absent/assignments", 404)
+    response = await spec.client.post(
+        f"/v3/clusters/{spec.cluster_id}/consumer-groups/g/consumers/m:heartbeat", json=heartbeat
+    )
+    assert response.status == 200, await response.text()
+    params = {"consumer_group_id": "g", "consumer_id": "m"}
+    listed = await spec.call("listKafkaConsumerAssignment", params, 200)
+    assert isinstance(listed, m.ConsumerAssignmentDataList)
+    assert [(a.topic_name, a.partition_id) for a in listed.data] == [("t", 0), ("t", 1)]
+    await spec.error("getKafkaConsumerAssignment", {**params, "topic_name": "t", "partition_id": 2}, 404)
+    await spec.error("listKafkaConsumerAssignment", {**params, "consumer_id": "absent"}, 404)

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from tests.integration.cluster_harness import LiveCluster, session_env
 from tests.rest_spec import models as m
+from tests.rest_spec import walk_admin
 from tests.rest_spec.harness import SpecCaller
 from tests.support.brokers import http_json
 
@@ -124,7 +125,7 @@ def _walk_produce(spec: SpecCaller, topic: str) -> None:
     assert isinstance(offsets, m.PartitionWithOffsetsData) and offsets.latest_offset == 8
 
 
-def _walk_groups(spec: SpecCaller, cluster: LiveCluster, topic: str) -> None:
+def _walk_groups(spec: SpecCaller, cluster: LiveCluster, topic: str) -> tuple[str, str]:
     """A member that joins and commits every partition (only partition 0 holds records): each lag row is committed."""
     group, member = f"{topic}-group", "member-1"
     groups = f"{cluster.base()}/consumer-groups/{group}"
@@ -161,6 +162,7 @@ def _walk_groups(spec: SpecCaller, cluster: LiveCluster, topic: str) -> None:
     summary = spec.call("getKafkaConsumerGroupLagSummary", {"consumer_group_id": group}, expect=200).model
     assert isinstance(summary, m.ConsumerGroupLagSummaryData)
     assert (summary.consumer_group_id, summary.max_lag, summary.max_lag_partition_id) == (group, 7, 0)
+    return group, member
 
 
 def _walk_acls(spec: SpecCaller, topic: str) -> None:
@@ -186,8 +188,15 @@ def test_every_served_operation_answers_the_spec_shapes(spec: SpecCaller, cluste
     _walk_cluster(spec)
     _walk_topics(spec, cluster, topic)
     _walk_produce(spec, topic)
-    _walk_groups(spec, cluster, topic)
+    group, member = _walk_groups(spec, cluster, topic)
+    walk_admin.walk_assignments(spec, group, member, topic, PARTITIONS)
     _walk_acls(spec, topic)
+    walk_admin.walk_acl_batch(spec, topic)
+    walk_admin.walk_topic_configs(spec, topic)
+    walk_admin.walk_broker_configs(spec, [1, 2, 3])
+    walk_admin.walk_cluster_configs(spec)
+    walk_admin.walk_replicas(spec, topic, PARTITIONS, 3)
+    walk_admin.walk_partition_count(spec, f"{topic}-grow")
     spec.call("deleteKafkaTopic", {"topic_name": topic}, expect=204)
     spec.error("getKafkaTopic", {"topic_name": topic}, expect=404)
     assert spec.missing() == []

@@ -331,6 +331,41 @@ def test_describe_configs_of_a_topic_labels_overrides_and_defaults(version: int)
         assert configs["min.insync.replicas"].documentation == "acks=all needs this many in-sync replicas"
 
 
+@pytest.mark.parametrize("version", versions(DESCRIBE_CONFIGS))
+def test_describe_configs_lists_every_topic_config_as_the_http_api_does(version: int) -> None:
+    """``compression.type`` included: the Kafka door's entries are the HTTP API's (``TopicConfigs.describe``)."""
+    node = AdminStandIn()
+    node.topics["zstd-topic"] = {"compression.type": "zstd", "retention.ms": "5000"}
+    body = describe_configs(version, [(2, "zstd-topic", None)], synonyms=True)
+    [result] = exchange(node, DESCRIBE_CONFIGS, version, body).results
+    assert result.error_code == ErrorCode.none
+    http = node.rules.describe(node.topics["zstd-topic"])
+    assert [(c.name, c.value, c.config_source) for c in result.configs] == [(e.name, e.value, e.source) for e in http]
+    if version >= 1:
+        listed = [[(s.name, s.value, s.source) for s in c.synonyms] for c in result.configs]
+        assert listed == [[(s.name, s.value, s.source) for s in e.synonyms] for e in http]
+    compression = next(c for c in result.configs if c.name == "compression.type")
+    assert (compression.value, compression.config_source) == ("zstd", ConfigSource.DYNAMIC_TOPIC_CONFIG)
+
+
+@pytest.mark.parametrize("version", [v for v in versions(CREATE_TOPICS) if v >= 5])
+def test_create_topics_with_a_compression_type_answers_it_among_the_configs(version: int) -> None:
+    node = AdminStandIn()
+    body = create_topics(version, [("zstd-topic", 1, 3, {"compression.type": "zstd"})])
+    [result] = exchange(node, CREATE_TOPICS, version, body).topics
+    assert (result.error_code, result.error_message) == (ErrorCode.none, None)
+    sources = {c.name: (c.value, c.config_source) for c in result.configs}
+    assert sources["compression.type"] == ("zstd", ConfigSource.DYNAMIC_TOPIC_CONFIG)
+    assert set(sources) == {e.name for e in node.rules.describe({})}
+
+
+def test_a_null_compression_type_at_creation_is_the_default() -> None:
+    node = AdminStandIn()
+    [result] = exchange(node, CREATE_TOPICS, 7, create_topics(7, [("plain", 1, 3, {"compression.type": None})])).topics
+    assert result.error_code == ErrorCode.none
+    assert {c.name: c.value for c in result.configs}["compression.type"] == "producer"
+
+
 def test_describe_configs_filters_by_key_and_answers_each_resource_on_its_own() -> None:
     node = AdminStandIn()
     resources = [
