@@ -92,13 +92,18 @@ def test_the_certificates_user_produces_and_reads_what_its_acls_allow(mtls_kafka
     outcome = {topic: error.code() if error else None for topic, error in reports}
     assert outcome == {ALLOWED: None, OTHER: KafkaError.TOPIC_AUTHORIZATION_FAILED}
 
-    consumer = Consumer({**config(address, pki), "group.id": "assign-only"})
+    consumer = Consumer({**config(address, pki), "group.id": "assign-only", "enable.auto.commit": False})
     try:
         consumer.assign([CkTopicPartition(ALLOWED, 0, 0)])
         message = None
         deadline = time.monotonic() + 20
         while message is None and time.monotonic() < deadline:
             message = consumer.poll(0.5)
-        assert message is not None and message.error() is None and message.value() == b"signed"
+            if message is not None and message.error() is not None:
+                # librdkafka looks up the group's coordinator even for assigned partitions; alice may not
+                # DESCRIBE the group, so that lookup is refused, as Kafka refuses it, whenever it lands.
+                assert message.error().code() == KafkaError.GROUP_AUTHORIZATION_FAILED, message.error()
+                message = None
+        assert message is not None and message.value() == b"signed"
     finally:
         consumer.close()
