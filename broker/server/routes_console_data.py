@@ -137,6 +137,9 @@ class PartitionReplicaOffsets(ResponseBody):
     log_start_offset: int | None
     high_watermark: int | None
     replicas: list[ReplicaOffset]
+    size_bytes: int | None = Field(
+        description="the leader's log on disk: the sum of its segment files, records above the HW included"
+    )
     reachable: bool = Field(description="false: the leader did not answer; offsets are null")
 
 
@@ -269,8 +272,15 @@ async def internal_activity(request: web.Request) -> web.Response:
 # ------------------------------------------------------------ replica offsets
 
 
+def _log_size(node: BrokerNode, topic: str, partition: int) -> int | None:
+    """The local replica's segment bytes, kept in memory by the log: no file is opened or stat'ed."""
+    local = node.local_partition(topic, partition)
+    return None if local is None else local.log.size_bytes
+
+
 def _led_offsets(node: BrokerNode, topic: str) -> list[dict[str, Any]]:
-    """The partitions of ``topic`` this broker leads, with every replica's LEO as the leader tracks it."""
+    """The partitions of ``topic`` this broker leads, with every replica's LEO as the leader tracks it,
+    and the size of its own log (a leader knows its followers' offsets, not their files)."""
     return [
         {
             "partition_id": described.partition,
@@ -283,6 +293,7 @@ def _led_offsets(node: BrokerNode, topic: str) -> list[dict[str, Any]]:
                 {key: replica[key] for key in ("broker_id", "log_end_offset", "in_sync", "caught_up_ms_ago")}
                 for replica in described.replicas_state or ()
             ],
+            "size_bytes": _log_size(node, topic, described.partition),
             "reachable": True,
         }
         for described in node.describe_led_partitions(topic)
@@ -307,6 +318,7 @@ def _unanswered(record: PartitionRecord) -> dict[str, Any]:
             }
             for broker_id in record.replicas
         ],
+        "size_bytes": None,
         "reachable": False,
     }
 

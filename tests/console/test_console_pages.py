@@ -84,14 +84,20 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
     open_page(page, console, "/topics")
     api_partitions = console.api(f"/topics/{TOPIC}/partitions")["data"]
     records = sum(p["high_watermark"] - p["log_start_offset"] for p in api_partitions)
+    sizes = {p["partition_id"]: p["size_bytes"] for p in console.api(f"/topics/{TOPIC}/replica-offsets")["partitions"]}
+    assert all(size > 0 for size in sizes.values()), sizes
     expect(page.get_by_test_id(f"topic-{TOPIC}-records")).to_have_text(str(records))
+    expect(page.get_by_test_id(f"topic-{TOPIC}-bytes")).to_have_attribute("data-value", str(sum(sizes.values())))
     expect(page.get_by_test_id(f"topic-{TOPIC}-partitions")).to_have_text("3")
     expect(page.get_by_test_id(f"topic-{TOPIC}-rf")).to_have_text("3")
     shoot(page, "topics")
 
     open_page(page, console, f"/topics/{TOPIC}")
+    expect(page.get_by_test_id("topic-records")).to_have_text(str(records))
+    expect(page.get_by_test_id("topic-bytes")).to_have_attribute("data-value", str(sum(sizes.values())))
     for p in api_partitions:
         prefix = f"partition-{p['partition_id']}"
+        expect(page.get_by_test_id(f"{prefix}-size")).to_have_attribute("data-value", str(sizes[p["partition_id"]]))
         expect(page.get_by_test_id(f"{prefix}-hw")).to_have_text(str(p["high_watermark"]))
         expect(page.get_by_test_id(f"{prefix}-leader")).to_have_text(str(p["leader_id"]))
         expect(page.get_by_test_id(f"{prefix}-isr")).to_have_text(", ".join(map(str, p["isr"])))

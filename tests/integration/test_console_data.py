@@ -22,6 +22,8 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.cli.app import app
+from broker.storage.log_manager import partition_directory_name
+from broker.storage.segment import LOG_SUFFIX
 from tests.support.brokers import BrokerCluster, http_json
 from tests.support.replication import FAST_ENV, ReplicatedTopic, start_cluster, wait_until
 
@@ -71,10 +73,24 @@ def produce(topic: ReplicatedTopic, count: int, label: str, via: int | None = No
         assert status == 200, reply
 
 
+def segment_bytes_on_disk(cluster: BrokerCluster, broker_id: int, topic: str, partition: int) -> int:
+    directory = cluster.brokers[broker_id].data_dir / partition_directory_name(topic, partition)
+    return sum(path.stat().st_size for path in directory.glob(f"*{LOG_SUFFIX}"))
+
+
+def leader_size(cluster: BrokerCluster, topic: str) -> tuple[int, int]:
+    """The one partition's leader and its ``size_bytes``, asked of a broker that does not lead it."""
+    leader = get(f"{base(cluster)}/topics/{topic}/partitions/0")["leader_id"]
+    (partition,) = get(f"{base(cluster, min(ALL_BROKERS - {leader}))}/topics/{topic}/replica-offsets")["partitions"]
+    assert partition["leader_id"] == leader
+    return leader, partition["size_bytes"]
+
+
 def test_rates_and_lag_history_follow_production_and_commits(console_cluster: BrokerCluster) -> None:
     cluster = console_cluster
     topic = ReplicatedTopic(cluster, name="traffic")
     topic.create()
+    assert leader_size(cluster, "traffic")[1] == 0
     commit(cluster, "watchers", "traffic", 0)
     produced = 0
 
@@ -95,8 +111,12 @@ def test_rates_and_lag_history_follow_production_and_commits(console_cluster: Br
     assert (activity["under_replicated_partitions"], activity["offline_partitions"]) == (0, 0)
 
     wait_until(lambda: lag_totals(cluster, "watchers")[-1:] == [produced], 10, f"a lag sample of {produced}")
+    leader, size = leader_size(cluster, "traffic")
+    assert size == segment_bytes_on_disk(cluster, leader, "traffic", 0) > 0
     produce(topic, 20, "second")
     total = produced + 20
+    leader, grown = leader_size(cluster, "traffic")
+    assert grown == segment_bytes_on_disk(cluster, leader, "traffic", 0) > size
     wait_until(lambda: lag_totals(cluster, "watchers")[-1:] == [total], 10, f"a lag sample of {total}")
     rising = lag_totals(cluster, "watchers")
     assert rising == sorted(rising), f"lag fell while only producing: {rising}"

@@ -11,9 +11,46 @@ export async function topicsWithPartitions() {
   return topics.map((topic, index) => ({ ...topic, partitionList: partitions[index] }));
 }
 
+/**
+ * Every topic the principal may describe, each with its partitions' offsets and log sizes from
+ * the console's replica-offsets route (one request per topic); on a broker without that route,
+ * the partition list (no sizes).
+ */
+export async function topicsWithOffsets() {
+  const topics = (await capi("/topics")).data;
+  const partitions = await Promise.all(topics.map((topic) => partitionOffsets(topic.topic_name)));
+  return topics.map((topic, index) => ({ ...topic, partitionList: partitions[index] }));
+}
+
+/** One topic's partitions: leader, epoch, ISR, log start, HW, size and each replica's LEO. */
+export async function partitionOffsets(topic) {
+  const offsets = await optional(() => capi(`/topics/${enc(topic)}/replica-offsets`));
+  if (offsets) return offsets.partitions;
+  const list = await capi(`/topics/${enc(topic)}/partitions`);
+  return list.data.map((p) => ({
+    ...p,
+    size_bytes: null,
+    reachable: Array.isArray(p.replicas_state),
+    replicas: p.replicas_state ?? p.replicas.map((id) => ({ broker_id: id, log_end_offset: null, in_sync: p.isr.includes(id) })),
+  }));
+}
+
 /** Records currently readable in a partition: log start offset up to the high watermark. */
 export function readable(partition) {
   return partition.high_watermark - partition.log_start_offset;
+}
+
+/**
+ * A topic's readable records and its leaders' log bytes, summed over its partitions; null
+ * when a partition's leader did not answer (a partial sum would read as a smaller topic).
+ */
+export function totals(partitions) {
+  const known = partitions.every((p) => p.reachable !== false && p.high_watermark !== null);
+  const sized = known && partitions.every((p) => typeof p.size_bytes === "number");
+  return {
+    records: known ? partitions.reduce((total, p) => total + readable(p), 0) : null,
+    bytes: sized ? partitions.reduce((total, p) => total + p.size_bytes, 0) : null,
+  };
 }
 
 /** The console's own data routes (activity, histories) on a broker that lacks them: say so, once. */
@@ -26,12 +63,13 @@ export async function optional(call) {
   }
 }
 
-export function card(label, value, testid, bad = false) {
+/** A labelled figure; `exact` (when the shown value is rounded, e.g. bytes) goes in data-value. */
+export function card(label, value, testid, bad = false, exact = value) {
   return h(
     "div",
     { class: bad ? "card bad" : "card" },
     h("div", { class: "label" }, label),
-    h("div", { class: "value", "data-testid": testid, "data-value": value ?? "" }, value ?? "—"),
+    h("div", { class: "value", "data-testid": testid, "data-value": exact ?? "" }, value ?? "—"),
   );
 }
 
