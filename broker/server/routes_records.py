@@ -38,6 +38,7 @@ from broker.errors import InvalidRequest
 from broker.record.decode import iter_batches_with_records
 from broker.record.header import iter_batches
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable, query_param
+from broker.server.authorization import principal_of
 from broker.server.json_records import ReadFormat, render_record
 from broker.server.params import BATCH_CONTENT_TYPE, INT64_MAX, node_of, partition_param, query_int, wants_batches
 from broker.server.responses import ReadResponse
@@ -214,6 +215,10 @@ async def read_records(request: web.Request) -> web.StreamResponse:
         timeout_ms,
         forward=not raw,
     )
+    if span.data and not principal_of(request).is_broker:
+        # A client's read, counted where it entered; a broker's (a read it forwards, or its
+        # coordinator's read to date a lag) is not one (broker.console.activity).
+        node.console.traffic.fetched(topic, max(0, span.next_offset - offset), len(span.data))
     delay_ms = record_fetch(request, len(span.data))
     if raw:
         headers = {

@@ -118,6 +118,7 @@ def test_rates_and_lag_history_follow_production_and_commits(console_cluster: Br
     leader, grown = leader_size(cluster, "traffic")
     assert grown == segment_bytes_on_disk(cluster, leader, "traffic", 0) > size
     wait_until(lambda: lag_totals(cluster, "watchers")[-1:] == [total], 10, f"a lag sample of {total}")
+    assert_no_fetch_traffic(cluster, "traffic")
     rising = lag_totals(cluster, "watchers")
     assert rising == sorted(rising), f"lag fell while only producing: {rising}"
     assert rising[0] < total
@@ -133,6 +134,38 @@ def test_rates_and_lag_history_follow_production_and_commits(console_cluster: Br
     assert (partition["committed_offset"], partition["high_watermark"], partition["lag"]) == (0, total, total)
     assert partition["lag_ms"] >= 0 and lagging["max_lag_ms"] == partition["lag_ms"]
     assert history["samples"][-1]["max_lag_ms"] == 0
+    assert_a_forwarded_read_counts_once_where_it_entered(cluster, topic, leader)
+
+
+def fetch_rates(activity: dict[str, Any]) -> dict[int, float]:
+    return {b["broker_id"]: b["fetch_records_per_s"] for b in activity["brokers"]}
+
+
+def assert_no_fetch_traffic(cluster: BrokerCluster, topic: str) -> None:
+    """The group lags and its coordinator reads a record every sample to date the lag (its
+    ``lag_ms``): that is no consumer's fetch, on the leader or anywhere else."""
+    activity = get(f"{base(cluster)}/activity")
+    (entry,) = [t for t in activity["topics"] if t["topic_name"] == topic]
+    assert len(entry["history"]) > 1
+    assert [p["fetch_records_per_s"] for p in entry["history"] if p["fetch_records_per_s"]] == []
+    assert set(fetch_rates(activity).values()) == {0}
+
+
+def assert_a_forwarded_read_counts_once_where_it_entered(
+    cluster: BrokerCluster, topic: ReplicatedTopic, leader: int
+) -> None:
+    """A consumer reading through a broker that does not lead: that broker counts the read,
+    the leader serving the forwarded read does not count it again."""
+    entry = min(ALL_BROKERS - {leader})
+
+    def counted() -> dict | None:
+        status, body = http_json("GET", f"{topic.base(entry)}/partitions/0/records?offset=0&format=string")
+        assert status == 200 and body["data"], body
+        rates = fetch_rates(get(f"{base(cluster)}/activity"))
+        assert {b: r for b, r in rates.items() if b != entry} == {b: 0 for b in ALL_BROKERS - {entry}}, rates
+        return rates if rates[entry] > 0 else None
+
+    wait_until(counted, 10, f"a fetch rate on broker {entry}, where the reads enter")
 
 
 def offsets_of(cluster: BrokerCluster, via: int, topic: str) -> dict[str, Any]:
