@@ -22,6 +22,7 @@ from broker.server import (
     routes_cluster,
     routes_console,
     routes_console_data,
+    routes_console_offsets,
     routes_groups,
     routes_internal,
     routes_ops,
@@ -62,6 +63,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_security.routes,
     routes_console.routes,
     routes_console_data.routes,
+    routes_console_offsets.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 

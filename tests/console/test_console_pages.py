@@ -11,6 +11,7 @@ on a condition of the page, never a sleep.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from datetime import UTC, datetime
 
@@ -71,6 +72,8 @@ def seeded(console: Console) -> Console:
 def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, seeded: Console, shoot) -> None:
     console = seeded
     clusters = http_json("GET", f"{console.url()}/v3/clusters")[1]["data"][0]
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
     open_page(page, console, "/")
     expect(page.get_by_test_id("cluster-id")).to_have_text(console.cluster_id)
     expect(page.get_by_test_id("controller-id")).to_have_text(str(clusters["controller_id"]))
@@ -91,6 +94,9 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
     expect(page.get_by_test_id(f"topic-{TOPIC}-partitions")).to_have_text("3")
     expect(page.get_by_test_id(f"topic-{TOPIC}-rf")).to_have_text("3")
     shoot(page, "topics")
+    per_topic = [url for url in asked if re.search(r"/topics/[^/]+/(partitions|replica-offsets)", url)]
+    assert per_topic == [], "the overview and topics pages ask one request per topic"
+    assert any(url.endswith(f"/clusters/{console.cluster_id}/replica-offsets") for url in asked)
 
     open_page(page, console, f"/topics/{TOPIC}")
     expect(page.get_by_test_id("topic-records")).to_have_text(str(records))

@@ -358,6 +358,12 @@ def test_each_route_answers_only_what_the_viewer_may_describe_on_every_broker(se
         assert [t["topic_name"] for t in body["topics"]] == ["shown"]
         assert {b["broker_id"] for b in body["brokers"] if b["reachable"]} == ALL_BROKERS
 
+        status, body = as_viewer(cluster, broker_id, "/replica-offsets")
+        assert status == 200, body
+        assert [t["topic_name"] for t in body["topics"]] == ["shown"]
+        (partition,) = body["topics"][0]["partitions"]
+        assert partition["reachable"] is True and partition["high_watermark"] == 4 and partition["size_bytes"] > 0
+
         for route in ("isr-events", "replica-offsets"):
             assert as_viewer(cluster, broker_id, f"/topics/shown/{route}")[0] == 200
             status, body = as_viewer(cluster, broker_id, f"/topics/hidden/{route}")

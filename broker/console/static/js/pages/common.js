@@ -2,24 +2,15 @@
 import { ApiError, capi } from "../api.js";
 import { enc, h } from "../dom.js";
 
-/** Every topic the principal may describe, each with its partitions (one request per topic). */
-export async function topicsWithPartitions() {
-  const topics = (await capi("/topics")).data;
-  const partitions = await Promise.all(
-    topics.map((topic) => capi(`/topics/${enc(topic.topic_name)}/partitions`).then((list) => list.data)),
-  );
-  return topics.map((topic, index) => ({ ...topic, partitionList: partitions[index] }));
-}
-
 /**
- * Every topic the principal may describe, each with its partitions' offsets and log sizes from
- * the console's replica-offsets route (one request per topic); on a broker without that route,
- * the partition list (no sizes).
+ * Every topic the principal may describe, each with its partitions' offsets and log sizes: two
+ * requests (the topic list, and every topic's replica offsets in one answer), whatever the
+ * number of topics. A topic created between the two answers has no partitions yet (null).
  */
 export async function topicsWithOffsets() {
-  const topics = (await capi("/topics")).data;
-  const partitions = await Promise.all(topics.map((topic) => partitionOffsets(topic.topic_name)));
-  return topics.map((topic, index) => ({ ...topic, partitionList: partitions[index] }));
+  const [topics, offsets] = await Promise.all([capi("/topics"), capi("/replica-offsets")]);
+  const partitions = new Map(offsets.topics.map((topic) => [topic.topic_name, topic.partitions]));
+  return topics.data.map((topic) => ({ ...topic, partitionList: partitions.get(topic.topic_name) ?? null }));
 }
 
 /** One topic's partitions: leader, epoch, ISR, log start, HW, size and each replica's LEO. */
@@ -42,9 +33,11 @@ export function readable(partition) {
 
 /**
  * A topic's readable records and its leaders' log bytes, summed over its partitions; null
- * when a partition's leader did not answer (a partial sum would read as a smaller topic).
+ * when a partition's leader did not answer (a partial sum would read as a smaller topic) or
+ * the partitions are not known yet.
  */
 export function totals(partitions) {
+  if (!partitions) return { records: null, bytes: null };
   const known = partitions.every((p) => p.reachable !== false && p.high_watermark !== null);
   const sized = known && partitions.every((p) => typeof p.size_bytes === "number");
   return {
