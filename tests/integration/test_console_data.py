@@ -39,9 +39,11 @@ CONSOLE_ENV = {
 }
 
 
-@pytest.fixture
-def console_cluster(tmp_path: Path) -> Iterator[BrokerCluster]:
-    started = start_cluster(tmp_path, env=CONSOLE_ENV)
+@pytest.fixture(scope="module")
+def console_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]:
+    """One cluster for the module: each test works on topics and a group of its own, and a test
+    that pauses a broker resumes it and waits for its partitions to catch up before it ends."""
+    started = start_cluster(tmp_path_factory.mktemp("console-data"), env=CONSOLE_ENV)
     yield started
     started.shutdown()
 
