@@ -152,3 +152,15 @@ async def test_lag_history_rises_with_the_high_watermark_and_falls_with_commits(
     }
     assert first["partitions"][0]["lag_ms"] >= 0
     assert body["samples"][-1]["max_lag_ms"] == 0
+
+
+async def test_a_json_read_counts_the_records_it_answers_not_the_rest_of_the_batch_it_read(api: Api) -> None:
+    await api.create_topic("paged")
+    entries = [{"value": {"data": value}} for value in range(5)]
+    response = await api.client.post(f"{api.topic('paged')}/records:batch", json={"entries": entries})
+    assert response.status in (200, 207), await response.text()
+    page = await api.read("paged", offset=1, max_records=2)
+    assert page["next_offset"] == 3
+    assert api.node.console.traffic.topics["paged"].fetch_records == 2
+    await api.read("paged", offset=3)
+    assert api.node.console.traffic.topics["paged"].fetch_records == 4
