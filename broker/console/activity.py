@@ -1,13 +1,18 @@
 """Produce and fetch rates per topic: cumulative counters, sampled into bounded histories.
 
-Counting. ``TrafficCounters`` is bumped by the node's request router where a leader
-serves a client: one add per counter per request per partition, never per record (the
-record count of a produce is the offsets the append took, of a fetch the offsets the
-answer moves a reader past, both known without decoding a record). Only clients' reads
-count — consumers over HTTP or the Kafka listener, and the coordinator's one-record
-reads for lag in time — never followers' replication fetches, which are served apart
-(``broker.replica_io.fetch_handler``). A forwarded request is counted once, by the
-leader that served it, so the cluster's rate is the sum of the brokers' rates.
+Counting. ``TrafficCounters`` is bumped once per request per partition, never per record
+(the record count of a produce is the offsets the append took, of a fetch the offsets the
+answer moves a reader past, both known without decoding a record):
+
+* a produce by the node's request router, where the leader appends it; a forwarded
+  produce is counted by the leader that served it, never by the broker that forwarded it;
+* a fetch where a client's read enters the broker: the HTTP read route and the Kafka
+  listener's Fetch (the answer it sends, once, not each pass of its long poll). A read
+  that arrives from another broker (a JSON read it forwards for its client, counted
+  there) is not counted again, and neither is a read a broker makes for itself: the
+  group coordinator's one-record reads that date a lag, or followers' replication
+  fetches (served apart, ``broker.replica_io.fetch_handler``). So a lagging group with no
+  consumer shows no fetch traffic, and the cluster's rate is the sum of the brokers'.
 
 Sampling. ``ActivitySampler.sample`` runs on a timer and turns the counters' growth
 since the last sample into rates; every viewer then reads that last sample. Each topic
@@ -17,10 +22,16 @@ counters are gone (deleted) leaves the history at the next sample.
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+
+from broker.record.header import LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD
+
+_BASE_OFFSET_AND_LENGTH = struct.Struct(">qi")
+_LAST_OFFSET_DELTA = struct.Struct(">i")
 
 HISTORY_SAMPLES = 60
 
@@ -51,8 +62,31 @@ class TrafficCounters:
         traffic.fetch_records += records
         traffic.fetch_bytes += size
 
+    def fetched_batches(self, topic: str, offset: int, data: bytes) -> None:
+        """A client read ``data`` (whole batches, as the log serves them) from ``offset``.
+
+        Counts the offsets it moves the reader past: from ``offset`` (which may fall inside
+        the first batch) to the end of the last batch, found by hopping from one batch's
+        length to the next and reading the last one's offset delta. No header is decoded
+        or checked: the log checked each batch when it was appended.
+        """
+        if not data:
+            return
+        self.fetched(topic, max(0, _end_offset(data) - offset), len(data))
+
     def forget(self, topic: str) -> None:
         self.topics.pop(topic, None)
+
+
+def _end_offset(data: bytes) -> int:
+    """The offset after the last of ``data``'s back-to-back batches (``data`` is not empty)."""
+    position = last = 0
+    base_offset = 0
+    while position + LOG_OVERHEAD <= len(data):
+        base_offset, length = _BASE_OFFSET_AND_LENGTH.unpack_from(data, position)
+        last, position = position, position + LOG_OVERHEAD + length
+    (delta,) = _LAST_OFFSET_DELTA.unpack_from(data, last + LAST_OFFSET_DELTA_OFFSET)
+    return base_offset + delta + 1
 
 
 @dataclass(frozen=True, slots=True)

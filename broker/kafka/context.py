@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
+from broker.console.sampling import ConsoleData
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult, TopicDescription
 from broker.groups.coordinator import GroupCoordinator
 from broker.kafka.codec import DecodedRequest
@@ -25,6 +26,8 @@ class KafkaNode(Protocol):
     cluster_id: str
     # SASL, ACLs and quotas step: the one credential store, authorizer and quota meters
     security: NodeSecurity
+    # the console's traffic counters, which count the records a Fetch answers
+    console: ConsoleData
 
     def brokers(self) -> list[BrokerInfo]: ...
     def controller_id(self) -> int: ...

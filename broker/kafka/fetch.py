@@ -15,6 +15,9 @@ sent (KIP-74), so a batch larger than the limit cannot stall a consumer.
 Fetch sessions (KIP-227) are not kept: every answer has session id 0, which tells the
 client to keep sending full fetch requests; a request naming a session gets
 ``FETCH_SESSION_ID_NOT_FOUND``. Only a partition's leader answers (no forwarding).
+
+The answer, and only it, counts in the console's traffic (``broker.console.activity``):
+the long poll's passes read records that the final pass reads again.
 """
 
 from __future__ import annotations
@@ -74,7 +77,11 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     if max_wait_ms > 0 and not _has_error(reads) and sum(len(r.data) for r in reads) < max(body.min_bytes, 1):
         await _wait_for_any(context, asks, max_wait_ms)
         reads = await _read_all(context, asks, 0)
-    return _response(version, ErrorCode.none, asks, _within(reads, body.max_bytes))
+    answered = _within(reads, body.max_bytes)
+    traffic = context.node.console.traffic
+    for ask, read in zip(asks, answered, strict=True):
+        traffic.fetched_batches(ask.topic, ask.fetch_offset, read.data)
+    return _response(version, ErrorCode.none, asks, answered)
 
 
 def _has_error(reads: list[PartitionRead]) -> bool:

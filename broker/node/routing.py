@@ -6,9 +6,11 @@ which call with ``forward`` off, so a broker that has just stopped leading answe
 ``NotLeaderOrFollower`` instead of forwarding again. A produce is never retried here,
 since retrying one whose outcome is unknown could append it twice.
 
-Where the local leader serves a client, ``traffic`` (``broker.console.activity``) is
-bumped once per request: the offsets an append took or a read moved past, and the
-bytes. Forwarded requests are counted by the leader that serves them, never here too.
+Where the local leader appends a client's batch, ``traffic`` (``broker.console.activity``)
+is bumped once per request: the offsets the append took, and the bytes; a forwarded
+produce is counted by the leader that serves it, never here too. Reads are not counted
+here: this is also the way the group coordinator reads a record to date a lag, which is
+no client's read; the client-facing doors count theirs (see ``broker.console.activity``).
 """
 
 from __future__ import annotations
@@ -109,8 +111,6 @@ class RequestRouter:
         local, record = self._leader_or_raise(topic, partition)
         if local is not None:
             result = await local.read(offset, max_bytes, timeout_ms)
-            if result.data:
-                self.traffic.fetched(topic, max(0, result.next_offset - offset), len(result.data))
             return FetchResult(result.data, local.high_watermark, local.log_start_offset, local.log_end_offset)
         leader_url = self.view.inter_broker_url(record.leader)
         if not forward or leader_url is None or record.leader == self.node_id:

@@ -25,6 +25,7 @@ from broker.server import (
     routes_configs,
     routes_console,
     routes_console_data,
+    routes_console_offsets,
     routes_consumers_v2,
     routes_group_assignments,
     routes_groups,
@@ -76,6 +77,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_broker_configs.routes,
     routes_acls_batch.routes,
     routes_consumers_v2.routes,
+    routes_console_offsets.routes,
 )
 """Every route of the app, in registration order, each with its description (``api_routes``)."""
 

@@ -167,6 +167,8 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", TOPIC + "/replica-offsets"): authorized(topic(DESCRIBE)),
     ("GET", "/internal/console/activity"): BROKERS,
     ("GET", "/internal/console/replica-offsets/{topic}"): BROKERS,
+    ("GET", CLUSTER + "/replica-offsets"): authorized(in_handler="only topics the principal may DESCRIBE"),
+    ("GET", "/internal/console/replica-offsets"): BROKERS,
     ("GET", "/console"): ANYONE,
     ("GET", "/console/{path}"): ANYONE,
     ("POST", "/internal/controller/topics/{topic}/configs"): BROKERS,

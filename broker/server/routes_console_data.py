@@ -1,11 +1,11 @@
-"""The console's data as JSON: lag history, ISR events, cluster activity, replica offsets.
+"""The console's data as JSON: lag history, ISR events, cluster activity (replica offsets:
+``routes_console_offsets``).
 
 Each answer is read from what the broker already holds (``broker.console``'s rings,
-filled on timers, and the metadata view); no request triggers sampling. The two
-cluster-wide answers ask every broker (activity) or every leader of a topic (replica
-offsets) at once, with a short timeout, on the internal routes below; a broker that
-does not answer in time is marked (``reachable: false``), never a 500 and never a
-wait longer than ``FANOUT_TIMEOUT_S``.
+filled on timers, and the metadata view); no request triggers sampling. The
+cluster-wide activity asks every broker at once (``ask_brokers``), with a short timeout,
+on the internal route below; a broker that does not answer in time is marked
+(``reachable: false``), never a 500 and never a wait longer than ``FANOUT_TIMEOUT_S``.
 
 Authorization follows ``route_access``: DESCRIBE on the group, topic or cluster;
 lists that name topics (a group's lag samples, the activity's topics) keep only the
@@ -32,13 +32,11 @@ from broker.server.responses import ResponseBody
 from broker.server.routes_groups import GROUP, GROUP_ID, coordinated
 
 if TYPE_CHECKING:
-    from broker.cluster.records import PartitionRecord
     from broker.node.broker_node import BrokerNode
 
 CLUSTER_PATH = "/v3/clusters/{cluster_id}"
 TOPIC_PATH = CLUSTER_PATH + "/topics/{topic_name}"
 INTERNAL_ACTIVITY = "/internal/console/activity"
-INTERNAL_REPLICA_OFFSETS = "/internal/console/replica-offsets"
 FANOUT_TIMEOUT_S = 1.0
 """How long the answering broker waits for the others: the console polls every second."""
 TAGS = ("console",)
@@ -122,40 +120,15 @@ class ClusterActivity(ResponseBody):
     offline_partitions: int
 
 
-class ReplicaOffset(ResponseBody):
-    broker_id: int
-    log_end_offset: int | None
-    in_sync: bool
-    caught_up_ms_ago: int | None
-
-
-class PartitionReplicaOffsets(ResponseBody):
-    partition_id: int
-    leader_id: int
-    leader_epoch: int
-    isr: list[int]
-    log_start_offset: int | None
-    high_watermark: int | None
-    replicas: list[ReplicaOffset]
-    reachable: bool = Field(description="false: the leader did not answer; offsets are null")
-
-
-class TopicReplicaOffsets(ResponseBody):
-    kind: str
-    cluster_id: str
-    topic_name: str
-    partitions: list[PartitionReplicaOffsets]
-
-
-def _operation(summary: str, reply: Reply, *params: Any) -> Operation:
+def operation(summary: str, reply: Reply, *params: Any) -> Operation:
     return Operation(summary, (reply,), (CLUSTER, *params), tags=TAGS)
 
 
-def _internal(summary: str) -> Operation:
+def internal_operation(summary: str) -> Operation:
     return Operation(summary, (Reply(200, summary, {JSON: OBJECT}),))
 
 
-async def _ask(node: BrokerNode, broker_ids: set[int], path: str) -> dict[int, dict[str, Any] | None]:
+async def ask_brokers(node: BrokerNode, broker_ids: set[int], path: str) -> dict[int, dict[str, Any] | None]:
     """``GET path`` on each of ``broker_ids`` but this one, at once; None for each that failed or timed out."""
     others = sorted(broker_ids - {node.node_id})
 
@@ -176,7 +149,7 @@ async def _ask(node: BrokerNode, broker_ids: set[int], path: str) -> dict[int, d
 
 @routes.get(
     GROUP + "/lag-history",
-    _operation(
+    operation(
         "The group's lag sampled over time by its coordinator (oldest first)",
         Reply(200, "lag samples", {JSON: ConsumerGroupLagHistory}),
         GROUP_ID,
@@ -207,7 +180,7 @@ async def lag_history(request: web.Request, shard: OffsetsShard, group_id: str) 
 
 @routes.get(
     TOPIC_PATH + "/isr-events",
-    _operation(
+    operation(
         "ISR shrinks, expansions and leader changes of the topic's partitions (newest first)",
         Reply(200, "events", {JSON: TopicIsrEvents}),
         TOPIC,
@@ -232,14 +205,14 @@ async def isr_events(request: web.Request) -> web.Response:
 
 @routes.get(
     CLUSTER_PATH + "/activity",
-    _operation(
+    operation(
         "Produce and fetch rates per broker and per topic, and partition health",
         Reply(200, "activity", {JSON: ClusterActivity}),
     ),
 )
 async def activity(request: web.Request) -> web.Response:
     node = node_of(request)
-    reports = await _ask(node, set(node.view.brokers), INTERNAL_ACTIVITY)
+    reports = await ask_brokers(node, set(node.view.brokers), INTERNAL_ACTIVITY)
     reports[node.node_id] = node.console.activity.report(node.node_id)
     visible = describable_topics(request)
     interval_ms = node.console.settings.activity_sample_interval_ms
@@ -260,97 +233,7 @@ async def activity(request: web.Request) -> web.Response:
     )
 
 
-@routes.get(INTERNAL_ACTIVITY, _internal("This broker's produce and fetch rates, per topic, with history"))
+@routes.get(INTERNAL_ACTIVITY, internal_operation("This broker's produce and fetch rates, per topic, with history"))
 async def internal_activity(request: web.Request) -> web.Response:
     node = node_of(request)
     return web.json_response(node.console.activity.report(node.node_id))
-
-
-# ------------------------------------------------------------ replica offsets
-
-
-def _led_offsets(node: BrokerNode, topic: str) -> list[dict[str, Any]]:
-    """The partitions of ``topic`` this broker leads, with every replica's LEO as the leader tracks it."""
-    return [
-        {
-            "partition_id": described.partition,
-            "leader_id": described.leader_id,
-            "leader_epoch": described.leader_epoch,
-            "isr": list(described.isr),
-            "log_start_offset": described.log_start_offset,
-            "high_watermark": described.high_watermark,
-            "replicas": [
-                {key: replica[key] for key in ("broker_id", "log_end_offset", "in_sync", "caught_up_ms_ago")}
-                for replica in described.replicas_state or ()
-            ],
-            "reachable": True,
-        }
-        for described in node.describe_led_partitions(topic)
-    ]
-
-
-def _unanswered(record: PartitionRecord) -> dict[str, Any]:
-    """A partition whose leader did not answer (or that has none): what the metadata says, offsets null."""
-    return {
-        "partition_id": record.partition,
-        "leader_id": record.leader,
-        "leader_epoch": record.leader_epoch,
-        "isr": list(record.isr),
-        "log_start_offset": None,
-        "high_watermark": None,
-        "replicas": [
-            {
-                "broker_id": broker_id,
-                "log_end_offset": None,
-                "in_sync": broker_id in record.isr,
-                "caught_up_ms_ago": None,
-            }
-            for broker_id in record.replicas
-        ],
-        "reachable": False,
-    }
-
-
-@routes.get(
-    TOPIC_PATH + "/replica-offsets",
-    _operation(
-        "Every partition's replicas' log end offsets, high watermark and log start, from each leader",
-        Reply(200, "replica offsets", {JSON: TopicReplicaOffsets}),
-        TOPIC,
-    ),
-)
-async def replica_offsets(request: web.Request) -> web.Response:
-    """One request per leader broker, all at once; this broker answers for what it leads without one.
-
-    Two brokers may both claim a partition for a moment while its leadership moves: the
-    answer with the higher leader epoch is the current leader's.
-    """
-    node = node_of(request)
-    topic = request.match_info["topic_name"]
-    count = node.partition_count(topic)
-    records = [record for p in range(count) if (record := node.view.partitions.get((topic, p))) is not None]
-    leaders = {record.leader for record in records if record.leader >= 0}
-    reports = await _ask(node, leaders, f"{INTERNAL_REPLICA_OFFSETS}/{topic}")
-    reports[node.node_id] = {"partitions": _led_offsets(node, topic)}
-    answered: dict[int, dict[str, Any]] = {}
-    for report in reports.values():
-        for item in (report or {}).get("partitions", ()):
-            known = answered.get(item["partition_id"])
-            if known is None or item["leader_epoch"] > known["leader_epoch"]:
-                answered[item["partition_id"]] = item
-    partitions = [answered.get(record.partition) or _unanswered(record) for record in records]
-    return web.json_response(
-        {
-            "kind": "KafkaTopicReplicaOffsets",
-            "cluster_id": node.cluster_id,
-            "topic_name": topic,
-            "partitions": partitions,
-        }
-    )
-
-
-@routes.get(
-    INTERNAL_REPLICA_OFFSETS + "/{topic}", _internal("Replica offsets of the partitions of a topic this broker leads")
-)
-async def internal_replica_offsets(request: web.Request) -> web.Response:
-    return web.json_response({"partitions": _led_offsets(node_of(request), request.match_info["topic"])})

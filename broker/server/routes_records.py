@@ -38,6 +38,7 @@ from broker.errors import InvalidRequest
 from broker.record.decode import iter_batches_with_records
 from broker.record.header import iter_batches
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable, query_param
+from broker.server.authorization import principal_of
 from broker.server.json_records import ReadFormat, render_record
 from broker.server.params import BATCH_CONTENT_TYPE, INT64_MAX, node_of, partition_param, query_int, wants_batches
 from broker.server.responses import ReadResponse
@@ -142,6 +143,14 @@ async def fetch_span(
     return Span(b"".join(chunks), next_offset, result.high_watermark, result.log_start_offset, result.log_end_offset)
 
 
+def count_client_read(request: web.Request, topic: str, offset: int, next_offset: int, size: int) -> None:
+    """Count a client's read in the console's traffic where it entered: the offsets its answer
+    moves the reader past. A read from a broker (one it forwards for its own client, counted
+    there, or its coordinator's read to date a lag) is no client's (``broker.console.activity``)."""
+    if size and not principal_of(request).is_broker:
+        node_of(request).console.traffic.fetched(topic, max(0, next_offset - offset), size)
+
+
 @routes.get(
     "/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records",
     Operation(
@@ -216,6 +225,7 @@ async def read_records(request: web.Request) -> web.StreamResponse:
     )
     delay_ms = record_fetch(request, len(span.data))
     if raw:
+        count_client_read(request, topic, offset, span.next_offset, len(span.data))
         headers = {
             "Content-Type": BATCH_CONTENT_TYPE,
             "X-High-Watermark": str(span.high_watermark),
@@ -225,6 +235,7 @@ async def read_records(request: web.Request) -> web.StreamResponse:
         }
         return await throttled(web.Response(body=span.data, headers=headers), delay_ms)
     data, next_offset = records_to_json(topic, partition, span.data, offset, span.high_watermark, max_records, fmt)
+    count_client_read(request, topic, offset, next_offset, len(span.data))
     return await throttled_json(
         {
             "data": data,

@@ -22,6 +22,8 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.cli.app import app
+from broker.storage.log_manager import partition_directory_name
+from broker.storage.segment import LOG_SUFFIX
 from tests.support.brokers import BrokerCluster, http_json
 from tests.support.replication import FAST_ENV, ReplicatedTopic, start_cluster, wait_until
 
@@ -37,9 +39,11 @@ CONSOLE_ENV = {
 }
 
 
-@pytest.fixture
-def console_cluster(tmp_path: Path) -> Iterator[BrokerCluster]:
-    started = start_cluster(tmp_path, env=CONSOLE_ENV)
+@pytest.fixture(scope="module")
+def console_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]:
+    """One cluster for the module: each test works on topics and a group of its own, and a test
+    that pauses a broker resumes it and waits for its partitions to catch up before it ends."""
+    started = start_cluster(tmp_path_factory.mktemp("console-data"), env=CONSOLE_ENV)
     yield started
     started.shutdown()
 
@@ -71,10 +75,24 @@ def produce(topic: ReplicatedTopic, count: int, label: str, via: int | None = No
         assert status == 200, reply
 
 
+def segment_bytes_on_disk(cluster: BrokerCluster, broker_id: int, topic: str, partition: int) -> int:
+    directory = cluster.brokers[broker_id].data_dir / partition_directory_name(topic, partition)
+    return sum(path.stat().st_size for path in directory.glob(f"*{LOG_SUFFIX}"))
+
+
+def leader_size(cluster: BrokerCluster, topic: str) -> tuple[int, int]:
+    """The one partition's leader and its ``size_bytes``, asked of a broker that does not lead it."""
+    leader = get(f"{base(cluster)}/topics/{topic}/partitions/0")["leader_id"]
+    (partition,) = get(f"{base(cluster, min(ALL_BROKERS - {leader}))}/topics/{topic}/replica-offsets")["partitions"]
+    assert partition["leader_id"] == leader
+    return leader, partition["size_bytes"]
+
+
 def test_rates_and_lag_history_follow_production_and_commits(console_cluster: BrokerCluster) -> None:
     cluster = console_cluster
     topic = ReplicatedTopic(cluster, name="traffic")
     topic.create()
+    assert leader_size(cluster, "traffic")[1] == 0
     commit(cluster, "watchers", "traffic", 0)
     produced = 0
 
@@ -95,9 +113,14 @@ def test_rates_and_lag_history_follow_production_and_commits(console_cluster: Br
     assert (activity["under_replicated_partitions"], activity["offline_partitions"]) == (0, 0)
 
     wait_until(lambda: lag_totals(cluster, "watchers")[-1:] == [produced], 10, f"a lag sample of {produced}")
+    leader, size = leader_size(cluster, "traffic")
+    assert size == segment_bytes_on_disk(cluster, leader, "traffic", 0) > 0
     produce(topic, 20, "second")
     total = produced + 20
+    leader, grown = leader_size(cluster, "traffic")
+    assert grown == segment_bytes_on_disk(cluster, leader, "traffic", 0) > size
     wait_until(lambda: lag_totals(cluster, "watchers")[-1:] == [total], 10, f"a lag sample of {total}")
+    assert_no_fetch_traffic(cluster, "traffic")
     rising = lag_totals(cluster, "watchers")
     assert rising == sorted(rising), f"lag fell while only producing: {rising}"
     assert rising[0] < total
@@ -113,6 +136,38 @@ def test_rates_and_lag_history_follow_production_and_commits(console_cluster: Br
     assert (partition["committed_offset"], partition["high_watermark"], partition["lag"]) == (0, total, total)
     assert partition["lag_ms"] >= 0 and lagging["max_lag_ms"] == partition["lag_ms"]
     assert history["samples"][-1]["max_lag_ms"] == 0
+    assert_a_forwarded_read_counts_once_where_it_entered(cluster, topic, leader)
+
+
+def fetch_rates(activity: dict[str, Any]) -> dict[int, float]:
+    return {b["broker_id"]: b["fetch_records_per_s"] for b in activity["brokers"]}
+
+
+def assert_no_fetch_traffic(cluster: BrokerCluster, topic: str) -> None:
+    """The group lags and its coordinator reads a record every sample to date the lag (its
+    ``lag_ms``): that is no consumer's fetch, on the leader or anywhere else."""
+    activity = get(f"{base(cluster)}/activity")
+    (entry,) = [t for t in activity["topics"] if t["topic_name"] == topic]
+    assert len(entry["history"]) > 1
+    assert [p["fetch_records_per_s"] for p in entry["history"] if p["fetch_records_per_s"]] == []
+    assert set(fetch_rates(activity).values()) == {0}
+
+
+def assert_a_forwarded_read_counts_once_where_it_entered(
+    cluster: BrokerCluster, topic: ReplicatedTopic, leader: int
+) -> None:
+    """A consumer reading through a broker that does not lead: that broker counts the read,
+    the leader serving the forwarded read does not count it again."""
+    entry = min(ALL_BROKERS - {leader})
+
+    def counted() -> dict | None:
+        status, body = http_json("GET", f"{topic.base(entry)}/partitions/0/records?offset=0&format=string")
+        assert status == 200 and body["data"], body
+        rates = fetch_rates(get(f"{base(cluster)}/activity"))
+        assert {b: r for b, r in rates.items() if b != entry} == {b: 0 for b in ALL_BROKERS - {entry}}, rates
+        return rates if rates[entry] > 0 else None
+
+    wait_until(counted, 10, f"a fetch rate on broker {entry}, where the reads enter")
 
 
 def offsets_of(cluster: BrokerCluster, via: int, topic: str) -> dict[str, Any]:
@@ -132,13 +187,18 @@ def test_a_paused_follower_falls_behind_holds_the_hw_shrinks_and_expands(console
     cluster = console_cluster
     topic = ReplicatedTopic(cluster, name="paused")
     leader = topic.create()["leader_id"]
-    follower = min(ALL_BROKERS - {leader})
+    controller = get(f"{cluster.any_url()}/v3/clusters")["data"][0]["controller_id"]
+    # Never the controller: paused, it could not take the shrink in until a new one is elected.
+    follower = min(ALL_BROKERS - {leader, controller})
     topic.produce_ok("warm-up")
     assert events(cluster, leader, "paused") == []
 
     cluster.brokers[follower].pause()
     try:
-        produce(topic, 5, "while-paused", via=leader)
+        # One request, so the first look comes well within the lag time that ends the hold.
+        entries = [{"partition_id": 0, "value": {"type": "STRING", "data": f"while-paused-{i}"}} for i in range(5)]
+        status, reply = http_json("POST", f"{topic.base(leader)}/records:batch?acks=1", {"entries": entries})
+        assert status in (200, 207) and not reply["failures"], reply
 
         def held_back() -> dict | None:
             partition = offsets_of(cluster, leader, "paused")
@@ -304,6 +364,12 @@ def test_each_route_answers_only_what_the_viewer_may_describe_on_every_broker(se
         assert status == 200, body
         assert [t["topic_name"] for t in body["topics"]] == ["shown"]
         assert {b["broker_id"] for b in body["brokers"] if b["reachable"]} == ALL_BROKERS
+
+        status, body = as_viewer(cluster, broker_id, "/replica-offsets")
+        assert status == 200, body
+        assert [t["topic_name"] for t in body["topics"]] == ["shown"]
+        (partition,) = body["topics"][0]["partitions"]
+        assert partition["reachable"] is True and partition["high_watermark"] == 4 and partition["size_bytes"] > 0
 
         for route in ("isr-events", "replica-offsets"):
             assert as_viewer(cluster, broker_id, f"/topics/shown/{route}")[0] == 200

@@ -90,6 +90,25 @@ async def test_replica_offsets_show_each_replicas_leo_the_hw_and_the_log_start(a
     assert (second["log_start_offset"], second["high_watermark"]) == (0, 3)
     assert second["replicas"] == [{"broker_id": 1, "log_end_offset": 3, "in_sync": True, "caught_up_ms_ago": 0}]
     await error_of(await api.client.get(f"{api.topic('absent')}/replica-offsets"), 404)
+    log = api.node.local_partition("offsets", 1)
+    assert log is not None
+    assert (body["partitions"][0]["size_bytes"], second["size_bytes"]) == (0, log.log.size_bytes)
+    assert second["size_bytes"] > 0
+
+
+async def test_every_topics_replica_offsets_come_in_one_answer_equal_to_each_topics(api: Api) -> None:
+    for name, partitions in (("beta", 1), ("alpha", 2)):
+        await api.create_topic(name, partitions=partitions)
+        await api.produce(name, {"partition_id": 0, "value": {"data": name}})
+    body = await get(api, f"{api.cluster}/replica-offsets")
+    assert (body["kind"], body["cluster_id"]) == ("KafkaClusterReplicaOffsets", api.node.cluster_id)
+    names = [topic["topic_name"] for topic in body["topics"]]
+    assert names == sorted(names) and {"alpha", "beta"} <= set(names)
+    for topic in body["topics"]:
+        alone = await get(api, f"{api.topic(topic['topic_name'])}/replica-offsets")
+        assert topic["partitions"] == alone["partitions"], topic["topic_name"]
+    (alpha,) = [topic for topic in body["topics"] if topic["topic_name"] == "alpha"]
+    assert [(p["partition_id"], p["high_watermark"]) for p in alpha["partitions"]] == [(0, 1), (1, 0)]
 
 
 async def test_isr_events_of_a_topic_without_changes_are_empty_and_of_an_unknown_topic_404(api: Api) -> None:
@@ -133,3 +152,15 @@ async def test_lag_history_rises_with_the_high_watermark_and_falls_with_commits(
     }
     assert first["partitions"][0]["lag_ms"] >= 0
     assert body["samples"][-1]["max_lag_ms"] == 0
+
+
+async def test_a_json_read_counts_the_records_it_answers_not_the_rest_of_the_batch_it_read(api: Api) -> None:
+    await api.create_topic("paged")
+    entries = [{"value": {"data": value}} for value in range(5)]
+    response = await api.client.post(f"{api.topic('paged')}/records:batch", json={"entries": entries})
+    assert response.status in (200, 207), await response.text()
+    page = await api.read("paged", offset=1, max_records=2)
+    assert page["next_offset"] == 3
+    assert api.node.console.traffic.topics["paged"].fetch_records == 2
+    await api.read("paged", offset=3)
+    assert api.node.console.traffic.topics["paged"].fetch_records == 4

@@ -100,7 +100,9 @@ async def test_lists_keep_only_the_topics_the_viewer_may_describe(secured: Api) 
     assert activity["brokers"][0]["produce_records_per_s"] == 6.0
 
     await viewer_get(api, f"{api.topic('shown')}/isr-events")
-    await viewer_get(api, f"{api.topic('shown')}/replica-offsets")
+    shown = await viewer_get(api, f"{api.topic('shown')}/replica-offsets")
+    every = await viewer_get(api, f"{api.cluster}/replica-offsets")
+    assert every["topics"] == [{"topic_name": "shown", "partitions": shown["partitions"]}]
     for route in ("isr-events", "replica-offsets"):
         refused = await viewer_get(api, f"{api.topic('hidden')}/{route}", 403)
         assert refused["error"] == "TOPIC_AUTHORIZATION_FAILED"

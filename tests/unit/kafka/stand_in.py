@@ -38,9 +38,20 @@ class OpenSecurity:
 
 
 @dataclass
+class CountedFetches:
+    """The console's traffic counters as the Fetch handler uses them: each count it makes, recorded."""
+
+    counted: list[tuple[str, int, bytes]] = field(default_factory=list)
+
+    def fetched_batches(self, topic: str, offset: int, data: bytes) -> None:
+        self.counted.append((topic, offset, data))
+
+
+@dataclass
 class StandInNode:
     settings: BrokerSettings = field(default_factory=BrokerSettings)
     security: Any = field(default_factory=OpenSecurity)
+    console: Any = field(default_factory=lambda: SimpleNamespace(traffic=CountedFetches()))
     cluster_id: str = "stand-in-cluster"
     produced: list[tuple[str, int, bytes, Acks, int]] = field(default_factory=list)
     fetched: list[tuple[str, int, int, int, int]] = field(default_factory=list)

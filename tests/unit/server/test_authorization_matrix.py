@@ -702,6 +702,10 @@ RECIPES: tuple[Recipe, ...] = (
     ),
     internal("GET", "/internal/console/activity", "/internal/console/activity"),
     internal("GET", "/internal/console/replica-offsets/{topic}", "/internal/console/replica-offsets/m0-exact"),
+    Recipe(
+        "GET", C + "/replica-offsets", 200, lambda m, n: Call("GET", f"{m.cluster}/replica-offsets"), setup=topic_setup
+    ),
+    internal("GET", "/internal/console/replica-offsets", "/internal/console/replica-offsets"),
     Recipe("GET", "/console", 200, lambda m, n: Call("GET", "/console"), who="anyone"),
     Recipe("GET", "/console/{path}", 200, lambda m, n: Call("GET", "/console/js/main.js"), who="anyone"),
     *ADMIN_RECIPES,

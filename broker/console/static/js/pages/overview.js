@@ -1,7 +1,7 @@
 // Overview: the cluster, its brokers, and the partitions that need attention, at a glance.
 import { capi } from "../api.js";
 import { fill, fmtRate, h, num, table } from "../dom.js";
-import { card, optional, section, topicsWithPartitions } from "./common.js";
+import { card, optional, section, topicsWithOffsets } from "./common.js";
 
 const METADATA_MS = 2000;
 
@@ -18,9 +18,9 @@ export default async function overview({ main, live }) {
     const [clusterBody, brokerList, topics] = await Promise.all([
       capi(""),
       capi("/brokers"),
-      topicsWithPartitions(),
+      topicsWithOffsets(),
     ]);
-    const partitions = topics.flatMap((topic) => topic.partitionList);
+    const partitions = topics.flatMap((topic) => topic.partitionList ?? []);
     const rates = activity?.brokers ?? [];
     const sum = (field) => (activity ? rates.reduce((total, broker) => total + (broker[field] ?? 0), 0) : null);
     fill(
@@ -29,7 +29,7 @@ export default async function overview({ main, live }) {
       card("Controller", clusterBody.controller_id, "controller-id"),
       card("Brokers", brokerList.data.length, "brokers-count"),
       card("Topics", topics.length, "topics-count"),
-      card("Partitions", partitions.length, "partitions-count"),
+      card("Partitions", topics.reduce((total, topic) => total + topic.partitions_count, 0), "partitions-count"),
       card("Under-replicated", activity?.under_replicated_partitions, "under-replicated", activity?.under_replicated_partitions > 0),
       card("Under min ISR", activity?.under_min_isr_partitions, "under-min-isr", activity?.under_min_isr_partitions > 0),
       card("Offline", activity?.offline_partitions, "offline", activity?.offline_partitions > 0),
@@ -38,7 +38,9 @@ export default async function overview({ main, live }) {
     );
     const rows = brokerList.data.map((broker) => {
       const led = partitions.filter((p) => p.leader_id === broker.broker_id).length;
-      const followed = partitions.filter((p) => p.leader_id !== broker.broker_id && (p.replica_ids ?? []).includes(broker.broker_id)).length;
+      const followed = partitions.filter(
+        (p) => p.leader_id !== broker.broker_id && p.replicas.some((replica) => replica.broker_id === broker.broker_id),
+      ).length;
       const rate = rates.find((r) => r.broker_id === broker.broker_id);
       const state = rate && rate.reachable === false ? "registered, not answering" : "registered";
       const id = broker.broker_id;

@@ -2,26 +2,10 @@
 // the log start (one scale per partition), the ISR's shrink/expand history, the traffic.
 import { capi } from "../api.js";
 import { replicaBars, sparkline } from "../charts.js";
-import { enc, fill, fmtRate, fmtTime, h, num, table } from "../dom.js";
-import { optional, section } from "./common.js";
+import { enc, fill, fmtBytes, fmtRate, fmtTime, h, num, table } from "../dom.js";
+import { card, optional, partitionOffsets, section, totals } from "./common.js";
 
 const OFFSETS_MS = 1000;
-
-/**
- * Per partition: leader, epoch, ISR, HW, log start and each replica's LEO. From the console's
- * replica-offsets route when the broker has it, else from the partition list, whose
- * `replicas_state` the leaders fill in.
- */
-async function replicaOffsets(topic) {
-  const offsets = await optional(() => capi(`/topics/${enc(topic)}/replica-offsets`));
-  if (offsets) return offsets.partitions;
-  const list = await capi(`/topics/${enc(topic)}/partitions`);
-  return list.data.map((p) => ({
-    ...p,
-    reachable: Array.isArray(p.replicas_state),
-    replicas: (p.replicas_state ?? (p.replica_ids ?? []).map((id) => ({ broker_id: id, log_end_offset: null, in_sync: p.isr.includes(id) }))),
-  }));
-}
 
 function partitionRow(topic, p) {
   const id = p.partition_id;
@@ -35,6 +19,7 @@ function partitionRow(topic, p) {
     h("td", { "data-testid": `${prefix}-isr` }, (p.isr ?? []).join(", ")),
     num(p.log_start_offset, `${prefix}-log-start`),
     num(p.high_watermark, `${prefix}-hw`),
+    bytesCell(p.size_bytes, `${prefix}-size`),
     h(
       "td",
       { class: "bars-cell" },
@@ -42,6 +27,10 @@ function partitionRow(topic, p) {
       replicaBars(p, `${prefix}-bars`),
     ),
   );
+}
+
+function bytesCell(bytes, testid) {
+  return h("td", { class: "num", "data-testid": testid, "data-value": bytes ?? "" }, fmtBytes(bytes));
 }
 
 function eventRow(event) {
@@ -59,6 +48,7 @@ function eventRow(event) {
 
 export default async function topic({ main, live }, name) {
   const summary = h("div", { class: "muted" });
+  const sizes = h("div", { class: "cards" });
   const partitions = h("div");
   const traffic = h("div", { class: "cards" });
   const events = h("div");
@@ -76,6 +66,7 @@ export default async function topic({ main, live }, name) {
     h("p", { class: "crumbs" }, h("a", { href: "#/topics" }, "Topics"), " / "),
     h("h1", {}, `Topic ${name}`),
     summary,
+    sizes,
     section("Traffic", traffic),
     section("Partitions: each replica's log end offset against the high watermark", legend, partitions),
     section("ISR changes", events),
@@ -92,8 +83,11 @@ export default async function topic({ main, live }, name) {
     ),
   );
   live.every(OFFSETS_MS, async () => {
-    const rows = (await replicaOffsets(name)).map((p) => partitionRow(name, p));
-    fill(partitions, table("Partitions", [["Partition"], ["Leader"], ["Epoch"], "ISR", ["Log start"], ["HW"], "Replicas (LEO)"], rows, "partitions"));
+    const offsets = await partitionOffsets(name);
+    const sum = totals(offsets);
+    fill(sizes, card("Records", sum.records, "topic-records"), card("Bytes (leaders' logs)", sum.bytes === null ? null : fmtBytes(sum.bytes), "topic-bytes", false, sum.bytes));
+    const rows = offsets.map((p) => partitionRow(name, p));
+    fill(partitions, table("Partitions", [["Partition"], ["Leader"], ["Epoch"], "ISR", ["Log start"], ["HW"], ["Size"], "Replicas (LEO)"], rows, "partitions"));
   });
   live.every(5000, async () => {
     const activity = await optional(() => capi("/activity"));

@@ -1,8 +1,8 @@
-// Topics: a searchable list with partitions, RF and readable records; create and delete.
+// Topics: a searchable list with partitions, RF, readable records and bytes; create and delete.
 // Deleting asks the user to type the topic's name: a slip of the mouse deletes nothing.
 import { capi } from "../api.js";
 import { enc, fill, fmtBytes, fmtRate, h, num, table } from "../dom.js";
-import { optional, readable, section, topicsWithPartitions } from "./common.js";
+import { optional, section, topicsWithOffsets, totals } from "./common.js";
 
 function field(id, label, input) {
   return h("div", { class: "field" }, h("label", { for: id }, label), input);
@@ -73,7 +73,7 @@ export default async function topics({ main, live }) {
     const shown = latest.filter((topic) => topic.topic_name.toLowerCase().includes(needle));
     const rows = shown.map((topic) => {
       const t = topic.topic_name;
-      const records = topic.partitionList.reduce((total, p) => total + readable(p), 0);
+      const sum = totals(topic.partitionList);
       const rate = rates.get(t);
       return h(
         "tr",
@@ -81,9 +81,9 @@ export default async function topics({ main, live }) {
         h("td", {}, h("a", { href: `#/topics/${enc(t)}` }, t), topic.is_internal ? h("span", { class: "muted" }, " internal") : ""),
         num(topic.partitions_count, `topic-${t}-partitions`),
         num(topic.replication_factor, `topic-${t}-rf`),
-        num(records, `topic-${t}-records`),
+        num(sum.records, `topic-${t}-records`),
+        h("td", { class: "num", "data-testid": `topic-${t}-bytes`, "data-value": sum.bytes ?? "" }, fmtBytes(sum.bytes)),
         num(rate ? fmtRate(rate.produce_records_per_s) : null),
-        num(rate ? `${fmtBytes(rate.produce_bytes_per_s)}/s` : null),
         h(
           "td",
           {},
@@ -95,13 +95,13 @@ export default async function topics({ main, live }) {
     });
     fill(
       list,
-      table("Topics", ["Topic", ["Partitions"], ["RF"], ["Records"], ["Produce rec/s"], ["Produce bytes/s"], "Actions"], rows, "topics"),
+      table("Topics", ["Topic", ["Partitions"], ["RF"], ["Records"], ["Bytes"], ["Produce rec/s"], "Actions"], rows, "topics"),
       shown.length ? null : h("p", { class: "muted" }, needle ? "No topic name contains that." : "No topics yet."),
     );
   }
 
   async function refresh() {
-    latest = await topicsWithPartitions();
+    latest = await topicsWithOffsets();
     draw();
   }
 
