@@ -49,7 +49,6 @@ from broker.cluster.records import (
     PARTITIONS_PREFIX,
     PartitionRecord,
     TopicRecord,
-    partition_key,
     topic_key,
     validate_topic_name,
 )
@@ -179,7 +178,7 @@ class Controller:
 
             await self._update_topic(term, name, grow)
             first = partitions_count - len(placed)
-            return [await self._create_partition(term, name, first + i, r) for i, r in enumerate(placed)]
+            return [await term.create_partition(name, first + i, r) for i, r in enumerate(placed)]
 
     async def _update_topic(
         self, term: ControllerTerm, name: str, compute: Callable[[TopicRecord], TopicRecord]
@@ -201,27 +200,6 @@ class Controller:
                     "topic_updated", topic=name, partitions_count=updated.partitions_count, configs=updated.configs
                 )
                 return updated, revision
-
-    async def _create_partition(
-        self, term: ControllerTerm, topic: str, partition: int, replicas: list[int]
-    ) -> PartitionRecord:
-        registration = term.live_registrations().get(replicas[0])
-        record = PartitionRecord(
-            topic=topic,
-            partition=partition,
-            leader=replicas[0],
-            leader_epoch=0,
-            partition_epoch=0,
-            replicas=replicas,
-            isr=list(replicas),
-            leader_broker_epoch=registration.broker_epoch if registration is not None else -1,
-        )
-        key = partition_key(topic, partition)
-        if await term.fence.put_if(key, record.model_dump_json().encode(), 0) is None:
-            existing = await self.store.get(key)
-            return _partition_record(existing) if existing is not None else record
-        self._log.info("partition_created", topic=topic, partition=partition, leader=record.leader, replicas=replicas)
-        return record
 
     # ---- election ----------------------------------------------------------------
 

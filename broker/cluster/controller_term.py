@@ -173,7 +173,7 @@ class ControllerTerm:
                 replication_factor=replication_factor,
                 configs=topic.configs,
             )
-            return [await self._create_partition(name, p, replicas) for p, replicas in enumerate(assignment)]
+            return [await self.create_partition(name, p, replicas) for p, replicas in enumerate(assignment)]
 
     async def delete_topic(self, name: str) -> None:
         """Delete the topic record, then its partition records (brokers delete their
@@ -307,7 +307,7 @@ class ControllerTerm:
         )
         self._log.warning("topic_creation_completed", topic=topic.name, missing_partitions=missing)
         for partition in missing:
-            await self._create_partition(topic.name, partition, assignment[partition])
+            await self.create_partition(topic.name, partition, assignment[partition])
 
     async def _rebalance_imbalanced_brokers(self) -> None:
         """Kafka's ``checkAndTriggerAutoLeaderRebalance``: hand back the partitions
@@ -353,7 +353,7 @@ class ControllerTerm:
         stamped = change.record.model_copy(update={"leader_broker_epoch": broker_epoch})
         return dataclasses.replace(change, record=stamped)
 
-    async def _create_partition(self, topic: str, partition: int, replicas: list[int]) -> PartitionRecord:
+    async def create_partition(self, topic: str, partition: int, replicas: list[int]) -> PartitionRecord:
         registration = self.live_registrations().get(replicas[0])
         record = PartitionRecord(
             topic=topic,
