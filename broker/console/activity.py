@@ -22,16 +22,12 @@ counters are gone (deleted) leaves the history at the next sample.
 
 from __future__ import annotations
 
-import struct
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from broker.record.header import LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD
-
-_BASE_OFFSET_AND_LENGTH = struct.Struct(">qi")
-_LAST_OFFSET_DELTA = struct.Struct(">i")
+from broker.record.header import next_offset_after
 
 HISTORY_SAMPLES = 60
 
@@ -72,21 +68,10 @@ class TrafficCounters:
         """
         if not data:
             return
-        self.fetched(topic, max(0, _end_offset(data) - offset), len(data))
+        self.fetched(topic, max(0, next_offset_after(data, offset) - offset), len(data))
 
     def forget(self, topic: str) -> None:
         self.topics.pop(topic, None)
-
-
-def _end_offset(data: bytes) -> int:
-    """The offset after the last of ``data``'s back-to-back batches (``data`` is not empty)."""
-    position = last = 0
-    base_offset = 0
-    while position + LOG_OVERHEAD <= len(data):
-        base_offset, length = _BASE_OFFSET_AND_LENGTH.unpack_from(data, position)
-        last, position = position, position + LOG_OVERHEAD + length
-    (delta,) = _LAST_OFFSET_DELTA.unpack_from(data, last + LAST_OFFSET_DELTA_OFFSET)
-    return base_offset + delta + 1
 
 
 @dataclass(frozen=True, slots=True)

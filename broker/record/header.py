@@ -86,6 +86,7 @@ _HEADER = struct.Struct(">qiibIhiqqqhii")
 _BASE_OFFSET = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _LENGTH_AND_EPOCH = struct.Struct(">ii")
+_BASE_OFFSET_AND_LENGTH = struct.Struct(">qi")
 
 assert _HEADER.size == RECORD_BATCH_OVERHEAD
 
@@ -204,6 +205,24 @@ def iter_batches(buf: bytes | bytearray | memoryview, *, check_crc: bool = True)
         header = check(buf, position)
         yield header
         position += header.size
+
+
+def next_offset_after(buf: bytes | bytearray | memoryview, offset: int) -> int:
+    """The offset after the last of ``buf``'s whole, back-to-back batches; ``offset`` when ``buf`` is empty.
+
+    Hops from one batch's length to the next and reads only the last one's offset delta:
+    no header is decoded or checked, so it is for batches the log already checked (a
+    read's answer), where it costs microseconds per megabyte.
+    """
+    position = last = 0
+    base_offset = offset - 1
+    delta = 0
+    while position + LOG_OVERHEAD <= len(buf):
+        base_offset, length = _BASE_OFFSET_AND_LENGTH.unpack_from(buf, position)
+        last, position = position, position + LOG_OVERHEAD + length
+    if position:
+        (delta,) = _INT32.unpack_from(buf, last + LAST_OFFSET_DELTA_OFFSET)
+    return base_offset + delta + 1
 
 
 def stamp(buf: bytearray, position: int, base_offset: int, partition_leader_epoch: int) -> None:

@@ -36,7 +36,7 @@ from aiohttp import web
 
 from broker.errors import InvalidRequest
 from broker.record.decode import iter_batches_with_records
-from broker.record.header import iter_batches
+from broker.record.header import iter_batches, next_offset_after
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable, query_param
 from broker.server.authorization import principal_of
 from broker.server.json_records import ReadFormat, render_record
@@ -81,13 +81,6 @@ def records_to_json(
     return rendered, next_offset
 
 
-def raw_next_offset(data: bytes, offset: int) -> int:
-    next_offset = offset
-    for header in iter_batches(data, check_crc=False):
-        next_offset = header.next_offset
-    return next_offset
-
-
 def whole_batches_within(data: bytes, budget_bytes: int) -> bytes:
     """The leading whole batches of ``data`` that fit in ``budget_bytes``."""
     end = 0
@@ -129,7 +122,7 @@ async def fetch_span(
     result = await node.fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward)
     chunks = [result.data]
     total_bytes = len(result.data)
-    next_offset = raw_next_offset(result.data, offset)
+    next_offset = next_offset_after(result.data, offset)
     while result.data and total_bytes < max_bytes and next_offset - offset < max_records:
         if next_offset >= result.high_watermark:
             break
@@ -139,7 +132,7 @@ async def fetch_span(
             break
         chunks.append(data)
         total_bytes += len(data)
-        next_offset = raw_next_offset(data, next_offset)
+        next_offset = next_offset_after(data, next_offset)
     return Span(b"".join(chunks), next_offset, result.high_watermark, result.log_start_offset, result.log_end_offset)
 
 

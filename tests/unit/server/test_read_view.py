@@ -5,9 +5,9 @@ from __future__ import annotations
 import struct
 
 from broker.record.codec import RecordInput, encode_batch
-from broker.record.header import ATTRIBUTES_OFFSET, CONTROL_MASK, CRC_OFFSET, crc32c, stamp
+from broker.record.header import ATTRIBUTES_OFFSET, CONTROL_MASK, CRC_OFFSET, crc32c, next_offset_after, stamp
 from broker.server.json_records import ReadFormat
-from broker.server.routes_records import raw_next_offset, read_format, records_to_json
+from broker.server.routes_records import read_format, records_to_json
 
 
 def batch(base_offset: int, *values: bytes, control: bool = False) -> bytes:
@@ -46,11 +46,11 @@ def test_control_batches_are_hidden_but_passed_over() -> None:
 
 def test_empty_data_keeps_the_offset() -> None:
     assert records_to_json("t", 0, b"", 42, 42, 10, ReadFormat.JSON) == ([], 42)
-    assert raw_next_offset(b"", 42) == 42
+    assert next_offset_after(b"", 42) == 42
 
 
-def test_raw_next_offset_is_after_the_last_batch() -> None:
-    assert raw_next_offset(batch(3, b"a", b"b") + batch(5, b"c"), 3) == 6
+def test_next_offset_after_is_after_the_last_batch() -> None:
+    assert next_offset_after(batch(3, b"a", b"b") + batch(5, b"c"), 3) == 6
 
 
 def test_read_format_defaults_to_binary_and_is_case_insensitive() -> None:
