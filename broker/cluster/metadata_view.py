@@ -49,10 +49,12 @@ class MetadataView:
         self,
         store: MetadataStore,
         *,
+        on_topic: Callable[[TopicRecord], None],
         on_partition: Callable[[PartitionRecord], None],
         on_partition_deleted: Callable[[str, int], None],
     ) -> None:
         self._store = store
+        self._on_topic = on_topic
         self._on_partition = on_partition
         self._on_partition_deleted = on_partition_deleted
         self.topics: dict[str, TopicRecord] = {}
@@ -157,6 +159,7 @@ class MetadataView:
         if key.startswith(TOPICS_PREFIX):
             topic = TopicRecord.model_validate_json(value)
             self.topics[topic.name] = topic
+            self._on_topic(topic)
         elif key.startswith(PARTITIONS_PREFIX):
             record = PartitionRecord.model_validate_json(value)
             partition = (record.topic, record.partition)

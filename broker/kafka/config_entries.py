@@ -22,8 +22,7 @@ Kafka's order of precedence.
 back to); a topic's complete listing is ``TopicConfigs.describe``, which adds
 ``compression.type`` and is what both doors answer with (``describe_configs.topic_entries``
 on the Kafka listener), so they cannot disagree on a config. The Kafka listener serves no
-AlterConfigs, so it reports every entry read-only; the HTTP API alters the configs
-``RUNTIME_TOPIC_CONFIGS`` names.
+AlterConfigs, so it reports every entry read-only; the HTTP API alters any of them.
 """
 
 from __future__ import annotations

@@ -116,6 +116,7 @@ class BrokerNode:
         # ``self.console``) up when called, and the view reports nothing before start().
         self.view = MetadataView(
             store,
+            on_topic=self._apply_topic_record,
             on_partition=self._apply_partition_record,
             on_partition_deleted=self._apply_partition_deleted,
         )
@@ -216,6 +217,9 @@ class BrokerNode:
             log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
 
     # ------------------------------------------------------------ replicas
+
+    def _apply_topic_record(self, topic: TopicRecord) -> None:
+        self.replicas.apply_topic_record(topic)
 
     def _apply_partition_record(self, record: PartitionRecord) -> None:
         """The view's hook: the replicas act on the record first; the console only notes it afterwards."""

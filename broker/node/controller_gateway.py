@@ -89,7 +89,7 @@ class ControllerGateway:
         configs = self.catalog.topic_configs
 
         def alter(topic: TopicRecord) -> TopicRecord:
-            return topic.model_copy(update={"configs": configs.altered(topic.configs, changes)})
+            return topic.model_copy(update={"configs": configs.altered(topic, changes)})
 
         updated, revision = await self.controller.update_topic(name, alter)
         return {"configs": updated.configs, "revision": revision}
@@ -134,8 +134,7 @@ class ControllerGateway:
 
         ``InvalidConfig`` names the first bad or read-only config and nothing is written.
         """
-        current = self.catalog.topic(name).configs
-        expected = self.catalog.topic_configs.altered(current, changes)
+        expected = self.catalog.topic_configs.altered(self.catalog.topic(name), changes)
         if validate_only:
             return expected
         answer = await self.on_controller(

@@ -142,6 +142,29 @@ class ReplicaManager:
         self.fetchers.update(partition)
         self._on_partition_role(partition)
 
+    def apply_topic_record(self, topic: TopicRecord) -> None:
+        """Every local replica of ``topic`` takes the record's configs (an alter, or a relist after a gap).
+
+        Each broker applies the record where its watch delivers it, so replicas of one
+        partition switch at slightly different moments; every config is safe through
+        such a window (a follower that fsyncs before the leader asks is only slower, a
+        leader's min ISR is its own decision).
+        """
+        log_config = self.topic_configs.log_config(topic.configs)
+        min_insync_replicas = self.topic_configs.parse(topic.configs).min_insync_replicas
+        for (name, _), partition in self.partitions.items():
+            if name != topic.name:
+                continue
+            if partition.apply_topic_config(log_config, min_insync_replicas):
+                log.info(
+                    "partition.topic_config_applied",
+                    topic=topic.name,
+                    partition=partition.partition,
+                    min_insync_replicas=min_insync_replicas,
+                    leader_epoch=partition.leader_epoch,
+                    high_watermark=partition.high_watermark,
+                )
+
     def _create_partition(self, record: PartitionRecord, topic: TopicRecord) -> Partition:
         key = (record.topic, record.partition)
         log_ = self.logs.get_or_create(record.topic, record.partition, self.topic_configs.log_config(topic.configs))

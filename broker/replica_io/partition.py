@@ -59,7 +59,7 @@ from broker.replication import (
 )
 from broker.storage.flusher import GroupCommitFlusher
 from broker.storage.log import CheckedBatches, PartitionLog, ReadResult, check_batches
-from broker.storage.log_config import FLUSH_FSYNC
+from broker.storage.log_config import FLUSH_FSYNC, LogConfig
 from broker.storage.producer_state import ProducerStateManager, is_idempotent
 from broker.waiting import wait_event
 
@@ -130,6 +130,8 @@ class Partition:
         self._flush_tasks: set[asyncio.Task] = set()
         """Group commits the core asked for (``Ready.start_flush``), held until they report."""
         self._producers: ProducerStateManager | None = None
+        self._min_insync_replicas = 0
+        """The topic's ``min.insync.replicas`` as last given (0 before the first record)."""
 
     # ------------------------------------------------------------------ views
 
@@ -234,7 +236,20 @@ class Partition:
 
     def apply_record(self, record: PartitionRecord, min_insync_replicas: int) -> None:
         """Follow the partition record (the core ignores records older than the one it holds)."""
+        self._min_insync_replicas = min_insync_replicas
         self._perform(self.core.apply_record(record, min_insync_replicas, self.log_view(), now_ms()))
+
+    def apply_topic_config(self, log_config: LogConfig, min_insync_replicas: int) -> bool:
+        """The topic record's configs changed: the log takes them from its next append or
+        retention pass, the core from now (``PartitionReplica.apply_topic_config``).
+
+        Returns whether anything differed from what the replica held."""
+        changed = log_config != self.log.config or min_insync_replicas != self._min_insync_replicas
+        self._min_insync_replicas = min_insync_replicas
+        self.log.update_config(log_config)
+        fsync = log_config.flush_policy == FLUSH_FSYNC
+        self._perform(self.core.apply_topic_config(min_insync_replicas, fsync, self.log_view(), now_ms()))
+        return changed
 
     def stop(self) -> None:
         """The replica is going away (topic deleted, broker stopping)."""

@@ -223,6 +223,24 @@ class PartitionLeaderState:
         self._flushed_offset = max(self._flushed_offset, min(flushed_offset, self._log_end_offset))
         return self.maybe_increment_high_watermark(now_ms)
 
+    def on_topic_config(
+        self, min_insync_replicas: int, flush_bounds_high_watermark: bool, flushed_offset: int, now_ms: int
+    ) -> HwUpdate | None:
+        """An altered ``min.insync.replicas`` or flush policy applies to this epoch at once.
+
+        Lowering min ISR may let the HW rise now (it was held by KIP-966's rule); raising
+        it holds every later rise, and acks=all waits complete with
+        ``NOT_ENOUGH_REPLICAS_AFTER_APPEND`` while the ISR stays below it, as in Kafka.
+        Switching to the ``fsync`` policy takes ``flushed_offset`` (the log's recovery
+        point: under the other policies nothing reported it here) as the durable end, so
+        the HW waits for the next fsync; it never moves back, as everywhere.
+        """
+        self.min_insync_replicas = min_insync_replicas
+        if flush_bounds_high_watermark and not self._flush_bounds_high_watermark:
+            self._flushed_offset = min(flushed_offset, self._log_end_offset)
+        self._flush_bounds_high_watermark = flush_bounds_high_watermark
+        return self.maybe_increment_high_watermark(now_ms)
+
     def flush_would_raise_high_watermark(self, now_ms: int) -> bool:
         """Whether the HW is held back by nothing but the leader's own unflushed tail.
 

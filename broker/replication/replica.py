@@ -160,6 +160,27 @@ class PartitionReplica:
             return NOTHING
         return self._become_follower(record)
 
+    def apply_topic_config(
+        self, min_insync_replicas: int, fsync_before_acknowledging: bool, log_view: LocalLogView, now_ms: int
+    ) -> Ready:
+        """The topic's ``min.insync.replicas`` or flush policy was altered while this replica lives.
+
+        A follower only changes whether it fsyncs before its next fetch; a leader also
+        re-evaluates its HW and its waiting acks=all produces under the new values, and
+        asks for an fsync when the ``fsync`` policy now holds the HW back. A later
+        leadership takes the values from ``apply_record``'s caller, which reads the same
+        topic record.
+        """
+        self._fsync = fsync_before_acknowledging
+        state = self.leader_state
+        if state is None:
+            return NOTHING
+        update = state.on_topic_config(min_insync_replicas, fsync_before_acknowledging, log_view.recovery_point, now_ms)
+        ready = self._completions(state, high_watermark_moved=update is not None)
+        if self._start_flush_if_it_raises_hw(now_ms):
+            ready = dataclasses.replace(ready, start_flush=True)
+        return ready
+
     def _become_leader(
         self, record: PartitionRecord, min_insync_replicas: int, log_view: LocalLogView, now_ms: int
     ) -> Ready:

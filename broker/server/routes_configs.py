@@ -2,11 +2,11 @@
 
 Each config is listed with Kafka's ``source`` and ``synonyms`` (``TopicConfigs.describe``).
 An alter goes to the controller as a change of the topic record, so every broker's
-view applies it (``ControllerGateway.alter_topic_configs``); only the configs that take
-effect at once everywhere may change while the topic lives (``RUNTIME_TOPIC_CONFIGS``,
-the others are ``is_read_only`` and refused with 400 INVALID_CONFIG). A batch is all or
-nothing, and ``validate_only`` checks it and changes nothing. ``DELETE`` on a config
-resets it to the broker's default.
+view applies it to its replicas (``ControllerGateway.alter_topic_configs``); every
+config may change while the topic lives, as in Kafka, so none is ``is_read_only``. A
+refused value answers 400 INVALID_CONFIG naming it. A batch is all or nothing, and
+``validate_only`` checks it and changes nothing. ``DELETE`` on a config resets it to
+the broker's default.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from broker.server.api_routes import CLUSTER, JSON, TOPIC, Body, Operation, Repl
 from broker.server.authorization import may
 from broker.server.params import node_of, read_model
 from broker.server.resources import cluster_path
-from broker.topics.configs import RUNTIME_TOPIC_CONFIGS
 
 if TYPE_CHECKING:
     from broker.node.broker_node import BrokerNode
@@ -80,7 +79,7 @@ def _topic_configs(node: BrokerNode, topic: str) -> list[dict]:
             "KafkaTopicConfig",
             path,
             entry,
-            read_only=entry.name not in RUNTIME_TOPIC_CONFIGS,
+            read_only=False,
             topic_name=topic,
         )
         for entry in node.topic_configs.describe(configs)

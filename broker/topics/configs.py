@@ -9,21 +9,24 @@ that set it keep working, and it is listed with the others. The broker never re-
 records (DESIGN §3: it moves the producer's batches byte for byte), so every value
 behaves as ``producer`` does: batches stay as the producer compressed them.
 
-Which configs an alter may change while the topic lives (``RUNTIME_TOPIC_CONFIGS``)
-is decided by where each is read: a config every broker reads from the topic record on
-every use takes effect at once everywhere; one a replica copies when it opens its log
-or becomes leader (retention, segments, flush, ``min.insync.replicas``) would leave the
-replicas that already exist on the old value while new ones take the new one, so it is
-read-only after creation (``is_read_only``) and an alter of it is refused, nothing changed.
+Every config may be altered while the topic lives, as in Kafka: each broker applies
+the topic record's new configs to its replicas where its watch delivers it
+(``ReplicaManager.apply_topic_record``) — the log from its next append or retention
+pass, the replication core (``min.insync.replicas``, the flush policy) at once — and a
+replica created later reads them from the record. An alter is checked by the same
+policies as a creation (``min.insync.replicas`` within the replication factor, an
+internal topic keeps everything) before anything is written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from broker.cluster.records import TopicRecord
 from broker.errors import InvalidConfig
 from broker.kafka.config_entries import ConfigEntry, ConfigSource, ConfigType, Synonym, topic_config_entries
 from broker.storage.log_config import LogConfig
+from broker.topics.policy import check_internal_configs, check_min_insync_replicas, is_internal_topic
 from config.topic import (
     TOPIC_CONFIG_NAMES,
     TopicConfig,
@@ -39,11 +42,6 @@ DEFAULT_COMPRESSION_TYPE = "producer"
 COMPRESSION_DOC = (
     "Kafka's values are accepted; the broker keeps batches as the producer compressed them, as 'producer' does"
 )
-
-RUNTIME_TOPIC_CONFIGS = frozenset({"max.message.bytes", "unclean.leader.election.enable", COMPRESSION_TYPE})
-"""Read from the topic record at each use: the produce path's size check on every broker,
-the controller's election rule, and (listed only) the compression type."""
-
 
 def canonical_config_name(name: str) -> str:
     """Kafka's dotted name for ``name`` (a field name is accepted too); ``InvalidConfig`` when unknown."""
@@ -109,27 +107,28 @@ class TopicConfigs:
         )
         return sorted(entries, key=lambda entry: entry.name)
 
-    def altered(self, current: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
-        """The topic record's configs after ``changes`` (a None value resets to the default).
+    def altered(
+        self, topic: TopicRecord, changes: Mapping[str, str | None]
+    ) -> dict[str, str]:
+        """``topic``'s record configs after ``changes`` (a None value resets to the default).
 
-        All or nothing: every name is checked (known, alterable at runtime) and the whole
-        result parsed before anything is returned, so a refused alter changes nothing.
-        Names are kept in Kafka's dotted spelling whatever spelling the record held.
+        All or nothing: every name is checked (known), the whole result parsed and held
+        to the topic policies (``min.insync.replicas`` within the replication factor, an
+        internal topic's retention) before anything is returned, so a refused alter
+        changes nothing. Names are kept in Kafka's dotted spelling whatever spelling the
+        record held.
         """
-        result = {canonical_config_name(name): value for name, value in current.items()}
+        result = {canonical_config_name(name): value for name, value in topic.configs.items()}
         for name, value in changes.items():
             dotted = canonical_config_name(name)
-            if dotted not in RUNTIME_TOPIC_CONFIGS:
-                raise InvalidConfig(
-                    f"config {dotted} is read-only once a topic exists: its replicas apply it when they open "
-                    f"their logs; alterable at runtime: {', '.join(sorted(RUNTIME_TOPIC_CONFIGS))}",
-                    config=dotted,
-                )
             if value is None:
                 result.pop(dotted, None)
             else:
                 result[dotted] = value
-        self.parse(result)
+        config = self.parse(result)
+        check_min_insync_replicas(result, config, topic.replication_factor)
+        if topic.internal or is_internal_topic(topic.name):
+            check_internal_configs(topic.name, config)
         return result
 
     def log_config(self, configs: dict[str, str]) -> LogConfig:

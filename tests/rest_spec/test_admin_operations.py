@@ -73,7 +73,7 @@ async def test_a_validate_only_alter_and_a_refused_one_change_nothing(spec: Spec
     no_value = {"data": [{"name": "max.message.bytes"}]}
     assert (await spec.error("updateKafkaTopicConfigBatch", {"topic_name": "t"}, 400, no_value)).error_code == 40005
     params = {"topic_name": "t", "name": "retention.ms"}
-    assert (await spec.error("updateKafkaTopicConfig", params, 400, {"value": "1"})).error_code == 40005
+    assert (await spec.error("updateKafkaTopicConfig", params, 400, {"value": "-2"})).error_code == 40005
     assert (await spec.config("t", "max.message.bytes")).value == before.value
     assert (await spec.config("t", "retention.ms")).source == "DEFAULT_CONFIG"
 

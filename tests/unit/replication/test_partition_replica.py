@@ -306,3 +306,91 @@ def test_a_fenced_follower_stops_fetching_until_a_newer_record():
     replica.apply_record(_record(3, 6, 11), 2, log.view(), 0)
     refreshed = replica.fetch_request(log.view())
     assert refreshed is not None and refreshed.current_leader_epoch == 6
+
+
+def test_lowering_min_isr_lets_a_held_hw_rise_and_answers_the_waiting_produce():
+    """KIP-966 holds the HW while the ISR is below min ISR; an alter to a lower value
+    releases it at once, and raising it again holds the next rise."""
+    replica, log = _replica(fsync=False)
+    replica.apply_record(_record(1, 5, 10, isr=(1, 2)), 3, log.view(), 0)
+    log.log_end_offset = 2
+    replica.on_appended(5, 2, now_ms=1)
+    replica.await_replication("p1", required_offset=2, deadline_ms=5_000)
+    _, ready = _follower_fetch(replica, log, 2, 2, now_ms=2)
+    assert replica.high_watermark == 0 and ready.completions == (), "ISR 2 is below min ISR 3"
+    lowered = replica.apply_topic_config(2, False, log.view(), now_ms=3)
+    assert lowered.high_watermark_moved and replica.high_watermark == 2
+    assert [(c.request_id, c.error) for c in lowered.completions] == [("p1", None)]
+    raised = replica.apply_topic_config(3, False, log.view(), now_ms=4)
+    assert raised is not NOTHING and not raised.high_watermark_moved
+    assert isinstance(replica.admit_produce(acks_all=True), NotEnoughReplicas)
+    log.log_end_offset = 4
+    replica.on_appended(5, 4, now_ms=5)
+    _follower_fetch(replica, log, 2, 4, now_ms=6)
+    assert replica.high_watermark == 2, "min ISR 3 holds the HW again"
+
+
+def test_raising_min_isr_above_the_isr_holds_a_waiting_acks_all_until_its_deadline():
+    """KIP-966: under min ISR the HW does not move, so a write the alter caught waiting is
+    never acknowledged with fewer in-sync replicas than now asked for."""
+    replica, log = _replica(fsync=False)
+    replica.apply_record(_record(1, 5, 10, isr=(1, 2)), 2, log.view(), 0)
+    log.log_end_offset = 1
+    replica.on_appended(5, 1, now_ms=1)
+    replica.await_replication("p1", required_offset=1, deadline_ms=5_000)
+    state = replica.leader_state
+    assert state is not None
+    replica.apply_topic_config(1, False, log.view(), now_ms=2)
+    assert replica.high_watermark == 0, "broker 2 is in the ISR and holds nothing yet"
+    replica.apply_topic_config(3, False, log.view(), now_ms=3)
+    assert state.effective_min_isr == 3
+    _, ready = _follower_fetch(replica, log, 2, 1, now_ms=4)
+    assert replica.high_watermark == 0 and ready.completions == (), "under min ISR the HW does not move"
+    [completion] = replica.tick(5_000).completions
+    assert completion.request_id == "p1" and isinstance(completion.error, RequestTimedOut)
+
+
+def test_switching_to_fsync_holds_later_rises_until_the_leaders_own_flush():
+    replica, log = _replica(fsync=False)
+    _lead(replica, log)
+    log.log_end_offset = 3
+    log.recovery_point = 1
+    replica.on_appended(5, 3, now_ms=1)
+    _follower_fetch(replica, log, 2, 3, now_ms=2)
+    _follower_fetch(replica, log, 3, 3, now_ms=3)
+    assert replica.high_watermark == 3, "the os policy counts the leader's LEO"
+    log.log_end_offset = 6
+    replica.on_appended(5, 6, now_ms=4)
+    switched = replica.apply_topic_config(2, True, log.view(), now_ms=5)
+    assert not switched.start_flush and not switched.high_watermark_moved, "no follower holds offsets 3..5 yet"
+    assert replica.flush_before_acknowledging()
+    _follower_fetch(replica, log, 2, 6, now_ms=6)
+    _, ready = _follower_fetch(replica, log, 3, 6, now_ms=7)
+    assert ready.start_flush and replica.high_watermark == 3, "only the leader's unflushed tail holds it back"
+    _, again = _follower_fetch(replica, log, 2, 6, now_ms=8)
+    assert not again.start_flush, "one flush at a time"
+    flushed = replica.on_flushed(6, now_ms=9)
+    assert flushed.high_watermark_moved and replica.high_watermark == 6
+
+
+def test_switching_away_from_fsync_lets_the_hw_count_the_leaders_log_end():
+    replica, log = _replica(fsync=True)
+    _lead(replica, log)
+    log.log_end_offset = 3
+    replica.on_appended(5, 3, now_ms=1)
+    replica.on_flush_started()
+    _follower_fetch(replica, log, 2, 3, now_ms=2)
+    _follower_fetch(replica, log, 3, 3, now_ms=3)
+    assert replica.high_watermark == 0
+    released = replica.apply_topic_config(2, False, log.view(), now_ms=4)
+    assert released.high_watermark_moved and replica.high_watermark == 3
+    assert not replica.flush_before_acknowledging()
+
+
+def test_a_follower_takes_the_flush_policy_for_its_next_fetch_only():
+    replica, log = _replica(broker_id=2, fsync=False, log=_Log(log_end_offset=4))
+    log.recovery_point = 2
+    replica.apply_record(_record(1, 5, 10), 2, log.view(), 0)
+    assert not replica.must_flush_before_fetching(log.view())
+    assert replica.apply_topic_config(2, True, log.view(), now_ms=1) is NOTHING
+    assert replica.must_flush_before_fetching(log.view())

@@ -6,7 +6,8 @@ import pytest
 
 from broker.errors import InvalidConfig
 from broker.kafka.config_entries import ConfigSource
-from broker.topics.configs import COMPRESSION_TYPES, RUNTIME_TOPIC_CONFIGS, TopicConfigs, canonical_config_name
+from broker.cluster.records import TopicRecord
+from broker.topics.configs import COMPRESSION_TYPES, TopicConfigs, canonical_config_name
 from config.topic import TOPIC_CONFIG_NAMES, TopicDefaults
 
 BUILT_IN = TopicConfigs(TopicDefaults())
@@ -58,15 +59,19 @@ def test_compression_type_defaults_to_producer_and_refuses_other_codecs() -> Non
         BUILT_IN.parse({"compression.type": "brotli"})
 
 
+def _topic(configs: dict[str, str], replication_factor: int = 3, name: str = "t") -> TopicRecord:
+    return TopicRecord(name=name, partitions_count=1, replication_factor=replication_factor, configs=configs)
+
+
 def test_an_alter_sets_and_resets_and_keeps_the_rest() -> None:
     current = {"retention.ms": "5", "max.message.bytes": "1000"}
-    altered = BUILT_IN.altered(current, {"max.message.bytes": None, "compression.type": "lz4"})
+    altered = BUILT_IN.altered(_topic(current), {"max.message.bytes": None, "compression.type": "lz4"})
     assert altered == {"retention.ms": "5", "compression.type": "lz4"}
     assert current == {"retention.ms": "5", "max.message.bytes": "1000"}
 
 
 def test_field_spellings_are_stored_under_kafkas_names() -> None:
-    altered = BUILT_IN.altered({"retention_ms": "5"}, {"max_message_bytes": "2000"})
+    altered = BUILT_IN.altered(_topic({"retention_ms": "5"}), {"max_message_bytes": "2000"})
     assert altered == {"retention.ms": "5", "max.message.bytes": "2000"}
     assert canonical_config_name("unclean_leader_election_enable") == "unclean.leader.election.enable"
 
@@ -74,23 +79,50 @@ def test_field_spellings_are_stored_under_kafkas_names() -> None:
 @pytest.mark.parametrize(
     ("changes", "named"),
     [
-        ({"max.message.bytes": "2000", "retention.ms": "1"}, "retention.ms"),
-        ({"max.message.bytes": "2000", "min.insync.replicas": "2"}, "min.insync.replicas"),
+        ({"max.message.bytes": "2000", "retention.ms": "-2"}, "retention.ms"),
+        ({"max.message.bytes": "2000", "min.insync.replicas": "4"}, "min.insync.replicas"),
         ({"max.message.bytes": "2000", "no.such": "1"}, "no.such"),
         ({"compression.type": "gzip", "max.message.bytes": "0"}, "max.message.bytes"),
         ({"unclean.leader.election.enable": "maybe"}, "unclean.leader.election.enable"),
+        ({"segment.bytes": "1000", "retention.ms": "5"}, "segment.bytes"),
+        ({"flush.policy": "never"}, "flush.policy"),
     ],
 )
 def test_one_bad_change_refuses_the_whole_alter_naming_it(changes: dict, named: str) -> None:
     with pytest.raises(InvalidConfig) as refused:
-        BUILT_IN.altered({}, changes)
+        BUILT_IN.altered(_topic({}), changes)
     assert refused.value.details["config"] == named
 
 
-def test_only_configs_read_at_each_use_are_alterable() -> None:
-    assert (
-        frozenset({"max.message.bytes", "unclean.leader.election.enable", "compression.type"}) == RUNTIME_TOPIC_CONFIGS
-    )
-    for name in ("retention.ms", "segment.bytes", "flush.policy", "min.insync.replicas", "cleanup.policy"):
-        with pytest.raises(InvalidConfig, match="read-only once a topic exists"):
-            BUILT_IN.altered({}, {name: None})
+def test_every_config_is_alterable_while_the_topic_lives() -> None:
+    changes = {
+        "retention.ms": "60000",
+        "retention.bytes": "1048576",
+        "segment.bytes": "65536",
+        "segment.ms": "1000",
+        "index.interval.bytes": "128",
+        "flush.policy": "os",
+        "flush.ms": "50",
+        "cleanup.policy": "compact",
+        "delete.retention.ms": "10",
+        "min.insync.replicas": "3",
+        "max.message.bytes": "2000",
+        "unclean.leader.election.enable": "true",
+        "compression.type": "zstd",
+    }
+    assert BUILT_IN.altered(_topic({}), changes) == changes
+    assert BUILT_IN.altered(_topic(changes), dict.fromkeys(changes)) == {}
+
+
+def test_min_insync_replicas_above_the_replication_factor_is_refused_naming_both() -> None:
+    with pytest.raises(InvalidConfig, match="2 is greater than the replication factor 1"):
+        BUILT_IN.altered(_topic({}, replication_factor=1), {"min.insync.replicas": "2"})
+
+
+def test_an_internal_topic_keeps_everything_through_an_alter() -> None:
+    offsets = _topic({"cleanup.policy": "compact", "retention.ms": "-1"}, name="__consumer_offsets")
+    with pytest.raises(InvalidConfig, match="retention.ms=1000 for internal topic"):
+        BUILT_IN.altered(offsets, {"retention.ms": "1000"})
+    with pytest.raises(InvalidConfig, match="cleanup.policy=delete for internal topic"):
+        BUILT_IN.altered(offsets, {"cleanup.policy": None})
+    assert BUILT_IN.altered(offsets, {"segment.bytes": "65536"})["segment.bytes"] == "65536"
