@@ -237,6 +237,7 @@ class ReplicaManager:
                 ):
                     continue
                 if not partition.is_leader:
+                    await loop.run_in_executor(None, partition.log.delete_segments_below_log_start)
                     continue
                 deleted = await loop.run_in_executor(
                     None, partition.log.delete_retained_segments, now_ms(), partition.high_watermark

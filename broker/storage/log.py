@@ -504,11 +504,24 @@ class PartitionLog:
         Only whole segments entirely below ``high_watermark``, never the active one,
         oldest first; the log start offset moves to the new first segment.
         """
+        return self._delete_segments(self._config, now_ms, high_watermark)
+
+    def delete_segments_below_log_start(self) -> int:
+        """Delete the whole segments below the log start offset; return how many.
+
+        A follower's log start follows its leader's (the fetch responses move it) and
+        its own retention rules never run, so its replica keeps what the leader keeps;
+        without this the files below it would stay on a follower's disk for ever.
+        """
+        unlimited = dataclasses.replace(self._config, retention_ms=-1, retention_bytes=-1)
+        return self._delete_segments(unlimited, 0, self._log_start_offset)
+
+    def _delete_segments(self, config: LogConfig, now_ms: int, high_watermark: int) -> int:
         with self._lock:
             self._check_open()
             retired = segments_to_retire(
                 self._segments,
-                self._config,
+                config,
                 now_ms=now_ms,
                 high_watermark=high_watermark,
                 log_start_offset=self._log_start_offset,

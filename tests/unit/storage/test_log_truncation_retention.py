@@ -116,6 +116,17 @@ def test_unlimited_retention_deletes_only_below_log_start_offset(log_dir: Path) 
     assert log.log_start_offset == 13
 
 
+def test_a_follower_deletes_only_whole_segments_below_its_log_start(log_dir: Path) -> None:
+    log = _filled_log(log_dir)  # segments at 0, 6, 12, 18
+    log.update_config(LogConfig(retention_ms=1, retention_bytes=0))
+    assert log.delete_segments_below_log_start() == 0, "a follower's own retention rules never run"
+    log.advance_log_start_offset(13)
+    assert log.delete_segments_below_log_start() == 2
+    assert [s.base_offset for s in log.segments] == [12, 18]
+    assert not (log_dir / "00000000000000000006.log").exists()
+    assert log.log_start_offset == 13
+
+
 def test_offset_for_timestamp_finds_the_exact_record(log_dir: Path) -> None:
     from broker.record.codec import RecordInput, encode_batch
 
