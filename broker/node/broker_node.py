@@ -29,7 +29,7 @@ from broker.cluster.controller import Controller, ControllerSettings
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.placement import assign_replicas
-from broker.cluster.records import BrokerRegistration, PartitionRecord, validate_topic_name
+from broker.cluster.records import BrokerRegistration, PartitionRecord, TopicRecord, validate_topic_name
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store

@@ -43,6 +43,7 @@ COMPRESSION_DOC = (
     "Kafka's values are accepted; the broker keeps batches as the producer compressed them, as 'producer' does"
 )
 
+
 def canonical_config_name(name: str) -> str:
     """Kafka's dotted name for ``name`` (a field name is accepted too); ``InvalidConfig`` when unknown."""
     if name == COMPRESSION_TYPE:
@@ -107,9 +108,7 @@ class TopicConfigs:
         )
         return sorted(entries, key=lambda entry: entry.name)
 
-    def altered(
-        self, topic: TopicRecord, changes: Mapping[str, str | None]
-    ) -> dict[str, str]:
+    def altered(self, topic: TopicRecord, changes: Mapping[str, str | None]) -> dict[str, str]:
         """``topic``'s record configs after ``changes`` (a None value resets to the default).
 
         All or nothing: every name is checked (known), the whole result parsed and held

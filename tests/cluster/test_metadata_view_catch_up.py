@@ -19,7 +19,11 @@ async def _view_and_writer(tmp_path: Path):
     url = f"sqlite://{tmp_path}/metadata.db"
     reader, writer = await open_store(url), await open_store(url)
     view = MetadataView(
-        reader, on_topic=lambda topic: None, on_partition=lambda record: None, on_partition_deleted=lambda topic, p: None)
+        reader,
+        on_topic=lambda topic: None,
+        on_partition=lambda record: None,
+        on_partition_deleted=lambda topic, p: None,
+    )
     await view.start()
     return view, reader, writer
 

@@ -111,8 +111,11 @@ class SimBroker:
     """The core asked for a group commit (``Ready.start_flush``); it runs at the next tick,
     so a crash can land between the request and the fsync, as in the broker."""
     stale_fetches_refused: int = 0
+    min_insync_replicas: int = field(init=False)
+    """The topic's ``min.insync.replicas`` as this broker last applied it."""
 
     def __post_init__(self) -> None:
+        self.min_insync_replicas = self.config.min_insync_replicas
         self.disk = SimDisk(self.directory, self.config)
         self.disk.open()
         self.core = self._new_core(high_watermark=0)
@@ -190,9 +193,16 @@ class SimBroker:
             )
 
     def apply_record(self, record: PartitionRecord) -> None:
-        self._perform(
-            self.core.apply_record(record, self.config.min_insync_replicas, self._log_view(), self.hooks.now_ms())
-        )
+        self._perform(self.core.apply_record(record, self.min_insync_replicas, self._log_view(), self.hooks.now_ms()))
+
+    def apply_min_insync_replicas(self, min_insync_replicas: int) -> None:
+        """The watch delivered the topic record with an altered ``min.insync.replicas``
+        (``ReplicaManager.apply_topic_record``); the flush policy stays the profile's."""
+        if min_insync_replicas == self.min_insync_replicas:
+            return
+        self.min_insync_replicas = min_insync_replicas
+        fsync = self.config.flush_policy == FLUSH_FSYNC
+        self._perform(self.core.apply_topic_config(min_insync_replicas, fsync, self._log_view(), self.hooks.now_ms()))
 
     # ------------------------------------------------------------ leader: produce
 

@@ -107,6 +107,8 @@ class Simulation:
         self._readers = [_Reader() for _ in range(2)]
         self._records_checked = 0
         self._faults_enabled = True
+        self.min_insync_replicas = config.min_insync_replicas
+        """The topic record's ``min.insync.replicas``; brokers apply it when their watch delivers it."""
         hooks = Hooks(
             now_ms=lambda: self.now_ms,
             send=self._send,
@@ -154,6 +156,8 @@ class Simulation:
             (8, self._read),
             (8, self._deliver_metadata),
         ]
+        if self.config.alter_min_isr:
+            events.append((0.5, self._alter_min_isr))
         if self._faults_enabled:
             events += [
                 (0.3, self._crash),
@@ -252,14 +256,20 @@ class Simulation:
             self._watch(broker)
 
     def _watch(self, broker: SimBroker, record: PartitionRecord | None = None) -> None:
-        """The broker's watch delivers a record (the current one unless named), once its
-        incarnation is registered."""
+        """The broker's watch delivers the topic record and a partition record (the current
+        one unless named), once its incarnation is registered."""
         if (
             broker.active
             and self.network.connected(broker.broker_id, CONTROLLER)
             and self.controller.registered(broker.broker_id, broker.incarnation)
         ):
+            broker.apply_min_insync_replicas(self.min_insync_replicas)
             broker.apply_record(self.controller.record if record is None else record)
+
+    def _alter_min_isr(self) -> None:
+        """An admin alters the topic's ``min.insync.replicas``; no broker knows yet."""
+        self.min_insync_replicas = self.rng.randint(1, self.config.broker_count)
+        self.trace(f"topic min.insync.replicas altered to {self.min_insync_replicas}")
 
     def _produce(self) -> None:
         """A client with possibly stale metadata sends one batch of 1-3 records."""

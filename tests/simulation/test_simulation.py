@@ -22,6 +22,7 @@ PROFILES = {
     "5-brokers-min-isr-3-fsync": SimConfig(broker_count=5, min_insync_replicas=3, flush_policy=FLUSH_FSYNC),
     "3-brokers-os-flush-kill-9": SimConfig(broker_count=3, flush_policy=FLUSH_OS, power_loss=False),
     "3-brokers-interval-flush-kill-9": SimConfig(broker_count=3, flush_policy=FLUSH_INTERVAL, power_loss=False),
+    "3-brokers-min-isr-altered-fsync-power-loss": SimConfig(broker_count=3, alter_min_isr=True, power_loss=True),
 }
 
 

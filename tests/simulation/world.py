@@ -66,6 +66,9 @@ class SimConfig:
     segment_bytes: int = 2_048
     message_loss_probability: float = 0.02
     max_message_delay_ms: int = 40
+    alter_min_isr: bool = False
+    """The topic's ``min.insync.replicas`` is altered during the run (1..broker_count), and each
+    broker applies the new value when its watch delivers the topic record, at its own moment."""
     fence_restarted_brokers: bool = True
     """Kafka's rule (ZK controller's bounced brokers, KRaft's new incarnation): a broker that
     re-registers with a new broker epoch is first handled as failed — removed from the ISR,

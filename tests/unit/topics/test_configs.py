@@ -1,12 +1,12 @@
-"""Topic configs as the admin API shows and alters them: sources, synonyms, read-only, all-or-nothing."""
+"""Topic configs as the admin API shows and alters them: sources, synonyms, policies, all-or-nothing."""
 
 from __future__ import annotations
 
 import pytest
 
+from broker.cluster.records import TopicRecord
 from broker.errors import InvalidConfig
 from broker.kafka.config_entries import ConfigSource
-from broker.cluster.records import TopicRecord
 from broker.topics.configs import COMPRESSION_TYPES, TopicConfigs, canonical_config_name
 from config.topic import TOPIC_CONFIG_NAMES, TopicDefaults
 
@@ -121,8 +121,8 @@ def test_min_insync_replicas_above_the_replication_factor_is_refused_naming_both
 
 def test_an_internal_topic_keeps_everything_through_an_alter() -> None:
     offsets = _topic({"cleanup.policy": "compact", "retention.ms": "-1"}, name="__consumer_offsets")
-    with pytest.raises(InvalidConfig, match="retention.ms=1000 for internal topic"):
+    with pytest.raises(InvalidConfig, match=r"retention\.ms=1000 for internal topic"):
         BUILT_IN.altered(offsets, {"retention.ms": "1000"})
-    with pytest.raises(InvalidConfig, match="cleanup.policy=delete for internal topic"):
+    with pytest.raises(InvalidConfig, match=r"cleanup\.policy=delete for internal topic"):
         BUILT_IN.altered(offsets, {"cleanup.policy": None})
     assert BUILT_IN.altered(offsets, {"segment.bytes": "65536"})["segment.bytes"] == "65536"
