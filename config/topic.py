@@ -83,9 +83,9 @@ TOPIC_CONFIG_NAMES: dict[str, str] = {
 FIELD_CONFIG_NAMES = {field: name for name, field in TOPIC_CONFIG_NAMES.items()}
 
 
-def _parse_value(name: str, field: str, raw: Any) -> Any:
-    """Parse one config string by the field's type; say what was expected when it is not."""
-    annotation = TopicConfig.model_fields[field].annotation
+def parse_config_value(name: str, field: str, raw: Any) -> Any:
+    """Parse one config string by the ``TopicDefaults`` field's type; say (naming ``name``) what was expected."""
+    annotation = TopicDefaults.model_fields[field].annotation
     text = str(raw).strip()
     if annotation is int:
         try:
@@ -122,7 +122,7 @@ def parse_topic_configs(configs: dict[str, str], defaults: TopicConfig) -> Topic
     updates: dict[str, Any] = {}
     for name, raw in configs.items():
         field = topic_config_field(name)
-        updates[field] = _parse_value(name, field, raw)
+        updates[field] = parse_config_value(name, field, raw)
     base = defaults.model_dump(include=set(TopicConfig.model_fields))
     try:
         return TopicConfig.model_validate({**base, **updates})

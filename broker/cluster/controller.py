@@ -45,8 +45,10 @@ from broker.cluster.membership import BrokerMembership
 from broker.cluster.placement import assign_added_partitions
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS
 from broker.cluster.records import (
+    CLUSTER_CONFIGS_KEY,
     CONTROLLER_KEY,
     PARTITIONS_PREFIX,
+    ClusterConfigsRecord,
     PartitionRecord,
     TopicRecord,
     topic_key,
@@ -153,6 +155,29 @@ class Controller:
         term = self.active_term()
         async with term._lock:
             return await self._update_topic(term, name, compute)
+
+    async def update_cluster_configs(
+        self, compute: Callable[[dict[str, str]], dict[str, str]]
+    ) -> tuple[dict[str, str], int]:
+        """Write ``compute(current cluster-wide broker configs)`` by fenced CAS; the configs as
+        they now stand and the store revision at which they do (0 when nothing was ever written).
+
+        ``compute`` may raise to refuse the change (nothing is written).
+        """
+        term = self.active_term()
+        async with term._lock:
+            while True:
+                await term.fence.check()
+                current = await self.store.get(CLUSTER_CONFIGS_KEY)
+                configs = ClusterConfigsRecord.model_validate_json(current.value).configs if current else {}
+                updated = compute(configs)
+                if updated == configs:
+                    return configs, current.mod_revision if current else 0
+                value = ClusterConfigsRecord(configs=updated).model_dump_json().encode()
+                revision = await term.fence.put_if(CLUSTER_CONFIGS_KEY, value, current.mod_revision if current else 0)
+                if revision is not None:
+                    self._log.info("cluster_configs_updated", configs=updated)
+                    return updated, revision
 
     async def create_partitions(self, name: str, partitions_count: int) -> list[PartitionRecord]:
         """Grow topic ``name`` to ``partitions_count`` partitions; the new partition records.

@@ -45,9 +45,11 @@ from broker.cluster.placement import assign_replicas
 from broker.cluster.prefix_view import PrefixView, retry_unavailable
 from broker.cluster.records import (
     BROKERS_PREFIX,
+    CLUSTER_CONFIGS_KEY,
     PARTITIONS_PREFIX,
     TOPICS_PREFIX,
     BrokerRegistration,
+    ClusterConfigsRecord,
     PartitionRecord,
     TopicRecord,
     parse_partition_key,
@@ -69,7 +71,8 @@ ComputeChange = Callable[[PartitionRecord], PartitionChange | None]
 class ControllerSettings:
     """Kafka's controller settings (``config.broker.BrokerSettings`` documents each);
     ``unclean_leader_election_enable`` is the default for topics whose configs do not
-    set ``unclean.leader.election.enable``."""
+    set ``unclean.leader.election.enable``, unless the cluster-wide dynamic broker
+    config sets one."""
 
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_ms: int = 5_000
@@ -270,6 +273,7 @@ class ControllerTerm:
             for kv in await self._list(TOPICS_PREFIX)
         }
         partitions = await self._list(PARTITIONS_PREFIX)
+        unclean_default = await self._unclean_default()
         present: set[tuple[str, int]] = set()
         for kv in partitions:
             topic_name, partition = parse_partition_key(kv.key)
@@ -278,7 +282,7 @@ class ControllerTerm:
                 await self._delete_partition(kv)
                 continue
             present.add((topic_name, partition))
-            unclean = self._unclean_enabled(topic)
+            unclean = _unclean_enabled(topic, unclean_default)
             compute = partial(reconcile, live_broker_ids=live, unclean_leader_election_enable=unclean)
             await self._update(kv, compute, "broker_change")
         for topic in topics.values():
@@ -393,11 +397,14 @@ class ControllerTerm:
         items, _ = await retry_unavailable(lambda: self.store.list(prefix), f"list {prefix}")
         return items
 
-    def _unclean_enabled(self, topic: TopicRecord) -> bool:
-        configured = topic.configs.get(UNCLEAN_LEADER_ELECTION_CONFIG)
-        if configured is None:
-            return self.settings.unclean_leader_election_enable
-        return configured.strip().lower() == "true"
+    async def _unclean_default(self) -> bool:
+        """``unclean.leader.election.enable`` for topics that do not set it: the cluster-wide
+        dynamic broker config when one is set, else this broker's setting."""
+        current = await self._get(CLUSTER_CONFIGS_KEY)
+        configured = ClusterConfigsRecord.model_validate_json(current.value).configs if current else {}
+        if UNCLEAN_LEADER_ELECTION_CONFIG in configured:
+            return configured[UNCLEAN_LEADER_ELECTION_CONFIG] == "true"
+        return self.settings.unclean_leader_election_enable
 
     def _log_change(self, change: PartitionChange, reason: str) -> None:
         record = change.record
@@ -421,3 +428,10 @@ class ControllerTerm:
 
 def _record(kv: KeyValue) -> PartitionRecord:
     return PartitionRecord.model_validate_json(kv.value)
+
+
+def _unclean_enabled(topic: TopicRecord, default: bool) -> bool:
+    configured = topic.configs.get(UNCLEAN_LEADER_ELECTION_CONFIG)
+    if configured is None:
+        return default
+    return configured.strip().lower() == "true"

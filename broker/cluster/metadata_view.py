@@ -23,10 +23,12 @@ import structlog
 from broker.cluster.membership import registration_from
 from broker.cluster.records import (
     BROKERS_PREFIX,
+    CLUSTER_CONFIGS_KEY,
     CONTROLLER_KEY,
     PARTITIONS_PREFIX,
     TOPICS_PREFIX,
     BrokerRegistration,
+    ClusterConfigsRecord,
     PartitionRecord,
     TopicRecord,
     parse_partition_key,
@@ -49,11 +51,13 @@ class MetadataView:
         self,
         store: MetadataStore,
         *,
+        on_cluster_configs: Callable[[dict[str, str]], None],
         on_topic: Callable[[TopicRecord], None],
         on_partition: Callable[[PartitionRecord], None],
         on_partition_deleted: Callable[[str, int], None],
     ) -> None:
         self._store = store
+        self._on_cluster_configs = on_cluster_configs
         self._on_topic = on_topic
         self._on_partition = on_partition
         self._on_partition_deleted = on_partition_deleted
@@ -115,12 +119,15 @@ class MetadataView:
             await self.wait_for(lambda: self.revision >= revision, timeout_s)
 
     async def _relist(self) -> None:
-        """Apply a full listing; topics before partitions, whose replicas need their configs."""
+        """Apply a full listing; topics and the cluster-wide configs before partitions, whose
+        replicas need their configs."""
         values, revision = await self._store.list("/")
         seen_partitions = set()
         self.topics.clear()
         self.brokers.clear()
         self.controller_id = -1
+        if not any(kv.key == CLUSTER_CONFIGS_KEY for kv in values):
+            self._on_cluster_configs({})
         for kv in sorted(values, key=lambda kv: kv.key.startswith(PARTITIONS_PREFIX)):
             if kv.key.startswith(PARTITIONS_PREFIX):
                 seen_partitions.add(parse_partition_key(kv.key))
@@ -171,6 +178,8 @@ class MetadataView:
             self.brokers[registration.broker_id] = registration
         elif key == CONTROLLER_KEY:
             self.controller_id = int(json.loads(value)["broker_id"])
+        elif key == CLUSTER_CONFIGS_KEY:
+            self._on_cluster_configs(ClusterConfigsRecord.model_validate_json(value).configs)
 
     def _apply_delete(self, key: str) -> None:
         if key.startswith(TOPICS_PREFIX):
@@ -184,3 +193,5 @@ class MetadataView:
             self.brokers.pop(int(key[len(BROKERS_PREFIX) :]), None)
         elif key == CONTROLLER_KEY:
             self.controller_id = -1
+        elif key == CLUSTER_CONFIGS_KEY:
+            self._on_cluster_configs({})

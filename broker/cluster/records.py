@@ -12,6 +12,8 @@ Layout (every value is JSON):
 - ``/controller`` — the controller's id, bound to its lease; its revision is the
   controller epoch.
 - ``/producer-ids/next`` — the next idempotent producer id to hand out.
+- ``/configs/brokers`` — ``ClusterConfigsRecord``: the cluster-wide dynamic broker
+  configs (Kafka's ``DYNAMIC_DEFAULT_BROKER_CONFIG``), written by the controller.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ PARTITIONS_PREFIX = "/partitions/"
 BROKERS_PREFIX = "/brokers/"
 CONTROLLER_KEY = "/controller"
 PRODUCER_ID_KEY = "/producer-ids/next"
+CLUSTER_CONFIGS_KEY = "/configs/brokers"
 NO_LEADER = -1
 
 MAX_TOPIC_NAME_LENGTH = 249
@@ -63,6 +66,12 @@ def broker_key(broker_id: int) -> str:
 def parse_partition_key(key: str) -> tuple[str, int]:
     topic, _, partition = key[len(PARTITIONS_PREFIX) :].rpartition("/")
     return topic, int(partition)
+
+
+class ClusterConfigsRecord(BaseModel):
+    """Broker config name (Kafka's, e.g. ``log.retention.ms``) -> value, set cluster-wide at runtime."""
+
+    configs: dict[str, str] = Field(default_factory=dict)
 
 
 class TopicRecord(BaseModel):

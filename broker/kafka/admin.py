@@ -15,7 +15,7 @@ Kafka's rules kept here:
 - ``validate_only`` runs every check of a creation (``check_new_topic``) and creates
   nothing; the answer is the one a creation would give, configs included;
 - the answer's configs (v5+) are every config of the new topic as the HTTP API lists
-  them (``describe_configs.topic_entries``), ``compression.type`` included;
+  them (``TopicConfigs.describe``), ``compression.type`` included;
 - a topic named twice in one request is refused for every copy with
   ``INVALID_REQUEST`` (Kafka's "duplicate topic names");
 - manual replica assignments are refused with ``INVALID_REPLICA_ASSIGNMENT``:
@@ -57,7 +57,6 @@ from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.config_entries import ConfigEntry
 from broker.kafka.context import RequestContext
-from broker.kafka.describe_configs import topic_entries
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
@@ -101,7 +100,7 @@ async def create_topics(context: RequestContext, request: DecodedRequest) -> Any
 
 async def _create_one(context: RequestContext, version: int, topic: Any, validate_only: bool) -> Any:
     node = context.node
-    defaults = node.settings.topic_defaults
+    defaults = node.topic_configs.defaults
     if topic.assignments:
         message = "manual replica assignments are not supported: highwater places replicas itself"
         return _created(version, topic.name, ErrorCode.invalid_replica_assignment, message)
@@ -113,7 +112,7 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
             node.check_new_topic(topic.name, partitions, replication, configs)
         else:
             await node.create_topic(topic.name, partitions, replication, configs)
-        entries = topic_entries(defaults, configs)
+        entries = node.topic_configs.describe(configs)
     except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
         return _created(version, topic.name, *_refusal(error, "create", topic.name))
     described = _described_configs(version, entries) if version >= CONFIGS_SINCE else ()

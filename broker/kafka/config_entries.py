@@ -5,8 +5,10 @@ rest resolved from the broker's ``topic_defaults``, exactly as the HTTP API list
 them (``TopicConfigs.effective``); this module only labels each value with where it
 came from, as Kafka's DescribeConfigs and CreateTopics (v5+) do:
 
-- given at creation -> ``DYNAMIC_TOPIC_CONFIG``;
-- otherwise the broker default: ``STATIC_BROKER_CONFIG`` when the broker's setting
+- given at creation or by an alter -> ``DYNAMIC_TOPIC_CONFIG``;
+- otherwise the broker default: ``DYNAMIC_DEFAULT_BROKER_CONFIG`` when it was set
+  cluster-wide at runtime (``broker.topics.cluster_defaults``), else
+  ``STATIC_BROKER_CONFIG`` when the broker's setting
   differs from highwater's built-in default (someone set it), else ``DEFAULT_CONFIG``.
   Kafka knows whether a key was written in server.properties; highwater's settings
   merge the TOML file, the environment and the ``log_*`` twins of ``topic_defaults``,
@@ -39,6 +41,7 @@ class ConfigSource(enum.IntEnum):
     """Kafka's ``DescribeConfigsResponse.ConfigSource`` numbers."""
 
     DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
 
@@ -70,6 +73,8 @@ BROKER_CONFIG_NAMES: dict[str, str] = {
 }
 """``TopicDefaults`` field -> the Kafka broker config that holds the same default (``log.flush.policy`` is highwater's)."""
 
+BROKER_CONFIG_NAMES_TO_FIELDS = {name: field for field, name in BROKER_CONFIG_NAMES.items()}
+
 BUILT_IN_DEFAULTS = TopicDefaults()
 
 
@@ -78,6 +83,23 @@ class Synonym:
     name: str
     value: str
     source: ConfigSource
+
+
+@dataclass(frozen=True)
+class BrokerDefaults:
+    """The topic defaults a broker applies: its static settings, and the cluster-wide
+    dynamic broker configs (Kafka broker config name -> value) that override them."""
+
+    static: TopicDefaults
+    dynamic: Mapping[str, str]
+
+    def synonyms(self, field: str, static_value: str) -> tuple[Synonym, ...]:
+        """Where the default of ``field`` comes from, in Kafka's order of precedence."""
+        name = BROKER_CONFIG_NAMES[field]
+        static = Synonym(name, static_value, _default_source(self.static, field))
+        if name in self.dynamic:
+            return (Synonym(name, self.dynamic[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG), static)
+        return (static,)
 
 
 @dataclass(frozen=True)
@@ -95,43 +117,52 @@ class ConfigEntry:
 
 
 def topic_config_entries(
-    given: Mapping[str, str], effective: Mapping[str, str], defaults: TopicDefaults
+    given: Mapping[str, str], effective: Mapping[str, str], defaults: BrokerDefaults
 ) -> list[ConfigEntry]:
     """Every log config of a topic: ``effective`` values (all names), ``given`` the ones its record holds (any spelling).
 
     ``given`` must not hold ``compression.type``: ``TopicConfigs.describe`` takes it out and lists it.
     """
     given_by_field = {topic_config_field(name): value for name, value in given.items()}
-    default_strings = topic_config_strings(defaults.topic_config())
+    static_strings = topic_config_strings(defaults.static.topic_config())
     entries = []
     for name, field in TOPIC_CONFIG_NAMES.items():
-        fallback = Synonym(BROKER_CONFIG_NAMES[field], default_strings[name], _default_source(defaults, field))
+        fallback = defaults.synonyms(field, static_strings[name])
         if field in given_by_field:
             override = Synonym(name, effective[name], ConfigSource.DYNAMIC_TOPIC_CONFIG)
-            entries.append(_entry(name, field, override.value, override.source, (override, fallback)))
+            entries.append(_entry(name, field, override.value, override.source, (override, *fallback)))
         else:
-            entries.append(_entry(name, field, effective[name], fallback.source, (fallback,)))
+            entries.append(_entry(name, field, effective[name], fallback[0].source, fallback))
     return entries
 
 
-def broker_config_entries(settings: BrokerSettings) -> list[ConfigEntry]:
-    """The broker's topic defaults under Kafka's broker config names, and its id."""
-    defaults = settings.topic_defaults
+def broker_config_entries(settings: BrokerSettings, dynamic: Mapping[str, str]) -> list[ConfigEntry]:
+    """The broker's topic defaults under Kafka's broker config names (``dynamic`` the cluster-wide ones), and its id."""
+    defaults = BrokerDefaults(settings.topic_defaults, dynamic)
     by_field = {
-        TOPIC_CONFIG_NAMES[name]: value for name, value in topic_config_strings(defaults.topic_config()).items()
+        TOPIC_CONFIG_NAMES[name]: value for name, value in topic_config_strings(defaults.static.topic_config()).items()
     }
-    by_field["partitions"] = str(defaults.partitions)
-    by_field["replication_factor"] = str(defaults.replication_factor)
+    by_field["partitions"] = str(defaults.static.partitions)
+    by_field["replication_factor"] = str(defaults.static.replication_factor)
     entries = []
     for field, name in BROKER_CONFIG_NAMES.items():
-        value = by_field[field]
-        source = _default_source(defaults, field)
-        entries.append(_entry(name, field, value, source, (Synonym(name, value, source),)))
+        synonyms = defaults.synonyms(field, by_field[field])
+        entries.append(_entry(name, field, synonyms[0].value, synonyms[0].source, synonyms))
     broker_id = Synonym("broker.id", str(settings.node_id), ConfigSource.STATIC_BROKER_CONFIG)
     documentation = BrokerSettings.model_fields["node_id"].description
     entries.append(
         ConfigEntry(broker_id.name, broker_id.value, broker_id.source, ConfigType.INT, documentation, (broker_id,))
     )
+    return entries
+
+
+def cluster_config_entries(defaults: BrokerDefaults) -> list[ConfigEntry]:
+    """The cluster-wide dynamic broker configs set, sorted by name (Kafka's default broker resource)."""
+    entries = []
+    for name, value in sorted(defaults.dynamic.items()):
+        field = BROKER_CONFIG_NAMES_TO_FIELDS[name]
+        synonym = Synonym(name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+        entries.append(_entry(name, field, value, synonym.source, (synonym,)))
     return entries
 
 

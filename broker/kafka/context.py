@@ -18,6 +18,7 @@ from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceRes
 from broker.groups.coordinator import GroupCoordinator
 from broker.kafka.codec import DecodedRequest
 from broker.node.security import NodeSecurity
+from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 
 
@@ -28,6 +29,8 @@ class KafkaNode(Protocol):
     security: NodeSecurity
     # the console's traffic counters, which count the records a Fetch answers
     console: ConsoleData
+    # topic configs resolved against the broker's defaults, static and cluster-wide dynamic
+    topic_configs: TopicConfigs
 
     def brokers(self) -> list[BrokerInfo]: ...
     def controller_id(self) -> int: ...

@@ -3,11 +3,11 @@
 Resources, as Kafka answers them:
 
 - a topic: every topic config, from the configs its record holds and the broker's
-  defaults: exactly the entries the HTTP API lists (``topic_entries``), so
+  defaults: exactly the entries the HTTP API lists (``TopicConfigs.describe``), so
   ``compression.type`` is among them; an unknown topic is ``UNKNOWN_TOPIC_OR_PARTITION``;
 - a broker named by this broker's id: its topic defaults under Kafka's broker config
-  names, and ``broker.id``; the empty name (the cluster-wide dynamic defaults) is an
-  empty list, since highwater has no dynamic broker configs; another broker's id is
+  names, and ``broker.id``; the empty name: the cluster-wide dynamic broker configs
+  set (``DYNAMIC_DEFAULT_BROKER_CONFIG``), as Kafka lists them; another broker's id is
   ``INVALID_REQUEST`` (Kafka's "Unexpected broker id"), as clients send a broker's
   resource to that broker;
 - any other resource type (broker loggers ...) is ``INVALID_REQUEST`` naming it.
@@ -30,13 +30,11 @@ from kio.static.primitive import i8
 from broker.errors import HighwaterError, InvalidRequest
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
-from broker.kafka.config_entries import ConfigEntry, broker_config_entries, select
+from broker.kafka.config_entries import ConfigEntry, broker_config_entries, cluster_config_entries, select
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
-from broker.topics.configs import TopicConfigs
-from config.topic import TopicDefaults
 
 API_KEY = 32
 TOPIC = 2
@@ -87,29 +85,19 @@ def _refused(context: RequestContext, resource_type: int, name: str) -> tuple[Er
     return refusal, authz.refusal_message(AclOperation.DESCRIBE_CONFIGS, target)
 
 
-def topic_entries(defaults: TopicDefaults, configs: dict[str, str]) -> list[ConfigEntry]:
-    """Every config of a topic whose record holds ``configs``: the HTTP API's listing (``TopicConfigs.describe``).
-
-    Both doors go through this one function, so they list the same names, values,
-    sources and synonyms, ``compression.type`` included (the one config without a
-    broker setting, which ``config_entries.topic_config_entries`` alone does not know).
-    """
-    return TopicConfigs(defaults).describe(configs)
-
-
 def _entries(context: RequestContext, resource_type: int, name: str) -> list[ConfigEntry]:
     node = context.node
     if resource_type == TOPIC:
-        return topic_entries(node.settings.topic_defaults, node.topic_config_overrides(name))
+        return node.topic_configs.describe(node.topic_config_overrides(name))
     if resource_type == BROKER:
         if name == "":
-            return []
+            return cluster_config_entries(node.topic_configs.broker_defaults)
         if name != str(node.settings.node_id):
             raise InvalidRequest(
                 f"unexpected broker id {name!r}: broker {node.settings.node_id} describes only its own configs "
                 "(or the empty name for the cluster-wide defaults)"
             )
-        return broker_config_entries(node.settings)
+        return broker_config_entries(node.settings, node.topic_configs.dynamic_defaults)
     raise InvalidRequest(f"resource type {resource_type} has no configs here: only topics (2) and brokers (4) do")
 
 

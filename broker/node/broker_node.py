@@ -42,7 +42,7 @@ from broker.descriptions import (
     ProduceResult,
     TopicDescription,
 )
-from broker.errors import NotLeaderOrFollower, TopicAlreadyExists
+from broker.errors import InvalidConfig, NotLeaderOrFollower, TopicAlreadyExists
 from broker.groups.coordinator import GroupCoordinator
 from broker.kafka.dispatch import Dispatcher
 from broker.kafka.listener import KafkaListener, advertised_address, bind_socket
@@ -116,6 +116,7 @@ class BrokerNode:
         # ``self.console``) up when called, and the view reports nothing before start().
         self.view = MetadataView(
             store,
+            on_cluster_configs=self._apply_cluster_configs,
             on_topic=self._apply_topic_record,
             on_partition=self._apply_partition_record,
             on_partition_deleted=self._apply_partition_deleted,
@@ -217,6 +218,19 @@ class BrokerNode:
             log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
 
     # ------------------------------------------------------------ replicas
+
+    def _apply_cluster_configs(self, configs: dict[str, str]) -> None:
+        """The view's hook: new cluster-wide defaults reach every local replica of a topic that does not override them."""
+        if configs == self.topic_configs.dynamic_defaults:
+            return
+        try:
+            self.topic_configs.apply_cluster_configs(configs)
+        except InvalidConfig as error:
+            log.error("cluster_configs.not_applied", configs=configs, error=error.message)
+            return
+        log.info("cluster_configs.applied", configs=configs)
+        for topic in list(self.view.topics.values()):
+            self.replicas.apply_topic_record(topic)
 
     def _apply_topic_record(self, topic: TopicRecord) -> None:
         self.replicas.apply_topic_record(topic)

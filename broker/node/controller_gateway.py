@@ -26,6 +26,7 @@ from broker.cluster.store import MetadataStore
 from broker.errors import InvalidPartitions, InvalidTopic, NotController, ServiceUnavailable
 from broker.node.catalog import Catalog
 from broker.node.forwarding import Forwarder
+from broker.topics import cluster_defaults
 from broker.topics.policy import check_min_insync_replicas
 
 METADATA_PROPAGATION_TIMEOUT_S = 10.0
@@ -94,6 +95,13 @@ class ControllerGateway:
         updated, revision = await self.controller.update_topic(name, alter)
         return {"configs": updated.configs, "revision": revision}
 
+    async def alter_cluster_configs_on_controller(self, changes: dict[str, str | None]) -> dict:
+        static = self.catalog.topic_configs.static_defaults
+        configs, revision = await self.controller.update_cluster_configs(
+            lambda current: cluster_defaults.altered(static, current, changes)
+        )
+        return {"configs": configs, "revision": revision}
+
     async def create_partitions_on_controller(self, name: str, partitions_count: int) -> dict:
         created = await self.controller.create_partitions(name, partitions_count)
         return {"created": [record.model_dump() for record in created]}
@@ -142,6 +150,30 @@ class ControllerGateway:
             f"topics/{name}/configs",
             {"changes": changes},
             lambda c: self.alter_topic_configs_on_controller(name, changes),
+        )
+        revision: int = answer["revision"]
+        await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)
+        configs: dict[str, str] = answer["configs"]
+        return configs
+
+    async def alter_cluster_configs(
+        self, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]:
+        """Set (a value) or reset (None) cluster-wide dynamic broker configs, all or nothing; those in force after it.
+
+        ``InvalidConfig`` names the first bad or unknown config and nothing is written.
+        The answer comes once this broker's view holds the new record, so its replicas
+        and its topic creation already use the new defaults.
+        """
+        topic_configs = self.catalog.topic_configs
+        expected = cluster_defaults.altered(topic_configs.static_defaults, topic_configs.dynamic_defaults, changes)
+        if validate_only:
+            return expected
+        answer = await self.on_controller(
+            "POST",
+            "broker-configs",
+            {"changes": changes},
+            lambda c: self.alter_cluster_configs_on_controller(changes),
         )
         revision: int = answer["revision"]
         await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)

@@ -173,6 +173,7 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", "/console/{path}"): ANYONE,
     ("POST", "/internal/controller/topics/{topic}/configs"): BROKERS,
     ("POST", "/internal/controller/topics/{topic}/partitions"): BROKERS,
+    ("POST", "/internal/controller/broker-configs"): BROKERS,
     ("POST", V2_GROUP): authorized(group(READ)),
     ("DELETE", V2_INSTANCE): authorized(group(READ)),
     ("POST", V2_INSTANCE + "/subscription"): authorized(group(READ), in_handler="READ on every subscribed topic"),

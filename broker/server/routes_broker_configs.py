@@ -1,22 +1,23 @@
 """Broker configs (``/brokers/{b}/configs…``, ``/brokers/-/configs``) and cluster-wide dynamic broker configs
 (``/broker-configs…``).
 
-A broker's configs are the topic defaults its settings fixed, under Kafka's broker
-config names, and its id (``broker.id``), as the Kafka listener's DescribeConfigs lists
-them (``config_entries.broker_config_entries``): ``STATIC_BROKER_CONFIG`` where the
+A broker's configs are the topic defaults it applies, under Kafka's broker config
+names, and its id (``broker.id``), as the Kafka listener's DescribeConfigs lists them
+(``config_entries.broker_config_entries``): ``DYNAMIC_DEFAULT_BROKER_CONFIG`` where
+the cluster-wide dynamic config sets one, ``STATIC_BROKER_CONFIG`` where the broker's
 settings differ from highwater's built-in default, ``DEFAULT_CONFIG`` elsewhere. Each
 broker knows only its own settings, so a request about another live broker is passed
 to it (once: a passed-on request is never passed on again) with the caller's
 principal, as group requests are passed to their coordinator.
 
-None of them is dynamic, so every one is ``is_read_only`` and each alter (PUT, DELETE,
-``configs:alter``, of a broker or cluster-wide) is refused with 400 INVALID_CONFIG,
-nothing changed. Why: every broker setting is read once at start into
-``BrokerSettings``, and the readers of the topic defaults (topic creation on both
-doors, each replica opening its log) take them from there, not from the cluster
-metadata; a default changed at runtime would reach some brokers and not others. For
-the same reason the cluster-wide listing is empty: highwater keeps no
-``DYNAMIC_DEFAULT_BROKER_CONFIG``.
+The cluster-wide configs (``/broker-configs``) are every topic default
+(``cluster_defaults.DYNAMIC_BROKER_CONFIGS``): an alter is a cluster record the
+controller writes and every broker applies, to its topic creation on both doors and
+to the replicas of every topic that does not override the config. The answer comes
+once the broker asked has applied it. A batch is all or nothing; ``validate_only``
+changes nothing. Per-broker alters (``/brokers/{b}/configs``) are refused with 400
+INVALID_CONFIG, nothing changed: one value for the whole cluster keeps every replica
+of a partition on the same rules, whichever broker holds it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import aiohttp
 from aiohttp import web
 
 from broker.errors import InvalidConfig, NotFound, ServiceUnavailable
-from broker.kafka.config_entries import broker_config_entries
+from broker.kafka.config_entries import broker_config_entries, cluster_config_entries
 from broker.server.admin_bodies import (
     BrokerConfigData,
     BrokerConfigDataList,
@@ -53,8 +54,8 @@ NAME = path_param("name", {"type": "string"}, "a broker config name, e.g. log.re
 PASSED_ON_HEADER = "X-Highwater-Passed-On-By"
 PASS_ON_TIMEOUT_S = 10.0
 READ_ONLY = (
-    "highwater's broker configs are fixed when the broker starts: none can be altered at runtime "
-    "(every alter is 400 INVALID_CONFIG, nothing changed)"
+    "highwater keeps no per-broker dynamic configs: set a topic default for the whole cluster with "
+    "/broker-configs (every per-broker alter is 400 INVALID_CONFIG, nothing changed)"
 )
 routes = RouteTable()
 
@@ -63,7 +64,9 @@ def _local_configs(node: BrokerNode) -> list[dict[str, Any]]:
     path = f"{cluster_path(node)}/brokers/{node.node_id}/configs"
     return [
         config_body(node, "KafkaBrokerConfig", path, entry, read_only=True, broker_id=node.node_id)
-        for entry in sorted(broker_config_entries(node.settings), key=lambda entry: entry.name)
+        for entry in sorted(
+            broker_config_entries(node.settings, node.topic_configs.dynamic_defaults), key=lambda entry: entry.name
+        )
     ]
 
 
@@ -99,7 +102,7 @@ async def _broker_configs(request: web.Request, broker_id: int) -> list[dict[str
 
 
 def _read_only(name: str) -> InvalidConfig:
-    return InvalidConfig(f"config {name} is read-only: {READ_ONLY}", config=name)
+    return InvalidConfig(f"config {name} is read-only for one broker: {READ_ONLY}", config=name)
 
 
 @routes.get(
@@ -201,74 +204,83 @@ async def alter_broker_configs(request: web.Request) -> web.Response:
     return await _refuse_broker_alter(request, [entry.name for entry in body.data])
 
 
+def _cluster_configs(node: BrokerNode) -> list[dict[str, Any]]:
+    path = f"{cluster_path(node)}/broker-configs"
+    return [
+        config_body(node, "KafkaClusterConfig", path, entry, read_only=False, config_type="BROKER")
+        for entry in cluster_config_entries(node.topic_configs.broker_defaults)
+    ]
+
+
 @routes.get(
     CLUSTER_CONFIGS,
     Operation(
-        "Cluster-wide dynamic broker configs: always none",
-        (Reply(200, "none", {JSON: ClusterConfigDataList}),),
+        "The cluster-wide dynamic broker configs that are set",
+        (Reply(200, "configs", {JSON: ClusterConfigDataList}),),
         (CLUSTER,),
-        description=READ_ONLY,
     ),
 )
 async def list_cluster_configs(request: web.Request) -> web.Response:
     node = node_of(request)
-    return web.json_response(list_of("KafkaClusterConfigList", node, f"{cluster_path(node)}/broker-configs", []))
+    path = f"{cluster_path(node)}/broker-configs"
+    return web.json_response(list_of("KafkaClusterConfigList", node, path, _cluster_configs(node)))
 
 
 @routes.get(
     CLUSTER_CONFIGS + "/{name}",
     Operation(
-        "One cluster-wide dynamic broker config: always 404",
-        (Reply(200, "never answered", {JSON: ClusterConfigData}),),
+        "One cluster-wide dynamic broker config (404 unless it is set)",
+        (Reply(200, "config", {JSON: ClusterConfigData}),),
         (CLUSTER, NAME),
-        description=READ_ONLY,
     ),
 )
 async def get_cluster_config(request: web.Request) -> web.Response:
-    node_of(request)
+    node = node_of(request)
     name = request.match_info["name"]
-    raise NotFound(f"no cluster-wide dynamic broker config {name!r}: {READ_ONLY}", name=name)
+    for item in _cluster_configs(node):
+        if item["name"] == name:
+            return web.json_response(item)
+    raise NotFound(f"cluster-wide dynamic broker config {name!r} is not set", name=name)
 
 
 @routes.route(
     "PUT",
     CLUSTER_CONFIGS + "/{name}",
     Operation(
-        "Set a cluster-wide broker config: always 400",
-        (Reply(204, "never answered"),),
+        "Set a cluster-wide dynamic broker config (a null value resets it)",
+        (Reply(204, "updated"),),
         (CLUSTER, NAME),
         Body({JSON: UpdateConfigRequestData}),
-        READ_ONLY,
     ),
 )
 async def update_cluster_config(request: web.Request) -> web.Response:
-    node_of(request)
-    await read_model(request, UpdateConfigRequestData)
-    raise _read_only(request.match_info["name"])
+    node = node_of(request)
+    body = await read_model(request, UpdateConfigRequestData)
+    await node.controller_gateway.alter_cluster_configs({request.match_info["name"]: body.value})
+    return web.Response(status=204)
 
 
 @routes.delete(
     CLUSTER_CONFIGS + "/{name}",
-    Operation("Reset a cluster-wide broker config: always 400", (Reply(204, "never answered"),), (CLUSTER, NAME)),
+    Operation("Reset a cluster-wide dynamic broker config", (Reply(204, "reset"),), (CLUSTER, NAME)),
 )
 async def reset_cluster_config(request: web.Request) -> web.Response:
-    node_of(request)
-    raise _read_only(request.match_info["name"])
+    node = node_of(request)
+    await node.controller_gateway.alter_cluster_configs({request.match_info["name"]: None})
+    return web.Response(status=204)
 
 
 @routes.post(
     CLUSTER_CONFIGS + ":alter",
     Operation(
-        "Alter cluster-wide broker configs: 400 for any config",
-        (Reply(204, "an empty alter: nothing to change"),),
+        "Set or reset several cluster-wide dynamic broker configs, all or nothing; validate_only changes nothing",
+        (Reply(204, "altered (or, with validate_only, valid)"),),
         (CLUSTER,),
         Body({JSON: AlterConfigBatchRequestData}),
-        READ_ONLY,
     ),
 )
 async def alter_cluster_configs(request: web.Request) -> web.Response:
-    node_of(request)
+    node = node_of(request)
     body = await read_model(request, AlterConfigBatchRequestData)
-    if body.data:
-        raise _read_only(body.data[0].name)
+    await node.controller_gateway.alter_cluster_configs(body.changes(), validate_only=body.validate_only)
     return web.Response(status=204)

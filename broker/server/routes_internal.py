@@ -108,6 +108,16 @@ async def controller_alter_topic_configs(request: web.Request) -> web.Response:
 
 
 @routes.post(
+    "/internal/controller/broker-configs",
+    internal("Alter the cluster-wide dynamic broker configs on the controller", ControllerAlterConfigs),
+)
+async def controller_alter_cluster_configs(request: web.Request) -> web.Response:
+    body = await read_model(request, ControllerAlterConfigs)
+    gateway = _node(request).controller_gateway
+    return web.json_response(await gateway.alter_cluster_configs_on_controller(body.changes))
+
+
+@routes.post(
     "/internal/controller/topics/{topic}/partitions",
     internal("Grow a topic's partitions on the controller", ControllerCreatePartitions),
 )

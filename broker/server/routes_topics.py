@@ -2,9 +2,10 @@
 
 ``POST /v3/clusters/{c}/topics`` takes the REST Proxy body
 ``{"topic_name", "partitions_count"?, "replication_factor"?, "configs"?: [{"name","value"}],
-"validate_only"?}``; absent counts take the broker's ``topic_defaults``. With
-``validate_only: true`` every check of a creation runs (``check_new_topic``, the one
-Kafka's CreateTopics uses) and nothing is created: the answer is 200 and the topic as it
+"validate_only"?}``; absent counts take the broker's defaults (``topic_defaults``
+overlaid with the cluster-wide dynamic ones). With ``validate_only: true`` every check
+of a creation runs (``check_new_topic``, the one Kafka's CreateTopics uses) and nothing
+is created: the answer is 200 and the topic as it
 would be, where a creation answers 201 and sets ``Location``. An existing topic is
 400 ``TOPIC_ALREADY_EXISTS`` (error code 40002, as the REST Proxy answers it). The node is the authority on
 names, counts and configs (it knows how many brokers are live); this layer only
@@ -191,7 +192,7 @@ async def create_topic(request: web.Request) -> web.Response:
     body = await read_model(request, CreateTopicRequest)
     if not may(request, AclOperation.CREATE, Resource.cluster()):
         require(request, AclOperation.CREATE, Resource.topic(body.topic_name))
-    defaults = node.settings.topic_defaults
+    defaults = node.topic_configs.defaults
     partitions = defaults.partitions if body.partitions_count is None else body.partitions_count
     replication = defaults.replication_factor if body.replication_factor is None else body.replication_factor
     configs = body.config_strings()

@@ -1,8 +1,9 @@
 """Resolving a topic's configs: Kafka-named strings -> ``TopicConfig`` -> ``LogConfig``.
 
 Topic records keep only the configs their creator (or a later alter) gave; everything
-else comes from the broker's ``topic_defaults``, so changing a default reaches every
-topic that did not override it, as in Kafka.
+else comes from the broker's defaults: its ``topic_defaults`` settings overlaid with the
+cluster-wide dynamic broker configs (``apply_cluster_configs``), so changing a default
+reaches every topic that did not override it, as in Kafka.
 
 ``compression.type`` is accepted with Kafka's values (default ``producer``) so tools
 that set it keep working, and it is listed with the others. The broker never re-encodes
@@ -24,8 +25,16 @@ from collections.abc import Mapping
 
 from broker.cluster.records import TopicRecord
 from broker.errors import InvalidConfig
-from broker.kafka.config_entries import ConfigEntry, ConfigSource, ConfigType, Synonym, topic_config_entries
+from broker.kafka.config_entries import (
+    BrokerDefaults,
+    ConfigEntry,
+    ConfigSource,
+    ConfigType,
+    Synonym,
+    topic_config_entries,
+)
 from broker.storage.log_config import LogConfig
+from broker.topics.cluster_defaults import overlay
 from broker.topics.policy import check_internal_configs, check_min_insync_replicas, is_internal_topic
 from config.topic import (
     TOPIC_CONFIG_NAMES,
@@ -64,9 +73,27 @@ class TopicConfigs:
     """The broker's defaults and the conversions every topic config goes through."""
 
     def __init__(self, defaults: TopicDefaults) -> None:
+        self.static_defaults = defaults
+        self.dynamic_defaults: dict[str, str] = {}
+        """The cluster-wide dynamic broker configs in force (``cluster_defaults``)."""
         self.defaults = defaults
         self._default_config = defaults.topic_config()
         self._parsed: dict[frozenset[tuple[str, str]], TopicConfig] = {}
+
+    @property
+    def broker_defaults(self) -> BrokerDefaults:
+        return BrokerDefaults(self.static_defaults, self.dynamic_defaults)
+
+    def apply_cluster_configs(self, configs: Mapping[str, str]) -> None:
+        """Take the cluster record's dynamic broker configs as the defaults of every topic from now.
+
+        ``InvalidConfig`` (nothing changed) for a record this broker cannot apply; the
+        controller writes only records that overlay cleanly.
+        """
+        self.defaults = overlay(self.static_defaults, configs)
+        self.dynamic_defaults = dict(configs)
+        self._default_config = self.defaults.topic_config()
+        self._parsed.clear()
 
     def parse(self, configs: dict[str, str]) -> TopicConfig:
         """Raise ``InvalidConfig`` naming the first bad config.
@@ -97,7 +124,7 @@ class TopicConfigs:
         """
         given = dict(configs)
         compression = given.pop(COMPRESSION_TYPE, None)
-        entries = topic_config_entries(given, self.effective(given), self.defaults)
+        entries = topic_config_entries(given, self.effective(given), self.broker_defaults)
         default = Synonym(COMPRESSION_TYPE, DEFAULT_COMPRESSION_TYPE, ConfigSource.DEFAULT_CONFIG)
         synonyms: tuple[Synonym, ...] = (default,)
         if compression is not None:

@@ -20,6 +20,7 @@ async def _view_and_writer(tmp_path: Path):
     reader, writer = await open_store(url), await open_store(url)
     view = MetadataView(
         reader,
+        on_cluster_configs=lambda configs: None,
         on_topic=lambda topic: None,
         on_partition=lambda record: None,
         on_partition_deleted=lambda topic, p: None,

@@ -1,4 +1,4 @@
-"""Topic configs altered while the topic lives, applied by every replica of three real brokers.
+"""Topic configs and cluster-wide topic defaults altered at runtime, applied by every replica of three real brokers.
 
 An alter is a change of the topic record; each broker applies it to its replicas where
 its metadata watch delivers it. The broker that took the alter answers once its own
@@ -136,3 +136,53 @@ def test_segment_and_retention_configs_altered_on_a_live_topic_reach_every_repli
     assert page["data"][-1]["value"]["data"].startswith("after-11-")
     status, reply = topic.fetch_page(0)
     assert (status, reply["error"]) == (416, "OFFSET_OUT_OF_RANGE"), reply
+
+
+def _cluster(cluster: BrokerCluster, broker_id: int) -> str:
+    return f"{cluster.brokers[broker_id].url}/v3/clusters/{cluster.cluster_id()}"
+
+
+def test_a_cluster_wide_default_reaches_new_topics_and_the_live_replicas_that_do_not_override_it(
+    cluster: BrokerCluster,
+) -> None:
+    defaulted = ReplicatedTopic(cluster, name="follows-the-default")
+    defaulted.create(min_insync_replicas=2)
+    overridden = ReplicatedTopic(cluster, name="keeps-its-own")
+    overridden.create(min_insync_replicas=2)
+    _alter(overridden, 1, "max.message.bytes", "100000")
+    status, reply = http_json("PUT", f"{_cluster(cluster, 2)}/broker-configs/message.max.bytes", {"value": "400"})
+    assert status == 204, reply
+    try:
+        for broker_id in ALL_BROKERS:
+
+            def applied(b: int = broker_id) -> bool:
+                status, reply = http_json("GET", f"{_cluster(cluster, b)}/brokers/{b}/configs/message.max.bytes")
+                return status == 200 and reply["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
+
+            wait_until(applied, 10.0, f"broker {broker_id} to apply message.max.bytes=400")
+            status, reply = defaulted.produce("x" * 500, via=broker_id)
+            assert (status, reply["error"]) == (413, "MESSAGE_TOO_LARGE"), reply
+            assert overridden.produce("x" * 500, via=broker_id)[0] == 200, "a topic override must win"
+        status, listing = http_json("GET", f"{_cluster(cluster, 3)}/broker-configs")
+        assert status == 200, listing
+        assert [(c["name"], c["value"], c["source"]) for c in listing["data"]] == [
+            ("message.max.bytes", "400", "DYNAMIC_DEFAULT_BROKER_CONFIG")
+        ]
+        status, config = http_json("GET", f"{defaulted.base(3)}/configs/max.message.bytes")
+        assert (status, config["value"], config["source"]) == (200, "400", "DYNAMIC_DEFAULT_BROKER_CONFIG"), config
+
+        status, reply = http_json("PUT", f"{_cluster(cluster, 1)}/broker-configs/num.partitions", {"value": "3"})
+        assert status == 204, reply
+        created = {"topic_name": "counted-by-the-default", "replication_factor": 1}
+        status, topic = http_json("POST", f"{_cluster(cluster, 1)}/topics", created)
+        assert (status, topic["partitions_count"]) == (201, 3), topic
+    finally:
+        alter = {"data": [{"name": n, "operation": "DELETE"} for n in ("message.max.bytes", "num.partitions")]}
+        status, reply = http_json("POST", f"{_cluster(cluster, 3)}/broker-configs:alter", alter)
+        assert status == 204, reply
+    for broker_id in ALL_BROKERS:
+        wait_until(
+            lambda b=broker_id: defaulted.produce("x" * 500, via=b)[0] == 200,
+            10.0,
+            f"broker {broker_id} to take the static default back",
+        )

@@ -136,17 +136,14 @@ UNCOMMITTED_LAG = (
 )
 
 BROKER_CONFIGS = (
-    "lists the topic defaults the broker's settings fixed, under Kafka's broker config names, and broker.id, each "
-    "STATIC_BROKER_CONFIG or DEFAULT_CONFIG and is_read_only: settings are read once at start, and a default "
-    "changed at runtime would reach some brokers and not others"
+    "lists the topic defaults the broker applies, under Kafka's broker config names, and broker.id; a default set "
+    "cluster-wide (/broker-configs) is DYNAMIC_DEFAULT_BROKER_CONFIG, the others STATIC_BROKER_CONFIG or "
+    "DEFAULT_CONFIG; every one is is_read_only for one broker: highwater keeps no per-broker dynamic configs, so "
+    "every replica of a partition follows the same rules whichever broker holds it"
 )
 BROKER_CONFIGS_READ_ONLY = (
-    "every broker config is read-only (see the listing): an alter of any config answers 400 with error_code "
-    "40005 (INVALID_CONFIG), nothing changed"
-)
-CLUSTER_CONFIGS = (
-    "highwater keeps no cluster-wide dynamic broker configs (DYNAMIC_DEFAULT_BROKER_CONFIG): broker configs are "
-    "fixed when each broker starts"
+    "no per-broker dynamic configs (see the listing): an alter of any config for one broker answers 400 with "
+    "error_code 40005 (INVALID_CONFIG), nothing changed; set it cluster-wide with /broker-configs"
 )
 TOPIC_CONFIG_ALTERS = (
     "compression.type is kept and listed with Kafka's values, but the broker never re-encodes batches, so every "
@@ -187,54 +184,27 @@ _OPS = (
         ACL_ERRORS,
         errors=(INVALID_BODY,),
     ),
-    Op(
-        "GET",
-        C + "/broker-configs",
-        "listKafkaClusterConfigs",
-        {200: m.ClusterConfigDataList},
-        "different",
-        CLUSTER_CONFIGS + ": the list is always empty",
-    ),
+    Op("GET", C + "/broker-configs", "listKafkaClusterConfigs", {200: m.ClusterConfigDataList}, "implemented"),
     Op(
         "POST",
         C + "/broker-configs:alter",
         "updateKafkaClusterConfigs",
         {204: None},
-        "different",
-        CLUSTER_CONFIGS + ": an alter of any config answers 400 with error_code 40005 (INVALID_CONFIG); an empty "
-        "one answers 204",
-        m.AlterConfigBatchRequestData,
+        "implemented",
+        request=m.AlterConfigBatchRequestData,
         errors=(INVALID_BODY,),
     ),
-    Op(
-        "GET",
-        C + "/broker-configs/{name}",
-        "getKafkaClusterConfig",
-        {200: m.ClusterConfigData},
-        "different",
-        CLUSTER_CONFIGS + ": every name answers 404",
-        refusal=404,
-    ),
+    Op("GET", C + "/broker-configs/{name}", "getKafkaClusterConfig", {200: m.ClusterConfigData}, "implemented"),
     Op(
         "PUT",
         C + "/broker-configs/{name}",
         "updateKafkaClusterConfig",
         {204: None},
-        "different",
-        CLUSTER_CONFIGS + ": every name answers 400 with error_code 40005 (INVALID_CONFIG)",
-        m.UpdateConfigRequestData,
+        "implemented",
+        request=m.UpdateConfigRequestData,
         errors=(INVALID_BODY,),
-        refusal=400,
     ),
-    Op(
-        "DELETE",
-        C + "/broker-configs/{name}",
-        "deleteKafkaClusterConfig",
-        {204: None},
-        "different",
-        CLUSTER_CONFIGS + ": every name answers 400 with error_code 40005 (INVALID_CONFIG)",
-        refusal=400,
-    ),
+    Op("DELETE", C + "/broker-configs/{name}", "deleteKafkaClusterConfig", {204: None}, "implemented"),
     Op("GET", C + "/brokers", "listKafkaBrokers", {200: m.BrokerDataList}, "implemented", named_by_spec=False),
     Op("GET", B, "getKafkaBroker", {200: m.BrokerData}, "implemented", named_by_spec=False),
     Op(

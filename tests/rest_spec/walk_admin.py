@@ -53,7 +53,8 @@ def walk_topic_configs(spec: SpecCaller, topic: str) -> None:
 
 
 def walk_broker_configs(spec: SpecCaller, broker_ids: list[int]) -> None:
-    """Every broker answers for its own configs (the one called passes the others on); none can be altered."""
+    """Every broker answers for its own configs (the one called passes the others on); none can be altered
+    for one broker (the cluster-wide ones can: ``walk_cluster_configs``)."""
     for broker_id in broker_ids:
         listed = spec.call("listKafkaBrokerConfigs", {"broker_id": broker_id}, expect=200).model
         assert isinstance(listed, m.BrokerConfigDataList) and listed.data
@@ -79,17 +80,40 @@ def walk_broker_configs(spec: SpecCaller, broker_ids: list[int]) -> None:
 
 
 def walk_cluster_configs(spec: SpecCaller) -> None:
-    """No cluster-wide dynamic broker config exists, and none can be made."""
+    """A cluster-wide dynamic broker config is set, listed, refused when bad, altered in a batch and reset."""
     listed = spec.call("listKafkaClusterConfigs", expect=200).model
     assert isinstance(listed, m.ClusterConfigDataList) and listed.data == []
     params = {"name": "num.partitions"}
     spec.error("getKafkaClusterConfig", params, expect=404)
-    put = spec.error("updateKafkaClusterConfig", params, expect=400, body={"value": "7"})
-    reset = spec.error("deleteKafkaClusterConfig", params, expect=400)
-    batch = {"data": [{"name": "num.partitions", "value": "7"}]}
-    altered = spec.error("updateKafkaClusterConfigs", expect=400, body=batch)
-    assert {put.error_code, reset.error_code, altered.error_code} == {INVALID_CONFIG}
-    spec.call("updateKafkaClusterConfigs", expect=204, body={"data": []})
+    spec.call("updateKafkaClusterConfig", params, expect=204, body={"value": "7"})
+    one = spec.call("getKafkaClusterConfig", params, expect=200).model
+    assert isinstance(one, m.ClusterConfigData)
+    assert (one.value, one.source, one.config_type, one.is_read_only) == (
+        "7",
+        "DYNAMIC_DEFAULT_BROKER_CONFIG",
+        "BROKER",
+        False,
+    )
+
+    bad = {"data": [{"name": "num.partitions", "value": "8"}, {"name": "log.retention.ms", "value": "soon"}]}
+    refused = spec.error("updateKafkaClusterConfigs", expect=400, body=bad)
+    assert refused.error_code == INVALID_CONFIG and "log.retention.ms" in (refused.message or "")
+    not_dynamic = spec.error("updateKafkaClusterConfig", {"name": "broker.id"}, expect=400, body={"value": "9"})
+    assert not_dynamic.error_code == INVALID_CONFIG
+    dry = {"data": [{"name": "log.retention.ms", "value": "60000"}], "validate_only": True}
+    spec.call("updateKafkaClusterConfigs", expect=204, body=dry)
+    unchanged = spec.call("listKafkaClusterConfigs", expect=200).model
+    assert isinstance(unchanged, m.ClusterConfigDataList)
+    assert [(c.name, c.value) for c in unchanged.data] == [("num.partitions", "7")]
+
+    batch = {
+        "data": [{"name": "num.partitions", "operation": "DELETE"}, {"name": "log.retention.ms", "value": "600000"}]
+    }
+    spec.call("updateKafkaClusterConfigs", expect=204, body=batch)
+    swapped = spec.call("listKafkaClusterConfigs", expect=200).model
+    assert isinstance(swapped, m.ClusterConfigDataList)
+    assert [(c.name, c.value) for c in swapped.data] == [("log.retention.ms", "600000")]
+    spec.call("deleteKafkaClusterConfig", {"name": "log.retention.ms"}, expect=204)
     after = spec.call("listKafkaClusterConfigs", expect=200).model
     assert isinstance(after, m.ClusterConfigDataList) and after.data == []
 

@@ -44,7 +44,7 @@ class AdminStandIn(StandInNode):
 
     def __post_init__(self) -> None:
         self.settings = BrokerSettings(node_id=1, topic_defaults=TopicDefaults(partitions=2, replication_factor=3))
-        self.rules = TopicConfigs(self.settings.topic_defaults)
+        self.topic_configs = TopicConfigs(self.settings.topic_defaults)
 
     async def allocate_producer_id(self) -> int:
         self.next_producer_id += 1
@@ -53,7 +53,7 @@ class AdminStandIn(StandInNode):
     def check_new_topic(
         self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
     ) -> None:
-        self.rules.parse(configs)
+        self.topic_configs.parse(configs)
         assign_replicas(partitions_count, replication_factor, [(1, None), (2, None), (3, None)])
         if name in self.topics:
             raise TopicAlreadyExists(f"topic '{name}' already exists")
@@ -64,7 +64,7 @@ class AdminStandIn(StandInNode):
         self.check_new_topic(name, partitions_count, replication_factor, configs)
         self.topics[name] = configs
         self.created.append((name, partitions_count, replication_factor, configs))
-        return TopicDescription(name, [], replication_factor, self.rules.effective(configs), False)
+        return TopicDescription(name, [], replication_factor, self.topic_configs.effective(configs), False)
 
     async def delete_topic(self, name: str) -> None:
         self.topic_config_overrides(name)
@@ -77,7 +77,7 @@ class AdminStandIn(StandInNode):
         return self.topics[name]
 
     def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]:
-        return self.rules.effective(configs)
+        return self.topic_configs.effective(configs)
 
 
 def versions(api_key: int) -> list[int]:
@@ -339,7 +339,7 @@ def test_describe_configs_lists_every_topic_config_as_the_http_api_does(version:
     body = describe_configs(version, [(2, "zstd-topic", None)], synonyms=True)
     [result] = exchange(node, DESCRIBE_CONFIGS, version, body).results
     assert result.error_code == ErrorCode.none
-    http = node.rules.describe(node.topics["zstd-topic"])
+    http = node.topic_configs.describe(node.topics["zstd-topic"])
     assert [(c.name, c.value, c.config_source) for c in result.configs] == [(e.name, e.value, e.source) for e in http]
     if version >= 1:
         listed = [[(s.name, s.value, s.source) for s in c.synonyms] for c in result.configs]
@@ -356,7 +356,7 @@ def test_create_topics_with_a_compression_type_answers_it_among_the_configs(vers
     assert (result.error_code, result.error_message) == (ErrorCode.none, None)
     sources = {c.name: (c.value, c.config_source) for c in result.configs}
     assert sources["compression.type"] == ("zstd", ConfigSource.DYNAMIC_TOPIC_CONFIG)
-    assert set(sources) == {e.name for e in node.rules.describe({})}
+    assert set(sources) == {e.name for e in node.topic_configs.describe({})}
 
 
 def test_a_null_compression_type_at_creation_is_the_default() -> None:

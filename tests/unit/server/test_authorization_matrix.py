@@ -448,6 +448,12 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
     ),
     internal(
         "POST",
+        "/internal/controller/broker-configs",
+        "/internal/controller/broker-configs",
+        json={"changes": {}},
+    ),
+    internal(
+        "POST",
         "/internal/controller/topics/{topic}/partitions",
         "/internal/controller/topics/m0-exact/partitions",
         "/internal/controller/topics/absent/partitions",
