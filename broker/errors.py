@@ -39,6 +39,18 @@ class InvalidRequest(HighwaterError):
     http_status = 400
 
 
+class InvalidAcl(InvalidRequest):
+    """An ACL binding or filter the REST Proxy v3 ACL routes refuse: 400, as the spec answers it, with 40002.
+
+    40002 is the REST Proxy's code for a request Kafka refused as invalid, and Kafka refuses a
+    bad ACL binding (a CLUSTER resource not named ``kafka-cluster``) with ``INVALID_REQUEST``;
+    the spec's own example of a refused ACL carries it. The name stays ``INVALID_REQUEST``, so
+    clients and the Kafka listener treat it as the request error it is.
+    """
+
+    error_code = 40002
+
+
 class InvalidTopic(HighwaterError):
     name = "INVALID_TOPIC_EXCEPTION"
     error_code = 40002

@@ -156,10 +156,7 @@ def remove_acls(
     server: OnlineServerOption = None,
     metadata: MetadataOption = None,
 ) -> None:
-    """Remove every ACL the filter options select (at least one option; --resource-type ANY for all).
-
-    The broker's route takes ``resource_type`` always, so a filter without it is sent as ANY.
-    """
+    """Remove every ACL the filter options select (at least one option; --resource-type ANY for all)."""
     target = choose_target(ctx, server, metadata)
     params = _given(
         resource_type=resource_type,
@@ -177,8 +174,7 @@ def remove_acls(
     async def offline(store: SecurityStore) -> list[dict]:
         return [binding_to_wire(b) for b in await store.remove_acls(filter_from_wire(params))]
 
-    online = {"resource_type": "ANY", **params}
-    rows = target.run(lambda client: client.delete_acls(online), offline)
+    rows = target.run(lambda client: client.delete_acls(params), offline)
     stdout_console.print(f"removed {len(rows)} ACL(s)")
     if rows:
         stdout_console.print(acls_table(rows))

@@ -21,6 +21,7 @@ from broker.acks import Acks
 from broker.client.errors import BrokerUnreachable
 from broker.client.http import ClusterClient
 from broker.errors import HighwaterError, ServiceUnavailable
+from broker.security.acl_codec import ANY, DELETE_REQUIRED
 
 
 def _name(value: str | int) -> str:
@@ -133,8 +134,12 @@ class AdminClient:
         return await self.call("POST", "/acls", binding)
 
     async def delete_acls(self, acl_filter: dict[str, str]) -> list[dict]:
-        """Delete every ACL matching ``acl_filter``; the ones deleted."""
-        return (await self.call("DELETE", "/acls", params=acl_filter))["data"]
+        """Delete every ACL matching ``acl_filter`` (a field left out matches anything); the ones deleted.
+
+        The route requires the enum fields (``DELETE_REQUIRED``), so those left out are sent as ``ANY``.
+        """
+        params = {**dict.fromkeys(DELETE_REQUIRED, ANY), **acl_filter}
+        return (await self.call("DELETE", "/acls", params=params))["data"]
 
     async def list_users(self) -> list[dict]:
         """Each SCRAM user's name, mechanism and iteration count (never a key or salt)."""

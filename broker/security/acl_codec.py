@@ -2,9 +2,11 @@
 
 The wire names are ``resource_type, resource_name, pattern_type, principal, host,
 operation, permission``, each a string. Decoding checks every field and raises
-``UnprocessableEntity`` whose message names the field and, for the enums, lists the
-allowed values: an operator who typed ``--operation WRTIE`` learns what to type. Enum
-values are read case-insensitively and always written in upper case.
+``InvalidAcl`` whose message names the field and, for the enums, lists the
+allowed values: an operator who typed ``--operation WRTIE`` learns what to type. It is
+the REST Proxy's 400 for a refused ACL, so the HTTP routes answer what the spec says;
+the CLI shows only its message. Enum values are read case-insensitively and always
+written in upper case.
 
 A binding names a ``User:`` principal (``User:*`` for everyone): ACLs are written for
 users; brokers (``Broker:<id>``) are authorized by who they are, never by an ACL.
@@ -24,7 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from broker.errors import UnprocessableEntity
+from broker.errors import InvalidAcl
 from broker.security.acl import (
     CLUSTER_RESOURCE_NAME,
     MATCH,
@@ -40,6 +42,9 @@ from broker.security.principal import USER, Principal
 
 WIRE_FIELDS = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
 ANY = "ANY"
+DELETE_REQUIRED = ("resource_type", "pattern_type", "operation", "permission")
+"""The filter fields a delete must name, as the spec's deleteKafkaAcls requires (``ANY`` matches every value): a
+request that left them out would otherwise delete more than its sender meant."""
 IGNORED_FIELDS = frozenset({"kind", "cluster_id", "metadata"})
 """Fields of a listed ``KafkaAcl`` object that decoding skips, so a listed ACL can be posted back as it is."""
 
@@ -53,13 +58,13 @@ def _allowed(values: list[str]) -> str:
 def _enum(field: str, value: object, kind: type[E]) -> E:
     allowed = [member.value for member in kind]
     if not isinstance(value, str) or value.upper() not in allowed:
-        raise UnprocessableEntity(f"{field} must be one of {_allowed(allowed)} (got {value!r})")
+        raise InvalidAcl(f"{field} must be one of {_allowed(allowed)} (got {value!r})")
     return kind(value.upper())
 
 
 def _text(field: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise UnprocessableEntity(f"{field} must be a non-empty string (got {value!r})")
+        raise InvalidAcl(f"{field} must be a non-empty string (got {value!r})")
     return value
 
 
@@ -70,7 +75,7 @@ def _principal(value: object) -> str:
     except ValueError:
         principal = None
     if principal is None or principal.type != USER:
-        raise UnprocessableEntity(f"principal must be {USER}:<name> or {USER}:{WILDCARD} (got {text!r})")
+        raise InvalidAcl(f"principal must be {USER}:<name> or {USER}:{WILDCARD} (got {text!r})")
     return str(principal)
 
 
@@ -84,13 +89,11 @@ def binding_from_wire(data: Mapping[str, Any]) -> AclBinding:
     silently widen an ACL), the ``KafkaAcl`` envelope fields in ``IGNORED_FIELDS`` are skipped."""
     unknown = sorted(set(data) - set(WIRE_FIELDS) - IGNORED_FIELDS)
     if unknown:
-        raise UnprocessableEntity(f"unknown field(s) {', '.join(unknown)}; allowed: {_allowed(list(WIRE_FIELDS))}")
+        raise InvalidAcl(f"unknown field(s) {', '.join(unknown)}; allowed: {_allowed(list(WIRE_FIELDS))}")
     resource_type = _enum("resource_type", data.get("resource_type"), ResourceType)
     resource_name = _text("resource_name", data.get("resource_name"))
     if resource_type is ResourceType.CLUSTER and resource_name != CLUSTER_RESOURCE_NAME:
-        raise UnprocessableEntity(
-            f"resource_name of a CLUSTER ACL must be {CLUSTER_RESOURCE_NAME} (got {resource_name!r})"
-        )
+        raise InvalidAcl(f"resource_name of a CLUSTER ACL must be {CLUSTER_RESOURCE_NAME} (got {resource_name!r})")
     return AclBinding(
         resource_type=resource_type,
         resource_name=resource_name,
@@ -107,7 +110,7 @@ def _any_or_enum(field: str, value: str | None, kind: type[E]) -> E | None:
         return None
     allowed = [ANY, *(member.value for member in kind)]
     if value.upper() not in allowed:
-        raise UnprocessableEntity(f"{field} must be one of {_allowed(allowed)} (got {value!r})")
+        raise InvalidAcl(f"{field} must be one of {_allowed(allowed)} (got {value!r})")
     return kind(value.upper())
 
 
@@ -116,9 +119,9 @@ def _pattern_filter(value: str | None) -> PatternType | str | None:
         return MATCH
     try:
         return _any_or_enum("pattern_type", value, PatternType)
-    except UnprocessableEntity:
+    except InvalidAcl:
         allowed = [ANY, MATCH, *(member.value for member in PatternType)]
-        raise UnprocessableEntity(f"pattern_type must be one of {_allowed(allowed)} (got {value!r})") from None
+        raise InvalidAcl(f"pattern_type must be one of {_allowed(allowed)} (got {value!r})") from None
 
 
 def filter_from_wire(params: Mapping[str, str]) -> AclFilter:
@@ -128,13 +131,11 @@ def filter_from_wire(params: Mapping[str, str]) -> AclFilter:
     turn into "match everything"."""
     unknown = sorted(set(params) - set(WIRE_FIELDS))
     if unknown:
-        raise UnprocessableEntity(
-            f"unknown filter parameter(s) {', '.join(unknown)}; allowed: {_allowed(list(WIRE_FIELDS))}"
-        )
+        raise InvalidAcl(f"unknown filter parameter(s) {', '.join(unknown)}; allowed: {_allowed(list(WIRE_FIELDS))}")
     resource_name = params.get("resource_name")
     pattern_type = _pattern_filter(params.get("pattern_type"))
     if pattern_type == MATCH and resource_name is None:
-        raise UnprocessableEntity("pattern_type MATCH needs a resource_name")
+        raise InvalidAcl("pattern_type MATCH needs a resource_name")
     principal = params.get("principal")
     return AclFilter(
         resource_type=_any_or_enum("resource_type", params.get("resource_type"), ResourceType),

@@ -53,7 +53,7 @@ from broker.errors import (
     UnsupportedMediaType,
 )
 from broker.server.metrics import HttpMetrics
-from broker.server.params import NODE_KEY
+from broker.server.params import NODE_KEY, body_refusal
 from broker.server.partition_ids import NEGATIVE_PARTITION_ID
 
 log = structlog.get_logger(__name__)
@@ -89,14 +89,9 @@ def error_response(error: HighwaterError) -> web.Response:
 
 def validation_error(error: ValidationError) -> InvalidRequest | UnprocessableEntity:
     """422 naming every offending field; 400 when one of them is a negative partition id."""
-    items = error.errors(include_url=False, include_input=False)
-    problems = [
-        {"field": ".".join(str(part) for part in item["loc"]) or "body", "message": item["msg"]} for item in items
-    ]
-    summary = "; ".join(f"{problem['field']}: {problem['message']}" for problem in problems)
-    if any(item["type"] == NEGATIVE_PARTITION_ID for item in items):
-        return InvalidRequest(f"invalid request body: {summary}", errors=problems)
-    return UnprocessableEntity(f"invalid request body: {summary}", errors=problems)
+    if any(item["type"] == NEGATIVE_PARTITION_ID for item in error.errors(include_url=False, include_input=False)):
+        return body_refusal(error, InvalidRequest)
+    return body_refusal(error, UnprocessableEntity)
 
 
 def http_exception_error(request: web.Request, error: web.HTTPException) -> HighwaterError:

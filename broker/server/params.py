@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from aiohttp import web
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from broker.acks import Acks
-from broker.errors import InvalidRequest, UnknownCluster, UnknownPartition, UnsupportedMediaType
+from broker.errors import HighwaterError, InvalidRequest, UnknownCluster, UnknownPartition, UnsupportedMediaType
 from broker.server.json_depth import MAX_JSON_DEPTH, nests_too_deeply
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ INT64_MAX = 2**63 - 1
 """Kafka's offsets and timestamps are int64; a larger number can name nothing."""
 
 Model = TypeVar("Model", bound=BaseModel)
+Refusal = TypeVar("Refusal", bound=HighwaterError)
 
 
 def _json_integer(value: Any) -> int:
@@ -153,11 +154,28 @@ def parse_json(body: bytes) -> Any:
         raise InvalidRequest(f"malformed JSON: {error.msg} at line {error.lineno} column {error.colno}") from error
 
 
-async def read_model(request: web.Request, model: type[Model]) -> Model:
-    """Read a JSON body and validate it; pydantic's ``ValidationError`` becomes 422 in the middleware."""
+def body_refusal(error: ValidationError, refusal: type[Refusal]) -> Refusal:
+    """``refusal`` naming every field of a body that failed validation, with pydantic's message for each."""
+    items = error.errors(include_url=False, include_input=False)
+    problems = [
+        {"field": ".".join(str(part) for part in item["loc"]) or "body", "message": item["msg"]} for item in items
+    ]
+    summary = "; ".join(f"{problem['field']}: {problem['message']}" for problem in problems)
+    return refusal(f"invalid request body: {summary}", errors=problems)
+
+
+async def read_model(request: web.Request, model: type[Model], *, refusal: type[HighwaterError] | None = None) -> Model:
+    """Read a JSON body and validate it. A body not of the model's shape is refused with ``refusal`` when the
+    route's spec names its error (the ACL routes answer 400); otherwise pydantic's ``ValidationError`` becomes
+    422 in the middleware."""
     require_json(request)
     document = parse_json(await request.read())
-    return model.model_validate(document)
+    try:
+        return model.model_validate(document)
+    except ValidationError as error:
+        if refusal is None:
+            raise
+        raise body_refusal(error, refusal) from None
 
 
 def wants_batches(request: web.Request) -> bool:

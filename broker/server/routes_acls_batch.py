@@ -1,7 +1,8 @@
 """``POST /v3/clusters/{c}/acls:batch``: create several ACLs, all or nothing (REST Proxy's batchCreateKafkaAcls).
 
 Every binding is checked (``acl_codec.binding_from_wire``, the check a single create
-makes) before any is written, so one bad entry refuses the batch with nothing stored.
+makes) before any is written, so one bad entry refuses the batch with nothing stored:
+400 ``InvalidAcl``, as the spec answers it, for a bad binding and a body of the wrong shape.
 The store has no multi-key transaction, so the writes go one by one; if the store
 fails part way, the bindings this call created are removed again before the error
 is answered, so a failed batch leaves the ACLs as they were (a binding that existed
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from broker.cluster.security_keys import acl_key
 from broker.cluster.security_store import SecurityStore
+from broker.errors import InvalidAcl
 from broker.security.acl import AclBinding
 from broker.security.acl_codec import binding_from_wire, binding_to_wire
 from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Reply, RouteTable
@@ -52,7 +54,7 @@ async def _remove_created(request: web.Request, created: list[AclBinding]) -> No
 )
 async def create_acls(request: web.Request) -> web.Response:
     node = node_of(request)
-    body = await read_model(request, CreateAclRequestDataList)
+    body = await read_model(request, CreateAclRequestDataList, refusal=InvalidAcl)
     bindings = [binding_from_wire(entry.model_dump(mode="json")) for entry in body.data]
     store = SecurityStore(node.store)
     created: list[AclBinding] = []

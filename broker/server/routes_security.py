@@ -3,8 +3,11 @@
 ``/v3/clusters/{c}/acls`` takes and answers the REST Proxy's ``KafkaAcl`` shapes;
 listing and deleting take its filter as query parameters (absent or ``ANY`` matches
 anything; ``pattern_type=MATCH`` selects every binding that applies to the named
-resource). Users are SCRAM-SHA-512 credentials made here from the password, which is
-never stored, logged or answered. Quotas are Kafka's client quotas per principal.
+resource). Deleting needs the four enum parameters, as the spec makes them required, so
+no request deletes every ACL unawares. A refused ACL, filter or body answers the spec's
+400 (``InvalidAcl``), where other routes answer 422 for a body of the wrong shape. Users
+are SCRAM-SHA-512 credentials made here from the password, which is never stored,
+logged or answered. Quotas are Kafka's client quotas per principal.
 
 Every change is written to the metadata store, which every broker follows, and logged
 to the audit log with who made it and from where. A change answers once this broker
@@ -24,7 +27,7 @@ from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
 from broker.cluster.security_store import SecurityStore
-from broker.errors import ResourceNotFound, UnprocessableEntity
+from broker.errors import InvalidAcl, ResourceNotFound
 from broker.security.acl import (
     CLUSTER_RESOURCE_NAME,
     MATCH,
@@ -34,7 +37,7 @@ from broker.security.acl import (
     PatternType,
     ResourceType,
 )
-from broker.security.acl_codec import binding_from_wire, binding_to_wire, filter_from_wire
+from broker.security.acl_codec import DELETE_REQUIRED, binding_from_wire, binding_to_wire, filter_from_wire
 from broker.security.quota_limits import limits_from_wire, limits_to_wire
 from broker.security.scram import MECHANISM, MIN_ITERATIONS, new_credential
 from broker.server.api_routes import (
@@ -178,9 +181,11 @@ FILTER_FIELDS: tuple[tuple[str, Schema, str], ...] = (
     ("permission", _choice([permission.value for permission in AclPermission]), "ALLOW or DENY; ANY for both"),
 )
 FILTER_PARAMS: tuple[Param, ...] = tuple(query_param(name, schema, text) for name, schema, text in FILTER_FIELDS)
-DELETE_FILTER_PARAMS: tuple[Param, ...] = (
-    Param("resource_type", "query", FILTER_FIELDS[0][1], "required, so no request deletes every ACL unawares", True),
-    *FILTER_PARAMS[1:],
+DELETE_FILTER_PARAMS: tuple[Param, ...] = tuple(
+    Param(name, "query", schema, f"{text}; required, so no request deletes every ACL unawares", True)
+    if name in DELETE_REQUIRED
+    else query_param(name, schema, text)
+    for name, schema, text in FILTER_FIELDS
 )
 USER_NAME = path_param("user_name", {"type": "string", "pattern": USER_NAME_PATTERN}, "user name")
 PRINCIPAL = path_param("principal", {"type": "string", "pattern": USER_PRINCIPAL_PATTERN}, "User:<name>")
@@ -234,7 +239,7 @@ async def list_acls(request: web.Request) -> web.Response:
     ),
 )
 async def create_acl(request: web.Request) -> web.Response:
-    body = await read_model(request, AclBody)
+    body = await read_model(request, AclBody, refusal=InvalidAcl)
     binding = binding_from_wire(body.model_dump(mode="json"))
     created = await _store(request).add_acl(binding)
     await node_of(request).security.catch_up()
@@ -245,15 +250,20 @@ async def create_acl(request: web.Request) -> web.Response:
 @routes.delete(
     ACLS,
     Operation(
-        "Delete the ACLs matching a filter (resource_type required; ANY for every type)",
+        "Delete the ACLs matching a filter (resource_type, pattern_type, operation and permission required; ANY "
+        "for every value)",
         (Reply(200, "the deleted ACLs", {JSON: DeletedAcls}),),
         (CLUSTER, *DELETE_FILTER_PARAMS),
         tags=TAGS,
     ),
 )
 async def delete_acls(request: web.Request) -> web.Response:
-    if "resource_type" not in request.query:
-        raise UnprocessableEntity("deleting ACLs needs resource_type (resource_type=ANY deletes every ACL)")
+    missing = [name for name in DELETE_REQUIRED if name not in request.query]
+    if missing:
+        raise InvalidAcl(
+            f"deleting ACLs needs {', '.join(missing)} (ANY matches every value; all four ANY deletes every ACL)",
+            missing=missing,
+        )
     acl_filter = filter_from_wire(request.query)
     deleted = await _store(request).remove_acls(acl_filter)
     await node_of(request).security.catch_up()

@@ -305,32 +305,49 @@ def test_malformed_records_are_refused_and_append_nothing(
     assert isinstance(offsets, m.PartitionWithOffsetsData) and offsets.latest_offset == 0
 
 
+KEPT_ACL = {
+    "resource_type": "TOPIC",
+    "resource_name": "spec-acl",
+    "pattern_type": "LITERAL",
+    "principal": "User:spec-kept",
+    "host": "*",
+    "operation": "READ",
+    "permission": "ALLOW",
+}
+REFUSED_ACL = {**KEPT_ACL, "principal": "User:spec-refused"}
+ANY_BUT_PERMISSION = {"resource_type": "ANY", "pattern_type": "ANY", "operation": "ANY"}
+
+
 @pytest.mark.parametrize(
-    ("name", "query", "body"),
+    ("name", "query", "body", "problem"),
     [
         (
             "createKafkaAcls",
             None,
-            {
-                "resource_type": "CLUSTER",
-                "resource_name": "not-kafka-cluster",
-                "pattern_type": "LITERAL",
-                "principal": "User:alice",
-                "host": "*",
-                "operation": "ALTER",
-                "permission": "ALLOW",
-            },
+            {**REFUSED_ACL, "resource_type": "CLUSTER", "resource_name": "not-kafka-cluster", "operation": "ALTER"},
+            "must be kafka-cluster",
         ),
-        ("deleteKafkaAcls", {"resource_name": "spec-acl"}, None),
+        ("createKafkaAcls", None, {**REFUSED_ACL, "operation": "FLY"}, "operation"),
+        ("createKafkaAcls", None, {**REFUSED_ACL, "operaton": "READ"}, "operaton"),
+        ("batchCreateKafkaAcls", None, {"data": [REFUSED_ACL, {**REFUSED_ACL, "permission": "MAYBE"}]}, "permission"),
+        ("deleteKafkaAcls", {"resource_name": "spec-acl"}, None, "needs resource_type, pattern_type"),
+        ("deleteKafkaAcls", {**ANY_BUT_PERMISSION, "resource_name": "spec-acl"}, None, "needs permission"),
+        ("deleteKafkaAcls", {**ANY_BUT_PERMISSION, "permission": "MAYBE"}, None, "permission must be one of"),
     ],
 )
-def test_a_refused_acl_is_422_as_the_table_says_and_changes_nothing(
-    spec: SpecCaller, name: str, query: dict | None, body: dict | None
+def test_a_refused_acl_is_400_with_40002_naming_the_problem_and_changes_nothing(
+    spec: SpecCaller, name: str, query: dict | None, body: dict | None, problem: str
 ) -> None:
-    """The ``different`` verdict of the ACL rows: the spec would answer 400."""
-    spec.error(name, expect=422, query=query, body=body)
-    found = spec.call("getKafkaAcls", expect=200, query={"resource_type": "CLUSTER"}).model
-    assert isinstance(found, m.AclDataList) and found.data == []
+    """The spec's 400 with the code of its own refused-ACL example; the ACL in place stays, none is added."""
+    spec.call("createKafkaAcls", expect=201, body=KEPT_ACL)
+    try:
+        refused = spec.error(name, expect=400, query=query, body=body)
+        assert refused.error_code == 40002 and problem in (refused.message or ""), refused
+        listed = spec.call("getKafkaAcls", expect=200).model
+        assert isinstance(listed, m.AclDataList)
+        assert [acl.principal for acl in listed.data if acl.principal.startswith("User:spec-")] == ["User:spec-kept"]
+    finally:
+        spec.call("deleteKafkaAcls", expect=200, query=KEPT_ACL)
 
 
 def test_a_subscribed_partition_without_a_commit_is_listed_with_null_offsets(

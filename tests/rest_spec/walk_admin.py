@@ -181,7 +181,7 @@ def walk_acl_batch(spec: SpecCaller, topic: str) -> None:
     }
     not_the_cluster = {**acl, "resource_type": "CLUSTER", "resource_name": "not-kafka-cluster", "operation": "ALTER"}
     refused = [{**acl, "principal": "User:carol"}, {**not_the_cluster, "principal": "User:dave"}]
-    spec.error("batchCreateKafkaAcls", expect=422, body={"data": refused})
+    assert spec.error("batchCreateKafkaAcls", expect=400, body={"data": refused}).error_code == 40002
     assert _principals(spec, topic) == []
     batch = [{**acl, "principal": "User:bob"}, {**acl, "principal": "User:carol"}]
     spec.call("batchCreateKafkaAcls", expect=201, body={"data": batch})

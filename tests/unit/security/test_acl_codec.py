@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.errors import UnprocessableEntity
+from broker.errors import InvalidAcl
 from broker.security.acl import AclBinding, AclFilter, AclOperation, AclPermission, PatternType, ResourceType
 from broker.security.acl_codec import (
     binding_from_wire,
@@ -68,15 +68,16 @@ def test_a_listed_kafka_acl_object_can_be_posted_back() -> None:
     ],
 )
 def test_each_bad_field_is_named_with_the_allowed_values(change: dict, message: str) -> None:
-    with pytest.raises(UnprocessableEntity) as raised:
+    with pytest.raises(InvalidAcl) as raised:
         binding_from_wire({**WIRE, **change})
     assert message in raised.value.message
+    assert (raised.value.http_status, raised.value.error_code, raised.value.name) == (400, 40002, "INVALID_REQUEST")
 
 
 def test_a_missing_field_is_named() -> None:
     wire = dict(WIRE)
     del wire["operation"]
-    with pytest.raises(UnprocessableEntity, match="operation must be one of"):
+    with pytest.raises(InvalidAcl, match="operation must be one of"):
         binding_from_wire(wire)
 
 
@@ -103,7 +104,7 @@ def test_filter_reads_every_field() -> None:
 
 def test_match_filter_needs_a_resource_name() -> None:
     assert filter_from_wire({"pattern_type": "MATCH", "resource_name": "orders"}).pattern_type == "MATCH"
-    with pytest.raises(UnprocessableEntity, match="MATCH needs a resource_name"):
+    with pytest.raises(InvalidAcl, match="MATCH needs a resource_name"):
         filter_from_wire({"pattern_type": "match"})
 
 
@@ -117,7 +118,7 @@ def test_match_filter_needs_a_resource_name() -> None:
     ],
 )
 def test_bad_filter_parameters_are_refused(params: dict, message: str) -> None:
-    with pytest.raises(UnprocessableEntity) as raised:
+    with pytest.raises(InvalidAcl) as raised:
         filter_from_wire(params)
     assert message in raised.value.message
 

@@ -174,8 +174,9 @@ async def test_user_and_acl_changes_apply_to_the_next_request(secured: Api) -> N
     assert (await secured.client.get(path, headers=basic("dave", "first"))).status == 401, "old password forgotten"
     assert (await secured.client.get(path, headers=basic("dave", "second"))).status == 200
 
+    dave = {"principal": "User:dave", "resource_type": "TOPIC", "pattern_type": "ANY", "operation": "ANY"}
     removed = await secured.client.delete(
-        f"{secured.cluster}/acls", params={"principal": "User:dave", "resource_type": "TOPIC"}, headers=ADMIN
+        f"{secured.cluster}/acls", params={**dave, "permission": "ANY"}, headers=ADMIN
     )
     assert [acl["operation"] for acl in (await removed.json())["data"]] == ["DESCRIBE"]
     assert (await secured.client.get(path, headers=basic("dave", "second"))).status == 403
@@ -193,39 +194,77 @@ async def test_users_are_listed_without_credentials_and_unknown_ones_are_404(sec
     assert (await error_of(response, 404))["error"] == "RESOURCE_NOT_FOUND"
 
 
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"resource_type": "QUEUE"}, "resource_type"),
-        ({"principal": "alice"}, "principal"),
-        ({"operation": "FLY"}, "operation"),
-        ({"permission": "MAYBE"}, "permission"),
-    ],
-)
-async def test_a_malformed_acl_is_422_naming_the_field_and_stores_nothing(
-    secured: Api, body: dict[str, str], field: str
+GOOD_ACL = {
+    "resource_type": "TOPIC",
+    "resource_name": "t",
+    "pattern_type": "LITERAL",
+    "principal": "User:alice",
+    "operation": "READ",
+    "permission": "ALLOW",
+}
+REFUSED_ACLS = [
+    ({"resource_type": "QUEUE"}, "resource_type"),
+    ({"principal": "alice"}, "principal"),
+    ({"operation": "FLY"}, "operation"),
+    ({"permission": "MAYBE"}, "permission"),
+    ({"resource_type": "CLUSTER", "resource_name": "not-kafka-cluster"}, "kafka-cluster"),
+    ({"operaton": "READ"}, "operaton"),
+]
+
+
+ALL_ANY = {"resource_type": "ANY", "pattern_type": "ANY", "operation": "ANY", "permission": "ANY"}
+"""A delete filter naming every required field, each matching anything: it would delete every ACL."""
+
+
+async def refused_acl(response: aiohttp.ClientResponse, problem: str) -> None:
+    """The spec's 400 for a refused ACL: Kafka's INVALID_REQUEST with the REST Proxy's 40002, naming the problem."""
+    answer = await error_of(response, 400)
+    assert (answer["error"], answer["error_code"]) == ("INVALID_REQUEST", 40002)
+    assert problem in answer["message"]
+
+
+@pytest.mark.parametrize(("change", "problem"), REFUSED_ACLS)
+async def test_a_refused_acl_is_400_naming_the_problem_and_stores_nothing(
+    secured: Api, change: dict[str, str], problem: str
 ) -> None:
-    acl = {
-        "resource_type": "TOPIC",
-        "resource_name": "t",
-        "pattern_type": "LITERAL",
-        "principal": "User:alice",
-        "operation": "READ",
-        "permission": "ALLOW",
-        **body,
-    }
-    response = await secured.client.post(f"{secured.cluster}/acls", json=acl, headers=ADMIN)
-    answer = await error_of(response, 422)
-    assert field in answer["message"]
+    response = await secured.client.post(f"{secured.cluster}/acls", json={**GOOD_ACL, **change}, headers=ADMIN)
+    await refused_acl(response, problem)
     assert await SecurityStore(secured.node.store).acls() == []
 
 
-async def test_deleting_acls_needs_a_filter(secured: Api) -> None:
+@pytest.mark.parametrize(("change", "problem"), REFUSED_ACLS)
+async def test_a_batch_with_one_refused_acl_is_400_and_stores_none(
+    secured: Api, change: dict[str, str], problem: str
+) -> None:
+    batch = {"data": [{**GOOD_ACL, "principal": "User:bob"}, {**GOOD_ACL, **change}]}
+    response = await secured.client.post(f"{secured.cluster}/acls:batch", json=batch, headers=ADMIN)
+    await refused_acl(response, problem)
+    assert await SecurityStore(secured.node.store).acls() == []
+
+
+@pytest.mark.parametrize(
+    ("query", "problem"),
+    [
+        ({}, "needs resource_type, pattern_type, operation, permission"),
+        ({name: value for name, value in ALL_ANY.items() if name != "permission"}, "needs permission"),
+        ({**ALL_ANY, "operation": "FLY"}, "operation must be one of ANY"),
+        ({**ALL_ANY, "pattern_type": "MATCH"}, "MATCH needs a resource_name"),
+        ({**ALL_ANY, "principle": "User:frank"}, "unknown filter parameter(s) principle"),
+    ],
+)
+async def test_a_refused_delete_filter_is_400_naming_the_problem_and_deletes_nothing(
+    secured: Api, query: dict[str, str], problem: str
+) -> None:
     await add_user(secured, "frank")
     await allow(secured, "User:frank", "TOPIC", "t", "READ")
-    response = await secured.client.delete(f"{secured.cluster}/acls", headers=ADMIN)
-    assert (await error_of(response, 422))["error"] == "UNPROCESSABLE_ENTITY"
+    response = await secured.client.delete(f"{secured.cluster}/acls", params=query, headers=ADMIN)
+    await refused_acl(response, problem)
     assert len(await SecurityStore(secured.node.store).acls()) == 1
+
+
+async def test_a_refused_list_filter_is_400_naming_the_problem(secured: Api) -> None:
+    response = await secured.client.get(f"{secured.cluster}/acls", params={"operation": "FLY"}, headers=ADMIN)
+    await refused_acl(response, "operation must be one of ANY")
 
 
 async def test_a_password_utf8_cannot_encode_is_422(secured: Api) -> None:

@@ -626,7 +626,17 @@ RECIPES: tuple[Recipe, ...] = (
         "DELETE",
         C + "/acls",
         200,
-        lambda m, n: Call("DELETE", f"{m.cluster}/acls", params={"resource_type": "TOPIC", "resource_name": n.topic}),
+        lambda m, n: Call(
+            "DELETE",
+            f"{m.cluster}/acls",
+            params={
+                "resource_type": "TOPIC",
+                "resource_name": n.topic,
+                "pattern_type": "ANY",
+                "operation": "ANY",
+                "permission": "ANY",
+            },
+        ),
         on_cluster(AclOperation.ALTER),
         victim_acl,
     ),
