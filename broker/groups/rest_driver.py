@@ -17,6 +17,8 @@ around them, on the group's coordinator only (the v2 routes forward every call t
 * Reads go through the node's read path (``GroupHost.fetch``, HW-bounded, from the
   partition's leader wherever it is) and are cut at the high watermark again when
   rendered (``rest_records``).
+* A read gathers until ``fetch.min.bytes`` of records are readable or its timeout elapses
+  (``rest_gathering`` decides; the waiting is the partitions' long poll on their HW).
 * Auto-commit (``auto.commit.enable``): a read commits, with acks=all and before its
   answer is sent, the offset after the last record it returns for each partition it
   returned records from. If that commit fails the read answers the error and no position
@@ -30,6 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
 from collections.abc import AsyncIterator, Callable
 from copy import copy
 from typing import TYPE_CHECKING, Protocol
@@ -40,6 +44,7 @@ from broker.acks import Acks
 from broker.errors import OffsetOutOfRange
 from broker.groups.assignors import TopicPartition
 from broker.groups.membership import JOIN_EPOCH, HeartbeatRequest
+from broker.groups.rest_gathering import Gathering
 from broker.groups.rest_instances import (
     InstanceConfig,
     InstanceKey,
@@ -65,6 +70,11 @@ log = structlog.get_logger(__name__)
 
 REST_CLIENT_ID = "rest-proxy-v2"
 WRITE_TIMEOUT_MS = 5000
+
+
+def _remaining_ms(deadline: float) -> int:
+    """Milliseconds left until ``deadline`` (``time.monotonic``), rounded up: 0 only once it has passed."""
+    return math.ceil((deadline - time.monotonic()) * 1000)
 
 
 class InstanceCoordinator(Protocol):
@@ -305,58 +315,89 @@ class RestInstanceDriver:
             for topic in sorted({topic for topic, _ in owned}):
                 authorize(topic)
             starts = await self.starts(state, instance, owned)
-            fetched = await self._fetch_round(instance, starts, max_bytes, 0)
-            if not fetched and timeout_ms > 0 and starts:
-                fetched = await self._long_poll(instance, starts, max_bytes, timeout_ms)
-            if instance.config.auto_commit and fetched:
+            gathering = Gathering(starts, instance.config.fetch_min_bytes, max_bytes)
+            await self._gather(instance, gathering, timeout_ms)
+            offsets = gathering.committable()
+            if instance.config.auto_commit and offsets:
                 member_id, epoch = self.member_epoch(state, instance)
-                offsets = [(t, p, span.next_offset, "") for (t, p), span in sorted(fetched.items())]
                 await self.coordinator.commit(shard, group_id, member_id, epoch, offsets)
-            records: list[dict] = []
-            for tp, span in sorted(fetched.items()):
+            for tp, span in gathering.spans.items():
                 instance.advance(tp, starts[tp], span.next_offset)
-                records.extend(span.records)
-            return records
+            return gathering.records()
 
-    async def _fetch_round(self, instance: RestInstance, starts: dict, max_bytes: int, timeout_ms: int) -> dict:
-        """Partitions in order, each given what is left of ``max_bytes``; out-of-range positions reset."""
-        fetched: dict = {}
-        budget = max_bytes
-        for tp, offset in sorted(starts.items()):
-            if budget <= 0:
+    async def _gather(self, instance: RestInstance, gathering: Gathering, timeout_ms: int) -> None:
+        """A round without waiting, then long polls until ``gathering.is_done`` (the rule is there).
+
+        The waiting is the partitions' own long poll (the leader's read wakes when its high
+        watermark moves), never a sleep: a read is answered as soon as the records that end it
+        are below the HW, and at ``timeout_ms`` at the latest.
+        """
+        deadline = time.monotonic() + timeout_ms / 1000
+        await self._fetch_round(instance, gathering)
+        while not gathering.is_done(_remaining_ms(deadline)):
+            await self._long_poll(instance, gathering, _remaining_ms(deadline))
+
+    async def _fetch_round(self, instance: RestInstance, gathering: Gathering) -> None:
+        """Partitions in order, without waiting, each given what is left of ``max_bytes``; out-of-range positions reset."""
+        for tp, offset in gathering.cursors().items():
+            if gathering.budget_bytes <= 0:
                 break
             try:
-                result = await self._fetch(tp, offset, budget, timeout_ms)
+                result = await self._fetch(tp, offset, gathering.budget_bytes, 0)
             except OffsetOutOfRange:
-                instance.positions.pop(tp, None)
+                self._out_of_range(instance, gathering, tp)
                 continue
-            span = render_span(tp[0], tp[1], result.data, offset, result.high_watermark, instance.config.format, budget)
-            if span.records:
-                fetched[tp] = span
-                budget -= span.size_bytes
-        return fetched
+            self._add(instance, gathering, tp, offset, result)
 
-    async def _long_poll(self, instance: RestInstance, starts: dict, max_bytes: int, timeout_ms: int) -> dict:
-        """Wait up to ``timeout_ms`` for the first partition to have records; the others are not waited for."""
-        tasks = {
-            asyncio.create_task(self._fetch(tp, offset, max_bytes, timeout_ms)): tp for tp, offset in starts.items()
-        }
-        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        fetched: dict = {}
-        for task in done:
-            if task.cancelled() or task.exception() is not None:
-                continue
+    async def _long_poll(self, instance: RestInstance, gathering: Gathering, timeout_ms: int) -> None:
+        """Wait up to ``timeout_ms`` for a partition to have records past what was gathered, and add them.
+
+        Every partition long-polls at once; the first to answer ends the wait (the others are
+        cancelled and asked again by the next poll, if the read goes on). A partition whose
+        fetch fails is read no more in this read, so a failing partition cannot spin the loop.
+        """
+        cursors = gathering.cursors()
+        budget = gathering.budget_bytes
+        tasks = {asyncio.create_task(self._fetch(tp, offset, budget, timeout_ms)): tp for tp, offset in cursors.items()}
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in sorted(done, key=tasks.__getitem__):
             tp = tasks[task]
-            result = task.result()
-            span = render_span(
-                tp[0], tp[1], result.data, starts[tp], result.high_watermark, instance.config.format, max_bytes
-            )
-            if span.records:
-                fetched[tp] = span
-        return fetched
+            error = task.exception()
+            if isinstance(error, OffsetOutOfRange):
+                self._out_of_range(instance, gathering, tp)
+            elif error is not None:
+                log.info("rest_v2.read_partition_failed", topic=tp[0], partition=tp[1], error=str(error))
+                gathering.drop(tp)
+            else:
+                self._add(instance, gathering, tp, cursors[tp], task.result())
+
+    @staticmethod
+    def _add(
+        instance: RestInstance, gathering: Gathering, tp: TopicPartition, offset: int, result: FetchResult
+    ) -> None:
+        span = render_span(
+            tp[0],
+            tp[1],
+            result.data,
+            offset,
+            result.high_watermark,
+            instance.config.format,
+            gathering.budget_bytes,
+            first_always_fits=not gathering.has_records,
+        )
+        gathering.add(tp, span)
+
+    @staticmethod
+    def _out_of_range(instance: RestInstance, gathering: Gathering, tp: TopicPartition) -> None:
+        """The position is outside the log (retention deleted it): the next read resolves it again."""
+        if tp not in gathering.spans:
+            instance.positions.pop(tp, None)
+        gathering.drop(tp)
 
     async def commit(
         self,

@@ -27,6 +27,8 @@ class RenderedSpan:
     batches consumed whole (control batches); equal to ``start`` when nothing was consumed."""
     size_bytes: int
     """Sum of the rendered records' key and value sizes (Confluent's ``max_bytes`` measure)."""
+    full: bool = False
+    """Rendering stopped at a record below the HW that did not fit the budget: the answer can take no more."""
 
 
 def _render(data: bytes | None, fmt: str) -> Any:
@@ -44,10 +46,23 @@ def _render(data: bytes | None, fmt: str) -> Any:
 
 
 def render_span(
-    topic: str, partition: int, data: bytes, start: int, high_watermark: int, fmt: str, budget_bytes: int
+    topic: str,
+    partition: int,
+    data: bytes,
+    start: int,
+    high_watermark: int,
+    fmt: str,
+    budget_bytes: int,
+    *,
+    first_always_fits: bool = True,
 ) -> RenderedSpan:
-    """Records of ``data`` in ``[start, high_watermark)`` while their sizes fit ``budget_bytes``
-    (the first record always fits, so a large record cannot stall a reader)."""
+    """Records of ``data`` in ``[start, high_watermark)`` while their sizes fit ``budget_bytes``.
+
+    With ``first_always_fits`` (the answer has no record yet) the first record fits whatever
+    its size, so a large record cannot stall a reader; without it (records of other partitions
+    or rounds are already in the answer) nothing past the budget is taken, so an answer never
+    exceeds ``max_bytes`` except by that one first record.
+    """
     rendered: list[dict[str, Any]] = []
     next_offset = start
     used = 0
@@ -56,9 +71,11 @@ def render_span(
             for record in records:
                 if record.offset < start:
                     continue
-                size = len(record.key or b"") + len(record.value or b"")
-                if record.offset >= high_watermark or (rendered and used + size > budget_bytes):
+                if record.offset >= high_watermark:
                     return RenderedSpan(rendered, next_offset, used)
+                size = len(record.key or b"") + len(record.value or b"")
+                if (rendered or not first_always_fits) and used + size > budget_bytes:
+                    return RenderedSpan(rendered, next_offset, used, full=True)
                 rendered.append(
                     {
                         "topic": topic,

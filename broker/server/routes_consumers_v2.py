@@ -341,8 +341,17 @@ def _wanted_format(request: web.Request) -> str | None:
     operation(
         "Read records below the high watermark from the partitions the instance owns",
         Reply(200, "records", {f"application/vnd.kafka.{f}.v2+json": ConsumerRecords for f in FORMATS}),
-        query_param("timeout", {"type": "integer", "minimum": 0}, "long-poll milliseconds"),
-        query_param("max_bytes", {"type": "integer", "minimum": 1}, "cap on the keys' and values' bytes"),
+        query_param(
+            "timeout",
+            {"type": "integer", "minimum": 0},
+            "long-poll milliseconds: the longest a read waits for records (for fetch.min.bytes of them, if the"
+            " instance sets it); default consumer.request.timeout.ms, at most the broker's fetch_max_wait_ms",
+        ),
+        query_param(
+            "max_bytes",
+            {"type": "integer", "minimum": 1},
+            "cap on the whole answer's keys' and values' bytes (only a first record larger than it still comes)",
+        ),
     ),
 )
 @coordinated

@@ -57,7 +57,10 @@ class CreateConsumerInstanceRequest(BaseModel):
         alias="fetch.min.bytes",
         ge=-1,
         le=INT64_MAX,
-        description="accepted and kept for compatibility; a read answers as soon as any record is readable",
+        description=(
+            "bytes (records' keys and values) a read gathers before it answers, unless its timeout elapses"
+            " first; -1 or 0: a read answers as soon as any record is readable"
+        ),
     )
     consumer_request_timeout_ms: IntText = Field(1000, alias="consumer.request.timeout.ms", ge=0, le=3_600_000)
     consumer_instance_timeout_ms: Annotated[int, Field(ge=100, le=3_600_000), BeforeValidator(_number_text)] | None = (

@@ -13,6 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -165,7 +166,9 @@ def test_instance_survives_the_broker_that_created_it(cluster: BrokerCluster, cr
         reader.url, "GET", f"{path}/offsets", {"partitions": [{"topic": "orders", "partition": p} for p in (0, 1)]}
     )
     assert status == 200, answer
-    assert {o["partition"]: o["offset"] for o in answer["offsets"] if o["offset"] >= 0} == committed_at
+    assert {o["partition"]: o["offset"] for o in answer["offsets"]} == {p: committed_at.get(p, 0) for p in (0, 1)}, (
+        "every position is committed: after the records read, or the log start of a partition max_bytes left unread"
+    )
     uncommitted = read(reader.url, path, max_bytes=100)
     assert uncommitted, "a second read goes on past the first"
 
@@ -378,3 +381,71 @@ def test_v2_calls_are_checked_as_the_caller_on_whichever_broker_coordinates(secu
         assert (status, body["error"]) == (403, "GROUP_AUTHORIZATION_FAILED"), (broker_id, body)
         status, body = v2(broker_id, "POST", "/consumers/other", ALICE, {"name": "nope"})
         assert (status, body["error"]) == (403, "GROUP_AUTHORIZATION_FAILED"), (broker_id, body)
+
+
+MIN_BYTES_VALUE = "v" * 100
+
+
+def produce_values(cluster: BrokerCluster, topic: str, values: list[str]) -> None:
+    """``values`` to partition 0 in one acks=all request (below the HW when answered); retried only
+    when nothing was written, so no record is written twice."""
+    entries = [{"partition_id": 0, "value": {"type": "STRING", "data": value}} for value in values]
+    deadline = time.monotonic() + 10
+    while True:
+        status, answer = v3(cluster, cluster.any_url(), "POST", f"/topics/{topic}/records:batch", {"entries": entries})
+        assert status == 207, answer
+        if not answer["failures"]:
+            return
+        assert len(answer["failures"]) == len(entries) and time.monotonic() < deadline, answer
+        time.sleep(0.1)
+
+
+def high_watermark(cluster: BrokerCluster, topic: str) -> int:
+    status, described = v3(cluster, cluster.any_url(), "GET", f"/topics/{topic}/partitions/0")
+    assert status == 200, described
+    return described["high_watermark"]
+
+
+def test_fetch_min_bytes_holds_a_read_until_enough_bytes_or_its_timeout(cluster: BrokerCluster) -> None:
+    """Order of events, not durations: the read is started before the first step is produced and
+    must still be pending once that step is below the HW (it is under ``fetch.min.bytes``); only
+    the second step can end it, so it answers both. The unmet read's one timing assertion is a
+    lower bound (a broker cannot answer before the timeout it waits out), safe however loaded."""
+    create_topic(cluster, "gathered", 1)
+    create_topic(cluster, "sparse", 1)
+    step_one = [f"{MIN_BYTES_VALUE}-{i}" for i in range(3)]
+    step_two = [f"{MIN_BYTES_VALUE}-{i}" for i in range(3, 5)]
+    min_bytes = sum(len(value) for value in step_one + step_two)
+    config = {"auto.offset.reset": "earliest", "fetch.min.bytes": str(min_bytes)}
+    path = instance_path(create_instance(cluster.brokers[1].url, "gatherers", **config))
+    assert retrying(cluster.brokers[2].url, "POST", f"{path}/subscription", {"topics": ["gathered"]})[0] == 204
+    deadline = time.monotonic() + 30
+    while retrying(cluster.brokers[2].url, "GET", f"{path}/assignments")[1] != {
+        "partitions": [{"topic": "gathered", "partition": 0}]
+    }:
+        assert time.monotonic() < deadline, "the subscribed instance was never assigned the partition"
+        time.sleep(0.1)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(read, cluster.brokers[3].url, path, timeout=30_000)
+        produce_values(cluster, "gathered", step_one)
+        assert high_watermark(cluster, "gathered") >= len(step_one)
+        assert not pending.done(), "the first step is readable but under fetch.min.bytes: the read waits on"
+        produce_values(cluster, "gathered", step_two)
+        records = pending.result(timeout=60)
+    assert [(r["offset"], r["value"]) for r in records] == list(enumerate(step_one + step_two))
+    assert read(cluster.brokers[1].url, path, timeout=0) == [], "the position moved over exactly what was returned"
+    status, answer = retrying(
+        cluster.brokers[2].url, "GET", f"{path}/offsets", {"partitions": [{"topic": "gathered", "partition": 0}]}
+    )
+    assert (status, answer["offsets"][0]["offset"]) == (200, 5), "auto-commit committed what was returned"
+
+    produce_values(cluster, "sparse", step_one)
+    config = {**config, "consumer.request.timeout.ms": "2000"}
+    unmet = instance_path(create_instance(cluster.brokers[2].url, "unmet", **config))
+    partition = {"partitions": [{"topic": "sparse", "partition": 0}]}
+    assert retrying(cluster.brokers[3].url, "POST", f"{unmet}/assignments", partition)[0] == 204
+    started = time.monotonic()
+    records = read(cluster.brokers[1].url, unmet)
+    assert time.monotonic() - started >= 2.0, "the instance's consumer.request.timeout.ms was waited out"
+    assert [(r["offset"], r["value"]) for r in records] == list(enumerate(step_one)), "answered with what it had"

@@ -164,13 +164,14 @@ def test_render_stops_at_the_high_watermark() -> None:
     span = render_span("t", 0, data, 0, 2, "json", 1 << 20)
     assert [r["offset"] for r in span.records] == [0, 1]
     assert span.next_offset == 2, "never past the HW"
+    assert not span.full, "stopping at the HW is not running out of budget"
 
 
 def test_render_skips_records_before_the_start_and_respects_the_byte_budget() -> None:
     data = _batch(0, [b'"a"', b'"b"', b'"c"', b'"d"'])
     span = render_span("t", 3, data, 1, 4, "json", 8)
     assert [(r["offset"], r["value"], r["partition"]) for r in span.records] == [(1, "b", 3), (2, "c", 3)]
-    assert span.next_offset == 3 and span.size_bytes == 8
+    assert span.next_offset == 3 and span.size_bytes == 8 and span.full
 
 
 def test_a_record_larger_than_the_budget_still_comes_alone() -> None:
