@@ -10,7 +10,8 @@ Invariants, checked by ``tests/unit/test_error_table.py``:
 
 - every row's name appears once in the table, and so does every row's ``error_code``
   except where the REST Proxy gives several errors one code (40002: the request was
-  refused as invalid, for ``INVALID_TOPIC_EXCEPTION`` and ``TOPIC_ALREADY_EXISTS``);
+  refused as invalid, for ``INVALID_TOPIC_EXCEPTION``, ``TOPIC_ALREADY_EXISTS`` and
+  ``INVALID_REPLICA_ASSIGNMENT``);
   bodies decode by name, so a shared code is never ambiguous;
 - every other ``HighwaterError`` a broker raises refines a row: it subclasses the
   row's class under the row's name (``UnknownPartition`` is an
@@ -40,6 +41,7 @@ from broker.errors import (
     InvalidConfig,
     InvalidPartitions,
     InvalidProducerEpoch,
+    InvalidReplicaAssignment,
     InvalidReplicationFactor,
     InvalidRequest,
     InvalidTopic,
@@ -91,6 +93,7 @@ ERROR_TABLE: tuple[type[HighwaterError], ...] = (
     InvalidTopic,
     InvalidPartitions,
     InvalidReplicationFactor,
+    InvalidReplicaAssignment,
     InvalidConfig,
     CorruptRecord,
     NotFound,

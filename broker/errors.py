@@ -69,6 +69,15 @@ class InvalidReplicationFactor(HighwaterError):
     http_status = 400
 
 
+class InvalidReplicaAssignment(HighwaterError):
+    """A manual replica assignment Kafka's rules refuse (``broker.cluster.replica_assignment``); 400 with 40002,
+    the REST Proxy's code for a topic creation Kafka refused, shared with ``InvalidTopic``."""
+
+    name = "INVALID_REPLICA_ASSIGNMENT"
+    error_code = 40002
+    http_status = 400
+
+
 class InvalidConfig(HighwaterError):
     name = "INVALID_CONFIG"
     error_code = 40005

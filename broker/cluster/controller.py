@@ -130,10 +130,13 @@ class Controller:
         replication_factor: int,
         configs: dict[str, str] | None = None,
         internal: bool = False,
+        assignment: list[list[int]] | None = None,
     ) -> list[PartitionRecord]:
+        """``assignment``: the creator's replica lists by partition (``ControllerTerm.create_topic``)."""
         validate_topic_name(name)
         check_create_name(name, internal=internal)
-        return await self.active_term().create_topic(name, partitions_count, replication_factor, configs, internal)
+        term = self.active_term()
+        return await term.create_topic(name, partitions_count, replication_factor, configs, internal, assignment)
 
     async def delete_topic(self, name: str) -> None:
         check_delete(name)

@@ -56,6 +56,7 @@ from broker.cluster.records import (
     partition_key,
     topic_key,
 )
+from broker.cluster.replica_assignment import check_brokers, initial_isr, ordered_assignment
 from broker.cluster.store import KeyValue, MetadataStore
 from broker.errors import TopicAlreadyExists, UnknownTopic
 from broker.waiting import wait_event
@@ -137,6 +138,11 @@ class ControllerTerm:
     def live_broker_ids(self) -> set[int]:
         return set(self.live_registrations())
 
+    def registered_broker_ids(self) -> set[int]:
+        """Every broker holding a registration, those in controlled shutdown included (Kafka's
+        ``brokerRegistrations``: a manual assignment may name them, they just lead nothing yet)."""
+        return {r.broker_id for r in map(registration_from, self._brokers.snapshot().values())}
+
     # ---- operations ------------------------------------------------------------
 
     async def create_topic(
@@ -146,26 +152,37 @@ class ControllerTerm:
         replication_factor: int,
         configs: dict[str, str] | None = None,
         internal: bool = False,
+        assignment: list[list[int]] | None = None,
     ) -> list[PartitionRecord]:
-        """Place replicas over the live brokers and write the topic, then its partitions
-        (leader = preferred replica, ISR = all replicas, epochs 0)."""
+        """Write the topic, then its partitions (epochs 0; leader = first live replica, ISR = live replicas).
+
+        Replicas are ``assignment`` when given (the creator's, checked here against the
+        registered and live brokers, as Kafka's controller does; the counts are then its
+        own), else placed over the live brokers, where every replica is live.
+        """
         async with self._lock:
             await self.fence.check()
             live = self.live_registrations()
-            partitions = await self._list(PARTITIONS_PREFIX)
-            leader_counts = Counter(_record(kv).leader for kv in partitions)
-            assignment = assign_replicas(
-                partitions_count,
-                replication_factor,
-                [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
-                existing_leader_counts=leader_counts,
-            )
+            if assignment is not None:
+                assignment = ordered_assignment(enumerate(assignment))
+                check_brokers(assignment, self.registered_broker_ids(), live)
+                partitions_count, replication_factor = len(assignment), len(assignment[0])
+                placed = assignment
+            else:
+                leader_counts = Counter(_record(kv).leader for kv in await self._list(PARTITIONS_PREFIX))
+                placed = assign_replicas(
+                    partitions_count,
+                    replication_factor,
+                    [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
+                    existing_leader_counts=leader_counts,
+                )
             topic = TopicRecord(
                 name=name,
                 partitions_count=partitions_count,
                 replication_factor=replication_factor,
                 configs=dict(configs or {}),
                 internal=internal,
+                replica_assignment=assignment,
             )
             if await self.fence.put_if(topic_key(name), topic.model_dump_json().encode(), 0) is None:
                 raise TopicAlreadyExists(f"topic '{name}' already exists")
@@ -175,8 +192,9 @@ class ControllerTerm:
                 partitions_count=partitions_count,
                 replication_factor=replication_factor,
                 configs=topic.configs,
+                manual_assignment=assignment is not None,
             )
-            return [await self.create_partition(name, p, replicas) for p, replicas in enumerate(assignment)]
+            return [await self.create_partition(name, p, replicas) for p, replicas in enumerate(placed)]
 
     async def delete_topic(self, name: str) -> None:
         """Delete the topic record, then its partition records (brokers delete their
@@ -291,9 +309,10 @@ class ControllerTerm:
                 await self._complete_topic_creation(topic, missing)
 
     async def _complete_topic_creation(self, topic: TopicRecord, missing: list[int]) -> None:
-        """Create the partitions a crashed predecessor did not write. With fewer live
-        brokers than the replication factor it waits for the next broker change
-        rather than create under-replicated partitions."""
+        """Create the partitions a crashed predecessor did not write: where the creator
+        assigned the replicas, as assigned. With fewer live brokers than the replication
+        factor it waits for the next broker change rather than create under-replicated
+        partitions."""
         live = self.live_registrations()
         if len(live) < topic.replication_factor:
             self._log.warning(
@@ -304,14 +323,16 @@ class ControllerTerm:
                 live_brokers=sorted(live),
             )
             return
-        assignment = assign_replicas(
+        placed = assign_replicas(
             topic.partitions_count,
             topic.replication_factor,
             [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
         )
+        manual = topic.replica_assignment or []
         self._log.warning("topic_creation_completed", topic=topic.name, missing_partitions=missing)
         for partition in missing:
-            await self.create_partition(topic.name, partition, assignment[partition])
+            replicas = manual[partition] if partition < len(manual) else placed[partition]
+            await self.create_partition(topic.name, partition, replicas)
 
     async def _rebalance_imbalanced_brokers(self) -> None:
         """Kafka's ``checkAndTriggerAutoLeaderRebalance``: hand back the partitions
@@ -358,15 +379,18 @@ class ControllerTerm:
         return dataclasses.replace(change, record=stamped)
 
     async def create_partition(self, topic: str, partition: int, replicas: list[int]) -> PartitionRecord:
-        registration = self.live_registrations().get(replicas[0])
+        """Write a new partition's record: ISR = its live replicas (``initial_isr``), led by the first."""
+        live = self.live_registrations()
+        isr = initial_isr(replicas, live)
+        registration = live.get(isr[0])
         record = PartitionRecord(
             topic=topic,
             partition=partition,
-            leader=replicas[0],
+            leader=isr[0],
             leader_epoch=0,
             partition_epoch=0,
             replicas=replicas,
-            isr=list(replicas),
+            isr=isr,
             leader_broker_epoch=registration.broker_epoch if registration is not None else -1,
         )
         if await self.fence.put_if(partition_key(topic, partition), record.model_dump_json().encode(), 0) is None:

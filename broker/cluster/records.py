@@ -75,11 +75,20 @@ class ClusterConfigsRecord(BaseModel):
 
 
 class TopicRecord(BaseModel):
+    """A topic; the commit point of its creation (its partition records follow it).
+
+    ``replica_assignment`` is the creator's manual assignment (replica lists indexed by
+    partition, ``broker.cluster.replica_assignment``), None when the controller placed the
+    replicas itself. It is kept so that a controller completing a creation its predecessor
+    left half done writes the partitions the creator asked for, not a placement of its own.
+    """
+
     name: str
     partitions_count: int = Field(ge=1)
     replication_factor: int = Field(ge=1)
     configs: dict[str, str] = Field(default_factory=dict)
     internal: bool = False
+    replica_assignment: list[list[int]] | None = None
 
 
 class PartitionRecord(BaseModel):

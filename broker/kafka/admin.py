@@ -4,8 +4,9 @@ Each topic of a request goes to the same node operation the HTTP API calls
 (``create_topic``, ``delete_topic``), so names, counts, placement and configs are
 checked by one set of rules; a refusal becomes that topic's Kafka error code and
 message (``TOPIC_ALREADY_EXISTS``, ``INVALID_PARTITIONS``, ``INVALID_REPLICATION_FACTOR``,
-``INVALID_CONFIG``, ``INVALID_TOPIC_EXCEPTION``), never the request's. Topics of one
-request are handled one after another, as the controller serialises them anyway.
+``INVALID_REPLICA_ASSIGNMENT``, ``INVALID_CONFIG``, ``INVALID_TOPIC_EXCEPTION``), never
+the request's. Topics of one request are handled one after another, as the controller
+serialises them anyway.
 
 Kafka's rules kept here:
 
@@ -18,8 +19,12 @@ Kafka's rules kept here:
   them (``TopicConfigs.describe``), ``compression.type`` included;
 - a topic named twice in one request is refused for every copy with
   ``INVALID_REQUEST`` (Kafka's "duplicate topic names");
-- manual replica assignments are refused with ``INVALID_REPLICA_ASSIGNMENT``:
-  highwater places replicas itself (rack-aware round robin) and has no other path;
+- a manual replica assignment (``assignments``) places the replicas instead of the
+  controller, by Kafka's rules (``broker.cluster.replica_assignment``): both counts must
+  be -1 beside it (else ``INVALID_REQUEST``, as ZooKeeper-era Kafka answers; KRaft answers
+  ``INVALID_PARTITIONS`` or ``INVALID_REPLICATION_FACTOR``), and a malformed one or one
+  naming an unregistered broker is ``INVALID_REPLICA_ASSIGNMENT`` with a message saying
+  what is wrong;
 - DeleteTopics by topic id (v6) finds nothing: highwater has no topic ids, so an id
   without a name is ``UNKNOWN_TOPIC_ID``;
 - a failure that is no highwater error (the metadata store unreachable ...) is that
@@ -52,6 +57,7 @@ import structlog
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8, i16, i32
 
+from broker.cluster.replica_assignment import check_exclusive, ordered_assignment
 from broker.errors import HighwaterError
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
@@ -101,17 +107,17 @@ async def create_topics(context: RequestContext, request: DecodedRequest) -> Any
 async def _create_one(context: RequestContext, version: int, topic: Any, validate_only: bool) -> Any:
     node = context.node
     defaults = node.topic_configs.defaults
-    if topic.assignments:
-        message = "manual replica assignments are not supported: highwater places replicas itself"
-        return _created(version, topic.name, ErrorCode.invalid_replica_assignment, message)
     partitions = defaults.partitions if topic.num_partitions == USE_DEFAULT else topic.num_partitions
     replication = defaults.replication_factor if topic.replication_factor == USE_DEFAULT else topic.replication_factor
     try:
+        assignment = _assignment(topic)
+        if assignment is not None:
+            partitions, replication = len(assignment), len(assignment[0])
         configs = _config_strings(topic.configs)
         if validate_only:
-            node.check_new_topic(topic.name, partitions, replication, configs)
+            node.check_new_topic(topic.name, partitions, replication, configs, assignment)
         else:
-            await node.create_topic(topic.name, partitions, replication, configs)
+            await node.create_topic(topic.name, partitions, replication, configs, assignment)
         entries = node.topic_configs.describe(configs)
     except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
         return _created(version, topic.name, *_refusal(error, "create", topic.name))
@@ -125,6 +131,18 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
         replication_factor=replication,
         configs=described,
     )
+
+
+def _assignment(topic: Any) -> list[list[int]] | None:
+    """The topic's manual assignment as replica lists by partition, None without one; with one, both counts
+    must be -1 (``INVALID_REQUEST`` otherwise, as Kafka answered before KRaft)."""
+    if not topic.assignments:
+        return None
+    check_exclusive(
+        None if topic.num_partitions == USE_DEFAULT else int(topic.num_partitions),
+        None if topic.replication_factor == USE_DEFAULT else int(topic.replication_factor),
+    )
+    return ordered_assignment((int(a.partition_index), [int(b) for b in a.broker_ids]) for a in topic.assignments)
 
 
 def _hidden_if_existing(context: RequestContext, version: int, result: Any) -> Any:

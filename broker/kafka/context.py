@@ -55,11 +55,21 @@ class KafkaNode(Protocol):
     # idempotent producer and admin APIs (InitProducerId, CreateTopics, DeleteTopics, DescribeConfigs)
     async def allocate_producer_id(self) -> int: ...
     async def create_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
     ) -> TopicDescription: ...
     async def delete_topic(self, name: str) -> None: ...
     def check_new_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
     ) -> None: ...
     def topic_config_overrides(self, name: str) -> dict[str, str]: ...
     def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]: ...

@@ -30,6 +30,7 @@ from broker.cluster.membership import BrokerMembership
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.placement import assign_replicas
 from broker.cluster.records import BrokerRegistration, PartitionRecord, TopicRecord, validate_topic_name
+from broker.cluster.replica_assignment import check_brokers
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
@@ -255,8 +256,17 @@ class BrokerNode:
     async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
         return await self.controller_gateway.on_controller(method, path, body, local_call)
 
-    async def create_topic_on_controller(self, name, partitions_count, replication_factor, configs) -> None:
-        await self.controller_gateway.create_topic_on_controller(name, partitions_count, replication_factor, configs)
+    async def create_topic_on_controller(
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
+    ) -> None:
+        await self.controller_gateway.create_topic_on_controller(
+            name, partitions_count, replication_factor, configs, assignment
+        )
 
     async def delete_topic_on_controller(self, name: str) -> None:
         await self.controller_gateway.delete_topic_on_controller(name)
@@ -268,9 +278,15 @@ class BrokerNode:
         return await self.controller_gateway.elect_preferred_on_controller(topic)
 
     async def create_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
     ) -> TopicDescription:
-        await self.controller_gateway.create_topic(name, partitions_count, replication_factor, configs)
+        """``assignment``: the creator's replica lists by partition (``ordered_assignment``), else None."""
+        await self.controller_gateway.create_topic(name, partitions_count, replication_factor, configs, assignment)
         return await self.describer.describe_topic(name)
 
     async def delete_topic(self, name: str) -> None:
@@ -386,12 +402,25 @@ class BrokerNode:
         return self.topic_configs.effective(configs)
 
     def check_new_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
     ) -> None:
-        """Every check ``create_topic`` makes, in its order, and nothing created (Kafka's ``validate_only``)."""
+        """Every check ``create_topic`` makes, in its order, and nothing created (Kafka's ``validate_only``).
+
+        This broker's view knows the live brokers, not which of them are in controlled
+        shutdown: an assignment is checked against the live ones both ways.
+        """
         check_min_insync_replicas(configs, self.topic_configs.parse(configs), replication_factor)
         validate_topic_name(name)
         check_create_name(name, internal=False)
-        assign_replicas(partitions_count, replication_factor, [(b.broker_id, b.rack) for b in self.brokers()])
+        if assignment is not None:
+            live = {b.broker_id for b in self.brokers()}
+            check_brokers(assignment, live, live)
+        else:
+            assign_replicas(partitions_count, replication_factor, [(b.broker_id, b.rack) for b in self.brokers()])
         if name in self.view.topics:
             raise TopicAlreadyExists(f"topic '{name}' already exists")

@@ -72,8 +72,15 @@ class ControllerGateway:
 
     # ------------------------------------------------------------ on the controller
 
-    async def create_topic_on_controller(self, name, partitions_count, replication_factor, configs) -> None:
-        await self.controller.create_topic(name, partitions_count, replication_factor, configs)
+    async def create_topic_on_controller(
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
+    ) -> None:
+        await self.controller.create_topic(name, partitions_count, replication_factor, configs, assignment=assignment)
 
     async def delete_topic_on_controller(self, name: str) -> None:
         await self.controller.delete_topic(name)
@@ -109,8 +116,14 @@ class ControllerGateway:
     # ------------------------------------------------------------ from any broker
 
     async def create_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
     ) -> None:
+        """Create on the controller; with ``assignment`` (replica lists by partition) the counts are its own."""
         check_min_insync_replicas(configs, self.catalog.topic_configs.parse(configs), replication_factor)
         await self.on_controller(
             "POST",
@@ -120,8 +133,9 @@ class ControllerGateway:
                 "partitions_count": partitions_count,
                 "replication_factor": replication_factor,
                 "configs": configs,
+                "assignment": assignment,
             },
-            lambda c: c.create_topic(name, partitions_count, replication_factor, configs),
+            lambda c: c.create_topic(name, partitions_count, replication_factor, configs, assignment=assignment),
         )
         await self.view.wait_for(
             lambda: (

@@ -29,7 +29,8 @@ def internal(summary: str, body: type[BaseModel] | None = None) -> Operation:
 
 
 class ControllerCreateTopic(BaseModel):
-    """What ``BrokerNode.create_topic`` forwards; the controller checks names, counts and configs."""
+    """What ``BrokerNode.create_topic`` forwards; the controller checks names, counts, configs and the
+    manual ``assignment`` (replica lists by partition; None: the controller places replicas)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -37,6 +38,7 @@ class ControllerCreateTopic(BaseModel):
     partitions_count: int
     replication_factor: int
     configs: dict[str, str] = Field(default_factory=dict)
+    assignment: list[list[int]] | None = None
 
 
 class ControllerAlterConfigs(BaseModel):
@@ -86,7 +88,7 @@ async def replica_fetch(request: web.Request) -> web.Response:
 async def controller_create_topic(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerCreateTopic)
     await _node(request).create_topic_on_controller(
-        body.name, body.partitions_count, body.replication_factor, body.configs
+        body.name, body.partitions_count, body.replication_factor, body.configs, body.assignment
     )
     return web.json_response({})
 

@@ -1,11 +1,14 @@
 """Topics (list, create, describe, delete), their partitions, and partition offsets.
 
 ``POST /v3/clusters/{c}/topics`` takes the REST Proxy body
-``{"topic_name", "partitions_count"?, "replication_factor"?, "configs"?: [{"name","value"}],
-"validate_only"?}``; absent counts take the broker's defaults (``topic_defaults``
-overlaid with the cluster-wide dynamic ones). With ``validate_only: true`` every check
-of a creation runs (``check_new_topic``, the one Kafka's CreateTopics uses) and nothing
-is created: the answer is 200 and the topic as it
+``{"topic_name", "partitions_count"?, "replication_factor"?, "replicas_assignments"?: {"0": [1, 2]},
+"configs"?: [{"name","value"}], "validate_only"?}``; absent counts take the broker's defaults
+(``topic_defaults`` overlaid with the cluster-wide dynamic ones).
+``replicas_assignments`` names each partition's replicas instead of the counts, by Kafka's rules
+(``broker.cluster.replica_assignment``): 400 ``INVALID_REQUEST`` beside a count, 400
+``INVALID_REPLICA_ASSIGNMENT`` (error code 40002) naming what is wrong otherwise. With
+``validate_only: true`` every check of a creation runs (``check_new_topic``, the one
+Kafka's CreateTopics uses) and nothing is created: the answer is 200 and the topic as it
 would be, where a creation answers 201 and sets ``Location``. An existing topic is
 400 ``TOPIC_ALREADY_EXISTS`` (error code 40002, as the REST Proxy answers it). The node is the authority on
 names, counts and configs (it knows how many brokers are live); this layer only
@@ -27,12 +30,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, WithJsonSchema, field_validator
 from pydantic.config import JsonDict
 from pydantic.json_schema import SkipJsonSchema
 
 from broker.cluster.placement import MAX_PARTITIONS_PER_TOPIC
 from broker.cluster.records import MAX_TOPIC_NAME_LENGTH
+from broker.cluster.replica_assignment import check_exclusive, ordered_assignment
 from broker.errors import TopicAlreadyExists
 from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import (
@@ -105,12 +109,28 @@ class ConfigEntry(BaseModel):
     value: str | int | float | bool | None = None
 
 
+PARTITION_ID_KEY = r"^(0|[1-9][0-9]{0,8})$"
+"""A partition id as a JSON object key: a decimal integer, no sign, no leading zero, so two keys never name one
+partition."""
+ReplicasAssignments = Annotated[
+    dict[Annotated[str, StringConstraints(pattern=PARTITION_ID_KEY)], list[StrictInt]],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "patternProperties": {PARTITION_ID_KEY: {"type": "array", "items": {"type": "integer"}}},
+            "additionalProperties": False,
+        }
+    ),
+]
+
+
 class CreateTopicRequest(BaseModel):
     """Unknown fields are refused: a ``validate_only`` or a misspelt count must not create a topic unnoticed.
 
-    Names, counts and configs are checked by the node (400 INVALID_TOPIC_EXCEPTION,
-    INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, INVALID_CONFIG); their rules are
-    stated here as schema so the document shows what the broker accepts.
+    Names, counts, assignments and configs are checked by the node and the controller (400
+    INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, INVALID_REPLICA_ASSIGNMENT,
+    INVALID_CONFIG); their rules are stated here as schema so the document shows what the broker accepts.
+    Broker ids and partition-id keys are strict: a ``"1"`` or ``true`` standing in for a number is 422.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -128,8 +148,22 @@ class CreateTopicRequest(BaseModel):
         json_schema_extra={"minimum": 1, "maximum": INT32_MAX},
         description="default topic_defaults.replication_factor; at most the number of live brokers",
     )
+    replicas_assignments: ReplicasAssignments | None = Field(
+        None,
+        description="partition id -> the broker ids of its replicas, the first its preferred leader; instead of "
+        "partitions_count and replication_factor (400 INVALID_REQUEST with either). 400 INVALID_REPLICA_ASSIGNMENT "
+        "unless the ids are 0..n-1, every partition has as many replicas, none twice, and every broker is live",
+    )
     configs: list[Annotated[ConfigEntry, WithJsonSchema(_known_configs())]] = Field(default_factory=list)
     validate_only: bool = Field(False, description="check everything a creation checks, create nothing (200)")
+
+    def assignment(self) -> list[list[int]] | None:
+        """The manual assignment as replica lists by partition, None without one (an empty one is none, as in
+        the REST Proxy); ``InvalidRequest`` beside a count, ``InvalidReplicaAssignment`` when malformed."""
+        if not self.replicas_assignments:
+            return None
+        check_exclusive(self.partitions_count, self.replication_factor)
+        return ordered_assignment((int(p), brokers) for p, brokers in self.replicas_assignments.items())
 
     def config_strings(self) -> dict[str, str]:
         """Configs as Kafka's strings; a null value means "use the default" and is dropped, its name still checked."""
@@ -193,15 +227,18 @@ async def create_topic(request: web.Request) -> web.Response:
     if not may(request, AclOperation.CREATE, Resource.cluster()):
         require(request, AclOperation.CREATE, Resource.topic(body.topic_name))
     defaults = node.topic_configs.defaults
+    assignment = body.assignment()
     partitions = defaults.partitions if body.partitions_count is None else body.partitions_count
     replication = defaults.replication_factor if body.replication_factor is None else body.replication_factor
+    if assignment is not None:
+        partitions, replication = len(assignment), len(assignment[0])
     configs = body.config_strings()
     try:
         if body.validate_only:
-            node.check_new_topic(body.topic_name, partitions, replication, configs)
+            node.check_new_topic(body.topic_name, partitions, replication, configs, assignment)
             would_be = {"replication_factor": replication, "partitions_count": partitions}
             return web.json_response(topic_resource(node, body.topic_name, internal=False, configs=configs, **would_be))
-        topic = await node.create_topic(body.topic_name, partitions, replication, configs)
+        topic = await node.create_topic(body.topic_name, partitions, replication, configs, assignment)
     except TopicAlreadyExists:
         require(request, AclOperation.DESCRIBE, Resource.topic(body.topic_name))
         raise

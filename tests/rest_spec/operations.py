@@ -293,10 +293,8 @@ _OPS = (
         C + "/topics",
         "createKafkaTopic",
         {200: m.TopicData, 201: m.TopicData},
-        "different",
-        "replicas_assignments is refused (422): the controller places every replica itself (rack-aware round "
-        "robin), as the Kafka door refuses manual assignments; everything else, validate_only included, is the spec's",
-        m.CreateTopicRequestData,
+        "implemented",
+        request=m.CreateTopicRequestData,
         errors=(INVALID_BODY,),
     ),
     Op("GET", T, "getKafkaTopic", {200: m.TopicData}, "implemented"),

@@ -197,6 +197,7 @@ def test_every_served_operation_answers_the_spec_shapes(spec: SpecCaller, cluste
     walk_admin.walk_cluster_configs(spec)
     walk_admin.walk_replicas(spec, topic, PARTITIONS, 3)
     walk_admin.walk_partition_count(spec, f"{topic}-grow")
+    walk_admin.walk_manual_assignment(spec, f"{topic}-placed")
     spec.call("deleteKafkaTopic", {"topic_name": topic}, expect=204)
     spec.error("getKafkaTopic", {"topic_name": topic}, expect=404)
     assert spec.missing() == []
@@ -272,7 +273,10 @@ def test_records_for_an_unknown_topic_are_404_40403_and_create_nothing(spec: Spe
         (b"{not json", 400),
         (b'{"topic_name": 5}', 422),
         (b'{"topic_name": "spec-malformed", "partitions_count": "three"}', 422),
-        (b'{"topic_name": "spec-malformed", "replicas_assignments": {"0": [1]}}', 422),
+        (b'{"topic_name": "spec-malformed", "replicas_assignments": {"0": "one"}}', 422),
+        (b'{"topic_name": "spec-malformed", "replicas_assignments": {"1": [1]}}', 400),
+        (b'{"topic_name": "spec-malformed", "replicas_assignments": {"0": [1, 9]}}', 400),
+        (b'{"topic_name": "spec-malformed", "partitions_count": 1, "replicas_assignments": {"0": [1]}}', 400),
         (b'{"topic_name": "spec-malformed", "partitions_count": 0}', 400),
         (b'{"topic_name": "spec-malformed", "replication_factor": 9}', 400),
     ],

@@ -1,4 +1,5 @@
-"""The admin part of the conformance walk: configs, replicas, reassignments, partition counts, assignments, ACL batches.
+"""The admin part of the conformance walk: configs, replicas, reassignments, partition counts, manual replica
+assignments, consumer assignments, ACL batches.
 
 Each step calls the operations as a client would, through ``SpecCaller`` (so every
 answer is validated against the spec's model for its status and the operation is ticked
@@ -153,6 +154,31 @@ def walk_partition_count(spec: SpecCaller, topic: str) -> None:
     assert refused.error_code == 40003
     partitions = spec.call("listKafkaPartitions", {"topic_name": topic}, expect=200).model
     assert isinstance(partitions, m.PartitionDataList) and [p.partition_id for p in partitions.data] == [0, 1, 2]
+    spec.call("deleteKafkaTopic", {"topic_name": topic}, expect=204)
+
+
+def walk_manual_assignment(spec: SpecCaller, topic: str) -> None:
+    """A topic created with ``replicas_assignments`` (validate-only first) has exactly those replicas, each
+    partition led by its first; an assignment naming an unknown broker is 400 with 40002, nothing created."""
+    assignments = {"0": [3, 1, 2], "1": [1, 2, 3]}
+    dry = {"topic_name": topic, "replicas_assignments": assignments, "validate_only": True}
+    would_be = spec.call("createKafkaTopic", expect=200, body=dry).model
+    assert isinstance(would_be, m.TopicData) and (would_be.partitions_count, would_be.replication_factor) == (2, 3)
+    spec.error("getKafkaTopic", {"topic_name": topic}, expect=404)
+    unknown = {"topic_name": topic, "replicas_assignments": {"0": [1, 2, 9]}}
+    refused = spec.error("createKafkaTopic", expect=400, body=unknown)
+    assert refused.error_code == 40002 and "broker 9" in (refused.message or "")
+    spec.error("getKafkaTopic", {"topic_name": topic}, expect=404)
+
+    body = {"topic_name": topic, "replicas_assignments": assignments}
+    created = spec.call("createKafkaTopic", expect=201, body=body).model
+    assert isinstance(created, m.TopicData) and (created.partitions_count, created.replication_factor) == (2, 3)
+    for partition_id, brokers in assignments.items():
+        params = {"topic_name": topic, "partition_id": int(partition_id)}
+        replicas = spec.call("listKafkaReplicas", params, expect=200).model
+        assert isinstance(replicas, m.ReplicaDataList)
+        assert sorted(r.broker_id for r in replicas.data) == sorted(brokers)
+        assert [r.broker_id for r in replicas.data if r.is_leader] == [brokers[0]]
     spec.call("deleteKafkaTopic", {"topic_name": topic}, expect=204)
 
 

@@ -34,6 +34,7 @@ EXPECTED_ROWS = {
     ("REQUEST_TIMEOUT", 40801, 408, False),
     ("FENCED_LEADER_EPOCH", 40901, 409, False),
     ("TOPIC_ALREADY_EXISTS", 40002, 400, False),
+    ("INVALID_REPLICA_ASSIGNMENT", 40002, 400, False),
     ("UNKNOWN_LEADER_EPOCH", 40903, 409, True),
     ("INVALID_PRODUCER_EPOCH", 40904, 409, False),
     ("STALE_BROKER_EPOCH", 40905, 409, True),
@@ -108,7 +109,7 @@ def test_rows_keep_their_names_codes_statuses_and_retriability() -> None:
     assert {(row.name, row.error_code, row.http_status, row.retriable) for row in ERROR_TABLE} == EXPECTED_ROWS
 
 
-SHARED_CODES = {40002: {"INVALID_TOPIC_EXCEPTION", "TOPIC_ALREADY_EXISTS"}}
+SHARED_CODES = {40002: {"INVALID_TOPIC_EXCEPTION", "TOPIC_ALREADY_EXISTS", "INVALID_REPLICA_ASSIGNMENT"}}
 """Codes the REST Proxy gives several errors: 40002 is its code for a request Kafka refused as invalid."""
 
 

@@ -4,8 +4,8 @@
 kafka-python with its default settings (idempotence on) produces, and the stored
 batches carry the producer id the cluster allocated, epoch 0 and gap-free sequences.
 confluent-kafka's, kafka-python's and aiokafka's admin clients create (also
-validate-only), describe, configure-describe and delete topics, and every broker's
-HTTP API sees the same topics; aiokafka's idempotent producer (InitProducerId v0)
+validate-only, and with a manual replica assignment), describe, configure-describe and
+delete topics, and every broker's HTTP API sees the same topics; aiokafka's idempotent producer (InitProducerId v0)
 produces; Debian's kcat lists metadata and round-trips keyed records with headers.
 """
 
@@ -23,7 +23,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin import NewTopic as AioNewTopic
 from aiokafka.admin.config_resource import ConfigResource as AioConfigResource
 from aiokafka.admin.config_resource import ConfigResourceType as AioConfigResourceType
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 from kafka import KafkaProducer
 from kafka.admin import ConfigResource as KafkaPythonConfigResource
@@ -159,6 +159,44 @@ def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: KafkaC
     topic_on_every_broker(kafka_cluster, "admin-made", 404)
     gone = admin_error(admin.delete_topics(["admin-made"])["admin-made"])
     assert gone is not None and gone.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+def test_admin_client_creates_a_topic_on_the_replicas_it_assigns(kafka_cluster: KafkaCluster) -> None:
+    """Placed, led (first replica) and readable as assigned, through the Kafka door and every broker's HTTP API;
+    a refused assignment is INVALID_REPLICA_ASSIGNMENT, validate-only or not, and creates nothing.
+
+    librdkafka wants the partition count beside an assignment but sends -1 for both counts, as Kafka requires.
+    """
+    admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
+    assignment = [[2, 3], [3, 1]]
+    placed = NewTopic("admin-placed", len(assignment), replica_assignment=assignment)
+    assert admin_error(admin.create_topics([placed])["admin-placed"]) is None
+    topic, *_ = topic_on_every_broker(kafka_cluster, "admin-placed", 200)
+    assert (topic["partitions_count"], topic["replication_factor"]) == (2, 2)
+    described = admin.list_topics("admin-placed", timeout=TIMEOUT_S).topics["admin-placed"].partitions
+    assert {p: (d.replicas, d.leader) for p, d in described.items()} == {0: ([2, 3], 2), 1: ([3, 1], 3)}
+
+    producer = Producer({"bootstrap.servers": kafka_cluster.bootstrap(), "acks": "all"})
+    for partition in (0, 1):
+        producer.produce("admin-placed", value=f"on-{partition}", partition=partition)
+    assert producer.flush(TIMEOUT_S) == 0
+    for partition, replicas in enumerate(assignment):
+        for broker_id in replicas:
+            url = f"{kafka_cluster.cluster.brokers[broker_id].url}/v3/clusters/{kafka_cluster.cluster_id}"
+            read = f"{url}/topics/admin-placed/partitions/{partition}/records?offset=0&format=string"
+            wait_until(
+                lambda u=read, p=partition: [r["value"]["data"] for r in http_json("GET", u)[1]["data"]] == [f"on-{p}"],
+                TIMEOUT_S,
+                f"broker {broker_id} to serve partition {partition}'s record",
+            )
+
+    refusals = {"admin-unknown-broker": [[1, 4]], "admin-uneven": [[1, 2], [3]], "admin-twice": [[2, 2]]}
+    for name, refused in refusals.items():
+        for validate_only in (True, False):
+            new_topic = NewTopic(name, len(refused), replica_assignment=refused)
+            error = admin_error(admin.create_topics([new_topic], validate_only=validate_only)[name])
+            assert error is not None and error.code() == KafkaError.INVALID_REPLICA_ASSIGNMENT, (name, error)
+        topic_on_every_broker(kafka_cluster, name, 404)
 
 
 def test_kafka_python_admin_client_creates_describes_and_deletes(kafka_cluster: KafkaCluster) -> None:

@@ -18,9 +18,11 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 
 from broker.cluster.placement import assign_replicas
+from broker.cluster.replica_assignment import check_brokers
 from broker.cluster.store import StoreUnavailableError
 from broker.descriptions import TopicDescription
 from broker.errors import TopicAlreadyExists, UnknownTopic
+from broker.kafka.admin import CONFIGS_SINCE
 from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
 from broker.kafka.config_entries import ConfigSource
@@ -40,6 +42,7 @@ class AdminStandIn(StandInNode):
     next_producer_id: int = 4000
     topics: dict[str, dict[str, str]] = field(default_factory=lambda: {TOPIC: {"retention.ms": "60000"}})
     created: list[tuple[str, int, int, dict[str, str]]] = field(default_factory=list)
+    assigned: dict[str, list[list[int]]] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -51,19 +54,34 @@ class AdminStandIn(StandInNode):
         return self.next_producer_id - 1
 
     def check_new_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
     ) -> None:
         self.topic_configs.parse(configs)
-        assign_replicas(partitions_count, replication_factor, [(1, None), (2, None), (3, None)])
+        if assignment is None:
+            assign_replicas(partitions_count, replication_factor, [(1, None), (2, None), (3, None)])
+        else:
+            check_brokers(assignment, {1, 2, 3}, {1, 2, 3})
         if name in self.topics:
             raise TopicAlreadyExists(f"topic '{name}' already exists")
 
     async def create_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
     ) -> TopicDescription:
-        self.check_new_topic(name, partitions_count, replication_factor, configs)
+        self.check_new_topic(name, partitions_count, replication_factor, configs, assignment)
         self.topics[name] = configs
         self.created.append((name, partitions_count, replication_factor, configs))
+        if assignment is not None:
+            self.assigned[name] = assignment
         return TopicDescription(name, [], replication_factor, self.topic_configs.effective(configs), False)
 
     async def delete_topic(self, name: str) -> None:
@@ -258,25 +276,61 @@ def test_a_topic_named_twice_is_refused_for_both_copies() -> None:
     assert node.created == []
 
 
-def test_manual_replica_assignments_are_refused() -> None:
+def assignments(version: int, *lists: tuple[int, tuple[int, ...]]) -> tuple:
+    assignment_class = request_class(CREATE_TOPICS, version, "CreatableReplicaAssignment")
+    return tuple(build(assignment_class, partition_index=p, broker_ids=brokers) for p, brokers in lists)
+
+
+@pytest.mark.parametrize("version", versions(CREATE_TOPICS))
+def test_a_manual_assignment_creates_the_topic_as_assigned_and_answers_its_counts(version: int) -> None:
     node = AdminStandIn()
-    assignment = build(
-        request_class(CREATE_TOPICS, 4, "CreatableReplicaAssignment"), partition_index=0, broker_ids=(1,)
-    )
-    body = create_topics(4, [("placed", -1, -1, {})], assignments=(assignment,))
-    response = exchange(node, CREATE_TOPICS, 4, body)
-    assert response.topics[0].error_code == ErrorCode.invalid_replica_assignment
+    placed = assignments(version, (1, (3, 1)), (0, (2, 3)))
+    response = exchange(node, CREATE_TOPICS, version, create_topics(version, [("placed", -1, -1, {})], False, placed))
+    [result] = response.topics
+    assert result.error_code == ErrorCode.none, result.error_message
+    if version >= CONFIGS_SINCE:
+        assert (result.num_partitions, result.replication_factor) == (2, 2)
+    assert node.assigned == {"placed": [[2, 3], [3, 1]]}
+    assert node.created == [("placed", 2, 2, {})]
+
+
+@pytest.mark.parametrize(
+    ("counts", "lists", "code", "message"),
+    [
+        ((2, -1), ((0, (1,)), (1, (2,))), ErrorCode.invalid_request, "cannot be combined with partitions_count (2)"),
+        ((-1, 1), ((0, (1,)),), ErrorCode.invalid_request, "cannot be combined with replication_factor (1)"),
+        ((-1, -1), ((0, (1,)), (0, (2,))), ErrorCode.invalid_replica_assignment, "assigned more than once"),
+        ((-1, -1), ((1, (1,)),), ErrorCode.invalid_replica_assignment, "partition 0 is missing"),
+        ((-1, -1), ((0, (1, 2)), (1, (3,))), ErrorCode.invalid_replica_assignment, "has 1 replica(s)"),
+        ((-1, -1), ((0, (2, 2)),), ErrorCode.invalid_replica_assignment, "names broker 2 more than once"),
+        ((-1, -1), ((0, (4,)),), ErrorCode.invalid_replica_assignment, "broker 4, which is not a registered"),
+    ],
+)
+@pytest.mark.parametrize("validate_only", [False, True])
+def test_a_refused_manual_assignment_is_that_topics_error_and_creates_nothing(
+    counts: tuple[int, int], lists: tuple, code: ErrorCode, message: str, validate_only: bool
+) -> None:
+    node = AdminStandIn()
+    partitions, replication = counts
+    body = create_topics(7, [("placed", partitions, replication, {})], validate_only, assignments(7, *lists))
+    [result] = exchange(node, CREATE_TOPICS, 7, body).topics
+    assert result.error_code == code and message in (result.error_message or ""), result
     assert node.created == []
 
 
 @dataclass
 class StoreDownForTopics(AdminStandIn):
     async def create_topic(
-        self, name: str, partitions_count: int, replication_factor: int, configs: dict[str, str]
+        self,
+        name: str,
+        partitions_count: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: list[list[int]] | None = None,
     ) -> TopicDescription:
         if name == "unlucky":
             raise StoreUnavailableError("etcd is unreachable at 10.0.0.7:2379")
-        return await super().create_topic(name, partitions_count, replication_factor, configs)
+        return await super().create_topic(name, partitions_count, replication_factor, configs, assignment)
 
 
 def test_an_unexpected_failure_is_that_topics_unknown_server_error_without_its_text() -> None:

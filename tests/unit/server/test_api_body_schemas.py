@@ -35,7 +35,6 @@ async def test_elect_preferred_accepts_no_body_an_empty_one_or_a_topic(api: Api,
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"topic_name": "t", "replicas_assignments": {"0": [1]}}, "replicas_assignments"),
         ({"topic_name": "t", "partition_count": 3}, "partition_count"),
         (
             {"topic_name": "t", "configs": [{"name": "retention.ms", "value": "1", "operation": "SET"}]},
