@@ -21,16 +21,20 @@ Kafka's order of precedence.
 ``topic_config_entries`` labels the log configs (the ones with a broker setting to fall
 back to); a topic's complete listing is ``TopicConfigs.describe``, which adds
 ``compression.type`` and is what both doors answer with (``describe_configs.topic_entries``
-on the Kafka listener), so they cannot disagree on a config. The Kafka listener serves no
-AlterConfigs, so it reports every entry read-only; the HTTP API alters any of them.
+on the Kafka listener), so they cannot disagree on a config. Every topic config may be
+altered while the topic lives, through either door (the HTTP API's config routes, the
+Kafka listener's IncrementalAlterConfigs and AlterConfigs), so both report topic entries
+not read-only. Broker configs are read once at start (``BrokerSettings``), so both doors
+report them read-only and refuse any alter the same way (``broker_config_alter_refusal``).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from broker.errors import InvalidConfig
 from config.broker import BrokerSettings
 from config.topic import TOPIC_CONFIG_NAMES, TopicDefaults, topic_config_field, topic_config_strings
 
@@ -71,6 +75,8 @@ BROKER_CONFIG_NAMES: dict[str, str] = {
 """``TopicDefaults`` field -> the Kafka broker config that holds the same default (``log.flush.policy`` is highwater's)."""
 
 BUILT_IN_DEFAULTS = TopicDefaults()
+
+BROKER_CONFIGS_FIXED = "highwater's broker configs are fixed when the broker starts: none can be altered at runtime"
 
 
 @dataclass(frozen=True)
@@ -133,6 +139,26 @@ def broker_config_entries(settings: BrokerSettings) -> list[ConfigEntry]:
         ConfigEntry(broker_id.name, broker_id.value, broker_id.source, ConfigType.INT, documentation, (broker_id,))
     )
     return entries
+
+
+def read_only_broker_config(name: str) -> InvalidConfig:
+    """The refusal of an alter of broker config ``name`` (every one is read-only), naming it."""
+    return InvalidConfig(f"config {name} is read-only: {BROKER_CONFIGS_FIXED}", config=name)
+
+
+def broker_config_alter_refusal(names: Sequence[str], known: Collection[str]) -> InvalidConfig | None:
+    """Why an alter of broker configs ``names`` is refused: None for an alter of nothing (nothing to change).
+
+    Names the first config that is no broker config (``known``: the broker's entries),
+    else the first one, read-only. Why none is alterable: every broker setting is read
+    once at start, and the readers of the topic defaults (topic creation on both doors,
+    each replica opening its log) take them from there, so a default changed at runtime
+    would reach some brokers and not others.
+    """
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        return InvalidConfig(f"config {unknown[0]} is not a broker config of highwater", config=unknown[0])
+    return read_only_broker_config(names[0]) if names else None
 
 
 def select(entries: list[ConfigEntry], keys: tuple[str, ...] | None) -> list[ConfigEntry]:

@@ -21,6 +21,14 @@ from broker.node.security import NodeSecurity
 from config.broker import BrokerSettings
 
 
+class TopicConfigGateway(Protocol):
+    """The one alter of topic configs (``ControllerGateway.alter_topic_configs``) the HTTP routes call too."""
+
+    async def alter_topic_configs(
+        self, name: str, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]: ...
+
+
 class KafkaNode(Protocol):
     settings: BrokerSettings
     cluster_id: str
@@ -60,6 +68,10 @@ class KafkaNode(Protocol):
     ) -> None: ...
     def topic_config_overrides(self, name: str) -> dict[str, str]: ...
     def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]: ...
+
+    # IncrementalAlterConfigs and AlterConfigs: the controller gateway's alter, as the HTTP config routes use it
+    @property
+    def controller_gateway(self) -> TopicConfigGateway: ...
 
     # consumer groups (classic protocol): the coordinator the HTTP groups use
     groups: GroupCoordinator

@@ -11,7 +11,8 @@ principal, as group requests are passed to their coordinator.
 
 None of them is dynamic, so every one is ``is_read_only`` and each alter (PUT, DELETE,
 ``configs:alter``, of a broker or cluster-wide) is refused with 400 INVALID_CONFIG,
-nothing changed. Why: every broker setting is read once at start into
+nothing changed (``config_entries.broker_config_alter_refusal``, the refusal the Kafka
+listener's alter APIs answer too). Why: every broker setting is read once at start into
 ``BrokerSettings``, and the readers of the topic defaults (topic creation on both
 doors, each replica opening its log) take them from there, not from the cluster
 metadata; a default changed at runtime would reach some brokers and not others. For
@@ -26,8 +27,13 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
-from broker.errors import InvalidConfig, NotFound, ServiceUnavailable
-from broker.kafka.config_entries import broker_config_entries
+from broker.errors import NotFound, ServiceUnavailable
+from broker.kafka.config_entries import (
+    BROKER_CONFIGS_FIXED,
+    broker_config_alter_refusal,
+    broker_config_entries,
+    read_only_broker_config,
+)
 from broker.server.admin_bodies import (
     BrokerConfigData,
     BrokerConfigDataList,
@@ -52,10 +58,7 @@ CLUSTER_CONFIGS = "/v3/clusters/{cluster_id}/broker-configs"
 NAME = path_param("name", {"type": "string"}, "a broker config name, e.g. log.retention.ms")
 PASSED_ON_HEADER = "X-Highwater-Passed-On-By"
 PASS_ON_TIMEOUT_S = 10.0
-READ_ONLY = (
-    "highwater's broker configs are fixed when the broker starts: none can be altered at runtime "
-    "(every alter is 400 INVALID_CONFIG, nothing changed)"
-)
+READ_ONLY = f"{BROKER_CONFIGS_FIXED} (every alter is 400 INVALID_CONFIG, nothing changed)"
 routes = RouteTable()
 
 
@@ -96,10 +99,6 @@ async def _broker_configs(request: web.Request, broker_id: int) -> list[dict[str
     answer = await _pass_on(request, node, broker_id, f"{cluster_path(node)}/brokers/{broker_id}/configs")
     data: list[dict[str, Any]] = answer["data"]
     return data
-
-
-def _read_only(name: str) -> InvalidConfig:
-    return InvalidConfig(f"config {name} is read-only: {READ_ONLY}", config=name)
 
 
 @routes.get(
@@ -147,11 +146,9 @@ async def _refuse_broker_alter(request: web.Request, names: list[str]) -> web.Re
     An alter of nothing alters nothing, and is answered as done.
     """
     known = {item["name"] for item in await _broker_configs(request, path_int(request, "broker_id"))}
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise InvalidConfig(f"config {unknown[0]} is not a broker config of highwater", config=unknown[0])
-    if names:
-        raise _read_only(names[0])
+    refusal = broker_config_alter_refusal(names, known)
+    if refusal is not None:
+        raise refusal
     return web.Response(status=204)
 
 
@@ -244,7 +241,7 @@ async def get_cluster_config(request: web.Request) -> web.Response:
 async def update_cluster_config(request: web.Request) -> web.Response:
     node_of(request)
     await read_model(request, UpdateConfigRequestData)
-    raise _read_only(request.match_info["name"])
+    raise read_only_broker_config(request.match_info["name"])
 
 
 @routes.delete(
@@ -253,7 +250,7 @@ async def update_cluster_config(request: web.Request) -> web.Response:
 )
 async def reset_cluster_config(request: web.Request) -> web.Response:
     node_of(request)
-    raise _read_only(request.match_info["name"])
+    raise read_only_broker_config(request.match_info["name"])
 
 
 @routes.post(
@@ -270,5 +267,5 @@ async def alter_cluster_configs(request: web.Request) -> web.Response:
     node_of(request)
     body = await read_model(request, AlterConfigBatchRequestData)
     if body.data:
-        raise _read_only(body.data[0].name)
+        raise read_only_broker_config(body.data[0].name)
     return web.Response(status=204)

@@ -18,6 +18,7 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 
 from broker.cluster.placement import assign_replicas
+from broker.cluster.records import TopicRecord
 from broker.cluster.store import StoreUnavailableError
 from broker.descriptions import TopicDescription
 from broker.errors import TopicAlreadyExists, UnknownTopic
@@ -36,6 +37,27 @@ INIT_PRODUCER_ID, CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, DESCRIBE_CLUST
 
 
 @dataclass
+class GatewayStandIn:
+    """The controller gateway's alter over the stand-in's topics, with its real rules (``TopicConfigs.altered``):
+    every topic has replication factor 3, and each alter done is recorded."""
+
+    node: AdminStandIn
+    altered: list[tuple[str, dict[str, str | None]]] = field(default_factory=list)
+
+    async def alter_topic_configs(
+        self, name: str, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]:
+        record = TopicRecord(
+            name=name, partitions_count=1, replication_factor=3, configs=self.node.topic_config_overrides(name)
+        )
+        configs = self.node.rules.altered(record, changes)
+        if not validate_only:
+            self.node.topics[name] = configs
+            self.altered.append((name, changes))
+        return configs
+
+
+@dataclass
 class AdminStandIn(StandInNode):
     next_producer_id: int = 4000
     topics: dict[str, dict[str, str]] = field(default_factory=lambda: {TOPIC: {"retention.ms": "60000"}})
@@ -45,6 +67,7 @@ class AdminStandIn(StandInNode):
     def __post_init__(self) -> None:
         self.settings = BrokerSettings(node_id=1, topic_defaults=TopicDefaults(partitions=2, replication_factor=3))
         self.rules = TopicConfigs(self.settings.topic_defaults)
+        self.controller_gateway = GatewayStandIn(self)
 
     async def allocate_producer_id(self) -> int:
         self.next_producer_id += 1
