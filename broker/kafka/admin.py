@@ -16,7 +16,8 @@ Kafka's rules kept here:
 - ``validate_only`` runs every check of a creation (``check_new_topic``) and creates
   nothing; the answer is the one a creation would give, configs included;
 - the answer's configs (v5+) are every config of the new topic as the HTTP API lists
-  them (``TopicConfigs.describe``), ``compression.type`` included;
+  them (``TopicConfigs.describe``), ``compression.type`` included, none
+  read-only (each may be altered later, ``alter_configs``);
 - a topic named twice in one request is refused for every copy with
   ``INVALID_REQUEST`` (Kafka's "duplicate topic names");
 - a manual replica assignment (``assignments``) places the replicas instead of the
@@ -119,8 +120,8 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
         else:
             await node.create_topic(topic.name, partitions, replication, configs, assignment)
         entries = node.topic_configs.describe(configs)
-    except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
-        return _created(version, topic.name, *_refusal(error, "create", topic.name))
+    except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; refusal logs the unexpected
+        return _created(version, topic.name, *refusal(error, "create", topic.name))
     described = _described_configs(version, entries) if version >= CONFIGS_SINCE else ()
     return _created(
         version,
@@ -156,7 +157,7 @@ def _hidden_if_existing(context: RequestContext, version: int, result: Any) -> A
     return _created(version, result.name, ErrorCode.topic_authorization_failed, message)
 
 
-def _refusal(error: Exception, operation: str, topic: str) -> tuple[ErrorCode, str | None]:
+def refusal(error: Exception, operation: str, topic: str) -> tuple[ErrorCode, str | None]:
     """A highwater error's code and message; anything else is ``UNKNOWN_SERVER_ERROR`` without its text, logged."""
     if isinstance(error, HighwaterError):
         return kafka_error_code(error), error.message
@@ -171,7 +172,7 @@ def _described_configs(version: int, entries: list[ConfigEntry]) -> tuple[Any, .
             config_class,
             name=entry.name,
             value=entry.value,
-            read_only=True,
+            read_only=False,
             config_source=i8(entry.source),
             is_sensitive=False,
         )
@@ -237,8 +238,8 @@ async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any
             try:
                 await context.node.delete_topic(name)
                 outcome = (ErrorCode.none, None)
-            except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; _refusal logs the unexpected
-                outcome = _refusal(error, "delete", name)
+            except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; refusal logs the unexpected
+                outcome = refusal(error, "delete", name)
         results.append(
             build(result_class, name=name, topic_id=ZERO_UUID, error_code=outcome[0], error_message=outcome[1])
         )

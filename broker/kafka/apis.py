@@ -4,7 +4,9 @@ ApiVersions advertises exactly these ranges and the dispatcher refuses everythin
 outside them, so the two can never disagree. Versions are those librdkafka 2.x,
 kafka-python and aiokafka negotiate, capped where a later version needs something
 highwater does not have: topic ids (Fetch 13+, Produce 13), ListOffsets' max
-timestamp (7+), and the lowest versions are the lowest kio generates.
+timestamp (7+), and the lowest versions are the lowest kio generates. AlterConfigs
+(0-2) and IncrementalAlterConfigs (0-1) are served at every version kio has, which are
+Kafka's, flexible ones included.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from types import MappingProxyType
 
 from broker.kafka import (
     admin,
+    alter_configs,
     api_versions,
     authn,
     describe_configs,
@@ -49,6 +52,8 @@ API_TABLE: tuple[Api, ...] = (
     Api(20, "DeleteTopics", VersionRange(1, 6), admin.delete_topics),
     Api(22, "InitProducerId", VersionRange(0, 4), producer_ids.handle),
     Api(32, "DescribeConfigs", VersionRange(1, 4), describe_configs.handle),
+    Api(33, "AlterConfigs", VersionRange(0, 2), alter_configs.alter_configs),
+    Api(44, "IncrementalAlterConfigs", VersionRange(0, 1), alter_configs.incremental_alter_configs),
     Api(60, "DescribeCluster", VersionRange(0, 2), admin.describe_cluster),
     Api(36, "SaslAuthenticate", VersionRange(0, 2), authn.authenticate),
     # Consumer groups, classic protocol (broker.kafka.groups, broker.kafka.group_offsets)

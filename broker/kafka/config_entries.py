@@ -23,16 +23,20 @@ Kafka's order of precedence.
 ``topic_config_entries`` labels the log configs (the ones with a broker setting to fall
 back to); a topic's complete listing is ``TopicConfigs.describe``, which adds
 ``compression.type`` and is what both doors answer with (``describe_configs.topic_entries``
-on the Kafka listener), so they cannot disagree on a config. The Kafka listener serves no
-AlterConfigs, so it reports every entry read-only; the HTTP API alters any of them.
+on the Kafka listener), so they cannot disagree on a config. Every topic config may be
+altered while the topic lives, through either door (the HTTP API's config routes, the
+Kafka listener's IncrementalAlterConfigs and AlterConfigs), so both report topic entries
+not read-only. Broker configs are read once at start (``BrokerSettings``), so both doors
+report them read-only and refuse any alter the same way (``broker_config_alter_refusal``).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from broker.errors import InvalidConfig
 from config.broker import BrokerSettings
 from config.topic import TOPIC_CONFIG_NAMES, TopicDefaults, topic_config_field, topic_config_strings
 
@@ -76,6 +80,11 @@ BROKER_CONFIG_NAMES: dict[str, str] = {
 BROKER_CONFIG_NAMES_TO_FIELDS = {name: field for field, name in BROKER_CONFIG_NAMES.items()}
 
 BUILT_IN_DEFAULTS = TopicDefaults()
+
+BROKER_CONFIGS_FIXED = (
+    "highwater keeps no per-broker dynamic configs: set a topic default for the whole cluster instead "
+    "(/broker-configs, or the broker resource with the empty name)"
+)
 
 
 @dataclass(frozen=True)
@@ -164,6 +173,25 @@ def cluster_config_entries(defaults: BrokerDefaults) -> list[ConfigEntry]:
         synonym = Synonym(name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
         entries.append(_entry(name, field, value, synonym.source, (synonym,)))
     return entries
+
+
+def read_only_broker_config(name: str) -> InvalidConfig:
+    """The refusal of an alter of broker config ``name`` (every one is read-only), naming it."""
+    return InvalidConfig(f"config {name} is read-only for one broker: {BROKER_CONFIGS_FIXED}", config=name)
+
+
+def broker_config_alter_refusal(names: Sequence[str], known: Collection[str]) -> InvalidConfig | None:
+    """Why an alter of one broker's configs ``names`` is refused: None for an alter of nothing (nothing to change).
+
+    Names the first config that is no broker config (``known``: the broker's entries),
+    else the first one, read-only for one broker. Why none is alterable per broker: one
+    value for the whole cluster (``broker.topics.cluster_defaults``) keeps every replica
+    of a partition on the same rules, whichever broker holds it.
+    """
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        return InvalidConfig(f"config {unknown[0]} is not a broker config of highwater", config=unknown[0])
+    return read_only_broker_config(names[0]) if names else None
 
 
 def select(entries: list[ConfigEntry], keys: tuple[str, ...] | None) -> list[ConfigEntry]:

@@ -22,6 +22,19 @@ from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 
 
+class ConfigGateway(Protocol):
+    """The one alter of topic configs and of the cluster-wide broker configs (``ControllerGateway``),
+    which the HTTP routes call too."""
+
+    async def alter_topic_configs(
+        self, name: str, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]: ...
+
+    async def alter_cluster_configs(
+        self, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]: ...
+
+
 class KafkaNode(Protocol):
     settings: BrokerSettings
     cluster_id: str
@@ -73,6 +86,10 @@ class KafkaNode(Protocol):
     ) -> None: ...
     def topic_config_overrides(self, name: str) -> dict[str, str]: ...
     def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]: ...
+
+    # IncrementalAlterConfigs and AlterConfigs: the controller gateway's alter, as the HTTP config routes use it
+    @property
+    def controller_gateway(self) -> ConfigGateway: ...
 
     # consumer groups (classic protocol): the coordinator the HTTP groups use
     groups: GroupCoordinator

@@ -13,11 +13,15 @@ Resources, as Kafka answers them:
 - any other resource type (broker loggers ...) is ``INVALID_REQUEST`` naming it.
 
 Each resource gets its own error code; one bad resource never fails the others.
+A topic's entries are ``read_only=False`` (every topic config is alterable while the
+topic lives, ``alter_configs``), a broker's ``read_only=True`` (settings read once at
+start), as the HTTP API's ``is_read_only`` says.
 
 Authorization comes first, as in Kafka, so a refusal reveals nothing about the
-resource: DESCRIBE_CONFIGS on the topic (else ``TOPIC_AUTHORIZATION_FAILED``) or, for a
-broker, on the cluster (else ``CLUSTER_AUTHORIZATION_FAILED``, the HTTP API's rule for
-the cluster's configs); ALTER_CONFIGS implies it.
+resource (``refused``, the rule the alter APIs share): DESCRIBE_CONFIGS on the topic
+(else ``TOPIC_AUTHORIZATION_FAILED``) or, for a broker, on the cluster (else
+``CLUSTER_AUTHORIZATION_FAILED``, the HTTP API's rule for the cluster's configs);
+ALTER_CONFIGS implies it.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     results = []
     for resource in body.resources:
         entries: list[ConfigEntry] = []
-        outcome = _refused(context, resource.resource_type, resource.resource_name)
+        outcome = refused(context, AclOperation.DESCRIBE_CONFIGS, resource.resource_type, resource.resource_name)
         if outcome is None:
             try:
                 entries = select(
@@ -58,7 +62,10 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
                 outcome = (ErrorCode.none, None)
             except HighwaterError as error:
                 outcome = (kafka_error_code(error), error.message)
-        configs = tuple(_config(version, entry, include_synonyms, include_documentation) for entry in entries)
+        read_only = resource.resource_type != TOPIC
+        configs = tuple(
+            _config(version, entry, read_only, include_synonyms, include_documentation) for entry in entries
+        )
         results.append(
             build(
                 shape(API_KEY, version, "DescribeConfigsResult"),
@@ -72,17 +79,22 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     return build(shape(API_KEY, version, "DescribeConfigsResponse"), throttle_time=NO_THROTTLE, results=tuple(results))
 
 
-def _refused(context: RequestContext, resource_type: int, name: str) -> tuple[ErrorCode, str | None] | None:
-    """None when the principal may DESCRIBE_CONFIGS the resource (or its type is refused later); else the answer."""
+def refused(
+    context: RequestContext, operation: AclOperation, resource_type: int, name: str
+) -> tuple[ErrorCode, str | None] | None:
+    """None when the principal may do ``operation`` on the resource (or its type is refused later); else the answer.
+
+    A topic is asked by name, a broker as the cluster (the HTTP API's rule for broker configs).
+    """
     if resource_type == TOPIC:
         target, refusal = Resource.topic(name), ErrorCode.topic_authorization_failed
     elif resource_type == BROKER:
         target, refusal = Resource.cluster(), ErrorCode.cluster_authorization_failed
     else:
         return None
-    if authz.authorized(context.node, AclOperation.DESCRIBE_CONFIGS, target):
+    if authz.authorized(context.node, operation, target):
         return None
-    return refusal, authz.refusal_message(AclOperation.DESCRIBE_CONFIGS, target)
+    return refusal, authz.refusal_message(operation, target)
 
 
 def _entries(context: RequestContext, resource_type: int, name: str) -> list[ConfigEntry]:
@@ -101,7 +113,9 @@ def _entries(context: RequestContext, resource_type: int, name: str) -> list[Con
     raise InvalidRequest(f"resource type {resource_type} has no configs here: only topics (2) and brokers (4) do")
 
 
-def _config(version: int, entry: ConfigEntry, include_synonyms: bool, include_documentation: bool) -> Any:
+def _config(
+    version: int, entry: ConfigEntry, read_only: bool, include_synonyms: bool, include_documentation: bool
+) -> Any:
     synonym_class = shape(API_KEY, version, "DescribeConfigsSynonym")
     synonyms = (
         tuple(build(synonym_class, name=s.name, value=s.value, source=i8(s.source)) for s in entry.synonyms)
@@ -112,7 +126,7 @@ def _config(version: int, entry: ConfigEntry, include_synonyms: bool, include_do
         shape(API_KEY, version, "DescribeConfigsResourceResult"),
         name=entry.name,
         value=entry.value,
-        read_only=True,
+        read_only=read_only,
         is_default=entry.is_default,
         config_source=i8(entry.source),
         is_sensitive=False,

@@ -16,7 +16,8 @@ controller writes and every broker applies, to its topic creation on both doors 
 to the replicas of every topic that does not override the config. The answer comes
 once the broker asked has applied it. A batch is all or nothing; ``validate_only``
 changes nothing. Per-broker alters (``/brokers/{b}/configs``) are refused with 400
-INVALID_CONFIG, nothing changed: one value for the whole cluster keeps every replica
+INVALID_CONFIG, nothing changed (``config_entries.broker_config_alter_refusal``, the
+refusal the Kafka listener's alter APIs answer too): one value for the whole cluster keeps every replica
 of a partition on the same rules, whichever broker holds it.
 """
 
@@ -27,8 +28,13 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
-from broker.errors import InvalidConfig, NotFound, ServiceUnavailable
-from broker.kafka.config_entries import broker_config_entries, cluster_config_entries
+from broker.errors import NotFound, ServiceUnavailable
+from broker.kafka.config_entries import (
+    BROKER_CONFIGS_FIXED,
+    broker_config_alter_refusal,
+    broker_config_entries,
+    cluster_config_entries,
+)
 from broker.server.admin_bodies import (
     BrokerConfigData,
     BrokerConfigDataList,
@@ -53,10 +59,7 @@ CLUSTER_CONFIGS = "/v3/clusters/{cluster_id}/broker-configs"
 NAME = path_param("name", {"type": "string"}, "a broker config name, e.g. log.retention.ms")
 PASSED_ON_HEADER = "X-Highwater-Passed-On-By"
 PASS_ON_TIMEOUT_S = 10.0
-READ_ONLY = (
-    "highwater keeps no per-broker dynamic configs: set a topic default for the whole cluster with "
-    "/broker-configs (every per-broker alter is 400 INVALID_CONFIG, nothing changed)"
-)
+READ_ONLY = f"{BROKER_CONFIGS_FIXED} (every alter is 400 INVALID_CONFIG, nothing changed)"
 routes = RouteTable()
 
 
@@ -99,10 +102,6 @@ async def _broker_configs(request: web.Request, broker_id: int) -> list[dict[str
     answer = await _pass_on(request, node, broker_id, f"{cluster_path(node)}/brokers/{broker_id}/configs")
     data: list[dict[str, Any]] = answer["data"]
     return data
-
-
-def _read_only(name: str) -> InvalidConfig:
-    return InvalidConfig(f"config {name} is read-only for one broker: {READ_ONLY}", config=name)
 
 
 @routes.get(
@@ -150,11 +149,9 @@ async def _refuse_broker_alter(request: web.Request, names: list[str]) -> web.Re
     An alter of nothing alters nothing, and is answered as done.
     """
     known = {item["name"] for item in await _broker_configs(request, path_int(request, "broker_id"))}
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise InvalidConfig(f"config {unknown[0]} is not a broker config of highwater", config=unknown[0])
-    if names:
-        raise _read_only(names[0])
+    refusal = broker_config_alter_refusal(names, known)
+    if refusal is not None:
+        raise refusal
     return web.Response(status=204)
 
 

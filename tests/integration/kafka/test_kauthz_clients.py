@@ -1,10 +1,10 @@
 """The admin and producer-id APIs authorized at the Kafka door, with real clients on a secured 3-broker cluster.
 
 On top of ``secured_kafka``'s users: ``alice`` (READ and WRITE on ``orders-*``) also
-gets CREATE, DELETE and DESCRIBE_CONFIGS on ``orders-*`` and DESCRIBE_CONFIGS on the
-cluster; ``bob`` may only READ ``orders-eu``; ``mallory`` has no ACL. confluent-kafka's
-AdminClient and idempotent producer meet the refusals Kafka gives, the allowed user
-succeeds, and the HTTP API answers the same users the same way.
+gets CREATE, DELETE, DESCRIBE_CONFIGS and ALTER_CONFIGS on ``orders-*`` and
+DESCRIBE_CONFIGS on the cluster; ``bob`` may only READ ``orders-eu``; ``mallory`` has no
+ACL. confluent-kafka's AdminClient and idempotent producer meet the refusals Kafka
+gives, the allowed user succeeds, and the HTTP API answers the same users the same way.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
 from tests.integration.kafka.secured import (
     ADMIN_PASSWORD,
@@ -47,7 +47,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredKafka]:
         cli(["users", "add", "bob", "--password-stdin"], secured.admin_env, BOB_PASSWORD + "\n")
         orders = ["--resource-type", "TOPIC", "--resource-name", "orders-", "--pattern-type", "PREFIXED"]
         acl(secured, "User:bob", "READ", ["--resource-type", "TOPIC", "--resource-name", TOPIC])
-        for operation in ("CREATE", "DELETE", "DESCRIBE_CONFIGS"):
+        for operation in ("CREATE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"):
             acl(secured, "User:alice", operation, orders)
         acl(
             secured,
@@ -90,6 +90,17 @@ def admin_error(future: object) -> int | None:
     return None
 
 
+def set_config(kind: ConfigResource.Type, name: str, config: str, value: str) -> ConfigResource:
+    """An IncrementalAlterConfigs resource that SETs one config."""
+    entry = ConfigEntry(config, value, incremental_operation=AlterConfigOpType.SET)
+    return ConfigResource(kind, name, incremental_configs=[entry])
+
+
+def altered(admin: AdminClient, resource: ConfigResource) -> int | None:
+    """The error code of an incremental alter of ``resource`` alone (a broker's goes to that broker)."""
+    return admin_error(admin.incremental_alter_configs([resource])[resource])
+
+
 def topic_status(secured: SecuredKafka, name: str) -> int:
     return secured.http("GET", f"/topics/{name}", basic("admin", ADMIN_PASSWORD))[0]
 
@@ -116,6 +127,12 @@ def test_a_user_without_acls_is_refused_every_admin_request_but_describe_cluster
     assert admin_error(described[broker]) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
     assert secured.http("GET", "/quotas", mallory)[0] == 403
 
+    topic_alter = set_config(ConfigResource.Type.TOPIC, TOPIC, "retention.ms", "1000")
+    assert altered(admin, topic_alter) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    broker_alter = set_config(ConfigResource.Type.BROKER, "1", "log.retention.ms", "1000")
+    assert altered(admin, broker_alter) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    assert secured.http("PUT", f"/topics/{TOPIC}/configs/retention.ms", mallory, {"value": "1000"})[0] == 403
+
     cluster = admin.describe_cluster(request_timeout=TIMEOUT_S).result(timeout=TIMEOUT_S)
     assert {f"{n.host}:{n.port}" for n in cluster.nodes} == set(secured.kafka_addresses.values())
     assert secured.http("GET", "/brokers", mallory)[0] == 200
@@ -130,7 +147,7 @@ def test_a_user_who_may_describe_but_not_delete_is_told_so(secured: SecuredKafka
     assert topic_status(secured, TOPIC) == 200
 
 
-def test_a_user_with_the_acls_creates_describes_and_deletes(secured: SecuredKafka) -> None:
+def test_a_user_with_the_acls_creates_describes_alters_and_deletes(secured: SecuredKafka) -> None:
     admin = AdminClient(config(secured, "alice", ALICE_PASSWORD))
     made = NewTopic("orders-made", 1, 3, config={"retention.ms": "60000"})
     assert admin_error(admin.create_topics([made])["orders-made"]) is None
@@ -147,6 +164,16 @@ def test_a_user_with_the_acls_creates_describes_and_deletes(secured: SecuredKafk
     assert described[topic].result(timeout=TIMEOUT_S)["retention.ms"].value == "60000"
     assert described[broker].result(timeout=TIMEOUT_S)["broker.id"].value == "1"
     assert secured.http("GET", "/quotas", basic("alice", ALICE_PASSWORD))[0] == 200
+
+    assert altered(admin, set_config(ConfigResource.Type.TOPIC, "orders-made", "retention.ms", "120000")) is None
+    alice = basic("alice", ALICE_PASSWORD)
+    wait_until(
+        lambda: secured.http("GET", "/topics/orders-made/configs/retention.ms", alice)[1].get("value") == "120000",
+        TIMEOUT_S,
+        "the altered retention.ms over HTTP",
+    )
+    broker_alter = set_config(ConfigResource.Type.BROKER, "1", "log.retention.ms", "1000")
+    assert altered(admin, broker_alter) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
 
     assert admin_error(admin.delete_topics(["orders-made"])["orders-made"]) is None
     wait_until(lambda: topic_status(secured, "orders-made") == 404, TIMEOUT_S, "orders-made deleted")

@@ -18,6 +18,7 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 
 from broker.cluster.placement import assign_replicas
+from broker.cluster.records import TopicRecord
 from broker.cluster.replica_assignment import check_brokers
 from broker.cluster.store import StoreUnavailableError
 from broker.descriptions import TopicDescription
@@ -27,6 +28,7 @@ from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
 from broker.kafka.config_entries import ConfigSource
 from broker.kafka.dispatch import Dispatcher, Routed, route
+from broker.topics import cluster_defaults
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 from config.topic import TopicDefaults
@@ -35,6 +37,38 @@ from tests.unit.kafka.requests import build, millis, request_class
 from tests.unit.kafka.stand_in import TOPIC, StandInNode
 
 INIT_PRODUCER_ID, CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, DESCRIBE_CLUSTER = 22, 19, 20, 32, 60
+
+
+@dataclass
+class GatewayStandIn:
+    """The controller gateway's alters over the stand-in's topics and cluster-wide defaults, with their real rules
+    (``TopicConfigs.altered``, ``cluster_defaults.altered``): every topic has replication factor 3, and each alter
+    done is recorded (the cluster-wide ones under the empty name)."""
+
+    node: AdminStandIn
+    altered: list[tuple[str, dict[str, str | None]]] = field(default_factory=list)
+
+    async def alter_topic_configs(
+        self, name: str, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]:
+        record = TopicRecord(
+            name=name, partitions_count=1, replication_factor=3, configs=self.node.topic_config_overrides(name)
+        )
+        configs = self.node.topic_configs.altered(record, changes)
+        if not validate_only:
+            self.node.topics[name] = configs
+            self.altered.append((name, changes))
+        return configs
+
+    async def alter_cluster_configs(
+        self, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]:
+        topic_configs = self.node.topic_configs
+        configs = cluster_defaults.altered(topic_configs.static_defaults, topic_configs.dynamic_defaults, changes)
+        if not validate_only:
+            topic_configs.apply_cluster_configs(configs)
+            self.altered.append(("", changes))
+        return configs
 
 
 @dataclass
@@ -48,6 +82,7 @@ class AdminStandIn(StandInNode):
     def __post_init__(self) -> None:
         self.settings = BrokerSettings(node_id=1, topic_defaults=TopicDefaults(partitions=2, replication_factor=3))
         self.topic_configs = TopicConfigs(self.settings.topic_defaults)
+        self.controller_gateway = GatewayStandIn(self)
 
     async def allocate_producer_id(self) -> int:
         self.next_producer_id += 1

@@ -1,14 +1,16 @@
-"""Authorization of CreateTopics, DeleteTopics, DescribeConfigs, InitProducerId and DescribeCluster.
+"""Authorization of CreateTopics, DeleteTopics, DescribeConfigs, IncrementalAlterConfigs, AlterConfigs,
+InitProducerId and DescribeCluster.
 
 Every request is encoded by kio as a client sends it, answered by the real handlers as
 the principal set in ``authn.SESSION``, and decoded by kio. The node is the admin
 stand-in of ``test_kadmin`` with the real ``Authorizer`` deciding, over these ACLs:
 
-- ``ops``: CREATE and DESCRIBE_CONFIGS on the cluster;
+- ``ops``: CREATE, DESCRIBE_CONFIGS and ALTER_CONFIGS on the cluster;
 - ``alice``: CREATE on ``fresh`` and on ``orders``, WRITE on ``orders`` (which implies
   DESCRIBE), DESCRIBE_CONFIGS on ``orders``;
 - ``carol``: CREATE on ``orders`` and nothing else;
 - ``dana``: DELETE on ``orders``;
+- ``erin``: ALTER_CONFIGS on ``orders``;
 - ``mallory``: none.
 """
 
@@ -23,6 +25,7 @@ import pytest
 from kio.schema.errors import ErrorCode
 from structlog.testing import capture_logs
 
+from broker.kafka.alter_configs import ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS, OpType
 from broker.kafka.authn import SESSION, Session
 from broker.security.acl import AclBinding, AclOperation, AclPermission, PatternType, Resource, ResourceType
 from broker.security.authorizer import Authorizer, Decision
@@ -43,6 +46,7 @@ from tests.unit.kafka.test_kadmin import (
     init_producer_id,
     versions,
 )
+from tests.unit.kafka.test_kalter_configs import incremental_alter, legacy_alter
 
 TOPIC_TYPE, BROKER_TYPE = 2, 4
 HOST = "10.0.0.9"
@@ -55,12 +59,14 @@ def allow(who: str, operation: AclOperation, resource_type: ResourceType, name: 
 ACLS = (
     allow("ops", AclOperation.CREATE, ResourceType.CLUSTER, "kafka-cluster"),
     allow("ops", AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, "kafka-cluster"),
+    allow("ops", AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, "kafka-cluster"),
     allow("alice", AclOperation.CREATE, ResourceType.TOPIC, "fresh"),
     allow("alice", AclOperation.CREATE, ResourceType.TOPIC, TOPIC),
     allow("alice", AclOperation.WRITE, ResourceType.TOPIC, TOPIC),
     allow("alice", AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, TOPIC),
     allow("carol", AclOperation.CREATE, ResourceType.TOPIC, TOPIC),
     allow("dana", AclOperation.DELETE, ResourceType.TOPIC, TOPIC),
+    allow("erin", AclOperation.ALTER_CONFIGS, ResourceType.TOPIC, TOPIC),
 )
 
 
@@ -211,6 +217,65 @@ def test_describe_configs_needs_describe_configs_on_the_topic_or_the_cluster(ver
     ops = as_user("ops", node, DESCRIBE_CONFIGS, version, describe_configs(version, resources[2:]))
     assert ops.results[0].error_code == ErrorCode.none
     assert "broker.id" in {c.name for c in ops.results[0].configs}
+
+
+# ------------------------------------------------------------------ IncrementalAlterConfigs, AlterConfigs
+
+
+def alter_body(api_key: int, version: int) -> Any:
+    """``segment.ms`` set on ``orders``, a topic that does not exist, and nothing on broker 1."""
+    if api_key == INCREMENTAL_ALTER_CONFIGS:
+        return incremental_alter(
+            version,
+            [
+                (TOPIC_TYPE, TOPIC, [("segment.ms", OpType.SET, "1000")]),
+                (TOPIC_TYPE, "missing", []),
+                (BROKER_TYPE, "1", []),
+            ],
+        )
+    return legacy_alter(
+        version, [(TOPIC_TYPE, TOPIC, [("segment.ms", "1000")]), (TOPIC_TYPE, "missing", []), (BROKER_TYPE, "1", [])]
+    )
+
+
+ALTER_VERSIONS = [(key, version) for key in (INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS) for version in versions(key)]
+
+
+@pytest.mark.parametrize(("api_key", "version"), ALTER_VERSIONS)
+def test_alter_configs_needs_alter_configs_on_the_topic_or_for_a_broker_the_cluster(api_key: int, version: int) -> None:
+    node = SecuredAdminStandIn()
+    with capture_logs() as logs:
+        mallory = as_user("mallory", node, api_key, version, alter_body(api_key, version))
+    assert [(r.error_code, r.error_message) for r in mallory.responses] == [
+        (ErrorCode.topic_authorization_failed, "User:mallory is not authorized to ALTER_CONFIGS topic 'orders'"),
+        (ErrorCode.topic_authorization_failed, "User:mallory is not authorized to ALTER_CONFIGS topic 'missing'"),
+        (
+            ErrorCode.cluster_authorization_failed,
+            "User:mallory is not authorized to ALTER_CONFIGS cluster 'kafka-cluster'",
+        ),
+    ]
+    assert denials(logs) == [
+        ("ALTER_CONFIGS", "TOPIC", TOPIC),
+        ("ALTER_CONFIGS", "TOPIC", "missing"),
+        ("ALTER_CONFIGS", "CLUSTER", "kafka-cluster"),
+    ]
+    describer = as_user("alice", node, api_key, version, alter_body(api_key, version))
+    assert describer.responses[0].error_code == ErrorCode.topic_authorization_failed
+    assert node.controller_gateway.altered == []
+
+    erin = as_user("erin", node, api_key, version, alter_body(api_key, version))
+    assert [r.error_code for r in erin.responses] == [
+        ErrorCode.none,
+        ErrorCode.topic_authorization_failed,
+        ErrorCode.cluster_authorization_failed,
+    ]
+    assert node.topics[TOPIC]["segment.ms"] == "1000"
+    ops = as_user("ops", node, api_key, version, alter_body(api_key, version))
+    assert [r.error_code for r in ops.responses] == [
+        ErrorCode.topic_authorization_failed,
+        ErrorCode.topic_authorization_failed,
+        ErrorCode.none,
+    ]
 
 
 # ------------------------------------------------------------------ InitProducerId
