@@ -219,11 +219,17 @@ class BrokerCluster:
         }
 
     def start(self) -> BrokerCluster:
-        for broker in self.brokers.values():
-            broker.start(wait=False)
-        for broker in self.brokers.values():
-            broker.wait_ready()
-        self.wait_for_brokers(set(self.brokers))
+        """Start every broker and wait until each sees all of them; a start that fails stops the
+        ones already running, since the caller never receives the cluster to shut it down."""
+        try:
+            for broker in self.brokers.values():
+                broker.start(wait=False)
+            for broker in self.brokers.values():
+                broker.wait_ready()
+            self.wait_for_brokers(set(self.brokers))
+        except BaseException:
+            self.shutdown()
+            raise
         return self
 
     def wait_for_brokers(self, expected: set[int], timeout_s: float = 30.0) -> None:

@@ -144,9 +144,17 @@ class Matrix:
         return keys, offsets, groups
 
 
+MEMBER_SESSION_TIMEOUT_MS = 3_600_000
+"""Longer than any run: a member the matrix made is never expelled by the coordinator's
+expiry loop while a recipe compares the broker's state before and after its refused
+calls (with Kafka's 10 s default, an expiry landing in that window made the test fail
+whenever the run was slow)."""
+
+
 def heartbeat(matrix: Matrix, names: Names, member: str) -> Call:
     path = f"{matrix.cluster}/consumer-groups/{names.group}/consumers/{member}:heartbeat"
-    return Call("POST", path, json={"member_epoch": 0, "subscribed_topics": [names.topic]})
+    body = {"member_epoch": 0, "subscribed_topics": [names.topic], "session_timeout_ms": MEMBER_SESSION_TIMEOUT_MS}
+    return Call("POST", path, json=body)
 
 
 Setup = Callable[[Matrix, Names], Awaitable[None]]
