@@ -3,9 +3,12 @@
 ``--dist loadgroup`` hands each ``xdist_group`` whole to one worker and spreads the
 other tests one by one. A test that uses a module- or class-scoped fixture (a broker
 cluster shared by a module) is grouped with its module, so that cluster starts once,
-not once per worker; the tests that use the session-scoped ``spark`` fixture form one
-group, so one worker starts that Spark JVM. Every other test, the slow parametrized
-integration tests among them, goes to whichever worker is free.
+not once per worker. Every test that starts a Spark JVM (the session-scoped ``spark``
+fixture, or the ``spark`` marker: a local-cluster job, the README's Spark example)
+forms one group, so one worker runs them one after another: several Spark JVMs at
+once on CI's two cores slowed each other until the README's Spark block passed its
+120 s limit (two full runs in two at a load average of about 10). Every other test,
+the slow parametrized integration tests among them, goes to whichever worker is free.
 
 Hypothesis runs derandomized (the same examples every run, no example database) and
 without its per-example deadline, which a loaded CI machine would trip at random:
@@ -25,6 +28,7 @@ settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 SHARED_SCOPES = ("class", "module", "package")
+SPARK_GROUP = "spark"
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -37,8 +41,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _group(item: pytest.Item) -> str | None:
-    if "spark" in getattr(item, "fixturenames", ()):
-        return "spark-session"
+    if "spark" in getattr(item, "fixturenames", ()) or item.get_closest_marker("spark") is not None:
+        return SPARK_GROUP
     fixture_info = getattr(item, "_fixtureinfo", None)
     definitions = fixture_info.name2fixturedefs.values() if fixture_info is not None else ()
     if any(definition.scope in SHARED_SCOPES for chain in definitions for definition in chain):

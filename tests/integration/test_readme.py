@@ -36,7 +36,7 @@ from tests.support.brokers import REPO_ROOT, free_port_run
 from tests.support.dev_cluster import read_until_ready, start_dev, stop_dev
 from tests.support.readme_blocks import MAKE_RUN_BASE_PORT, Block, for_cluster, readme_blocks
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 README = REPO_ROOT / "README.md"
 BLOCK_TIMEOUT_S = 120

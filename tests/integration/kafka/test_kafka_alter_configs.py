@@ -7,28 +7,34 @@ is refused to a Kafka producer until a DELETE resets it. ``validate_only`` chang
 nothing; a bad value is that resource's ``INVALID_CONFIG`` while the other resource of
 the request is altered. The legacy ``alter_configs`` replaces the whole override set,
 and kafka-python's admin client, which alters only configs DescribeConfigs reports as
-not read-only, alters a topic config and is refused a broker's.
+not read-only, alters a topic config and is refused a broker's. The broker resource with
+the empty name sets a cluster-wide default (``num.partitions``) that a topic created
+with the default count takes, and a DELETE resets it.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from confluent_kafka import KafkaError, Producer
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic
 from kafka.admin import ConfigResource as KafkaPythonConfigResource
 from kafka.admin import KafkaAdminClient
 from kio.schema.errors import ErrorCode
 
+from broker.kafka.alter_configs import OpType
 from tests.integration.kafka.conftest import KafkaCluster
 from tests.integration.kafka.test_kadmin_clients import TIMEOUT_S, admin_error
 from tests.integration.kafka.wire import Connection
 from tests.support.brokers import http_json
 from tests.support.replication import wait_until
 from tests.unit.kafka.test_kadmin import describe_configs
+from tests.unit.kafka.test_kalter_configs import incremental_alter
 
 pytestmark = pytest.mark.integration
 
-TOPIC_TYPE = 2
+TOPIC_TYPE, BROKER_TYPE = 2, 4
 BIG_RECORD = b"x" * 4096
 
 
@@ -151,3 +157,38 @@ def test_kafka_python_alters_a_topic_config_and_is_refused_a_brokers(kafka_clust
         assert "InvalidConfigurationError" in refused["broker"]["1"] and "read-only" in refused["broker"]["1"]
     finally:
         admin.close()
+
+
+def alter_through(kafka_cluster: KafkaCluster, broker_id: int, entries: list[tuple[str, int, str | None]]) -> Any:
+    """IncrementalAlterConfigs v1 of the broker resource with the empty name, sent on the wire to
+    ``broker_id`` (confluent-kafka refuses an empty resource name before sending it)."""
+    connection = Connection(kafka_cluster.kafka_addresses[broker_id])
+    try:
+        [result] = connection.call(incremental_alter(1, [(BROKER_TYPE, "", entries)])).responses
+    finally:
+        connection.close()
+    return result
+
+
+def test_the_empty_broker_name_sets_a_cluster_wide_default_that_new_topics_take(kafka_cluster: KafkaCluster) -> None:
+    """Kafka's ``--entity-default`` broker resource: its alter is the HTTP ``/broker-configs`` one."""
+    result = alter_through(kafka_cluster, 2, [("num.partitions", OpType.SET, "4")])
+    assert (result.error_code, result.error_message) == (ErrorCode.none, None)
+    try:
+        for broker_id in kafka_cluster.cluster.brokers:
+            url = f"{kafka_cluster.cluster.brokers[broker_id].url}/v3/clusters/{kafka_cluster.cluster_id}"
+            wait_until(
+                lambda u=url: http_json("GET", f"{u}/broker-configs/num.partitions", timeout_s=5)[0] == 200,
+                TIMEOUT_S,
+                f"broker {broker_id} to apply num.partitions=4",
+            )
+        admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap(3)})
+        created = admin.create_topics([NewTopic("counted-by-default", num_partitions=-1, replication_factor=3)])
+        assert admin_error(created["counted-by-default"]) is None
+        listed = admin.list_topics("counted-by-default", timeout=TIMEOUT_S).topics["counted-by-default"]
+        assert len(listed.partitions) == 4
+        refused = alter_through(kafka_cluster, 1, [("num.partitions", OpType.SET, "none")])
+        assert refused.error_code == ErrorCode.invalid_config and "num.partitions" in refused.error_message
+    finally:
+        reset = alter_through(kafka_cluster, 1, [("num.partitions", OpType.DELETE, None)])
+        assert reset.error_code == ErrorCode.none
