@@ -15,7 +15,8 @@ Invariants (checked by the models): sizes are positive, ``-1`` means "no limit" 
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -28,6 +29,8 @@ GIB = 1024 * MIB
 DAY_MS = 24 * 60 * 60 * 1000
 MAX_SEGMENT_BYTES = 2**31 - 1
 """Segment positions are int32 in the ``.index`` file, so a segment stays below 2 GiB."""
+
+ConfigModel = TypeVar("ConfigModel", bound=BaseModel)
 
 FlushPolicy = Literal["fsync", "interval", "os"]
 CleanupPolicy = Literal["delete", "compact"]
@@ -119,17 +122,30 @@ def parse_topic_configs(configs: dict[str, str], defaults: TopicConfig) -> Topic
     (``retention_ms``). Unknown names are refused rather than ignored so a typo never
     silently leaves a topic with the default retention.
     """
-    updates: dict[str, Any] = {}
+    return overlay_named(
+        TopicConfig, defaults.model_dump(include=set(TopicConfig.model_fields)), configs, topic_config_field
+    )
+
+
+def overlay_named(
+    model: type[ConfigModel], base: dict[str, Any], configs: Mapping[str, str], field_of: Callable[[str], str]
+) -> ConfigModel:
+    """``model`` of ``base`` with each named config string parsed into its field (``field_of(name)``).
+
+    The one place a config given by name meets the model's rules: an unknown name, an
+    unparsable value or one the model refuses raises ``InvalidConfig`` naming the config
+    as it was given (topic configs here, the cluster-wide broker configs too).
+    """
+    updates = {}
     for name, raw in configs.items():
-        field = topic_config_field(name)
+        field = field_of(name)
         updates[field] = parse_config_value(name, field, raw)
-    base = defaults.model_dump(include=set(TopicConfig.model_fields))
     try:
-        return TopicConfig.model_validate({**base, **updates})
+        return model.model_validate({**base, **updates})
     except ValidationError as error:
         detail = error.errors()[0]
         field = str(detail["loc"][0])
-        name = next((n for n, v in configs.items() if TOPIC_CONFIG_NAMES.get(n, n) == field), field)
+        name = next((n for n in configs if field_of(n) == field), field)
         raise InvalidConfig(f"invalid config {name}: {describe_problem(detail)}", config=name) from None
 
 

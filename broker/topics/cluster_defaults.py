@@ -20,12 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import ValidationError
-
 from broker.errors import InvalidConfig
-from broker.kafka.config_entries import BROKER_CONFIG_NAMES, BROKER_CONFIG_NAMES_TO_FIELDS
-from config.errors import describe_problem
-from config.topic import TopicDefaults, parse_config_value
+from broker.kafka.config_entries import BROKER_CONFIG_NAMES_TO_FIELDS
+from config.topic import TopicDefaults, overlay_named, parse_config_value
 
 DYNAMIC_BROKER_CONFIGS = BROKER_CONFIG_NAMES_TO_FIELDS
 """Kafka broker config name -> the ``TopicDefaults`` field it sets cluster-wide: every topic default."""
@@ -46,17 +43,7 @@ def dynamic_config_field(name: str) -> str:
 
 def overlay(static: TopicDefaults, configs: Mapping[str, str]) -> TopicDefaults:
     """``static`` with the cluster-wide ``configs`` in place; ``InvalidConfig`` naming the first bad one."""
-    updates = {}
-    for name, raw in configs.items():
-        field = dynamic_config_field(name)
-        updates[field] = parse_config_value(name, field, raw)
-    try:
-        return TopicDefaults.model_validate({**static.model_dump(), **updates})
-    except ValidationError as error:
-        detail = error.errors()[0]
-        field = str(detail["loc"][0])
-        name = BROKER_CONFIG_NAMES.get(field, field)
-        raise InvalidConfig(f"invalid config {name}: {describe_problem(detail)}", config=name) from None
+    return overlay_named(TopicDefaults, static.model_dump(), configs, dynamic_config_field)
 
 
 def altered(static: TopicDefaults, current: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
