@@ -397,10 +397,6 @@ class BrokerNode:
         """The configs ``name``'s creator gave (``UnknownTopic`` if none); the rest are the broker's defaults."""
         return dict(self.catalog.topic(name).configs)
 
-    def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]:
-        """Every topic config's value for a topic created with ``configs``, as the HTTP API lists them."""
-        return self.topic_configs.effective(configs)
-
     def check_new_topic(
         self,
         name: str,

@@ -129,9 +129,6 @@ class AdminStandIn(StandInNode):
             raise UnknownTopic(f"topic '{name}' does not exist", topic_name=name)
         return self.topics[name]
 
-    def effective_topic_configs(self, configs: dict[str, str]) -> dict[str, str]:
-        return self.topic_configs.effective(configs)
-
 
 def versions(api_key: int) -> list[int]:
     span = SUPPORTED[api_key]
