@@ -13,9 +13,9 @@ Resources, as Kafka answers them:
 - any other resource type (broker loggers ...) is ``INVALID_REQUEST`` naming it.
 
 Each resource gets its own error code; one bad resource never fails the others.
-A topic's entries are ``read_only=False`` (every topic config is alterable while the
-topic lives, ``alter_configs``), a broker's ``read_only=True`` (settings read once at
-start), as the HTTP API's ``is_read_only`` says.
+A topic's entries and the cluster-wide ones are ``read_only=False`` (both are alterable,
+``alter_configs``); one broker's are ``read_only=True`` (highwater keeps no per-broker
+dynamic configs), as the HTTP API's ``is_read_only`` says.
 
 Authorization comes first, as in Kafka, so a refusal reveals nothing about the
 resource (``refused``, the rule the alter APIs share): DESCRIBE_CONFIGS on the topic
@@ -62,7 +62,7 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
                 outcome = (ErrorCode.none, None)
             except HighwaterError as error:
                 outcome = (kafka_error_code(error), error.message)
-        read_only = resource.resource_type != TOPIC
+        read_only = resource.resource_type == BROKER and resource.resource_name != ""
         configs = tuple(
             _config(version, entry, read_only, include_synonyms, include_documentation) for entry in entries
         )

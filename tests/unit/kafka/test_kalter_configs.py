@@ -242,6 +242,11 @@ def test_the_empty_broker_name_alters_the_cluster_wide_defaults(version: int) ->
     assert [r.error_code for r in response.responses] == [ErrorCode.none]
     assert node.topic_configs.dynamic_defaults == {"num.partitions": "6", "log.retention.ms": "5000"}
     assert node.topic_configs.defaults.partitions == 6
+    [listed] = exchange(node, DESCRIBE_CONFIGS, 4, describe_configs(4, [(BROKER_TYPE, "", None)])).results
+    assert {(c.name, c.value, c.read_only) for c in listed.configs} == {
+        ("log.retention.ms", "5000", False),
+        ("num.partitions", "6", False),
+    }, "the cluster-wide configs are alterable, so DescribeConfigs must not call them read-only"
     reset: Entries = [("num.partitions", DELETE, None), ("log.retention.ms", SET, "soon")]
     refused = exchange(node, INCREMENTAL_ALTER_CONFIGS, version, incremental_alter(version, [(BROKER_TYPE, "", reset)]))
     assert [r.error_code for r in refused.responses] == [ErrorCode.invalid_config]
