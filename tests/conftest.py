@@ -3,12 +3,17 @@
 ``--dist loadgroup`` hands each ``xdist_group`` whole to one worker and spreads the
 other tests one by one. A test that uses a module- or class-scoped fixture (a broker
 cluster shared by a module) is grouped with its module, so that cluster starts once,
-not once per worker. Every test that starts a Spark JVM (the session-scoped ``spark``
-fixture, or the ``spark`` marker: a local-cluster job, the README's Spark example)
-forms one group, so one worker runs them one after another: several Spark JVMs at
-once on CI's two cores slowed each other until the README's Spark block passed its
-120 s limit (two full runs in two at a load average of about 10). Every other test,
-the slow parametrized integration tests among them, goes to whichever worker is free.
+not once per worker.
+
+Every test that starts a Spark JVM (the session-scoped ``spark`` fixture, or the
+``spark`` marker: a local-cluster job, the README's Spark example) carries the
+``spark`` marker, and ``make test`` runs them in a phase of their own, after the
+rest, with the machine to themselves. Spark gives a Python worker a fixed 10 s to
+start and connect back to the JVM (``PythonWorkerFactory``), which no setting
+changes; sharing CI's two cores with three workers of broker failovers, fuzzing and
+chaos, the worker missed it ("Python worker failed to connect back") and the README's
+Spark block passed its 120 s limit. Under ``pytest -n`` without the phases the Spark
+tests still form one group, so their JVMs never compete with each other.
 
 Hypothesis runs derandomized (the same examples every run, no example database) and
 without its per-example deadline, which a loaded CI machine would trip at random:
@@ -33,15 +38,17 @@ SPARK_GROUP = "spark"
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Runs before xdist's own hook, which reads the groups into the node ids."""
+    """Runs before xdist's hook, which reads the groups into the node ids, and before ``-m`` selects by marker."""
     for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
         group = _group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
 
 
 def _group(item: pytest.Item) -> str | None:
-    if "spark" in getattr(item, "fixturenames", ()) or item.get_closest_marker("spark") is not None:
+    if item.get_closest_marker("spark") is not None:
         return SPARK_GROUP
     fixture_info = getattr(item, "_fixtureinfo", None)
     definitions = fixture_info.name2fixturedefs.values() if fixture_info is not None else ()
