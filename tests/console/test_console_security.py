@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.console.conftest import Errors
 from tests.support.brokers import BrokerCluster, http_json
@@ -107,3 +109,90 @@ def test_the_console_signs_in_and_shows_only_what_the_user_may_describe(
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     assert page.evaluate("sessionStorage.getItem('highwater.console.auth')") is None
+
+
+class HeldRefusals:
+    """Holds back every call made with the wrong password but the first, to answer it later.
+
+    A page's polls run side by side, so one sign-in with a wrong password is refused once per
+    poll, and on a loaded machine those 401s arrive whenever the broker gets to them. Holding
+    them lets a test deliver a late one at the moment that matters.
+    """
+
+    def __init__(self, page: Page, wrong: dict[str, str]) -> None:
+        self.page = page
+        self.wrong = wrong["Authorization"]
+        self.passed = False
+        self.held: list[Route] = []
+        page.route("**/v3/**", self._route)
+
+    def _route(self, route: Route) -> None:
+        if route.request.headers.get("authorization") != self.wrong or not self.passed:
+            self.passed = self.passed or route.request.headers.get("authorization") == self.wrong
+            route.continue_()
+        else:
+            self.held.append(route)
+
+    def wait_for_one(self) -> None:
+        deadline = time.monotonic() + 15
+        while not self.held:
+            assert time.monotonic() < deadline, "the page made only one call with the wrong password"
+            self.page.wait_for_timeout(20)
+
+    def deliver(self) -> None:
+        """Lets the held calls through, one by one, each once the page has read its 401.
+
+        The page has read an answer once the browser lists it among its resource timings:
+        the entry is added as the body ends, and the page's handler runs in that same turn.
+        """
+        for route in self.held:
+            path = urlsplit(route.request.url).path
+            seen = self.page.evaluate(RESOURCES_ENDING, path)
+            with self.page.expect_response(lambda response, request=route.request: response.request == request) as late:
+                route.continue_()
+            assert late.value.status == 401
+            self.page.wait_for_function(f"(path) => ({RESOURCES_ENDING})(path) > {seen}", arg=path)
+            self.page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 0))")
+        self.held.clear()
+
+
+RESOURCES_ENDING = (
+    "(path) => performance.getEntriesByType('resource').filter((entry) => entry.name.endsWith(path)).length"
+)
+
+
+def test_a_late_refusal_leaves_the_sign_in_form_as_the_user_filled_it(
+    page: Page, secured: tuple[str, str], browser_errors: Errors
+) -> None:
+    browser_errors.allow("status of 401")
+    browser_errors.allow("status of 403")
+    url, _ = secured
+    refusals = HeldRefusals(page, basic("viewer", "wrong"))
+    page.goto(f"{url}/console#/topics")
+    sign_in(page, "viewer", "wrong")
+    expect(page.get_by_role("alert")).to_have_text("That user and password were refused.")
+    refusals.wait_for_one()
+    page.get_by_label("User").fill("viewer")
+    page.get_by_label("Password").fill(VIEWER_PASSWORD)
+    refusals.deliver()
+    expect(page.get_by_label("Password")).to_have_value(VIEWER_PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_test_id(f"topic-{VISIBLE}")).to_be_visible()
+
+
+def test_a_refusal_of_the_previous_password_does_not_sign_the_user_out_again(
+    page: Page, secured: tuple[str, str], browser_errors: Errors
+) -> None:
+    browser_errors.allow("status of 401")
+    browser_errors.allow("status of 403")
+    url, _ = secured
+    refusals = HeldRefusals(page, basic("viewer", "wrong"))
+    page.goto(f"{url}/console#/topics")
+    sign_in(page, "viewer", "wrong")
+    expect(page.get_by_role("alert")).to_have_text("That user and password were refused.")
+    refusals.wait_for_one()
+    sign_in(page, "viewer", VIEWER_PASSWORD)
+    expect(page.get_by_test_id(f"topic-{VISIBLE}")).to_be_visible()
+    refusals.deliver()
+    expect(page.get_by_role("heading", name="Sign in")).to_have_count(0)
+    expect(page.get_by_test_id(f"topic-{VISIBLE}")).to_be_visible()

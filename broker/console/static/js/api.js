@@ -60,7 +60,11 @@ export async function api(path, { method = "GET", body, query } = {}) {
   }
   if (!response.ok) {
     const error = new ApiError(response.status, data);
-    if (response.status === 401) window.dispatchEvent(new CustomEvent("highwater:unauthorized"));
+    // A 401 refuses the credentials this call carried. If the user has signed in again
+    // since, it is about credentials no longer in use and must not ask for new ones.
+    if (response.status === 401 && sessionStorage.getItem(AUTH_KEY) === auth) {
+      window.dispatchEvent(new CustomEvent("highwater:unauthorized"));
+    }
     throw error;
   }
   return data;

@@ -54,7 +54,13 @@ function showSession() {
   );
 }
 
+// Set while the sign-in form is on screen: the other polls that were refused the same
+// credentials answer later, and must not redraw the form under what the user is typing.
+let signingIn = false;
+
 function showSignIn() {
+  if (signingIn) return;
+  signingIn = true;
   live?.stop();
   failing.clear();
   say("");
@@ -87,6 +93,7 @@ function showSignIn() {
 }
 
 async function route() {
+  signingIn = false;
   live?.stop();
   failing.clear();
   say("");
