@@ -147,7 +147,9 @@ def test_second_broker_with_the_same_node_id_refuses_to_start(tmp_path: Path, li
     impostor = BrokerProcess(2, tmp_path / "impostor" / "broker-2", store, env=session_env())
     impostor.start(wait=False)
     assert impostor.process is not None
-    exit_code = impostor.process.wait((SESSION_TIMEOUT_MS + 10_000) / 1000)
+    # It refuses once the holder's session outlives its wait (one session timeout): the exit
+    # is what is checked, not how fast a loaded machine gets there; a hang meets the suite's timeout.
+    exit_code = impostor.process.wait()
     assert exit_code != 0
     log_text = impostor.log_path.read_text(errors="replace")
     assert "broker id 2 is already registered by a live broker" in log_text, impostor.log_tail()
