@@ -40,7 +40,13 @@ HW_CHECKPOINT_FILE = "replication-offset-checkpoint"
 
 @dataclass(frozen=True)
 class PartitionState:
-    """One partition as its leader reports it; ``replica_leos`` maps broker id → LEO."""
+    """One partition as its leader reports it; ``replica_leos`` maps broker id → LEO.
+
+    ``isr`` is the partition record's; ``leader_isr`` is the committed ISR the leader itself
+    holds, which decides whether acks=all is admitted. A broker's watch can show the stored
+    record before the leader has applied its own ISR change, so the two differ for a moment.
+    ``leader_isr`` is empty when the leader did not answer.
+    """
 
     leader_id: int
     leader_epoch: int
@@ -48,6 +54,7 @@ class PartitionState:
     high_watermark: int
     log_end_offset: int
     replica_leos: dict[int, int]
+    leader_isr: tuple[int, ...]
 
     @property
     def settled(self) -> bool:
@@ -206,7 +213,8 @@ def _below(raw: bytes, high_watermark: int) -> bytes:
 
 
 def _partition_state(item: dict) -> PartitionState:
-    leos = {int(row["broker_id"]): int(row["log_end_offset"]) for row in item.get("replicas_state") or []}
+    rows = item.get("replicas_state") or []
+    leos = {int(row["broker_id"]): int(row["log_end_offset"]) for row in rows}
     return PartitionState(
         leader_id=int(item["leader_id"]),
         leader_epoch=int(item["leader_epoch"]),
@@ -214,4 +222,5 @@ def _partition_state(item: dict) -> PartitionState:
         high_watermark=int(item["high_watermark"]),
         log_end_offset=int(item["log_end_offset"]),
         replica_leos=leos,
+        leader_isr=tuple(int(row["broker_id"]) for row in rows if row["in_sync"]),
     )

@@ -109,6 +109,11 @@ async def kill_two_replicas(target: FaultTarget) -> str:
     append (nothing written: the checker holds the probe to never being seen). Once one
     follower is back and in the ISR, an acks=all write is acknowledged again (the checker
     holds that probe to surviving). The other follower returns last.
+
+    "In the ISR" is the leader's committed ISR, which admits acks=all, not the partition
+    record's: a broker's watch can show the stored record before the leader has applied
+    its own compare-and-set's answer, and a probe sent in between was refused
+    NOT_ENOUGH_REPLICAS, rightly.
     """
     leader = await target.leader()
     followers = sorted(b for b in target.chaos.brokers if b != leader)
@@ -140,7 +145,7 @@ async def _wait_for_isr(target: FaultTarget, condition: Callable[[tuple[int, ...
         deadline = time.monotonic() + ISR_CHANGE_TIMEOUT_S
         while time.monotonic() < deadline:
             try:
-                if condition(target.chaos.partition_states(target.topic)[0].isr):
+                if condition(target.chaos.partition_states(target.topic)[0].leader_isr):
                     return
             except (AssertionError, OSError):
                 pass
