@@ -161,8 +161,21 @@ class BrokerNode:
         meta = await load_identity(store, data_dir, settings)
         broker_secret = await SecurityStore(store).broker_secret()
         node = cls(settings, store, meta, lock_handle, broker_secret, kafka_socket)
-        await node._start()
+        try:
+            await node._start()
+        except BaseException:
+            await node._release_after_failed_start()
+            raise
         return node
+
+    async def _release_after_failed_start(self) -> None:
+        """A broker that cannot start (its id held by a live broker) gives back what it took:
+        the security watch, the logs it opened, its HTTP session, the store and the data dir's lock."""
+        await self.security.close()
+        await self.replicas.close()
+        await self.session.close()
+        await self.store.close()
+        self._lock_handle.close()
 
     async def _start(self) -> None:
         await self.security.start()

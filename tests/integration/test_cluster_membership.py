@@ -154,4 +154,5 @@ def test_second_broker_with_the_same_node_id_refuses_to_start(tmp_path: Path, li
     log_text = impostor.log_path.read_text(errors="replace")
     assert "broker id 2 is already registered by a live broker" in log_text, impostor.log_tail()
     assert cluster.brokers[2].url in log_text
+    assert '"level": "error"' not in log_text, "a refused start leaves nothing open behind it"
     assert cluster.brokers[2].alive and cluster.registered_ids() == {1, 2, 3}
