@@ -47,10 +47,13 @@ lint: $(VENV)/.installed-test
 	$(BIN)/mypy
 
 # Most tests wait on timers, not on the CPU: several workers overlap those waits.
+# The sources are compiled once first: the suite starts hundreds of broker and CLI
+# processes, and where PYTHONDONTWRITEBYTECODE is set each would compile them again.
 # The Spark tests run after the rest, alone: Spark gives its Python workers a fixed 10 s
 # to connect back, which they miss on a machine shared with the other workers.
 TEST_WORKERS ?= 4
 test: lint $(VENV)/.installed-test etcd kcat chromium
+	$(BIN)/python -m compileall -q -j 0 broker producer consumer spark_connector config tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not spark" --durations=15
 	$(BIN)/python -m pytest -m spark --durations=5
 
