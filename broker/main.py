@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 
 import structlog
 from aiohttp import web
 
+from broker.listening import bind_listener
 from broker.node.broker_node import BrokerNode
 from broker.server.app import create_app
 from broker.tls import default_advertised_url, server_ssl_context
@@ -25,19 +25,10 @@ from config.broker import BrokerSettings
 log = structlog.get_logger(__name__)
 
 
-def bind_listener(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
-
-
 async def serve(settings: BrokerSettings, stop: asyncio.Event) -> None:
     """Serve until ``stop`` is set; the node is stopped (logs flushed, HW checkpointed) after."""
     ssl_context = server_ssl_context(settings.tls) if settings.tls.enabled else None
-    sock = bind_listener(settings.host, settings.port)
+    sock = bind_listener(settings.host, settings.port, "HTTP")
     settings = settings.model_copy(update={"port": sock.getsockname()[1]})
     url = settings.advertised_url or default_advertised_url(settings)
     settings = settings.model_copy(update={"advertised_url": url})

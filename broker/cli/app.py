@@ -16,7 +16,6 @@ the client commands start fast and do not depend on the server code.
 
 from __future__ import annotations
 
-import errno
 from pathlib import Path
 from typing import Annotated
 
@@ -116,6 +115,7 @@ def serve(
 
     configure_logging(settings.log_level, settings.log_format)
     from broker.cluster.membership import DuplicateBrokerId
+    from broker.listening import ListenerUnavailable
     from broker.main import run_broker
     from broker.node.meta_properties import DataDirMismatch
 
@@ -125,10 +125,8 @@ def serve(
         raise fail(str(error)) from None
     except TlsFileError as error:
         raise fail(str(error), EXIT_BAD_SETTINGS) from None
-    except OSError as error:
-        if error.errno != errno.EADDRINUSE:
-            raise
-        raise fail(f"cannot listen on {settings.host}:{settings.port}: address already in use") from None
+    except ListenerUnavailable as error:
+        raise fail(error.strerror) from None
 
 
 @app.command()
@@ -138,6 +136,15 @@ def dev(
     base_port: Annotated[
         int, typer.Option("--base-port", min=1, max=65535, help="Broker i listens on base+i-1.")
     ] = 9092,
+    kafka_base_port: Annotated[
+        int | None,
+        typer.Option(
+            "--kafka-base-port",
+            min=1,
+            max=65535,
+            help="Broker i's Kafka listener is on this + i - 1 (default: base port + 10000).",
+        ),
+    ] = None,
     tls: Annotated[
         bool, typer.Option("--tls", help="Serve HTTPS with a throwaway CA (DIR/tls/ca.pem; pip install trustme).")
     ] = False,
@@ -147,7 +154,7 @@ def dev(
     from broker.cli.throwaway_tls import TrustmeMissing
 
     try:
-        run_dev_cluster(brokers, directory, base_port, tls)
+        run_dev_cluster(brokers, directory, base_port, tls, kafka_base_port)
     except TrustmeMissing as error:
         raise fail(str(error), EXIT_BAD_SETTINGS) from None
     except RuntimeError as error:

@@ -8,9 +8,9 @@ the libraries' ``ClusterClient`` (``AdminClient`` for the demo), as any client d
 With ``--tls`` the brokers serve HTTPS with a fresh throwaway CA in ``<dir>/tls``
 (``broker.cli.throwaway_tls``), and the printed examples pass its ``ca.pem``.
 
-Every broker also runs a Kafka-protocol listener (plaintext) on its HTTP port +
-``KAFKA_PORT_OFFSET`` (19092.. for the default 9092..; any free port when that one is
-taken or above 65535), and the command prints the ``bootstrap.servers`` Kafka clients use, read back
+Every broker also runs a Kafka-protocol listener (plaintext): broker i on
+``--kafka-base-port`` + i - 1, by default its HTTP port + ``KAFKA_PORT_OFFSET`` (19092..
+for the default 9092..; any free port when that one is taken or above 65535), and the command prints the ``bootstrap.servers`` Kafka clients use, read back
 from the brokers' registrations so it is what Metadata tells the clients. The first thing
 it prints among the examples is the web console's URL (``/console`` on any broker).
 """
@@ -87,7 +87,9 @@ def serve_command(node_id: int, port: int, data_dir: Path, store: str, *extra: s
     ]  # fmt: skip
 
 
-def start_brokers(count: int, directory: Path, base_port: int, tls: SpawnedTls | None = None) -> list[DevBroker]:
+def start_brokers(
+    count: int, directory: Path, base_port: int, kafka_base_port: int, tls: SpawnedTls | None = None
+) -> list[DevBroker]:
     directory.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **(tls.broker_env if tls else {})}
     scheme = "https" if tls else "http"
@@ -97,15 +99,14 @@ def start_brokers(count: int, directory: Path, base_port: int, tls: SpawnedTls |
         port = base_port + node_id - 1
         log_file = open(directory / f"broker-{node_id}.log", "ab")  # noqa: SIM115 - kept open while the dev cluster runs
         command = serve_command(node_id, port, directory / f"broker-{node_id}", store)
-        broker_env = {**env, "HIGHWATER_KAFKA_LISTENER": kafka_listener(port)}
+        broker_env = {**env, "HIGHWATER_KAFKA_LISTENER": kafka_listener(kafka_base_port + node_id - 1)}
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=broker_env)
         brokers.append(DevBroker(node_id, f"{scheme}://127.0.0.1:{port}", process))
     return brokers
 
 
-def kafka_listener(http_port: int) -> str:
-    """``127.0.0.1:<http port + offset>``, or port 0 (a free one) when that port cannot be had."""
-    port = http_port + KAFKA_PORT_OFFSET
+def kafka_listener(port: int) -> str:
+    """``127.0.0.1:<port>``, or port 0 (a free one) when that port cannot be had."""
     return f"127.0.0.1:{port if port <= MAX_PORT and _bindable(port) else 0}"
 
 
@@ -320,12 +321,18 @@ async def _bring_up(console: Console, brokers: list[DevBroker], directory: Path,
         await client.close()
 
 
-def run_dev_cluster(count: int, directory: Path, base_port: int, tls: bool = False) -> None:
-    """Start ``count`` brokers (HTTPS with ``tls``), create the demo topic, print examples, wait for Ctrl-C."""
+def run_dev_cluster(
+    count: int, directory: Path, base_port: int, tls: bool = False, kafka_base_port: int | None = None
+) -> None:
+    """Start ``count`` brokers (HTTPS with ``tls``), create the demo topic, print examples, wait for Ctrl-C.
+
+    ``kafka_base_port`` None puts the Kafka listeners at ``base_port + KAFKA_PORT_OFFSET``.
+    """
     console = Console(soft_wrap=True)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     spawned_tls = throwaway_tls(directory.resolve() / "tls") if tls else None
-    brokers = start_brokers(count, directory, base_port, spawned_tls)
+    kafka_base = base_port + KAFKA_PORT_OFFSET if kafka_base_port is None else kafka_base_port
+    brokers = start_brokers(count, directory, base_port, kafka_base, spawned_tls)
     try:
         asyncio.run(_bring_up(console, brokers, directory, spawned_tls))
         console.print("Press Ctrl-C to stop the cluster.")

@@ -36,6 +36,7 @@ from broker.kafka.context import CloseConnection
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.framing import SIZE_PREFIX, FrameDecoder, FrameError
 from broker.kafka.sasl import SaslFailure
+from broker.listening import bind_listener
 from broker.tls import peer_common_name, server_ssl_context
 from config.broker import split_host_port
 
@@ -166,21 +167,9 @@ def _peer(writer: asyncio.StreamWriter) -> str:
 
 
 def bind_socket(address: str) -> socket.socket:
-    """A listening, non-blocking socket on ``host:port`` (port 0: the kernel picks a free one).
-
-    Bound before the broker registers, so the address it registers is the real port.
-    """
+    """The Kafka listener's socket on ``host:port`` (see ``broker.listening``)."""
     host, port = split_host_port(address)
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(1024)
-    except OSError:
-        sock.close()
-        raise
-    sock.setblocking(False)
-    return sock
+    return bind_listener(host, port, "the Kafka listener")
 
 
 def advertised_address(sock: socket.socket, advertised: str | None) -> str:

@@ -140,6 +140,8 @@ def test_a_broker_that_cannot_start_is_one_line_not_a_traceback(tmp_path: Path) 
                 str(tmp_path / "dev"),
                 "--base-port",
                 str(base_port),
+                "--kafka-base-port",
+                str(free_port_run(3)),
             ],
             cwd=REPO_ROOT,
             capture_output=True,

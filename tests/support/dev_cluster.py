@@ -1,7 +1,7 @@
 """``highwater dev`` (what ``make run`` starts) as a subprocess of a test.
 
 The command is run as ``make run`` runs it, only on the ports ``free_port_run`` hands
-out and in a directory of the test's own, so tests never meet a cluster a developer
+out (HTTP and Kafka both) and in a directory of the test's own, so tests never meet a cluster a developer
 left running on 9092.
 """
 
@@ -13,12 +13,21 @@ import sys
 import time
 from pathlib import Path
 
-from tests.support.brokers import REPO_ROOT
+from tests.support.brokers import REPO_ROOT, free_port_run
 
 READY_LINE = "Press Ctrl-C to stop the cluster."
 
 
-def start_dev(directory: Path, base_port: int, brokers: int = 3, *extra: str) -> subprocess.Popen:
+def start_dev(
+    directory: Path, base_port: int, brokers: int = 3, *extra: str, kafka_base_port: int | None = None
+) -> subprocess.Popen:
+    """``highwater dev`` with its Kafka listeners on ports handed out too (``kafka_base_port``, or a fresh run).
+
+    The command's default, HTTP port + 10 000, lies outside this worker's slice of ports
+    (in another worker's, or in the kernel's ephemeral range, where a client connection
+    can take it as its source port between the command's check and the broker's bind).
+    """
+    kafka_base = free_port_run(brokers) if kafka_base_port is None else kafka_base_port
     return subprocess.Popen(
         [
             sys.executable,
@@ -31,6 +40,8 @@ def start_dev(directory: Path, base_port: int, brokers: int = 3, *extra: str) ->
             str(directory),
             "--base-port",
             str(base_port),
+            "--kafka-base-port",
+            str(kafka_base),
             *extra,
         ],
         cwd=REPO_ROOT,

@@ -15,12 +15,13 @@ pytestmark = pytest.mark.integration
 
 
 def test_dev_prints_a_bootstrap_that_lists_every_broker(tmp_path: Path) -> None:
-    process = start_dev(tmp_path / "dev", free_port_run(3))
+    kafka_base_port = free_port_run(3)
+    process = start_dev(tmp_path / "dev", free_port_run(3), kafka_base_port=kafka_base_port)
     try:
         printed = read_until_ready(process)
         bootstrap = re.search(r"bootstrap\.servers=(\S+)", printed).group(1)
         addresses = bootstrap.split(",")
-        assert len(addresses) == 3
+        assert addresses == [f"127.0.0.1:{kafka_base_port + i}" for i in range(3)], "--kafka-base-port is honoured"
         metadata = AdminClient({"bootstrap.servers": addresses[0]}).list_topics(timeout=10)
         assert sorted(f"{b.host}:{b.port}" for b in metadata.brokers.values()) == sorted(addresses)
         assert len(metadata.topics["demo"].partitions) == 3

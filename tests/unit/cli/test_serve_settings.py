@@ -100,7 +100,27 @@ def test_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
             f"sqlite://{tmp_path / 'metadata.db'}",
         )
     assert result.returncode == 1
-    assert result.stderr == f"highwater: cannot listen on 127.0.0.1:{port}: address already in use\n"
+    assert result.stderr == f"highwater: cannot listen on 127.0.0.1:{port} (HTTP): address already in use\n"
+
+
+def test_kafka_listener_port_in_use_is_named_as_the_kafka_listener(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        result = run_serve(
+            "--port",
+            "0",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--metadata",
+            f"sqlite://{tmp_path / 'metadata.db'}",
+            env={"HIGHWATER_KAFKA_LISTENER": f"127.0.0.1:{port}"},
+        )
+    assert result.returncode == 1
+    assert (
+        result.stderr == f"highwater: cannot listen on 127.0.0.1:{port} (the Kafka listener): address already in use\n"
+    )
 
 
 def test_anonymous_listener_off_loopback_is_refused_naming_the_address_and_the_ways_out(tmp_path: Path) -> None:
@@ -135,7 +155,7 @@ def test_allow_anonymous_lets_the_broker_go_on_to_bind(tmp_path: Path, flags: li
             env=env,
         )
     assert result.returncode == 1, "past the anonymous-listener check, the bind itself fails"
-    assert result.stderr == f"highwater: cannot listen on 0.0.0.0:{port}: address already in use\n"
+    assert result.stderr == f"highwater: cannot listen on 0.0.0.0:{port} (HTTP): address already in use\n"
 
 
 def test_missing_tls_certificate_stops_the_broker_with_exit_code_2(tmp_path: Path) -> None:
