@@ -14,7 +14,11 @@ BACKLOG = 1024
 
 
 class ListenerUnavailable(OSError):
-    """A listening address could not be bound; ``errno`` is the bind's, the message names the listener."""
+    """A listening address could not be bound; ``errno`` is the bind's, ``message`` names the listener."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code, message)
+        self.message = message
 
 
 def bind_listener(host: str, port: int, what: str) -> socket.socket:
@@ -27,6 +31,6 @@ def bind_listener(host: str, port: int, what: str) -> socket.socket:
     except OSError as error:
         sock.close()
         reason = "address already in use" if error.errno == errno.EADDRINUSE else error.strerror
-        raise ListenerUnavailable(error.errno, f"cannot listen on {host}:{port} ({what}): {reason}") from error
+        raise ListenerUnavailable(error.errno or 0, f"cannot listen on {host}:{port} ({what}): {reason}") from error
     sock.setblocking(False)
     return sock

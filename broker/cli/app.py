@@ -126,7 +126,7 @@ def serve(
     except TlsFileError as error:
         raise fail(str(error), EXIT_BAD_SETTINGS) from None
     except ListenerUnavailable as error:
-        raise fail(error.strerror) from None
+        raise fail(error.message) from None
 
 
 @app.command()
