@@ -1,6 +1,8 @@
 """The reference: what Python and aiohttp alone reach on this machine, in the same run.
 
-``python -m broker.bench.baseline --port P --file F`` serves ``POST /append``, which
+``python -m broker.bench.baseline --fd N --file F`` serves, on the listening socket it
+inherits as file descriptor N (bound by the parent to a port the kernel picked, so no
+other process can take the port between a choice and a bind), ``POST /append``, which
 writes the request body to ``F`` (to the OS, no fsync, as an acks=1 broker does) and answers ``{}``: no parsing, no validation, no replication (and ``POST /echo``, which
 only reads the body, for the lone-request latency reference). The load comes
 from the same number of processes and tasks as the broker run, each task keeping
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import socket
 import subprocess
 import sys
 import tempfile
@@ -27,10 +30,10 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from broker.bench.cluster import free_port
 from broker.bench.runner import Launch, ProcessGroup, RunResult, run_producers
 from broker.bench.spec import STAMP, WorkloadSpec
 from broker.bench.workloads import ProducerReport, quiet_logging, run_loop
+from broker.listening import bind_listener
 from broker.record.codec import RecordInput, encode_batch
 from producer.batch import estimate_record_bytes
 
@@ -70,18 +73,20 @@ def build_app(path: Path) -> web.Application:
 def baseline_server() -> Iterator[str]:
     """A baseline server process on a free loopback port, appending to a temporary file."""
     with tempfile.TemporaryDirectory(prefix="highwater-baseline-") as directory:
-        port = free_port()
-        command = [
-            sys.executable,
-            "-m",
-            "broker.bench.baseline",
-            "--port",
-            str(port),
-            "--file",
-            str(Path(directory) / "appended.bin"),
-        ]
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}"
+        with bind_listener("127.0.0.1", 0, "the baseline server") as listener:
+            command = [
+                sys.executable,
+                "-m",
+                "broker.bench.baseline",
+                "--fd",
+                str(listener.fileno()),
+                "--file",
+                str(Path(directory) / "appended.bin"),
+            ]
+            process = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(listener.fileno(),)
+            )
+            url = f"http://127.0.0.1:{listener.getsockname()[1]}"
         try:
             asyncio.run(_wait_ready(url))
             yield url
@@ -198,7 +203,7 @@ def run_baseline(spec: WorkloadSpec, url: str, quiet: bool = False) -> RunResult
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="the append-only aiohttp server of the baseline")
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--fd", type=int, required=True, help="an inherited listening socket")
     parser.add_argument("--file", type=Path, required=True)
     args = parser.parse_args()
     try:
@@ -207,7 +212,8 @@ def main() -> None:
         loop = asyncio.new_event_loop()
     else:
         loop = uvloop.new_event_loop()
-    web.run_app(build_app(args.file), host="127.0.0.1", port=args.port, print=None, access_log=None, loop=loop)
+    listener = socket.socket(fileno=args.fd)
+    web.run_app(build_app(args.file), sock=listener, print=None, access_log=None, loop=loop)
 
 
 if __name__ == "__main__":

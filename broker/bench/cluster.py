@@ -1,7 +1,7 @@
 """The brokers a benchmark runs against: a running cluster, or ``N`` processes it starts itself.
 
-``spawned_cluster(N)`` starts N real ``highwater serve`` processes on free loopback
-ports, each with its own data directory in a temporary directory and one shared sqlite
+``spawned_cluster(N)`` starts N real ``highwater serve`` processes on loopback ports
+the kernel picks at each broker's bind, each with its own data directory in a temporary directory and one shared sqlite
 metadata store, waits until every broker has registered (so a topic can place N
 replicas), yields their URLs, and stops them with SIGTERM at the end (the directory,
 logs included, is removed). Broker logs go to ``broker-<id>.log`` at level warning, so
@@ -22,7 +22,6 @@ import dataclasses
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,8 @@ from broker.client.admin import AdminClient
 from broker.client.errors import TlsHandshakeFailed
 from broker.client.http import ClusterClient
 from broker.client.security import ClientSecurity
+from broker.cluster.membership import registration_from
+from broker.cluster.records import broker_key
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store_url import open_store
 from broker.errors import HighwaterError
@@ -46,12 +47,6 @@ from broker.security.scram import new_credential
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
 KAFKA_LISTENER = "127.0.0.1:0"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass(frozen=True)
@@ -86,13 +81,54 @@ def client_security(tls: SpawnedTls | None, basic: SpawnedBasicAuth | None) -> C
     return basic.secure(security) if basic else security
 
 
-def _start_broker(node_id: int, root: Path, store: str, broker_env: dict[str, str], scheme: str) -> DevBroker:
-    port = free_port()
-    command = serve_command(node_id, port, root / f"broker-{node_id}", store, "--log-level", "warning")
+def start_registered_brokers(
+    count: int, root: Path, store: str, broker_env: dict[str, str], *extra: str
+) -> list[DevBroker]:
+    """``count`` brokers on ports the kernel picks at their own bind (``--port 0``), at the URLs they registered.
+
+    A port chosen first and bound later is free only when chosen: in the ephemeral range
+    any client connection can take it as its source port in between, and a benchmark
+    opens hundreds. Bound as port 0, the port is the broker's from the start; the URL is
+    read back from its registration in the store. A broker that exits or does not
+    register within ``READY_TIMEOUT_S`` stops them all.
+    """
+    processes: dict[int, subprocess.Popen] = {}
     env = {**os.environ, **broker_env}
-    with open(root / f"broker-{node_id}.log", "wb") as log_file:
-        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
-    return DevBroker(node_id, f"{scheme}://127.0.0.1:{port}", process)
+    for node_id in range(1, count + 1):
+        command = serve_command(node_id, 0, root / f"broker-{node_id}", store, *extra)
+        with open(root / f"broker-{node_id}.log", "wb") as log_file:
+            processes[node_id] = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
+    try:
+        urls = asyncio.run(_registered_urls(store, processes, READY_TIMEOUT_S))
+    except BaseException:
+        for node_id in processes:
+            _print_log_tail(root, node_id)
+        stop_brokers([DevBroker(node_id, "", process) for node_id, process in processes.items()], STOP_TIMEOUT_S)
+        raise
+    return [DevBroker(node_id, urls[node_id], process) for node_id, process in processes.items()]
+
+
+async def _registered_urls(store_url: str, processes: dict[int, subprocess.Popen], timeout_s: float) -> dict[int, str]:
+    store = await open_store(store_url)
+    try:
+        deadline = time.monotonic() + timeout_s
+        urls: dict[int, str] = {}
+        while len(urls) < len(processes):
+            for node_id, process in processes.items():
+                if process.poll() is not None:
+                    raise RuntimeError(f"broker {node_id} exited with status {process.returncode}")
+                registered = await store.get(broker_key(node_id)) if node_id not in urls else None
+                if registered is not None:
+                    urls[node_id] = registration_from(registered).url
+            if len(urls) < len(processes):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"brokers {sorted(set(processes) - set(urls))} did not register within {timeout_s} s"
+                    )
+                await asyncio.sleep(0.05)
+        return urls
+    finally:
+        await store.close()
 
 
 async def _registered_brokers(client: ClusterClient, url: str) -> int:
@@ -144,32 +180,24 @@ def spawned_cluster(
             **(basic.broker_env if basic else {}),
             **({"HIGHWATER_KAFKA_LISTENER": KAFKA_LISTENER} if kafka else {}),
         }
-        scheme = "https" if tls else "http"
-        brokers = [_start_broker(node_id, root, store, broker_env, scheme) for node_id in range(1, count + 1)]
+        brokers = start_registered_brokers(count, root, store, broker_env, "--log-level", "warning")
         try:
-            _check_alive(brokers)
             security = client_security(tls, basic)
             asyncio.run(wait_for_brokers([broker.url for broker in brokers], count, security=security))
             yield brokers
         except BaseException:
             for broker in brokers:
-                _print_log_tail(root, broker)
+                _print_log_tail(root, broker.node_id)
             raise
         finally:
             stop_brokers(brokers, STOP_TIMEOUT_S)
 
 
-def _check_alive(brokers: list[DevBroker]) -> None:
-    for broker in brokers:
-        if broker.process.poll() is not None:
-            raise RuntimeError(f"broker {broker.node_id} exited with status {broker.process.returncode}")
-
-
-def _print_log_tail(root: Path, broker: DevBroker, lines: int = 15) -> None:
-    log_path = root / f"broker-{broker.node_id}.log"
+def _print_log_tail(root: Path, node_id: int, lines: int = 15) -> None:
+    log_path = root / f"broker-{node_id}.log"
     if log_path.exists():
         tail = log_path.read_text(errors="replace").splitlines()[-lines:]
-        print(f"--- broker {broker.node_id} log tail ---", *tail, sep="\n", file=sys.stderr)
+        print(f"--- broker {node_id} log tail ---", *tail, sep="\n", file=sys.stderr)
 
 
 async def prepare_topic(

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import tempfile
 import time
 from collections import defaultdict
@@ -26,8 +25,8 @@ from pathlib import Path
 
 import aiohttp
 
-from broker.bench.cluster import STOP_TIMEOUT_S, free_port, prepare_topic, wait_for_brokers
-from broker.cli.dev import DevBroker, serve_command, stop_brokers
+from broker.bench.cluster import STOP_TIMEOUT_S, prepare_topic, start_registered_brokers, wait_for_brokers
+from broker.cli.dev import stop_brokers
 from broker.client.http import ClusterClient
 from broker.record.codec import encode_batch
 from broker.server.params import BATCH_CONTENT_TYPE
@@ -64,14 +63,6 @@ class Request:
 
     leader: dict[str, int] = field(default_factory=dict)
     followers: dict[int, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))
-
-
-def _start(node_id: int, root: Path, store: str) -> DevBroker:
-    port = free_port()
-    command = serve_command(node_id, port, root / f"broker-{node_id}", store, "--log-level", "debug")
-    with open(root / f"broker-{node_id}.log", "wb") as log_file:
-        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-    return DevBroker(node_id, f"http://127.0.0.1:{port}", process)
 
 
 async def _produce(
@@ -191,7 +182,7 @@ def run(count: int, warmup: int, rate: float, partitions: int = 1) -> str:
     with tempfile.TemporaryDirectory(prefix="highwater-trace-") as directory:
         root = Path(directory)
         store = f"sqlite://{root / 'metadata.db'}"
-        brokers = [_start(node_id, root, store) for node_id in (1, 2, 3)]
+        brokers = start_registered_brokers(3, root, store, {}, "--log-level", "debug")
         urls = {broker.node_id: broker.url for broker in brokers}
         try:
             asyncio.run(wait_for_brokers(list(urls.values()), 3))
