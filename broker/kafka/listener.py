@@ -76,8 +76,12 @@ class KafkaListener:
         return "SSL" if self._ssl else "PLAINTEXT"
 
     async def close(self) -> None:
-        """Stop accepting, end every open connection, and wait for their tasks."""
-        if self._server is not None:
+        """Stop accepting, end every open connection, and wait for their tasks.
+
+        A listener that never started still owns its bound socket, and closes it."""
+        if self._server is None:
+            self.sock.close()
+        else:
             self._server.close()
         for task in list(self._connections):
             task.cancel()

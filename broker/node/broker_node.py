@@ -169,8 +169,11 @@ class BrokerNode:
         return node
 
     async def _release_after_failed_start(self) -> None:
-        """A broker that cannot start (its id held by a live broker) gives back what it took:
-        the security watch, the logs it opened, its HTTP session, the store and the data dir's lock."""
+        """A broker that cannot start (its id held by a live broker, say) gives back what it took:
+        its Kafka socket, the security watch, the logs it opened, its HTTP session, the store
+        and the data dir's lock."""
+        if self.kafka_listener is not None:
+            await self.kafka_listener.close()
         await self.security.close()
         await self.replicas.close()
         await self.session.close()
