@@ -1,8 +1,8 @@
 """The brokers a benchmark runs against: a running cluster, or ``N`` processes it starts itself.
 
 ``spawned_cluster(N)`` starts N real ``highwater serve`` processes on loopback ports
-the kernel picks at each broker's bind, each with its own data directory in a temporary directory and one shared sqlite
-metadata store, waits until every broker has registered (so a topic can place N
+the kernel picks at each broker's bind, each with its own data directory in a
+temporary directory and one shared sqlite metadata store, waits until every broker has registered (so a topic can place N
 replicas), yields their URLs, and stops them with SIGTERM at the end (the directory,
 logs included, is removed). Broker logs go to ``broker-<id>.log`` at level warning, so
 logging does not weigh on the figures. With a ``SpawnedTls`` the brokers serve HTTPS
@@ -113,20 +113,19 @@ async def _registered_urls(store_url: str, processes: dict[int, subprocess.Popen
     try:
         deadline = time.monotonic() + timeout_s
         urls: dict[int, str] = {}
-        while len(urls) < len(processes):
+        while True:
             for node_id, process in processes.items():
                 if process.poll() is not None:
                     raise RuntimeError(f"broker {node_id} exited with status {process.returncode}")
-                registered = await store.get(broker_key(node_id)) if node_id not in urls else None
-                if registered is not None:
+                if node_id not in urls and (registered := await store.get(broker_key(node_id))) is not None:
                     urls[node_id] = registration_from(registered).url
-            if len(urls) < len(processes):
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"brokers {sorted(set(processes) - set(urls))} did not register within {timeout_s} s"
-                    )
-                await asyncio.sleep(0.05)
-        return urls
+            if len(urls) == len(processes):
+                return urls
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"brokers {sorted(set(processes) - set(urls))} did not register within {timeout_s} s"
+                )
+            await asyncio.sleep(0.05)
     finally:
         await store.close()
 
