@@ -10,6 +10,8 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,20 @@ def run_serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
         timeout=60,
         check=False,
     )
+
+
+@contextmanager
+def held_port(host: str) -> Iterator[int]:
+    """A port on ``host`` that another socket listens on for the duration."""
+    with socket.socket() as holder:
+        holder.bind((host, 0))
+        holder.listen(1)
+        yield holder.getsockname()[1]
+
+
+def own_storage(tmp_path: Path) -> tuple[str, ...]:
+    """``serve``'s flags for a data dir and metadata store of the test's own."""
+    return "--data-dir", str(tmp_path / "data"), "--metadata", f"sqlite://{tmp_path / 'metadata.db'}"
 
 
 def test_out_of_range_port_stops_with_one_line_and_exit_code_2(tmp_path: Path) -> None:
@@ -87,36 +103,15 @@ def test_settings_error_exits_with_code_2() -> None:
 
 
 def test_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen(1)
-        port = holder.getsockname()[1]
-        result = run_serve(
-            "--port",
-            str(port),
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--metadata",
-            f"sqlite://{tmp_path / 'metadata.db'}",
-        )
+    with held_port("127.0.0.1") as port:
+        result = run_serve("--port", str(port), *own_storage(tmp_path))
     assert result.returncode == 1
     assert result.stderr == f"highwater: cannot listen on 127.0.0.1:{port} (HTTP): address already in use\n"
 
 
 def test_kafka_listener_port_in_use_is_named_as_the_kafka_listener(tmp_path: Path) -> None:
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen(1)
-        port = holder.getsockname()[1]
-        result = run_serve(
-            "--port",
-            "0",
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--metadata",
-            f"sqlite://{tmp_path / 'metadata.db'}",
-            env={"HIGHWATER_KAFKA_LISTENER": f"127.0.0.1:{port}"},
-        )
+    with held_port("127.0.0.1") as port:
+        result = run_serve("--port", "0", *own_storage(tmp_path), env={"HIGHWATER_KAFKA_LISTENER": f"127.0.0.1:{port}"})
     assert result.returncode == 1
     assert (
         result.stderr == f"highwater: cannot listen on 127.0.0.1:{port} (the Kafka listener): address already in use\n"
@@ -138,22 +133,8 @@ def test_anonymous_listener_off_loopback_is_refused_naming_the_address_and_the_w
     ("flags", "env"), [(["--allow-anonymous"], {}), ([], {"HIGHWATER_ALLOW_ANONYMOUS": "true"})], ids=["flag", "env"]
 )
 def test_allow_anonymous_lets_the_broker_go_on_to_bind(tmp_path: Path, flags: list[str], env: dict[str, str]) -> None:
-    with socket.socket() as holder:
-        holder.bind(("0.0.0.0", 0))
-        holder.listen(1)
-        port = holder.getsockname()[1]
-        result = run_serve(
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--metadata",
-            f"sqlite://{tmp_path / 'metadata.db'}",
-            *flags,
-            env=env,
-        )
+    with held_port("0.0.0.0") as port:
+        result = run_serve("--host", "0.0.0.0", "--port", str(port), *own_storage(tmp_path), *flags, env=env)
     assert result.returncode == 1, "past the anonymous-listener check, the bind itself fails"
     assert result.stderr == f"highwater: cannot listen on 0.0.0.0:{port} (HTTP): address already in use\n"
 
