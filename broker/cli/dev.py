@@ -10,8 +10,9 @@ With ``--tls`` the brokers serve HTTPS with a fresh throwaway CA in ``<dir>/tls`
 
 Every broker also runs a Kafka-protocol listener (plaintext): broker i on
 ``--kafka-base-port`` + i - 1, by default its HTTP port + ``KAFKA_PORT_OFFSET`` (19092..
-for the default 9092..; any free port when that one is taken or above 65535), and the command prints the ``bootstrap.servers`` Kafka clients use, read back
-from the brokers' registrations so it is what Metadata tells the clients. The first thing
+for the default 9092..; any free port when that one is taken or above 65535), and the
+command prints the ``bootstrap.servers`` Kafka clients use, read back from the brokers'
+registrations so it is what Metadata tells the clients. The first thing
 it prints among the examples is the web console's URL (``/console`` on any broker).
 """
 

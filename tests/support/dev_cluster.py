@@ -1,8 +1,8 @@
 """``highwater dev`` (what ``make run`` starts) as a subprocess of a test.
 
 The command is run as ``make run`` runs it, only on the ports ``free_port_run`` hands
-out (HTTP and Kafka both) and in a directory of the test's own, so tests never meet a cluster a developer
-left running on 9092.
+out (HTTP and Kafka both) and in a directory of the test's own, so tests never meet a
+cluster a developer left running on 9092.
 """
 
 from __future__ import annotations
