@@ -47,6 +47,13 @@ LOG_SETTING_TOPIC_FIELDS = {
 }
 """Broker ``log_*`` setting -> the ``TopicDefaults`` field it is another name for."""
 
+
+def _same_as(topic_field: str) -> str:
+    """A ``log_*`` setting's description: its meaning is written once, on its ``topic_defaults`` twin."""
+    meaning = TopicDefaults.model_fields[topic_field].description
+    return f"topic_defaults.{topic_field} under Kafka's broker name ({meaning}); give one of the two"
+
+
 _config_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("highwater_config_file", default=None)
 
 
@@ -72,62 +79,113 @@ class BrokerSettings(BaseSettings):
     data_dir: Path = Field(Path(".highwater/data"), description="where partition logs and checkpoints live")
     rack: str | None = Field(None, description="rack id for rack-aware replica placement")
     metadata_store: str | None = Field(
-        None, description="sqlite:///abs/file.db or etcd://h:p,...; None = an sqlite file in data_dir"
+        None,
+        description=(
+            "cluster metadata store: sqlite:///abs/path/metadata.db (one host, many brokers) or "
+            "etcd://host:port,host:port (production); unset = an sqlite file inside data_dir"
+        ),
     )
-    cluster_id: str | None = Field(None, description="cluster id to create or join; None = generated once")
+    cluster_id: str | None = Field(
+        None, description="cluster id to create or join; unset = generated once and kept in the metadata store"
+    )
 
-    max_request_bytes: int = Field(64 * MIB, ge=1024, description="largest HTTP request body accepted")
+    max_request_bytes: int = Field(
+        64 * MIB, ge=1024, description="largest HTTP request body accepted; a larger one gets 413"
+    )
     max_batch_entries: int = Field(10_000, ge=1, description="most entries in one records:batch request")
-    fetch_max_bytes_default: int = Field(MIB, ge=1, description="max_bytes of a read that gives none")
-    fetch_max_wait_ms: int = Field(30_000, ge=0, description="longest long-poll a read may ask for")
-    produce_timeout_ms_default: int = Field(30_000, ge=1, description="acks=all wait without a timeout_ms")
+    fetch_max_bytes_default: int = Field(MIB, ge=1, description="max_bytes of a read request that gives none")
+    fetch_max_wait_ms: int = Field(
+        30_000, ge=0, description="longest long-poll (timeout_ms) a read request may ask for"
+    )
+    produce_timeout_ms_default: int = Field(
+        30_000, ge=1, description="how long an acks=all produce waits when it gives no timeout_ms"
+    )
     request_body_timeout_ms: int = Field(
         30_000, ge=1, description="longest wait for a request body to arrive; a sender that stalls gets 408"
     )
 
-    log_segment_bytes: int = Field(GIB, ge=1024, le=MAX_SEGMENT_BYTES, description="= topic_defaults.segment_bytes")
-    log_segment_ms: int = Field(7 * DAY_MS, ge=1, description="= topic_defaults.segment_ms")
-    log_retention_ms: int = Field(7 * DAY_MS, ge=-1, description="= topic_defaults.retention_ms")
-    log_retention_bytes: int = Field(-1, ge=-1, description="= topic_defaults.retention_bytes")
-    log_retention_check_interval_ms: int = Field(300_000, ge=1, description="how often retention runs")
-    log_index_interval_bytes: int = Field(4096, ge=0, description="= topic_defaults.index_interval_bytes")
-    log_flush_policy: FlushPolicy = Field("fsync", description="= topic_defaults.flush_policy")
-    log_flush_interval_ms: int = Field(1000, ge=1, description="= topic_defaults.flush_interval_ms")
+    log_segment_bytes: int = Field(GIB, ge=1024, le=MAX_SEGMENT_BYTES, description=_same_as("segment_bytes"))
+    log_segment_ms: int = Field(7 * DAY_MS, ge=1, description=_same_as("segment_ms"))
+    log_retention_ms: int = Field(7 * DAY_MS, ge=-1, description=_same_as("retention_ms"))
+    log_retention_bytes: int = Field(-1, ge=-1, description=_same_as("retention_bytes"))
+    log_retention_check_interval_ms: int = Field(
+        300_000, ge=1, description="how often retention looks for whole segments to delete"
+    )
+    log_index_interval_bytes: int = Field(4096, ge=0, description=_same_as("index_interval_bytes"))
+    log_flush_policy: FlushPolicy = Field("fsync", description=_same_as("flush_policy"))
+    log_flush_interval_ms: int = Field(1000, ge=1, description=_same_as("flush_interval_ms"))
 
     replica_lag_time_max_ms: int = Field(10_000, ge=1, description="a follower not caught up this long leaves the ISR")
-    replica_fetch_wait_max_ms: int = Field(500, ge=0, description="follower fetch long-poll time")
+    replica_fetch_wait_max_ms: int = Field(
+        500,
+        ge=0,
+        description="how long a follower's fetch waits at the leader for new data; less than replica_lag_time_max_ms",
+    )
     replica_fetch_max_bytes: int = Field(MIB, ge=1, description="bytes per partition in one follower fetch")
-    replica_high_watermark_checkpoint_interval_ms: int = Field(5000, ge=1, description="HW checkpoint period")
-    broker_session_timeout_ms: int = Field(6000, ge=1, description="a broker silent this long is dead")
-    broker_heartbeat_interval_ms: int = Field(1000, ge=1, description="lease keep-alive period")
-    auto_leader_rebalance_enable: bool = Field(True, description="move leadership back to preferred replicas")
+    replica_high_watermark_checkpoint_interval_ms: int = Field(
+        5000, ge=1, description="how often the broker writes its high watermarks to disk"
+    )
+    broker_session_timeout_ms: int = Field(
+        6000, ge=1, description="a broker that has not renewed its lease for this long is dead; its leaderships move"
+    )
+    broker_heartbeat_interval_ms: int = Field(
+        1000, ge=1, description="how often the broker renews its lease; less than broker_session_timeout_ms"
+    )
+    auto_leader_rebalance_enable: bool = Field(
+        True,
+        description=(
+            "periodically move leadership back to each partition's preferred (first) replica "
+            "while it is alive and in the ISR (Kafka's auto.leader.rebalance.enable)"
+        ),
+    )
     leader_imbalance_check_interval_ms: int = Field(
         5_000, ge=1, description="preferred-leader check period (Kafka: 300 s; one read of the partition records)"
     )
     leader_imbalance_per_broker_percentage: int = Field(
         10, ge=0, le=100, description="rebalance a broker once more than this % of its preferred partitions moved"
     )
-    offsets_topic_num_partitions: int = Field(50, ge=1, description="partitions of __consumer_offsets at creation")
+    offsets_topic_num_partitions: int = Field(
+        50,
+        ge=1,
+        description="partitions of __consumer_offsets (the group coordinators), fixed when the topic is first created",
+    )
     rest_consumer_instance_timeout_ms: int = Field(
         300_000,
         ge=100,
         description="a REST Proxy v2 consumer instance idle this long is removed (Confluent's consumer.instance.timeout.ms)",
     )
 
-    log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
-    log_format: Literal["json", "console", "auto"] = Field("auto", description="auto = console on a TTY, else json")
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
+        "info", description="least severe log event written (case-insensitive)"
+    )
+    log_format: Literal["json", "console", "auto"] = Field(
+        "auto",
+        description="json: one JSON object a line; console: for people; auto: console on a terminal, json otherwise",
+    )
 
-    topic_defaults: TopicDefaults = Field(default_factory=TopicDefaults)
-    security: SecuritySettings = Field(default_factory=SecuritySettings)
-    tls: TlsSettings = Field(default_factory=TlsSettings)
-    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
+    topic_defaults: TopicDefaults = Field(
+        default_factory=TopicDefaults,
+        description="what a new topic gets for each config its creator does not give",
+    )
+    security: SecuritySettings = Field(
+        default_factory=SecuritySettings,
+        description="who may connect and what they may do: authentication, super users, ACLs, quotas",
+    )
+    tls: TlsSettings = Field(
+        default_factory=TlsSettings,
+        description="the certificate this broker serves to clients and other brokers, and the CA it trusts",
+    )
+    console: ConsoleSettings = Field(
+        default_factory=ConsoleSettings,
+        description="how often the web console's samplers run and how much history they keep",
+    )
     allow_anonymous: bool = Field(
         False, description="listen on a non-loopback address with authentication = 'none' (refused otherwise)"
     )
 
     kafka_listener: str | None = Field(
         None,
-        description="host:port of the Kafka-protocol listener; None (the default) = no Kafka listener; port 0 picks one",
+        description="host:port of the Kafka-protocol listener; unset = no Kafka listener; port 0 picks one",
     )
     kafka_advertised_listener: str | None = Field(
         None, description="host:port Kafka clients are told to use for this broker; default the listener's"

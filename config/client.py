@@ -29,6 +29,15 @@ from config.topic import MIB
 
 DEFAULT_BOOTSTRAP_SERVERS = "http://127.0.0.1:9092"
 
+# The meanings both clients share, written once.
+_SERVERS_MEANING = (
+    "comma-separated broker URLs to start from; Producer and Consumer take it as their first argument, "
+    "servers (a string or a list of URLs)"
+)
+_CLIENT_ID_MEANING = "sent as the User-Agent header of every request"
+_REQUEST_TIMEOUT_MEANING = "how long one request may wait for the broker's answer"
+_RETRY_BACKOFF_MEANING = "pause before a failed request is retried"
+
 
 def _split_servers(servers: str) -> list[str]:
     return [server.strip().rstrip("/") for server in servers.split(",") if server.strip()]
@@ -83,9 +92,15 @@ class ProducerSettings(ClientSecuritySettings):
 
     model_config = SettingsConfigDict(env_prefix="HIGHWATER_PRODUCER_", extra="forbid", validate_default=True)
 
-    bootstrap_servers: str = Field(DEFAULT_BOOTSTRAP_SERVERS, description="comma-separated broker URLs")
-    client_id: str = "highwater-producer"
-    acks: Literal["0", "1", "all"] = "all"
+    bootstrap_servers: str = Field(DEFAULT_BOOTSTRAP_SERVERS, description=_SERVERS_MEANING)
+    client_id: str = Field("highwater-producer", description=_CLIENT_ID_MEANING)
+    acks: Literal["0", "1", "all"] = Field(
+        "all",
+        description=(
+            "when the broker answers a produce: 0 before the append (fire and forget); 1 after the leader's "
+            "append; all once every in-sync replica has the batch and the ISR holds min.insync.replicas"
+        ),
+    )
     linger_ms: int = Field(5, ge=0, description="wait this long for more records before sending a batch")
     batch_size: int = Field(16_384, ge=1, description="target bytes of one partition's batch")
     buffer_memory: int = Field(32 * MIB, ge=1, description="bytes of unsent records before send() waits")
@@ -101,12 +116,22 @@ class ProducerSettings(ClientSecuritySettings):
             "acknowledgement, not seconds; None: only buffer_memory bounds what is outstanding"
         ),
     )
-    compression: Literal["none", "gzip", "lz4", "zstd"] = "none"
-    enable_idempotence: bool = True
-    max_in_flight_requests_per_connection: int = Field(5, ge=1)
-    request_timeout_ms: int = Field(30_000, ge=1)
+    compression: Literal["none", "gzip", "lz4", "zstd"] = Field(
+        "none", description="codec the producer compresses each batch with; the broker stores batches as sent"
+    )
+    enable_idempotence: bool = Field(
+        True,
+        description=(
+            "a retried batch is appended once (producer id, epoch and sequence numbers); needs acks=all; "
+            "Producer turns it off when acks other than all is given without it"
+        ),
+    )
+    max_in_flight_requests_per_connection: int = Field(
+        5, ge=1, description="unacknowledged produce requests per broker; at most 5 with enable_idempotence"
+    )
+    request_timeout_ms: int = Field(30_000, ge=1, description=_REQUEST_TIMEOUT_MEANING)
     delivery_timeout_ms: int = Field(120_000, ge=1, description="give up on a record this long after send()")
-    retry_backoff_ms: int = Field(100, ge=0)
+    retry_backoff_ms: int = Field(100, ge=0, description=_RETRY_BACKOFF_MEANING)
     metadata_max_age_ms: int = Field(300_000, ge=0, description="refresh partition leaders at least this often")
     unresponsive_backoff_ms: int = Field(
         30_000, ge=0, description="ask a broker that gave no answer after all others for this long"
@@ -142,25 +167,37 @@ class ConsumerSettings(ClientSecuritySettings):
 
     model_config = SettingsConfigDict(env_prefix="HIGHWATER_CONSUMER_", extra="forbid", validate_default=True)
 
-    bootstrap_servers: str = Field(DEFAULT_BOOTSTRAP_SERVERS, description="comma-separated broker URLs")
-    client_id: str = "highwater-consumer"
+    bootstrap_servers: str = Field(DEFAULT_BOOTSTRAP_SERVERS, description=_SERVERS_MEANING)
+    client_id: str = Field("highwater-consumer", description=_CLIENT_ID_MEANING)
     group_id: str | None = Field(None, description="consumer group; None = manual assignment, no commits")
-    auto_offset_reset: Literal["earliest", "latest", "none"] = "latest"
-    enable_auto_commit: bool = True
-    auto_commit_interval_ms: int = Field(5000, ge=1)
+    auto_offset_reset: Literal["earliest", "latest", "none"] = Field(
+        "latest",
+        description=(
+            "where to start in a partition without a committed offset, or when the position is out of range: "
+            "earliest, latest, or none (NoOffsetForPartitionError: seek first)"
+        ),
+    )
+    enable_auto_commit: bool = Field(
+        True, description="with a group_id, commit the positions of records handed out every auto_commit_interval_ms"
+    )
+    auto_commit_interval_ms: int = Field(5000, ge=1, description="period of the automatic commits")
     fetch_max_bytes: int = Field(50 * MIB, ge=1, description="bytes of one fetch across partitions")
     max_partition_fetch_bytes: int = Field(MIB, ge=1, description="bytes per partition in one fetch")
     fetch_max_wait_ms: int = Field(500, ge=0, description="long-poll time when no data is ready")
-    max_poll_records: int = Field(500, ge=1)
+    max_poll_records: int = Field(500, ge=1, description="most records one poll returns")
     session_timeout_ms: int = Field(
         45_000, ge=100, le=3_600_000, description="the coordinator expels a member silent this long"
     )
-    heartbeat_interval_ms: int = Field(3000, ge=1, description="until the coordinator names its own interval")
+    heartbeat_interval_ms: int = Field(
+        3000, ge=1, description="heartbeat period until the coordinator names its own; less than session_timeout_ms"
+    )
     max_poll_interval_ms: int = Field(
         300_000, ge=1, le=3_600_000, description="rebalance timeout: how long a revocation may take"
     )
-    request_timeout_ms: int = Field(30_000, ge=1)
-    retry_backoff_ms: int = Field(100, ge=0)
+    request_timeout_ms: int = Field(
+        30_000, ge=1, description=_REQUEST_TIMEOUT_MEANING + "; greater than fetch_max_wait_ms"
+    )
+    retry_backoff_ms: int = Field(100, ge=0, description=_RETRY_BACKOFF_MEANING)
     metadata_max_age_ms: int = Field(300_000, ge=0, description="refresh partition leaders at least this often")
     unresponsive_backoff_ms: int = Field(
         30_000, ge=0, description="ask a broker that gave no answer after all others for this long"

@@ -16,8 +16,18 @@ class ConsoleSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    lag_sample_interval_ms: int = Field(5000, ge=10, le=3_600_000)
-    lag_history_samples: int = Field(720, ge=1, le=100_000)
-    activity_sample_interval_ms: int = Field(5000, ge=10, le=3_600_000)
-    activity_history_samples: int = Field(60, ge=1, le=10_000)
-    isr_events_per_topic: int = Field(200, ge=1, le=100_000)
+    lag_sample_interval_ms: int = Field(
+        5000, ge=10, le=3_600_000, description="how often the group coordinator samples each group's lag"
+    )
+    lag_history_samples: int = Field(
+        720, ge=1, le=100_000, description="lag samples kept per group for the lag-over-time chart"
+    )
+    activity_sample_interval_ms: int = Field(
+        5000, ge=10, le=3_600_000, description="how often produce and fetch counters become per-topic rates"
+    )
+    activity_history_samples: int = Field(
+        60, ge=1, le=10_000, description="rate samples kept per topic for the sparklines"
+    )
+    isr_events_per_topic: int = Field(
+        200, ge=1, le=100_000, description="ISR shrinks, expands and leader changes remembered per topic"
+    )

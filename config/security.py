@@ -36,9 +36,20 @@ def user_principal(text: str) -> str:
 class SecuritySettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    authentication: AuthenticationMode = Field("none", description="how clients prove who they are")
-    super_users: list[str] = Field(default_factory=list, description="principals allowed everything")
-    allow_if_no_acl: bool = Field(False, description="allow an operation on a resource no ACL names")
+    authentication: AuthenticationMode = Field(
+        "none",
+        description=(
+            "how clients prove who they are: none (everyone is User:ANONYMOUS, no ACL is checked); basic (HTTP "
+            "Basic user and password, checked against the users in the metadata store); mtls (the client "
+            "certificate's CN is the user; needs tls.client_auth = required)"
+        ),
+    )
+    super_users: list[str] = Field(
+        default_factory=list, description="principals allowed everything (super.users): User:admin, or just admin"
+    )
+    allow_if_no_acl: bool = Field(
+        False, description="allow an operation on a resource that no ACL names (allow.everyone.if.no.acl.found)"
+    )
     credential_cache_entries: int = Field(
         1024, ge=1, description="verified username/password pairs kept so a request costs no key derivation"
     )
@@ -46,9 +57,16 @@ class SecuritySettings(BaseModel):
         20, ge=1, description="failed authentications one source address may make per minute before 429"
     )
     quota_window_num: int = Field(
-        11, ge=2, description="samples a principal's byte rate is measured over (quota.window.num)"
+        11,
+        ge=2,
+        description=(
+            "samples a principal's byte rate is measured over (quota.window.num); it may burst about "
+            "quota × (quota_window_num − 1) samples before it is slowed"
+        ),
     )
-    quota_window_size_ms: int = Field(1000, ge=1, description="length of one quota sample, in milliseconds")
+    quota_window_size_ms: int = Field(
+        1000, ge=1, description="length of one quota sample (Kafka's quota.window.size.seconds, in milliseconds)"
+    )
     quota_max_throttle_ms: int = Field(
         30_000, ge=0, description="longest delay a quota imposes; a request that would need more gets 429"
     )
@@ -66,7 +84,10 @@ class SecuritySettings(BaseModel):
 class TlsSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    cert_file: Path | None = Field(None, description="PEM certificate chain of this broker")
+    cert_file: Path | None = Field(
+        None,
+        description="PEM certificate chain of this broker; with key_file it turns TLS on for clients and brokers; unset: plain HTTP",
+    )
     key_file: Path | None = Field(None, description="PEM private key of cert_file")
     ca_file: Path | None = Field(None, description="PEM CA bundle that verifies other brokers and, with mTLS, clients")
     client_auth: ClientAuth = Field("none", description="required = clients must present a certificate (mTLS)")

@@ -42,19 +42,44 @@ class TopicConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     min_insync_replicas: int = Field(1, ge=1, description="acks=all needs this many in-sync replicas")
-    retention_ms: int = Field(7 * DAY_MS, ge=-1, description="delete segments older than this; -1 keeps forever")
-    retention_bytes: int = Field(-1, ge=-1, description="delete old segments above this size; -1 = no limit")
+    retention_ms: int = Field(
+        7 * DAY_MS, ge=-1, description="delete whole segments older than this; -1 keeps them forever"
+    )
+    retention_bytes: int = Field(
+        -1, ge=-1, description="delete the oldest segments while a partition is larger than this; -1 = no limit"
+    )
     segment_bytes: int = Field(GIB, ge=1024, le=MAX_SEGMENT_BYTES, description="roll a new segment at this size")
     segment_ms: int = Field(7 * DAY_MS, ge=1, description="roll a new segment after this long")
     index_interval_bytes: int = Field(4096, ge=0, description="one offset-index entry per this many log bytes")
-    max_message_bytes: int = Field(MIB + 12, ge=1, description="largest record batch accepted (Kafka's 1048588)")
-    flush_policy: FlushPolicy = Field("fsync", description="fsync before acks | fsync every interval | leave to the OS")
+    max_message_bytes: int = Field(
+        MIB + 12, ge=1, description="largest record batch a producer may send; a larger one gets 413"
+    )
+    flush_policy: FlushPolicy = Field(
+        "fsync",
+        description=(
+            "fsync: a group-committed fsync before an acks=all answer (no acknowledged record lost on power loss); "
+            "interval: fsync every flush_interval_ms; os: leave it to the OS page cache (Kafka's default)"
+        ),
+    )
     flush_interval_ms: int = Field(1000, ge=1, description="fsync period when flush_policy is interval")
     cleanup_policy: CleanupPolicy = Field(
-        "delete", description="delete old segments, or compact: keep the latest record per key"
+        "delete", description="delete: retention removes old segments; compact: keep the latest record of each key"
     )
-    delete_retention_ms: int = Field(DAY_MS, ge=0, description="compact: how long a tombstone outlives its cleaning")
-    unclean_leader_election_enable: bool = Field(False, description="allow an out-of-sync leader (data loss)")
+    delete_retention_ms: int = Field(
+        DAY_MS,
+        ge=0,
+        description=(
+            "compact: a tombstone (null value) is removed once it is this old, so consumers that were behind "
+            "still see the deletion"
+        ),
+    )
+    unclean_leader_election_enable: bool = Field(
+        False,
+        description=(
+            "let a replica outside the ISR become leader when no ISR member is alive: the partition comes "
+            "back sooner but acknowledged records may be lost"
+        ),
+    )
 
 
 class TopicDefaults(TopicConfig):
