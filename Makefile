@@ -6,17 +6,25 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run lint test chaos fuzz etcd kcat chromium clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+# setuptools explains editable installs in a banner on every install; the one line per step says enough.
+QUIET_INSTALL := PYTHONWARNINGS="ignore:Editable installation"
 
+$(BIN)/python:
+	@echo "==> creating $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --upgrade pip
+
+# `examples`: the Kafka client and the throwaway CA the README and docs/ use (tests/unit/test_doc_blocks.py
+# checks every example imports only this, or an extra its own page tells the reader to add).
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[fast]'
-	touch $@
+	@echo "==> installing highwater and the clients its examples use into $(VENV) (a minute the first time)"
+	@$(QUIET_INSTALL) $(BIN)/pip install --quiet -e '.[fast,examples]'
+	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[fast,test]'
-	touch $@
+	@echo "==> installing highwater with its test dependencies into $(VENV)"
+	@$(QUIET_INSTALL) $(BIN)/pip install --quiet -e '.[fast,test]'
+	@touch $@
 
 etcd:
 	@command -v etcd >/dev/null 2>&1 || { \
@@ -38,7 +46,8 @@ chromium:
 	@/usr/bin/chromium --version 2>/dev/null | head -1
 
 run: $(VENV)/.installed-run
-	$(BIN)/highwater dev --dir .highwater-dev --brokers 3 --base-port 9092
+	@echo "==> starting a 3-broker cluster on 127.0.0.1:9092-9094 (Kafka listeners on 19092-19094)"
+	@$(BIN)/highwater dev --dir .highwater-dev --brokers 3 --base-port 9092
 
 # Static checks, configured in pyproject.toml: lint rules, formatting, types.
 lint: $(VENV)/.installed-test

@@ -20,7 +20,7 @@ AlterConfigs through the controller gateway's one alter), ``groups`` and
 ``group_offsets`` for consumer groups),
 and ``listener`` (the asyncio server).
 
-Security (the HTTP door's users, ACLs and quotas; DESIGN.md section 9): ``sasl`` (the
+Security (the HTTP door's users, ACLs and quotas; docs/security.md): ``sasl`` (the
 PLAIN and SCRAM-SHA-512 server mechanisms, pure), ``authn`` (one ``Session`` per
 connection, the pre-authentication gate, SaslHandshake and SaslAuthenticate),
 ``authz`` (authorization) and ``guard`` (runs a handler as the connection's principal:

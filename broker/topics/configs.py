@@ -7,7 +7,7 @@ reaches every topic that did not override it, as in Kafka.
 
 ``compression.type`` is accepted with Kafka's values (default ``producer``) so tools
 that set it keep working, and it is listed with the others. The broker never re-encodes
-records (DESIGN §3: it moves the producer's batches byte for byte), so every value
+records (docs/architecture.md: it moves the producer's batches byte for byte), so every value
 behaves as ``producer`` does: batches stay as the producer compressed them.
 
 Every config may be altered while the topic lives, as in Kafka: each broker applies

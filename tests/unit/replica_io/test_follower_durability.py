@@ -1,6 +1,6 @@
 """A follower fsyncs fetched records before its next fetch under the ``fsync`` flush policy.
 
-Rule (DESIGN §3/§4, REPLICATION-REFERENCE failure scenario 22): with fsync-before-ack,
+Rule (docs/replication.md, Durability: ``flush.policy``): with fsync-before-ack,
 a power loss on every replica loses nothing acknowledged. The leader raises the HW on
 the follower's next fetch offset, so that offset must already be on the follower's
 disk. The decision is the core's (``PartitionReplica.on_fetch_response`` asks for a flush);

@@ -1,6 +1,6 @@
 """Under the ``fsync`` flush policy the high watermark counts only fsynced bytes, on every replica.
 
-Rule (README Configuration, ``flush.policy``): a record readers were shown must survive
+Rule (docs/replication.md, Durability: ``flush.policy``): a record readers were shown must survive
 a power loss like an acknowledged one. Followers report a fetch offset they fsynced;
 the leader's own log counts up to its flushed offset, and when only that holds the HW
 back the core asks for a group commit (``Ready.start_flush``) that the driver reports
