@@ -169,6 +169,8 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", "/internal/console/replica-offsets/{topic}"): BROKERS,
     ("GET", CLUSTER + "/replica-offsets"): authorized(in_handler="only topics the principal may DESCRIBE"),
     ("GET", "/internal/console/replica-offsets"): BROKERS,
+    ("GET", "/"): ANYONE,
+    ("GET", "/console/"): ANYONE,
     ("GET", "/console"): ANYONE,
     ("GET", "/console/{path}"): ANYONE,
     ("POST", "/internal/controller/topics/{topic}/configs"): BROKERS,

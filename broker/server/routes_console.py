@@ -1,5 +1,10 @@
 """The web console's static shell: ``GET /console`` (the page) and ``GET /console/{path}`` (its assets).
 
+``GET /`` and ``GET /console/`` redirect to ``/console``: the addresses a newcomer types
+first land on the console instead of a 404. The redirects are temporary (302): a browser
+keeps a permanent one for good, so a later broker that answers these paths itself would
+never be asked.
+
 The console is plain HTML, CSS and JavaScript modules shipped inside the package
 (``broker/console/static``): nothing is built at install time and no extra process
 runs. Every broker serves the same files, so any broker's URL opens the console.
@@ -50,6 +55,7 @@ SECURITY_HEADERS = {
 """``no-cache`` is "revalidate every time": an upgraded broker's assets are picked up at once, via the ETag."""
 ASSET_TYPES = {media.split(";")[0]: {"type": "string"} for media in CONTENT_TYPES.values()}
 INDEX = "index.html"
+CONSOLE = "/console"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +93,29 @@ def _answer(request: web.Request, name: str) -> web.Response:
     return web.Response(body=asset.body, headers={**headers, "Content-Type": asset.content_type})
 
 
+def _to_console() -> web.Response:
+    """The fragment (``#/groups``) is the browser's: it keeps it across the redirect, so no page is lost."""
+    return web.Response(status=302, headers={"Location": CONSOLE})
+
+
+REDIRECT = (Reply(302, "to the web console, at /console"),)
+
+
+@routes.get("/", Operation("The broker's root: redirects to the web console", REDIRECT, tags=("console",)))
+async def root(request: web.Request) -> web.Response:
+    return _to_console()
+
+
 @routes.get(
-    "/console",
+    "/console/",
+    Operation("The console's address with a trailing slash: redirects to /console", REDIRECT, tags=("console",)),
+)
+async def console_slash(request: web.Request) -> web.Response:
+    return _to_console()
+
+
+@routes.get(
+    CONSOLE,
     Operation(
         "The web console (a single page; its data comes from this API with the caller's credentials)",
         (Reply(200, "the console's page", {"text/html": {"type": "string"}}),),

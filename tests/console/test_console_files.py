@@ -1,4 +1,4 @@
-"""The console's static files as the broker serves them, and the URL ``highwater dev`` prints.
+"""The console's static files as the broker serves them, the redirects to it, and the URL ``highwater dev`` prints.
 
 Served from an app holding only the console's routes (the security door and the access
 table are the authorization matrix's business): only files of the shipped manifest are
@@ -52,6 +52,17 @@ async def test_every_module_the_pages_import_is_in_the_manifest() -> None:
                 target = line.rsplit(" from ", 1)[1].strip(' ";')
                 resolved = (Path("/") / name).parent.joinpath(target).resolve().relative_to("/").as_posix()
                 assert resolved in routes_console.ASSETS, f"{name} imports {target}, which is not shipped"
+
+
+@pytest.mark.parametrize("path", ["/", "/console/"])
+async def test_the_root_and_the_slashed_address_redirect_to_the_console(client: TestClient, path: str) -> None:
+    """The addresses a newcomer types first: both end at the console's page, not at a 404."""
+    answer = await client.get(path, allow_redirects=False)
+    assert answer.status == 302
+    assert answer.headers["Location"] == "/console"
+    followed = await client.get(path)
+    assert followed.url.path == "/console"
+    assert '<script type="module" src="/console/js/main.js">' in await followed.text()
 
 
 @pytest.mark.parametrize(

@@ -730,6 +730,9 @@ RECIPES: tuple[Recipe, ...] = (
         "GET", C + "/replica-offsets", 200, lambda m, n: Call("GET", f"{m.cluster}/replica-offsets"), setup=topic_setup
     ),
     internal("GET", "/internal/console/replica-offsets", "/internal/console/replica-offsets"),
+    # The client follows the redirect: 200 is the console's page at its end.
+    Recipe("GET", "/", 200, lambda m, n: Call("GET", "/"), who="anyone"),
+    Recipe("GET", "/console/", 200, lambda m, n: Call("GET", "/console/"), who="anyone"),
     Recipe("GET", "/console", 200, lambda m, n: Call("GET", "/console"), who="anyone"),
     Recipe("GET", "/console/{path}", 200, lambda m, n: Call("GET", "/console/js/main.js"), who="anyone"),
     *ADMIN_RECIPES,
