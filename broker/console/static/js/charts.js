@@ -1,7 +1,7 @@
 // Charts drawn as inline SVG by hand: a few lines each, no library, no build step.
 // Every chart carries role="img" and a label saying what it shows in words, plus data-*
 // attributes with the numbers it drew, so a reader (or a test) never has to read pixels.
-import { fmtTime, h, s } from "./dom.js";
+import { fmtClock, h, plural, s } from "./dom.js";
 
 const WIDTH = 640;
 
@@ -88,9 +88,11 @@ export function sparkline(values, label, testid) {
 
 /**
  * A time chart of one or more series over the same samples: [{name, values}] against times
- * (epoch ms). The y axis starts at 0 so a rise and a fall read as what they are.
+ * (epoch ms). The y axis starts at 0 so a rise and a fall read as what they are; `format`
+ * writes a value as a person reads it (a duration, a count with its noun), on the axis and
+ * in the label, and the time axis shows clock times, never raw milliseconds.
  */
-export function timeChart(times, series, { label, unit, testid }) {
+export function timeChart(times, series, { label, format, testid }) {
   const height = 200;
   const left = 58;
   const bottom = 24;
@@ -109,6 +111,7 @@ export function timeChart(times, series, { label, unit, testid }) {
       : null,
   );
   const latest = series.map((one) => one.values[one.values.length - 1] ?? 0);
+  const span = times.length ? `, ${fmtClock(first)} to ${fmtClock(last)} UTC` : "";
   return h(
     "figure",
     { class: "chart" },
@@ -122,14 +125,13 @@ export function timeChart(times, series, { label, unit, testid }) {
         "data-samples": times.length,
         "data-last": latest[0] ?? "",
         "data-max": Math.max(0, ...(series[0]?.values ?? [0])),
-        "aria-label": `${label}: ${times.length} samples, latest ${latest.map((v, i) => `${series[i].name} ${v}`).join(", ")}`,
+        "aria-label": `${label}: ${plural(times.length, "sample")}${span}, latest ${latest.map((v, i) => `${series[i].name} ${format(v)}`).join(", ")}`,
       },
       s("line", { class: "axis", x1: left, x2: WIDTH - 8, y1: height - bottom, y2: height - bottom }),
       s("line", { class: "axis", x1: left, x2: left, y1: 8, y2: height - bottom }),
-      s("text", { x: 4, y: y(max) + 4, text: `${max} ${unit}` }),
+      s("text", { x: 4, y: y(max) + 4, "data-testid": `${testid}-max`, text: format(max) }),
       s("text", { x: 4, y: height - bottom, text: `0` }),
-      s("text", { x: left, y: height - 6, text: times.length ? fmtTime(first) : "no samples yet" }),
-      times.length > 1 ? s("text", { x: WIDTH - 140, y: height - 6, text: fmtTime(last).slice(11) }) : null,
+      timeAxis(times, testid, height, left),
       lines,
     ),
     h(
@@ -138,4 +140,14 @@ export function timeChart(times, series, { label, unit, testid }) {
       series.map((one, index) => h("span", {}, h("span", { class: `swatch s${index}` }), one.name)),
     ),
   );
+}
+
+/** The first and last sample's clock times under the chart, or a word when there is none yet. */
+function timeAxis(times, testid, height, left) {
+  if (!times.length) return s("text", { x: left, y: height - 6, text: "no samples yet" });
+  const to = `${fmtClock(times[times.length - 1])} UTC`;
+  return [
+    times.length > 1 ? s("text", { x: left, y: height - 6, "data-testid": `${testid}-from`, text: fmtClock(times[0]) }) : null,
+    s("text", { x: WIDTH - 8, y: height - 6, "text-anchor": "end", "data-testid": `${testid}-to`, text: to }),
+  ];
 }

@@ -89,12 +89,37 @@ export function fmtTime(timestamp) {
   return new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 }
 
+/** A duration as a person reads it ("850 ms", "12.5 s", "6m 41s", "2h 05m", "3d 4h"): never a bare count of ms. */
 export function fmtDuration(ms) {
   if (ms === null || ms === undefined) return "—";
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)} min`;
-  return `${(ms / 3_600_000).toFixed(1)} h`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${pad(seconds % 60)}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 1440) return `${Math.floor(minutes / 60)}h ${pad(minutes % 60)}m`;
+  const hours = Math.floor(minutes / 60);
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+function pad(value) {
+  return String(value).padStart(2, "0");
+}
+
+/** The UTC time of day ("14:02:10"): a chart's time axis spans an hour or so, where the date adds nothing. */
+export function fmtClock(timestamp) {
+  const ms = toMs(timestamp);
+  return ms === null ? "—" : new Date(ms).toISOString().slice(11, 19);
+}
+
+/** "1 partition", "2 partitions": a count with its noun agreeing. */
+export function plural(count, noun, nouns = `${noun}s`) {
+  return `${count} ${count === 1 ? noun : nouns}`;
+}
+
+/** What a section shows until its first answer: the page is never blank while the data is on its way. */
+export function loading() {
+  return h("p", { class: "muted" }, "Loading…");
 }
 
 export function fmtRate(perSecond) {
@@ -114,10 +139,28 @@ export function fmtBytes(bytes) {
   return unit === 0 ? `${Math.round(value)} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
+/** What each Burrow-style status means, in words: a newcomer reads "STOP" as an alarm without it. */
+export const STATUS_MEANINGS = {
+  OK: "keeping up, or caught up (lag 0)",
+  WARN: "committing, but the lag keeps growing",
+  STOP: "no commit for a while, and records are waiting",
+  STALL: "committing the same offset while records wait",
+  REWIND: "a committed offset went back",
+  AHEAD: "committed beyond the high watermark",
+  ERR: "a partition is STOP, STALL, REWIND or AHEAD",
+};
+
 /** A Burrow-style status as a coloured pill (text always says it: colour is never the only cue). */
 export function statusPill(status) {
-  const kind = { OK: "ok", WARN: "warn", WARNING: "warn", STALL: "err", STOP: "err", ERR: "err", ERROR: "err" }[status] || "";
-  return h("span", { class: `pill ${kind}` }, status || "—");
+  const kind = { OK: "ok", WARN: "warn", STALL: "err", STOP: "err", ERR: "err", REWIND: "err", AHEAD: "err" }[status] || "";
+  return h("span", { class: `pill ${kind}`, title: STATUS_MEANINGS[status] }, status || "—");
+}
+
+/** A group state as words ("Empty", "Preparing rebalance"), not the API's constant (EMPTY, PREPARING_REBALANCE). */
+export function stateName(state) {
+  if (!state) return "—";
+  const words = state.toLowerCase().replaceAll("_", " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 export const enc = encodeURIComponent;

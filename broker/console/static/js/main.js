@@ -2,7 +2,7 @@
 // A page gets a context: its <main>, a Live poller stopped when the page is left, and
 // report() for errors that need saying (aria-live, so a screen reader hears them).
 import { ApiError, signIn, signOut, user } from "./api.js";
-import { fill, h } from "./dom.js";
+import { fill, h, loading } from "./dom.js";
 import { Live } from "./live.js";
 import group from "./pages/group.js";
 import groups from "./pages/groups.js";
@@ -104,7 +104,7 @@ async function route() {
     if (match && link.dataset.section === match[1]) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
-  fill(main);
+  fill(main, loading());
   if (!match) {
     fill(main, h("h1", {}, "Not found"), h("p", {}, "No page has this address. ", h("a", { href: "#/" }, "Overview")));
     return;

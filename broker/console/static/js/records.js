@@ -1,6 +1,8 @@
 // How a stored key, value or header is shown: JSON pretty-printed, text as text, anything
 // else as hex. The page asks the API for raw bytes (format=binary, base64) and decides here,
 // so a JSON value, a UTF-8 string and a binary blob each look like what they are.
+import { plural } from "./dom.js";
+
 const HEX_LIMIT = 512;
 
 export function base64Bytes(text) {
@@ -14,7 +16,7 @@ export function hex(bytes) {
   const shown = Array.from(bytes.subarray(0, HEX_LIMIT), (b) => b.toString(16).padStart(2, "0"));
   const lines = [];
   for (let i = 0; i < shown.length; i += 16) lines.push(shown.slice(i, i + 16).join(" "));
-  if (bytes.length > HEX_LIMIT) lines.push(`… ${bytes.length - HEX_LIMIT} more bytes`);
+  if (bytes.length > HEX_LIMIT) lines.push(`… ${plural(bytes.length - HEX_LIMIT, "more byte")}`);
   return lines.join("\n");
 }
 

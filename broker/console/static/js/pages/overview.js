@@ -1,13 +1,13 @@
 // Overview: the cluster, its brokers, and the partitions that need attention, at a glance.
 import { capi } from "../api.js";
-import { fill, fmtRate, h, num, table } from "../dom.js";
+import { fill, fmtRate, h, loading, num, table } from "../dom.js";
 import { card, optional, section, topicsWithOffsets } from "./common.js";
 
 const METADATA_MS = 2000;
 
 export default async function overview({ main, live }) {
-  const cards = h("div", { class: "cards" });
-  const brokers = h("div");
+  const cards = h("div", { class: "cards" }, loading());
+  const brokers = h("div", {}, loading());
   fill(main, h("h1", {}, "Cluster overview"), cards, section("Brokers", brokers));
   let activity = null;
   live.every(5000, async () => {

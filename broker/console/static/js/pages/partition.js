@@ -1,7 +1,7 @@
 // One partition: its offsets (live), a record browser from an offset or a time, and a form
 // that produces a test record with acks 0, 1 or all and says what the broker answered.
 import { capi } from "../api.js";
-import { enc, fill, fmtTime, h, num, table, toMs } from "../dom.js";
+import { enc, fill, fmtTime, h, loading, num, table, toMs } from "../dom.js";
 import { dataOf, render, textToBase64 } from "../records.js";
 import { card, section } from "./common.js";
 
@@ -43,11 +43,11 @@ function parseHeaders(text) {
 
 export default async function partition({ main, live }, topic, id) {
   const path = `/topics/${enc(topic)}/partitions/${id}`;
-  const offsets = h("div", { class: "cards" });
+  const offsets = h("div", { class: "cards" }, loading());
   const from = h("input", { id: "browse-offset", type: "number", min: 0, autocomplete: "off" });
   const at = h("input", { id: "browse-time", type: "datetime-local", step: 1 });
   const browseNote = h("p", { class: "muted", "aria-live": "polite", "data-testid": "browse-note" });
-  const records = h("div");
+  const records = h("div", {}, loading());
   const key = h("input", { id: "produce-key", autocomplete: "off" });
   const value = h("textarea", { id: "produce-value" });
   const headers = h("textarea", { id: "produce-headers", placeholder: "name=value, one a line" });
@@ -159,5 +159,8 @@ export default async function partition({ main, live }, topic, id) {
       card("Log end", p.log_end_offset, "log-end"),
     );
   });
-  await browse(undefined).catch((error) => fill(browseNote, error.describe ? error.describe() : error.message));
+  await browse(undefined).catch((error) => {
+    fill(records);
+    fill(browseNote, error.describe ? error.describe() : error.message);
+  });
 }

@@ -2,7 +2,7 @@
 // the log start (one scale per partition), the ISR's shrink/expand history, the traffic.
 import { capi } from "../api.js";
 import { replicaBars, sparkline } from "../charts.js";
-import { enc, fill, fmtBytes, fmtRate, fmtTime, h, num, table } from "../dom.js";
+import { enc, fill, fmtBytes, fmtRate, fmtTime, h, loading, num, plural, table } from "../dom.js";
 import { card, optional, partitionOffsets, section, totals } from "./common.js";
 
 const OFFSETS_MS = 1000;
@@ -47,11 +47,11 @@ function eventRow(event) {
 }
 
 export default async function topic({ main, live }, name) {
-  const summary = h("div", { class: "muted" });
-  const sizes = h("div", { class: "cards" });
-  const partitions = h("div");
-  const traffic = h("div", { class: "cards" });
-  const events = h("div");
+  const summary = h("div", { class: "muted" }, loading());
+  const sizes = h("div", { class: "cards" }, loading());
+  const partitions = h("div", {}, loading());
+  const traffic = h("div", { class: "cards" }, loading());
+  const events = h("div", {}, loading());
   const legend = h(
     "p",
     { class: "legend" },
@@ -74,7 +74,7 @@ export default async function topic({ main, live }, name) {
   const described = await capi(`/topics/${enc(name)}`);
   fill(
     summary,
-    `${described.partitions_count} partitions, replication factor ${described.replication_factor}`,
+    h("span", { "data-testid": "topic-shape" }, `${plural(described.partitions_count, "partition")}, replication factor ${described.replication_factor}`),
     h(
       "details",
       {},

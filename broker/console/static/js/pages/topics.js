@@ -1,7 +1,7 @@
 // Topics: a searchable list with partitions, RF, readable records and bytes; create and delete.
 // Deleting asks the user to type the topic's name: a slip of the mouse deletes nothing.
 import { capi } from "../api.js";
-import { enc, fill, fmtBytes, fmtRate, h, num, table } from "../dom.js";
+import { enc, fill, fmtBytes, fmtRate, h, loading, num, table } from "../dom.js";
 import { optional, section, topicsWithOffsets, totals } from "./common.js";
 
 function field(id, label, input) {
@@ -64,7 +64,7 @@ export default async function topics({ main, live }) {
   const partitions = h("input", { id: "create-partitions", type: "number", min: 1, value: "3", required: true });
   const rf = h("input", { id: "create-rf", type: "number", min: 1, value: "3", required: true });
   const result = h("p", { role: "status", "aria-live": "polite", "data-testid": "topics-result" });
-  const list = h("div");
+  const list = h("div", {}, loading());
   let latest = [];
   let rates = new Map();
 
