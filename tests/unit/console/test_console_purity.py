@@ -1,4 +1,4 @@
-"""The console's decisions are pure, as DESIGN §2 asks: only ``sampling`` (the driver) does I/O."""
+"""The console's decisions are pure (docs/architecture.md: a pure core, thin drivers): only ``sampling`` (the driver) does I/O."""
 
 from __future__ import annotations
 
