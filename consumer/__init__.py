@@ -1,7 +1,9 @@
 """The highwater consumer: pipelined fetching from partition leaders, consumer groups with committed offsets;
 asyncio (``Consumer``) and blocking (``SyncConsumer``)."""
 
+from broker.client.errors import ClientConfigError
 from broker.client.types import TopicPartition
+from broker.errors import UnknownTopicOrPartition
 from consumer.consumer import Consumer
 from consumer.errors import (
     CommitFailedError,
@@ -13,6 +15,7 @@ from consumer.records import ConsumerRecord
 from consumer.sync import SyncConsumer
 
 __all__ = [
+    "ClientConfigError",
     "CommitFailedError",
     "Consumer",
     "ConsumerRecord",
@@ -21,4 +24,5 @@ __all__ = [
     "OffsetOutOfRangeError",
     "SyncConsumer",
     "TopicPartition",
+    "UnknownTopicOrPartition",
 ]

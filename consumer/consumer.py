@@ -26,7 +26,9 @@ The assignment lives in ``SubscriptionState`` and is changed only through
 
 ``position(tp)`` is the offset of the next record ``getmany`` hands out for ``tp``;
 records are handed out in offset order per partition and never at or above the high
-watermark. Settings are ``config.client.ConsumerSettings`` keyword arguments.
+watermark. Settings are ``config.client.ConsumerSettings`` keyword arguments; a refused
+one raises ``ClientConfigError`` (a ``ValueError``) naming it, the value given and what
+is allowed.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any, Self
 from broker.client.groups import GroupClient
 from broker.client.http import ClusterClient, now_ms
 from broker.client.library_log import library_logger
+from broker.client.settings import build_settings
 from broker.client.types import TopicPartition
 from broker.errors import HighwaterError
 from config.client import ConsumerSettings
@@ -50,6 +53,7 @@ from consumer.group import GroupMember, MembershipTimings
 from consumer.membership import MemberState, Subscription
 from consumer.positions import SubscriptionState
 from consumer.records import ConsumerRecord
+from consumer.unknown_topics import UnknownTopics
 
 log = library_logger(__name__)
 
@@ -59,8 +63,7 @@ ITERATION_POLL_MS = 1000
 
 class Consumer:
     def __init__(self, servers: str | Sequence[str], **settings: Any) -> None:
-        servers_text = servers if isinstance(servers, str) else ",".join(servers)
-        self.settings = ConsumerSettings(bootstrap_servers=servers_text, **settings)
+        self.settings = build_settings(ConsumerSettings, "consumer", servers, settings)
         config = self.settings
         self._client = ClusterClient(
             config.bootstrap_urls,
@@ -78,7 +81,8 @@ class Consumer:
             retry_backoff_ms=config.retry_backoff_ms,
         )
         lookup = self._committed_offset if config.group_id is not None else None
-        self._fetcher = Fetcher(self._client, self._subscriptions, limits, lookup)
+        self._unknown = UnknownTopics(self._client)
+        self._fetcher = Fetcher(self._client, self._subscriptions, limits, self._unknown, lookup)
         self._iteration_buffer: deque[ConsumerRecord] = deque()
         self._started = False
         self._closed = False
@@ -113,9 +117,19 @@ class Consumer:
         return self._fetcher.fetches_completed
 
     async def start(self) -> None:
+        """Connect: learn the cluster id, then start fetching, committing and heartbeating.
+
+        A start that fails leaves no HTTP session open (``async with`` never reaches
+        ``close`` then, and a script that stops at the error never calls it); the next
+        ``start`` or ``getmany`` reconnects.
+        """
         if self._started:
             return
-        await self._client.cluster_id()
+        try:
+            await self._client.cluster_id()
+        except BaseException:
+            await self._client.close()
+            raise
         self._started = True
         self._fetcher.sync_workers()
         if self._auto_committer is not None:
@@ -157,6 +171,7 @@ class Consumer:
     def _set_assignment(self, partitions: Iterable[TopicPartition]) -> None:
         wanted = list(partitions)
         self._subscriptions.assign(wanted, from_committed=self.settings.group_id is not None)
+        self._unknown.assigned(wanted)
         self._assignment_version += 1
         kept = set(wanted)
         self._iteration_buffer = deque(r for r in self._iteration_buffer if (r.topic, r.partition) in kept)
@@ -215,7 +230,10 @@ class Consumer:
         """Records by partition, at most ``max_records`` (default ``max_poll_records``).
 
         Returns as soon as any record is available, or empty after ``timeout_ms``.
-        Raises errors the fetchers met (``OffsetOutOfRangeError``, ``LogTruncationError`` ...).
+        Raises errors the fetchers met (``OffsetOutOfRangeError``, ``LogTruncationError`` ...),
+        and ``UnknownTopic``/``UnknownPartition`` (``UNKNOWN_TOPIC_OR_PARTITION``) once for an
+        assigned or subscribed topic or partition this poll confirmed does not exist
+        (``consumer.unknown_topics``).
         """
         await self.start()
         limit = max_records or self.settings.max_poll_records
@@ -225,6 +243,8 @@ class Consumer:
             self._fetcher.raise_error()
             if self._group_member is not None:
                 self._group_member.raise_error()
+            if self._unknown.suspected:
+                await self._unknown.check()
             records = self._fetcher.drain(limit, only)
             remaining_ms = deadline_ms - now_ms()
             if records or remaining_ms <= 0:
@@ -254,7 +274,9 @@ class Consumer:
 
         The coordinator assigns partitions; ``assignment()`` shows the current share.
         A pattern is evaluated by the coordinator, so topics created later join the
-        subscription at once. Subscribing again replaces the subscription.
+        subscription at once. A named topic the cluster does not have when a poll checks
+        makes that ``getmany`` raise ``UnknownTopic`` (once); a pattern never does.
+        Subscribing again replaces the subscription.
         """
         group_id = self._require_group("subscribe")
         if self._member_state.subscription is None and self._subscriptions.assigned():
@@ -265,6 +287,7 @@ class Consumer:
             pattern = pattern.pattern
         subscription = Subscription(pattern=pattern) if pattern is not None else Subscription(frozenset(topics))
         self._member_state.subscribe(subscription)
+        self._unknown.subscribed(subscription.topics or ())
         log.debug("consumer_subscribed group_id=%s subscription=%s", group_id, subscription.body())
         if self._started:
             self._join()
@@ -284,6 +307,7 @@ class Consumer:
 
     async def unsubscribe(self) -> None:
         """Commit what was consumed (with auto-commit), leave the group, and give up every partition."""
+        self._unknown.subscribed(())
         if self._group_member is None:
             self._member_state.left()
             return

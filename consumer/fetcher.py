@@ -15,9 +15,10 @@ wait unread.
 and bump the partition's generation, so queued answers for the old position are
 dropped unread. Errors: retriable ones (leader moved, broker unreachable) and, as in
 Kafka, an unknown topic or partition (it may be being created or re-created) refresh
-metadata and retry after ``retry_backoff_ms``; ``OFFSET_OUT_OF_RANGE`` and truncation
-reset per ``auto_offset_reset`` or, with ``none``, are raised to the application from
-its next ``getmany`` and park the worker until the application seeks.
+metadata and retry after ``retry_backoff_ms``; an unknown one is also a suspicion for
+``UnknownTopics``, which ``getmany`` confirms and raises. ``OFFSET_OUT_OF_RANGE`` and
+truncation reset per ``auto_offset_reset`` or, with ``none``, are raised to the
+application from its next ``getmany`` and park the worker until the application seeks.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from consumer.fetch_buffer import CompletedFetch
 from consumer.positions import SubscriptionState
 from consumer.records import ConsumerRecord
 from consumer.truncation import Truncation, check_position
+from consumer.unknown_topics import UnknownTopics
 
 log = library_logger(__name__)
 
@@ -79,9 +81,11 @@ class Fetcher:
         client: ClusterClient,
         subscriptions: SubscriptionState,
         limits: FetchLimits,
+        unknown: UnknownTopics,
         committed_offset: CommittedOffsetLookup | None = None,
     ) -> None:
         self._client = client
+        self._unknown = unknown
         self._committed_offset = committed_offset
         self._subscriptions = subscriptions
         self._limits = limits
@@ -143,6 +147,8 @@ class Fetcher:
                 if not (error.retriable or isinstance(error, UnknownTopicOrPartition)):
                     self._fail(error)
                     return
+                if isinstance(error, UnknownTopicOrPartition) and self._unknown.suspect(tp):
+                    self._data_ready.set()
                 self._client.metadata.mark_stale(tp.topic)
                 log.debug("fetch_retry topic=%s partition=%d error=%s", tp.topic, tp.partition, error.name)
                 await asyncio.sleep(self._limits.retry_backoff_ms / 1000)
@@ -189,6 +195,7 @@ class Fetcher:
         info = metadata.partition(tp)
         if info is None:
             raise UnknownPartition(f"{tp.topic}-{tp.partition} does not exist", topic=tp.topic, partition=tp.partition)
+        self._unknown.found(tp)
         leader_url = metadata.leader_url(tp)
         if leader_url is None:
             raise LeaderNotAvailable(f"{tp.topic}-{tp.partition} has no leader right now")

@@ -17,6 +17,8 @@ and by time (``max_queue_ms``): see ``_wait_for_room``.
 
 Settings are ``config.client.ProducerSettings`` (Kafka's names and defaults), given as
 keyword arguments; the environment (``HIGHWATER_PRODUCER_*``) fills what is not given.
+A refused setting raises ``ClientConfigError`` (a ``ValueError``) naming it, the value
+given and what is allowed (``broker.client.settings``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from broker.acks import Acks
 from broker.client.errors import BufferExhausted, ProducerClosed
 from broker.client.http import ClusterClient, now_ms
 from broker.client.library_log import library_logger
+from broker.client.settings import build_settings
 from broker.client.types import ProduceAck, TopicPartition
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
 from broker.partitioner import partition_for_key
@@ -59,10 +62,6 @@ _FIXED_RECORD_BYTES = RECORD_OVERHEAD_BYTES + 3 * LENGTH_FIELD_BYTES
 """``estimate_record_bytes`` of a record without key, value or headers."""
 
 
-def _servers_text(servers: str | Sequence[str]) -> str:
-    return servers if isinstance(servers, str) else ",".join(servers)
-
-
 class Producer:
     """Batching, retrying producer; one instance per event loop.
 
@@ -73,7 +72,7 @@ class Producer:
     def __init__(self, servers: str | Sequence[str], **settings: Any) -> None:
         if "enable_idempotence" not in settings and str(settings.get("acks", Acks.ALL.value)).lower() != Acks.ALL.value:
             settings["enable_idempotence"] = False
-        self.settings = ProducerSettings(bootstrap_servers=_servers_text(servers), **settings)
+        self.settings = build_settings(ProducerSettings, "producer", servers, settings)
         config = self.settings
         self._client = ClusterClient(
             config.bootstrap_urls,
@@ -138,11 +137,20 @@ class Producer:
         return self._sender.idempotent
 
     async def start(self) -> None:
-        """Connect: learn the cluster id and, for idempotence, a producer id."""
+        """Connect: learn the cluster id and, for idempotence, a producer id.
+
+        A start that fails (no broker answered, TLS refused) leaves no HTTP session open:
+        ``async with`` never reaches ``close`` then, and a script that stops at the error
+        never calls it. Calling ``start`` (or ``send``) again reconnects.
+        """
         if self._sender_task is not None:
             return
-        await self._client.cluster_id()
-        await self._sender.init_identity()
+        try:
+            await self._client.cluster_id()
+            await self._sender.init_identity()
+        except BaseException:
+            await self._client.close()
+            raise
         self._sender_task = asyncio.get_running_loop().create_task(self._sender.run())
 
     async def __aenter__(self) -> Self:

@@ -7,6 +7,7 @@ It knows the broker's public API only; it never imports ``broker.server`` or
 from broker.client.errors import (
     BrokerUnreachable,
     BufferExhausted,
+    ClientConfigError,
     DeliveryTimedOut,
     ProducerClosed,
     decode_error,
@@ -27,6 +28,7 @@ __all__ = [
     "BrokerInfo",
     "BrokerUnreachable",
     "BufferExhausted",
+    "ClientConfigError",
     "ClusterClient",
     "ClusterMetadata",
     "DeliveryTimedOut",

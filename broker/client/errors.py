@@ -20,6 +20,21 @@ from broker.error_table import decode_error_body
 from broker.errors import AuthenticationFailed, HighwaterError, RequestTimedOut, ServiceUnavailable
 
 
+class ClientConfigError(ValueError):
+    """A ``Producer``/``Consumer`` setting was refused when the client was built; nothing was sent.
+
+    The message is one line naming each refused setting as the caller wrote it, the value
+    given and what is allowed (``acks=2 is not valid: use 0, 1 or "all"``); ``settings``
+    names them (empty for a rule between settings). A ``ValueError``, so code that caught
+    pydantic's ``ValidationError`` as one still catches it; no ``HighwaterError``: no broker
+    was asked, so there is no Kafka error name or code to give.
+    """
+
+    def __init__(self, message: str, settings: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.settings = settings
+
+
 class BrokerUnreachable(ServiceUnavailable):
     """The request never got an answer (connection refused, reset, or timed out)."""
 

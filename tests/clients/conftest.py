@@ -28,10 +28,10 @@ def url(cluster: BrokerCluster) -> str:
 
 @pytest.fixture
 def make_topic(cluster: BrokerCluster) -> Callable[..., str]:
-    """Create a topic with a unique name; returns the name."""
+    """Create a topic, with a unique name unless ``name`` is given; returns the name."""
 
-    def create(partitions: int = 3, configs: dict[str, str] | None = None) -> str:
-        name = f"clients-{next(_topic_numbers)}"
+    def create(partitions: int = 3, configs: dict[str, str] | None = None, name: str | None = None) -> str:
+        name = name or f"clients-{next(_topic_numbers)}"
         body = {
             "topic_name": name,
             "partitions_count": partitions,
