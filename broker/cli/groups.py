@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from broker.cli.common import (
@@ -67,31 +68,59 @@ def list_groups(
     stdout_console.print(table)
 
 
-def lag_table(rows: list[dict]) -> Table:
-    table = Table(
-        "TOPIC",
-        "PARTITION",
-        "CURRENT-OFFSET",
-        "LOG-END-OFFSET",
-        "LAG",
-        "LAG-MS",
-        "CONSUMER-ID",
-        "STATUS",
-        box=None,
-        header_style="bold",
-    )
-    for row in rows:
-        table.add_row(
-            row["topic_name"],
-            str(row["partition_id"]),
-            _cell(row["current_offset"]),
-            _cell(row["log_end_offset"]),
-            _cell(row["lag"]),
-            _cell(row["lag_ms"]),
-            _cell(row["consumer_id"]),
-            row["status"],
+LAG_FIELDS = {
+    "TOPIC": "topic_name",
+    "PARTITION": "partition_id",
+    "CURRENT-OFFSET": "current_offset",
+    "LOG-END-OFFSET": "log_end_offset",
+    "LAG": "lag",
+    "LAG-MS": "lag_ms",
+    "CONSUMER-ID": "consumer_id",
+    "STATUS": "status",
+}
+"""``kafka-consumer-groups --describe``'s column names, plus the time lag and the Burrow status -> the row's field."""
+OWNER_COLUMNS = ("TOPIC", "PARTITION", "CONSUMER-ID")
+TEXT_COLUMNS = frozenset({"TOPIC", "CONSUMER-ID", "STATUS"})
+FOLDED_COLUMNS = frozenset({"TOPIC", "CONSUMER-ID"})
+"""Free text of any length (a member id is ``<client id>-<uuid>``), folded onto more lines when it must."""
+UNBOUNDED_WIDTH = 10_000
+"""Wider than any table: measuring within it gives a table's natural width."""
+
+
+def lag_table(rows: list[dict], columns: tuple[str, ...] = tuple(LAG_FIELDS)) -> Table:
+    """One row per partition of the group with ``columns``; a header is never cut.
+
+    Every column is at least as wide as its header (``min_width``) and numbers never
+    wrap; only a topic or consumer id folds onto further lines when space runs out.
+    """
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in columns:
+        table.add_column(
+            column,
+            min_width=len(column),
+            no_wrap=column not in FOLDED_COLUMNS,
+            overflow="fold",
+            justify="left" if column in TEXT_COLUMNS else "right",
         )
+    for row in rows:
+        table.add_row(*(_cell(row[LAG_FIELDS[column]]) for column in columns))
     return table
+
+
+def lag_tables(console: Console, rows: list[dict]) -> list[Table]:
+    """The lag table as it fits ``console``: whole when it does, else without CONSUMER-ID plus an owners table.
+
+    The eight headers alone need 82 columns, and a member id is some 45 characters more:
+    on an 80-column terminal the lag comes in one table and who owns each partition in a
+    second, so every header and every id stays whole (an id folded over lines cannot be copied).
+    """
+    whole = lag_table(rows)
+    unbounded = console.options.update_width(UNBOUNDED_WIDTH)
+    if Measurement.get(console, unbounded, whole).maximum <= console.width:
+        return [whole]
+    lag_only = tuple(column for column in LAG_FIELDS if column != "CONSUMER-ID")
+    owned = [row for row in rows if row["consumer_id"]]
+    return [lag_table(rows, lag_only), *([lag_table(owned, OWNER_COLUMNS)] if owned else [])]
 
 
 @groups_app.command("describe")
@@ -108,7 +137,8 @@ def describe_group(
         return await client.group_lags(group), await client.group_lag_summary(group)
 
     rows, summary = run_client(server, action, security)
-    stdout_console.print(lag_table(rows))
+    for table in lag_tables(stdout_console, rows):
+        stdout_console.print(table)
     stdout_console.print(
         f"group {group}: status {summary['status']}, total lag {summary['total_lag']}, max lag "
         f"{summary['max_lag']} ({_worst_partition(summary)})"
