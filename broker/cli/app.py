@@ -4,7 +4,9 @@
   environment > ``--config`` TOML file > defaults; a bad one stops the process before
   anything starts, with one line on stderr and exit code 2.
 * ``highwater dev`` runs a local cluster of broker processes (see ``broker.cli.dev``).
-* ``highwater topics ...``, ``partitions elect-preferred``, ``produce`` and ``consume`` are
+* ``highwater`` alone prints the help (exit code 0); ``highwater --version`` prints
+  ``highwater <version>`` from the installed package's metadata.
+* ``highwater topics ...``, ``partitions elect-preferred``, ``cluster id``, ``produce`` and ``consume`` are
   clients of the REST API of any broker (``--server``/``HIGHWATER_SERVER``); they fail
   with one line and exit code 1.
 * ``highwater users|acls|quotas ...`` manage security through a broker (``--server``) or
@@ -16,6 +18,7 @@ the client commands start fast and do not depend on the server code.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +27,7 @@ from pydantic import ValidationError
 
 from broker.bench.cli import bench_app
 from broker.cli.acls import acls_app
+from broker.cli.cluster import cluster_app
 from broker.cli.common import EXIT_BAD_SETTINGS, fail
 from broker.cli.groups import groups_app
 from broker.cli.partitions import partitions_app
@@ -36,14 +40,15 @@ from config.broker import BrokerSettings, load_broker_settings
 from config.errors import ConfigFileError, format_settings_error
 
 DEV_DIRECTORY = Path(".highwater-dev")
+PACKAGE = "highwater"
 
 app = typer.Typer(
     name="highwater",
     help="highwater: a Kafka-style partitioned, replicated message broker over HTTP.",
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+app.add_typer(cluster_app, name="cluster")
 app.add_typer(topics_app, name="topics")
 app.add_typer(partitions_app, name="partitions")
 app.add_typer(groups_app, name="groups")
@@ -53,6 +58,37 @@ app.add_typer(acls_app, name="acls")
 app.add_typer(quotas_app, name="quotas")
 app.command("produce")(produce)
 app.command("consume")(consume)
+
+
+def installed_version() -> str:
+    """The installed package's version (its metadata), ``unknown`` when run from sources never installed."""
+    try:
+        return version(PACKAGE)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        typer.echo(f"highwater {installed_version()}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def highwater(
+    context: typer.Context,
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """highwater: a Kafka-style partitioned, replicated message broker over HTTP.
+
+    Without a command it prints this help and exits 0: asking what the tool does is not an error.
+    """
+    if context.invoked_subcommand is None:
+        typer.echo(context.get_help())
+        raise typer.Exit()
 
 
 def settings_or_exit(config_file: Path | None, **flags: object) -> BrokerSettings:
@@ -151,14 +187,18 @@ def dev(
 ) -> None:
     """Run a local cluster of broker processes with a demo topic; Ctrl-C stops it."""
     from broker.cli.dev import run_dev_cluster
+    from broker.cli.dev_ports import PortUnavailable
     from broker.cli.throwaway_tls import TrustmeMissing
 
     try:
-        run_dev_cluster(brokers, directory, base_port, tls, kafka_base_port)
+        code = run_dev_cluster(brokers, directory, base_port, tls, kafka_base_port)
+    except PortUnavailable as error:
+        raise fail(str(error)) from None
     except TrustmeMissing as error:
         raise fail(str(error), EXIT_BAD_SETTINGS) from None
     except RuntimeError as error:
         raise fail(f"{error}; the brokers' logs are {directory}/broker-N.log") from None
+    raise typer.Exit(code)
 
 
 def main() -> None:

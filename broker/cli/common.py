@@ -2,9 +2,13 @@
 
 Client commands fail with exit code 1 and one line on stderr, never a traceback: the
 operator's next step is in that line. The line is ``highwater: cannot reach broker at
-http://127.0.0.1:9092: connection refused`` when the broker gave no answer, its error
-name and message (``UNKNOWN_TOPIC_OR_PARTITION: ...``) when it answered with an error,
-and ``HTTP_<status>: <start of the answer>`` when what answered is not the broker's API.
+http://127.0.0.1:9092: <reason>`` when the broker gave no answer, its error name and
+message (``UNKNOWN_TOPIC_OR_PARTITION: ...``) when it answered with an error, and
+``HTTP_<status>: <start of the answer>`` when what answered is not the broker's API.
+Two reasons carry the next step: a refused connection on this machine says no broker
+listens there and that ``make run`` starts one; a connection closed without an answer
+by an address that answers the Kafka protocol (``broker.cli.kafka_probe``) says it is a
+Kafka listener and where the HTTP API is.
 
 ``--server`` (or ``HIGHWATER_SERVER``) takes ``host:port``, meaning ``http://host:port``,
 or an http(s) URL (``broker.cli.address``); anything else stops the command before
@@ -29,11 +33,13 @@ from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
+from yarl import URL
 
 from broker.cli.address import DEFAULT_SERVER, broker_url
+from broker.cli.kafka_probe import speaks_kafka
 from broker.client.admin import AdminClient
 from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed
-from broker.client.http import ClusterClient
+from broker.client.http import CLOSED_BY_BROKER, CONNECTION_REFUSED, ClusterClient
 from broker.client.security import ClientSecurity
 from broker.errors import HighwaterError
 
@@ -44,6 +50,13 @@ EXIT_BAD_SETTINGS = 2
 REQUEST_TIMEOUT_MS = 60_000
 CONNECT_TIMEOUT_MS = 5_000
 """A broker that does not accept the connection within this is reported at once, not after the request timeout."""
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+NOTHING_LISTENING_HINT = "no broker is listening there"
+MAKE_RUN_HINT = "make run starts a local cluster on 127.0.0.1:9092"
+KAFKA_LISTENER_HINT = (
+    "this is a Kafka listener (it answers the Kafka protocol, not HTTP); highwater's HTTP API is on "
+    "another port (make run: 9092-9094, each Kafka port - 10000)"
+)
 
 stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -174,12 +187,26 @@ def run_client(server: str, action: Callable[[AdminClient], Awaitable[T]], secur
     try:
         return asyncio.run(session())
     except (BrokerUnreachable, TlsHandshakeFailed) as error:
-        reason = error.details.get("reason", error.message)
-        raise fail(f"cannot reach broker at {server}: {reason}") from None
+        raise fail(unreachable_line(server, error.details.get("reason", error.message))) from None
     except HighwaterError as error:
         raise fail(error_line(error)) from None
     except json.JSONDecodeError as error:
         raise fail(f"BAD_RESPONSE: not JSON: {error.doc.strip()[:200]}") from None
+
+
+def unreachable_line(server: str, reason: str) -> str:
+    """``cannot reach broker at <server>: <reason>``, with the next step where the reason tells it."""
+    url = URL(server)
+    if reason == CONNECTION_REFUSED:
+        hint = f"; {NOTHING_LISTENING_HINT}" + (f" ({MAKE_RUN_HINT})" if url.host in LOOPBACK_HOSTS else "")
+        return f"cannot reach broker at {server}: {reason}{hint}"
+    if reason.startswith(CLOSED_BY_BROKER) and _speaks_kafka(url):
+        return f"cannot reach broker at {server}: {KAFKA_LISTENER_HINT}"
+    return f"cannot reach broker at {server}: {reason}"
+
+
+def _speaks_kafka(url: URL) -> bool:
+    return url.host is not None and url.port is not None and speaks_kafka(url.host, url.port)
 
 
 def error_line(error: HighwaterError) -> str:

@@ -1,19 +1,29 @@
 """``highwater dev``: a local cluster of broker processes on 127.0.0.1 for trying things out.
 
 Each broker is a real ``highwater serve`` process with its own data directory under
-``<dir>/broker-<id>``; all share one sqlite metadata store ``<dir>/metadata.db``. A
-second run reuses the data. Ctrl-C stops every broker with SIGTERM (a clean
-shutdown: logs flushed, high watermarks checkpointed). It talks to the brokers with
-the libraries' ``ClusterClient`` (``AdminClient`` for the demo), as any client does.
-With ``--tls`` the brokers serve HTTPS with a fresh throwaway CA in ``<dir>/tls``
-(``broker.cli.throwaway_tls``), and the printed examples pass its ``ca.pem``.
+``<dir>/broker-<id>`` and its log in ``<dir>/broker-<id>.log``; all share one sqlite
+metadata store ``<dir>/metadata.db``. A second run reuses the data. It talks to the
+brokers with the libraries' ``ClusterClient`` (``AdminClient`` for the demo), as any
+client does, and never opens the metadata store itself. With ``--tls`` the brokers
+serve HTTPS with a fresh throwaway CA in ``<dir>/tls`` (``broker.cli.throwaway_tls``),
+and the printed examples pass its ``ca.pem``.
 
 Every broker also runs a Kafka-protocol listener (plaintext): broker i on
 ``--kafka-base-port`` + i - 1, by default its HTTP port + ``KAFKA_PORT_OFFSET`` (19092..
-for the default 9092..; any free port when that one is taken or above 65535), and the
-command prints the ``bootstrap.servers`` Kafka clients use, read back from the brokers'
-registrations so it is what Metadata tells the clients. The first thing
-it prints among the examples is the web console's URL (``/console`` on any broker).
+for the default 9092..). Ports never move: one that cannot be had stops the command
+before any broker starts (``broker.cli.dev_ports``). The command prints the
+``bootstrap.servers`` Kafka clients use, read back from the brokers' own listing, so it
+is what Metadata tells the clients. The first thing it prints among the examples is the
+web console's URL (``/console`` on any broker).
+
+Output: one line per start-up step (brokers ready, demo topic, demo produce), then the
+summary and the examples; a spinner shows on a terminal while a step waits and leaves
+nothing behind. Library and store events never reach the user's terminal: the process
+logs only warnings, on stderr. Ctrl-C (or SIGTERM) prints ``stopping the cluster …``
+and ``stopped``, exit code 0: the terminal's SIGINT reaches the brokers too (one process
+group) and each also gets SIGTERM, a clean shutdown (logs flushed, high watermarks
+checkpointed). A broker that exits on its own with a non-zero code is reported on
+stderr naming it, its exit code and its log file; the others are stopped, exit code 1.
 """
 
 from __future__ import annotations
@@ -21,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,19 +38,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from broker.acks import Acks
+from broker.cli.common import stderr_console
+from broker.cli.dev_ports import check_ports, planned_listeners
 from broker.cli.throwaway_tls import SpawnedTls, throwaway_tls
+from broker.cli.topics import partitions_table
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
-from broker.cluster.membership import registration_from
-from broker.cluster.records import broker_key
-from broker.cluster.store_url import open_store
 from broker.errors import HighwaterError, InvalidReplicationFactor, TopicAlreadyExists
+from broker.logging_setup import configure_logging
 
-MAX_PORT = 65_535
 DEMO_TOPIC = "demo"
+DEMO_PARTITIONS = 3
+DEMO_RECORDS = 3
 DEMO_TOPIC_TIMEOUT_S = 30
 """How long the demo topic waits for the controller to count every broker live."""
 DEMO_READ_RECORDS = 500
@@ -49,6 +59,9 @@ REQUEST_TIMEOUT_MS = 30_000
 KAFKA_PORT_OFFSET = 10_000
 """Broker i's Kafka listener is on its HTTP port + this (9092 -> 19092)."""
 READY_PROBE_TIMEOUT_S = 1.0
+REGISTERED_TIMEOUT_S = 30
+"""How long the bootstrap waits for every broker's Kafka address to be listed."""
+READY_LINE = "Press Ctrl-C to stop the cluster."
 
 
 @dataclass
@@ -58,14 +71,31 @@ class DevBroker:
     node_id: int
     url: str
     process: subprocess.Popen
+    log_path: Path | None = None
+
+
+class BrokerExited(Exception):
+    """A broker process ended although nobody asked it to stop; ``str`` names it, its exit code and its log."""
+
+    def __init__(self, broker: DevBroker) -> None:
+        super().__init__(exit_line(broker))
+        self.broker = broker
+
+
+def exit_line(broker: DevBroker) -> str:
+    """``broker 2 exited with code -9 (killed by SIGKILL); its log is <dir>/broker-2.log``."""
+    code = broker.process.returncode
+    how = f" (killed by {signal.Signals(-code).name})" if code is not None and code < 0 else ""
+    log = f"; its log is {broker.log_path}" if broker.log_path is not None else ""
+    return f"broker {broker.node_id} exited with code {code}{how}{log}"
 
 
 async def _wait_ready(client: ClusterClient, broker: DevBroker, timeout_s: float) -> None:
-    """Until ``/readyz`` answers 200; a broker that exits or never answers so stops the command."""
+    """Until ``/readyz`` answers 200; a broker that exits meanwhile raises ``BrokerExited``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if broker.process.poll() is not None:
-            raise RuntimeError(f"broker {broker.node_id} exited with code {broker.process.returncode}")
+            raise BrokerExited(broker)
         try:
             await client.json_call("GET", f"{broker.url}/readyz", timeout_s=READY_PROBE_TIMEOUT_S)
             return
@@ -91,6 +121,7 @@ def serve_command(node_id: int, port: int, data_dir: Path, store: str, *extra: s
 def start_brokers(
     count: int, directory: Path, base_port: int, kafka_base_port: int, tls: SpawnedTls | None = None
 ) -> list[DevBroker]:
+    """Start broker i on ``base_port + i - 1`` with its Kafka listener on ``kafka_base_port + i - 1``."""
     directory.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **(tls.broker_env if tls else {})}
     scheme = "https" if tls else "http"
@@ -98,41 +129,30 @@ def start_brokers(
     brokers = []
     for node_id in range(1, count + 1):
         port = base_port + node_id - 1
-        log_file = open(directory / f"broker-{node_id}.log", "ab")  # noqa: SIM115 - kept open while the dev cluster runs
+        log_path = directory / f"broker-{node_id}.log"
+        log_file = open(log_path, "ab")  # noqa: SIM115 - kept open while the dev cluster runs
         command = serve_command(node_id, port, directory / f"broker-{node_id}", store)
-        broker_env = {**env, "HIGHWATER_KAFKA_LISTENER": kafka_listener(kafka_base_port + node_id - 1)}
+        broker_env = {**env, "HIGHWATER_KAFKA_LISTENER": f"127.0.0.1:{kafka_base_port + node_id - 1}"}
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=broker_env)
-        brokers.append(DevBroker(node_id, f"{scheme}://127.0.0.1:{port}", process))
+        brokers.append(DevBroker(node_id, f"{scheme}://127.0.0.1:{port}", process, log_path))
     return brokers
 
 
-def kafka_listener(port: int) -> str:
-    """``127.0.0.1:<port>``, or port 0 (a free one) when that port cannot be had."""
-    return f"127.0.0.1:{port if port <= MAX_PORT and _bindable(port) else 0}"
+async def kafka_bootstrap(admin: AdminClient, count: int, timeout_s: float = REGISTERED_TIMEOUT_S) -> str:
+    """``bootstrap.servers``: every broker's Kafka address as the cluster lists it (what Metadata answers).
 
-
-def _bindable(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-async def kafka_bootstrap(directory: Path, count: int) -> str:
-    """``bootstrap.servers``: the Kafka addresses the brokers registered, as Metadata answers them."""
-    store = await open_store(f"sqlite://{(directory / 'metadata.db').resolve()}")
-    try:
-        addresses = []
-        for node_id in range(1, count + 1):
-            registered = await store.get(broker_key(node_id))
-            address = registration_from(registered).kafka_address if registered is not None else None
-            if address is not None:
-                addresses.append(address)
-        return ",".join(addresses)
-    finally:
-        await store.close()
+    Waits until all ``count`` brokers are listed with one (the first broker's view follows
+    the registrations with a watch), in broker id order.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        listed = {b["broker_id"]: b.get("kafka_address") for b in await admin.list_brokers()}
+        addresses = [listed.get(node_id) for node_id in range(1, count + 1)]
+        if all(addresses):
+            return ",".join(str(address) for address in addresses)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not every broker listed a Kafka listener after {timeout_s:.0f} s: {listed}")
+        await asyncio.sleep(0.1)
 
 
 def stop_brokers(brokers: list[DevBroker], timeout_s: float = 20.0) -> None:
@@ -169,7 +189,7 @@ async def ensure_demo_topic(admin: AdminClient, replication_factor: int) -> None
     configs = {"min.insync.replicas": str(min(2, replication_factor))}
     while True:
         try:
-            await admin.create_topic(DEMO_TOPIC, 3, replication_factor, configs)
+            await admin.create_topic(DEMO_TOPIC, DEMO_PARTITIONS, replication_factor, configs)
             break
         except TopicAlreadyExists:
             break
@@ -260,11 +280,11 @@ async def _show_lag(console: Console, admin: AdminClient, successes: list[dict])
         )
 
 
-async def show_demo(console: Console, admin: AdminClient) -> None:
-    """Produce three records with acks=all, read them back, show the partition state."""
+async def produce_demo(console: Console, admin: AdminClient) -> None:
+    """Produce ``DEMO_RECORDS`` records with acks=all, read them back below the high watermark, show a group's lag."""
     entries = [
         {"key": {"type": "STRING", "data": f"user-{i}"}, "value": {"type": "STRING", "data": f"hello {i}"}}
-        for i in range(3)
+        for i in range(DEMO_RECORDS)
     ]
     try:
         produced = await admin.produce_batch(DEMO_TOPIC, entries, Acks.ALL)
@@ -280,67 +300,118 @@ async def show_demo(console: Console, admin: AdminClient) -> None:
         values = [record["value"]["data"] for record in read.get("data", [])]
         console.print(f"  read partition {partition} below HW {read.get('high_watermark')}: {values}")
     await _show_lag(console, admin, successes)
-    table = Table(title=f"topic {DEMO_TOPIC}")
-    for column in ("partition", "leader", "epoch", "replicas", "ISR", "log start", "HW", "LEO"):
-        table.add_column(column)
-    for p in await admin.list_partitions(DEMO_TOPIC):
-        table.add_row(
-            str(p["partition_id"]),
-            str(p["leader_id"]),
-            str(p["leader_epoch"]),
-            str(p["replica_ids"]),
-            str(p["isr"]),
-            str(p["log_start_offset"]),
-            str(p["high_watermark"]),
-            str(p["log_end_offset"]),
-        )
-    console.print(table)
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM stops dev as Ctrl-C does."""
     raise KeyboardInterrupt
 
 
+def quiet_library_logging() -> None:
+    """Send this process's log events to stderr, warnings and worse only.
+
+    Unconfigured, structlog prints every event of every module dev imports to stdout,
+    into the summary; configured, routine events are dropped and a warning still shows.
+    """
+    configure_logging("warning", "auto", sys.stderr)
+
+
 async def _bring_up(console: Console, brokers: list[DevBroker], directory: Path, tls: SpawnedTls | None) -> None:
-    """Wait for every broker, create the demo topic, run the demo and print the examples."""
+    """Wait for every broker, create the demo topic, run the demo and print the summary and examples."""
     options = tls.client_security.client_options() if tls else {}
     client = ClusterClient([brokers[0].url], request_timeout_ms=REQUEST_TIMEOUT_MS, **options)
     admin = AdminClient(client)
+    replication_factor = min(3, len(brokers))
     try:
-        with console.status(f"starting {len(brokers)} broker(s) in {directory} ..."):
+        with console.status(f"starting {len(brokers)} broker(s) in {directory} …"):
             for broker in brokers:
                 await _wait_ready(client, broker, timeout_s=60)
-            await ensure_demo_topic(admin, replication_factor=min(3, len(brokers)))
-        cluster_id = await client.cluster_id()
-        console.print(f"[green]cluster {cluster_id} is up[/green]; logs in {directory}/broker-N.log")
-        for broker in brokers:
-            console.print(f"  broker {broker.node_id}: {broker.url}")
-        console.print(f"  Kafka clients: bootstrap.servers={await kafka_bootstrap(directory, len(brokers))}")
-        await show_demo(console, admin)
-        console.print(examples(brokers[0].url, cluster_id, tls.client_security.ssl_ca_file if tls else None))
+        console.print(f"{len(brokers)} broker(s) ready; logs in {directory}/broker-N.log")
+        with console.status("creating the demo topic and waiting for its replicas to be in sync …"):
+            await ensure_demo_topic(admin, replication_factor)
+        console.print(
+            f"demo topic {DEMO_TOPIC} ready: {DEMO_PARTITIONS} partitions, "
+            f"replication factor {replication_factor}, every replica in sync"
+        )
+        console.print(f"demo produce: {DEMO_RECORDS} records with acks=all, read back below the high watermark:")
+        with console.status("producing to the demo topic …"):
+            await produce_demo(console, admin)
+        await _print_summary(console, admin, await client.cluster_id(), brokers, tls)
     finally:
         await client.close()
 
 
+async def _print_summary(
+    console: Console, admin: AdminClient, cluster_id: str, brokers: list[DevBroker], tls: SpawnedTls | None
+) -> None:
+    """The cluster's addresses, the demo topic's partitions and the copy-paste examples."""
+    console.print(f"[green]cluster {cluster_id} is up[/green]")
+    for broker in brokers:
+        console.print(f"  broker {broker.node_id}: {broker.url}")
+    console.print(f"  Kafka clients: bootstrap.servers={await kafka_bootstrap(admin, len(brokers))}")
+    console.print(partitions_table(DEMO_TOPIC, await admin.list_partitions(DEMO_TOPIC)))
+    console.print(examples(brokers[0].url, cluster_id, tls.client_security.ssl_ca_file if tls else None))
+
+
 def run_dev_cluster(
     count: int, directory: Path, base_port: int, tls: bool = False, kafka_base_port: int | None = None
-) -> None:
-    """Start ``count`` brokers (HTTPS with ``tls``), create the demo topic, print examples, wait for Ctrl-C.
+) -> int:
+    """Start ``count`` brokers (HTTPS with ``tls``), run the demo, print examples, wait for Ctrl-C; the exit code.
 
     ``kafka_base_port`` None puts the Kafka listeners at ``base_port + KAFKA_PORT_OFFSET``.
+    Raises ``PortUnavailable`` before anything starts when a port cannot be had.
     """
-    console = Console(soft_wrap=True)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    spawned_tls = throwaway_tls(directory.resolve() / "tls") if tls else None
     kafka_base = base_port + KAFKA_PORT_OFFSET if kafka_base_port is None else kafka_base_port
+    check_ports(planned_listeners(count, base_port, kafka_base))
+    quiet_library_logging()
+    console = Console(soft_wrap=True, highlight=False)
+    signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    spawned_tls = throwaway_tls(directory.resolve() / "tls") if tls else None
     brokers = start_brokers(count, directory, base_port, kafka_base, spawned_tls)
     try:
-        asyncio.run(_bring_up(console, brokers, directory, spawned_tls))
-        console.print("Press Ctrl-C to stop the cluster.")
-        while all(broker.process.poll() is None for broker in brokers):
-            time.sleep(0.5)
-        console.print("[red]a broker exited; stopping the others[/red]")
+        exited = _serve(console, brokers, directory, spawned_tls)
     except KeyboardInterrupt:
-        console.print("stopping ...")
-    finally:
+        exited = None
+    except BrokerExited as error:
+        exited = error.broker
+    except BaseException:
         stop_brokers(brokers)
+        raise
+    return _stop_cluster(console, brokers, exited)
+
+
+def _serve(console: Console, brokers: list[DevBroker], directory: Path, tls: SpawnedTls | None) -> DevBroker:
+    """Bring the cluster up, then block until a broker process ends; that broker."""
+    asyncio.run(_bring_up(console, brokers, directory, tls))
+    console.print(READY_LINE)
+    while True:
+        for broker in brokers:
+            if broker.process.poll() is not None:
+                return broker
+        time.sleep(0.5)
+
+
+def _stop_cluster(console: Console, brokers: list[DevBroker], exited: DevBroker | None) -> int:
+    """Stop every broker; the exit code: 1 when ``exited`` died on its own, else 0."""
+    code = _report_exit(console, exited)
+    console.print("stopping the cluster …")
+    stop_brokers(brokers)
+    console.print("stopped")
+    return code
+
+
+def _report_exit(console: Console, exited: DevBroker | None) -> int:
+    """Say why the cluster stops; 1 when a broker died on its own.
+
+    ``exited`` None is Ctrl-C or SIGTERM to dev: nothing to report. A broker that ended
+    with code 0 was stopped by a signal from outside (its clean shutdown), not a crash:
+    it is named on stdout. Any other code is a broker that died: named on stderr with
+    its exit code and its log file.
+    """
+    if exited is None:
+        return 0
+    if exited.process.returncode == 0:
+        console.print(f"broker {exited.node_id} was stopped (exit code 0)")
+        return 0
+    stderr_console.print(f"highwater: {exit_line(exited)}", markup=False)
+    return 1

@@ -79,25 +79,43 @@ def list_topics(
     stdout_console.print(table)
 
 
+PARTITION_COLUMNS = ("partition", "leader", "epoch", "replicas", "ISR", "log start", "HW", "LEO")
+LIST_COLUMNS = frozenset({"replicas", "ISR"})
+
+
 def _ids(values: list[int] | None) -> str:
     return ",".join(str(value) for value in values or [])
 
 
+def _cell(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
 def partitions_table(topic: str, partitions: list[dict]) -> Table:
-    """One row per partition: who leads, who is in sync, and the three offsets of the log."""
-    table = Table(title=f"topic {topic}", header_style="bold")
-    for column in ("partition", "leader", "replicas", "isr", "log start", "high watermark", "log end"):
-        table.add_column(column, justify="right" if column != "replicas" and column != "isr" else "left")
+    """One row per partition: who leads in which epoch, who is in sync, and the three offsets of the log.
+
+    The one rendering of a partition list, shared by ``topics describe`` and ``highwater
+    dev``'s summary, so both show the same columns. Invariant shown:
+    ``log start <= HW <= LEO`` on every row (the broker's, not checked here).
+    """
+    table = Table(
+        title=f"topic {topic}",
+        caption="HW: high watermark (consumers read below it); LEO: log end offset",
+        header_style="bold",
+    )
+    for column in PARTITION_COLUMNS:
+        table.add_column(column, justify="left" if column in LIST_COLUMNS else "right", no_wrap=True)
     for partition in sorted(partitions, key=lambda p: p["partition_id"]):
         leader = partition.get("leader_id")
         table.add_row(
             str(partition["partition_id"]),
             "none" if leader is None or leader < 0 else str(leader),
+            _cell(partition.get("leader_epoch")),
             _ids(partition.get("replica_ids")),
             _ids(partition.get("isr")),
-            str(partition.get("log_start_offset", "")),
-            str(partition.get("high_watermark", "")),
-            str(partition.get("log_end_offset", "")),
+            _cell(partition.get("log_start_offset")),
+            _cell(partition.get("high_watermark")),
+            _cell(partition.get("log_end_offset")),
         )
     return table
 
@@ -110,7 +128,7 @@ def describe_topic(
     *,
     security: ClientSecurity,
 ) -> None:
-    """Show each partition's leader, replicas, ISR, log start offset, high watermark and log end offset."""
+    """Show each partition's leader and epoch, replicas, ISR, log start offset, high watermark and log end offset."""
     partitions = run_client(
         server,
         lambda client: client.list_partitions(name),

@@ -68,6 +68,10 @@ NO_CLIENT_CERTIFICATE_HINT = " (a broker that requires client certificates does 
 """Added to a TLS disconnect when this client has no certificate: with TLS 1.3 the broker refuses
 a missing certificate after the handshake, so the client sees only the connection close."""
 
+CONNECTION_REFUSED = "connection refused"
+CLOSED_BY_BROKER = "the broker closed the connection"
+"""Two ``reason`` details callers may act on: nothing listens there, or it hung up without an HTTP answer."""
+
 log = library_logger(__name__)
 
 
@@ -79,13 +83,13 @@ def no_answer_reason(error: BaseException) -> str:
     """Why a request got no answer, in the words an operator acts on (``connection refused``)."""
     cause = getattr(error, "os_error", None) or error
     if isinstance(cause, ConnectionRefusedError):
-        return "connection refused"
+        return CONNECTION_REFUSED
     if isinstance(cause, socket.gaierror):
         return "unknown host"
     if isinstance(error, (TimeoutError, aiohttp.ServerTimeoutError)):
         return "timed out"
     if isinstance(error, aiohttp.ServerDisconnectedError):
-        return "the broker closed the connection"
+        return CLOSED_BY_BROKER
     return getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
 
 

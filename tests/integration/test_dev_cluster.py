@@ -4,14 +4,17 @@ The printed curl examples are run as printed (their URLs), SIGTERM stops every b
 with exit code 0, and a second run reuses the data of the first. After that restart,
 with the brokers' default settings, every demo partition is led by its preferred
 replica again within ``REBALANCED_WITHIN_S`` without anybody asking (the controller's
-periodic preferred-leader rebalance). A broker that cannot start is reported in one
-line, never a traceback.
+periodic preferred-leader rebalance). Ctrl-C then ``make run`` at once keeps every
+port, and dev's output is only its own summary. A port that cannot be had, a broker
+that cannot start and a broker that dies are each reported in one line, never a traceback.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import socket
 import ssl
 import subprocess
@@ -24,12 +27,18 @@ from pathlib import Path
 import pytest
 
 from tests.support.brokers import REPO_ROOT, free_port_run
-from tests.support.dev_cluster import read_until_ready, start_dev, stop_dev
+from tests.support.dev_cluster import broker_pids, interrupt_dev, read_until_ready, start_dev, stop_dev
 
 pytestmark = pytest.mark.integration
 
 REBALANCED_WITHIN_S = 30.0
 """A restarted dev cluster's promise (issue 11): balanced this soon after ``make run``."""
+LOG_EVENT = re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|\[(debug|info|warning|error)\s*\]|^\{\"")
+"""A log event as structlog prints it (a timestamp, a level in brackets, or a JSON object)."""
+KAFKA_LISTENER_LINE = (
+    "highwater: cannot reach broker at http://127.0.0.1:{port}: this is a Kafka listener (it answers the Kafka "
+    "protocol, not HTTP); highwater's HTTP API is on another port (make run: 9092-9094, each Kafka port - 10000)\n"
+)
 
 
 def _get(url: str) -> dict:
@@ -60,6 +69,9 @@ def test_dev_runs_three_brokers_with_working_examples_and_reuses_its_data(tmp_pa
         assert len(first_records) == 3, "the demo's three acks=all records are readable through the example"
         partitions = _get(partitions_url)["data"]
         assert len(partitions) == 3 and all(len(p["replica_ids"]) == 3 for p in partitions)
+        described = _cli("topics", "describe", "demo", "-s", f"http://127.0.0.1:{base_port}")
+        assert described.returncode == 0, described.stderr
+        assert _table_header(printed) == _table_header(described.stdout), "one partition table for both"
     finally:
         assert stop_dev(process) == 0
 
@@ -95,6 +107,68 @@ def test_dev_tls_serves_https_and_prints_examples_that_trust_its_ca(tmp_path: Pa
         assert stop_dev(process) == 0
 
 
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "broker.cli", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _table_header(output: str) -> list[str]:
+    """The column names of the first partition table in ``output`` (the line after ``topic <name>``)."""
+    lines = output.splitlines()
+    title = next(index for index, line in enumerate(lines) if line.strip().startswith("topic "))
+    header = next(line for line in lines[title + 1 :] if "partition" in line)
+    return re.findall(r"[A-Za-z][A-Za-z ]*[A-Za-z]|[A-Za-z]", header)
+
+
+def _bootstrap(printed: str) -> str:
+    return re.search(r"bootstrap\.servers=(\S+)", printed).group(1)
+
+
+def test_ctrl_c_then_an_immediate_restart_keeps_the_kafka_ports_and_prints_only_the_summary(tmp_path: Path) -> None:
+    """``make run``, HTTP sent to a Kafka port, Ctrl-C, ``make run`` at once: the same bootstrap.
+
+    The Kafka listener answers HTTP by closing the connection first, which leaves a
+    TIME-WAIT socket on its port: the probe dev once made (a plain bind) failed on it and
+    dev moved the port. Ctrl-C reaches dev and its brokers (one process group).
+    """
+    base_port, kafka_base_port = free_port_run(3), free_port_run(3)
+    directory = tmp_path / "dev"
+    expected = ",".join(f"127.0.0.1:{kafka_base_port + i}" for i in range(3))
+    process = start_dev(directory, base_port, kafka_base_port=kafka_base_port)
+    printed = read_until_ready(process)
+    assert _bootstrap(printed) == expected
+    assert [line for line in printed.splitlines() if LOG_EVENT.search(line)] == [], "only dev's own summary"
+    at_kafka_port = _cli("topics", "list", "-s", f"127.0.0.1:{kafka_base_port}")
+    assert (at_kafka_port.returncode, at_kafka_port.stderr) == (1, KAFKA_LISTENER_LINE.format(port=kafka_base_port))
+    assert interrupt_dev(process) == (0, "stopping the cluster …\nstopped\n", "")
+
+    process = start_dev(directory, base_port, kafka_base_port=kafka_base_port)
+    try:
+        assert _bootstrap(read_until_ready(process)) == expected, "no port moved"
+    finally:
+        assert stop_dev(process) == 0
+
+
+def test_a_broker_that_dies_is_reported_naming_it_its_exit_code_and_its_log(tmp_path: Path) -> None:
+    directory = tmp_path / "dev"
+    process = start_dev(directory, free_port_run(1), 1)
+    read_until_ready(process)
+    [broker] = broker_pids(process)
+    os.kill(broker, signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert (
+        stderr == f"highwater: broker 1 exited with code -9 (killed by SIGKILL); its log is {directory}/broker-1.log\n"
+    )
+    assert stdout == "stopping the cluster …\nstopped\n"
+
+
 def _wait_all_records(read_url: str, count: int, restarted_at: float) -> list[tuple[int, int, str]]:
     """The demo topic's records once ``count`` are visible.
 
@@ -123,32 +197,42 @@ def _wait_led_by_preferred_replicas(partitions_url: str, restarted_at: float) ->
         time.sleep(0.2)
 
 
-def test_a_broker_that_cannot_start_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+def _dev(directory: Path, base_port: int, kafka_base_port: int) -> subprocess.CompletedProcess[str]:
+    return _cli(
+        "dev",
+        "--brokers",
+        "3",
+        "--dir",
+        str(directory),
+        "--base-port",
+        str(base_port),
+        "--kafka-base-port",
+        str(kafka_base_port),
+    )
+
+
+def test_a_taken_port_is_refused_in_one_line_naming_its_listener_and_owner_before_anything_starts(
+    tmp_path: Path,
+) -> None:
     base_port = free_port_run(3)
+    directory = tmp_path / "dev"
     with socket.socket() as squatter:
-        squatter.bind(("127.0.0.1", base_port))
+        squatter.bind(("127.0.0.1", base_port + 1))
         squatter.listen()
-        completed = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "broker.cli",
-                "dev",
-                "--brokers",
-                "3",
-                "--dir",
-                str(tmp_path / "dev"),
-                "--base-port",
-                str(base_port),
-                "--kafka-base-port",
-                str(free_port_run(3)),
-            ],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    assert completed.returncode != 0
+        completed = _dev(directory, base_port, free_port_run(3))
+    assert completed.returncode == 1
+    owner = f"highwater: port {base_port + 1} (broker 2's HTTP listener) is in use by pid {os.getpid()} ("
+    assert completed.stderr.startswith(owner), completed.stderr
+    assert completed.stderr.endswith("); stop it or choose other ports with --base-port\n")
+    assert completed.stderr.count("\n") == 1 and completed.stdout == ""
+    assert not directory.exists(), "no broker was started"
+
+
+def test_a_broker_that_cannot_start_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    directory = tmp_path / "dev"
+    directory.mkdir()
+    (directory / "broker-1").write_text("a file where broker 1's data directory goes\n")
+    completed = _dev(directory, free_port_run(3), free_port_run(3))
+    assert completed.returncode == 1
     assert "Traceback" not in completed.stderr
-    assert "highwater: broker 1 exited" in completed.stderr, completed.stderr
+    assert completed.stderr == f"highwater: broker 1 exited with code 1; its log is {directory}/broker-1.log\n"

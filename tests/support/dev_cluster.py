@@ -2,20 +2,22 @@
 
 The command is run as ``make run`` runs it, only on the ports ``free_port_run`` hands
 out (HTTP and Kafka both) and in a directory of the test's own, so tests never meet a
-cluster a developer left running on 9092.
+cluster a developer left running on 9092. It leads its own process group, with its
+brokers, as a command started from a terminal does: ``interrupt_dev`` signals the whole
+group, which is what Ctrl-C does.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from broker.cli.dev import READY_LINE
 from tests.support.brokers import REPO_ROOT, free_port_run
-
-READY_LINE = "Press Ctrl-C to stop the cluster."
 
 
 def start_dev(
@@ -48,6 +50,7 @@ def start_dev(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        process_group=0,
     )
 
 
@@ -69,3 +72,16 @@ def stop_dev(process: subprocess.Popen) -> int:
     """SIGTERM, as Ctrl-C: every broker stops cleanly; the exit code."""
     process.send_signal(signal.SIGTERM)
     return process.wait(60)
+
+
+def interrupt_dev(process: subprocess.Popen) -> tuple[int, str, str]:
+    """Ctrl-C: SIGINT to dev and its brokers at once (one process group); exit code, rest of stdout, stderr."""
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    return process.returncode, stdout, stderr
+
+
+def broker_pids(process: subprocess.Popen) -> list[int]:
+    """The broker processes ``dev`` started (its children)."""
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text()
+    return [int(pid) for pid in children.split()]

@@ -35,6 +35,8 @@ class RestServer:
     def __init__(self) -> None:
         self.topics: dict[str, FakeTopic] = {}
         self.requests: list[tuple[str, str, dict, object]] = []
+        self.authorizations: list[str | None] = []
+        """The ``Authorization`` header of each request, in order (None when there was none)."""
         self.clusters_listed: list[dict] = [{"cluster_id": CLUSTER_ID, "controller_id": 1}]
         self.loop = asyncio.new_event_loop()
         self._appended = asyncio.Event()
@@ -77,6 +79,7 @@ class RestServer:
     async def _record_request(self, request: web.Request, handler):
         body = await request.json() if request.can_read_body else None
         self.requests.append((request.method, request.path, dict(request.query), body))
+        self.authorizations.append(request.headers.get("Authorization"))
         return await handler(request)
 
     def append_from_test(self, topic: str, partition: int, values: list[str]) -> None:
@@ -152,6 +155,7 @@ class RestServer:
             {
                 "partition_id": p,
                 "leader_id": 1,
+                "leader_epoch": 4,
                 "replica_ids": [1, 2, 3],
                 "isr": [1, 3],
                 "log_start_offset": 0,

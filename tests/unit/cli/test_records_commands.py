@@ -175,7 +175,10 @@ def test_consume_unknown_partition_and_conflicting_starts(rest_server: RestServe
 
 
 def test_produce_and_consume_report_an_unreachable_broker(closed_port_url: str) -> None:
-    expected = f"highwater: cannot reach broker at {closed_port_url}: connection refused\n"
+    expected = (
+        f"highwater: cannot reach broker at {closed_port_url}: connection refused; no broker is listening there "
+        "(make run starts a local cluster on 127.0.0.1:9092)\n"
+    )
     produced = invoke("produce", "t", "-s", closed_port_url, stdin="a\n")
     consumed = invoke("consume", "t", "-s", closed_port_url)
     assert (produced.exit_code, produced.stderr) == (1, expected)

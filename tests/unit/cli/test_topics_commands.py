@@ -71,16 +71,26 @@ def test_list_shows_topics_with_counts(rest_server: RestServer) -> None:
     assert rows == [["a-topic", "5", "3"], ["b-topic", "2", "1"]]
 
 
-def test_describe_shows_leader_replicas_isr_and_offsets(rest_server: RestServer) -> None:
+def test_describe_shows_leader_epoch_replicas_isr_and_offsets(rest_server: RestServer) -> None:
     invoke("topics", "create", "events", "-p", "2", "-s", rest_server.url)
     rest_server.append_from_test("events", 1, ["a", "b", "c"])
     result = invoke("topics", "describe", "events", "-s", rest_server.url)
     assert result.exit_code == 0, result.output
-    for header in ("partition", "leader", "replicas", "isr", "log start", "high watermark", "log end"):
-        assert header in result.stdout
+    [header] = [line for line in result.stdout.splitlines() if "partition" in line]
+    assert [name.strip() for name in header.strip("┃ ").split("┃")] == [
+        "partition",
+        "leader",
+        "epoch",
+        "replicas",
+        "ISR",
+        "log start",
+        "HW",
+        "LEO",
+    ], "the columns of highwater dev's demo table, from the same function"
     rows = [line.replace("│", " ").split() for line in result.stdout.splitlines()]
-    assert ["1", "1", "1,2,3", "1,3", "0", "3", "4"] in rows
-    assert ["0", "1", "1,2,3", "1,3", "0", "0", "1"] in rows
+    assert ["1", "1", "4", "1,2,3", "1,3", "0", "3", "4"] in rows
+    assert ["0", "1", "4", "1,2,3", "1,3", "0", "0", "1"] in rows
+    assert "HW: high watermark (consumers read below it); LEO: log end offset" in result.stdout
 
 
 def test_delete_removes_the_topic(rest_server: RestServer) -> None:
@@ -116,4 +126,7 @@ def test_a_server_listing_no_cluster_is_reported_in_one_line(rest_server: RestSe
 def test_unreachable_broker_is_one_clear_line(closed_port_url: str, command: list[str]) -> None:
     result = invoke(*command, "-s", closed_port_url)
     assert result.exit_code == 1
-    assert result.stderr == f"highwater: cannot reach broker at {closed_port_url}: connection refused\n"
+    assert result.stderr == (
+        f"highwater: cannot reach broker at {closed_port_url}: connection refused; no broker is listening there "
+        "(make run starts a local cluster on 127.0.0.1:9092)\n"
+    )
