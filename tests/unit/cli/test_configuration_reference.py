@@ -14,9 +14,6 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings
 
-from config.broker import BrokerSettings, load_broker_settings
-from config.client import ConsumerSettings, ProducerSettings
-from config.errors import format_settings_error
 from broker.cli.config_reference import (
     INVALID_VALUE_EXAMPLE,
     PAGE,
@@ -28,6 +25,9 @@ from broker.cli.config_reference import (
     nested_tables,
     render_reference,
 )
+from config.broker import BrokerSettings, load_broker_settings
+from config.client import ConsumerSettings, ProducerSettings
+from config.errors import format_settings_error
 from config.topic import TOPIC_CONFIG_NAMES, TopicConfig, TopicDefaults
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
