@@ -55,7 +55,7 @@ REST_ERROR = re.compile(r'"error_code":\s*(?!200\b)\d+')
 """A REST Proxy error body; a produce result carries ``"error_code": 200``."""
 EXPECTED_OUTPUT = {
     "README.md": {
-        "cluster id": '"topic_name":"orders"',
+        "cluster id": '"data": "user-1"',
         "send_and_wait": "b'hello'",
         "demo-readers": "demo ",
         'format("highwater")': "Row(partition=0,",
