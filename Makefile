@@ -6,24 +6,25 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run lint test chaos fuzz etcd kcat chromium clean
 
-# setuptools explains editable installs in a banner on every install; the one line per step says enough.
+# setuptools explains editable installs in a banner on every install, and pip warns about every index
+# location this machine names but lacks (-qq keeps errors only): the one line per step says enough.
 QUIET_INSTALL := PYTHONWARNINGS="ignore:Editable installation"
 
 $(BIN)/python:
 	@echo "==> creating $(VENV) with $(PYTHON)"
 	@$(PYTHON) -m venv $(VENV)
-	@$(BIN)/pip install --quiet --upgrade pip
+	@$(BIN)/pip install -qq --upgrade pip
 
 # `examples`: the Kafka client and the throwaway CA the README and docs/ use (tests/unit/test_doc_blocks.py
 # checks every example imports only this, or an extra its own page tells the reader to add).
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	@echo "==> installing highwater and the clients its examples use into $(VENV) (a minute the first time)"
-	@$(QUIET_INSTALL) $(BIN)/pip install --quiet -e '.[fast,examples]'
+	@$(QUIET_INSTALL) $(BIN)/pip install -qq -e '.[fast,examples]'
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	@echo "==> installing highwater with its test dependencies into $(VENV)"
-	@$(QUIET_INSTALL) $(BIN)/pip install --quiet -e '.[fast,test]'
+	@$(QUIET_INSTALL) $(BIN)/pip install -qq -e '.[fast,test]'
 	@touch $@
 
 etcd:

@@ -82,6 +82,11 @@ class BrokerExited(Exception):
         self.broker = broker
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 record``, ``3 records``: a count with its noun in the number the count asks for."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def exit_line(broker: DevBroker) -> str:
     """``broker 2 exited with code -9 (killed by SIGKILL); its log is <dir>/broker-2.log``."""
     code = broker.process.returncode
@@ -276,7 +281,7 @@ async def _show_lag(console: Console, admin: AdminClient, successes: list[dict])
             continue
         console.print(
             f"  group {DEMO_GROUP} on partition {lag['partition_id']}: committed {lag['current_offset']}, "
-            f"HW {lag['log_end_offset']}, lag {lag['lag']} records ({lag['lag_ms']} ms), {lag['status']}"
+            f"HW {lag['log_end_offset']}, lag {counted(lag['lag'], 'record')} ({lag['lag_ms']} ms), {lag['status']}"
         )
 
 
@@ -323,10 +328,10 @@ async def _bring_up(console: Console, brokers: list[DevBroker], directory: Path,
     admin = AdminClient(client)
     replication_factor = min(3, len(brokers))
     try:
-        with console.status(f"starting {len(brokers)} broker(s) in {directory} …"):
+        with console.status(f"starting {counted(len(brokers), 'broker')} in {directory} …"):
             for broker in brokers:
                 await _wait_ready(client, broker, timeout_s=60)
-        console.print(f"{len(brokers)} broker(s) ready; logs in {directory}/broker-N.log")
+        console.print(f"{counted(len(brokers), 'broker')} ready; logs in {directory}/broker-N.log")
         with console.status("creating the demo topic and waiting for its replicas to be in sync …"):
             await ensure_demo_topic(admin, replication_factor)
         console.print(

@@ -99,7 +99,7 @@ def test_examples_import_only_what_the_reader_installed(page: str) -> None:
 
 def test_make_run_installs_what_the_pages_are_checked_against() -> None:
     makefile = (REPO_ROOT / "Makefile").read_text()
-    assert f"pip install --quiet -e '.[{','.join(MAKE_RUN_EXTRAS)}]'" in makefile
+    assert f"pip install -qq -e '.[{','.join(MAKE_RUN_EXTRAS)}]'" in makefile
 
 
 def test_the_suite_installs_every_extra_a_page_asks_for() -> None:
