@@ -1,12 +1,14 @@
-"""Fixtures for the CLI tests: a REST server on 127.0.0.1 and a port nothing listens on."""
+"""Fixtures for the CLI tests: a REST server on 127.0.0.1, a port nothing listens on, logging put back."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Iterator
 
 import pytest
+import structlog
 
 from tests.unit.cli.rest_server import RestServer
 
@@ -32,3 +34,14 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def restored_logging() -> Iterator[None]:
+    """The root logger and structlog as they were: a test that configures logging leaves no trace."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    structlog.reset_defaults()

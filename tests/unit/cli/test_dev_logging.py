@@ -6,23 +6,12 @@ Unconfigured, structlog prints every event to stdout: the sqlite store's
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
 import pytest
 import structlog
 
 from broker.cli.dev import quiet_library_logging
 
-
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    structlog.reset_defaults()
+pytestmark = pytest.mark.usefixtures("restored_logging")
 
 
 def test_routine_events_are_dropped_and_warnings_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,6 @@ import io
 import json
 import logging
 import os
-from collections.abc import Iterator
 
 import pytest
 import structlog
@@ -14,15 +13,7 @@ import structlog
 from broker.client.library_log import library_logger
 from broker.logging_setup import configure_logging, resolve_format
 
-
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    structlog.reset_defaults()
+pytestmark = pytest.mark.usefixtures("restored_logging")
 
 
 def json_lines(stream: io.StringIO) -> list[dict]:
