@@ -3,17 +3,22 @@
 Instances are created on one broker and used through the others: their state lives with
 the group's coordinator, so a broker's death (the creator's, or the coordinator's) loses
 no instance, and reads go on from the committed offset with nothing skipped past it.
+
+The tests that break no broker share one cluster, each in topics and groups named after
+the test; a test that kills or pauses a broker starts a cluster of its own.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -64,19 +69,37 @@ def v3(cluster: BrokerCluster, url: str, method: str, path: str, body: object = 
     return retrying(url, method, f"/v3/clusters/{cluster.cluster_id()}{path}", body, "application/json")
 
 
-def start_cluster(tmp_path, monkeypatch: pytest.MonkeyPatch) -> BrokerCluster:
-    monkeypatch.setenv("HIGHWATER_OFFSETS_TOPIC_NUM_PARTITIONS", str(OFFSETS_PARTITIONS))
-    monkeypatch.setenv("HIGHWATER_REPLICA_LAG_TIME_MAX_MS", "60000")
-    return BrokerCluster(tmp_path, 3).start()
+def start_cluster(root: Path) -> BrokerCluster:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HIGHWATER_OFFSETS_TOPIC_NUM_PARTITIONS", str(OFFSETS_PARTITIONS))
+        patch.setenv("HIGHWATER_REPLICA_LAG_TIME_MAX_MS", "60000")
+        return BrokerCluster(root, 3).start()
 
 
-@pytest.fixture
-def cluster(tmp_path, monkeypatch) -> Iterator[BrokerCluster]:
-    started = start_cluster(tmp_path, monkeypatch)
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]:
+    """One cluster for the tests that break no broker: each uses topics and groups of its own (``prefix``)."""
+    started = start_cluster(tmp_path_factory.mktemp("v2-consumer"))
     try:
         yield started
     finally:
         started.shutdown()
+
+
+@pytest.fixture
+def own_cluster(tmp_path: Path) -> Iterator[BrokerCluster]:
+    """A cluster for one test that kills or pauses a broker."""
+    started = start_cluster(tmp_path)
+    try:
+        yield started
+    finally:
+        started.shutdown()
+
+
+@pytest.fixture
+def prefix(request: pytest.FixtureRequest) -> str:
+    """The test's name, the prefix of the topics and groups it makes on the shared cluster."""
+    return re.sub(r"[^a-zA-Z0-9]+", "-", request.node.name.removeprefix("test_"))
 
 
 def create_topic(cluster: BrokerCluster, name: str, partitions: int) -> None:
@@ -142,12 +165,12 @@ def warm_up(cluster: BrokerCluster) -> None:
 
 
 @pytest.mark.parametrize("creator_coordinates", [True, False], ids=["creator-is-coordinator", "creator-forwards"])
-def test_instance_survives_the_broker_that_created_it(cluster: BrokerCluster, creator_coordinates: bool) -> None:
-    create_topic(cluster, "orders", 2)
-    produce(cluster, "orders", 2, RECORDS_PER_PARTITION)
-    warm_up(cluster)
-    creator, reader, survivor = (cluster.brokers[i] for i in (1, 2, 3))
-    group = group_coordinated_by(cluster, 1 if creator_coordinates else 2)
+def test_instance_survives_the_broker_that_created_it(own_cluster: BrokerCluster, creator_coordinates: bool) -> None:
+    create_topic(own_cluster, "orders", 2)
+    produce(own_cluster, "orders", 2, RECORDS_PER_PARTITION)
+    warm_up(own_cluster)
+    creator, reader, survivor = (own_cluster.brokers[i] for i in (1, 2, 3))
+    group = group_coordinated_by(own_cluster, 1 if creator_coordinates else 2)
     base_uri = create_instance(creator.url, group, **{"auto.offset.reset": "earliest", "auto.commit.enable": "false"})
     assert base_uri == f"{creator.url}/consumers/{group}/instances/{base_uri.rsplit('/', 1)[1]}"
     path = instance_path(base_uri)
@@ -185,13 +208,14 @@ def test_instance_survives_the_broker_that_created_it(cluster: BrokerCluster, cr
         assert offsets[0] >= committed_at.get(partition, 0), "nothing before the committed offset again"
 
 
-def test_concurrent_reads_never_return_the_same_record(cluster: BrokerCluster) -> None:
-    create_topic(cluster, "shared", 1)
-    produce(cluster, "shared", 1, RECORDS_PER_PARTITION)
-    base_uri = create_instance(cluster.brokers[1].url, "racers", **{"auto.offset.reset": "earliest"})
+def test_concurrent_reads_never_return_the_same_record(cluster: BrokerCluster, prefix: str) -> None:
+    topic = f"{prefix}-shared"
+    create_topic(cluster, topic, 1)
+    produce(cluster, topic, 1, RECORDS_PER_PARTITION)
+    base_uri = create_instance(cluster.brokers[1].url, f"{prefix}-racers", **{"auto.offset.reset": "earliest"})
     path = instance_path(base_uri)
     status, _ = retrying(
-        cluster.brokers[2].url, "POST", f"{path}/assignments", {"partitions": [{"topic": "shared", "partition": 0}]}
+        cluster.brokers[2].url, "POST", f"{path}/assignments", {"partitions": [{"topic": topic, "partition": 0}]}
     )
     assert status == 204
     results: list[list[dict]] = [[], []]
@@ -210,62 +234,66 @@ def test_concurrent_reads_never_return_the_same_record(cluster: BrokerCluster) -
     assert len(offsets) == len(set(offsets)), sorted(offsets)
     assert sorted(offsets) == list(range(len(offsets))), "the two readers together read a prefix, nothing skipped"
     status, answer = retrying(
-        cluster.brokers[1].url, "GET", f"{path}/offsets", {"partitions": [{"topic": "shared", "partition": 0}]}
+        cluster.brokers[1].url, "GET", f"{path}/offsets", {"partitions": [{"topic": topic, "partition": 0}]}
     )
     assert (status, answer["offsets"][0]["offset"]) == (200, len(offsets)), "auto-commit committed what was returned"
 
 
-def test_latest_is_resolved_once_so_records_after_an_empty_read_are_not_skipped(cluster: BrokerCluster) -> None:
-    create_topic(cluster, "fresh", 1)
-    produce(cluster, "fresh", 1, 3)
-    path = instance_path(create_instance(cluster.brokers[1].url, "tailers", **{"auto.commit.enable": False}))
-    partition = {"partitions": [{"topic": "fresh", "partition": 0}]}
+def test_latest_is_resolved_once_so_records_after_an_empty_read_are_not_skipped(
+    cluster: BrokerCluster, prefix: str
+) -> None:
+    topic = f"{prefix}-fresh"
+    create_topic(cluster, topic, 1)
+    produce(cluster, topic, 1, 3)
+    path = instance_path(create_instance(cluster.brokers[1].url, f"{prefix}-tailers", **{"auto.commit.enable": False}))
+    partition = {"partitions": [{"topic": topic, "partition": 0}]}
     assert retrying(cluster.brokers[2].url, "POST", f"{path}/assignments", partition)[0] == 204
     assert read(cluster.brokers[3].url, path, timeout=0) == [], "latest: the three old records are not read"
-    produce(cluster, "fresh", 1, 2)
+    produce(cluster, topic, 1, 2)
     records = read(cluster.brokers[2].url, path, timeout=5000)
     assert [r["offset"] for r in records] == [3, 4]
 
 
-def test_a_rest_instance_and_a_library_member_share_the_group(cluster: BrokerCluster) -> None:
-    create_topic(cluster, "split", 2)
+def test_a_rest_instance_and_a_library_member_share_the_group(cluster: BrokerCluster, prefix: str) -> None:
+    topic, group = f"{prefix}-split", f"{prefix}-mixed"
+    create_topic(cluster, topic, 2)
     api = GroupApi(cluster)
-    base_uri = create_instance(cluster.brokers[1].url, "mixed", name="rest")
+    base_uri = create_instance(cluster.brokers[1].url, group, name="rest")
     path = instance_path(base_uri)
-    assert retrying(cluster.brokers[2].url, "POST", f"{path}/subscription", {"topics": ["split"]})[0] == 204
+    assert retrying(cluster.brokers[2].url, "POST", f"{path}/subscription", {"topics": [topic]})[0] == 204
 
     def rest_owned() -> set[tuple[str, int]]:
         status, answer = retrying(cluster.brokers[3].url, "GET", f"{path}/assignments")
         assert status == 200, answer
         return {(p["topic"], p["partition"]) for p in answer["partitions"]}
 
-    assert rest_owned() == {("split", 0), ("split", 1)}
-    member = Member(api, "mixed", "library", ["split"], cluster.brokers[3].url)
+    assert rest_owned() == {(topic, 0), (topic, 1)}
+    member = Member(api, group, "library", [topic], cluster.brokers[3].url)
     deadline = time.monotonic() + 20
     while not (member.owned and len(rest_owned()) == 1):
         assert time.monotonic() < deadline, (member.owned, rest_owned())
         member.beat()
         time.sleep(0.1)
-    assert member.owned | rest_owned() == {("split", 0), ("split", 1)}
+    assert member.owned | rest_owned() == {(topic, 0), (topic, 1)}
     assert not member.owned & rest_owned(), "no partition has two owners"
 
     assert retrying(cluster.brokers[2].url, "DELETE", path)[0] == 204
-    while member.owned != {("split", 0), ("split", 1)}:
+    while member.owned != {(topic, 0), (topic, 1)}:
         assert time.monotonic() < deadline + 20, member.owned
         member.beat()
         time.sleep(0.1)
 
 
-def test_reads_stop_at_the_high_watermark(cluster: BrokerCluster) -> None:
-    create_topic(cluster, "held", 1)
-    produce(cluster, "held", 1, 5)
-    status, described = v3(cluster, cluster.any_url(), "GET", "/topics/held/partitions/0")
+def test_reads_stop_at_the_high_watermark(own_cluster: BrokerCluster) -> None:
+    create_topic(own_cluster, "held", 1)
+    produce(own_cluster, "held", 1, 5)
+    status, described = v3(own_cluster, own_cluster.any_url(), "GET", "/topics/held/partitions/0")
     leader = described["leader_id"]
-    follower = next(b for i, b in cluster.brokers.items() if i != leader)
-    other = next(b for i, b in cluster.brokers.items() if i not in (leader, follower.node_id))
-    warm_up(cluster)
+    follower = next(b for i, b in own_cluster.brokers.items() if i != leader)
+    other = next(b for i, b in own_cluster.brokers.items() if i not in (leader, follower.node_id))
+    warm_up(own_cluster)
     config = {"auto.offset.reset": "earliest", "auto.commit.enable": False}
-    base_uri = create_instance(other.url, group_coordinated_by(cluster, other.node_id), **config)
+    base_uri = create_instance(other.url, group_coordinated_by(own_cluster, other.node_id), **config)
     path = instance_path(base_uri)
     status, _ = retrying(other.url, "POST", f"{path}/assignments", {"partitions": [{"topic": "held", "partition": 0}]})
     assert status == 204
@@ -273,16 +301,16 @@ def test_reads_stop_at_the_high_watermark(cluster: BrokerCluster) -> None:
     try:
         for i in range(5):
             status, answer = v3(
-                cluster,
-                cluster.brokers[leader].url,
+                own_cluster,
+                own_cluster.brokers[leader].url,
                 "POST",
                 "/topics/held/records?acks=1",
                 {"partition_id": 0, "value": {"data": f"above-{i}"}},
             )
             assert status == 200, answer
-        status, before = v3(cluster, other.url, "GET", "/topics/held/partitions/0")
+        status, before = v3(own_cluster, other.url, "GET", "/topics/held/partitions/0")
         records = read(other.url, path, timeout=0)
-        status, after = v3(cluster, other.url, "GET", "/topics/held/partitions/0")
+        status, after = v3(own_cluster, other.url, "GET", "/topics/held/partitions/0")
     finally:
         follower.resume()
     assert before["high_watermark"] == after["high_watermark"] == 5, (before, after)
@@ -290,12 +318,13 @@ def test_reads_stop_at_the_high_watermark(cluster: BrokerCluster) -> None:
     assert all(not str(r["value"]).startswith("above") for r in records)
 
 
-def test_bad_input_gets_confluents_errors_and_changes_nothing(cluster: BrokerCluster) -> None:
-    create_topic(cluster, "known", 2)
+def test_bad_input_gets_confluents_errors_and_changes_nothing(cluster: BrokerCluster, prefix: str) -> None:
+    topic, group = f"{prefix}-known", f"{prefix}-strict"
+    create_topic(cluster, topic, 2)
     url = cluster.brokers[1].url
-    base_uri = create_instance(url, "strict", name="one", **{"auto.offset.reset": "earliest"})
+    base_uri = create_instance(url, group, name="one", **{"auto.offset.reset": "earliest"})
     path = instance_path(base_uri)
-    assignment = {"partitions": [{"topic": "known", "partition": 0}]}
+    assignment = {"partitions": [{"topic": topic, "partition": 0}]}
     assert retrying(url, "POST", f"{path}/assignments", assignment)[0] == 204
 
     def refused(status: int, code: int, *args, **kwargs) -> None:
@@ -304,18 +333,20 @@ def test_bad_input_gets_confluents_errors_and_changes_nothing(cluster: BrokerClu
         assert answer["message"]
 
     other = cluster.brokers[2].url
-    refused(409, 40902, other, "POST", "/consumers/strict", {"name": "one"})
-    refused(404, 40403, other, "GET", "/consumers/strict/instances/nobody/assignments")
-    refused(404, 40403, other, "GET", "/consumers/no-such-group/instances/one/records")
-    refused(422, 42204, other, "POST", "/consumers/strict", {"name": "two", "format": "avro"})
-    refused(404, 40401, other, "POST", f"{path}/assignments", {"partitions": [{"topic": "nope", "partition": 0}]})
-    refused(404, 40402, other, "POST", f"{path}/assignments", {"partitions": [{"topic": "known", "partition": 9}]})
-    refused(409, 40903, other, "POST", f"{path}/subscription", {"topics": ["known"]})
+    refused(409, 40902, other, "POST", f"/consumers/{group}", {"name": "one"})
+    refused(404, 40403, other, "GET", f"/consumers/{group}/instances/nobody/assignments")
+    refused(404, 40403, other, "GET", f"/consumers/{prefix}-no-such-group/instances/one/records")
+    refused(422, 42204, other, "POST", f"/consumers/{group}", {"name": "two", "format": "avro"})
     refused(
-        416, 41601, other, "POST", f"{path}/positions", {"offsets": [{"topic": "known", "partition": 0, "offset": 99}]}
+        404, 40401, other, "POST", f"{path}/assignments", {"partitions": [{"topic": f"{prefix}-nope", "partition": 0}]}
+    )
+    refused(404, 40402, other, "POST", f"{path}/assignments", {"partitions": [{"topic": topic, "partition": 9}]})
+    refused(409, 40903, other, "POST", f"{path}/subscription", {"topics": [topic]})
+    refused(
+        416, 41601, other, "POST", f"{path}/positions", {"offsets": [{"topic": topic, "partition": 0, "offset": 99}]}
     )
     refused(
-        409, 40903, other, "POST", f"{path}/positions", {"offsets": [{"topic": "known", "partition": 1, "offset": 0}]}
+        409, 40903, other, "POST", f"{path}/positions", {"offsets": [{"topic": topic, "partition": 1, "offset": 0}]}
     )
     refused(406, 40601, other, "GET", f"{path}/records", accept=BINARY_RECORDS)
     status, answer = call(other, "POST", f"{path}/assignments", raw=b"{not json")
@@ -329,25 +360,26 @@ def test_bad_input_gets_confluents_errors_and_changes_nothing(cluster: BrokerClu
     assert (status, answer) == (200, assignment)
     status, answer = retrying(other, "GET", f"{path}/subscription")
     assert (status, answer) == (200, {"topics": []})
-    status, answer = call(other, "GET", "/consumers/strict/instances/two/assignments")
+    status, answer = call(other, "GET", f"/consumers/{group}/instances/two/assignments")
     assert status == 404, "the refused create made no instance"
 
-    assert v3(cluster, other, "DELETE", "/consumer-groups/strict")[0] == 204
+    assert v3(cluster, other, "DELETE", f"/consumer-groups/{group}")[0] == 204
     status, answer = call(url, "GET", f"{path}/assignments")
     assert (status, answer["error_code"]) == (404, 40403), "deleting the group deleted its instances"
 
 
-def test_idle_instance_expires_and_leaves_the_group(cluster: BrokerCluster) -> None:
-    create_topic(cluster, "idle", 1)
+def test_idle_instance_expires_and_leaves_the_group(cluster: BrokerCluster, prefix: str) -> None:
+    topic, group = f"{prefix}-idle", f"{prefix}-sleepy"
+    create_topic(cluster, topic, 1)
     url = cluster.brokers[1].url
-    base_uri = create_instance(url, "sleepy", name="dozer", **{"consumer.instance.timeout.ms": 1500})
+    base_uri = create_instance(url, group, name="dozer", **{"consumer.instance.timeout.ms": 1500})
     path = instance_path(base_uri)
-    assert retrying(url, "POST", f"{path}/subscription", {"topics": ["idle"]})[0] == 204
-    status, members = v3(cluster, url, "GET", "/consumer-groups/sleepy/consumers")
+    assert retrying(url, "POST", f"{path}/subscription", {"topics": [topic]})[0] == 204
+    status, members = v3(cluster, url, "GET", f"/consumer-groups/{group}/consumers")
     assert status == 200 and [m["consumer_id"] for m in members["data"]] == ["dozer"], members
     deadline = time.monotonic() + 30
     while True:
-        status, members = v3(cluster, url, "GET", "/consumer-groups/sleepy/consumers")
+        status, members = v3(cluster, url, "GET", f"/consumer-groups/{group}/consumers")
         if status == 404 or not members["data"]:
             break
         assert time.monotonic() < deadline, "the idle instance was never removed"
@@ -406,44 +438,45 @@ def high_watermark(cluster: BrokerCluster, topic: str) -> int:
     return described["high_watermark"]
 
 
-def test_fetch_min_bytes_holds_a_read_until_enough_bytes_or_its_timeout(cluster: BrokerCluster) -> None:
+def test_fetch_min_bytes_holds_a_read_until_enough_bytes_or_its_timeout(cluster: BrokerCluster, prefix: str) -> None:
     """Order of events, not durations: the read is started before the first step is produced and
     must still be pending once that step is below the HW (it is under ``fetch.min.bytes``); only
     the second step can end it, so it answers both. The unmet read's one timing assertion is a
     lower bound (a broker cannot answer before the timeout it waits out), safe however loaded."""
-    create_topic(cluster, "gathered", 1)
-    create_topic(cluster, "sparse", 1)
+    gathered, sparse = f"{prefix}-gathered", f"{prefix}-sparse"
+    create_topic(cluster, gathered, 1)
+    create_topic(cluster, sparse, 1)
     step_one = [f"{MIN_BYTES_VALUE}-{i}" for i in range(3)]
     step_two = [f"{MIN_BYTES_VALUE}-{i}" for i in range(3, 5)]
     min_bytes = sum(len(value) for value in step_one + step_two)
     config = {"auto.offset.reset": "earliest", "fetch.min.bytes": str(min_bytes)}
-    path = instance_path(create_instance(cluster.brokers[1].url, "gatherers", **config))
-    assert retrying(cluster.brokers[2].url, "POST", f"{path}/subscription", {"topics": ["gathered"]})[0] == 204
+    path = instance_path(create_instance(cluster.brokers[1].url, f"{prefix}-gatherers", **config))
+    assert retrying(cluster.brokers[2].url, "POST", f"{path}/subscription", {"topics": [gathered]})[0] == 204
     deadline = time.monotonic() + 30
     while retrying(cluster.brokers[2].url, "GET", f"{path}/assignments")[1] != {
-        "partitions": [{"topic": "gathered", "partition": 0}]
+        "partitions": [{"topic": gathered, "partition": 0}]
     }:
         assert time.monotonic() < deadline, "the subscribed instance was never assigned the partition"
         time.sleep(0.1)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(read, cluster.brokers[3].url, path, timeout=30_000)
-        produce_values(cluster, "gathered", step_one)
-        assert high_watermark(cluster, "gathered") >= len(step_one)
+        produce_values(cluster, gathered, step_one)
+        assert high_watermark(cluster, gathered) >= len(step_one)
         assert not pending.done(), "the first step is readable but under fetch.min.bytes: the read waits on"
-        produce_values(cluster, "gathered", step_two)
+        produce_values(cluster, gathered, step_two)
         records = pending.result(timeout=60)
     assert [(r["offset"], r["value"]) for r in records] == list(enumerate(step_one + step_two))
     assert read(cluster.brokers[1].url, path, timeout=0) == [], "the position moved over exactly what was returned"
     status, answer = retrying(
-        cluster.brokers[2].url, "GET", f"{path}/offsets", {"partitions": [{"topic": "gathered", "partition": 0}]}
+        cluster.brokers[2].url, "GET", f"{path}/offsets", {"partitions": [{"topic": gathered, "partition": 0}]}
     )
     assert (status, answer["offsets"][0]["offset"]) == (200, 5), "auto-commit committed what was returned"
 
-    produce_values(cluster, "sparse", step_one)
+    produce_values(cluster, sparse, step_one)
     config = {**config, "consumer.request.timeout.ms": "2000"}
-    unmet = instance_path(create_instance(cluster.brokers[2].url, "unmet", **config))
-    partition = {"partitions": [{"topic": "sparse", "partition": 0}]}
+    unmet = instance_path(create_instance(cluster.brokers[2].url, f"{prefix}-unmet", **config))
+    partition = {"partitions": [{"topic": sparse, "partition": 0}]}
     assert retrying(cluster.brokers[3].url, "POST", f"{unmet}/assignments", partition)[0] == 204
     started = time.monotonic()
     records = read(cluster.brokers[1].url, unmet)
