@@ -61,17 +61,28 @@ def planned_listeners(count: int, base_port: int, kafka_base_port: int) -> list[
 
 
 def check_ports(listeners: list[PlannedListener]) -> None:
-    """Raise ``PortUnavailable`` for the first listener whose port the broker could not bind."""
-    for listener in listeners:
-        refusal = port_refusal(listener)
-        if refusal is not None:
-            raise PortUnavailable(refusal)
+    """Raise ``PortUnavailable`` for a port no broker could bind: first one above ``MAX_PORT``, then a taken one.
+
+    Impossible ports are named before any bind is tried: a plan that runs off the end
+    of the port range is wrong whatever else listens, and saying so does not depend on
+    which ports other processes hold at that moment.
+    """
+    for check in (out_of_range, bind_refusal):
+        for listener in listeners:
+            refusal = check(listener)
+            if refusal is not None:
+                raise PortUnavailable(refusal)
 
 
-def port_refusal(listener: PlannedListener) -> str | None:
-    """Why ``listener``'s port cannot be had, in one line; None when the broker's bind would succeed."""
+def out_of_range(listener: PlannedListener) -> str | None:
+    """Why ``listener``'s port is not a port at all, in one line; None when it is one."""
     if listener.port > MAX_PORT:
         return f"{listener.describe()} is above {MAX_PORT}; choose a lower {listener.option}"
+    return None
+
+
+def bind_refusal(listener: PlannedListener) -> str | None:
+    """Why ``listener``'s port cannot be had, in one line; None when the broker's bind would succeed."""
     try:
         bind_listener(HOST, listener.port, listener.listener).close()
     except ListenerUnavailable as error:

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.cli.app import app
-from broker.cli.dev_ports import PlannedListener, PortUnavailable, check_ports, planned_listeners, port_refusal
+from broker.cli.dev_ports import PlannedListener, PortUnavailable, bind_refusal, check_ports, planned_listeners
 from tests.support.brokers import free_port
 
 TIME_WAIT = "06"
@@ -75,12 +75,12 @@ def test_a_time_wait_connection_does_not_make_the_port_taken(time_wait_port: int
     with socket.socket() as plain, pytest.raises(OSError):
         plain.bind(("127.0.0.1", time_wait_port))
     kafka = PlannedListener(1, "Kafka listener", time_wait_port, "--kafka-base-port")
-    assert port_refusal(kafka) is None
+    assert bind_refusal(kafka) is None
     check_ports([kafka])
 
 
 def test_a_held_port_is_refused_in_one_line_naming_the_listener_and_its_owner(held_port: int) -> None:
-    refusal = port_refusal(PlannedListener(2, "Kafka listener", held_port, "--kafka-base-port"))
+    refusal = bind_refusal(PlannedListener(2, "Kafka listener", held_port, "--kafka-base-port"))
     assert refusal is not None
     assert refusal.startswith(f"port {held_port} (broker 2's Kafka listener) is in use by pid {os.getpid()} (")
     assert refusal.endswith("); stop it or choose other ports with --kafka-base-port")
