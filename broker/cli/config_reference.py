@@ -19,12 +19,11 @@ nothing from ``broker``.
 from __future__ import annotations
 
 import sys
-import types
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
-from annotated_types import Ge, Gt, Le, Lt, MinLen
+from annotated_types import MinLen
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
@@ -34,6 +33,7 @@ from broker.topics.cluster_defaults import DYNAMIC_BROKER_CONFIGS
 from broker.topics.configs import COMPRESSION_DOC, COMPRESSION_TYPE, COMPRESSION_TYPES, DEFAULT_COMPRESSION_TYPE
 from config.broker import LOG_SETTING_TOPIC_FIELDS, BrokerSettings
 from config.client import ClientSecuritySettings, ConsumerSettings, ProducerSettings
+from config.field_shape import numeric_bound, without_none
 from config.topic import TOPIC_CONFIG_NAMES, TopicConfig, TopicDefaults, parse_topic_configs
 
 PAGE = "docs/configuration.md"
@@ -50,7 +50,7 @@ BAD_TOPIC_CONFIG = {"retention.ms": "a week"}
 """The topic config the page shows being refused (the refusal is produced, not written out)."""
 
 _TYPE_NAMES: dict[Any, str] = {int: "integer", str: "string", bool: "boolean", Path: "path", SecretStr: "secret string"}
-_BOUND_WORDS: tuple[tuple[type, str, str], ...] = ((Ge, "ge", "≥"), (Gt, "gt", ">"), (Le, "le", "≤"), (Lt, "lt", "<"))
+_OPERATOR_SIGNS = {">=": "≥", "<=": "≤"}
 _DURATION_UNITS = ((86_400_000, "day"), (3_600_000, "h"), (60_000, "min"), (1000, "s"))
 _SIZE_UNITS = ((1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"))
 NOT_APPLICABLE = "—"
@@ -98,7 +98,7 @@ def meaning(owner: type[BaseModel], name: str) -> str:
 
 def type_text(field: FieldInfo) -> str:
     """The value's kind and bounds, e.g. ``integer, ≥ 1024, ≤ 2147483647``; ``or None`` when None is allowed."""
-    annotation, optional = _without_none(field.annotation)
+    annotation, optional = without_none(field.annotation)
     text = ", ".join([_kind(annotation), *(_bound(constraint) for constraint in field.metadata)])
     return f"{text}; or `None`" if optional and field.default is not None else text
 
@@ -138,15 +138,6 @@ def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
 
 
-def _without_none(annotation: Any) -> tuple[Any, bool]:
-    if get_origin(annotation) not in (Union, types.UnionType):
-        return annotation, False
-    others = [arg for arg in get_args(annotation) if arg is not type(None)]
-    if len(others) != 1:
-        raise TypeError(f"no name for the type {annotation}")
-    return others[0], True
-
-
 def _kind(annotation: Any) -> str:
     if get_origin(annotation) is Literal:
         return "one of " + ", ".join(f"`{choice}`" for choice in get_args(annotation))
@@ -158,9 +149,10 @@ def _kind(annotation: Any) -> str:
 
 
 def _bound(constraint: Any) -> str:
-    for kind, attribute, symbol in _BOUND_WORDS:
-        if isinstance(constraint, kind):
-            return f"{symbol} {getattr(constraint, attribute)}"
+    bound = numeric_bound(constraint)
+    if bound is not None:
+        operator, value = bound
+        return f"{_OPERATOR_SIGNS.get(operator, operator)} {value}"
     if isinstance(constraint, MinLen):
         return "not empty" if constraint.min_length == 1 else f"at least {constraint.min_length} characters"
     raise TypeError(f"no words for the constraint {constraint!r}")

@@ -29,24 +29,22 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import NoneType, UnionType
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
-from annotated_types import Ge, Gt, Le, Lt, MinLen
+from annotated_types import MinLen
 from pydantic import SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings
 
 from broker.client.errors import ClientConfigError
+from config.field_shape import numeric_bounds, without_none
 
 Settings = TypeVar("Settings", bound=BaseSettings)
 
 SERVERS_FIELD = "bootstrap_servers"
 """Filled from the clients' first argument, ``servers``, and named so in messages."""
 _NUMBER = re.compile(r"-?\d+")
-_UNIONS = (Union, UnionType)
-_BOUND_WORDS = {Ge: ("ge", ">="), Gt: ("gt", ">"), Le: ("le", "<="), Lt: ("lt", "<")}
 
 
 def build_settings(model: type[Settings], kind: str, servers: object, given: Mapping[str, Any]) -> Settings:
@@ -124,7 +122,7 @@ def _as_given(
     if name == SERVERS_FIELD:
         return f"servers={detail['input']!r}"
     shown = name if name in given else f"{model.model_config.get('env_prefix', '')}{name}".upper()
-    if _bare(field.annotation) is SecretStr:
+    if without_none(field.annotation)[0] is SecretStr:
         return f"{shown} (value not shown)"
     value = given[name] if name in given else detail["input"]
     return f"{shown}={value!r}"
@@ -132,8 +130,7 @@ def _as_given(
 
 def allowed_values(field: FieldInfo) -> str:
     """What a setting takes, in a caller's words: ``0, 1 or "all"``, ``an integer >= 0``, ``a string or None``."""
-    annotation = field.annotation
-    base = _bare(annotation)
+    base, optional = without_none(field.annotation)
     if get_origin(base) is Literal:
         text = _choices(get_args(base))
     elif base is bool:
@@ -150,20 +147,7 @@ def allowed_values(field: FieldInfo) -> str:
         )
     else:
         text = f"a {getattr(base, '__name__', base)}"
-    return text + (" or None" if _optional(annotation) else "")
-
-
-def _bare(annotation: Any) -> Any:
-    """``int`` of ``int | None``; the annotation itself otherwise."""
-    if get_origin(annotation) in _UNIONS:
-        members = [arg for arg in get_args(annotation) if arg is not NoneType]
-        if len(members) == 1:
-            return members[0]
-    return annotation
-
-
-def _optional(annotation: Any) -> bool:
-    return get_origin(annotation) in _UNIONS and NoneType in get_args(annotation)
+    return text + (" or None" if optional else "")
 
 
 def _choices(values: tuple[Any, ...]) -> str:
@@ -174,12 +158,7 @@ def _choices(values: tuple[Any, ...]) -> str:
 
 def _bounds(metadata: list[Any]) -> str:
     """`` >= 0``, `` from 100 to 3600000``: the field's numeric bounds, or nothing without any."""
-    bounds = {
-        word: getattr(m, attribute)
-        for m in metadata
-        for kind, (attribute, word) in _BOUND_WORDS.items()
-        if isinstance(m, kind)
-    }
+    bounds = numeric_bounds(metadata)
     if bounds.keys() == {">=", "<="}:
         return f" from {bounds['>=']} to {bounds['<=']}"
     return "".join(f" {word} {value}" for word, value in bounds.items())
