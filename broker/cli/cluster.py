@@ -4,8 +4,9 @@
 with ``C=$(highwater cluster id)``; everything else (no broker answered, a refusal) is
 one line on stderr and exit code 1, never a traceback, so ``set -e`` stops there.
 Like every client command it honours ``--server``/``HIGHWATER_SERVER`` and the security
-options. It reads ``GET /v3/clusters`` (then ``GET /v3/clusters/{cluster_id}``), which
-any authenticated principal may call without an ACL (``broker.server.route_access``).
+options. It reads ``GET /v3/clusters`` and ``GET /v3/clusters/{cluster_id}`` (the
+client's own ``cluster_id()``), which any authenticated principal may call without an
+ACL (``broker.server.route_access``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,6 @@ from broker.client.security import ClientSecurity
 cluster_app = typer.Typer(help="The cluster as a whole: its id.", no_args_is_help=True)
 
 
-async def _cluster_id(client: AdminClient) -> str:
-    """The id as the cluster's own resource names it (the broker answered for that cluster)."""
-    return str((await client.call("GET", ""))["cluster_id"])
-
-
 @cluster_app.command("id")
 @security_options
 def cluster_id(
@@ -32,4 +28,4 @@ def cluster_id(
     security: ClientSecurity,
 ) -> None:
     """Print the cluster id alone on its line: C=$(highwater cluster id)."""
-    typer.echo(run_client(server, _cluster_id, security))
+    typer.echo(run_client(server, AdminClient.cluster_id, security))

@@ -34,6 +34,10 @@ class AdminClient:
     def __init__(self, client: ClusterClient) -> None:
         self._client = client
 
+    async def cluster_id(self) -> str:
+        """The id of the cluster the brokers answer for (asked once per client, then known)."""
+        return await self._client.cluster_id()
+
     async def call(self, method: str, path: str, body: Any = None, params: dict | None = None) -> Any:
         """``method`` on ``/v3/clusters/{cluster_id}<path>``; the decoded JSON answer (``{}`` when empty)."""
         path = f"/v3/clusters/{_name(await self._client.cluster_id())}{path}"

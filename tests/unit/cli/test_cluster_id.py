@@ -17,8 +17,8 @@ runner = CliRunner()
 def test_prints_only_the_cluster_id(rest_server: RestServer) -> None:
     result = runner.invoke(app, ["cluster", "id", "-s", rest_server.url])
     assert (result.exit_code, result.stdout, result.stderr) == (0, f"{CLUSTER_ID}\n", "")
-    reads = {(method, path) for method, path, _, _ in rest_server.requests}
-    assert reads == {("GET", "/v3/clusters"), ("GET", f"/v3/clusters/{CLUSTER_ID}")}, "only the cluster routes"
+    reads = [(method, path) for method, path, _, _ in rest_server.requests]
+    assert reads == [("GET", "/v3/clusters"), ("GET", f"/v3/clusters/{CLUSTER_ID}")], "the cluster routes, once each"
 
 
 def test_the_server_and_credentials_come_from_the_environment(rest_server: RestServer) -> None:
