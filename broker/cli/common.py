@@ -61,6 +61,11 @@ KAFKA_LISTENER_HINT = (
 stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def cell(value: object) -> str:
+    """A table cell: ``-`` for what is not there (null, or the ``""`` of a partition no member owns)."""
+    return "-" if value is None or value == "" else str(value)
+
+
 def fail(message: str, code: int = EXIT_CLIENT_ERROR) -> typer.Exit:
     """Print ``highwater: <message>`` on stderr and return the Exit to raise."""
     stderr_console.print(f"highwater: {message}", markup=False)

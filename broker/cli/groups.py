@@ -10,7 +10,7 @@ active members — the same rule Kafka applies.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -20,6 +20,7 @@ from rich.table import Table
 from broker.cli.common import (
     DEFAULT_SERVER,
     ServerOption,
+    cell,
     fail,
     run_client,
     security_options,
@@ -30,11 +31,6 @@ from broker.groups.errors import GroupIdNotFound, NonEmptyGroup
 
 groups_app = typer.Typer(help="List and describe consumer groups, reset their offsets.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
-
-
-def _cell(value: Any) -> str:
-    """``-`` for what is not there: null, or the ``""`` of a partition no member owns."""
-    return "-" if value is None or value == "" else str(value)
 
 
 def _worst_partition(summary: dict) -> str:
@@ -103,7 +99,7 @@ def lag_table(rows: list[dict], columns: tuple[str, ...] = tuple(LAG_FIELDS)) ->
             justify="left" if column in TEXT_COLUMNS else "right",
         )
     for row in rows:
-        table.add_row(*(_cell(row[LAG_FIELDS[column]]) for column in columns))
+        table.add_row(*(cell(row[LAG_FIELDS[column]]) for column in columns))
     return table
 
 

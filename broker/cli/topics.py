@@ -11,6 +11,7 @@ from rich.table import Table
 from broker.cli.common import (
     DEFAULT_SERVER,
     ServerOption,
+    cell,
     fail,
     run_client,
     security_options,
@@ -87,10 +88,6 @@ def _ids(values: list[int] | None) -> str:
     return ",".join(str(value) for value in values or [])
 
 
-def _cell(value: object) -> str:
-    return "-" if value is None else str(value)
-
-
 def partitions_table(topic: str, partitions: list[dict]) -> Table:
     """One row per partition: who leads in which epoch, who is in sync, and the three offsets of the log.
 
@@ -110,12 +107,12 @@ def partitions_table(topic: str, partitions: list[dict]) -> Table:
         table.add_row(
             str(partition["partition_id"]),
             "none" if leader is None or leader < 0 else str(leader),
-            _cell(partition.get("leader_epoch")),
+            cell(partition.get("leader_epoch")),
             _ids(partition.get("replica_ids")),
             _ids(partition.get("isr")),
-            _cell(partition.get("log_start_offset")),
-            _cell(partition.get("high_watermark")),
-            _cell(partition.get("log_end_offset")),
+            cell(partition.get("log_start_offset")),
+            cell(partition.get("high_watermark")),
+            cell(partition.get("log_end_offset")),
         )
     return table
 
