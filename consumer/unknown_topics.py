@@ -25,7 +25,7 @@ that poll confirms is missing. Each missing topic or partition is raised once (a
 librdkafka reports a missing topic once) until it is seen to exist or the assignment or
 subscription changes: a poll loop that catches the error goes on reading the rest.
 
-Cost: with nothing suspected, ``check`` reads one attribute; a poll confirming a
+Cost: with nothing suspected, ``getmany`` reads one attribute and calls nothing; a poll confirming a
 suspicion makes one metadata request per suspected topic. Once every subscribed topic
 is known, no poll makes a request.
 """
@@ -102,9 +102,8 @@ class UnknownTopics:
         A read no broker answered confirms nothing: subscribed topics stay suspected for the
         next poll, partitions are suspected again by their fetcher if still missing. A
         refused read (``NOT_TOLD``) drops the suspicion: asking each poll would not change it.
+        ``getmany`` calls it only when ``suspected``, so an ordinary poll awaits nothing here.
         """
-        if not self.suspected:
-            return
         partitions, topics = set(self._suspected_partitions), set(self._suspected_topics)
         names = sorted(topics | {tp.topic for tp in partitions})
         counts = dict(zip(names, await asyncio.gather(*map(self._partition_count, names)), strict=True))
