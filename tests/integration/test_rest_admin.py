@@ -11,7 +11,6 @@ groups and ACLs named after itself.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,12 +30,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]
         yield started
     finally:
         started.shutdown()
-
-
-@pytest.fixture
-def prefix(request: pytest.FixtureRequest) -> str:
-    """The test's name, the prefix of the topics, groups and ACLs it makes on the shared cluster."""
-    return re.sub(r"[^a-zA-Z0-9]+", "-", request.node.name.removeprefix("test_"))
 
 
 def _base(cluster: BrokerCluster, broker_id: int) -> str:

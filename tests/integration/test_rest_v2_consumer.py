@@ -11,7 +11,6 @@ the test; a test that kills or pauses a broker starts a cluster of its own.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 import urllib.error
@@ -94,12 +93,6 @@ def own_cluster(tmp_path: Path) -> Iterator[BrokerCluster]:
         yield started
     finally:
         started.shutdown()
-
-
-@pytest.fixture
-def prefix(request: pytest.FixtureRequest) -> str:
-    """The test's name, the prefix of the topics and groups it makes on the shared cluster."""
-    return re.sub(r"[^a-zA-Z0-9]+", "-", request.node.name.removeprefix("test_"))
 
 
 def create_topic(cluster: BrokerCluster, name: str, partitions: int) -> None:
