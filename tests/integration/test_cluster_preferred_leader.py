@@ -11,9 +11,6 @@ what they see is the manual call's doing.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from tests.integration.cluster_harness import (
@@ -22,7 +19,8 @@ from tests.integration.cluster_harness import (
     session_env,
     wait_until,
 )
-from tests.support.brokers import REPO_ROOT, http_json
+from tests.support.brokers import http_json
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -49,17 +47,6 @@ def bounce_a_preferred_leader(cluster: LiveCluster) -> tuple[int, dict[int, int]
     return broker_id, epochs_before
 
 
-def highwater(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "broker.cli", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=60,
-    )
-
-
 def assert_every_partition_led_by_its_first_replica(cluster: LiveCluster) -> None:
     for partition, state in cluster.partitions(TOPIC).items():
         assert state.leader_id == state.replicas[0], (partition, state)
@@ -72,16 +59,16 @@ def test_elect_preferred_command_gives_leadership_back(metadata_store: str, live
     assert cluster.led_by(TOPIC, broker_id) == {}, "the restarted broker leads nothing until asked"
     other = min(set(cluster.brokers) - {broker_id, cluster.controller_id()})
 
-    result = highwater("partitions", "elect-preferred", "--topic", TOPIC, "--server", cluster.url(other))
+    result = run_cli("partitions", "elect-preferred", "--topic", TOPIC, "--server", cluster.url(other))
     assert result.returncode == 0, result.stderr
     assert f"moved leadership of {len(epochs_before)} partition(s)" in result.stdout
     assert_every_partition_led_by_its_first_replica(cluster)
     for partition, state in cluster.led_by(TOPIC, broker_id).items():
         assert state.leader_epoch > epochs_before[partition]
 
-    again = highwater("partitions", "elect-preferred", "--server", cluster.url(broker_id))
+    again = run_cli("partitions", "elect-preferred", "--server", cluster.url(broker_id))
     assert again.returncode == 0 and "every partition is led by its preferred replica" in again.stdout
-    unknown = highwater("partitions", "elect-preferred", "--topic", "nope", "--server", cluster.url(other))
+    unknown = run_cli("partitions", "elect-preferred", "--topic", "nope", "--server", cluster.url(other))
     assert unknown.returncode == 1 and "UNKNOWN_TOPIC" in unknown.stderr
 
 

@@ -18,7 +18,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.brokers import REPO_ROOT, free_port_run
+from tests.support.brokers import free_port_run
+from tests.support.cli import run_cli
 from tests.support.dev_cluster import broker_pids, interrupt_dev, read_until_ready, start_dev, stop_dev
 
 pytestmark = pytest.mark.integration
@@ -69,7 +69,7 @@ def test_dev_runs_three_brokers_with_working_examples_and_reuses_its_data(tmp_pa
         assert len(first_records) == 3, "the demo's three acks=all records are readable through the example"
         partitions = _get(partitions_url)["data"]
         assert len(partitions) == 3 and all(len(p["replica_ids"]) == 3 for p in partitions)
-        described = _cli("topics", "describe", "demo", "-s", f"http://127.0.0.1:{base_port}")
+        described = run_cli("topics", "describe", "demo", "-s", f"http://127.0.0.1:{base_port}")
         assert described.returncode == 0, described.stderr
         assert _table_header(printed) == _table_header(described.stdout), "one partition table for both"
     finally:
@@ -107,17 +107,6 @@ def test_dev_tls_serves_https_and_prints_examples_that_trust_its_ca(tmp_path: Pa
         assert stop_dev(process) == 0
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "broker.cli", *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def _table_header(output: str) -> list[str]:
     """The column names of the first partition table in ``output`` (the line after ``topic <name>``)."""
     lines = output.splitlines()
@@ -144,7 +133,7 @@ def test_ctrl_c_then_an_immediate_restart_keeps_the_kafka_ports_and_prints_only_
     printed = read_until_ready(process)
     assert _bootstrap(printed) == expected
     assert [line for line in printed.splitlines() if LOG_EVENT.search(line)] == [], "only dev's own summary"
-    at_kafka_port = _cli("topics", "list", "-s", f"127.0.0.1:{kafka_base_port}")
+    at_kafka_port = run_cli("topics", "list", "-s", f"127.0.0.1:{kafka_base_port}")
     assert (at_kafka_port.returncode, at_kafka_port.stderr) == (1, KAFKA_LISTENER_LINE.format(port=kafka_base_port))
     assert interrupt_dev(process) == (0, "stopping the cluster …\nstopped\n", "")
 
@@ -198,7 +187,7 @@ def _wait_led_by_preferred_replicas(partitions_url: str, restarted_at: float) ->
 
 
 def _dev(directory: Path, base_port: int, kafka_base_port: int) -> subprocess.CompletedProcess[str]:
-    return _cli(
+    return run_cli(
         "dev",
         "--brokers",
         "3",

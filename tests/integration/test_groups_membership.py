@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
 
 import pytest
 
-from tests.support.brokers import REPO_ROOT, BrokerCluster, http_json
+from tests.support.brokers import BrokerCluster, http_json
+from tests.support.cli import run_cli
 from tests.support.replication import wait_until
 
 SESSION_TIMEOUT_MS = 1500
@@ -246,16 +246,9 @@ def test_commit_fencing_and_stateless_commits(api: GroupApi) -> None:
     assert status == 404 and unknown["error"] == "UNKNOWN_MEMBER_ID"
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "broker.cli", *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "COLUMNS": "200"},
-        check=False,
-    )
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI with a wide terminal, so a table's columns are never folded."""
+    return run_cli(*args, env={**os.environ, "COLUMNS": "200"})
 
 
 def _producer(api: GroupApi, topic: str, stop: threading.Event, produced: dict[int, int]) -> None:
