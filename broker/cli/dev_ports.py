@@ -113,7 +113,17 @@ def port_owner(port: int) -> str | None:
 
 def socket_inodes(port: int) -> list[str]:
     """Inodes of the TCP sockets bound to local ``port``, listening ones first (TIME-WAIT ones have none)."""
-    found: list[tuple[bool, str]] = []
+    found = [(state != TCP_LISTEN, inode) for state, inode in tcp_sockets(port) if inode != "0"]
+    return [inode for _, inode in sorted(found)]
+
+
+def tcp_sockets(port: int) -> list[tuple[str, str]]:
+    """``(state, inode)`` of every TCP socket whose local port is ``port``, from ``/proc/net/tcp*``.
+
+    The state is the kernel's hex code (``0A`` listening, ``06`` TIME-WAIT); a table that
+    cannot be read (no ``/proc``) counts as empty.
+    """
+    sockets = []
     for table in TCP_TABLES:
         try:
             lines = table.read_text().splitlines()[1:]
@@ -121,10 +131,9 @@ def socket_inodes(port: int) -> list[str]:
             continue
         for line in lines:
             fields = line.split()
-            local_port = int(fields[1].rsplit(":", 1)[1], 16)
-            if local_port == port and fields[9] != "0":
-                found.append((fields[3] != TCP_LISTEN, fields[9]))
-    return [inode for _, inode in sorted(found)]
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                sockets.append((fields[3], fields[9]))
+    return sockets
 
 
 def _holds_any(process: Path, targets: set[str]) -> bool:

@@ -17,7 +17,14 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.cli.app import app
-from broker.cli.dev_ports import PlannedListener, PortUnavailable, bind_refusal, check_ports, planned_listeners
+from broker.cli.dev_ports import (
+    PlannedListener,
+    PortUnavailable,
+    bind_refusal,
+    check_ports,
+    planned_listeners,
+    tcp_sockets,
+)
 from tests.support.brokers import free_port
 
 TIME_WAIT = "06"
@@ -26,13 +33,8 @@ WAIT_S = 10.0
 
 
 def _states(port: int) -> set[str]:
-    """The states of the IPv4 TCP sockets whose local port is ``port``."""
-    states = set()
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if int(fields[1].rsplit(":", 1)[1], 16) == port:
-            states.add(fields[3])
-    return states
+    """The states of the TCP sockets whose local port is ``port``."""
+    return {state for state, _ in tcp_sockets(port)}
 
 
 def _wait_for_time_wait(port: int) -> None:
