@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.dev_cluster import read_until_ready, start_dev, stop_dev
+from tests.support.dev_cluster import interrupt_dev, read_until_ready, start_dev
 from tests.support.doc_blocks import DOC_PAGES, REPO_ROOT, Block, read_page, with_interpreter
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -106,8 +106,10 @@ class DevRun:
         return self.printed
 
     def stop(self) -> None:
+        """Ctrl-C: SIGINT to dev and its brokers at once, as a terminal sends it."""
         assert self.process is not None
-        assert stop_dev(self.process) == 0
+        code, _, stderr = interrupt_dev(self.process)
+        assert (code, stderr) == (0, ""), stderr
 
 
 @pytest.fixture(scope="module")

@@ -69,7 +69,7 @@ def read_until_ready(process: subprocess.Popen, timeout_s: float = 90.0) -> str:
 
 
 def stop_dev(process: subprocess.Popen) -> int:
-    """SIGTERM, as Ctrl-C: every broker stops cleanly; the exit code."""
+    """SIGTERM to dev alone (as a service manager stops it): dev stops every broker cleanly; the exit code."""
     process.send_signal(signal.SIGTERM)
     return process.wait(60)
 
