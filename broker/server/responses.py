@@ -34,13 +34,20 @@ def _nothing_required(schema: dict[str, Any]) -> None:
 
 
 class ResponseBody(BaseModel):
-    model_config = ConfigDict(json_schema_extra=_nothing_required)
+    """Base of the answer models, built only when the OpenAPI document is asked for (``defer_build``).
+
+    Handlers answer with dicts and never validate one against these models, so building
+    them at import would only add to every broker's start-up.
+    """
+
+    model_config = ConfigDict(json_schema_extra=_nothing_required, defer_build=True)
 
 
 class Error(BaseModel):
     """Every error; details such as log_start_offset/log_end_offset (416) are added as fields."""
 
-    model_config = ConfigDict(extra="allow")
+    # Deferred as ResponseBody is: only the OpenAPI document builds it.
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     error_code: int
     error: str
