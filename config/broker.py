@@ -9,6 +9,9 @@ Layering, highest first (``load_broker_settings``):
    is a table);
 4. the defaults below.
 
+A ``HIGHWATER_*`` variable or a key of the file that names nothing highwater reads stops
+the load, naming the closest name that is read (``config.unknown_names``).
+
 The ``log_*`` fields carry Kafka's broker-level names (``log.segment.bytes``...) and are
 the defaults of the matching per-topic configs, so each pair is one setting under two
 names: whichever is given fills the other, and giving both with different values is an
@@ -18,7 +21,9 @@ error rather than a silent choice.
 from __future__ import annotations
 
 import contextvars
+import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,10 +36,12 @@ from pydantic_settings import (
 )
 
 from config.console import ConsoleSettings
-from config.errors import ConfigFileError
+from config.errors import ConfigFileError, UnknownSettingName
 from config.security import SecuritySettings, TlsSettings
 from config.store_url import parse_store_url
 from config.topic import DAY_MS, GIB, MAX_SEGMENT_BYTES, MIB, FlushPolicy, TopicDefaults
+from config.unknown_names import environment_refusal, file_refusal
+from config.variables import PREFIX
 
 LOG_SETTING_TOPIC_FIELDS = {
     "log_segment_bytes": "segment_bytes",
@@ -61,7 +68,7 @@ class BrokerSettings(BaseSettings):
     """Everything one broker process needs to start. Field names carry their units."""
 
     model_config = SettingsConfigDict(
-        env_prefix="HIGHWATER_",
+        env_prefix=PREFIX,
         env_nested_delimiter="__",
         extra="forbid",
         validate_default=True,
@@ -313,27 +320,45 @@ def split_host_port(address: str) -> tuple[str, int]:
 def load_broker_settings(config_file: Path | None = None, **overrides: Any) -> BrokerSettings:
     """Build the settings from flags (``overrides``; ``None`` = not given), env, ``config_file``, defaults.
 
-    Raises ``ConfigFileError`` when the file is missing or not TOML and pydantic's
-    ``ValidationError`` for bad values (format it with ``format_settings_error``).
+    Raises ``ConfigFileError`` when the file is missing or not TOML, ``UnknownSettingName``
+    when the file or a ``HIGHWATER_*`` variable names nothing highwater reads, and
+    pydantic's ``ValidationError`` for bad values (format it with ``format_settings_error``).
     """
-    if config_file is not None:
-        _check_toml_file(Path(config_file))
-    flags = {name: value for name, value in overrides.items() if value is not None}
+    document = read_toml_file(Path(config_file)) if config_file is not None else {}
+    _refuse_unknown_names(document, os.environ)
     token = _config_file.set(Path(config_file) if config_file is not None else None)
     try:
-        return BrokerSettings(**flags)
+        return BrokerSettings(**given_flags(overrides))
     finally:
         _config_file.reset(token)
 
 
-def _check_toml_file(path: Path) -> None:
+def given_flags(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The flags given: a flag's ``None`` means it was not, so the lower layers decide."""
+    return {name: value for name, value in overrides.items() if value is not None}
+
+
+def _refuse_unknown_names(document: Mapping[str, Any], environ: Mapping[str, str]) -> None:
+    """Stop on a misspelt variable or key, naming the name meant (see ``config.unknown_names``).
+
+    A misspelt top-level variable would otherwise be dropped without a word, and the
+    model's own refusal of a file key names only the wrong key.
+    """
+    refusals = [file_refusal(document, BrokerSettings), environment_refusal(environ, BrokerSettings)]
+    found = [refusal for refusal in refusals if refusal is not None]
+    if found:
+        raise UnknownSettingName("; ".join(found))
+
+
+def read_toml_file(path: Path) -> dict[str, Any]:
+    """The file's document; ``ConfigFileError`` in one line when it cannot be read or is not TOML."""
     try:
         with path.open("rb") as file:
-            tomllib.load(file)
+            return tomllib.load(file)
     except OSError as error:
         raise ConfigFileError(f"cannot read config file {path}: {error.strerror or error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigFileError(f"config file {path} is not valid TOML: {error}") from None
 
 
-__all__ = ["BrokerSettings", "ConfigFileError", "ValidationError", "load_broker_settings"]
+__all__ = ["BrokerSettings", "ConfigFileError", "UnknownSettingName", "ValidationError", "load_broker_settings"]

@@ -26,6 +26,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from config.topic import MIB
+from config.variables import CONSUMER_PREFIX, PRODUCER_PREFIX
 
 DEFAULT_BOOTSTRAP_SERVERS = "http://127.0.0.1:9092"
 
@@ -90,7 +91,7 @@ class ClientSecuritySettings(BaseSettings):
 class ProducerSettings(ClientSecuritySettings):
     """Kafka producer semantics: batching by ``linger_ms``/``batch_size``, retries until ``delivery_timeout_ms``."""
 
-    model_config = SettingsConfigDict(env_prefix="HIGHWATER_PRODUCER_", extra="forbid", validate_default=True)
+    model_config = SettingsConfigDict(env_prefix=PRODUCER_PREFIX, extra="forbid", validate_default=True)
 
     bootstrap_servers: str = Field(DEFAULT_BOOTSTRAP_SERVERS, description=_SERVERS_MEANING)
     client_id: str = Field("highwater-producer", description=_CLIENT_ID_MEANING)
@@ -165,7 +166,7 @@ class ProducerSettings(ClientSecuritySettings):
 class ConsumerSettings(ClientSecuritySettings):
     """Kafka consumer semantics: positions per partition, optional group with auto-commit."""
 
-    model_config = SettingsConfigDict(env_prefix="HIGHWATER_CONSUMER_", extra="forbid", validate_default=True)
+    model_config = SettingsConfigDict(env_prefix=CONSUMER_PREFIX, extra="forbid", validate_default=True)
 
     bootstrap_servers: str = Field(DEFAULT_BOOTSTRAP_SERVERS, description=_SERVERS_MEANING)
     client_id: str = Field("highwater-consumer", description=_CLIENT_ID_MEANING)

@@ -25,8 +25,16 @@ _BOUND_WORDS = {
 }
 
 
-class ConfigFileError(ValueError):
+class SettingsRefused(ValueError):
+    """Settings refused before any value is validated; the message is the operator's line without the program name."""
+
+
+class ConfigFileError(SettingsRefused):
     """The ``--config`` file is missing, unreadable or not valid TOML; the message is one line."""
+
+
+class UnknownSettingName(SettingsRefused):
+    """A ``HIGHWATER_*`` variable or a key of the file that nothing reads (``config.unknown_names``)."""
 
 
 def _shown(value: Any) -> str:

@@ -1,8 +1,9 @@
 """The ``highwater`` command: run a broker or a local cluster, and talk to one.
 
 * ``highwater serve`` runs one broker. Settings come from flags > ``HIGHWATER_*``
-  environment > ``--config`` TOML file > defaults; a bad one stops the process before
-  anything starts, with one line on stderr and exit code 2.
+  environment > ``--config`` TOML file > defaults; a bad one, or a ``HIGHWATER_*``
+  variable nothing reads, stops the process before anything starts, with one line on
+  stderr and exit code 2. ``--print-config`` prints them, each with its source, and exits.
 * ``highwater dev`` runs a local cluster of broker processes (see ``broker.cli.dev``).
 * ``highwater`` alone prints the help (exit code 0); ``highwater --version`` prints
   ``highwater <version>`` from the installed package's metadata.
@@ -37,7 +38,7 @@ from broker.cli.topics import topics_app
 from broker.cli.users import users_app
 from broker.tls import TlsFileError, anonymous_listener_refusal
 from config.broker import BrokerSettings, load_broker_settings
-from config.errors import ConfigFileError, format_settings_error
+from config.errors import SettingsRefused, format_settings_error
 
 DEV_DIRECTORY = Path(".highwater-dev")
 PACKAGE = "highwater"
@@ -95,7 +96,7 @@ def settings_or_exit(config_file: Path | None, **flags: object) -> BrokerSetting
     """Load the layered settings, or stop with one line naming the bad setting (exit code 2)."""
     try:
         return load_broker_settings(config_file, **flags)
-    except ConfigFileError as error:
+    except SettingsRefused as error:
         raise fail(str(error), EXIT_BAD_SETTINGS) from None
     except ValidationError as error:
         message = format_settings_error(error).removeprefix("highwater: ")
@@ -126,24 +127,33 @@ def serve(
             help="Listen on a non-loopback address although security.authentication is 'none'.",
         ),
     ] = False,
+    print_config: Annotated[
+        bool,
+        typer.Option("--print-config", help="Print the effective settings, each with where it came from, and exit."),
+    ] = False,
 ) -> None:
     """Run one broker until SIGTERM or Ctrl-C.
 
     Without authentication it listens only on loopback unless --allow-anonymous (or
     allow_anonymous = true) says anonymous clients from elsewhere are intended.
     """
-    settings = settings_or_exit(
-        config,
-        node_id=node_id,
-        host=host,
-        port=port,
-        data_dir=data_dir,
-        metadata_store=metadata,
-        advertised_url=advertised_url,
-        inter_broker_url=inter_broker_url,
-        log_level=log_level,
-        allow_anonymous=allow_anonymous or None,
-    )
+    flags = {
+        "node_id": node_id,
+        "host": host,
+        "port": port,
+        "data_dir": data_dir,
+        "metadata_store": metadata,
+        "advertised_url": advertised_url,
+        "inter_broker_url": inter_broker_url,
+        "log_level": log_level,
+        "allow_anonymous": allow_anonymous or None,
+    }
+    settings = settings_or_exit(config, **flags)
+    if print_config:
+        from broker.cli.print_config import print_effective_settings
+
+        print_effective_settings(settings, config, flags)
+        raise typer.Exit()
     refusal = anonymous_listener_refusal(settings.host, settings.security.authentication, settings.allow_anonymous)
     if refusal is not None:
         raise fail(refusal, EXIT_BAD_SETTINGS)

@@ -42,6 +42,7 @@ from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed
 from broker.client.http import CLOSED_BY_BROKER, CONNECTION_REFUSED, ClusterClient
 from broker.client.security import ClientSecurity
 from broker.errors import HighwaterError
+from config import variables
 
 T = TypeVar("T")
 
@@ -87,7 +88,7 @@ ServerOption = Annotated[
     typer.Option(
         "--server",
         "-s",
-        envvar="HIGHWATER_SERVER",
+        envvar=variables.SERVER,
         help="Any broker of the cluster: host:port or http(s)://host:port.",
         show_default=True,
         callback=server_url_option,
@@ -99,23 +100,23 @@ UsernameOption = Annotated[
     str | None,
     typer.Option(
         "--username",
-        envvar="HIGHWATER_USERNAME",
-        help="User for HTTP Basic authentication; the password is read from HIGHWATER_PASSWORD only.",
+        envvar=variables.USERNAME,
+        help=f"User for HTTP Basic authentication; the password is read from {variables.PASSWORD} only.",
     ),
 ]
 SslCaFileOption = Annotated[
     Path | None,
     typer.Option(
-        "--ssl-ca-file", envvar="HIGHWATER_SSL_CA_FILE", help="PEM CA bundle for https brokers (default: system)."
+        "--ssl-ca-file", envvar=variables.SSL_CA_FILE, help="PEM CA bundle for https brokers (default: system)."
     ),
 ]
 SslCertFileOption = Annotated[
     Path | None,
-    typer.Option("--ssl-cert-file", envvar="HIGHWATER_SSL_CERT_FILE", help="PEM client certificate (mTLS)."),
+    typer.Option("--ssl-cert-file", envvar=variables.SSL_CERT_FILE, help="PEM client certificate (mTLS)."),
 ]
 SslKeyFileOption = Annotated[
     Path | None,
-    typer.Option("--ssl-key-file", envvar="HIGHWATER_SSL_KEY_FILE", help="PEM private key of --ssl-cert-file."),
+    typer.Option("--ssl-key-file", envvar=variables.SSL_KEY_FILE, help="PEM private key of --ssl-cert-file."),
 ]
 
 

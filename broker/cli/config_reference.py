@@ -35,16 +35,22 @@ from config.broker import LOG_SETTING_TOPIC_FIELDS, BrokerSettings
 from config.client import ClientSecuritySettings, ConsumerSettings, ProducerSettings
 from config.field_shape import numeric_bound, without_none
 from config.topic import TOPIC_CONFIG_NAMES, TopicConfig, TopicDefaults, parse_topic_configs
+from config.variables import CLI_VARIABLES, CLIENT_PREFIXES
 
 PAGE = "docs/configuration.md"
 REGENERATE = f".venv/bin/python -m broker.cli.config_reference > {PAGE}"
 
 INVALID_VALUE_EXAMPLE = "highwater: invalid setting log_segment_bytes: must be >= 1024 (got 10)"
-UNKNOWN_KEY_EXAMPLE = "highwater: invalid setting tls.cert: unknown setting"
-"""What the broker says for ``log_segment_bytes = 10`` and for ``cert`` under ``[tls]``.
+UNKNOWN_KEY_EXAMPLE = "highwater: invalid setting tls.cert: unknown setting (did you mean tls.cert_file?)"
+MISSPELT_VARIABLE = "HIGHWATER_LOG_RETENTON_MS"
+UNKNOWN_VARIABLE_EXAMPLE = (
+    f"highwater: unknown environment variable {MISSPELT_VARIABLE} (did you mean HIGHWATER_LOG_RETENTION_MS?)"
+)
+"""What the broker says for ``log_segment_bytes = 10``, for ``cert`` under ``[tls]`` and
+for ``HIGHWATER_LOG_RETENTON_MS`` in its environment.
 
 Written out rather than produced here because producing them would read the environment;
-the test checks both against what ``load_broker_settings`` really raises.
+the test checks them against what ``load_broker_settings`` really raises.
 """
 BAD_TOPIC_CONFIG = {"retention.ms": "a week"}
 """The topic config the page shows being refused (the refusal is produced, not written out)."""
@@ -216,6 +222,11 @@ A broker (`highwater serve`) takes each setting from the first of these that giv
    with its default);
 4. the default shown below.
 
+`highwater serve --print-config` prints the settings a broker would run with as TOML,
+each followed by where it came from (`flag`, `environment`, `file` or `default`), and
+exits without starting it. Unset settings and secrets are printed commented out, so
+the output is itself a config file for the same settings.
+
 The `log_*` settings are Kafka's broker names for settings of `[topic_defaults]`
 (`log_retention_ms` is `topic_defaults.retention_ms`): each pair is one setting under two
 names. Give either; giving both with different values is refused.
@@ -240,16 +251,19 @@ def _errors() -> str:
 The broker checks every setting before it starts. A value out of range or of the wrong
 type, a key no setting has (in the file or inside a table), or two settings that
 contradict each other stop it at once with one line naming each wrong setting and exit
-status 2:
+status 2. An unknown name comes with the closest known one:
 
 ```text
 {INVALID_VALUE_EXAMPLE}
 {UNKNOWN_KEY_EXAMPLE}
+{UNKNOWN_VARIABLE_EXAMPLE}
 ```
 
-An environment variable starting `HIGHWATER_` that names no top-level setting is
-ignored, as the environment is shared with other programs (the CLI's own variables
-among them); inside a table (`{env_var(BrokerSettings, "tls", "cert")}`) it is refused like an unknown key.
+An environment variable starting `HIGHWATER_` that no highwater program reads is refused
+the same way, at the top level (`{MISSPELT_VARIABLE}`) as inside a table
+(`{env_var(BrokerSettings, "tls", "cert")}`), never ignored. Besides the broker's own,
+the variables of the programs that share its environment are allowed: the command-line
+client's ({_variable_list()}) and the Python clients' ({_prefix_list()}).
 
 A topic config is checked when the topic is created or altered: an unknown name or a
 bad value is refused, naming it, with HTTP {InvalidConfig.http_status} `{InvalidConfig.name}`
@@ -265,6 +279,14 @@ raises an error naming it, and so do Kafka's rules between settings (idempotence
 `acks="all"`, a heartbeat shorter than the session, ...). Environment variables with a
 client's prefix that name no setting are ignored.
 """
+
+
+def _variable_list() -> str:
+    return ", ".join(f"`{name}`" for name in CLI_VARIABLES)
+
+
+def _prefix_list() -> str:
+    return ", ".join(f"`{prefix}*`" for prefix in CLIENT_PREFIXES)
 
 
 def _inline(configs: dict[str, str]) -> str:

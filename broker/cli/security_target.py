@@ -26,6 +26,7 @@ from broker.client.admin import AdminClient
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStoreError
 from broker.errors import HighwaterError
+from config import variables
 from config.store_url import parse_store_url
 
 T = TypeVar("T")
@@ -35,7 +36,7 @@ OnlineServerOption = Annotated[
     typer.Option(
         "--server",
         "-s",
-        envvar="HIGHWATER_SERVER",
+        envvar=variables.SERVER,
         help="Any broker of the cluster: host:port or http(s)://host:port. Give this or --metadata.",
         callback=server_url_option,
     ),

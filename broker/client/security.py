@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ENVIRONMENT_PREFIX = "HIGHWATER_"
+from config.variables import PASSWORD, SSL_CA_FILE, SSL_CERT_FILE, SSL_KEY_FILE, USERNAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,18 +36,21 @@ class ClientSecurity:
         ssl_cert_file: Path | None = None,
         ssl_key_file: Path | None = None,
     ) -> ClientSecurity:
-        """The values given, each falling back to ``HIGHWATER_<NAME>``; the password only from the environment."""
+        """The values given, each falling back to ``HIGHWATER_<NAME>``; the password only from the environment.
 
-        def path(name: str) -> Path | None:
-            value = environ.get(ENVIRONMENT_PREFIX + name)
+        Each variable is named in ``config.variables``, the list a broker allows in its environment.
+        """
+
+        def path(variable: str) -> Path | None:
+            value = environ.get(variable)
             return Path(value) if value else None
 
         return cls(
-            username=username or environ.get(ENVIRONMENT_PREFIX + "USERNAME") or None,
-            password=environ.get(ENVIRONMENT_PREFIX + "PASSWORD") or None,
-            ssl_ca_file=ssl_ca_file or path("SSL_CA_FILE"),
-            ssl_cert_file=ssl_cert_file or path("SSL_CERT_FILE"),
-            ssl_key_file=ssl_key_file or path("SSL_KEY_FILE"),
+            username=username or environ.get(USERNAME) or None,
+            password=environ.get(PASSWORD) or None,
+            ssl_ca_file=ssl_ca_file or path(SSL_CA_FILE),
+            ssl_cert_file=ssl_cert_file or path(SSL_CERT_FILE),
+            ssl_key_file=ssl_key_file or path(SSL_KEY_FILE),
         )
 
     @property

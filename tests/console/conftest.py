@@ -5,7 +5,7 @@ Chromium is ``/usr/bin/chromium`` (``make chromium`` installs it); Playwright ne
 browser. The flags turn off Chromium's own background connections, which this machine's
 closed network refuses (and which a test has no business making).
 
-Each test's screenshots go under its ``tmp_path`` and, when ``HIGHWATER_CONSOLE_SHOTS`` names
+Each test's screenshots go under its ``tmp_path`` and, when ``HWTEST_CONSOLE_SHOTS`` names
 a directory, there too: that is how ``docs/console/*.png`` are made.
 """
 
@@ -132,12 +132,12 @@ def page(browser: Browser, browser_errors: Errors) -> Iterator[Page]:
 
 @pytest.fixture
 def shoot(tmp_path: Path):
-    """Save the page's screenshot under the test's tmp_path and, if asked, under HIGHWATER_CONSOLE_SHOTS."""
+    """Save the page's screenshot under the test's tmp_path and, if asked, under HWTEST_CONSOLE_SHOTS."""
 
     def save(page: Page, name: str) -> Path:
         path = tmp_path / f"{name}.png"
         page.screenshot(path=str(path), full_page=True)
-        shots = os.environ.get("HIGHWATER_CONSOLE_SHOTS")
+        shots = os.environ.get("HWTEST_CONSOLE_SHOTS")
         if shots:
             Path(shots).mkdir(parents=True, exist_ok=True)
             (Path(shots) / f"{name}.png").write_bytes(path.read_bytes())

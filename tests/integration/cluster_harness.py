@@ -9,8 +9,8 @@ The ``metadata_store`` fixture is parametrized over both stores: a fresh sqlite 
 or a fresh real etcd process (``tests.support.etcd.EtcdServer``).
 
 Brokers run with a short session (``SESSION_TIMEOUT_MS``, 2000 ms) so failures are
-detected in about two seconds. ``HIGHWATER_FIGURES_SESSION_TIMEOUT_MS=6000
-HIGHWATER_FIGURES_HEARTBEAT_INTERVAL_MS=1000`` runs the same tests with the default
+detected in about two seconds. ``HWTEST_FIGURES_SESSION_TIMEOUT_MS=6000
+HWTEST_FIGURES_HEARTBEAT_INTERVAL_MS=1000`` runs the same tests with the default
 session, for figures comparable with Kafka's defaults.
 """
 
@@ -32,8 +32,8 @@ from tests.support.etcd import EtcdServer
 
 T = TypeVar("T")
 
-SESSION_TIMEOUT_MS = int(os.environ.get("HIGHWATER_FIGURES_SESSION_TIMEOUT_MS", "2000"))
-HEARTBEAT_INTERVAL_MS = int(os.environ.get("HIGHWATER_FIGURES_HEARTBEAT_INTERVAL_MS", "300"))
+SESSION_TIMEOUT_MS = int(os.environ.get("HWTEST_FIGURES_SESSION_TIMEOUT_MS", "2000"))
+HEARTBEAT_INTERVAL_MS = int(os.environ.get("HWTEST_FIGURES_HEARTBEAT_INTERVAL_MS", "300"))
 DETECTION_MARGIN_MS = 1500
 """Allowed beyond the session timeout for lease expiry detection, election and the
 metadata reaching the broker that is asked (store polling, watches, one HTTP poll)."""

@@ -9,8 +9,8 @@ the dead broker led having a live leader with a higher ``leader_epoch``. Detecti
 cannot be faster than the session timeout minus one heartbeat interval (the lease was
 last renewed at most one heartbeat before the kill), nor should it be much slower.
 
-The tests use a 2000 ms session; ``HIGHWATER_FIGURES_SESSION_TIMEOUT_MS=6000
-HIGHWATER_FIGURES_HEARTBEAT_INTERVAL_MS=1000`` measures with the default session,
+The tests use a 2000 ms session; ``HWTEST_FIGURES_SESSION_TIMEOUT_MS=6000
+HWTEST_FIGURES_HEARTBEAT_INTERVAL_MS=1000`` measures with the default session,
 comparable with Kafka's defaults (``broker.session.timeout.ms`` 9000 in KRaft).
 """
 

@@ -16,9 +16,11 @@ from pydantic_settings import BaseSettings
 
 from broker.cli.config_reference import (
     INVALID_VALUE_EXAMPLE,
+    MISSPELT_VARIABLE,
     PAGE,
     REGENERATE,
     UNKNOWN_KEY_EXAMPLE,
+    UNKNOWN_VARIABLE_EXAMPLE,
     env_var,
     markdown_table,
     meaning,
@@ -27,7 +29,7 @@ from broker.cli.config_reference import (
 )
 from config.broker import BrokerSettings, load_broker_settings
 from config.client import ConsumerSettings, ProducerSettings
-from config.errors import format_settings_error
+from config.errors import PROGRAM, UnknownSettingName, format_settings_error
 from config.topic import TOPIC_CONFIG_NAMES, TopicConfig, TopicDefaults
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -147,20 +149,25 @@ def test_the_invalid_value_example_is_what_the_broker_says() -> None:
 def test_the_unknown_key_example_is_what_the_broker_says(tmp_path: Path) -> None:
     config_file = tmp_path / "broker.toml"
     config_file.write_text('[tls]\ncert = "broker.pem"\n')
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(UnknownSettingName) as caught:
         load_broker_settings(config_file)
-    assert format_settings_error(caught.value) == UNKNOWN_KEY_EXAMPLE
+    assert f"{PROGRAM}: {caught.value}" == UNKNOWN_KEY_EXAMPLE
 
 
-def test_an_unknown_variable_is_ignored_at_the_top_level_and_refused_in_a_table(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("HIGHWATER_NO_SUCH_SETTING", "1")
-    assert load_broker_settings() == BrokerSettings()
-    monkeypatch.setenv(env_var(BrokerSettings, "tls", "cert"), "broker.pem")
-    with pytest.raises(ValidationError) as caught:
+def test_the_unknown_variable_example_is_what_the_broker_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(MISSPELT_VARIABLE, "1")
+    with pytest.raises(UnknownSettingName) as caught:
         load_broker_settings()
-    assert format_settings_error(caught.value) == UNKNOWN_KEY_EXAMPLE
+    assert f"{PROGRAM}: {caught.value}" == UNKNOWN_VARIABLE_EXAMPLE
+
+
+def test_an_unknown_variable_in_a_table_is_refused_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(env_var(BrokerSettings, "tls", "cert"), "broker.pem")
+    with pytest.raises(UnknownSettingName) as caught:
+        load_broker_settings()
+    assert str(caught.value) == (
+        "unknown environment variable HIGHWATER_TLS__CERT (did you mean HIGHWATER_TLS__CERT_FILE?)"
+    )
 
 
 def test_every_topic_config_field_has_a_kafka_name() -> None:

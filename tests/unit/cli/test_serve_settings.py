@@ -144,3 +144,32 @@ def test_missing_tls_certificate_stops_the_broker_with_exit_code_2(tmp_path: Pat
     result = run_serve("--data-dir", str(tmp_path / "data"), "--metadata", f"sqlite://{tmp_path / 'm.db'}", env=env)
     assert result.returncode == 2
     assert result.stderr == f"highwater: tls.cert_file/tls.key_file {tmp_path / 'cert.pem'}: no such file\n"
+
+
+def test_a_misspelt_variable_stops_the_broker_naming_the_setting_meant(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    result = run_serve("--data-dir", str(data_dir), env={"HIGHWATER_LOG_RETENTON_MS": "1"})
+    assert result.returncode == 2
+    assert result.stderr == (
+        "highwater: unknown environment variable HIGHWATER_LOG_RETENTON_MS (did you mean HIGHWATER_LOG_RETENTION_MS?)\n"
+    )
+    assert not data_dir.exists()
+
+
+def test_print_config_names_each_settings_source_and_starts_nothing(tmp_path: Path) -> None:
+    config = tmp_path / "broker.toml"
+    config.write_text("port = 9500\nnode_id = 5\n[topic_defaults]\nretention_ms = 3600000\n")
+    data_dir = tmp_path / "data"
+    env = {"HIGHWATER_NODE_ID": "6", "HIGHWATER_SERVER": "http://elsewhere:9092", "HIGHWATER_PRODUCER_ACKS": "1"}
+    result = run_serve("--config", str(config), "--data-dir", str(data_dir), "--print-config", env=env)
+    assert (result.returncode, result.stderr) == (0, "")
+    lines = result.stdout.splitlines()
+    assert {
+        "port = 9500  # file",
+        "node_id = 6  # environment",
+        f'data_dir = "{data_dir}"  # flag',
+        'host = "127.0.0.1"  # default',
+        "log_retention_ms = 3600000  # file",
+        "retention_ms = 3600000  # file",
+    } <= set(lines)
+    assert not data_dir.exists()

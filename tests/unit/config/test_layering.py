@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from config.broker import BrokerSettings, load_broker_settings
-from config.errors import ConfigFileError, format_settings_error
+from config.errors import ConfigFileError, UnknownSettingName, format_settings_error
 
 
 def write_toml(tmp_path: Path, text: str) -> Path:
@@ -60,7 +60,7 @@ def test_nested_environment_merges_with_toml_table(tmp_path: Path, monkeypatch: 
     assert settings.topic_defaults.partitions == 6
 
 
-def test_unrelated_highwater_variables_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_and_client_variables_are_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIGHWATER_SERVER", "http://elsewhere:9092")
     monkeypatch.setenv("HIGHWATER_PRODUCER_ACKS", "1")
     assert load_broker_settings().port == 9092
@@ -87,10 +87,10 @@ def test_twins_given_with_different_values_are_refused(tmp_path: Path) -> None:
     assert "log_retention_ms (5000)" in line and "topic_defaults.retention_ms (6000)" in line
 
 
-def test_unknown_key_in_toml_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError) as caught:
+def test_unknown_key_in_toml_is_refused_naming_the_closest_key(tmp_path: Path) -> None:
+    with pytest.raises(UnknownSettingName) as caught:
         load_broker_settings(write_toml(tmp_path, "segment_bytes = 2048\n"))
-    assert format_settings_error(caught.value) == "highwater: invalid setting segment_bytes: unknown setting"
+    assert str(caught.value) == "invalid setting segment_bytes: unknown setting (did you mean log_segment_bytes?)"
 
 
 def test_missing_config_file_is_a_one_line_error(tmp_path: Path) -> None:
