@@ -24,9 +24,14 @@ new examples when hunting bugs by hand.
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from hypothesis import settings
+
+from tests.support.cluster import clusters
+
+__all__ = ["clusters", "prefix"]
 
 settings.register_profile("suite", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("explore", deadline=None)
@@ -63,3 +68,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     grouped = [item for item in session.items if item.get_closest_marker("xdist_group") is not None]
     if grouping and grouped and "@" not in grouped[0].nodeid:
         raise pytest.UsageError("xdist's --dist loadgroup did not group the tests: check the pytest-xdist pairing")
+
+
+@pytest.fixture
+def prefix(request: pytest.FixtureRequest) -> str:
+    """The test's name, made a name part: the prefix of the topics, groups and ACLs a test
+    makes on a cluster its module shares, so no two tests meet in one name."""
+    return re.sub(r"[^a-zA-Z0-9]+", "-", request.node.name.removeprefix("test_"))

@@ -1,8 +1,6 @@
 """Fixtures of the multi-broker tests: ``live_cluster_factory`` and ``metadata_store`` of the
-``test_cluster_*.py`` tests (defined in ``cluster_harness``), the replication tests' cluster,
-and ``prefix`` for the tests that share a module's cluster."""
+``test_cluster_*.py`` tests (defined in ``cluster_harness``) and the replication tests' cluster."""
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +10,7 @@ from tests.integration.cluster_harness import live_cluster_factory, metadata_sto
 from tests.support.brokers import BrokerCluster
 from tests.support.replication import start_cluster
 
-__all__ = ["cluster", "live_cluster_factory", "metadata_store", "prefix"]
+__all__ = ["cluster", "live_cluster_factory", "metadata_store"]
 
 
 @pytest.fixture
@@ -22,10 +20,3 @@ def cluster(tmp_path: Path) -> Iterator[BrokerCluster]:
     started = start_cluster(tmp_path)
     yield started
     started.shutdown()
-
-
-@pytest.fixture
-def prefix(request: pytest.FixtureRequest) -> str:
-    """The test's name, made a name part: the prefix of the topics, groups and ACLs a test
-    makes on a cluster its module shares, so no two tests meet in one name."""
-    return re.sub(r"[^a-zA-Z0-9]+", "-", request.node.name.removeprefix("test_"))

@@ -1,0 +1,46 @@
+"""The one way a test waits: on a condition, never on the clock.
+
+A test that sleeps guesses how long the broker needs and is either slow or flaky; a
+test that waits on a condition takes as long as the broker takes. The deadline only
+bounds a hang, so it is generous: when it passes, the failure names what was awaited
+and the last answer seen, so a timeout explains itself.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT_S = 30.0
+POLL_INTERVAL_S = 0.02
+TRANSIENT_ERRORS = (urllib.error.URLError, ConnectionError, TimeoutError, OSError, KeyError)
+"""What a condition may raise while a broker starts, stops or moves leadership: asked again."""
+
+
+def wait_until(
+    condition: Callable[[], T | None],
+    what: str,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    interval_s: float = POLL_INTERVAL_S,
+) -> T:
+    """Call ``condition`` until it returns something truthy and return that.
+
+    A transient error (``TRANSIENT_ERRORS``) counts as "not yet". After ``timeout_s``
+    the ``AssertionError`` names ``what`` and the last answer or error.
+    """
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while True:
+        try:
+            last = condition()
+        except TRANSIENT_ERRORS as error:
+            last = error
+        if last and not isinstance(last, BaseException):
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.1f} s waiting for {what}; last seen: {last!r}")
+        time.sleep(interval_s)
