@@ -55,6 +55,8 @@ MAKE_RUN_EXTRAS = ("fast", "examples")
 """What ``make run`` installs: ``pip install -e '.[fast,examples]'`` (the Makefile says the same)."""
 PROJECT = "highwater"
 _FENCE = re.compile(r"^```(\S*)\s*$")
+TEST_PACKAGE = "tests"
+"""The suite's own package: importable from the repository root, by contributors only."""
 _PIP_EXTRAS = re.compile(r"\.venv/bin/pip install -e '\.\[([a-z,-]+)\]'")
 
 
@@ -124,12 +126,16 @@ def imported_modules(code: str) -> set[str]:
 
 
 def allowed_distributions(extras: set[str]) -> set[str]:
-    """The project and every distribution ``pip install -e '.[extras]'`` brings in, transitively."""
+    """The project and every distribution ``pip install -e '.[extras]'`` brings in, transitively.
+
+    With the ``test`` extra the reader is a contributor working in the repository, so the
+    suite's own package (``tests``, never installed) is importable too.
+    """
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     wanted = [Requirement(text) for text in project["dependencies"]]
     for extra in extras:
         wanted += [Requirement(text) for text in project["optional-dependencies"][extra]]
-    allowed = {PROJECT}
+    allowed = {PROJECT, *({TEST_PACKAGE} if "test" in extras else set())}
     while wanted:
         requirement = wanted.pop()
         name = canonicalize_name(requirement.name)
@@ -155,7 +161,7 @@ def missing_imports(code: str, allowed: set[str]) -> set[str]:
     """Modules ``code`` imports that neither the standard library nor ``allowed`` distributions provide."""
     missing = set()
     for module in imported_modules(code):
-        if module in sys.stdlib_module_names:
+        if module in sys.stdlib_module_names or (module == TEST_PACKAGE and TEST_PACKAGE in allowed):
             continue
         if not _distributions_by_module().get(module, frozenset()) & allowed:
             missing.add(module)

@@ -127,3 +127,9 @@ def test_only_code_blocks_run() -> None:
     for page in DOC_PAGES:
         for block in read_page(page):
             assert block.kind is not None or not block.run, block.where
+
+
+def test_the_suites_own_package_is_importable_only_by_a_page_for_contributors() -> None:
+    code = "from tests.support.cluster import ClusterSpec\n"
+    assert missing_imports(code, allowed_distributions(set(MAKE_RUN_EXTRAS))) == {"tests"}
+    assert missing_imports(code, allowed_distributions({*MAKE_RUN_EXTRAS, "test"})) == set()
