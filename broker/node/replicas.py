@@ -251,6 +251,11 @@ class ReplicaManager:
 
     # ------------------------------------------------------------ stop
 
+    def end_long_polls(self) -> None:
+        """Every long poll on a local replica answers now, and none waits again: the broker is stopping."""
+        for partition in self.partitions.values():
+            partition.end_long_polls()
+
     async def stop_fetching(self) -> None:
         await self.fetchers.close()
 

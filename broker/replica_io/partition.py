@@ -251,6 +251,11 @@ class Partition:
         self._perform(self.core.apply_topic_config(min_insync_replicas, fsync, self.log_view(), now_ms()))
         return changed
 
+    def end_long_polls(self) -> None:
+        """The broker is stopping: every read and follower fetch waiting here answers now with what it has."""
+        self.hw_moved.end()
+        self.appended.end()
+
     def stop(self) -> None:
         """The replica is going away (topic deleted, broker stopping)."""
         self._perform(self.core.stop())
@@ -389,7 +394,7 @@ class Partition:
             try:
                 result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, self.high_watermark)
                 remaining = deadline - time.monotonic()
-                if result.data or remaining <= 0:
+                if result.data or remaining <= 0 or self.hw_moved.ended:
                     return result
                 await wait_event(waiter, remaining)
             finally:

@@ -87,6 +87,15 @@ async def _drain_unacknowledged(app: web.Application) -> None:
     await app[PRODUCER_KEY].drain()
 
 
+async def _end_long_polls(app: web.Application) -> None:
+    """On shutdown, answer every parked read and follower fetch at once.
+
+    The server waits for the requests in flight before the broker stops; a long poll
+    would otherwise hold the stop for its whole wait (up to ``fetch_max_wait_ms``).
+    """
+    app[NODE_KEY].replicas.end_long_polls()
+
+
 def access_mismatch(tables: tuple[RouteTable, ...]) -> list[str]:
     """Routes ``route_access`` says nothing about, and entries of it no route has."""
     declared = {(route.method, route.documented_path) for table in tables for route in table.routes}
@@ -115,5 +124,6 @@ def create_app(node: BrokerNode) -> web.Application:
     app[METRICS_KEY] = HttpMetrics(node)
     app[PRODUCER_KEY] = RecordProducer(node)
     app.on_shutdown.append(_drain_unacknowledged)
+    app.on_shutdown.append(_end_long_polls)
     register(app, ROUTE_TABLES)
     return app
