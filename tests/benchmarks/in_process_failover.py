@@ -7,7 +7,7 @@ heartbeat 200 ms).
 * leadership move: from a non-controller leader's "SIGKILL" until no partition
   record names it as leader or ISR member.
 
-Run: ``.venv/bin/python -m tests.cluster.measure`` (starts its own etcd; logs go to stderr).
+Run: ``.venv/bin/python -m tests.benchmarks.in_process_failover`` (starts its own etcd; logs go to stderr).
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ async def test_a_broker_whose_lease_was_lost_registers_again(cluster: InProcessC
     await wait_until(re_registered, 2.0, "re-registration with a new lease")
     assert membership.broker_epoch > old_epoch
     stored = await cluster.observer.get(broker_key(3))
+    assert membership.lease is not None
     assert stored is not None and stored.lease == membership.lease.id
 
 

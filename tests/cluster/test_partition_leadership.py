@@ -274,6 +274,7 @@ async def test_a_leader_that_restarts_at_once_is_fenced_and_records_name_the_new
     led_by_2 = next(r for r in records if r.leader == 2)
     old = cluster.brokers.pop(2)
     lease = old.membership.lease
+    assert lease is not None
     await old.kill()
     await cluster.observer.revoke(lease.id)
     restarted = await cluster.start_broker(2)

@@ -1,6 +1,6 @@
 """Real broker processes on loopback for integration tests.
 
-``BrokerProcess`` runs ``python -m broker.cli serve`` exactly as a user would, on a
+``BrokerProcess`` (the one process the harness, ``tests.support.cluster``, starts per broker) runs ``python -m broker.cli serve`` exactly as a user would, on a
 free port, with its output in a log file that is printed when a test fails to start
 it. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT. A broker
 given an ``ssl_context`` (the client side of its TLS settings, passed in ``env``) is
@@ -9,7 +9,6 @@ reached over ``https://`` with that context.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -23,10 +22,6 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from broker.cluster.security_store import SecurityStore
-from broker.cluster.store_url import open_store
-from broker.security.broker_token import broker_authorization
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -205,96 +200,3 @@ class BrokerProcess:
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
-
-
-class BrokerCluster:
-    """N brokers sharing one metadata store (an sqlite file unless a URL is given)."""
-
-    def __init__(self, root: Path, count: int, metadata_store: str | None = None, extra_args: list[str] | None = None):
-        self.root = root
-        store = metadata_store or f"sqlite://{(root / 'metadata.db').resolve()}"
-        self.brokers = {
-            node_id: BrokerProcess(node_id, root / f"broker-{node_id}", store, extra_args=list(extra_args or []))
-            for node_id in range(1, count + 1)
-        }
-
-    def start(self) -> BrokerCluster:
-        """Start every broker and wait until each sees all of them; a start that fails stops the
-        ones already running, since the caller never receives the cluster to shut it down."""
-        try:
-            for broker in self.brokers.values():
-                broker.start(wait=False)
-            for broker in self.brokers.values():
-                broker.wait_ready()
-            self.wait_for_brokers(set(self.brokers))
-        except BaseException:
-            self.shutdown()
-            raise
-        return self
-
-    def wait_for_brokers(self, expected: set[int], timeout_s: float = 30.0) -> None:
-        """Until every live broker sees exactly ``expected`` registered (and so does the controller)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            views = []
-            for broker in self.brokers.values():
-                if not broker.alive:
-                    if broker.node_id in expected and broker.process is not None:
-                        raise RuntimeError(
-                            f"broker {broker.node_id} exited ({broker.process.returncode}):\n{broker.log_tail()}"
-                        )
-                    continue
-                status, body = http_json(
-                    "GET", f"{broker.url}/v3/clusters", context=broker.ssl_context, headers=broker.auth_headers
-                )
-                if status != 200:
-                    break
-                cluster_id = body["data"][0]["cluster_id"]
-                status, body = http_json(
-                    "GET",
-                    f"{broker.url}/v3/clusters/{cluster_id}/brokers",
-                    context=broker.ssl_context,
-                    headers=broker.auth_headers,
-                )
-                views.append({b["broker_id"] for b in body.get("data", [])})
-            else:
-                if views and all(view == expected for view in views):
-                    return
-            time.sleep(0.05)
-        raise RuntimeError(f"brokers {sorted(expected)} did not all register within {timeout_s} s")
-
-    def shutdown(self) -> None:
-        for broker in self.brokers.values():
-            if broker.process is not None and broker.process.poll() is None:
-                broker.resume()
-                broker.process.send_signal(signal.SIGTERM)
-        for broker in self.brokers.values():
-            if broker.process is not None:
-                try:
-                    broker.process.wait(20)
-                except subprocess.TimeoutExpired:
-                    broker.kill()
-
-    def any_url(self) -> str:
-        """A broker that answers: running and not paused (a SIGSTOPped one would hang the caller)."""
-        return next(b.url for b in self.brokers.values() if b.alive and not b.paused)
-
-    def cluster_id(self) -> str:
-        first = next(iter(self.brokers.values()))
-        answer = http_json(
-            "GET", f"{self.any_url()}/v3/clusters", context=first.ssl_context, headers=first.auth_headers
-        )
-        return answer[1]["data"][0]["cluster_id"]
-
-    def broker_headers(self, node_id: int) -> dict[str, str]:
-        """The ``Authorization`` broker ``node_id`` sends to other brokers: for tests of the broker-only routes."""
-        secret = asyncio.run(_broker_secret(self.brokers[node_id].metadata_store))
-        return {"Authorization": broker_authorization(node_id, secret)}
-
-
-async def _broker_secret(metadata_store: str) -> bytes:
-    store = await open_store(metadata_store)
-    try:
-        return await SecurityStore(store).broker_secret()
-    finally:
-        await store.close()

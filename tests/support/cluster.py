@@ -39,6 +39,7 @@ from broker.cli.app import app
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store_url import open_store
 from broker.security.broker_token import broker_authorization
+from config import variables
 from config.broker import BrokerSettings
 from config.unknown_names import closest, environment_variable, setting_paths
 from tests.support.brokers import BrokerProcess, free_port, http_json
@@ -169,28 +170,37 @@ class Cluster:
         self.cluster_id = ""
         self.brokers: dict[int, BrokerProcess] = {}
         for node_id in range(1, spec.brokers + 1):
-            env = {**spec.environment(), **setting_variables(spec.per_broker.get(node_id, {}))}
-            if self.pki is not None:
-                env = {**self.pki.broker_env(), **env}
             if spec.kafka:
                 self.kafka_addresses[node_id] = f"127.0.0.1:{free_port()}"
-                env["HIGHWATER_KAFKA_LISTENER"] = self.kafka_addresses[node_id]
-            self.brokers[node_id] = BrokerProcess(
-                node_id,
-                root / f"broker-{node_id}",
-                self.metadata_store,
-                env=env,
-                ssl_context=self.ssl_context(),
-                auth_headers=self.headers(),
-            )
+            self.brokers[node_id] = self._broker(node_id, root / f"broker-{node_id}", self.kafka_addresses.get(node_id))
+
+    def _broker(self, node_id: int, data_dir: Path, kafka_listener: str | None = None) -> BrokerProcess:
+        """Broker ``node_id`` as the spec sets it up: its settings, this cluster's store, TLS and credentials."""
+        settings = dict(self.spec.per_broker.get(node_id, {}))
+        if kafka_listener is not None:
+            settings["kafka_listener"] = kafka_listener
+        env = {**self.spec.environment(), **setting_variables(settings)}
+        if self.pki is not None:
+            env = {**setting_variables(self.pki.tls_settings()), **env}
+        return BrokerProcess(
+            node_id,
+            data_dir,
+            self.metadata_store,
+            env=env,
+            ssl_context=self.ssl_context(),
+            auth_headers=self.headers(),
+        )
 
     # --- lifecycle -------------------------------------------------------------------
 
-    def start(self) -> Cluster:
+    def start(self, before_brokers: Callable[[Cluster], None] | None = None) -> Cluster:
         """Start every broker and wait until each sees all of them registered.
 
-        A start that fails stops what it started: the caller never gets the cluster to
-        shut down.
+        ``before_brokers`` is called once the metadata store runs and before any broker
+        starts: a tier that puts something of its own between the brokers and what they
+        reach (the chaos tier's cuttable proxies in front of etcd) points
+        ``brokers[id].metadata_store`` there. A start that fails stops what it started:
+        the caller never gets the cluster to shut down.
         """
         try:
             if self.spec.store == "etcd":
@@ -198,6 +208,8 @@ class Cluster:
                 self.metadata_store = self.etcd.url
                 for broker in self.brokers.values():
                     broker.metadata_store = self.metadata_store
+            if before_brokers is not None:
+                before_brokers(self)
             if self.spec.security:
                 self.cli(["users", "add", ADMIN, "--password-stdin", "--metadata", self.metadata_store], ADMIN_PASSWORD)
             for broker in self.brokers.values():
@@ -234,6 +246,15 @@ class Cluster:
             f"every live broker to see broker {broker_id} registered again",
         )
 
+    def extra_broker(self, node_id: int, name: str) -> BrokerProcess:
+        """A broker process set up as this cluster's are (the spec's settings, its store, TLS and
+        credentials, no Kafka listener) under ``root/name``, neither started nor one of ``brokers``:
+        a broker that joins later, or one that claims a node id already taken. Shutdown kills it
+        if it still runs."""
+        broker = self._broker(node_id, self.root / name / f"broker-{node_id}")
+        self._resources.callback(broker.kill)
+        return broker
+
     # --- addressing ------------------------------------------------------------------
 
     def live_ids(self) -> set[int]:
@@ -253,7 +274,12 @@ class Cluster:
         return ",".join(self.kafka_addresses[b] for b in broker_ids or sorted(self.kafka_addresses))
 
     def ssl_context(self) -> ssl.SSLContext | None:
-        return self.pki.client_context(with_certificate=False) if self.pki is not None else None
+        """The harness's TLS client context: it trusts the CA, and presents the client
+        certificate (CN ``tests.support.pki.CLIENT_CN``) when the spec's ``tls.client_auth``
+        asks brokers for one."""
+        if self.pki is None:
+            return None
+        return self.pki.client_context(with_certificate=self.spec.settings.get("tls.client_auth", "none") != "none")
 
     def headers(self, user: str = ADMIN, password: str = ADMIN_PASSWORD) -> dict[str, str]:
         """The ``Authorization`` of ``user`` (the admin by default); none without security."""
@@ -277,11 +303,11 @@ class Cluster:
 
     def cli_env(self, user: str = ADMIN, password: str = ADMIN_PASSWORD, via: int = 1) -> dict[str, str]:
         """The ``highwater`` command's environment to talk to broker ``via`` as ``user``."""
-        env = {"HIGHWATER_SERVER": self.url(via)}
+        env = {variables.SERVER: self.url(via)}
         if self.spec.security:
-            env.update(HIGHWATER_USERNAME=user, HIGHWATER_PASSWORD=password)
+            env.update({variables.USERNAME: user, variables.PASSWORD: password})
         if self.pki is not None:
-            env["HIGHWATER_SSL_CA_FILE"] = str(self.pki.ca_file)
+            env[variables.SSL_CA_FILE] = str(self.pki.ca_file)
         return env
 
     def cli(self, arguments: list[str], stdin: str | None = None, env: Mapping[str, str] | None = None) -> str:

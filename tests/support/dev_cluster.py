@@ -54,10 +54,11 @@ def start_dev(
     )
 
 
-def read_until_ready(process: subprocess.Popen, timeout_s: float = 90.0) -> str:
+def read_until_ready(process: subprocess.Popen[str], timeout_s: float = 90.0) -> str:
     """Everything ``dev`` printed up to its ready line (the demo ran, examples printed)."""
+    assert process.stdout is not None and process.stderr is not None, "dev runs with its output piped"
     deadline = time.monotonic() + timeout_s
-    lines = []
+    lines: list[str] = []
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line:

@@ -116,7 +116,7 @@ def page_extras(text: str) -> set[str]:
 
 def imported_modules(code: str) -> set[str]:
     """The top-level modules a Python block imports."""
-    modules = set()
+    modules: set[str] = set()
     for node in ast.walk(ast.parse(code)):
         if isinstance(node, ast.Import):
             modules.update(alias.name.split(".")[0] for alias in node.names)

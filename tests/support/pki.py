@@ -28,13 +28,14 @@ class Pki:
     client_cert: Path
     client_key: Path
 
-    def broker_env(self, client_auth: str = "none") -> dict[str, str]:
-        """The ``HIGHWATER_TLS__*`` environment of a broker serving this PKI's certificate."""
+    def tls_settings(self, client_auth: str = "none") -> dict[str, object]:
+        """The ``tls.*`` settings, by field name, of a broker serving this PKI's certificate
+        (``tests.support.cluster.setting_variables`` turns them into its environment)."""
         return {
-            "HIGHWATER_TLS__CERT_FILE": str(self.broker_cert),
-            "HIGHWATER_TLS__KEY_FILE": str(self.broker_key),
-            "HIGHWATER_TLS__CA_FILE": str(self.ca_file),
-            "HIGHWATER_TLS__CLIENT_AUTH": client_auth,
+            "tls.cert_file": str(self.broker_cert),
+            "tls.key_file": str(self.broker_key),
+            "tls.ca_file": str(self.ca_file),
+            "tls.client_auth": client_auth,
         }
 
     def client_context(self, with_certificate: bool = True) -> ssl.SSLContext:

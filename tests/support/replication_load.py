@@ -18,8 +18,16 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
-from tests.support.replication import REQUEST_ERRORS, ReplicatedTopic
+from tests.support.cluster import Cluster
+from tests.support.replication import TOPIC, Description, fetch_page, produce_one, wait_for_isr, wait_for_leader
+from tests.support.waiting import TRANSIENT_ERRORS, wait_until
+
+RETRY_BACKOFF_S = 0.02
+"""A client's pause after a failed request before its next one. It is a backoff, not a wait:
+nothing tells a client when a broker that refused or dropped a request will take the next, and
+without it the thread would spin against a dead broker."""
 
 
 @dataclass(frozen=True)
@@ -30,14 +38,15 @@ class Acknowledgement:
     ended_s: float
 
 
-def _live_broker(topic: ReplicatedTopic, rng: random.Random) -> int | None:
-    live = [broker_id for broker_id, broker in topic.cluster.brokers.items() if broker.alive]
+def _live_broker(cluster: Cluster, rng: random.Random) -> int | None:
+    live = [broker_id for broker_id, broker in cluster.brokers.items() if broker.alive]
     return rng.choice(live) if live else None
 
 
 @dataclass
 class BackgroundProducer:
-    topic: ReplicatedTopic
+    cluster: Cluster
+    topic: str = TOPIC
     acks: str = "all"
     timeout_ms: int = 3000
     seed: int = 1
@@ -62,19 +71,19 @@ class BackgroundProducer:
         while not self._stop.is_set():
             value = f"p-{sequence}"
             sequence += 1
-            via = _live_broker(self.topic, rng)
+            via = _live_broker(self.cluster, rng)
             started_s = time.monotonic()
             try:
-                status, reply = self.topic.produce(value, self.acks, self.timeout_ms, via=via)
-            except REQUEST_ERRORS as error:
+                status, reply = produce_one(self.cluster, self.topic, value, self.acks, self.timeout_ms, via=via)
+            except TRANSIENT_ERRORS as error:
                 self.errors.append(type(error).__name__)
-                time.sleep(0.02)
+                time.sleep(RETRY_BACKOFF_S)
                 continue
             if status == 200:
                 self.acknowledged.append(Acknowledgement(reply["offset"], value, started_s, time.monotonic()))
             else:
                 self.errors.append(reply.get("error", str(status)))
-                time.sleep(0.02)
+                time.sleep(RETRY_BACKOFF_S)
 
     def first_success_started_after(self, moment_s: float) -> Acknowledgement | None:
         return next((a for a in list(self.acknowledged) if a.started_s >= moment_s), None)
@@ -84,7 +93,8 @@ class BackgroundProducer:
 class BackgroundConsumer:
     """Reads everything from offset 0; ``violations`` lists every page a reader must never get."""
 
-    topic: ReplicatedTopic
+    cluster: Cluster
+    topic: str = TOPIC
     seed: int = 2
     position: int = 0
     seen: list[tuple[int, str]] = field(default_factory=list)
@@ -107,24 +117,25 @@ class BackgroundConsumer:
         rng = random.Random(self.seed)
         while not self._stop.is_set():
             try:
-                status, page = self.topic.fetch_page(self.position, _live_broker(self.topic, rng), timeout_ms=200)
-            except REQUEST_ERRORS as error:
+                via = _live_broker(self.cluster, rng)
+                status, page = fetch_page(self.cluster, self.topic, self.position, via, timeout_ms=200)
+            except TRANSIENT_ERRORS as error:
                 self.errors.append(type(error).__name__)
-                time.sleep(0.02)
+                time.sleep(RETRY_BACKOFF_S)
                 continue
             if status != 200:
                 self._on_error(page)
                 continue
             self._check_page(page)
 
-    def _on_error(self, page: dict) -> None:
+    def _on_error(self, page: dict[str, Any]) -> None:
         error = page.get("error", "?")
         self.errors.append(error)
         if error == "OFFSET_OUT_OF_RANGE":
             self.violations.append(f"position {self.position} out of range: {page.get('message')}")
-        time.sleep(0.02)
+        time.sleep(RETRY_BACKOFF_S)
 
-    def _check_page(self, page: dict) -> None:
+    def _check_page(self, page: dict[str, Any]) -> None:
         records = [(r["offset"], r["value"]["data"]) for r in page["data"]]
         expected = list(range(self.position, self.position + len(records)))
         if [offset for offset, _ in records] != expected:
@@ -136,3 +147,24 @@ class BackgroundConsumer:
             self.violations.append(f"position went back from {self.position} to {page['next_offset']}")
         self.seen += records
         self.position = max(self.position, page["next_offset"])
+
+
+def kill_leader_under_load(
+    cluster: Cluster, producer: BackgroundProducer, previous: Description, brokers: set[int]
+) -> tuple[Description, float]:
+    """One round of leader failover under load: SIGKILL the leader, wait until an acks=all produce
+    sent after the kill succeeds, check the election, restart the old leader and wait for the full ISR.
+
+    Returns the new partition state and the unavailability window: from the SIGKILL until that
+    first successful produce ended.
+    """
+    leader = previous["leader_id"]
+    wait_until(lambda: len(producer.acknowledged) >= 20, "acknowledged writes before the kill", 10)
+    cluster.brokers[leader].kill()
+    killed_at = time.monotonic()
+    resumed = wait_until(lambda: producer.first_success_started_after(killed_at), "acks=all after the kill")
+    elected = wait_for_leader(cluster, producer.topic, excluding=leader)
+    assert elected["leader_epoch"] > previous["leader_epoch"], (previous, elected)
+    assert elected["leader_id"] in previous["isr"], "a clean election picks an ISR member"
+    cluster.brokers[leader].start()
+    return wait_for_isr(cluster, producer.topic, brokers, timeout_s=15), resumed.ended_s - killed_at
