@@ -11,6 +11,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import structlog
@@ -43,6 +44,7 @@ async def expiry_detection_latency_ms(holder: MetadataStore, watcher: MetadataSt
     events = watcher.watch("/bench/lease-key", revision + 1)
     event = await anext(events)
     seen_at = time.monotonic()
+    assert isinstance(events, AsyncGenerator), "the stores' watches are async generators"
     await events.aclose()
     assert event.type == "delete"
     return (seen_at - (granted_at + lease.ttl_ms / 1000)) * 1000

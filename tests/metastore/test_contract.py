@@ -7,7 +7,7 @@ import contextlib
 import json
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import pytest
 
@@ -26,6 +26,13 @@ async def take(events: AsyncIterator[WatchEvent], count: int, timeout_s: float =
         return [await anext(events) for _ in range(count)]
 
     return await asyncio.wait_for(collect(), timeout_s)
+
+
+async def close_watch(events: AsyncIterator[WatchEvent]) -> None:
+    """Close a watch left early. ``MetadataStore.watch`` is declared to return an
+    ``AsyncIterator``; every store implements it as an async generator, which has ``aclose``."""
+    assert isinstance(events, AsyncGenerator)
+    await events.aclose()
 
 
 def summary(events: list[WatchEvent]) -> list[tuple[str, str, bytes]]:
@@ -125,7 +132,7 @@ async def test_lease_expiry_deletes_keys_and_emits_delete_events(store: Metadata
 
     events = store.watch("/brokers/", first)
     seen = await take(events, 4, timeout_s=lease.ttl_ms / 1000 + 3)
-    await events.aclose()
+    await close_watch(events)
 
     assert summary(seen[:2]) == [("put", "/brokers/1", b"alive"), ("put", "/brokers/2", b"alive")]
     assert sorted(summary(seen[2:])) == [("delete", "/brokers/1", b""), ("delete", "/brokers/2", b"")]
@@ -174,7 +181,7 @@ async def test_lease_of_a_sigkilled_holder_expires(backend: Backend, store: Meta
     killed_at = time.monotonic()
     [deleted] = await take(events, 1, timeout_s=ttl_ms / 1000 + 5)
     detected_after_ms = (time.monotonic() - killed_at) * 1000
-    await events.aclose()
+    await close_watch(events)
 
     assert (deleted.type, deleted.key) == ("delete", "/brokers/9")
     assert detected_after_ms <= ttl_ms + backend.expiry_margin_ms, detected_after_ms
@@ -194,7 +201,7 @@ async def test_watch_replays_history_in_order_then_follows_live_changes(store: M
     live_writes = asyncio.create_task(_write_then_delete(store))
     live = await take(events, 2)
     await live_writes
-    await events.aclose()
+    await close_watch(events)
 
     assert summary(replayed + live) == [
         ("put", "/isr/t/0", b"[1,2,3]"),
@@ -223,7 +230,7 @@ async def test_watch_resumes_from_last_seen_revision_after_restart(backend: Back
         await writer.put(f"/topics/t{index}", str(index).encode())
     events = watcher.watch("/topics/", start)
     before = await take(events, 5)
-    await events.aclose()
+    await close_watch(events)
     await watcher.close()
 
     backend.restart_server()
@@ -233,7 +240,7 @@ async def test_watch_resumes_from_last_seen_revision_after_restart(backend: Back
     reopened = await backend.open()
     resumed_events = reopened.watch("/topics/", before[-1].mod_revision + 1)
     after = await take(resumed_events, 5)
-    await resumed_events.aclose()
+    await close_watch(resumed_events)
     assert [event.value for event in before + after] == [str(index).encode() for index in range(10)]
 
 
@@ -254,5 +261,5 @@ async def test_compacted_revision_raises_compacted_error(store: MetadataStore) -
     writer = asyncio.create_task(store.put("/k", b"6"))
     [after_relist] = await take(tail, 1)
     await writer
-    await tail.aclose()
+    await close_watch(tail)
     assert after_relist.value == b"6"

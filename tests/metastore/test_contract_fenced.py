@@ -18,7 +18,7 @@ from broker.cluster.controller_fence import ControllerFence
 from broker.cluster.store import LeaseNotFoundError, MetadataStore, WatchEvent
 from broker.errors import NotController
 from tests.metastore.conftest import Backend
-from tests.metastore.test_contract import take
+from tests.metastore.test_contract import close_watch, take
 
 FENCE = "/controller"
 
@@ -195,7 +195,7 @@ async def test_after_a_fence_change_only_the_new_controllers_writes_land(backend
     events = observer.watch("/", first_revision)
     while not history or history[-1].mod_revision < final_revision:
         history.extend(await take(events, 1))
-    await events.aclose()
+    await close_watch(events)
 
     fence_deleted_at = next(e.mod_revision for e in history if e.key == FENCE and e.type == "delete")
     assert all(revision < fence_deleted_at for revision in old.landed), "a deposed controller's write landed"

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from broker.cluster.store_url import open_store
-from tests.metastore.test_contract import summary, take
+from tests.metastore.test_contract import close_watch, summary, take
 from tests.support.brokers import free_port
 from tests.support.etcd import EtcdServer
 
@@ -24,7 +24,7 @@ async def test_live_watch_survives_an_etcd_crash_without_losing_or_repeating_eve
             await store.put("/leaders/t/0", b"3")
             await store.put("/leaders/t/1", b"4")
             after = await take(events, 2)
-            await events.aclose()
+            await close_watch(events)
         finally:
             await store.close()
     assert [event.value for event in before + after] == [b"1", b"2", b"3", b"4"]
@@ -66,7 +66,7 @@ async def test_empty_prefix_lists_and_watches_every_key(tmp_path: Path) -> None:
             listed, _ = await store.list("")
             events = store.watch("", first)
             seen = await take(events, 2)
-            await events.aclose()
+            await close_watch(events)
         finally:
             await store.close()
     assert [kv.key for kv in listed] == ["/a", "zz"]

@@ -13,7 +13,7 @@ from broker.cluster.sqlite_fs import ensure_local_filesystem, filesystem_type
 from broker.cluster.sqlite_store import SqliteMetadataStore, prefix_upper_bound
 from broker.cluster.store import CompactedError, UnsupportedFilesystemError
 from broker.cluster.store_url import open_store
-from tests.metastore.test_contract import take
+from tests.metastore.test_contract import close_watch, take
 
 MOUNTS = """\
 /dev/vda / ext4 rw,relatime 0 0
@@ -63,7 +63,7 @@ async def test_change_log_keeps_only_the_retained_revisions(tmp_path: Path) -> N
         assert raised.value.current_revision == last
         recent = store.watch("/", last - 50)
         assert (await take(recent, 1))[0].mod_revision == last - 50
-        await recent.aclose()
+        await close_watch(recent)
     finally:
         await store.close()
 
@@ -80,7 +80,7 @@ async def test_a_second_store_object_sees_writes_through_data_version(tmp_path: 
         revision = await writer.put("/brokers/1", b"up")
         [event] = await pending
         woken_after_s = time.monotonic() - written_at
-        await events.aclose()
+        await close_watch(events)
     finally:
         await writer.close()
         await watcher.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import TypedDict
 
 import structlog
 
@@ -20,14 +21,20 @@ from broker.cluster.store import MetadataStore, keep_lease_alive
 from broker.cluster.store_url import open_store
 
 
-async def increment_until(store: MetadataStore, key: str, target: int) -> dict[str, object]:
+class CasResult(TypedDict):
+    wins: list[int]
+    """The expected revision of every compare-and-set this worker won."""
+    attempts: int
+
+
+async def increment_until(store: MetadataStore, key: str, target: int) -> CasResult:
     wins: list[int] = []
     attempts = 0
     while True:
         current = await store.get(key)
         counter = 0 if current is None else int(current.value)
         if counter >= target:
-            return {"wins": wins, "attempts": attempts}
+            return CasResult(wins=wins, attempts=attempts)
         expected = 0 if current is None else current.mod_revision
         attempts += 1
         if await store.put_if(key, str(counter + 1).encode(), expected) is not None:

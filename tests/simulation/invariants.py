@@ -57,7 +57,7 @@ class History:
 
 def check_replica(history: History, broker: SimBroker) -> None:
     """Rules 1 and 2 for one running replica; rule 3's HW half when it leads."""
-    log = broker.disk.log
+    log = broker.disk.opened_log
     disk = broker.disk
     high_watermark = broker.high_watermark
     if not log.log_start_offset <= high_watermark <= log.log_end_offset:
@@ -87,7 +87,8 @@ def check_replica(history: History, broker: SimBroker) -> None:
 def check_current_leader(history: History, broker: SimBroker) -> None:
     """Rules 5/6: the leader holds every record ever exposed, at its offset."""
     disk = broker.disk
-    log = disk.log
+    log = disk.opened_log
+    assert broker.leader_state is not None
     top = history.max_committed_offset
     if top >= log.log_end_offset:
         raise InvariantViolation(

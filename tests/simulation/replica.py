@@ -132,7 +132,7 @@ class SimBroker:
         )
 
     def _log_view(self) -> LocalLogView:
-        log = self.disk.log
+        log = self.disk.opened_log
         return LocalLogView(log.log_start_offset, log.log_end_offset, log.epoch_cache, log.recovery_point)
 
     # ----------------------------------------------------------------- views
@@ -175,7 +175,7 @@ class SimBroker:
     def _perform(self, ready: Ready) -> None:
         """The parts of a ``Ready`` every event may carry (log actions are the fetch path's)."""
         if ready.assign_epoch is not None:
-            self.disk.log.assign_epoch(*ready.assign_epoch)
+            self.disk.opened_log.assign_epoch(*ready.assign_epoch)
         if ready.start_flush:
             self._flush_started = True
         for completion in ready.completions:
@@ -189,7 +189,7 @@ class SimBroker:
             self.hooks.trace(
                 f"b{self.broker_id} {'leader' if self.core.is_leader else 'follower'} of epoch "
                 f"{self.core.leader_epoch} leader={self.core.leader_id} "
-                f"leo={self.disk.log.log_end_offset} hw={self.high_watermark}"
+                f"leo={self.disk.opened_log.log_end_offset} hw={self.high_watermark}"
             )
 
     def apply_record(self, record: PartitionRecord) -> None:
@@ -219,14 +219,14 @@ class SimBroker:
         now_ms = self.hooks.now_ms()
         leader_epoch = self.core.leader_epoch
         info = self.disk.append_as_leader(batch, leader_epoch, now_ms)
-        self._perform(self.core.on_appended(leader_epoch, self.disk.log.log_end_offset, now_ms))
+        self._perform(self.core.on_appended(leader_epoch, self.disk.opened_log.log_end_offset, now_ms))
         self._answer_parked_fetches(force=False)
         if not acks_all:
             return info.base_offset, None
         if self.core.flush_before_acknowledging():
             self.core.on_flush_started()
             self.disk.flush()
-            self._perform(self.core.on_flushed(self.disk.log.recovery_point, now_ms))
+            self._perform(self.core.on_flushed(self.disk.opened_log.recovery_point, now_ms))
         return info.base_offset, info.last_offset + 1
 
     def await_replication(self, request_id: Hashable, required_offset: int) -> None:
@@ -273,7 +273,7 @@ class SimBroker:
         """``fetch_handler._read``: the HW as of now, bytes from the fetch offset to the LEO."""
         high_watermark = self.high_watermark
         try:
-            result = self.disk.log.read(parked.message.fields.fetch_offset, self.config.fetch_max_bytes, None)
+            result = self.disk.opened_log.read(parked.message.fields.fetch_offset, self.config.fetch_max_bytes, None)
         except HighwaterError as error:
             self._respond(parked.follower_id, parked.message, self._plain_response(error=error), b"")
             return True
@@ -294,7 +294,7 @@ class SimBroker:
     def _plain_response(
         self, *, error: HighwaterError | None = None, high_watermark: int | None = None
     ) -> PartitionFetchResponse:
-        log = self.disk.log
+        log = self.disk.opened_log
         return PartitionFetchResponse(
             high_watermark=self.high_watermark if high_watermark is None else high_watermark,
             log_start_offset=log.log_start_offset,
@@ -355,11 +355,14 @@ class SimBroker:
             elif isinstance(action, TruncateTo):
                 self.hooks.trace(f"b{self.broker_id} truncate to {action.offset}")
                 self.disk.truncate_to(action.offset)
-                self.core.on_log_truncated(self.disk.log.log_end_offset)
+                self.core.on_log_truncated(self.disk.opened_log.log_end_offset)
             elif isinstance(action, TruncateFullyAndStartAt):
                 self.hooks.trace(f"b{self.broker_id} truncate fully, start at {action.offset}")
                 self.disk.truncate_fully_and_start_at(action.offset)
-            elif isinstance(action, UpdateFollowerOffsets) and action.log_start_offset > self.disk.log.log_start_offset:
+            elif (
+                isinstance(action, UpdateFollowerOffsets)
+                and action.log_start_offset > self.disk.opened_log.log_start_offset
+            ):
                 self.disk.advance_log_start_offset(action.log_start_offset)
         if ready.flush and self.config.follower_fsync:
             self.disk.flush()
@@ -376,7 +379,7 @@ class SimBroker:
         if self._flush_started:
             self._flush_started = False
             self.disk.flush()
-            self._perform(self.core.on_flushed(self.disk.log.recovery_point, now_ms))
+            self._perform(self.core.on_flushed(self.disk.opened_log.recovery_point, now_ms))
         self._answer_parked_fetches(force=False)
         proposal = self.core.isr_in_flight
         if proposal is not None and now_ms - self._isr_sent_at_ms > self.config.fetch_timeout_ms:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,7 +149,7 @@ class Simulation:
 
     def step(self) -> None:
         self.stats.steps += 1
-        events = [
+        events: list[tuple[float, Callable[[], None]]] = [
             (40, self._deliver),
             (25, self._tick),
             (15, self._produce),
@@ -282,6 +282,7 @@ class Simulation:
         request_id = self._produce_ids
         values = [f"v{request_id}-{i}".encode() for i in range(self.rng.randint(1, 3))]
         acks = Acks.ALL if self.rng.random() < 0.6 else Acks.ONE
+        assert broker.leader_state is not None
         produce = _Produce(values, acks, broker.broker_id, leader_epoch=broker.leader_state.leader_epoch)
         self._pending[request_id] = produce
         batch = encode_batch([(None, value) for value in values], base_timestamp=self.now_ms)
@@ -308,6 +309,7 @@ class Simulation:
             return
         self.stats.acked_all += 1
         self.trace(f"acks=all ok b{produce.broker_id} offsets {produce.base_offset}..")
+        assert produce.base_offset is not None, "an acks=all produce is answered after its append"
         for index, value in enumerate(produce.values):
             self.history.acknowledge(produce.base_offset + index, (value, produce.leader_epoch))
 
@@ -323,12 +325,13 @@ class Simulation:
             return
         broker = self.rng.choice(leaders)
         reader = self.rng.choice(self._readers)
+        assert broker.leader_state is not None
         refusal = broker.leader_state.check_leader_epoch(reader.leader_epoch)
         if isinstance(refusal, UnknownLeaderEpoch):
             return
         reader.leader_epoch = broker.leader_state.leader_epoch
         high_watermark = broker.high_watermark
-        log_ = broker.disk.log
+        log_ = broker.disk.opened_log
         if reader.position > log_.log_end_offset:
             raise InvariantViolation(
                 f"reader at {reader.position} is beyond the LEO {log_.log_end_offset} of leader b{broker.broker_id}: "
@@ -369,7 +372,7 @@ class Simulation:
         hw_checkpoint_lost = self.rng.random() < 0.1
         broker.restart(hw_checkpoint_lost)
         self.trace(
-            f"b{broker.broker_id} restarts leo={broker.disk.log.log_end_offset} hw={broker.high_watermark}"
+            f"b{broker.broker_id} restarts leo={broker.disk.opened_log.log_end_offset} hw={broker.high_watermark}"
             + (" (HW checkpoint deleted)" if hw_checkpoint_lost else "")
         )
 
@@ -458,9 +461,9 @@ class Simulation:
         leader = self.brokers.get(self.controller.record.leader)
         if leader is None or leader.leader_state is None:
             return False
-        leader_end = leader.disk.log.log_end_offset
+        leader_end = leader.disk.opened_log.log_end_offset
         return len(leader.leader_state.isr) == len(self.brokers) and all(
-            broker.disk.log.log_end_offset == leader_end and broker.high_watermark == leader_end
+            broker.disk.opened_log.log_end_offset == leader_end and broker.high_watermark == leader_end
             for broker in self.brokers.values()
         )
 
@@ -474,4 +477,4 @@ class Simulation:
         for offset, view in self.history.acked_all.items():
             if leader.disk.records[offset - leader.disk.records_base_offset] != view:
                 raise InvariantViolation(f"acknowledged record {view!r} at {offset} is gone after healing")
-        log.info("simulation.converged", seed=self.seed, log_end_offset=leader.disk.log.log_end_offset)
+        log.info("simulation.converged", seed=self.seed, log_end_offset=leader.disk.opened_log.log_end_offset)

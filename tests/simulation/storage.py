@@ -45,6 +45,12 @@ class SimDisk:
         self.generation = 0
         """Bumped whenever records below the end may have changed (truncation, reload)."""
 
+    @property
+    def opened_log(self) -> PartitionLog:
+        """The log of a running broker (a crashed one has none)."""
+        assert self.log is not None, f"{self.directory.name}: the log is not open"
+        return self.log
+
     def open(self) -> PartitionLog:
         """Open (or recover) the log; ``PartitionLog.open`` fsyncs what it recovered."""
         self.log = PartitionLog.open(self.directory, self.log_config, topic=TOPIC, partition=PARTITION)

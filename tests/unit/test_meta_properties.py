@@ -26,4 +26,6 @@ def test_another_broker_id_or_cluster_is_refused(tmp_path: Path) -> None:
 def test_a_file_without_directory_id_gets_one(tmp_path: Path) -> None:
     (tmp_path / "meta.properties").write_text("version=1\ncluster.id=cluster-a\nnode.id=3\n")
     meta = ensure_meta_properties(tmp_path, 3, "cluster-a")
-    assert meta.directory_id and read_meta_properties(tmp_path).directory_id == meta.directory_id
+    reread = read_meta_properties(tmp_path)
+    assert reread is not None
+    assert meta.directory_id and reread.directory_id == meta.directory_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+from kafka.partitioner.default import murmur2 as kafka_python_murmur2  # type: ignore[import-untyped]
 
 from broker.partitioner import murmur2, partition_for_key, to_positive
 

@@ -18,7 +18,8 @@ async def wait_in_a_loop(event: asyncio.Event, rounds: list[int]) -> None:
 
 
 async def test_a_cancel_that_meets_the_event_being_set_stops_the_waiting_task() -> None:
-    event, rounds = asyncio.Event(), []
+    event = asyncio.Event()
+    rounds: list[int] = []
     task = asyncio.create_task(wait_in_a_loop(event, rounds))
     await asyncio.sleep(0)
     event.set()

@@ -57,9 +57,15 @@ def test_replication_factor_is_bounded_by_the_brokers_when_known() -> None:
         spec.validate(brokers=1)
 
 
+def _share(spec: WorkloadSpec, process: int, task: int) -> int:
+    share = spec.records_for_task(process, task)
+    assert share is not None, "a spec with a count gives every task a share"
+    return share
+
+
 def test_count_is_split_over_every_task_of_every_process_with_nothing_lost() -> None:
     spec = WorkloadSpec(kind="produce", count=1003, producers=4, processes=2)
-    shares = [spec.records_for_task(process, task) for process in range(2) for task in range(4)]
+    shares = [_share(spec, process, task) for process in range(2) for task in range(4)]
     assert sum(shares) == 1003
     assert max(shares) - min(shares) == 1
     assert shares[:3] == [126, 126, 126]

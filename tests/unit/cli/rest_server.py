@@ -52,6 +52,7 @@ class RestServer:
         return self
 
     def stop(self) -> None:
+        assert self._runner is not None, "stop() before start()"
         asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)

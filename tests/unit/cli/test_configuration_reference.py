@@ -49,7 +49,7 @@ def page() -> str:
 
 
 def broker_paths() -> list[tuple[str, ...]]:
-    top_level = [(name,) for name in BrokerSettings.model_fields if name not in BROKER_TABLES]
+    top_level: list[tuple[str, ...]] = [(name,) for name in BrokerSettings.model_fields if name not in BROKER_TABLES]
     nested = [(table, name) for table, model in BROKER_TABLES.items() for name in model.model_fields]
     return top_level + nested
 

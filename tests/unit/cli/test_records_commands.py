@@ -26,7 +26,12 @@ def create(rest_server: RestServer, topic: str, partitions: int = 1) -> None:
 
 
 def batch_requests(rest_server: RestServer) -> list[tuple[dict, dict]]:
-    return [(query, body) for method, path, query, body in rest_server.requests if path.endswith("/records:batch")]
+    found: list[tuple[dict, dict]] = []
+    for _method, path, query, body in rest_server.requests:
+        if path.endswith("/records:batch"):
+            assert isinstance(body, dict), "a records:batch body is a JSON object"
+            found.append((query, body))
+    return found
 
 
 def test_produce_batches_lines_into_requests_of_1000(rest_server: RestServer) -> None:

@@ -30,6 +30,7 @@ def test_records_share_a_batch_until_it_would_outgrow_batch_size() -> None:
     assert [r.new_batch for r in results] == [True, False, False, True, False, False, True]
     assert results[2].batch_full
     first, second, third = (acc.drain(TP0) for _ in range(3))
+    assert first is not None and second is not None and third is not None
     assert (first.record_count, second.record_count, third.record_count) == (3, 3, 1)
     assert acc.drain(TP0) is None
 
@@ -76,6 +77,7 @@ def test_buffer_memory_is_held_until_the_batch_is_deallocated() -> None:
     _append(acc, TP1, b"z" * 100, now_ms=0)
     assert not acc.has_room(size)
     batch = acc.drain(TP0)
+    assert batch is not None
     assert not acc.has_room(size), "a drained batch still holds memory until it is answered"
     acc.deallocate(batch)
     assert acc.has_room(size) and acc.buffered_bytes == size
@@ -98,8 +100,10 @@ def test_deliveries_follow_records_and_a_stamped_batch_decodes_with_its_sequence
     for index in range(3):
         _append(acc, TP0, f"v{index}".encode(), now_ms=0, token=index)
     batch = acc.drain(TP0)
+    assert batch is not None
     assert batch.deliveries == [0, 1, 2]
     batch.stamp(producer_id=7, producer_epoch=2, base_sequence=40, compression=0)
+    assert batch.encoded is not None
     header, records = decode_batch(batch.encoded)
     assert (header.producer_id, header.producer_epoch, header.base_sequence) == (7, 2, 40)
     assert [r.value for r in records] == [b"v0", b"v1", b"v2"]
@@ -110,5 +114,7 @@ def test_estimate_bounds_the_encoded_size() -> None:
     acc = _accumulator(batch_size=1 << 20)
     acc.append(TP0, record, estimate_record_bytes(record.key, record.value, list(record.headers)), None, 0)
     batch = acc.drain(TP0)
+    assert batch is not None
     batch.stamp(-1, -1, -1, 0)
+    assert batch.encoded is not None
     assert len(batch.encoded) <= batch.estimated_size_bytes

@@ -29,7 +29,7 @@ LEADER = "http://leader:1"
 
 def _batch(order: int, records: int = 1) -> ProducerBatch:
     batch = ProducerBatch(TP, order, created_ms=0, deadline_ms=1_000_000)
-    batch.records = [None] * records  # type: ignore[list-item]
+    batch.records = [None] * records
     return batch
 
 

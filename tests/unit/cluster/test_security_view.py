@@ -109,6 +109,7 @@ async def test_a_malformed_value_is_logged_once_and_skipped(store: MetadataStore
 
 async def test_on_change_runs_after_each_rebuild(store: MetadataStore) -> None:
     revisions: list[int] = []
+    view: SecurityView
     view = SecurityView(store, on_change=lambda: revisions.append(view.snapshot.revision))
     await view.start()
     try:

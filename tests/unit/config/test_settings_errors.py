@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
@@ -9,7 +11,7 @@ from config.broker import load_broker_settings
 from config.errors import format_settings_error
 
 
-def error_line(**overrides: object) -> str:
+def error_line(**overrides: Any) -> str:
     with pytest.raises(ValidationError) as caught:
         load_broker_settings(**overrides)
     line = format_settings_error(caught.value)

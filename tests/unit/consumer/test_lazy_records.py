@@ -7,16 +7,16 @@ import pickle
 import struct
 import sys
 import threading
-from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import pytest
 
 from broker.client.types import FetchResult, TopicPartition
 from broker.errors import CorruptRecord
-from broker.record.codec import LOG_APPEND_TIME, Record, RecordColumns, encode_batch
+from broker.record.codec import LOG_APPEND_TIME, Record, encode_batch
 from broker.record.compression import GZIP, LZ4, NONE, ZSTD
-from broker.record.decode import iter_batches_with_records
+from broker.record.decode import BatchColumns, iter_batches_with_records
 from broker.record.header import (
     ATTRIBUTES_OFFSET,
     CONTROL_MASK,
@@ -29,6 +29,9 @@ from broker.record.lazy import LazyBatch, checked_batch
 from broker.storage.compacted_batch import BatchSpan, encode_span
 from consumer.fetch_buffer import CompletedFetch, Taken
 from consumer.records import ConsumerRecord
+
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction
 
 TP = TopicPartition("orders", 2)
 TS = 1_700_000_000_000
@@ -270,11 +273,11 @@ def test_a_first_read_overtaken_by_another_threads_decode_gets_its_columns() -> 
     pause_at = first_line + next(i for i, line in enumerate(source) if line.strip() == "view = self._view")
     paused, resume = threading.Event(), threading.Event()
 
-    def trace(frame: FrameType, event: str, arg: object) -> Callable[..., object] | None:
+    def trace(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
         if frame.f_code is not LazyBatch.decode.__code__:
             return None
 
-        def on_line(frame: FrameType, event: str, arg: object) -> Callable[..., object]:
+        def on_line(frame: FrameType, event: str, arg: object) -> TraceFunction:
             if event == "line" and frame.f_lineno == pause_at:
                 paused.set()
                 resume.wait(10)
@@ -282,7 +285,7 @@ def test_a_first_read_overtaken_by_another_threads_decode_gets_its_columns() -> 
 
         return on_line
 
-    results: list[RecordColumns] = []
+    results: list[BatchColumns] = []
 
     def read() -> None:
         sys.settrace(trace)

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker.groups.assignors import range_assign, uniform_assign
+from broker.groups.assignors import TopicPartition, range_assign, uniform_assign
 
 
 def loads(assignment):
@@ -55,7 +55,7 @@ topic_sets = st.frozensets(st.sampled_from(["x", "y", "z"]), min_size=1)
 def test_every_partition_assigned_exactly_once_to_a_subscriber(subs, x_count, y_count) -> None:
     counts = {"x": x_count, "y": y_count}
     for result in (uniform_assign(subs, counts), range_assign(subs, counts)):
-        seen = []
+        seen: list[TopicPartition] = []
         for member, partitions in result.items():
             assert all(tp[0] in subs[member] for tp in partitions)
             seen.extend(partitions)

@@ -5,6 +5,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from broker.groups.assignors import TopicPartition
 from broker.groups.errors import FencedMemberEpoch, NonEmptyGroup, StaleMemberEpoch, UnknownMemberId
 from broker.groups.membership import ConsumerGroup, HeartbeatRequest, Subscription
 
@@ -17,7 +18,8 @@ class Client:
 
     def __init__(self, group: ConsumerGroup, member_id: str) -> None:
         self.group, self.member_id = group, member_id
-        self.epoch, self.owned = 0, frozenset()
+        self.epoch = 0
+        self.owned: frozenset[TopicPartition] = frozenset()
 
     def beat(self, now_ms: int):
         response = self.group.heartbeat(

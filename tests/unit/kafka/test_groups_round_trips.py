@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kio.index import load_response_schema
@@ -22,6 +22,7 @@ from broker.groups.errors import NotCoordinator
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
+from broker.kafka.context import KafkaNode
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.shapes import build
 from tests.unit.kafka import requests
@@ -108,7 +109,8 @@ def request(api_key: int, version: int, class_name: str, /, **values: Any) -> An
 def exchange(node: GroupsNode, api_key: int, version: int, body: Any) -> Any:
     routed = route(requests.frame(api_key, version, body, correlation_id=77))
     assert isinstance(routed, Routed)
-    payload, _ = asyncio.run(Dispatcher(node).answer(routed))
+    # the stand-in is the part of a ``KafkaNode`` these handlers call
+    payload, _ = asyncio.run(Dispatcher(cast(KafkaNode, node)).answer(routed))
     assert payload is not None
     correlation_id, response = decode_response(payload, load_response_schema(api_key, version))
     assert correlation_id == 77

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kio.index import load_response_schema
@@ -27,6 +27,7 @@ from broker.kafka.admin import CONFIGS_SINCE
 from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
 from broker.kafka.config_entries import ConfigSource
+from broker.kafka.context import KafkaNode
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.topics import cluster_defaults
 from broker.topics.configs import TopicConfigs
@@ -138,7 +139,8 @@ def versions(api_key: int) -> list[int]:
 def exchange(node: StandInNode, api_key: int, version: int, body: Any) -> Any:
     routed = route(requests.frame(api_key, version, body, correlation_id=99))
     assert isinstance(routed, Routed)
-    payload, _ = asyncio.run(Dispatcher(node).answer(routed))
+    # the stand-in is the part of a ``KafkaNode`` these handlers call
+    payload, _ = asyncio.run(Dispatcher(cast(KafkaNode, node)).answer(routed))
     assert payload is not None
     correlation_id, response = decode_response(payload, load_response_schema(api_key, version))
     assert correlation_id == 99
@@ -454,7 +456,7 @@ def test_a_null_compression_type_at_creation_is_the_default() -> None:
 
 def test_describe_configs_filters_by_key_and_answers_each_resource_on_its_own() -> None:
     node = AdminStandIn()
-    resources = [
+    resources: list[tuple[int, str, tuple[str, ...] | None]] = [
         (2, TOPIC, ("retention.ms", "no.such")),
         (2, "missing", None),
         (4, "1", ("num.partitions",)),

@@ -16,7 +16,7 @@ stand-in of ``test_kadmin`` with the real ``Authorizer`` deciding, over these AC
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,7 +103,7 @@ def as_user(user: str, node: AdminStandIn, api_key: int, version: int, body: Any
         return exchange(node, api_key, version, body)
 
 
-def denials(logs: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
+def denials(logs: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, str | None]]:
     return [
         (entry["operation"], entry["resource_type"], entry["resource_name"])
         for entry in logs

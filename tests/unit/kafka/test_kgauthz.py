@@ -80,6 +80,8 @@ class CountingGroups(StandInGroups):
 
 
 class SecuredGroupsNode(GroupsNode):
+    groups: CountingGroups
+
     def __init__(self) -> None:
         super().__init__()
         self.groups = CountingGroups()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kio.index import load_response_schema
@@ -18,7 +18,7 @@ from kio.schema.errors import ErrorCode
 from broker.acks import Acks
 from broker.kafka.apis import API_TABLE, SUPPORTED
 from broker.kafka.codec import decode_response
-from broker.kafka.context import CloseConnection
+from broker.kafka.context import CloseConnection, KafkaNode
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.shapes import EPOCH
 from tests.unit.kafka import requests
@@ -43,7 +43,8 @@ def versions(api_key: int) -> list[int]:
 def exchange(node: StandInNode, api_key: int, version: int, body: Any) -> Any:
     routed = route(requests.frame(api_key, version, body, correlation_id=4242))
     assert isinstance(routed, Routed)
-    payload, _ = asyncio.run(Dispatcher(node).answer(routed))
+    # the stand-in is the part of a ``KafkaNode`` these handlers call
+    payload, _ = asyncio.run(Dispatcher(cast(KafkaNode, node)).answer(routed))
     if payload is None:
         return None
     correlation_id, response = decode_response(payload, load_response_schema(api_key, version))

@@ -70,7 +70,12 @@ def test_sasl_versions_are_advertised() -> None:
 def test_a_refused_topic_leaves_the_request_and_comes_back_refused(api_key: int, version: int) -> None:
     rule = authz.RULES[api_key]
     asked: list[str] = []
-    body, refused = authz.split(rule, two_topic_request(api_key, version), lambda t: asked.append(t) or allowed(t))
+
+    def allows(topic: str) -> bool:
+        asked.append(topic)
+        return allowed(topic)
+
+    body, refused = authz.split(rule, two_topic_request(api_key, version), allows)
     assert asked == [OPEN, SECRET]
     assert [getattr(t, rule.request_topic_name) for t in getattr(body, rule.request_topics)] == [OPEN]
     assert refused == [(SECRET, [0])]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 
 import pytest
-from kafka.net.sasl.scram import ScramClient
+from kafka.net.sasl.scram import ScramClient  # type: ignore[import-untyped]
 
 from broker.kafka.sasl import PlainCredentials, SaslFailure, ScramServer, parse_plain
 from broker.security.scram import new_credential

@@ -32,7 +32,9 @@ class Broker:
         self.fail_after_append = 0
         self.refuse: Exception | None = None
 
-    async def produce(self, url: str, tp: TopicPartition, batch: bytes, acks: object, timeout_ms: int) -> ProduceAck:
+    async def produce(
+        self, leader_url: str, tp: TopicPartition, batch: bytes, acks: object, timeout_ms: int
+    ) -> ProduceAck:
         self.requests.append(batch)
         if self.gate is not None:
             await self.gate.wait()
@@ -134,7 +136,8 @@ async def test_sends_without_a_future_are_flushed_and_their_failures_counted(
     producer: Producer, broker: Broker
 ) -> None:
     for index in range(100):
-        assert await producer.send("t", str(index).encode(), partition=0, want_future=False) is None
+        # the value typed as absent is the point: ``want_future=False`` returns None
+        assert await producer.send("t", str(index).encode(), partition=0, want_future=False) is None  # type: ignore[func-returns-value]
     await producer.flush()
     assert broker.logs[0] == [str(index).encode() for index in range(100)]
     assert producer.failed_records == 0
@@ -214,10 +217,12 @@ class PacedBroker(Broker):
         self.bytes_per_ms = bytes_per_ms
         self._server = asyncio.Lock()
 
-    async def produce(self, url: str, tp: TopicPartition, batch: bytes, acks: object, timeout_ms: int) -> ProduceAck:
+    async def produce(
+        self, leader_url: str, tp: TopicPartition, batch: bytes, acks: object, timeout_ms: int
+    ) -> ProduceAck:
         async with self._server:
             await asyncio.sleep(len(batch) / self.bytes_per_ms / 1000)
-            return await super().produce(url, tp, batch, acks, timeout_ms)
+            return await super().produce(leader_url, tp, batch, acks, timeout_ms)
 
 
 async def _send_round_robin(producer: Producer, total_bytes: int, value_bytes: int, partitions: int) -> list[float]:

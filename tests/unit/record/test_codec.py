@@ -7,7 +7,7 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka.record._crc32c import crc as independent_crc32c
+from kafka.record._crc32c import crc as independent_crc32c  # type: ignore[import-untyped]
 
 from broker.errors import CorruptRecord
 from broker.record.codec import LOG_APPEND_TIME, Record, RecordInput, encode_batch, record_size_in_bytes
@@ -168,6 +168,12 @@ def test_unsupported_compression_is_refused_when_encoding() -> None:
         encode_batch([(b"k", b"v")], compression=2)
 
 
+def _timestamp(record: RecordInput) -> int:
+    """The records these tests build always carry a timestamp (``None`` would mean "now at encode time")."""
+    assert record.timestamp is not None
+    return record.timestamp
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     records=st.lists(record_strategy, min_size=1, max_size=20),
@@ -179,9 +185,9 @@ def test_round_trip(records: list[RecordInput], codec: int, base_offset: int, le
     batch = encode_batch(records, compression=codec, base_offset=base_offset, partition_leader_epoch=leader_epoch)
     header, decoded = decode_batch(batch)
     assert header.compression == codec
-    assert header.max_timestamp == max(r.timestamp for r in records)
+    assert header.max_timestamp == max(_timestamp(r) for r in records)
     expected = [
-        Record(base_offset + i, r.timestamp, r.key, r.value, list(r.headers), leader_epoch)
+        Record(base_offset + i, _timestamp(r), r.key, r.value, list(r.headers), leader_epoch)
         for i, r in enumerate(records)
     ]
     assert decoded == expected
@@ -197,8 +203,7 @@ def _sized(records: list[RecordInput]) -> int:
     base_timestamp = records[0].timestamp
     assert base_timestamp is not None
     return RECORDS_OFFSET + sum(
-        record_size_in_bytes(r, delta, r.timestamp - base_timestamp)  # type: ignore[operator]
-        for delta, r in enumerate(records)
+        record_size_in_bytes(r, delta, _timestamp(r) - base_timestamp) for delta, r in enumerate(records)
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from kafka.record._crc32c import crc as independent_crc32c
+from kafka.record._crc32c import crc as independent_crc32c  # type: ignore[import-untyped]
 
 from broker.errors import CorruptRecord
 from broker.record.compression import GZIP, NONE, ZSTD

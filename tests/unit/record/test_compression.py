@@ -9,7 +9,7 @@ import pytest
 import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka.codec import gzip_decode, lz4_decode, zstd_decode
+from kafka.codec import gzip_decode, lz4_decode, zstd_decode  # type: ignore[import-untyped]
 
 from broker.errors import CorruptRecord
 from broker.record.compression import (

@@ -9,9 +9,10 @@ with the eager decoder's message.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 import pytest
-from kafka.record._crc32c import crc as independent_crc32c
+from kafka.record._crc32c import crc as independent_crc32c  # type: ignore[import-untyped]
 
 from broker.errors import CorruptRecord
 from broker.record.codec import LOG_APPEND_TIME, Record, encode_batch, encode_columns
@@ -53,7 +54,7 @@ def _stamp(batch: bytes, base_offset: int) -> bytes:
     return struct.pack(">q", base_offset) + batch[8:]
 
 
-PLAIN = {
+PLAIN: dict[str, tuple[list[bytes | None], list[int]]] = {
     "one-byte lengths": ([b"v%d" % i for i in range(10)], [TS + i for i in range(10)]),
     "100-byte values, 2-byte offset deltas": ([bytes(100)] * 300, [TS + i // 7 for i in range(300)]),
     "values of 64 to 8191 bytes (2-byte varints)": ([b"x" * n for n in (64, 65, 1000, 8191)], [TS] * 4),
@@ -82,7 +83,7 @@ def test_log_append_time_gives_every_record_the_batch_max_timestamp() -> None:
     assert [timestamp for _, timestamp, _, _, _ in _checked(batch)] == [TS + 5, TS + 5]
 
 
-MIXED = {
+MIXED: dict[str, list[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]], int]]] = {
     "keys": [(b"k1", b"v1", (), TS), (b"k2", b"v2", (), TS + 1)],
     "a key only on the last record": [(None, b"v1", (), TS), (b"k", b"v2", (), TS + 1)],
     "null key and empty key": [(None, b"v", (), TS), (b"", b"v", (), TS)],

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
-from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
+from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder  # type: ignore[import-untyped]
+from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder  # type: ignore[import-untyped]
 
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.compression import GZIP, LZ4, NONE, SUPPORTED_CODECS, ZSTD
@@ -94,7 +94,7 @@ def test_memory_records_round_trip_through_both(codec: int) -> None:
     assert columns.offsets == list(range(80))
     assert columns.values == [r.value for r in SAMPLE] * 2
     memory_records = MemoryRecords(theirs + ours)
-    offsets = []
+    offsets: list[int] = []
     while memory_records.has_next():
         offsets.extend(record.offset for record in memory_records.next_batch())
     assert offsets == list(range(80))

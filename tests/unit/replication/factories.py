@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict
 
 from broker.replication import PartitionLeaderState
 from broker.storage.epoch_cache import LeaderEpochCache
@@ -18,7 +19,12 @@ def registered_broker_epoch(replica_id: int) -> int:
     return 100 * replica_id
 
 
-def current_incarnation(replica_id: int) -> dict[str, int]:
+class Incarnation(TypedDict):
+    broker_epoch: int
+    registered_broker_epoch: int
+
+
+def current_incarnation(replica_id: int) -> Incarnation:
     """Broker-epoch arguments of a fetch from the registered incarnation of ``replica_id``."""
     epoch = registered_broker_epoch(replica_id)
     return {"broker_epoch": epoch, "registered_broker_epoch": epoch}

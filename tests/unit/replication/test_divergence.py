@@ -19,7 +19,7 @@ from broker.replication import (
     TruncateTo,
 )
 from broker.storage.epoch_cache import EpochEntry, LeaderEpochCache
-from tests.unit.replication.factories import current_incarnation
+from tests.unit.replication.factories import Incarnation, current_incarnation
 
 
 @dataclass
@@ -197,6 +197,13 @@ def test_diverging_epoch_the_follower_never_saw_takes_two_rounds():
     assert follower_log.records == leader_log.records
 
 
+class FollowerFetchContext(Incarnation):
+    """``on_follower_fetch``'s keyword arguments that do not change from fetch to fetch."""
+
+    current_leader_epoch: int
+    epoch_cache: LeaderEpochCache
+
+
 def test_leader_reports_where_the_followers_last_epoch_ends():
     """Leader check: end epoch != last fetched epoch, or end offset < fetch offset."""
     leader_log = MemoryLog()
@@ -204,7 +211,11 @@ def test_leader_reports_where_the_followers_last_epoch_ends():
     leader_log.cache.assign(4, 10)
     leader_log.records = [(1, "x")] * 10 + [(4, "y")] * 5
     leader = become_leader(1, (1, 2), leader_log, epoch=6, high_watermark=0)
-    common = {"current_leader_epoch": 6, "epoch_cache": leader_log.cache, **current_incarnation(2)}
+    common: FollowerFetchContext = {
+        "current_leader_epoch": 6,
+        "epoch_cache": leader_log.cache,
+        **current_incarnation(2),
+    }
     assert leader.on_follower_fetch(2, 12, 0, last_fetched_epoch=1, **common).diverging_epoch == (DivergingEpoch(1, 10))
     assert leader.on_follower_fetch(2, 10, 0, last_fetched_epoch=3, **common).diverging_epoch == (DivergingEpoch(1, 10))
     ok = leader.on_follower_fetch(2, 10, 0, last_fetched_epoch=1, **common)

@@ -45,6 +45,7 @@ def test_slow_follower_that_keeps_fetching_but_never_catches_up_is_removed():
         new_isr=(1, 3),
         change="shrink",
     )
+    assert removed_at is not None
     assert LAG_MS < removed_at <= LAG_MS + 200
 
 

@@ -19,6 +19,8 @@ Invariants (REPLICATION-REFERENCE "Invariants to assert" 2-5):
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -73,7 +75,7 @@ class LeaderStateMachine(RuleBasedStateMachine):
         )
         self.cache = LeaderEpochCache([EpochEntry(LEADER_EPOCH, log_end_offset)])
         self.purgatory = DelayedProducePurgatory("t", 0)
-        self.required_offsets: dict[int, int] = {}
+        self.required_offsets: dict[Hashable, int] = {}
         self.next_request_id = 0
         self.proposal: ProposeIsr | None = None
         self.hw_at_leader_start = self.leader.high_watermark

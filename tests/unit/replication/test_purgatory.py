@@ -1,5 +1,7 @@
 """acks=all waits (DelayedProduce, Partition.checkEnoughReplicasReachOffset)."""
 
+from typing import cast
+
 import pytest
 
 from broker.errors import (
@@ -52,8 +54,9 @@ def test_losing_leadership_fails_every_waiter_with_not_leader():
     purgatory.add("p1", 10, 1_000)
     purgatory.add("p2", 12, 1_000)
     completions = purgatory.fail_all_not_leader(leader_id=2)
-    assert sorted(c.request_id for c in completions) == ["p1", "p2"]
+    assert sorted(cast(str, c.request_id) for c in completions) == ["p1", "p2"]
     assert all(isinstance(c.error, NotLeaderOrFollower) for c in completions)
+    assert completions[0].error is not None
     assert completions[0].error.details["leader_id"] == 2
     assert len(purgatory) == 0 and purgatory.on_high_watermark(100, 3, 2) == []
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from broker.node.broker_node import BrokerNode
@@ -22,7 +23,7 @@ MAX_REQUEST_BYTES = 256 * 1024
 class Api:
     """A test client that knows the cluster id and builds REST Proxy v3 paths."""
 
-    client: TestClient
+    client: TestClient[web.Request, web.Application]
     node: BrokerNode
 
     @property

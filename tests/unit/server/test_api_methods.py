@@ -31,7 +31,7 @@ def declared_methods(app: web.Application, path: str) -> set[str]:
 
 
 async def test_every_route_answers_an_undeclared_method_with_405_and_allow(api: Api) -> None:
-    app = api.client.server.app
+    app = api.client.app
     probed = 0
     for resource in app.router.resources():
         path = concrete_path(resource.canonical)

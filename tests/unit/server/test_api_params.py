@@ -60,8 +60,8 @@ def broker_headers(api: Api) -> dict[str, str]:
 
 def routes_with_path_parameter(api: Api, name: str) -> list[tuple[str, str]]:
     """(method, canonical path) of every route of the app whose path has ``{name}``."""
-    found = []
-    for resource in api.client.server.app.router.resources():
+    found: list[tuple[str, str]] = []
+    for resource in api.client.app.router.resources():
         if "{" + name + "}" in resource.canonical:
             found.extend((route.method, resource.canonical) for route in resource if route.method != "HEAD")
     return found

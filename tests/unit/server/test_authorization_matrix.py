@@ -128,7 +128,7 @@ class Matrix:
                 await self.node.security.view.wait_changed()
 
     async def fingerprint(self) -> tuple:
-        keys = []
+        keys: list[tuple[str, bytes]] = []
         for prefix in ("/topics/", "/partitions/", "/security/", "/producer-ids/"):
             items, _ = await self.node.store.list(prefix)
             keys.extend((item.key, item.value) for item in items)

@@ -15,6 +15,7 @@ from broker.record.codec import Record, encode_batch
 from broker.record.decode import decode_batch
 from broker.server.json_records import (
     DataType,
+    EncodedRecord,
     ProduceRecord,
     ReadFormat,
     encode_record,
@@ -27,7 +28,7 @@ from broker.server.json_records import (
 NOW_MS = 1_700_000_000_000
 
 
-def encode(body: dict) -> tuple:
+def encode(body: dict) -> EncodedRecord:
     return encode_record(ProduceRecord.model_validate(body), NOW_MS)
 
 

@@ -56,6 +56,10 @@ async def test_a_batch_with_a_bad_crc_is_refused_and_nothing_is_stored(api: Api)
     bad = good[:-1] + bytes([good[-1] ^ 0xFF])
     body = await error_of(await api.client.post(url, data=bad, headers={"Content-Type": BATCH}), 400)
     assert body["error"] == "CORRUPT_MESSAGE" and "CRC" in body["message"]
-    assert api.node.replicas.local_partition("t", 0).log.log_end_offset == 0
+    partition = api.node.replicas.local_partition("t", 0)
+    assert partition is not None
+    assert partition.log.log_end_offset == 0
     assert (await api.client.post(url, data=good, headers={"Content-Type": BATCH})).status == 200
-    assert api.node.replicas.local_partition("t", 0).log.log_end_offset == 3
+    partition = api.node.replicas.local_partition("t", 0)
+    assert partition is not None
+    assert partition.log.log_end_offset == 3

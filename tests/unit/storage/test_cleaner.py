@@ -30,12 +30,13 @@ def put(log: PartitionLog, key: str, value: str | None, timestamp_ms: int = NOW_
 
 
 def visible(log: PartitionLog) -> list[tuple[int, str, str | None]]:
-    found, offset = [], log.log_start_offset
+    found: list[tuple[int, str, str | None]] = []
+    offset = log.log_start_offset
     while offset < log.log_end_offset:
         read = log.read(offset, 1 << 30)
-        found.extend(
-            (r.offset, r.key.decode(), None if r.value is None else r.value.decode()) for r in iter_records(read.data)
-        )
+        for r in iter_records(read.data):
+            assert r.key is not None, "every record of a compacted log has a key"
+            found.append((r.offset, r.key.decode(), None if r.value is None else r.value.decode()))
         offset = read.next_offset
     return found
 

@@ -180,6 +180,7 @@ def test_records_read_back_decode_with_their_assigned_offsets(log_dir: Path) -> 
     result = log.read(2, 1 << 20)
     _, records = decode_batch(result.data)
     assert [record.offset for record in records] == [2, 3, 4]
+    assert records[0].value is not None
     assert records[0].value.startswith(b"00000002")
 
 

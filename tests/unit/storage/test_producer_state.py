@@ -30,6 +30,7 @@ def test_a_retried_batch_is_recognised_with_its_original_offsets() -> None:
     state.record(first)
     retry = dataclasses.replace(first, base_offset=99)
     original = state.find_duplicate(retry)
+    assert original is not None
     assert (original.base_offset, original.last_offset) == (10, 11)
 
 
@@ -41,7 +42,8 @@ def test_only_the_last_five_batches_are_remembered() -> None:
         state.record(h)
     with pytest.raises(OutOfOrderSequence):
         state.find_duplicate(header(7, 0, 0))
-    assert state.find_duplicate(header(7, 0, 2)).base_offset == 2
+    duplicate = state.find_duplicate(header(7, 0, 2))
+    assert duplicate is not None and duplicate.base_offset == 2
 
 
 def test_a_sequence_gap_is_out_of_order() -> None:
@@ -63,7 +65,8 @@ def test_a_producer_accepted_mid_sequence_is_then_held_to_its_sequence() -> None
     first = header(8, 0, 40, base_offset=100)
     assert state.find_duplicate(first) is None
     state.record(first)
-    assert state.find_duplicate(dataclasses.replace(first, base_offset=7)).base_offset == 100
+    duplicate = state.find_duplicate(dataclasses.replace(first, base_offset=7))
+    assert duplicate is not None and duplicate.base_offset == 100
     with pytest.raises(OutOfOrderSequence, match="expected 42"):
         state.find_duplicate(header(8, 0, 0))
     with pytest.raises(OutOfOrderSequence, match="expected 42"):
@@ -94,5 +97,6 @@ def test_state_rebuilt_from_the_log_dedupes_like_the_original() -> None:
     headers = [header(7, 0, 0, base_offset=0), header(9, 0, 0, base_offset=2), header(7, 0, 2, base_offset=4)]
     rebuilt = ProducerStateManager("t", 0)
     rebuilt.load(headers)
-    assert rebuilt.find_duplicate(header(7, 0, 2)).base_offset == 4
+    duplicate = rebuilt.find_duplicate(header(7, 0, 2))
+    assert duplicate is not None and duplicate.base_offset == 4
     assert rebuilt.find_duplicate(header(9, 0, 2)) is None
