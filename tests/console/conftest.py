@@ -1,5 +1,6 @@
-"""Fixtures of the console's browser tests: headless Debian Chromium driven by Playwright, a real
-3-broker cluster per module, and a page that fails its test on any browser console error.
+"""Fixtures of the console's browser tests: headless Debian Chromium driven by Playwright, a harness
+3-broker cluster per module (``console``; a test that pauses or stops a broker starts its own from
+``CONSOLE_SPEC``), and a page that fails its test on any browser console error.
 
 Chromium is ``/usr/bin/chromium`` (``make chromium`` installs it); Playwright never downloads a
 browser. The flags turn off Chromium's own background connections, which this machine's
@@ -12,15 +13,14 @@ a directory, there too: that is how ``docs/console/*.png`` are made.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, ViewportSize, sync_playwright
 
-from tests.support.brokers import BrokerCluster, http_json
-from tests.support.replication import start_cluster
+from tests.support.cluster import ClusterSpec, cluster_fixture
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -32,47 +32,20 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-WIDE = {"width": 1280, "height": 900}
-NARROW = {"width": 800, "height": 900}
-CONSOLE_ENV = {
-    # A paused follower stays in the ISR for the whole pause, so the HW it holds back stays put.
-    "HIGHWATER_REPLICA_LAG_TIME_MAX_MS": "30000",
-    "HIGHWATER_BROKER_SESSION_TIMEOUT_MS": "30000",
-    "HIGHWATER_CONSOLE__LAG_SAMPLE_INTERVAL_MS": "200",
-    "HIGHWATER_CONSOLE__ACTIVITY_SAMPLE_INTERVAL_MS": "500",
-}
+WIDE = ViewportSize(width=1280, height=900)
+NARROW = ViewportSize(width=800, height=900)
+CONSOLE_SPEC = ClusterSpec(
+    settings={
+        # A paused follower stays in the ISR for the whole pause, so the HW it holds back stays put.
+        "replica_lag_time_max_ms": 30000,
+        "broker_session_timeout_ms": 30000,
+        "console.lag_sample_interval_ms": 200,
+        "console.activity_sample_interval_ms": 500,
+    }
+)
 
-
-@dataclass
-class Console:
-    """A started cluster and what the tests ask it over the API, next to what the page shows."""
-
-    cluster: BrokerCluster
-    cluster_id: str = ""
-
-    def url(self, broker_id: int | None = None) -> str:
-        return self.cluster.brokers[broker_id].url if broker_id else self.cluster.any_url()
-
-    def api(self, path: str, method: str = "GET", body: dict | None = None, via: int | None = None) -> dict:
-        status, answer = http_json(method, f"{self.url(via)}/v3/clusters/{self.cluster_id}{path}", body)
-        assert 200 <= status < 300, (status, answer)
-        return answer
-
-    def create_topic(self, name: str, partitions: int = 3, replication_factor: int = 3) -> None:
-        self.api(
-            "/topics",
-            "POST",
-            {"topic_name": name, "partitions_count": partitions, "replication_factor": replication_factor},
-        )
-
-
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    cluster = start_cluster(tmp_path_factory.mktemp("console"), env=CONSOLE_ENV)
-    try:
-        yield Console(cluster, cluster.cluster_id())
-    finally:
-        cluster.shutdown()
+console = cluster_fixture(CONSOLE_SPEC, scope="module")
+"""The module's cluster, which its tests share: each makes topics and groups of its own."""
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +103,12 @@ def page(browser: Browser, browser_errors: Errors) -> Iterator[Page]:
     assert errors.seen == [], "the browser reported errors:\n" + "\n".join(errors.seen)
 
 
+Shoot = Callable[[Page, str], Path]
+"""The ``shoot`` fixture: ``shoot(page, name)`` saves the page's screenshot and returns its path."""
+
+
 @pytest.fixture
-def shoot(tmp_path: Path):
+def shoot(tmp_path: Path) -> Shoot:
     """Save the page's screenshot under the test's tmp_path and, if asked, under HWTEST_CONSOLE_SHOTS."""
 
     def save(page: Page, name: str) -> Path:

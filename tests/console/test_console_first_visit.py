@@ -16,7 +16,8 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from consumer.sync import SyncConsumer
-from tests.console.conftest import Console
+from tests.console.conftest import Shoot
+from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
 
@@ -38,25 +39,25 @@ PAGES = (
 
 
 @pytest.fixture(scope="module")
-def finished(console: Console) -> Console:
+def finished(console: Cluster) -> Cluster:
     """A one-partition topic read to its end by a real group consumer, which then left.
 
     The consumer auto-commits what it consumed when it closes, as a script that is done does:
     the group has no member and its committed offset is the high watermark."""
     console.create_topic(TOPIC, partitions=1)
-    entries = [{"partition_id": 0, "value": {"type": "STRING", "data": f"r{i}"}} for i in range(RECORDS)]
-    console.api(f"/topics/{TOPIC}/records:batch?acks=all", "POST", {"entries": entries})
+    status, body = console.produce(TOPIC, [f"r{i}" for i in range(RECORDS)])
+    assert (status, body["failures"]) == (207, []), body
     with SyncConsumer(console.url(), group_id=GROUP, auto_offset_reset="earliest") as consumer:
         consumer.subscribe([TOPIC])
         for read, _ in enumerate(consumer, start=1):
             if read == RECORDS:
                 break
-    lag = console.api(f"/consumer-groups/{GROUP}/lags")["data"]
+    lag = console.api("GET", f"/consumer-groups/{GROUP}/lags")["data"]
     assert [(row["current_offset"], row["lag"]) for row in lag] == [(RECORDS, 0)]
     return console
 
 
-def test_the_root_and_the_slashed_address_open_the_console(page: Page, console: Console) -> None:
+def test_the_root_and_the_slashed_address_open_the_console(page: Page, console: Cluster) -> None:
     page.goto(f"{console.url()}/")
     expect(page).to_have_url(f"{console.url()}/console")
     expect(page.get_by_role("heading", name="Cluster overview")).to_be_visible()
@@ -88,7 +89,7 @@ class HeldCalls:
 
 @pytest.mark.parametrize(("route", "heading", "drawn"), PAGES)
 def test_the_first_paint_shows_the_frame_and_a_loading_state(
-    page: Page, finished: Console, route: str, heading: str, drawn: str, shoot
+    page: Page, finished: Cluster, route: str, heading: str, drawn: str, shoot: Shoot
 ) -> None:
     calls = HeldCalls(page)
     page.goto(f"{finished.url()}/console#{route}")
@@ -102,7 +103,9 @@ def test_the_first_paint_shows_the_frame_and_a_loading_state(
     expect(page.locator("main").get_by_text("Loading…")).to_have_count(0)
 
 
-def test_a_group_whose_consumer_read_everything_and_left_reads_as_done(page: Page, finished: Console, shoot) -> None:
+def test_a_group_whose_consumer_read_everything_and_left_reads_as_done(
+    page: Page, finished: Cluster, shoot: Shoot
+) -> None:
     page.goto(f"{finished.url()}/console#/groups")
     expect(page.get_by_test_id(f"group-{GROUP}-state")).to_have_text("Empty")
     expect(page.get_by_test_id(f"group-{GROUP}-members")).to_have_text("0")
@@ -121,15 +124,15 @@ def test_a_group_whose_consumer_read_everything_and_left_reads_as_done(page: Pag
     shoot(page, "group-finished")
 
 
-def test_lag_charts_read_as_clock_times_and_durations(page: Page, console: Console) -> None:
+def test_lag_charts_read_as_clock_times_and_durations(page: Page, console: Cluster) -> None:
     """A group that committed nothing past offset 0: its oldest unread record ages, so the
     lag in time passes a second and its axis must read as a duration, not a count of ms."""
     topic, group = "aging", "late-readers"
     console.create_topic(topic, partitions=1)
-    console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": [{"value": {"data": 1}}]})
+    console.api("POST", f"/topics/{topic}/records:batch?acks=all", {"entries": [{"value": {"data": 1}}]})
     console.api(
-        f"/consumer-groups/{group}/offsets",
         "POST",
+        f"/consumer-groups/{group}/offsets",
         {"offsets": [{"topic_name": topic, "partition_id": 0, "offset": 0}]},
     )
     page.goto(f"{console.url()}/console#/groups/{group}")
@@ -162,7 +165,7 @@ def test_lag_charts_read_as_clock_times_and_durations(page: Page, console: Conso
     ) == ["850 ms", "12.3 s", "6m 41s", "1h 02m", "1d 1h", "03:04:05"]
 
 
-def test_counts_agree_with_their_nouns(page: Page, finished: Console) -> None:
+def test_counts_agree_with_their_nouns(page: Page, finished: Cluster) -> None:
     page.goto(f"{finished.url()}/console#/topics/{TOPIC}")
     expect(page.get_by_test_id("topic-shape")).to_have_text("1 partition, replication factor 3")
     shown = page.evaluate(

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.console.conftest import NARROW, Console
-from tests.support.brokers import http_json
+from tests.console.conftest import CONSOLE_SPEC, NARROW, Shoot
+from tests.support.cluster import Cluster, Clusters
 
 pytestmark = pytest.mark.integration
 
@@ -40,7 +40,7 @@ width is measured once that is on screen, not when the network happens to be qui
 pages poll, every 500 ms here, so a quiet network is a matter of luck)."""
 
 
-def open_page(page: Page, console: Console, route: str, via: int | None = None) -> None:
+def open_page(page: Page, console: Cluster, route: str, via: int | None = None) -> None:
     page.goto(f"{console.url(via)}/console#{route}")
 
 
@@ -54,40 +54,42 @@ def fits(page: Page) -> bool:
 
 
 @pytest.fixture(scope="module")
-def seeded(console: Console) -> Console:
+def seeded(console: Cluster) -> Cluster:
     console.create_topic(TOPIC, partitions=3)
     entries = [
         {"partition_id": i % 3, "key": {"type": "STRING", "data": f"k{i}"}, "value": {"data": {"n": i}}}
         for i in range(30)
     ]
-    console.api(f"/topics/{TOPIC}/records:batch?acks=all", "POST", {"entries": entries})
+    console.api("POST", f"/topics/{TOPIC}/records:batch?acks=all", {"entries": entries})
     console.api(
-        f"/consumer-groups/{GROUP}/offsets",
         "POST",
+        f"/consumer-groups/{GROUP}/offsets",
         {"offsets": [{"topic_name": TOPIC, "partition_id": p, "offset": 4} for p in range(3)]},
     )
     return console
 
 
-def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, seeded: Console, shoot) -> None:
+def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, seeded: Cluster, shoot: Shoot) -> None:
     console = seeded
-    clusters = http_json("GET", f"{console.url()}/v3/clusters")[1]["data"][0]
+    clusters = console.http("GET", "/v3/clusters")[1]["data"][0]
     asked: list[str] = []
     page.on("request", lambda request: asked.append(request.url))
     open_page(page, console, "/")
     expect(page.get_by_test_id("cluster-id")).to_have_text(console.cluster_id)
     expect(page.get_by_test_id("controller-id")).to_have_text(str(clusters["controller_id"]))
     expect(page.get_by_test_id("brokers-count")).to_have_text("3")
-    topics = console.api("/topics")["data"]
+    topics = console.api("GET", "/topics")["data"]
     expect(page.get_by_test_id("topics-count")).to_have_text(str(len(topics)))
     partitions = sum(t["partitions_count"] for t in topics)
     expect(page.get_by_test_id("partitions-count")).to_have_text(str(partitions))
     shoot(page, "overview")
 
     open_page(page, console, "/topics")
-    api_partitions = console.api(f"/topics/{TOPIC}/partitions")["data"]
+    api_partitions = console.api("GET", f"/topics/{TOPIC}/partitions")["data"]
     records = sum(p["high_watermark"] - p["log_start_offset"] for p in api_partitions)
-    sizes = {p["partition_id"]: p["size_bytes"] for p in console.api(f"/topics/{TOPIC}/replica-offsets")["partitions"]}
+    sizes = {
+        p["partition_id"]: p["size_bytes"] for p in console.api("GET", f"/topics/{TOPIC}/replica-offsets")["partitions"]
+    }
     assert all(size > 0 for size in sizes.values()), sizes
     expect(page.get_by_test_id(f"topic-{TOPIC}-records")).to_have_text(str(records))
     expect(page.get_by_test_id(f"topic-{TOPIC}-bytes")).to_have_attribute("data-value", str(sum(sizes.values())))
@@ -113,14 +115,14 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
     shoot(page, "topic")
 
     open_page(page, console, f"/topics/{TOPIC}/partitions/0")
-    first = console.api(f"/topics/{TOPIC}/partitions/0/records?format=string&max_records=1")["data"][0]
+    first = console.api("GET", f"/topics/{TOPIC}/partitions/0/records?format=string&max_records=1")["data"][0]
     expect(page.get_by_test_id("high-watermark")).to_have_text(str(api_partitions[0]["high_watermark"]))
     value = page.get_by_test_id(f"record-{first['offset']}-value")
     expect(value).to_have_attribute("data-kind", "json")
     assert json.loads(value.inner_text()) == json.loads(first["value"]["data"])
     shoot(page, "partition")
 
-    summary = console.api(f"/consumer-groups/{GROUP}/lag-summary")
+    summary = console.api("GET", f"/consumer-groups/{GROUP}/lag-summary")
     open_page(page, console, "/groups")
     expect(page.get_by_test_id(f"group-{GROUP}-total-lag")).to_have_text(str(summary["total_lag"]))
     expect(page.get_by_test_id(f"group-{GROUP}-status")).to_have_text(summary["status"])
@@ -128,7 +130,7 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
 
     open_page(page, console, f"/groups/{GROUP}")
     expect(page.get_by_test_id("group-total-lag")).to_have_text(str(summary["total_lag"]))
-    for lag in console.api(f"/consumer-groups/{GROUP}/lags")["data"]:
+    for lag in console.api("GET", f"/consumer-groups/{GROUP}/lags")["data"]:
         row = f"lag-{lag['topic_name']}-{lag['partition_id']}"
         expect(page.get_by_test_id(f"{row}-committed")).to_have_text(str(lag["current_offset"]))
         expect(page.get_by_test_id(f"{row}-lag")).to_have_text(str(lag["lag"]))
@@ -162,31 +164,33 @@ def bars_state(page: Page, partition: int) -> dict:
 class Producer(threading.Thread):
     """Produces small acks=1 batches to one broker until stopped: the leader's LEO keeps moving."""
 
-    def __init__(self, url: str, topic: str) -> None:
+    def __init__(self, console: Cluster, via: int, topic: str) -> None:
         super().__init__(daemon=True)
-        self.url, self.topic, self.stop = url, topic, threading.Event()
+        self.console, self.via, self.topic, self.stop = console, via, topic, threading.Event()
         self.failed: dict | None = None
 
     def run(self) -> None:
-        entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "x"}} for _ in range(5)]
         while not self.stop.is_set():
-            status, body = http_json("POST", f"{self.url}/records:batch?acks=1", {"entries": entries}, timeout_s=5)
+            status, body = self.console.produce(self.topic, ["x"] * 5, acks="1", via=self.via)
             if status not in (200, 207) or body.get("failures"):
                 self.failed = body
                 return
 
 
-def test_a_paused_follower_falls_behind_and_holds_the_hw_then_both_recover(page: Page, console: Console, shoot) -> None:
+def test_a_paused_follower_falls_behind_and_holds_the_hw_then_both_recover(
+    clusters: Clusters, page: Page, shoot: Shoot
+) -> None:
+    console = clusters.start(CONSOLE_SPEC)  # it pauses a follower: a cluster of its own
     topic = "paused-follower"
     console.create_topic(topic, partitions=1)
-    described = console.api(f"/topics/{topic}/partitions/0")
+    described = console.api("GET", f"/topics/{topic}/partitions/0")
     leader = described["leader_id"]
-    controller = http_json("GET", f"{console.url()}/v3/clusters")[1]["data"][0]["controller_id"]
+    controller = console.controller_id()
     followers = sorted(set(described["replica_ids"]) - {leader}, key=lambda broker: broker == controller)
     paused = followers[0]
     open_page(page, console, f"/topics/{topic}", via=leader)
-    entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "z"}} for _ in range(200)]
-    console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": entries})
+    status, body = console.produce(topic, ["z"] * 200)
+    assert (status, body["failures"]) == (207, []), body
     page.wait_for_function(
         """() => {
             const svg = document.querySelector('[data-testid="partition-0-bars"]');
@@ -194,9 +198,9 @@ def test_a_paused_follower_falls_behind_and_holds_the_hw_then_both_recover(page:
             return leos.length === 3 && leos.every((leo) => leo === 200) && Number(svg.dataset.highWatermark) === 200;
         }"""
     )
-    producer = Producer(f"{console.url(leader)}/v3/clusters/{console.cluster_id}/topics/{topic}", topic)
+    producer = Producer(console, leader, topic)
     producer.start()
-    console.cluster.brokers[paused].pause()
+    console.brokers[paused].pause()
     try:
         page.wait_for_function(
             """([paused, leader]) => {
@@ -220,7 +224,7 @@ def test_a_paused_follower_falls_behind_and_holds_the_hw_then_both_recover(page:
     finally:
         producer.stop.set()
         producer.join(10)
-        console.cluster.brokers[paused].resume()
+        console.brokers[paused].resume()
     assert producer.failed is None, producer.failed
     page.wait_for_function(
         """() => {
@@ -230,7 +234,7 @@ def test_a_paused_follower_falls_behind_and_holds_the_hw_then_both_recover(page:
         }"""
     )
     recovered = bars_state(page, 0)
-    assert recovered["hw"] == console.api(f"/topics/{topic}/partitions/0")["high_watermark"] > held["hw"]
+    assert recovered["hw"] == console.api("GET", f"/topics/{topic}/partitions/0")["high_watermark"] > held["hw"]
     shoot(page, "topic-recovered")
 
 
@@ -243,31 +247,33 @@ def chart(page: Page) -> dict:
     )
 
 
-def test_a_groups_lag_chart_rises_while_producing_and_falls_after_commits(page: Page, console: Console, shoot) -> None:
+def test_a_groups_lag_chart_rises_while_producing_and_falls_after_commits(
+    page: Page, console: Cluster, shoot: Shoot
+) -> None:
     topic, group = "lag-chart", "chart-readers"
     console.create_topic(topic, partitions=1)
     commit = {"offsets": [{"topic_name": topic, "partition_id": 0, "offset": 0}]}
-    console.api(f"/consumer-groups/{group}/offsets", "POST", commit)
+    console.api("POST", f"/consumer-groups/{group}/offsets", commit)
     open_page(page, console, f"/groups/{group}")
     page.wait_for_function(
         "() => { const c = document.querySelector('[data-testid=\"lag-chart\"]'); return c && Number(c.dataset.samples) > 0; }"
     )
     assert chart(page)["last"] == 0
     for _ in range(4):
-        entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "y"}} for _ in range(20)]
-        console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": entries})
+        status, body = console.produce(topic, ["y"] * 20)
+        assert (status, body["failures"]) == (207, []), body
     page.wait_for_function("() => Number(document.querySelector('[data-testid=\"lag-chart\"]').dataset.last) === 80")
     expect(page.get_by_test_id("group-total-lag")).to_have_text("80")
     shoot(page, "group-lag-rising")
     commit["offsets"][0]["offset"] = 80
-    console.api(f"/consumer-groups/{group}/offsets", "POST", commit)
+    console.api("POST", f"/consumer-groups/{group}/offsets", commit)
     page.wait_for_function("() => Number(document.querySelector('[data-testid=\"lag-chart\"]').dataset.last) === 0")
     assert chart(page)["max"] == 80, "the chart still shows the rise before the commit"
     expect(page.get_by_test_id("group-total-lag")).to_have_text("0")
     shoot(page, "group")
 
 
-def test_create_produce_and_delete_through_the_forms(page: Page, console: Console, shoot) -> None:
+def test_create_produce_and_delete_through_the_forms(page: Page, console: Cluster, shoot: Shoot) -> None:
     topic = "made-in-browser"
     open_page(page, console, "/topics")
     page.get_by_label("New topic name").fill(topic)
@@ -276,7 +282,7 @@ def test_create_produce_and_delete_through_the_forms(page: Page, console: Consol
     page.get_by_role("button", name="Create topic").click()
     expect(page.get_by_test_id("topics-result")).to_have_text(f"Created topic {topic}.")
     expect(page.get_by_test_id(f"topic-{topic}-partitions")).to_have_text("2")
-    assert console.api(f"/topics/{topic}")["partitions_count"] == 2
+    assert console.api("GET", f"/topics/{topic}")["partitions_count"] == 2
 
     open_page(page, console, f"/topics/{topic}/partitions/1")
     page.get_by_label("Key (text, empty for none)").fill("k1")
@@ -286,7 +292,7 @@ def test_create_produce_and_delete_through_the_forms(page: Page, console: Consol
     page.get_by_label("acks").select_option("all")
     page.get_by_role("button", name="Produce").click()
     expect(page.get_by_test_id("produce-result")).to_contain_text("Produced at offset 0")
-    stored = console.api(f"/topics/{topic}/partitions/1/records?format=string")["data"]
+    stored = console.api("GET", f"/topics/{topic}/partitions/1/records?format=string")["data"]
     assert [(r["key"]["data"], json.loads(r["value"]["data"])) for r in stored] == [("k1", {"a": [1, 2]})]
     assert stored[0]["headers"] == [{"name": "trace", "value": "YWJj"}]
     produced_at = stored[0]["timestamp"] // 1000 * 1000
@@ -311,12 +317,12 @@ def test_create_produce_and_delete_through_the_forms(page: Page, console: Consol
     confirm.click()
     expect(page.get_by_test_id("topics-result")).to_have_text(f"Deleted topic {topic}.")
     expect(page.get_by_test_id(f"topic-{topic}")).to_have_count(0)
-    status, _ = http_json("GET", f"{console.url()}/v3/clusters/{console.cluster_id}/topics/{topic}")
+    status, _ = console.v3("GET", f"/topics/{topic}")
     assert status == 404
 
 
 def test_stored_bytes_show_as_json_text_or_hex_and_timestamps_read_as_numbers_or_iso(
-    page: Page, console: Console
+    page: Page, console: Cluster
 ) -> None:
     """The record browser's rendering rules, run in the browser on the modules the page ships;
     a produce answer's timestamp may be epoch ms or (Confluent's spec) an ISO date-time."""
@@ -348,26 +354,28 @@ def test_stored_bytes_show_as_json_text_or_hex_and_timestamps_read_as_numbers_or
     assert shown["iso"] == shown["number"] == 1767323045678
 
 
-def test_isr_changes_are_listed_as_they_happen(page: Page, console: Console, shoot) -> None:
+def test_isr_changes_are_listed_as_they_happen(clusters: Clusters, page: Page, shoot: Shoot) -> None:
     """A follower's controlled shutdown takes it out of the ISR at once (a shrink); started
-    again, it catches up and is taken back (an expand): both appear on the topic page."""
+    again, it catches up and is taken back (an expand): both appear on the topic page. It
+    stops a broker: a cluster of its own."""
+    console = clusters.start(CONSOLE_SPEC)
     topic = "isr-moves"
     console.create_topic(topic, partitions=1)
-    leader = console.api(f"/topics/{topic}/partitions/0")["leader_id"]
-    controller = http_json("GET", f"{console.url(leader)}/v3/clusters")[1]["data"][0]["controller_id"]
-    follower = min(set(console.cluster.brokers) - {leader, controller})
-    entries = [{"partition_id": 0, "value": {"type": "STRING", "data": "i"}} for _ in range(40)]
-    console.api(f"/topics/{topic}/records:batch?acks=all", "POST", {"entries": entries})
+    leader = console.api("GET", f"/topics/{topic}/partitions/0")["leader_id"]
+    controller = console.controller_id(via=leader)
+    follower = min(set(console.brokers) - {leader, controller})
+    status, body = console.produce(topic, ["i"] * 40)
+    assert (status, body["failures"]) == (207, []), body
     open_page(page, console, f"/topics/{topic}", via=leader)
     expect(page.get_by_test_id("isr-events-empty")).to_be_visible()
-    console.cluster.brokers[follower].stop()
+    console.brokers[follower].stop()
     expect(page.locator('[data-testid="isr-event"][data-kind="shrink"]')).to_have_count(1)
-    console.cluster.brokers[follower].start()
+    console.brokers[follower].start()
     expect(page.locator('[data-testid="isr-event"][data-kind="expand"]')).to_have_count(1, timeout=30_000)
     expect(page.get_by_test_id("partition-0-isr")).to_contain_text(str(follower))
-    events = console.api(f"/topics/{topic}/isr-events", via=leader)["events"]
+    events = console.api("GET", f"/topics/{topic}/isr-events", via=leader)["events"]
     rows = page.get_by_test_id("isr-event")
     expect(rows).to_have_count(len(events))
     assert [rows.nth(i).get_attribute("data-kind") for i in range(len(events))] == [e["kind"] for e in events]
     shoot(page, "topic-isr-events")
-    console.cluster.wait_for_brokers(set(console.cluster.brokers))
+    console.wait_for_brokers(set(console.brokers))

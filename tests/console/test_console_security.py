@@ -8,74 +8,48 @@ authorization matrix's subject.
 
 from __future__ import annotations
 
-import base64
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, Request, Response, Route, expect
 
-from tests.console.conftest import Errors
-from tests.support.brokers import BrokerCluster, http_json
+from tests.console.conftest import Errors, Shoot
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
 pytestmark = pytest.mark.integration
 
-ADMIN_PASSWORD = "admin-pw-1"
 VIEWER_PASSWORD = "viewer-pw-2"
 VISIBLE, HIDDEN = "visible-orders", "hidden-plans"
+SPEC = ClusterSpec(brokers=1, security=True)
 
-
-def basic(user: str, password: str) -> dict[str, str]:
-    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+cluster = cluster_fixture(SPEC, scope="module")
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def secured(cluster: Cluster) -> Cluster:
     """One broker with basic authentication; ``viewer`` may DESCRIBE and READ ``visible-*`` topics only.
 
-    Users are added with the ``highwater users`` command in its own process, as an operator
-    does (Playwright's sync API already runs an event loop in this one)."""
-    root: Path = tmp_path_factory.mktemp("console-secured")
-    store = f"sqlite://{(root / 'metadata.db').resolve()}"
-    for user, password in (("admin", ADMIN_PASSWORD), ("viewer", VIEWER_PASSWORD)):
-        subprocess.run(
-            [sys.executable, "-m", "broker.cli", "users", "add", user, "--password-stdin", "--metadata", store],
-            input=password + "\n",
-            text=True,
-            check=True,
-            capture_output=True,
-        )
-    cluster = BrokerCluster(root, 1, metadata_store=store)
-    broker = cluster.brokers[1]
-    broker.env = {"HIGHWATER_SECURITY__AUTHENTICATION": "basic", "HIGHWATER_SECURITY__SUPER_USERS": '["admin"]'}
-    broker.auth_headers = basic("admin", ADMIN_PASSWORD)
-    cluster.start()
-    try:
-        cluster_id = cluster.cluster_id()
-        base = f"{broker.url}/v3/clusters/{cluster_id}"
-        for name in (VISIBLE, HIDDEN):
-            status, body = http_json(
-                "POST", f"{base}/topics", {"topic_name": name, "partitions_count": 1}, headers=broker.auth_headers
-            )
-            assert status == 201, body
-        for operation in ("DESCRIBE", "READ"):
-            acl = {
-                "resource_type": "TOPIC",
-                "resource_name": "visible-",
-                "pattern_type": "PREFIXED",
-                "principal": "User:viewer",
-                "operation": operation,
-                "permission": "ALLOW",
-            }
-            status, body = http_json("POST", f"{base}/acls", acl, headers=broker.auth_headers)
-            assert status == 201, body
-        yield broker.url, cluster_id
-    finally:
-        cluster.shutdown()
+    Set up before the module's browser starts (module fixtures a test names come before the
+    page's): the CLI runs here in-process, and Playwright's sync API runs an event loop of its own."""
+    cluster.cli(["users", "add", "viewer", "--password-stdin"], VIEWER_PASSWORD)
+    for name in (VISIBLE, HIDDEN):
+        cluster.create_topic(name)
+    for operation in ("DESCRIBE", "READ"):
+        acl = {
+            "resource_type": "TOPIC",
+            "resource_name": "visible-",
+            "pattern_type": "PREFIXED",
+            "principal": "User:viewer",
+            "operation": operation,
+            "permission": "ALLOW",
+        }
+        status, body = cluster.v3("POST", "/acls", acl)
+        assert status == 201, body
+    viewer = cluster.headers("viewer", VIEWER_PASSWORD)
+    cluster.wait_until(lambda: cluster.v3("GET", f"/topics/{VISIBLE}", headers=viewer)[0] == 200, "viewer's ACLs")
+    return cluster
 
 
 def sign_in(page: Page, user: str, password: str) -> None:
@@ -86,11 +60,11 @@ def sign_in(page: Page, user: str, password: str) -> None:
 
 
 def test_the_console_signs_in_and_shows_only_what_the_user_may_describe(
-    page: Page, secured: tuple[str, str], browser_errors: Errors, shoot
+    secured: Cluster, page: Page, browser_errors: Errors, shoot: Shoot
 ) -> None:
     browser_errors.allow("status of 401")
     browser_errors.allow("status of 403")
-    url, _ = secured
+    url = secured.url()
     page.goto(f"{url}/console#/topics")
     shoot(page, "sign-in")
     sign_in(page, "viewer", "wrong")
@@ -135,6 +109,8 @@ class HeldRefusals:
         route.continue_()
 
     def wait_for_one(self) -> None:
+        """Until a second wrong-password call is held. Playwright's sync API runs the route handler
+        only while the page waits, so this waits with the page's ``wait_for_timeout``, not a sleep."""
         deadline = time.monotonic() + 15
         while not self.held:
             assert time.monotonic() < deadline, "the page made only one call with the wrong password"
@@ -151,7 +127,7 @@ class HeldRefusals:
         for route in self.held:
             path = urlsplit(route.request.url).path
             seen = self.page.evaluate(RESOURCES_ENDING, path)
-            with self.page.expect_response(lambda response, request=route.request: response.request == request) as late:
+            with self.page.expect_response(answers(route.request)) as late:
                 route.continue_()
             assert late.value.status == 401
             self.page.wait_for_function(f"(path) => ({RESOURCES_ENDING})(path) > {seen}", arg=path)
@@ -159,17 +135,22 @@ class HeldRefusals:
         self.held.clear()
 
 
+def answers(request: Request) -> Callable[[Response], bool]:
+    """Whether a response is the one to ``request``."""
+    return lambda response: response.request == request
+
+
 RESOURCES_ENDING = (
     "(path) => performance.getEntriesByType('resource').filter((entry) => entry.name.endsWith(path)).length"
 )
 
 
-def refused_with_a_refusal_held(page: Page, url: str, browser_errors: Errors) -> HeldRefusals:
+def refused_with_a_refusal_held(page: Page, secured: Cluster, browser_errors: Errors) -> HeldRefusals:
     """The topics page after a sign-in with the wrong password, one of its 401s held back."""
     browser_errors.allow("status of 401")
     browser_errors.allow("status of 403")
-    refusals = HeldRefusals(page, basic("viewer", "wrong"))
-    page.goto(f"{url}/console#/topics")
+    refusals = HeldRefusals(page, secured.headers("viewer", "wrong"))
+    page.goto(f"{secured.url()}/console#/topics")
     sign_in(page, "viewer", "wrong")
     expect(page.get_by_role("alert")).to_have_text("That user and password were refused.")
     refusals.wait_for_one()
@@ -177,9 +158,9 @@ def refused_with_a_refusal_held(page: Page, url: str, browser_errors: Errors) ->
 
 
 def test_a_late_refusal_leaves_the_sign_in_form_as_the_user_filled_it(
-    page: Page, secured: tuple[str, str], browser_errors: Errors
+    secured: Cluster, page: Page, browser_errors: Errors
 ) -> None:
-    refusals = refused_with_a_refusal_held(page, secured[0], browser_errors)
+    refusals = refused_with_a_refusal_held(page, secured, browser_errors)
     page.get_by_label("User").fill("viewer")
     page.get_by_label("Password").fill(VIEWER_PASSWORD)
     refusals.deliver()
@@ -189,9 +170,9 @@ def test_a_late_refusal_leaves_the_sign_in_form_as_the_user_filled_it(
 
 
 def test_a_refusal_of_the_previous_password_does_not_sign_the_user_out_again(
-    page: Page, secured: tuple[str, str], browser_errors: Errors
+    secured: Cluster, page: Page, browser_errors: Errors
 ) -> None:
-    refusals = refused_with_a_refusal_held(page, secured[0], browser_errors)
+    refusals = refused_with_a_refusal_held(page, secured, browser_errors)
     sign_in(page, "viewer", VIEWER_PASSWORD)
     expect(page.get_by_test_id(f"topic-{VISIBLE}")).to_be_visible()
     refusals.deliver()

@@ -16,6 +16,7 @@ from broker.cli.app import app
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store_url import open_store
 from broker.security.scram import verify_password
+from config import variables
 
 runner = CliRunner()
 
@@ -24,7 +25,7 @@ runner = CliRunner()
 def isolated_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No ``HIGHWATER_*`` from the caller's shell; the logging the offline commands configure is undone."""
     for name in list(os.environ):
-        if name.startswith("HIGHWATER_"):
+        if name.startswith(variables.PREFIX):
             monkeypatch.delenv(name)
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
@@ -222,7 +223,7 @@ def test_exactly_one_of_server_and_metadata(metadata: str) -> None:
 
 
 def test_metadata_flag_wins_over_the_server_from_the_environment(metadata: str) -> None:
-    result = invoke("users", "list", "--metadata", metadata, env={"HIGHWATER_SERVER": "127.0.0.1:1"})
+    result = invoke("users", "list", "--metadata", metadata, env={variables.SERVER: "127.0.0.1:1"})
     assert result.exit_code == 0, result.output
     assert "USER" in result.stdout
 

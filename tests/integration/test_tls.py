@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +26,17 @@ from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed
 from broker.client.http import ClusterClient
 from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
+from broker.errors import HighwaterError
+from config import variables
 from consumer import Consumer
 from producer import Producer
 from spark_connector.http import BrokerUnreachable as SparkBrokerUnreachable
 from spark_connector.http import TlsHandshakeFailed as SparkTlsHandshakeFailed
 from spark_connector.metadata import ClusterMetadata
-from tests.support.brokers import BrokerCluster, BrokerProcess
+from tests.support.brokers import BrokerProcess
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture, setting_variables
 from tests.support.pki import Pki, make_pki
-from tests.support.replication import FAST_ENV
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -42,28 +45,23 @@ REFUSAL_WITHIN_S = 5.0
 RECORDS = 20
 
 
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    return make_pki(tmp_path_factory.mktemp("pki"))
+SPEC = ClusterSpec(tls=True, settings={"tls.client_auth": "required"})
+
+cluster = cluster_fixture(SPEC, scope="module")
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory, pki: Pki) -> Iterator[BrokerCluster]:
-    started = BrokerCluster(tmp_path_factory.mktemp("tls-cluster"), 3)
-    for broker in started.brokers.values():
-        broker.env = {**FAST_ENV, **pki.broker_env(client_auth="required")}
-        broker.ssl_context = pki.client_context()
-    try:
-        yield started.start()
-    finally:
-        started.shutdown()
+def pki(cluster: Cluster) -> Pki:
+    """The cluster's throwaway CA, its broker and its client certificates."""
+    assert cluster.pki is not None
+    return cluster.pki
 
 
 def client_options(pki: Pki) -> dict[str, Any]:
     return {"ssl_ca_file": pki.ca_file, "ssl_cert_file": pki.client_cert, "ssl_key_file": pki.client_key}
 
 
-async def test_cluster_advertises_https_urls(cluster: BrokerCluster, pki: Pki) -> None:
+async def test_cluster_advertises_https_urls(cluster: Cluster, pki: Pki) -> None:
     client = ClusterClient([cluster.brokers[1].url], **client_options(pki))
     try:
         brokers = await AdminClient(client).list_brokers()
@@ -74,9 +72,7 @@ async def test_cluster_advertises_https_urls(cluster: BrokerCluster, pki: Pki) -
     assert all(url.startswith("https://127.0.0.1:") for url in urls)
 
 
-async def test_libraries_produce_acks_all_to_three_replicas_and_read_back_elsewhere(
-    cluster: BrokerCluster, pki: Pki
-) -> None:
+async def test_libraries_produce_acks_all_to_three_replicas_and_read_back_elsewhere(cluster: Cluster, pki: Pki) -> None:
     first, second, third = (broker.url for broker in cluster.brokers.values())
     creator, describer = ClusterClient([first], **client_options(pki)), ClusterClient([third], **client_options(pki))
     try:
@@ -105,11 +101,11 @@ async def test_libraries_produce_acks_all_to_three_replicas_and_read_back_elsewh
     assert values == [f"order-{index}".encode() for index in range(RECORDS)]
 
 
-def test_cli_reaches_the_cluster_with_the_environments_certificates(cluster: BrokerCluster, pki: Pki) -> None:
+def test_cli_reaches_the_cluster_with_the_environments_certificates(cluster: Cluster, pki: Pki) -> None:
     env = {
-        "HIGHWATER_SSL_CA_FILE": str(pki.ca_file),
-        "HIGHWATER_SSL_CERT_FILE": str(pki.client_cert),
-        "HIGHWATER_SSL_KEY_FILE": str(pki.client_key),
+        variables.SSL_CA_FILE: str(pki.ca_file),
+        variables.SSL_CERT_FILE: str(pki.client_cert),
+        variables.SSL_KEY_FILE: str(pki.client_key),
     }
     url = cluster.brokers[2].url
     created = CliRunner().invoke(app, ["topics", "create", "tls-cli", "-p", "1", "-r", "3", "-s", url], env=env)
@@ -119,7 +115,7 @@ def test_cli_reaches_the_cluster_with_the_environments_certificates(cluster: Bro
     assert "tls-cli" in listed.output
 
 
-def test_cli_without_a_client_certificate_is_refused_in_one_line(cluster: BrokerCluster, pki: Pki) -> None:
+def test_cli_without_a_client_certificate_is_refused_in_one_line(cluster: Cluster, pki: Pki) -> None:
     url = cluster.brokers[1].url
     result = CliRunner().invoke(app, ["topics", "list", "-s", url, "--ssl-ca-file", str(pki.ca_file)])
     assert result.exit_code == 1
@@ -128,10 +124,10 @@ def test_cli_without_a_client_certificate_is_refused_in_one_line(cluster: Broker
     assert result.output.endswith("(a broker that requires client certificates does that to a client without one)\n")
 
 
-def test_spark_connectors_blocking_client_uses_the_same_options(cluster: BrokerCluster, pki: Pki) -> None:
+def test_spark_connectors_blocking_client_uses_the_same_options(cluster: Cluster, pki: Pki) -> None:
     security = ClientSecurity(ssl_ca_file=pki.ca_file, ssl_cert_file=pki.client_cert, ssl_key_file=pki.client_key)
     with ClusterMetadata([cluster.brokers[3].url], security=security) as metadata:
-        assert metadata.cluster_id == cluster.cluster_id()
+        assert metadata.cluster_id == cluster.cluster_id
         assert sorted(metadata.broker_urls().values()) == sorted(b.url for b in cluster.brokers.values())
     without_certificate = ClientSecurity(ssl_ca_file=pki.ca_file)
     refused = ClusterMetadata([cluster.brokers[3].url], retry_for_s=0, security=without_certificate)
@@ -139,7 +135,7 @@ def test_spark_connectors_blocking_client_uses_the_same_options(cluster: BrokerC
         refused.topic_names()
 
 
-def test_spark_connectors_client_does_not_retry_an_untrusted_broker(cluster: BrokerCluster, tmp_path: Path) -> None:
+def test_spark_connectors_client_does_not_retry_an_untrusted_broker(cluster: Cluster, tmp_path: Path) -> None:
     other = make_pki(tmp_path / "other")
     security = ClientSecurity(ssl_ca_file=other.ca_file, ssl_cert_file=other.client_cert, ssl_key_file=other.client_key)
     untrusting = ClusterMetadata([cluster.brokers[3].url], security=security)
@@ -159,7 +155,7 @@ def test_spark_connectors_client_does_not_retry_an_untrusted_broker(cluster: Bro
     ],
 )
 async def test_refused_connections_fail_at_once_with_the_reason(
-    cluster: BrokerCluster, pki: Pki, tmp_path: Path, options: str, error: type[Exception], reason: str
+    cluster: Cluster, pki: Pki, tmp_path: Path, options: str, error: type[HighwaterError], reason: str
 ) -> None:
     url = cluster.brokers[1].url
     kwargs: dict[str, Any] = {}
@@ -182,10 +178,10 @@ async def test_refused_connections_fail_at_once_with_the_reason(
 
 async def test_an_expired_broker_certificate_is_refused(tmp_path: Path) -> None:
     expired = make_pki(
-        tmp_path / "pki", broker_not_after=datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
+        tmp_path / "expired", broker_not_after=datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
     )
-    broker = BrokerProcess(1, tmp_path / "broker-1", f"sqlite://{tmp_path / 'metadata.db'}")
-    broker.env = {**FAST_ENV, **expired.broker_env()}
+    broker = Cluster(ClusterSpec(brokers=1, tls=True), tmp_path).brokers[1]  # built, then given the expired certificate
+    broker.env.update(setting_variables(expired.tls_settings()))
     broker.start(wait=False)
     try:
         client = ClusterClient([f"https://127.0.0.1:{broker.port}"], ssl_ca_file=expired.ca_file)
@@ -200,12 +196,12 @@ async def test_an_expired_broker_certificate_is_refused(tmp_path: Path) -> None:
 
 
 async def _first_answer(client: ClusterClient, broker: BrokerProcess) -> str:
-    """Ask until the broker listens: connection refused while it starts, then its first real answer."""
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            return await client.cluster_id()
-        except BrokerUnreachable:
-            if time.monotonic() > deadline or not broker.alive:
-                raise
-            await asyncio.sleep(0.05)
+    """Wait until the broker listens, then ask: its first real answer."""
+
+    def listening() -> bool:
+        assert broker.alive, f"broker 1 exited:\n{broker.log_tail()}"
+        with socket.create_connection(("127.0.0.1", broker.port), timeout=1):
+            return True
+
+    await asyncio.to_thread(wait_until, listening, "broker 1 to listen")
+    return await client.cluster_id()

@@ -1,125 +1,84 @@
-"""A real 3-broker cluster with ``authentication = "basic"`` and a Kafka listener per broker, for SASL tests.
+"""The users and ACLs every secured-cluster test starts from, set up once here for all of them.
 
-Set up as ``tests/integration/test_security_cluster.py`` sets up the HTTP side: the
-first admin is created offline in the metadata store, then users, ACLs and topics go
-through the brokers with the CLI. ``alice`` may READ and WRITE the topics starting
-``orders-``; ``mallory`` has a password and no ACL. The HTTP listener speaks TLS with
-the same PKI; the Kafka listener speaks TLS (SASL_SSL) only when asked.
+A secured harness cluster (``ClusterSpec(security=True, ...)``) has only its super user
+``admin``, created offline before the brokers start. ``add_alice_and_mallory`` then goes
+through the brokers with the CLI, as the README does: ``alice`` may READ and WRITE the
+topics starting ``orders-``; ``mallory`` has a password and no ACL; ``TOPIC`` exists
+with three replicas. It returns once every broker knows both users and alice's ACLs
+(each broker follows the store on its own). A module that needs more users or ACLs
+adds them with ``add_user`` and ``add_acl`` and waits on ``statuses_everywhere``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import aiohttp
-from typer.testing import CliRunner
+from tests.integration.kafka.conftest import KAFKA_SETTINGS
+from tests.support.cluster import Cluster, ClusterSpec
 
-from broker.cli.app import app
-from tests.integration.kafka.conftest import KAFKA_ENV
-from tests.support.brokers import BrokerCluster, free_port, http_json
-from tests.support.pki import Pki, make_pki
-from tests.support.replication import wait_until
-
-ADMIN_PASSWORD = "admin-pw-1"
 ALICE_PASSWORD = "alice-pw-2"
 MALLORY_PASSWORD = "mallory-pw-3"
 TOPIC = "orders-eu"
 
 
-def basic(username: str, password: str) -> dict[str, str]:
-    return {"Authorization": aiohttp.encode_basic_auth(username, password)}
+def secured_kafka_spec(kafka_tls: bool) -> ClusterSpec:
+    """Three brokers, basic authentication, HTTPS, and a Kafka listener speaking TLS (SASL_SSL) only when asked."""
+    settings = {**KAFKA_SETTINGS, "kafka_listener_tls": kafka_tls}
+    return ClusterSpec(security=True, tls=True, kafka=True, settings=settings)
 
 
-def cli(arguments: list[str], env: dict[str, str], stdin: str | None = None) -> str:
-    result = CliRunner().invoke(app, arguments, env=env, input=stdin)
-    assert result.exit_code == 0, result.output
-    return result.output
+def ca_file(cluster: Cluster) -> Path:
+    """The CA a Kafka client verifies the secured cluster's listeners with."""
+    assert cluster.pki is not None, "a secured spec has TLS"
+    return cluster.pki.ca_file
 
 
-@dataclass
-class SecuredKafka:
-    cluster: BrokerCluster
-    pki: Pki
-    kafka_addresses: dict[int, str]
-    cluster_id: str
-    admin_env: dict[str, str]
-    """The CLI's environment as the super user ``admin``."""
-
-    def bootstrap(self) -> str:
-        return ",".join(self.kafka_addresses[b] for b in sorted(self.kafka_addresses))
-
-    def http(self, method: str, path: str, headers: dict[str, str], body: dict | None = None) -> tuple[int, dict]:
-        url = f"{self.cluster.any_url()}/v3/clusters/{self.cluster_id}{path}"
-        return http_json(method, url, body, context=self.pki.client_context(with_certificate=False), headers=headers)
-
-    def broker_logs(self) -> str:
-        return "".join(broker.log_path.read_text(errors="replace") for broker in self.cluster.brokers.values())
+def add_user(cluster: Cluster, name: str, password: str) -> None:
+    """``highwater users add`` as the admin, through broker 1."""
+    cluster.cli(["users", "add", name, "--password-stdin"], password)
 
 
-@contextmanager
-def secured_kafka(root: Path, kafka_tls: bool) -> Iterator[SecuredKafka]:
-    pki = make_pki(root / "pki")
-    store = f"sqlite://{(root / 'metadata.db').resolve()}"
-    cli(["users", "add", "admin", "--password-stdin", "--metadata", store], {}, ADMIN_PASSWORD + "\n")
-    cluster = BrokerCluster(root, 3, metadata_store=store)
-    addresses = {}
-    for broker_id, broker in cluster.brokers.items():
-        addresses[broker_id] = f"127.0.0.1:{free_port()}"
-        broker.env = {
-            **KAFKA_ENV,
-            **pki.broker_env(),
-            "HIGHWATER_SECURITY__AUTHENTICATION": "basic",
-            "HIGHWATER_SECURITY__SUPER_USERS": '["admin"]',
-            "HIGHWATER_KAFKA_LISTENER": addresses[broker_id],
-            "HIGHWATER_KAFKA_LISTENER_TLS": "true" if kafka_tls else "false",
-        }
-        broker.ssl_context = pki.client_context(with_certificate=False)
-        broker.auth_headers = basic("admin", ADMIN_PASSWORD)
-    cluster.start()
-    try:
-        admin_env = {
-            "HIGHWATER_SERVER": cluster.brokers[1].url,
-            "HIGHWATER_SSL_CA_FILE": str(pki.ca_file),
-            "HIGHWATER_USERNAME": "admin",
-            "HIGHWATER_PASSWORD": ADMIN_PASSWORD,
-        }
-        cli(["users", "add", "alice", "--password-stdin"], admin_env, ALICE_PASSWORD + "\n")
-        cli(["users", "add", "mallory", "--password-stdin"], admin_env, MALLORY_PASSWORD + "\n")
-        for operation in ("WRITE", "READ"):
-            cli(
-                [
-                    "acls", "add", "--principal", "User:alice", "--operation", operation,
-                    "--resource-type", "TOPIC", "--resource-name", "orders-", "--pattern-type", "PREFIXED",
-                ],
-                admin_env,
-            )  # fmt: skip
-        cli(["topics", "create", TOPIC, "-p", "1", "-r", "3"], admin_env)
-        secured = SecuredKafka(cluster, pki, addresses, cluster.cluster_id(), admin_env)
-        admin = basic("admin", ADMIN_PASSWORD)
+def add_acl(
+    cluster: Cluster,
+    principal: str,
+    operation: str,
+    resource_type: str,
+    resource_name: str,
+    prefixed: bool = False,
+    offline: bool = False,
+) -> None:
+    """``highwater acls add`` allowing ``principal`` ``operation`` on one resource (every one starting
+    ``resource_name`` when ``prefixed``). ``offline`` writes the metadata store directly, for a cluster
+    whose brokers no password reaches (mTLS) or that is not started yet."""
+    arguments = [
+        "acls", "add", "--principal", principal, "--operation", operation,
+        "--resource-type", resource_type, "--resource-name", resource_name,
+    ]  # fmt: skip
+    if prefixed:
+        arguments += ["--pattern-type", "PREFIXED"]
+    if offline:
+        arguments += ["--metadata", cluster.metadata_store]
+    cluster.cli(arguments, env={} if offline else None)
 
-        def in_sync() -> bool:
-            status, reply = secured.http("GET", f"/topics/{TOPIC}/partitions", admin)
-            return status == 200 and all(len(p["isr"]) == 3 for p in reply["data"])
 
-        def everywhere() -> bool:
-            """Every broker knows both users and alice's ACL (each follows the store on its own)."""
-            context = pki.client_context(with_certificate=False)
-            path = f"/v3/clusters/{secured.cluster_id}/topics/{TOPIC}"
-            alice = [
-                http_json("GET", b.url + path, context=context, headers=basic("alice", ALICE_PASSWORD))[0]
-                for b in cluster.brokers.values()
-            ]
-            mallory = [
-                http_json("GET", b.url + path, context=context, headers=basic("mallory", MALLORY_PASSWORD))[0]
-                for b in cluster.brokers.values()
-            ]
-            return alice == [200] * 3 and 401 not in mallory
+def statuses_everywhere(cluster: Cluster, path: str, user: str, password: str) -> set[int]:
+    """The statuses the brokers answer ``user`` for GET ``path`` under the cluster: ``{200}`` once all allow it."""
+    headers = cluster.headers(user, password)
+    return {cluster.v3("GET", path, via=broker, headers=headers)[0] for broker in cluster.brokers}
 
-        wait_until(in_sync, 20, f"{TOPIC} fully in sync")
-        wait_until(everywhere, 20, "users and ACLs on every broker")
-        yield secured
-    finally:
-        cluster.shutdown()
+
+def add_alice_and_mallory(cluster: Cluster) -> None:
+    """Add alice (READ and WRITE on ``orders-*``) and mallory (no ACL), create ``TOPIC``, and wait for every broker."""
+    add_user(cluster, "alice", ALICE_PASSWORD)
+    add_user(cluster, "mallory", MALLORY_PASSWORD)
+    for operation in ("WRITE", "READ"):
+        add_acl(cluster, "User:alice", operation, "TOPIC", "orders-", prefixed=True)
+    cluster.create_topic(TOPIC)
+    path = f"/topics/{TOPIC}"
+    cluster.wait_until(
+        lambda: (
+            statuses_everywhere(cluster, path, "alice", ALICE_PASSWORD) == {200}
+            and 401 not in statuses_everywhere(cluster, path, "mallory", MALLORY_PASSWORD)
+        ),
+        "alice, mallory and alice's ACLs on every broker",
+    )

@@ -16,28 +16,29 @@ import itertools
 import json
 import shutil
 import subprocess
+from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
+from aiokafka.admin import AIOKafkaAdminClient  # type: ignore[import-untyped]
 from aiokafka.admin import NewTopic as AioNewTopic
-from aiokafka.admin.config_resource import ConfigResource as AioConfigResource
+from aiokafka.admin.config_resource import ConfigResource as AioConfigResource  # type: ignore[import-untyped]
 from aiokafka.admin.config_resource import ConfigResourceType as AioConfigResourceType
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
-from kafka import KafkaProducer
-from kafka.admin import ConfigResource as KafkaPythonConfigResource
+from kafka import KafkaProducer  # type: ignore[import-untyped]
+from kafka.admin import ConfigResource as KafkaPythonConfigResource  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient
 from kafka.admin import NewTopic as KafkaPythonNewTopic
-from kafka.errors import InvalidPartitionsError
+from kafka.errors import InvalidPartitionsError  # type: ignore[import-untyped]
 from kio.schema.errors import ErrorCode
 
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.header import iter_batches
-from tests.integration.kafka.conftest import KafkaCluster
+from tests.integration.kafka.conftest import MIN_ISR_2
 from tests.integration.kafka.wire import Connection
-from tests.support.brokers import http_json
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster
+from tests.support.waiting import wait_until
 from tests.unit.kafka import requests
 from tests.unit.kafka.test_kadmin import init_producer_id
 
@@ -47,7 +48,7 @@ KCAT = shutil.which("kcat")
 TIMEOUT_S = 20
 
 
-def stored_batches(kafka_cluster: KafkaCluster, topic: str, leader: int) -> list:
+def stored_batches(kafka_cluster: Cluster, topic: str, leader: int) -> list:
     """The batch headers the leader stores for partition 0, as a Kafka Fetch returns them."""
     connection = Connection(kafka_cluster.kafka_addresses[leader])
     try:
@@ -58,15 +59,15 @@ def stored_batches(kafka_cluster: KafkaCluster, topic: str, leader: int) -> list
         connection.close()
 
 
-def test_kafka_python_with_default_settings_produces_idempotently(kafka_cluster: KafkaCluster) -> None:
-    [description] = kafka_cluster.create_topic("kafka-python-defaults").values()
+def test_kafka_python_with_default_settings_produces_idempotently(kafka_cluster: Cluster) -> None:
+    [description] = kafka_cluster.create_topic("kafka-python-defaults", configs=MIN_ISR_2).values()
     producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), linger_ms=0)
     try:
         futures = [producer.send("kafka-python-defaults", key=b"k%d" % i, value=b"v%d" % i) for i in range(6)]
         assert [future.get(timeout=TIMEOUT_S).offset for future in futures] == list(range(6))
     finally:
         producer.close()
-    batches = stored_batches(kafka_cluster, "kafka-python-defaults", description["leader_id"])
+    batches = stored_batches(kafka_cluster, "kafka-python-defaults", description.leader_id)
     assert {(b.producer_id >= 1000, b.producer_epoch) for b in batches} == {(True, 0)}
     assert len({b.producer_id for b in batches}) == 1
     sequences = [(b.base_sequence, b.base_sequence + b.last_offset_delta) for b in batches]
@@ -76,7 +77,7 @@ def test_kafka_python_with_default_settings_produces_idempotently(kafka_cluster:
 
 
 def test_each_idempotent_producer_gets_its_own_id_and_a_transactional_one_is_refused(
-    kafka_cluster: KafkaCluster,
+    kafka_cluster: Cluster,
 ) -> None:
     connection = Connection(kafka_cluster.kafka_addresses[1])
     try:
@@ -89,21 +90,18 @@ def test_each_idempotent_producer_gets_its_own_id_and_a_transactional_one_is_ref
     assert refused.error_code == ErrorCode.transactional_id_authorization_failed
 
 
-def topic_on_every_broker(kafka_cluster: KafkaCluster, name: str, status: int) -> list[dict]:
+def topic_on_every_broker(kafka_cluster: Cluster, name: str, status: int) -> list[dict]:
     """Each broker's HTTP answer for topic ``name`` once all of them answer ``status``.
 
     An admin call returns once the broker that ran it sees the change; the others see
     it when their metadata view catches up, so the check waits for every broker.
     """
-    urls = [
-        f"{b.url}/v3/clusters/{kafka_cluster.cluster_id}/topics/{name}" for b in kafka_cluster.cluster.brokers.values()
-    ]
 
     def agreed() -> list[dict] | None:
-        replies = [http_json("GET", url, timeout_s=5) for url in urls]
+        replies = [kafka_cluster.v3("GET", f"/topics/{name}", via=b, timeout_s=5) for b in kafka_cluster.brokers]
         return [reply for _, reply in replies] if all(got == status for got, _ in replies) else None
 
-    return wait_until(agreed, TIMEOUT_S, f"every broker answering {status} for topic {name}")
+    return wait_until(agreed, f"every broker answering {status} for topic {name}", TIMEOUT_S)
 
 
 def admin_error(future: object) -> KafkaError | None:
@@ -114,7 +112,7 @@ def admin_error(future: object) -> KafkaError | None:
     return None
 
 
-def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: KafkaCluster) -> None:
+def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: Cluster) -> None:
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
     made = NewTopic("admin-made", num_partitions=3, replication_factor=3, config={"retention.ms": "60000"})
     assert admin_error(admin.create_topics([made])["admin-made"]) is None
@@ -161,7 +159,7 @@ def test_admin_client_creates_describes_and_deletes_topics(kafka_cluster: KafkaC
     assert gone is not None and gone.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
-def test_admin_client_creates_a_topic_on_the_replicas_it_assigns(kafka_cluster: KafkaCluster) -> None:
+def test_admin_client_creates_a_topic_on_the_replicas_it_assigns(kafka_cluster: Cluster) -> None:
     """Placed, led (first replica) and readable as assigned, through the Kafka door and every broker's HTTP API;
     a refused assignment is INVALID_REPLICA_ASSIGNMENT, validate-only or not, and creates nothing.
 
@@ -182,12 +180,13 @@ def test_admin_client_creates_a_topic_on_the_replicas_it_assigns(kafka_cluster: 
     assert producer.flush(TIMEOUT_S) == 0
     for partition, replicas in enumerate(assignment):
         for broker_id in replicas:
-            url = f"{kafka_cluster.cluster.brokers[broker_id].url}/v3/clusters/{kafka_cluster.cluster_id}"
-            read = f"{url}/topics/admin-placed/partitions/{partition}/records?offset=0&format=string"
+            read = f"/topics/admin-placed/partitions/{partition}/records?offset=0&format=string"
             wait_until(
-                lambda u=read, p=partition: [r["value"]["data"] for r in http_json("GET", u)[1]["data"]] == [f"on-{p}"],
-                TIMEOUT_S,
+                lambda path=read, b=broker_id, p=partition: (  # type: ignore[misc]
+                    [r["value"]["data"] for r in kafka_cluster.v3("GET", path, via=b)[1]["data"]] == [f"on-{p}"]
+                ),
                 f"broker {broker_id} to serve partition {partition}'s record",
+                TIMEOUT_S,
             )
 
     refusals = {"admin-unknown-broker": [[1, 4]], "admin-uneven": [[1, 2], [3]], "admin-twice": [[2, 2]]}
@@ -199,7 +198,7 @@ def test_admin_client_creates_a_topic_on_the_replicas_it_assigns(kafka_cluster: 
         topic_on_every_broker(kafka_cluster, name, 404)
 
 
-def test_kafka_python_admin_client_creates_describes_and_deletes(kafka_cluster: KafkaCluster) -> None:
+def test_kafka_python_admin_client_creates_describes_and_deletes(kafka_cluster: Cluster) -> None:
     admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap())
     try:
         admin.create_topics([KafkaPythonNewTopic("kp-admin", 2, 3, topic_configs={"cleanup.policy": "compact"})])
@@ -222,7 +221,7 @@ def test_kafka_python_admin_client_creates_describes_and_deletes(kafka_cluster: 
         admin.close()
 
 
-def kcat(kafka_cluster: KafkaCluster, *args: str, stdin: str | None = None) -> str:
+def kcat(kafka_cluster: Cluster, *args: str, stdin: str | None = None) -> str:
     assert KCAT is not None, "kcat is missing: `make test` installs Debian's kcat"
     done = subprocess.run(
         [KCAT, "-b", kafka_cluster.bootstrap(), *args],
@@ -236,8 +235,8 @@ def kcat(kafka_cluster: KafkaCluster, *args: str, stdin: str | None = None) -> s
     return done.stdout
 
 
-def test_kcat_lists_metadata_and_round_trips_keys_and_headers(kafka_cluster: KafkaCluster) -> None:
-    kafka_cluster.create_topic("kcat-topic", partitions=2)
+def test_kcat_lists_metadata_and_round_trips_keys_and_headers(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("kcat-topic", partitions=2, configs=MIN_ISR_2)
 
     def listed() -> tuple[dict, dict] | None:
         """kcat asks one broker; a broker's metadata view lists a new topic shortly after the creating one's."""
@@ -245,7 +244,7 @@ def test_kcat_lists_metadata_and_round_trips_keys_and_headers(kafka_cluster: Kaf
         topics = [t for t in metadata["topics"] if t["topic"] == "kcat-topic" and not t.get("error")]
         return (metadata, topics[0]) if topics else None
 
-    metadata, topic = wait_until(listed, TIMEOUT_S, "kcat -L listing kcat-topic")
+    metadata, topic = wait_until(listed, "kcat -L listing kcat-topic", TIMEOUT_S)
     assert {f"{b['name']}" for b in metadata["brokers"]} == set(kafka_cluster.kafka_addresses.values())
     assert sorted(p["partition"] for p in topic["partitions"]) == [0, 1]
 
@@ -262,16 +261,14 @@ def test_kcat_lists_metadata_and_round_trips_keys_and_headers(kafka_cluster: Kaf
     ]
     assert messages[0]["headers"] == ["origin", "kcat", "n", "1"]
     wait_until(
-        lambda: (
-            http_json("GET", f"{kafka_cluster.topics_url()}/kcat-topic/partitions/0/offset")[1]["latest_offset"] == 6
-        ),
-        TIMEOUT_S,
+        lambda: kafka_cluster.v3("GET", "/topics/kcat-topic/partitions/0/offset")[1]["latest_offset"] == 6,
         "HW 6",
+        TIMEOUT_S,
     )
 
 
-def test_aiokafka_idempotent_producer_and_admin_client(kafka_cluster: KafkaCluster) -> None:
-    async def scenario() -> tuple[list[int], dict]:
+def test_aiokafka_idempotent_producer_and_admin_client(kafka_cluster: Cluster) -> None:
+    async def scenario() -> tuple[list[int], Any]:
         admin = AIOKafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap())
         await admin.start()
         try:
@@ -301,11 +298,11 @@ def test_aiokafka_idempotent_producer_and_admin_client(kafka_cluster: KafkaClust
 
 
 def test_a_retried_idempotent_batch_over_kafka_gets_its_original_offset_and_a_gap_is_refused(
-    kafka_cluster: KafkaCluster,
+    kafka_cluster: Cluster,
 ) -> None:
     """The Produce path keeps Kafka's idempotence: what a producer whose acknowledgement was lost sends again."""
-    [description] = kafka_cluster.create_topic("kafka-retries").values()
-    connection = Connection(kafka_cluster.kafka_addresses[description["leader_id"]])
+    [description] = kafka_cluster.create_topic("kafka-retries", configs=MIN_ISR_2).values()
+    connection = Connection(kafka_cluster.kafka_addresses[description.leader_id])
     try:
         producer_id = connection.call(init_producer_id(4)).producer_id
 
@@ -325,5 +322,5 @@ def test_a_retried_idempotent_batch_over_kafka_gets_its_original_offset_and_a_ga
         assert produce(5, [b"gap"])[0] == ErrorCode.out_of_order_sequence_number
     finally:
         connection.close()
-    batches = stored_batches(kafka_cluster, "kafka-retries", description["leader_id"])
+    batches = stored_batches(kafka_cluster, "kafka-retries", description.leader_id)
     assert [(b.base_offset, b.base_sequence) for b in batches] == [(0, 0), (2, 2)]

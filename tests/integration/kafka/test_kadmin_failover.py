@@ -22,13 +22,16 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
 
 from broker.record.header import iter_batches
-from tests.integration.kafka.conftest import KafkaCluster
+from tests.integration.kafka.conftest import KAFKA_SPEC, MIN_ISR_2
 from tests.integration.kafka.wire import Connection
-from tests.support.brokers import http_json
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster, cluster_fixture
+from tests.support.waiting import wait_until
 from tests.unit.kafka import requests
 
 pytestmark = pytest.mark.integration
+
+kafka_cluster = cluster_fixture(KAFKA_SPEC)
+"""A cluster of the test's own: it kills a broker."""
 
 TOPIC = "idempotent-failover"
 KILL_AFTER_ACKNOWLEDGED = 500
@@ -48,8 +51,10 @@ def read_all(bootstrap: str, end_offset: int) -> list[bytes]:
             if message is None:
                 continue
             assert message.error() is None, message.error()
-            keys.append(message.key())
-            next_offset = message.offset() + 1
+            key, offset = message.key(), message.offset()
+            assert key is not None and offset is not None
+            keys.append(key)
+            next_offset = offset + 1
         assert next_offset == end_offset, f"read up to {next_offset} of {end_offset}"
         return keys
     finally:
@@ -57,10 +62,10 @@ def read_all(bootstrap: str, end_offset: int) -> list[bytes]:
 
 
 def test_an_idempotent_producer_across_a_leader_sigkill_loses_and_duplicates_nothing(
-    kafka_cluster: KafkaCluster,
+    kafka_cluster: Cluster,
 ) -> None:
-    [description] = kafka_cluster.create_topic(TOPIC).values()
-    old_leader = description["leader_id"]
+    [description] = kafka_cluster.create_topic(TOPIC, configs=MIN_ISR_2).values()
+    old_leader = description.leader_id
     producer = Producer(
         {
             "bootstrap.servers": kafka_cluster.bootstrap(),
@@ -85,7 +90,7 @@ def test_an_idempotent_producer_across_a_leader_sigkill_loses_and_duplicates_not
         produce(sent)
         sent += 1
         producer.poll(0.001)
-    kafka_cluster.cluster.brokers[old_leader].kill()
+    kafka_cluster.brokers[old_leader].kill()
     for _ in range(RECORDS_AFTER_KILL):
         produce(sent)
         sent += 1
@@ -94,14 +99,14 @@ def test_an_idempotent_producer_across_a_leader_sigkill_loses_and_duplicates_not
     assert len(acknowledged) == sent
 
     survivors = [b for b in sorted(kafka_cluster.kafka_addresses) if b != old_leader]
-    partition_url = f"{kafka_cluster.topics_url()}/{TOPIC}/partitions/0"
+    partition_path = f"/topics/{TOPIC}/partitions/0"
 
     def new_leader() -> dict | None:
-        status, reply = http_json("GET", partition_url, timeout_s=5)
+        status, reply = kafka_cluster.v3("GET", partition_path, timeout_s=5)
         return reply if status == 200 and reply["leader_id"] in survivors else None
 
-    leader = wait_until(new_leader, 30, "a new leader")["leader_id"]
-    end_offset = http_json("GET", f"{partition_url}/offset")[1]["latest_offset"]
+    leader = wait_until(new_leader, "a new leader", 30)["leader_id"]
+    end_offset = kafka_cluster.api("GET", f"{partition_path}/offset")["latest_offset"]
     keys = read_all(kafka_cluster.bootstrap(*survivors), end_offset)
     counts = Counter(keys)
     assert [key for key, count in counts.items() if count > 1] == [], "a record is in the log twice"

@@ -19,16 +19,16 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, NewTopic
-from kafka.admin import ConfigResource as KafkaPythonConfigResource
+from kafka.admin import ConfigResource as KafkaPythonConfigResource  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient
 from kio.schema.errors import ErrorCode
 
 from broker.kafka.alter_configs import OpType
-from tests.integration.kafka.conftest import KafkaCluster
+from tests.integration.kafka.conftest import MIN_ISR_2
 from tests.integration.kafka.test_kadmin_clients import TIMEOUT_S, admin_error
 from tests.integration.kafka.wire import Connection
-from tests.support.brokers import http_json
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster
+from tests.support.waiting import wait_until
 from tests.unit.kafka.test_kadmin import describe_configs
 from tests.unit.kafka.test_kalter_configs import incremental_alter
 
@@ -46,26 +46,23 @@ def incremental(topic: str, **ops: tuple[AlterConfigOpType, str | None]) -> Conf
     return ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=entries)
 
 
-def http_overrides(kafka_cluster: KafkaCluster, broker_id: int, topic: str) -> dict[str, str]:
+def http_overrides(kafka_cluster: Cluster, broker_id: int, topic: str) -> dict[str, str]:
     """The configs ``topic``'s record holds (source DYNAMIC_TOPIC_CONFIG), as broker ``broker_id``'s HTTP API lists them."""
-    url = (
-        f"{kafka_cluster.cluster.brokers[broker_id].url}/v3/clusters/{kafka_cluster.cluster_id}/topics/{topic}/configs"
-    )
-    status, body = http_json("GET", url, timeout_s=5)
+    status, body = kafka_cluster.v3("GET", f"/topics/{topic}/configs", via=broker_id, timeout_s=5)
     assert status == 200, body
     return {c["name"]: c["value"] for c in body["data"] if c["source"] == "DYNAMIC_TOPIC_CONFIG"}
 
 
-def everywhere(kafka_cluster: KafkaCluster, topic: str, overrides: dict[str, str]) -> None:
+def everywhere(kafka_cluster: Cluster, topic: str, overrides: dict[str, str]) -> None:
     """Wait until every broker's HTTP API lists exactly ``overrides`` for ``topic`` (views catch up on their own)."""
     wait_until(
-        lambda: all(http_overrides(kafka_cluster, b, topic) == overrides for b in kafka_cluster.cluster.brokers),
-        TIMEOUT_S,
+        lambda: all(http_overrides(kafka_cluster, b, topic) == overrides for b in kafka_cluster.brokers),
         f"every broker listing {overrides} for {topic}",
+        TIMEOUT_S,
     )
 
 
-def described_through(kafka_cluster: KafkaCluster, broker_id: int, topic: str) -> dict[str, tuple[str, int, bool]]:
+def described_through(kafka_cluster: Cluster, broker_id: int, topic: str) -> dict[str, tuple[str, int, bool]]:
     """Name -> (value, source, read_only) as broker ``broker_id`` answers DescribeConfigs v4 for ``topic``."""
     connection = Connection(kafka_cluster.kafka_addresses[broker_id])
     try:
@@ -76,7 +73,7 @@ def described_through(kafka_cluster: KafkaCluster, broker_id: int, topic: str) -
     return {c.name: (c.value, c.config_source, c.read_only) for c in result.configs}
 
 
-def produce_one(kafka_cluster: KafkaCluster, topic: str, value: bytes) -> KafkaError | None:
+def produce_one(kafka_cluster: Cluster, topic: str, value: bytes) -> KafkaError | None:
     """The delivery error of one record produced with acks=all by a Kafka producer (None: delivered)."""
     producer = Producer({"bootstrap.servers": kafka_cluster.bootstrap(), "linger.ms": 0, "acks": "all"})
     delivered: list[KafkaError | None] = []
@@ -86,8 +83,8 @@ def produce_one(kafka_cluster: KafkaCluster, topic: str, value: bytes) -> KafkaE
     return delivered[0]
 
 
-def test_incremental_alter_through_one_broker_is_seen_through_the_others_and_holds(kafka_cluster: KafkaCluster) -> None:
-    kafka_cluster.create_topic("altered", min_insync_replicas=2)
+def test_incremental_alter_through_one_broker_is_seen_through_the_others_and_holds(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("altered", configs=MIN_ISR_2)
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap(1)})
     SET, DELETE = AlterConfigOpType.SET, AlterConfigOpType.DELETE
     resource = incremental("altered", retention_ms=(SET, "3600000"), max_message_bytes=(SET, "2048"))
@@ -111,10 +108,10 @@ def test_incremental_alter_through_one_broker_is_seen_through_the_others_and_hol
 
 
 def test_validate_only_and_a_bad_value_change_nothing_and_the_other_resource_is_altered(
-    kafka_cluster: KafkaCluster,
+    kafka_cluster: Cluster,
 ) -> None:
-    kafka_cluster.create_topic("checked")
-    kafka_cluster.create_topic("checked-too")
+    kafka_cluster.create_topic("checked", configs=MIN_ISR_2)
+    kafka_cluster.create_topic("checked-too", configs=MIN_ISR_2)
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
     SET = AlterConfigOpType.SET
     dry = incremental("checked", retention_ms=(SET, "1000"))
@@ -131,8 +128,8 @@ def test_validate_only_and_a_bad_value_change_nothing_and_the_other_resource_is_
 
 
 @pytest.mark.filterwarnings("ignore:alter_configs has been deprecated:DeprecationWarning")
-def test_the_legacy_alter_replaces_the_override_set(kafka_cluster: KafkaCluster) -> None:
-    kafka_cluster.create_topic("replaced")
+def test_the_legacy_alter_replaces_the_override_set(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("replaced", configs=MIN_ISR_2)
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
     resource = ConfigResource(ConfigResource.Type.TOPIC, "replaced", set_config={"segment.ms": "60000"})
     assert admin_error(admin.alter_configs([resource])[resource]) is None
@@ -143,8 +140,8 @@ def test_the_legacy_alter_replaces_the_override_set(kafka_cluster: KafkaCluster)
     )
 
 
-def test_kafka_python_alters_a_topic_config_and_is_refused_a_brokers(kafka_cluster: KafkaCluster) -> None:
-    kafka_cluster.create_topic("kp-altered")
+def test_kafka_python_alters_a_topic_config_and_is_refused_a_brokers(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("kp-altered", configs=MIN_ISR_2)
     admin = KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap())
     try:
         answer = admin.alter_configs(
@@ -159,7 +156,7 @@ def test_kafka_python_alters_a_topic_config_and_is_refused_a_brokers(kafka_clust
         admin.close()
 
 
-def alter_through(kafka_cluster: KafkaCluster, broker_id: int, entries: list[tuple[str, int, str | None]]) -> Any:
+def alter_through(kafka_cluster: Cluster, broker_id: int, entries: list[tuple[str, int, str | None]]) -> Any:
     """IncrementalAlterConfigs v1 of the broker resource with the empty name, sent on the wire to
     ``broker_id`` (confluent-kafka refuses an empty resource name before sending it)."""
     connection = Connection(kafka_cluster.kafka_addresses[broker_id])
@@ -170,17 +167,18 @@ def alter_through(kafka_cluster: KafkaCluster, broker_id: int, entries: list[tup
     return result
 
 
-def test_the_empty_broker_name_sets_a_cluster_wide_default_that_new_topics_take(kafka_cluster: KafkaCluster) -> None:
+def test_the_empty_broker_name_sets_a_cluster_wide_default_that_new_topics_take(kafka_cluster: Cluster) -> None:
     """Kafka's ``--entity-default`` broker resource: its alter is the HTTP ``/broker-configs`` one."""
     result = alter_through(kafka_cluster, 2, [("num.partitions", OpType.SET, "4")])
     assert (result.error_code, result.error_message) == (ErrorCode.none, None)
     try:
-        for broker_id in kafka_cluster.cluster.brokers:
-            url = f"{kafka_cluster.cluster.brokers[broker_id].url}/v3/clusters/{kafka_cluster.cluster_id}"
+        for broker_id in kafka_cluster.brokers:
             wait_until(
-                lambda u=url: http_json("GET", f"{u}/broker-configs/num.partitions", timeout_s=5)[0] == 200,
-                TIMEOUT_S,
+                lambda b=broker_id: (  # type: ignore[misc]
+                    kafka_cluster.v3("GET", "/broker-configs/num.partitions", via=b, timeout_s=5)[0] == 200
+                ),
                 f"broker {broker_id} to apply num.partitions=4",
+                TIMEOUT_S,
             )
         admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap(3)})
         created = admin.create_topics([NewTopic("counted-by-default", num_partitions=-1, replication_factor=3)])

@@ -21,13 +21,13 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
 from confluent_kafka.admin import AdminClient
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 from kio.schema.errors import ErrorCode
 
-from tests.integration.kafka.conftest import KafkaCluster
+from tests.integration.kafka.conftest import KAFKA_SPEC, MIN_ISR_2
 from tests.integration.kafka.wire import Connection
-from tests.support.brokers import http_json
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster, Clusters
+from tests.support.waiting import wait_until
 from tests.unit.kafka import requests
 
 pytestmark = pytest.mark.integration
@@ -49,8 +49,8 @@ def read_with_kafka_python(bootstrap: str, topic: str, count: int, offset: int =
         consumer.close()
 
 
-def test_metadata_from_one_broker_lists_every_brokers_kafka_address(kafka_cluster: KafkaCluster) -> None:
-    kafka_cluster.create_topic("kafka-metadata", partitions=3)
+def test_metadata_from_one_broker_lists_every_brokers_kafka_address(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("kafka-metadata", partitions=3, configs=MIN_ISR_2)
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap(2)})
     metadata = admin.list_topics(timeout=10)
     assert {b.id: f"{b.host}:{b.port}" for b in metadata.brokers.values()} == kafka_cluster.kafka_addresses
@@ -61,18 +61,15 @@ def test_metadata_from_one_broker_lists_every_brokers_kafka_address(kafka_cluste
     assert admin.list_topics(topic="no-such-topic", timeout=10).topics["no-such-topic"].error is not None
 
 
-def test_the_http_brokers_list_gives_each_brokers_kafka_address(kafka_cluster: KafkaCluster) -> None:
-    status, reply = http_json(
-        "GET", f"{kafka_cluster.cluster.any_url()}/v3/clusters/{kafka_cluster.cluster_id}/brokers"
-    )
-    assert status == 200, reply
+def test_the_http_brokers_list_gives_each_brokers_kafka_address(kafka_cluster: Cluster) -> None:
+    reply = kafka_cluster.api("GET", "/brokers")
     assert {b["broker_id"]: b["kafka_address"] for b in reply["data"]} == kafka_cluster.kafka_addresses
 
 
 def test_kafka_python_produces_with_acks_0_1_and_all_and_reads_back_from_an_offset(
-    kafka_cluster: KafkaCluster,
+    kafka_cluster: Cluster,
 ) -> None:
-    kafka_cluster.create_topic("kafka-python-acks")
+    kafka_cluster.create_topic("kafka-python-acks", configs=MIN_ISR_2)
     offsets: list[int] = []
     for acks in (1, "all", 0):
         producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), acks=acks, enable_idempotence=False)
@@ -94,8 +91,8 @@ def test_kafka_python_produces_with_acks_0_1_and_all_and_reads_back_from_an_offs
     assert read_with_kafka_python(kafka_cluster.bootstrap(), "kafka-python-acks", 5, offset=10)[0].key == b"k-0-0"
 
 
-def test_confluent_kafka_produces_with_acks_0_1_and_all_and_consumes_with_assign(kafka_cluster: KafkaCluster) -> None:
-    kafka_cluster.create_topic("librdkafka-acks")
+def test_confluent_kafka_produces_with_acks_0_1_and_all_and_consumes_with_assign(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("librdkafka-acks", configs=MIN_ISR_2)
     delivered: list = []
     for acks in ("1", "all", "0"):
         producer = Producer(
@@ -134,9 +131,8 @@ def test_confluent_kafka_produces_with_acks_0_1_and_all_and_consumes_with_assign
         consumer.close()
 
 
-def test_records_cross_between_http_and_kafka_with_keys_headers_and_timestamps(kafka_cluster: KafkaCluster) -> None:
-    kafka_cluster.create_topic("two-doors")
-    records_url = f"{kafka_cluster.topics_url()}/two-doors/records"
+def test_records_cross_between_http_and_kafka_with_keys_headers_and_timestamps(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("two-doors", configs=MIN_ISR_2)
     http_record = {
         "partition_id": 0,
         "key": {"type": "STRING", "data": "http-key"},
@@ -144,8 +140,7 @@ def test_records_cross_between_http_and_kafka_with_keys_headers_and_timestamps(k
         "headers": [{"name": "origin", "value": base64.b64encode(b"http").decode()}],
         "timestamp": 1_700_000_000_123,
     }
-    status, reply = http_json("POST", f"{records_url}?acks=all", http_record)
-    assert status == 200, reply
+    kafka_cluster.api("POST", "/topics/two-doors/records?acks=all", http_record)
     [seen] = read_with_kafka_python(kafka_cluster.bootstrap(), "two-doors", 1)
     assert (seen.key, seen.value, seen.headers, seen.timestamp) == (
         b"http-key",
@@ -164,10 +159,7 @@ def test_records_cross_between_http_and_kafka_with_keys_headers_and_timestamps(k
         timestamp=1_700_000_999_456,
     )
     assert producer.flush(20) == 0
-    status, page = http_json(
-        "GET", f"{kafka_cluster.topics_url()}/two-doors/partitions/0/records?offset=1&format=string"
-    )
-    assert status == 200, page
+    page = kafka_cluster.api("GET", "/topics/two-doors/partitions/0/records?offset=1&format=string")
     [record] = page["data"]
     assert (record["key"]["data"], record["value"]["data"], record["timestamp"]) == (
         "kafka-key",
@@ -177,8 +169,8 @@ def test_records_cross_between_http_and_kafka_with_keys_headers_and_timestamps(k
     assert [(h["name"], base64.b64decode(h["value"])) for h in record["headers"]] == [("origin", b"kafka")]
 
 
-def test_list_offsets_earliest_latest_and_by_timestamp(kafka_cluster: KafkaCluster) -> None:
-    kafka_cluster.create_topic("kafka-offsets")
+def test_list_offsets_earliest_latest_and_by_timestamp(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("kafka-offsets", configs=MIN_ISR_2)
     producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), acks="all")
     for i, timestamp_ms in enumerate((1_000_000, 2_000_000, 3_000_000)):
         producer.send("kafka-offsets", value=b"v%d" % i, partition=0, timestamp_ms=timestamp_ms)
@@ -196,11 +188,10 @@ def test_list_offsets_earliest_latest_and_by_timestamp(kafka_cluster: KafkaClust
         consumer.close()
 
 
-def test_records_a_paused_isr_lacks_stay_invisible_to_a_kafka_consumer_until_it_resumes(
-    kafka_cluster: KafkaCluster,
-) -> None:
-    [description] = kafka_cluster.create_topic("kafka-visibility").values()
-    leader = description["leader_id"]
+def test_records_a_paused_isr_lacks_stay_invisible_to_a_kafka_consumer_until_it_resumes(clusters: Clusters) -> None:
+    kafka_cluster = clusters.start(KAFKA_SPEC)  # its followers are paused: a cluster of its own
+    [description] = kafka_cluster.create_topic("kafka-visibility", configs=MIN_ISR_2).values()
+    leader = description.leader_id
     committed = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(leader), acks="all")
     committed.send("kafka-visibility", value=b"committed", partition=0).get(timeout=20)
     committed.close()
@@ -214,7 +205,7 @@ def test_records_a_paused_isr_lacks_stay_invisible_to_a_kafka_consumer_until_it_
     # kafka-python sent to a paused broker would wait for its timeout, again and again.
     producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(leader), acks=1, enable_idempotence=False)
     assert producer.partitions_for("kafka-visibility") == {0}
-    followers = [kafka_cluster.cluster.brokers[b] for b in (1, 2, 3) if b != leader]
+    followers = [kafka_cluster.brokers[b] for b in (1, 2, 3) if b != leader]
     for follower in followers:
         follower.pause()
     try:
@@ -227,20 +218,21 @@ def test_records_a_paused_isr_lacks_stay_invisible_to_a_kafka_consumer_until_it_
         for follower in followers:
             follower.resume()
     tail: list[bytes] = []
-    wait_until(
-        lambda: tail.extend(r.value for b in consumer.poll(timeout_ms=200).values() for r in b) or len(tail) >= 3,
-        20,
-        "the tail",
-    )
+
+    def whole_tail() -> bool:
+        tail.extend(r.value for b in consumer.poll(timeout_ms=200).values() for r in b)
+        return len(tail) >= 3
+
+    wait_until(whole_tail, "the tail", 20)
     consumer.close()
     assert tail == [b"tail-0", b"tail-1", b"tail-2"]
 
 
-def test_leader_epochs_over_kafka_come_from_the_leaders_own_state(kafka_cluster: KafkaCluster) -> None:
+def test_leader_epochs_over_kafka_come_from_the_leaders_own_state(kafka_cluster: Cluster) -> None:
     """OffsetForLeaderEpoch answers from the leader's epoch cache; an epoch the leader does not have
     yet is refused on Fetch (a new topic is at epoch 0, so "older" is unit-tested), and a broker that does not lead the partition says so instead of serving it."""
-    [description] = kafka_cluster.create_topic("kafka-epochs").values()
-    leader, epoch = description["leader_id"], description["leader_epoch"]
+    [description] = kafka_cluster.create_topic("kafka-epochs", configs=MIN_ISR_2).values()
+    leader, epoch = description.leader_id, description.leader_epoch
     producer = KafkaProducer(bootstrap_servers=kafka_cluster.bootstrap(), acks="all")
     for i in range(3):
         producer.send("kafka-epochs", value=b"v%d" % i, partition=0).get(timeout=20)

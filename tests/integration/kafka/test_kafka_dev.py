@@ -19,7 +19,9 @@ def test_dev_prints_a_bootstrap_that_lists_every_broker(tmp_path: Path) -> None:
     process = start_dev(tmp_path / "dev", free_port_run(3), kafka_base_port=kafka_base_port)
     try:
         printed = read_until_ready(process)
-        bootstrap = re.search(r"bootstrap\.servers=(\S+)", printed).group(1)
+        found = re.search(r"bootstrap\.servers=(\S+)", printed)
+        assert found is not None, printed
+        bootstrap = found.group(1)
         addresses = bootstrap.split(",")
         assert addresses == [f"127.0.0.1:{kafka_base_port + i}" for i in range(3)], "--kafka-base-port is honoured"
         metadata = AdminClient({"bootstrap.servers": addresses[0]}).list_topics(timeout=10)

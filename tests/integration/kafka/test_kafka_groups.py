@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient
-from kafka import KafkaConsumer
+from kafka import KafkaConsumer  # type: ignore[import-untyped]
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8
 
-from tests.integration.kafka.conftest import KafkaCluster
+from tests.integration.kafka.conftest import MIN_ISR_2
 from tests.integration.kafka.wire import Connection
-from tests.support.brokers import http_json
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster
+from tests.support.waiting import wait_until
 from tests.unit.kafka.requests import millis, request_class
 
 pytestmark = pytest.mark.integration
@@ -68,7 +68,7 @@ class PollingConsumer:
         assert not self.errors, self.errors
 
 
-def confluent_consumer(cluster: KafkaCluster, group: str, topic: str) -> tuple[Consumer, PollingConsumer]:
+def confluent_consumer(cluster: Cluster, group: str, topic: str) -> tuple[Consumer, PollingConsumer]:
     consumer = Consumer(
         {
             "bootstrap.servers": cluster.bootstrap(),
@@ -84,12 +84,14 @@ def confluent_consumer(cluster: KafkaCluster, group: str, topic: str) -> tuple[C
         message = consumer.poll(0.1)
         if message is None or message.error() is not None:
             return []
-        return [(message.topic(), message.partition(), message.offset(), message.value())]
+        topic, partition, offset, value = message.topic(), message.partition(), message.offset(), message.value()
+        assert topic is not None and partition is not None and offset is not None and value is not None
+        return [(topic, partition, offset, value)]
 
     return consumer, PollingConsumer(poll, lambda: {(tp.topic, tp.partition) for tp in consumer.assignment()})
 
 
-def kafka_python_consumer(cluster: KafkaCluster, group: str, topic: str) -> tuple[KafkaConsumer, PollingConsumer]:
+def kafka_python_consumer(cluster: Cluster, group: str, topic: str) -> tuple[KafkaConsumer, PollingConsumer]:
     consumer = KafkaConsumer(
         topic,
         bootstrap_servers=cluster.bootstrap(),
@@ -117,33 +119,34 @@ def polled(pair: tuple[Any, PollingConsumer]) -> Iterator[tuple[Any, PollingCons
         pair[0].close()
 
 
-def produce(cluster: KafkaCluster, topic: str, count: int, partitions: int) -> None:
+def produce(cluster: Cluster, topic: str, count: int, partitions: int) -> None:
     producer = Producer({"bootstrap.servers": cluster.bootstrap(), "acks": "all", "enable.idempotence": False})
     for i in range(count):
         producer.produce(topic, value=f"v{i}".encode(), partition=i % partitions)
     assert producer.flush(20) == 0
 
 
-def group_url(cluster: KafkaCluster, group: str, tail: str = "") -> str:
-    return f"{cluster.cluster.any_url()}/v3/clusters/{cluster.cluster_id}/consumer-groups/{group}{tail}"
+def group_path(group: str, tail: str = "") -> str:
+    """The path of ``group`` (and ``tail`` under it) for ``Cluster.v3``."""
+    return f"/consumer-groups/{group}{tail}"
 
 
-def test_librdkafka_and_kafka_python_members_split_partitions_and_get_them_back(kafka_cluster: KafkaCluster) -> None:
+def test_librdkafka_and_kafka_python_members_split_partitions_and_get_them_back(kafka_cluster: Cluster) -> None:
     topic, group = "groups-split", "split-group"
-    kafka_cluster.create_topic(topic, partitions=4)
+    kafka_cluster.create_topic(topic, partitions=4, configs=MIN_ISR_2)
     everything = frozenset((topic, p) for p in range(4))
     with polled(confluent_consumer(kafka_cluster, group, topic)) as (_, first):
-        wait_until(lambda: first.assignment == everything, 30, "the only member owns every partition")
+        wait_until(lambda: first.assignment == everything, "the only member owns every partition", 30)
         with polled(kafka_python_consumer(kafka_cluster, group, topic)) as (_, second):
 
             def split() -> bool:
                 both = (first.assignment, second.assignment)
                 return all(len(a) == 2 for a in both) and first.assignment | second.assignment == everything
 
-            wait_until(split, 30, "two members with two partitions each")
+            wait_until(split, "two members with two partitions each", 30)
             assert not first.assignment & second.assignment
-        wait_until(lambda: first.assignment == everything, 30, "every partition back with the member that stayed")
-        status, described = http_json("GET", group_url(kafka_cluster, group), timeout_s=10)
+        wait_until(lambda: first.assignment == everything, "every partition back with the member that stayed", 30)
+        status, described = kafka_cluster.v3("GET", group_path(group), timeout_s=10)
         assert status == 200, described
         assert (described["state"], described["members_count"], described["is_simple"]) == ("STABLE", 1, False)
         assert described["partition_assignor"] in ("range", "roundrobin", "cooperative-sticky")
@@ -151,7 +154,7 @@ def test_librdkafka_and_kafka_python_members_split_partitions_and_get_them_back(
 
 MEMBER_SCRIPT = """
 import sys
-from kafka import KafkaConsumer
+from kafka import KafkaConsumer  # type: ignore[import-untyped]
 
 bootstrap, group, topic = sys.argv[1:]
 consumer = KafkaConsumer(
@@ -164,15 +167,15 @@ while True:
 
 
 def test_a_killed_member_is_expelled_at_its_session_timeout_and_its_partitions_return(
-    kafka_cluster: KafkaCluster, tmp_path: Path
+    kafka_cluster: Cluster, tmp_path: Path
 ) -> None:
     topic, group = "groups-killed", "killed-group"
-    kafka_cluster.create_topic(topic, partitions=2)
+    kafka_cluster.create_topic(topic, partitions=2, configs=MIN_ISR_2)
     everything = frozenset((topic, p) for p in range(2))
     script = tmp_path / "member.py"
     script.write_text(MEMBER_SCRIPT)
     with polled(confluent_consumer(kafka_cluster, group, topic)) as (_, survivor):
-        wait_until(lambda: survivor.assignment == everything, 30, "the only member owns every partition")
+        wait_until(lambda: survivor.assignment == everything, "the only member owns every partition", 30)
         member = subprocess.Popen(
             [sys.executable, str(script), kafka_cluster.bootstrap(), group, topic],
             stdout=subprocess.PIPE,
@@ -180,22 +183,23 @@ def test_a_killed_member_is_expelled_at_its_session_timeout_and_its_partitions_r
             text=True,
         )
         try:
-            assert member.stdout is not None
-            wait_until(lambda: member.stdout.readline().strip() == "1", 30, "the second member owns one partition")
-            wait_until(lambda: len(survivor.assignment) == 1, 30, "the first member gave one partition up")
+            output = member.stdout
+            assert output is not None
+            wait_until(lambda: output.readline().strip() == "1", "the second member owns one partition", 30)
+            wait_until(lambda: len(survivor.assignment) == 1, "the first member gave one partition up", 30)
             member.kill()
             member.wait(10)
-            wait_until(lambda: survivor.assignment == everything, 30, "the killed member's partition back")
+            wait_until(lambda: survivor.assignment == everything, "the killed member's partition back", 30)
         finally:
             member.kill()
             member.wait(10)
 
 
 def test_commits_show_over_http_with_lag_and_a_restarted_consumer_resumes_after_them(
-    kafka_cluster: KafkaCluster,
+    kafka_cluster: Cluster,
 ) -> None:
     topic, group = "groups-commit", "commit-group"
-    kafka_cluster.create_topic(topic, partitions=1)
+    kafka_cluster.create_topic(topic, partitions=1, configs=MIN_ISR_2)
     produce(kafka_cluster, topic, 10, 1)
     consumer = Consumer(
         {
@@ -220,17 +224,17 @@ def test_commits_show_over_http_with_lag_and_a_restarted_consumer_resumes_after_
     finally:
         consumer.close()
 
-    status, offsets = http_json("GET", group_url(kafka_cluster, group, "/offsets"), timeout_s=10)
+    status, offsets = kafka_cluster.v3("GET", group_path(group, "/offsets"), timeout_s=10)
     assert status == 200, offsets
     assert [(e["topic_name"], e["partition_id"], e["offset"]) for e in offsets["data"]] == [(topic, 0, 6)]
-    status, lags = http_json("GET", group_url(kafka_cluster, group, "/lags"), timeout_s=10)
+    status, lags = kafka_cluster.v3("GET", group_path(group, "/lags"), timeout_s=10)
     assert status == 200, lags
     assert [(e["partition_id"], e["current_offset"], e["log_end_offset"], e["lag"]) for e in lags["data"]] == [
         (0, 6, 10, 4)
     ]
 
     with polled(kafka_python_consumer(kafka_cluster, group, topic)) as (_, resumed):
-        wait_until(lambda: len(resumed.records) >= 4, 30, "the records after the commit")
+        wait_until(lambda: len(resumed.records) >= 4, "the records after the commit", 30)
         assert [offset for _, _, offset, _ in resumed.records] == [6, 7, 8, 9]
         assert [value for _, _, _, value in resumed.records] == [f"v{i}".encode() for i in range(6, 10)]
 
@@ -241,7 +245,7 @@ def call_once(address: str, request: Any) -> Any:
         return connection.call(request)
 
 
-def coordinator_address(cluster: KafkaCluster, group: str) -> str:
+def coordinator_address(cluster: Cluster, group: str) -> str:
     """The Kafka address of the group's coordinator, found with FindCoordinator v3 as clients do."""
     find = request_class(10, 3, "FindCoordinatorRequest")(key=group, key_type=i8(0))
 
@@ -249,7 +253,7 @@ def coordinator_address(cluster: KafkaCluster, group: str) -> str:
         answer = call_once(cluster.bootstrap(1), find)
         return f"{answer.host}:{answer.port}" if answer.error_code == ErrorCode.none else None
 
-    return wait_until(found, 20, "a coordinator")
+    return wait_until(found, "a coordinator", 20)
 
 
 def join_request(group: str) -> Any:
@@ -265,12 +269,12 @@ def join_request(group: str) -> Any:
     )
 
 
-def test_a_kafka_join_is_refused_for_a_group_with_http_members(kafka_cluster: KafkaCluster) -> None:
+def test_a_kafka_join_is_refused_for_a_group_with_http_members(kafka_cluster: Cluster) -> None:
     topic, group = "groups-mixed-http", "mixed-http-first"
-    kafka_cluster.create_topic(topic)
-    status, joined = http_json(
+    kafka_cluster.create_topic(topic, configs=MIN_ISR_2)
+    status, joined = kafka_cluster.v3(
         "POST",
-        group_url(kafka_cluster, group, "/consumers/http-member:heartbeat"),
+        group_path(group, "/consumers/http-member:heartbeat"),
         {"member_epoch": 0, "subscribed_topics": [topic]},
         timeout_s=10,
     )
@@ -279,14 +283,14 @@ def test_a_kafka_join_is_refused_for_a_group_with_http_members(kafka_cluster: Ka
     assert answer.error_code == ErrorCode.inconsistent_group_protocol
 
 
-def test_an_http_heartbeat_is_refused_for_a_group_with_kafka_members(kafka_cluster: KafkaCluster) -> None:
+def test_an_http_heartbeat_is_refused_for_a_group_with_kafka_members(kafka_cluster: Cluster) -> None:
     topic, group = "groups-mixed-kafka", "mixed-kafka-first"
-    kafka_cluster.create_topic(topic)
+    kafka_cluster.create_topic(topic, configs=MIN_ISR_2)
     with polled(confluent_consumer(kafka_cluster, group, topic)) as (_, member):
-        wait_until(lambda: member.assignment == {(topic, 0)}, 30, "the Kafka member owns the partition")
-        status, refused = http_json(
+        wait_until(lambda: member.assignment == {(topic, 0)}, "the Kafka member owns the partition", 30)
+        status, refused = kafka_cluster.v3(
             "POST",
-            group_url(kafka_cluster, group, "/consumers/http-member:heartbeat"),
+            group_path(group, "/consumers/http-member:heartbeat"),
             {"member_epoch": 0, "subscribed_topics": [topic]},
             timeout_s=10,
         )
@@ -296,7 +300,7 @@ def test_an_http_heartbeat_is_refused_for_a_group_with_kafka_members(kafka_clust
 
 
 def test_find_coordinator_v0_and_batched_v4_agree_and_other_brokers_answer_not_coordinator(
-    kafka_cluster: KafkaCluster,
+    kafka_cluster: Cluster,
 ) -> None:
     group = "find-me"
     address = coordinator_address(kafka_cluster, group)
@@ -319,11 +323,11 @@ def test_find_coordinator_v0_and_batched_v4_agree_and_other_brokers_answer_not_c
         assert call_once(other, join_request(group)).error_code == ErrorCode.not_coordinator
 
 
-def test_an_admin_client_lists_and_describes_a_kafka_group_with_its_member(kafka_cluster: KafkaCluster) -> None:
+def test_an_admin_client_lists_and_describes_a_kafka_group_with_its_member(kafka_cluster: Cluster) -> None:
     topic, group = "groups-admin", "admin-described"
-    kafka_cluster.create_topic(topic, partitions=2)
+    kafka_cluster.create_topic(topic, partitions=2, configs=MIN_ISR_2)
     with polled(confluent_consumer(kafka_cluster, group, topic)) as (_, member):
-        wait_until(lambda: len(member.assignment) == 2, 30, "the member owns both partitions")
+        wait_until(lambda: len(member.assignment) == 2, "the member owns both partitions", 30)
         admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
         listed = {g.group_id: g for g in admin.list_consumer_groups().result(20).valid}
         assert group in listed

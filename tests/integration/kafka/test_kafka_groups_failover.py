@@ -15,13 +15,16 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaException
 
-from tests.integration.kafka.conftest import KafkaCluster
-from tests.integration.kafka.test_kafka_groups import FAST_GROUP, call_once, group_url, produce
-from tests.support.brokers import http_json
-from tests.support.replication import wait_until
+from tests.integration.kafka.conftest import KAFKA_SPEC, MIN_ISR_2
+from tests.integration.kafka.test_kafka_groups import FAST_GROUP, call_once, group_path, produce
+from tests.support.cluster import Cluster, cluster_fixture
+from tests.support.waiting import wait_until
 from tests.unit.kafka.requests import request_class
 
 pytestmark = pytest.mark.integration
+
+kafka_cluster = cluster_fixture(KAFKA_SPEC)
+"""A cluster of the test's own: it kills a broker."""
 
 
 def consume(consumer: Consumer, count: int, timeout_s: float) -> list[tuple[int, bytes]]:
@@ -30,23 +33,25 @@ def consume(consumer: Consumer, count: int, timeout_s: float) -> list[tuple[int,
     while len(records) < count and time.monotonic() < deadline:
         message = consumer.poll(0.2)
         if message is not None and message.error() is None:
-            records.append((message.offset(), message.value()))
+            offset, value = message.offset(), message.value()
+            assert offset is not None and value is not None
+            records.append((offset, value))
     return records
 
 
-def committed_offsets(cluster: KafkaCluster, group: str) -> list[int]:
+def committed_offsets(cluster: Cluster, group: str) -> list[int]:
     """The group's committed offsets over HTTP, once the new coordinator answers (it may still be loading)."""
 
     def answered() -> list[int] | None:
-        status, body = http_json("GET", group_url(cluster, group, "/offsets"), timeout_s=10)
+        status, body = cluster.v3("GET", group_path(group, "/offsets"), timeout_s=10)
         return [entry["offset"] for entry in body["data"]] if status == 200 else None
 
-    return wait_until(answered, 30, "the group's offsets from its coordinator")
+    return wait_until(answered, "the group's offsets from its coordinator", 30)
 
 
-def test_a_member_rejoins_the_new_coordinator_and_resumes_after_its_commit(kafka_cluster: KafkaCluster) -> None:
+def test_a_member_rejoins_the_new_coordinator_and_resumes_after_its_commit(kafka_cluster: Cluster) -> None:
     topic, group = "groups-failover", "failover-group"
-    kafka_cluster.create_topic(topic)
+    kafka_cluster.create_topic(topic, configs=MIN_ISR_2)
     produce(kafka_cluster, topic, 10, 1)
     consumer = Consumer(
         {
@@ -61,10 +66,10 @@ def test_a_member_rejoins_the_new_coordinator_and_resumes_after_its_commit(kafka
         consumer.subscribe([topic])
         before = consume(consumer, 5, 30)
         assert [offset for offset, _ in before] == list(range(5))
-        consumer.commit(offsets=None, asynchronous=False)
+        consumer.commit(asynchronous=False)
         find = request_class(10, 0, "FindCoordinatorRequest")(key=group)
         coordinator = call_once(kafka_cluster.bootstrap(1), find).node_id
-        kafka_cluster.cluster.brokers[coordinator].kill()
+        kafka_cluster.brokers[coordinator].kill()
 
         assert committed_offsets(kafka_cluster, group) == [5]
         after: list[int] = []
@@ -72,16 +77,18 @@ def test_a_member_rejoins_the_new_coordinator_and_resumes_after_its_commit(kafka
         def read_to_the_end_and_commit() -> bool:
             message = consumer.poll(0.2)
             if message is not None and message.error() is None:
-                after.append(message.offset())
+                offset = message.offset()
+                assert offset is not None
+                after.append(offset)
             if not after or after[-1] != 9:
                 return False
             try:
-                consumer.commit(offsets=None, asynchronous=False)
+                consumer.commit(asynchronous=False)
             except KafkaException:  # the assignment was lost to the rejoin: read again from the commit
                 return False
             return True
 
-        wait_until(read_to_the_end_and_commit, 60, "every record, then a commit through the new coordinator")
+        wait_until(read_to_the_end_and_commit, "every record, then a commit through the new coordinator", 60)
         assert after[0] == 5 and min(after) == 5, after
         assert set(after) == set(range(5, 10))
         assert committed_offsets(kafka_cluster, group) == [10]

@@ -10,69 +10,57 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
 
-from tests.integration.kafka.conftest import KAFKA_ENV
-from tests.integration.kafka.secured import cli
-from tests.support.brokers import BrokerProcess, free_port, http_json
-from tests.support.pki import CLIENT_CN, Pki, make_pki
+from tests.integration.kafka.conftest import KAFKA_SETTINGS
+from tests.integration.kafka.secured import add_acl
+from tests.support.cluster import Cluster, ClusterSpec
+from tests.support.pki import CLIENT_CN, Pki
 
 pytestmark = pytest.mark.integration
 
 ALLOWED, OTHER = "certified", "uncertified"
-
-
-def acl(store: str, operation: str, resource_type: str, name: str) -> None:
-    cli(
-        [
-            "acls", "add", "--metadata", store, "--principal", f"User:{CLIENT_CN}", "--operation", operation,
-            "--resource-type", resource_type, "--resource-name", name,
-        ],
-        {},
-    )  # fmt: skip
+SPEC = ClusterSpec(
+    brokers=1,
+    tls=True,
+    kafka=True,
+    settings={
+        **KAFKA_SETTINGS,
+        "tls.client_auth": "required",
+        "security.authentication": "mtls",
+        "kafka_listener_tls": True,
+    },
+)
 
 
 @pytest.fixture(scope="module")
 def mtls_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pki]]:
-    root: Path = tmp_path_factory.mktemp("kafka-mtls")
-    pki = make_pki(root / "pki")
-    store = f"sqlite://{(root / 'metadata.db').resolve()}"
+    cluster = Cluster(SPEC, tmp_path_factory.mktemp("kafka-mtls"))
+    # Added offline, before the broker starts: with mTLS only a certificate's user reaches the broker.
     for operation, resource_type, name in (
         ("CREATE", "CLUSTER", "kafka-cluster"),
         ("DESCRIBE", "CLUSTER", "kafka-cluster"),
         ("WRITE", "TOPIC", ALLOWED),
         ("READ", "TOPIC", ALLOWED),
     ):
-        acl(store, operation, resource_type, name)
-    address = f"127.0.0.1:{free_port()}"
-    broker = BrokerProcess(1, root / "broker-1", store)
-    broker.env = {
-        **KAFKA_ENV,
-        **pki.broker_env(client_auth="required"),
-        "HIGHWATER_SECURITY__AUTHENTICATION": "mtls",
-        "HIGHWATER_KAFKA_LISTENER": address,
-        "HIGHWATER_KAFKA_LISTENER_TLS": "true",
-    }
-    broker.ssl_context = pki.client_context()
-    broker.start()
+        add_acl(cluster, f"User:{CLIENT_CN}", operation, resource_type, name, offline=True)
+    cluster.start()
     try:
-        status, clusters = http_json("GET", f"{broker.url}/v3/clusters", context=broker.ssl_context)
-        assert status == 200, clusters
-        topics = f"{broker.url}/v3/clusters/{clusters['data'][0]['cluster_id']}/topics"
-        for name in (ALLOWED, OTHER):
-            body = {"topic_name": name, "partitions_count": 1, "replication_factor": 1}
-            status, reply = http_json("POST", topics, body, context=broker.ssl_context)
-            assert status == 201, reply
-        yield address, pki
+        cluster.create_topic(ALLOWED)
+        status, reply = cluster.v3(
+            "POST", "/topics", {"topic_name": OTHER, "partitions_count": 1, "replication_factor": 1}
+        )
+        assert status == 201, reply  # alice may create it but not describe it: create_topic could not wait
+        assert cluster.pki is not None
+        yield cluster.bootstrap(), cluster.pki
     finally:
-        broker.stop()
+        cluster.shutdown()
 
 
-def config(address: str, pki: Pki) -> dict:
+def config(address: str, pki: Pki) -> dict[str, str | int | float | bool]:
     return {
         "bootstrap.servers": address,
         "security.protocol": "SSL",
@@ -102,7 +90,8 @@ def test_the_certificates_user_produces_and_reads_what_its_acls_allow(mtls_kafka
             if message is not None and message.error() is not None:
                 # librdkafka looks up the group's coordinator even for assigned partitions; alice may not
                 # DESCRIBE the group, so that lookup is refused, as Kafka refuses it, whenever it lands.
-                assert message.error().code() == KafkaError.GROUP_AUTHORIZATION_FAILED, message.error()
+                error = message.error()
+                assert error is not None and error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED, error
                 message = None
         assert message is not None and message.value() == b"signed"
     finally:

@@ -12,40 +12,40 @@ fetch quota set with the CLI answers ``throttle_time_ms`` and mutes the connecti
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.errors import TopicAuthorizationFailedError
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
+from kafka.errors import TopicAuthorizationFailedError  # type: ignore[import-untyped]
 from kio.schema.errors import ErrorCode
 
 from broker.kafka.codec import encode_request
 from broker.kafka.framing import encode_frame
 from broker.kafka.shapes import millis
 from tests.integration.kafka.secured import (
-    ADMIN_PASSWORD,
     ALICE_PASSWORD,
     MALLORY_PASSWORD,
     TOPIC,
-    SecuredKafka,
-    basic,
-    cli,
-    secured_kafka,
+    add_acl,
+    add_alice_and_mallory,
+    add_user,
+    secured_kafka_spec,
 )
 from tests.integration.kafka.wire import Connection
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster, cluster_fixture
+from tests.support.waiting import wait_until
 from tests.unit.kafka import requests
 
 pytestmark = pytest.mark.integration
 
 
+cluster = cluster_fixture(secured_kafka_spec(kafka_tls=False), scope="module")
+
+
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredKafka]:
-    root: Path = tmp_path_factory.mktemp("sasl-plaintext")
-    with secured_kafka(root, kafka_tls=False) as secured:
-        yield secured
+def secured(cluster: Cluster) -> Cluster:
+    add_alice_and_mallory(cluster)
+    return cluster
 
 
 def sasl_options(username: str, password: str) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def authenticate(auth_bytes: bytes) -> Any:
     return requests.request_class(36, 2, "SaslAuthenticateRequest")(auth_bytes=auth_bytes)
 
 
-def logged_in(secured: SecuredKafka, username: str, password: str) -> Connection:
+def logged_in(secured: Cluster, username: str, password: str) -> Connection:
     connection = Connection(secured.kafka_addresses[1])
     assert connection.call(handshake(1)).error_code == ErrorCode.none
     answer = connection.call(authenticate(f"\0{username}\0{password}".encode()))
@@ -77,7 +77,7 @@ def partition_errors(response: Any, topics: str, partitions: str) -> list[ErrorC
     return [p.error_code for t in getattr(response, topics) for p in getattr(t, partitions)]
 
 
-def test_kafka_python_produces_and_reads_back_with_plain(secured: SecuredKafka) -> None:
+def test_kafka_python_produces_and_reads_back_with_plain(secured: Cluster) -> None:
     producer = KafkaProducer(
         bootstrap_servers=secured.bootstrap(),
         acks="all",
@@ -107,7 +107,7 @@ def test_kafka_python_produces_and_reads_back_with_plain(secured: SecuredKafka) 
         consumer.close()
 
 
-def test_kafka_python_without_the_topics_acl_gets_topic_authorization_failed(secured: SecuredKafka) -> None:
+def test_kafka_python_without_the_topics_acl_gets_topic_authorization_failed(secured: Cluster) -> None:
     producer = KafkaProducer(
         bootstrap_servers=secured.bootstrap(), max_block_ms=10_000, **sasl_options("mallory", MALLORY_PASSWORD)
     )
@@ -118,7 +118,7 @@ def test_kafka_python_without_the_topics_acl_gets_topic_authorization_failed(sec
         producer.close()
 
 
-def test_before_authentication_only_api_versions_and_sasl_are_served(secured: SecuredKafka) -> None:
+def test_before_authentication_only_api_versions_and_sasl_are_served(secured: Cluster) -> None:
     connection = Connection(secured.kafka_addresses[2])
     try:
         keys = {api.api_key for api in connection.api_versions_answer().api_keys}
@@ -127,10 +127,10 @@ def test_before_authentication_only_api_versions_and_sasl_are_served(secured: Se
         assert connection.closed_by_broker()
     finally:
         connection.close()
-    assert "kafka.unauthenticated_request_closed" in secured.cluster.brokers[2].log_path.read_text()
+    assert "kafka.unauthenticated_request_closed" in secured.brokers[2].log_path.read_text()
 
 
-def test_a_wrong_plain_password_is_refused_and_the_connection_closed(secured: SecuredKafka) -> None:
+def test_a_wrong_plain_password_is_refused_and_the_connection_closed(secured: Cluster) -> None:
     connection = Connection(secured.kafka_addresses[1])
     try:
         assert connection.call(handshake(1)).mechanisms == ("PLAIN", "SCRAM-SHA-512")
@@ -142,7 +142,7 @@ def test_a_wrong_plain_password_is_refused_and_the_connection_closed(secured: Se
         connection.close()
 
 
-def test_an_unknown_mechanism_is_answered_with_the_ones_offered(secured: SecuredKafka) -> None:
+def test_an_unknown_mechanism_is_answered_with_the_ones_offered(secured: Cluster) -> None:
     connection = Connection(secured.kafka_addresses[1])
     try:
         answer = connection.call(handshake(1, "GSSAPI"))
@@ -154,7 +154,7 @@ def test_an_unknown_mechanism_is_answered_with_the_ones_offered(secured: Secured
         connection.close()
 
 
-def test_handshake_v0_takes_raw_tokens(secured: SecuredKafka) -> None:
+def test_handshake_v0_takes_raw_tokens(secured: Cluster) -> None:
     connection = Connection(secured.kafka_addresses[3])
     try:
         assert connection.call(handshake(0)).error_code == ErrorCode.none
@@ -167,7 +167,7 @@ def test_handshake_v0_takes_raw_tokens(secured: SecuredKafka) -> None:
         connection.close()
 
 
-def test_produce_fetch_and_list_offsets_refuse_a_user_without_the_topics_acl(secured: SecuredKafka) -> None:
+def test_produce_fetch_and_list_offsets_refuse_a_user_without_the_topics_acl(secured: Cluster) -> None:
     connection = logged_in(secured, "mallory", MALLORY_PASSWORD)
     try:
         produced = connection.call(requests.produce(9, TOPIC, b"not even a record batch"))
@@ -184,7 +184,7 @@ def test_produce_fetch_and_list_offsets_refuse_a_user_without_the_topics_acl(sec
         connection.close()
 
 
-def test_the_same_requests_are_served_to_a_user_with_the_acl(secured: SecuredKafka) -> None:
+def test_the_same_requests_are_served_to_a_user_with_the_acl(secured: Cluster) -> None:
     connection = logged_in(secured, "alice", ALICE_PASSWORD)
     try:
         listed = connection.call(requests.list_offsets(6, TOPIC, [-1]))
@@ -198,11 +198,10 @@ def test_the_same_requests_are_served_to_a_user_with_the_acl(secured: SecuredKaf
         connection.close()
 
 
-def test_a_fetch_quota_answers_throttle_time_and_mutes_the_connection(secured: SecuredKafka) -> None:
-    cli(["users", "add", "quincy", "--password-stdin"], secured.admin_env, "quincy-pw\n")
-    read_acl = ["--operation", "READ", "--resource-type", "TOPIC", "--resource-name", TOPIC]
-    cli(["acls", "add", "--principal", "User:quincy", *read_acl], secured.admin_env)
-    cli(["quotas", "set", "User:quincy", "--consumer-byte-rate", "2000"], secured.admin_env)
+def test_a_fetch_quota_answers_throttle_time_and_mutes_the_connection(secured: Cluster) -> None:
+    add_user(secured, "quincy", "quincy-pw")
+    add_acl(secured, "User:quincy", "READ", "TOPIC", TOPIC)
+    secured.cli(["quotas", "set", "User:quincy", "--consumer-byte-rate", "2000"])
     producer = KafkaProducer(
         bootstrap_servers=secured.bootstrap(),
         acks="all",
@@ -213,9 +212,7 @@ def test_a_fetch_quota_answers_throttle_time_and_mutes_the_connection(secured: S
         producer.send(TOPIC, value=b"q" * 1000, partition=0)
     producer.flush(20)
     producer.close()
-    status, partitions = secured.http("GET", f"/topics/{TOPIC}/partitions", basic("admin", ADMIN_PASSWORD))
-    assert status == 200, partitions
-    leader = partitions["data"][0]["leader_id"]
+    leader = secured.partitions(TOPIC)[0].leader_id
 
     def throttled_fetch() -> tuple[int, float] | None:
         """(throttle_time_ms, seconds until the next answer on that connection) once the quota applies."""
@@ -233,6 +230,6 @@ def test_a_fetch_quota_answers_throttle_time_and_mutes_the_connection(secured: S
         finally:
             connection.close()
 
-    throttle_ms, muted_s = wait_until(throttled_fetch, 30, "a throttled fetch")
+    throttle_ms, muted_s = wait_until(throttled_fetch, "a throttled fetch", 30)
     assert 0 < throttle_ms <= 30_000
     assert muted_s >= throttle_ms / 1000 - 0.01

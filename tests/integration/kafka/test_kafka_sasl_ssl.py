@@ -14,8 +14,6 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
@@ -25,55 +23,47 @@ from tests.integration.kafka.secured import (
     ALICE_PASSWORD,
     MALLORY_PASSWORD,
     TOPIC,
-    SecuredKafka,
-    basic,
-    cli,
-    secured_kafka,
+    add_acl,
+    add_alice_and_mallory,
+    ca_file,
+    secured_kafka_spec,
+    statuses_everywhere,
 )
-from tests.support.brokers import http_json
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster, cluster_fixture
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
 
+cluster = cluster_fixture(secured_kafka_spec(kafka_tls=True), scope="module")
+
+
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredKafka]:
-    root: Path = tmp_path_factory.mktemp("sasl-ssl")
-    with secured_kafka(root, kafka_tls=True) as secured:
-        # librdkafka asks for the coordinator of its group.id even for an assign-only consumer;
-        # Kafka answers GROUP_AUTHORIZATION_FAILED without READ on the group, and so does highwater.
-        cli(
-            [
-                "acls", "add", "--principal", "User:alice", "--operation", "READ",
-                "--resource-type", "GROUP", "--resource-name", "assign-only",
-            ],
-            secured.admin_env,
-        )  # fmt: skip
-        context = secured.pki.client_context(with_certificate=False)
-        path = f"/v3/clusters/{secured.cluster_id}/consumer-groups/assign-only"
-        wait_until(
-            lambda: all(
-                http_json("GET", b.url + path, context=context, headers=basic("alice", ALICE_PASSWORD))[0] == 404
-                for b in secured.cluster.brokers.values()
-            ),
-            30,
-            "alice's group ACL on every broker",
-        )
-        yield secured
+def secured(cluster: Cluster) -> Cluster:
+    add_alice_and_mallory(cluster)
+    # librdkafka asks for the coordinator of its group.id even for an assign-only consumer;
+    # Kafka answers GROUP_AUTHORIZATION_FAILED without READ on the group, and so does highwater.
+    add_acl(cluster, "User:alice", "READ", "GROUP", "assign-only")
+    wait_until(
+        lambda: statuses_everywhere(cluster, "/consumer-groups/assign-only", "alice", ALICE_PASSWORD) == {404},
+        "alice's group ACL on every broker",
+        30,
+    )
+    return cluster
 
 
-def client_config(secured: SecuredKafka, username: str, password: str) -> dict:
+def client_config(secured: Cluster, username: str, password: str) -> dict:
     return {
         "bootstrap.servers": secured.bootstrap(),
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "SCRAM-SHA-512",
         "sasl.username": username,
         "sasl.password": password,
-        "ssl.ca.location": str(secured.pki.ca_file),
+        "ssl.ca.location": str(ca_file(secured)),
     }
 
 
-def produce(secured: SecuredKafka, username: str, password: str, values: list[bytes]) -> list:
+def produce(secured: Cluster, username: str, password: str, values: list[bytes]) -> list:
     producer = Producer({**client_config(secured, username, password), "acks": "all", "enable.idempotence": False})
     reports: list = []
     for value in values:
@@ -82,7 +72,7 @@ def produce(secured: SecuredKafka, username: str, password: str, values: list[by
     return reports
 
 
-def consume(secured: SecuredKafka, username: str, password: str, count: int, timeout_s: float = 20) -> list:
+def consume(secured: Cluster, username: str, password: str, count: int, timeout_s: float = 20) -> list:
     consumer = Consumer({**client_config(secured, username, password), "group.id": "assign-only"})
     try:
         consumer.assign([CkTopicPartition(TOPIC, 0, 0)])
@@ -97,7 +87,7 @@ def consume(secured: SecuredKafka, username: str, password: str, count: int, tim
         consumer.close()
 
 
-def test_scram_over_tls_produces_with_acks_all_and_consumes(secured: SecuredKafka) -> None:
+def test_scram_over_tls_produces_with_acks_all_and_consumes(secured: Cluster) -> None:
     values = [f"order-{i}".encode() for i in range(10)]
     reports = produce(secured, "alice", ALICE_PASSWORD, values)
     assert [error for error, _ in reports] == [None] * 10
@@ -106,7 +96,7 @@ def test_scram_over_tls_produces_with_acks_all_and_consumes(secured: SecuredKafk
     assert [m.value() for m in messages][-10:] == values
 
 
-def test_a_wrong_password_is_refused_and_logged_without_the_password(secured: SecuredKafka) -> None:
+def test_a_wrong_password_is_refused_and_logged_without_the_password(secured: Cluster) -> None:
     errors: list[KafkaError] = []
     producer = Producer(
         {**client_config(secured, "alice", "not-alices-password"), "error_cb": errors.append, "acks": "all"}
@@ -117,12 +107,12 @@ def test_a_wrong_password_is_refused_and_logged_without_the_password(secured: Se
         producer.poll(0.2)
     assert any(e.code() == KafkaError._AUTHENTICATION for e in errors), errors
     assert producer.flush(0) == 1  # nothing was delivered
-    logs = secured.broker_logs()
+    logs = secured.logs()
     assert "audit.authentication_failed" in logs and "SCRAM-SHA-512" in logs
     assert "not-alices-password" not in logs
 
 
-def test_a_user_without_the_topics_acl_is_refused_over_kafka_and_http_alike(secured: SecuredKafka) -> None:
+def test_a_user_without_the_topics_acl_is_refused_over_kafka_and_http_alike(secured: Cluster) -> None:
     reports = produce(secured, "mallory", MALLORY_PASSWORD, [b"sneaky"])
     assert [error.code() for error, _ in reports] == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
     # librdkafka asks a topic's metadata before it fetches; an assign-only consumer keeps the
@@ -135,19 +125,19 @@ def test_a_user_without_the_topics_acl_is_refused_over_kafka_and_http_alike(secu
     finally:
         consumer.close()
 
-    mallory = basic("mallory", MALLORY_PASSWORD)
-    status, body = secured.http("POST", f"/topics/{TOPIC}/records", mallory, {"value": {"data": 1}})
+    mallory = secured.headers("mallory", MALLORY_PASSWORD)
+    status, body = secured.v3("POST", f"/topics/{TOPIC}/records", {"value": {"data": 1}}, headers=mallory)
     assert (status, body["error"]) == (403, "TOPIC_AUTHORIZATION_FAILED")
 
 
-def test_metadata_lists_only_the_topics_the_user_may_describe(secured: SecuredKafka) -> None:
+def test_metadata_lists_only_the_topics_the_user_may_describe(secured: Cluster) -> None:
     alice = Producer(client_config(secured, "alice", ALICE_PASSWORD))
     mallory = Producer(client_config(secured, "mallory", MALLORY_PASSWORD))
     assert TOPIC in alice.list_topics(timeout=20).topics
     assert TOPIC not in mallory.list_topics(timeout=20).topics
 
 
-def _kcat(secured: SecuredKafka, username: str, password: str, *args: str, stdin: str | None = None):
+def _kcat(secured: Cluster, username: str, password: str, *args: str, stdin: str | None = None):
     kcat = shutil.which("kcat")
     assert kcat is not None, "kcat is missing: `make test` installs Debian's kcat"
     sasl = (
@@ -155,7 +145,7 @@ def _kcat(secured: SecuredKafka, username: str, password: str, *args: str, stdin
         "-X", "sasl.mechanisms=SCRAM-SHA-512",
         "-X", f"sasl.username={username}",
         "-X", f"sasl.password={password}",
-        "-X", f"ssl.ca.location={secured.pki.ca_file}",
+        "-X", f"ssl.ca.location={ca_file(secured)}",
     )  # fmt: skip
     return subprocess.run(
         [kcat, "-b", secured.bootstrap(), *sasl, *args],
@@ -167,7 +157,7 @@ def _kcat(secured: SecuredKafka, username: str, password: str, *args: str, stdin
     )
 
 
-def test_kcat_produces_and_consumes_over_sasl_ssl_scram_and_a_wrong_password_is_refused(secured: SecuredKafka) -> None:
+def test_kcat_produces_and_consumes_over_sasl_ssl_scram_and_a_wrong_password_is_refused(secured: Cluster) -> None:
     produced = _kcat(secured, "alice", ALICE_PASSWORD, "-P", "-t", TOPIC, "-p", "0", "-K", ":", stdin="kcat:over-tls\n")
     assert produced.returncode == 0, produced.stderr
     consumed = _kcat(secured, "alice", ALICE_PASSWORD, "-C", "-t", TOPIC, "-p", "0", "-o", "beginning", "-e", "-J")

@@ -13,19 +13,17 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 from kio.schema.errors import ErrorCode
 
-from tests.integration.kafka.conftest import KafkaCluster
 from tests.integration.kafka.test_kadmin_clients import TIMEOUT_S, admin_error, topic_on_every_broker
 from tests.integration.kafka.wire import Connection
-from tests.support.brokers import http_json
+from tests.support.cluster import Cluster
 from tests.unit.kafka.test_kadmin import CREATE_TOPICS, create_topics, versions
 
 pytestmark = pytest.mark.integration
 
 
-def http_configs(kafka_cluster: KafkaCluster, topic: str) -> dict[str, tuple[str, int]]:
+def http_configs(kafka_cluster: Cluster, topic: str) -> dict[str, tuple[str, int]]:
     """Name -> (value, Kafka's source number) as the HTTP API lists the topic's configs."""
-    status, body = http_json("GET", f"{kafka_cluster.topics_url()}/{topic}/configs")
-    assert status == 200, body
+    body = kafka_cluster.api("GET", f"/topics/{topic}/configs")
     return {c["name"]: (c["value"], ConfigSource[c["source"]].value) for c in body["data"]}
 
 
@@ -35,7 +33,7 @@ def kafka_configs(admin: AdminClient, topic: str) -> dict[str, tuple[str, int]]:
     return {name: (entry.value, entry.source) for name, entry in described.items()}
 
 
-def test_both_doors_list_the_same_configs_of_a_topic_with_a_compression_type(kafka_cluster: KafkaCluster) -> None:
+def test_both_doors_list_the_same_configs_of_a_topic_with_a_compression_type(kafka_cluster: Cluster) -> None:
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
     made = NewTopic("zstd-made", num_partitions=1, replication_factor=3, config={"compression.type": "zstd"})
     assert admin_error(admin.create_topics([made])["zstd-made"]) is None
@@ -44,16 +42,14 @@ def test_both_doors_list_the_same_configs_of_a_topic_with_a_compression_type(kaf
     assert described["compression.type"] == ("zstd", ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
     assert described == http_configs(kafka_cluster, "zstd-made")
 
-    body = {"topic_name": "gzip-made", "configs": [{"name": "compression.type", "value": "gzip"}]}
-    status, reply = http_json("POST", kafka_cluster.topics_url(), body)
-    assert status == 201, reply
+    kafka_cluster.create_topic("gzip-made", configs={"compression.type": "gzip"})
     topic_on_every_broker(kafka_cluster, "gzip-made", 200)
     described = kafka_configs(admin, "gzip-made")
     assert described["compression.type"] == ("gzip", ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
     assert described == http_configs(kafka_cluster, "gzip-made")
 
 
-def test_create_topics_at_the_newest_version_answers_the_compression_type(kafka_cluster: KafkaCluster) -> None:
+def test_create_topics_at_the_newest_version_answers_the_compression_type(kafka_cluster: Cluster) -> None:
     version = versions(CREATE_TOPICS)[-1]
     assert version >= 5
     connection = Connection(kafka_cluster.kafka_addresses[1])

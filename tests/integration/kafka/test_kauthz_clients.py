@@ -1,6 +1,6 @@
 """The admin and producer-id APIs authorized at the Kafka door, with real clients on a secured 3-broker cluster.
 
-On top of ``secured_kafka``'s users: ``alice`` (READ and WRITE on ``orders-*``) also
+On top of ``add_alice_and_mallory``'s users: ``alice`` (READ and WRITE on ``orders-*``) also
 gets CREATE, DELETE, DESCRIBE_CONFIGS and ALTER_CONFIGS on ``orders-*`` and
 DESCRIBE_CONFIGS on the cluster; ``bob`` may only READ ``orders-eu``; ``mallory`` has no
 ACL. confluent-kafka's AdminClient and idempotent producer meet the refusals Kafka
@@ -10,25 +10,24 @@ gives, the allowed user succeeds, and the HTTP API answers the same users the sa
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
 from tests.integration.kafka.secured import (
-    ADMIN_PASSWORD,
     ALICE_PASSWORD,
     MALLORY_PASSWORD,
     TOPIC,
-    SecuredKafka,
-    basic,
-    cli,
-    secured_kafka,
+    add_acl,
+    add_alice_and_mallory,
+    add_user,
+    secured_kafka_spec,
+    statuses_everywhere,
 )
-from tests.support.brokers import http_json
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster, cluster_fixture
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -36,42 +35,28 @@ BOB_PASSWORD = "bob-pw-4"
 TIMEOUT_S = 20
 
 
-def acl(secured: SecuredKafka, principal: str, operation: str, resource: list[str]) -> None:
-    cli(["acls", "add", "--principal", principal, "--operation", operation, *resource], secured.admin_env)
+cluster = cluster_fixture(secured_kafka_spec(kafka_tls=False), scope="module")
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredKafka]:
-    root: Path = tmp_path_factory.mktemp("kauthz")
-    with secured_kafka(root, kafka_tls=False) as secured:
-        cli(["users", "add", "bob", "--password-stdin"], secured.admin_env, BOB_PASSWORD + "\n")
-        orders = ["--resource-type", "TOPIC", "--resource-name", "orders-", "--pattern-type", "PREFIXED"]
-        acl(secured, "User:bob", "READ", ["--resource-type", "TOPIC", "--resource-name", TOPIC])
-        for operation in ("CREATE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"):
-            acl(secured, "User:alice", operation, orders)
-        acl(
-            secured,
-            "User:alice",
-            "DESCRIBE_CONFIGS",
-            ["--resource-type", "CLUSTER", "--resource-name", "kafka-cluster"],
-        )
+def secured(cluster: Cluster) -> Cluster:
+    add_alice_and_mallory(cluster)
+    add_user(cluster, "bob", BOB_PASSWORD)
+    add_acl(cluster, "User:bob", "READ", "TOPIC", TOPIC)
+    for operation in ("CREATE", "DELETE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"):
+        add_acl(cluster, "User:alice", operation, "TOPIC", "orders-", prefixed=True)
+    add_acl(cluster, "User:alice", "DESCRIBE_CONFIGS", "CLUSTER", "kafka-cluster")
 
-        def everywhere() -> bool:
-            """Every broker applied the last ACL added (the store's changes arrive in order) and knows bob."""
-            context = secured.pki.client_context(with_certificate=False)
-            cluster = f"/v3/clusters/{secured.cluster_id}"
-            asked = [("/quotas", basic("alice", ALICE_PASSWORD)), (f"/topics/{TOPIC}", basic("bob", BOB_PASSWORD))]
-            return all(
-                http_json("GET", broker.url + cluster + path, context=context, headers=headers)[0] == 200
-                for broker in secured.cluster.brokers.values()
-                for path, headers in asked
-            )
+    def everywhere() -> bool:
+        """Every broker applied the last ACL added (the store's changes arrive in order) and knows bob."""
+        alice = statuses_everywhere(cluster, "/quotas", "alice", ALICE_PASSWORD)
+        return alice == {200} and statuses_everywhere(cluster, f"/topics/{TOPIC}", "bob", BOB_PASSWORD) == {200}
 
-        wait_until(everywhere, TIMEOUT_S, "bob and alice's new ACLs on every broker")
-        yield secured
+    wait_until(everywhere, "bob and alice's new ACLs on every broker", TIMEOUT_S)
+    return cluster
 
 
-def config(secured: SecuredKafka, username: str, password: str) -> dict[str, str]:
+def config(secured: Cluster, username: str, password: str) -> dict[str, str | int | float | bool]:
     return {
         "bootstrap.servers": secured.bootstrap(),
         "security.protocol": "SASL_PLAINTEXT",
@@ -90,7 +75,7 @@ def admin_error(future: object) -> int | None:
     return None
 
 
-def set_config(kind: ConfigResource.Type, name: str, config: str, value: str) -> ConfigResource:
+def set_config(kind: ResourceType, name: str, config: str, value: str) -> ConfigResource:
     """An IncrementalAlterConfigs resource that SETs one config."""
     entry = ConfigEntry(config, value, incremental_operation=AlterConfigOpType.SET)
     return ConfigResource(kind, name, incremental_configs=[entry])
@@ -101,60 +86,63 @@ def altered(admin: AdminClient, resource: ConfigResource) -> int | None:
     return admin_error(admin.incremental_alter_configs([resource])[resource])
 
 
-def topic_status(secured: SecuredKafka, name: str) -> int:
-    return secured.http("GET", f"/topics/{name}", basic("admin", ADMIN_PASSWORD))[0]
+def topic_status(secured: Cluster, name: str) -> int:
+    return secured.v3("GET", f"/topics/{name}")[0]
 
 
-def test_a_user_without_acls_is_refused_every_admin_request_but_describe_cluster(secured: SecuredKafka) -> None:
+def test_a_user_without_acls_is_refused_every_admin_request_but_describe_cluster(secured: Cluster) -> None:
     admin = AdminClient(config(secured, "mallory", MALLORY_PASSWORD))
-    mallory = basic("mallory", MALLORY_PASSWORD)
+    mallory = secured.headers("mallory", MALLORY_PASSWORD)
     for validate_only in (True, False):
         created = admin.create_topics([NewTopic("orders-mallory", 1, 3)], validate_only=validate_only)
         assert admin_error(created["orders-mallory"]) == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    status, reply = secured.http(
-        "POST", "/topics", mallory, {"topic_name": "orders-mallory", "partitions_count": 1, "replication_factor": 3}
+    status, reply = secured.v3(
+        "POST",
+        "/topics",
+        {"topic_name": "orders-mallory", "partitions_count": 1, "replication_factor": 3},
+        headers=mallory,
     )
     assert status == 403, reply
     assert topic_status(secured, "orders-mallory") == 404
 
     assert admin_error(admin.delete_topics([TOPIC])[TOPIC]) == KafkaError.UNKNOWN_TOPIC_OR_PART
-    assert secured.http("DELETE", f"/topics/{TOPIC}", mallory)[0] == 404
+    assert secured.v3("DELETE", f"/topics/{TOPIC}", headers=mallory)[0] == 404
     assert topic_status(secured, TOPIC) == 200
 
     topic, broker = ConfigResource(ConfigResource.Type.TOPIC, TOPIC), ConfigResource(ConfigResource.Type.BROKER, "1")
     described = admin.describe_configs([topic, broker])
     assert admin_error(described[topic]) == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert admin_error(described[broker]) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
-    assert secured.http("GET", "/quotas", mallory)[0] == 403
+    assert secured.v3("GET", "/quotas", headers=mallory)[0] == 403
 
     topic_alter = set_config(ConfigResource.Type.TOPIC, TOPIC, "retention.ms", "1000")
     assert altered(admin, topic_alter) == KafkaError.TOPIC_AUTHORIZATION_FAILED
     broker_alter = set_config(ConfigResource.Type.BROKER, "1", "log.retention.ms", "1000")
     assert altered(admin, broker_alter) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
-    assert secured.http("PUT", f"/topics/{TOPIC}/configs/retention.ms", mallory, {"value": "1000"})[0] == 403
+    assert secured.v3("PUT", f"/topics/{TOPIC}/configs/retention.ms", {"value": "1000"}, headers=mallory)[0] == 403
 
     cluster = admin.describe_cluster(request_timeout=TIMEOUT_S).result(timeout=TIMEOUT_S)
     assert {f"{n.host}:{n.port}" for n in cluster.nodes} == set(secured.kafka_addresses.values())
-    assert secured.http("GET", "/brokers", mallory)[0] == 200
-    assert "audit.denied" in secured.broker_logs()
+    assert secured.v3("GET", "/brokers", headers=mallory)[0] == 200
+    assert "audit.denied" in secured.logs()
 
 
-def test_a_user_who_may_describe_but_not_delete_is_told_so(secured: SecuredKafka) -> None:
+def test_a_user_who_may_describe_but_not_delete_is_told_so(secured: Cluster) -> None:
     admin = AdminClient(config(secured, "bob", BOB_PASSWORD))
     assert admin_error(admin.delete_topics([TOPIC])[TOPIC]) == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    status, reply = secured.http("DELETE", f"/topics/{TOPIC}", basic("bob", BOB_PASSWORD))
+    status, reply = secured.v3("DELETE", f"/topics/{TOPIC}", headers=secured.headers("bob", BOB_PASSWORD))
     assert status == 403, reply
     assert topic_status(secured, TOPIC) == 200
 
 
-def test_a_user_with_the_acls_creates_describes_alters_and_deletes(secured: SecuredKafka) -> None:
+def test_a_user_with_the_acls_creates_describes_alters_and_deletes(secured: Cluster) -> None:
     admin = AdminClient(config(secured, "alice", ALICE_PASSWORD))
     made = NewTopic("orders-made", 1, 3, config={"retention.ms": "60000"})
     assert admin_error(admin.create_topics([made])["orders-made"]) is None
     assert admin_error(admin.create_topics([NewTopic("invoices", 1, 3)])["invoices"]) == (
         KafkaError.TOPIC_AUTHORIZATION_FAILED
     )
-    wait_until(lambda: topic_status(secured, "orders-made") == 200, TIMEOUT_S, "orders-made created")
+    wait_until(lambda: topic_status(secured, "orders-made") == 200, "orders-made created", TIMEOUT_S)
 
     topic, broker = (
         ConfigResource(ConfigResource.Type.TOPIC, "orders-made"),
@@ -163,23 +151,25 @@ def test_a_user_with_the_acls_creates_describes_alters_and_deletes(secured: Secu
     described = admin.describe_configs([topic, broker])
     assert described[topic].result(timeout=TIMEOUT_S)["retention.ms"].value == "60000"
     assert described[broker].result(timeout=TIMEOUT_S)["broker.id"].value == "1"
-    assert secured.http("GET", "/quotas", basic("alice", ALICE_PASSWORD))[0] == 200
+    assert secured.v3("GET", "/quotas", headers=secured.headers("alice", ALICE_PASSWORD))[0] == 200
 
     assert altered(admin, set_config(ConfigResource.Type.TOPIC, "orders-made", "retention.ms", "120000")) is None
-    alice = basic("alice", ALICE_PASSWORD)
+    alice = secured.headers("alice", ALICE_PASSWORD)
     wait_until(
-        lambda: secured.http("GET", "/topics/orders-made/configs/retention.ms", alice)[1].get("value") == "120000",
-        TIMEOUT_S,
+        lambda: (
+            secured.v3("GET", "/topics/orders-made/configs/retention.ms", headers=alice)[1].get("value") == "120000"
+        ),
         "the altered retention.ms over HTTP",
+        TIMEOUT_S,
     )
     broker_alter = set_config(ConfigResource.Type.BROKER, "1", "log.retention.ms", "1000")
     assert altered(admin, broker_alter) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
 
     assert admin_error(admin.delete_topics(["orders-made"])["orders-made"]) is None
-    wait_until(lambda: topic_status(secured, "orders-made") == 404, TIMEOUT_S, "orders-made deleted")
+    wait_until(lambda: topic_status(secured, "orders-made") == 404, "orders-made deleted", TIMEOUT_S)
 
 
-def idempotent_producer(secured: SecuredKafka, username: str, password: str) -> Producer:
+def idempotent_producer(secured: Cluster, username: str, password: str) -> Producer:
     """An idempotent producer as ``username``: it asks for its producer id (InitProducerId) as it starts."""
     return Producer({**config(secured, username, password), "enable.idempotence": True})
 
@@ -191,18 +181,18 @@ def polled_until(producer: Producer, done: Callable[[], bool]) -> None:
         producer.poll(0.2)
 
 
-def test_an_idempotent_producer_needs_write_on_some_topic(secured: SecuredKafka) -> None:
+def test_an_idempotent_producer_needs_write_on_some_topic(secured: Cluster) -> None:
     refused = idempotent_producer(secured, "mallory", MALLORY_PASSWORD)
     with pytest.raises(KafkaException) as raised:
         polled_until(refused, lambda: False)
     fatal = raised.value.args[0]
     assert (fatal.code(), fatal.fatal()) == (KafkaError.CLUSTER_AUTHORIZATION_FAILED, True)
-    assert secured.http("POST", "/producer-ids", basic("mallory", MALLORY_PASSWORD))[0] == 403
+    assert secured.v3("POST", "/producer-ids", headers=secured.headers("mallory", MALLORY_PASSWORD))[0] == 403
 
     allowed = idempotent_producer(secured, "alice", ALICE_PASSWORD)
     delivered: list = []
     allowed.produce(TOPIC, value=b"idempotent", partition=0, on_delivery=lambda error, _: delivered.append(error))
     polled_until(allowed, lambda: bool(delivered))
     assert delivered == [None]
-    status, reply = secured.http("POST", "/producer-ids", basic("alice", ALICE_PASSWORD))
+    status, reply = secured.v3("POST", "/producer-ids", headers=secured.headers("alice", ALICE_PASSWORD))
     assert (status, reply["producer_epoch"]) == (200, 0)
