@@ -162,7 +162,7 @@ def _check_written(report: CheckReport, writes: list, final_counts: Counter) -> 
 def summary_table(reports: list[CheckReport]) -> str:
     """A fixed-width table, one row per topic plus a total."""
     rows = [[report.topic, *(str(report.counts[c]) for c in COLUMNS)] for report in reports]
-    total = Counter()
+    total: Counter[str] = Counter()
     for report in reports:
         total.update({c: report.counts[c] for c in COLUMNS})
     rows.append(["total", *(str(total[c]) for c in COLUMNS)])

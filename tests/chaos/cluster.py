@@ -1,41 +1,41 @@
-"""A 3-broker cluster whose brokers reach each other only through cuttable proxies.
+"""A 3-broker harness cluster whose brokers reach each other only through cuttable proxies.
 
-Clients use each broker's own port; brokers use the proxies (``--inter-broker-url``),
-so ``ProxyMesh`` can cut inter-broker traffic while clients still get through. Every
-blocking call (HTTP, process control) must run in a worker thread
-(``asyncio.to_thread``): the proxies live on the test's event loop, and a broker
-answering a describe may ask its peers through them, so a blocking call on the loop
-would deadlock until its timeout.
+Clients use each broker's own port; brokers use the proxies (the ``inter_broker_url``
+setting of each broker, ``ClusterSpec.per_broker``), so ``ProxyMesh`` can cut
+inter-broker traffic while clients still get through. Every blocking call (HTTP,
+process control) must run in a worker thread (``asyncio.to_thread``): the proxies live
+on the test's event loop, and a broker answering a describe may ask its peers through
+them, so a blocking call on the loop would deadlock until its timeout.
 """
 
 from __future__ import annotations
 
-import time
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from broker.record.header import iter_batches
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
 from broker.storage.log_manager import partition_directory_name
 from tests.chaos.proxy import CuttableProxy, ProxyMesh
-from tests.support.brokers import BrokerCluster, BrokerProcess, free_port, http_json
-from tests.support.replication import replica_log_bytes
+from tests.support.brokers import BrokerProcess
+from tests.support.cluster import FAST_SETTINGS, Cluster, ClusterSpec
+from tests.support.waiting import wait_until
 
 BROKER_COUNT = 3
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2
-SESSION_TIMEOUT_MS = 2000
-LAG_TIME_MAX_MS = 2000
-CHAOS_ENV = {
-    "HIGHWATER_BROKER_SESSION_TIMEOUT_MS": str(SESSION_TIMEOUT_MS),
-    "HIGHWATER_BROKER_HEARTBEAT_INTERVAL_MS": "300",
-    "HIGHWATER_REPLICA_LAG_TIME_MAX_MS": str(LAG_TIME_MAX_MS),
-    "HIGHWATER_REPLICA_FETCH_WAIT_MAX_MS": "200",
-    "HIGHWATER_REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS": "500",
-    "HIGHWATER_AUTO_LEADER_REBALANCE_ENABLE": "false",
-    "HIGHWATER_LOG_LEVEL": "info",
-}
-"""Failures noticed in about two seconds; leadership stays where failover put it."""
+SESSION_TIMEOUT_MS = int(str(FAST_SETTINGS["broker_session_timeout_ms"]))
+LAG_TIME_MAX_MS = int(str(FAST_SETTINGS["replica_lag_time_max_ms"]))
+"""The harness's fast settings: failures noticed in about two seconds, leadership stays where failover put it."""
+CHAOS_SETTINGS = {"log_level": "info"}
+"""Over the fast settings: the brokers log every leadership and ISR change, for the post-mortem of a failed run."""
 HW_CHECKPOINT_FILE = "replication-offset-checkpoint"
+POLL_INTERVAL_S = 0.2
+"""How often a wait asks the brokers: they are under the workload, so five times a second, not fifty."""
 
 
 @dataclass(frozen=True)
@@ -69,38 +69,36 @@ class PartitionState:
 
 
 class ChaosCluster:
-    """Brokers 1..3 on loopback, one ``CuttableProxy`` each; an sqlite metadata store,
-    or a real etcd that each broker reaches through a proxy of its own (``store_mesh``),
-    so a broker can also be cut off from the metadata store (the zombie-leader case)."""
+    """The harness's ``Cluster`` (brokers 1..3 on loopback), one ``CuttableProxy`` in front of each
+    broker; on sqlite, or on the harness's etcd that each broker reaches through a proxy of its
+    own (``store_mesh``), so a broker can also be cut off from the metadata store (the zombie leader)."""
 
     def __init__(
-        self, root: Path, proxies: dict[int, CuttableProxy], store_proxies: dict[int, CuttableProxy] | None
+        self, cluster: Cluster, proxies: dict[int, CuttableProxy], store_proxies: dict[int, CuttableProxy] | None
     ) -> None:
-        self.cluster = BrokerCluster(root, BROKER_COUNT)
+        self.cluster = cluster
         self.mesh = ProxyMesh(proxies)
         self.store_mesh = ProxyMesh(store_proxies) if store_proxies else None
-        for broker_id, broker in self.cluster.brokers.items():
-            broker.env = dict(CHAOS_ENV)
-            broker.extra_args = ["--inter-broker-url", proxies[broker_id].url]
-            if store_proxies:
-                broker.metadata_store = f"etcd://127.0.0.1:{store_proxies[broker_id].port}"
+        for broker_id, broker in cluster.brokers.items():
+            proxies[broker_id].upstream_port = broker.port
         self.cluster_id = ""
 
     @classmethod
-    async def create(cls, root: Path, etcd_port: int | None = None) -> ChaosCluster:
-        """Start the proxies first (their ports go into the brokers' flags), on the running loop.
+    async def create(cls, root: Path, etcd: bool = False) -> ChaosCluster:
+        """Start the proxies first, on the running loop: their URLs go into the brokers' settings.
 
-        ``etcd_port``: the client port of a running etcd to use instead of sqlite.
+        ``etcd``: the metadata store is etcd, reached through a proxy per broker, instead of sqlite.
         """
-        brokers = {broker_id: free_port() for broker_id in range(1, BROKER_COUNT + 1)}
-        proxies = {broker_id: await CuttableProxy(port).start() for broker_id, port in brokers.items()}
-        store_proxies = None
-        if etcd_port is not None:
-            store_proxies = {broker_id: await CuttableProxy(etcd_port).start() for broker_id in brokers}
-        chaos = cls(root, proxies, store_proxies)
-        for broker_id, port in brokers.items():
-            chaos.cluster.brokers[broker_id].port = port
-        return chaos
+        broker_ids = range(1, BROKER_COUNT + 1)
+        proxies = {broker_id: await CuttableProxy(0).start() for broker_id in broker_ids}
+        store_proxies = {broker_id: await CuttableProxy(0).start() for broker_id in broker_ids} if etcd else None
+        spec = ClusterSpec(
+            brokers=BROKER_COUNT,
+            settings=CHAOS_SETTINGS,
+            per_broker={broker_id: {"inter_broker_url": proxy.url} for broker_id, proxy in proxies.items()},
+            store="etcd" if etcd else "sqlite",
+        )
+        return cls(Cluster(spec, root), proxies, store_proxies)
 
     @property
     def meshes(self) -> list[ProxyMesh]:
@@ -119,8 +117,18 @@ class ChaosCluster:
         return [broker.url for broker in self.brokers.values()]
 
     def start(self) -> None:
-        self.cluster.start()
-        self.cluster_id = self.cluster.cluster_id()
+        """Start the brokers (blocking: call it in a worker thread)."""
+        self.cluster.root.mkdir(parents=True, exist_ok=True)
+        self.cluster.start(before_brokers=self._route_store_through_proxies)
+        self.cluster_id = self.cluster.cluster_id
+
+    def _route_store_through_proxies(self, cluster: Cluster) -> None:
+        if self.store_mesh is None:
+            return
+        assert cluster.etcd is not None
+        for broker_id, proxy in self.store_mesh.proxies.items():
+            proxy.upstream_port = cluster.etcd.client_port
+            cluster.brokers[broker_id].metadata_store = f"etcd://127.0.0.1:{proxy.port}"
 
     def kill_all(self) -> None:
         """SIGKILL every broker: the quickest stop, and recovery must cope with it anyway."""
@@ -131,58 +139,60 @@ class ChaosCluster:
     async def close(self) -> None:
         self.heal_all()
         self.kill_all()
+        await asyncio.to_thread(self.cluster.shutdown)
         for mesh in self.meshes:
             for proxy in mesh.proxies.values():
                 await proxy.close()
 
-    def topics_url(self) -> str:
-        return f"{self.cluster.any_url()}/v3/clusters/{self.cluster_id}/topics"
-
     def create_topic(self, name: str, partitions: int) -> None:
-        body = {
-            "topic_name": name,
-            "partitions_count": partitions,
-            "replication_factor": REPLICATION_FACTOR,
-            "configs": [{"name": "min.insync.replicas", "value": str(MIN_INSYNC_REPLICAS)}],
-        }
-        status, reply = http_json("POST", self.topics_url(), body)
-        assert status == 201, reply
+        configs = {"min.insync.replicas": MIN_INSYNC_REPLICAS}
+        self.cluster.create_topic(name, partitions, replication_factor=REPLICATION_FACTOR, configs=configs)
+
+    def answered_states(self, topic: str) -> list[PartitionState] | None:
+        """``topic``'s partitions, or None when the broker asked answers anything but 200 (one is restarting)."""
+        status, reply = self.cluster.v3("GET", f"/topics/{topic}/partitions", timeout_s=5)
+        return [_partition_state(item) for item in reply["data"]] if status == 200 else None
 
     def partition_states(self, topic: str) -> list[PartitionState]:
-        status, reply = http_json("GET", f"{self.topics_url()}/{topic}/partitions", timeout_s=5)
-        assert status == 200, reply
-        return [_partition_state(item) for item in reply["data"]]
+        states = self.answered_states(topic)
+        assert states is not None, f"no description of {topic}'s partitions"
+        return states
 
     def leader_of(self, topic: str, partition: int) -> int:
         return self.partition_states(topic)[partition].leader_id
 
     def controller_id(self) -> int:
-        status, reply = http_json("GET", f"{self.cluster.any_url()}/v3/clusters", timeout_s=5)
-        assert status == 200, reply
-        return int(reply["data"][0]["controller_id"])
+        return self.cluster.controller_id()
 
     def wait_healed(self, topics: list[str], timeout_s: float) -> dict[str, list[PartitionState]]:
         """Until every broker is registered and every partition is led with its full ISR (writes may go on)."""
-        return self._wait_for(topics, timeout_s, lambda s: s.leader_id >= 0 and len(s.isr) == REPLICATION_FACTOR)
+        return self._wait_for(
+            topics, timeout_s, lambda s: s.leader_id >= 0 and len(s.isr) == REPLICATION_FACTOR, "healed"
+        )
 
     def wait_settled(self, topics: list[str], timeout_s: float) -> dict[str, list[PartitionState]]:
         """Until every broker is registered and every partition is settled (no writes in flight)."""
-        return self._wait_for(topics, timeout_s, lambda state: state.settled)
+        return self._wait_for(topics, timeout_s, lambda state: state.settled, "settled")
 
-    def _wait_for(self, topics: list[str], timeout_s: float, condition) -> dict[str, list[PartitionState]]:
-        deadline = time.monotonic() + timeout_s
-        self.cluster.wait_for_brokers(set(self.brokers), timeout_s)
-        last: object = None
-        while time.monotonic() < deadline:
-            try:
-                states = {topic: self.partition_states(topic) for topic in topics}
-                if all(condition(state) for parts in states.values() for state in parts):
-                    return states
-                last = states
-            except (AssertionError, OSError) as error:
-                last = error
-            time.sleep(0.2)
-        raise AssertionError(f"cluster did not settle within {timeout_s} s: {last}")
+    def _wait_for(
+        self, topics: list[str], timeout_s: float, condition: Callable[[PartitionState], bool], what: str
+    ) -> dict[str, list[PartitionState]]:
+        expected = set(self.brokers)
+
+        def reached() -> dict[str, list[PartitionState]] | None:
+            for broker in self.brokers.values():
+                if not broker.alive:
+                    raise AssertionError(f"broker {broker.node_id} is not running:\n{broker.log_tail()}")
+                status, reply = self.cluster.v3("GET", "/brokers", via=broker.node_id, timeout_s=5)
+                if status != 200 or {b["broker_id"] for b in reply["data"]} != expected:
+                    return None
+            states: dict[str, Any] = {topic: self.answered_states(topic) for topic in topics}
+            if all(parts is not None and all(condition(state) for state in parts) for parts in states.values()):
+                return states
+            return None
+
+        what = f"brokers {sorted(expected)} registered and every partition of {topics} {what}"
+        return wait_until(reached, what, timeout_s, POLL_INTERVAL_S)
 
     def replica_bytes_live(self, topic: str, partition: int, broker_id: int, high_watermark: int) -> bytes:
         """Raw batches below ``high_watermark`` read straight from the segment files, read-only.
@@ -195,8 +205,18 @@ class ChaosCluster:
         return _below(raw, high_watermark)
 
     def replica_bytes_stopped(self, topic: str, partition: int, broker_id: int, high_watermark: int) -> bytes:
-        """The same, through ``PartitionLog.open`` (recovery included), for a stopped broker."""
-        return _below(replica_log_bytes(self.cluster, broker_id, topic, partition), high_watermark)
+        """The same, through ``PartitionLog.open`` (recovery runs, as at the broker's next start), for a stopped broker."""
+        directory = self.brokers[broker_id].data_dir / partition_directory_name(topic, partition)
+        log = PartitionLog.open(directory, LogConfig(), topic=topic, partition=partition)
+        try:
+            chunks, offset = [], log.log_start_offset
+            while offset < log.log_end_offset:
+                result = log.read(offset, 1 << 20)
+                chunks.append(result.data)
+                offset = result.next_offset
+        finally:
+            log.close()
+        return _below(b"".join(chunks), high_watermark)
 
 
 def _below(raw: bytes, high_watermark: int) -> bytes:

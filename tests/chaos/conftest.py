@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
@@ -46,7 +47,8 @@ def chaos_duration_s(request: pytest.FixtureRequest) -> float:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_chaos_cluster(tmp_path_factory: pytest.TempPathFactory):
+async def shared_chaos_cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ChaosCluster]:
+    """One cluster for the named scenarios: each run heals it and uses topics of its own."""
     chaos = await ChaosCluster.create(tmp_path_factory.mktemp("chaos"))
     try:
         await asyncio.to_thread(chaos.start)
@@ -56,7 +58,7 @@ async def shared_chaos_cluster(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(autouse=True, scope="module")
-def quiet_client_logs():
+def quiet_client_logs() -> Iterator[None]:
     """The clients' info logs (every retry) would bury the summary tables; keep warnings."""
     saved = structlog.get_config()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -29,11 +28,12 @@ from tests.chaos.cluster import (
     HW_CHECKPOINT_FILE,
     LAG_TIME_MAX_MS,
     MIN_INSYNC_REPLICAS,
+    POLL_INTERVAL_S,
     SESSION_TIMEOUT_MS,
     ChaosCluster,
 )
 from tests.chaos.history import FAIL, OK, UNKNOWN, History, WriteOp
-from tests.support.brokers import http_json
+from tests.support.waiting import wait_until
 
 log = structlog.get_logger(__name__)
 
@@ -71,6 +71,7 @@ Fault = Callable[[FaultTarget], Awaitable[str]]
 
 async def _kill_and_restart(target: FaultTarget, broker_id: int, role: str) -> str:
     await asyncio.to_thread(target.chaos.brokers[broker_id].kill)
+    # The hold time is the fault itself: the workload runs against a dead broker past its session timeout.
     await asyncio.sleep(DOWN_S)
     await target.restart(broker_id)
     return f"SIGKILL {role} {broker_id} for {DOWN_S:.1f} s"
@@ -93,6 +94,7 @@ async def kill_all(target: FaultTarget) -> str:
     brokers = target.chaos.brokers.values()
     for broker in brokers:
         broker.kill()
+    # The hold time is the fault itself: half a second in which the workload finds no broker at all.
     await asyncio.sleep(0.5)
     for broker in brokers:
         broker.start(wait=False)
@@ -141,18 +143,11 @@ async def kill_two_replicas(target: FaultTarget) -> str:
 
 
 async def _wait_for_isr(target: FaultTarget, condition: Callable[[tuple[int, ...]], bool], what: str) -> None:
-    def wait() -> None:
-        deadline = time.monotonic() + ISR_CHANGE_TIMEOUT_S
-        while time.monotonic() < deadline:
-            try:
-                if condition(target.chaos.partition_states(target.topic)[0].leader_isr):
-                    return
-            except (AssertionError, OSError):
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"{target.topic}-0: no {what} within {ISR_CHANGE_TIMEOUT_S} s")
+    def reached() -> bool:
+        states = target.chaos.answered_states(target.topic)
+        return states is not None and condition(states[0].leader_isr)
 
-    await asyncio.to_thread(wait)
+    await asyncio.to_thread(wait_until, reached, f"{target.topic}-0: {what}", ISR_CHANGE_TIMEOUT_S, POLL_INTERVAL_S)
 
 
 async def _probe_write(target: FaultTarget, leader: int, label: str) -> WriteOp:
@@ -160,15 +155,14 @@ async def _probe_write(target: FaultTarget, leader: int, label: str) -> WriteOp:
     the history with the outcome its answer proves."""
     op = WriteOp("probe", target.topic, 0, f"probe-{label}-{len(target.history.writes)}", idempotent=True)
     target.history.writes.append(op)
-    url = (
-        f"{target.chaos.brokers[leader].url}/v3/clusters/{target.chaos.cluster_id}/topics/{target.topic}"
-        f"/records?acks=all&timeout_ms={PROBE_TIMEOUT_MS}"
-    )
+    path = f"/topics/{target.topic}/records?acks=all&timeout_ms={PROBE_TIMEOUT_MS}"
     body = {"partition_id": 0, "value": {"type": "STRING", "data": op.value}}
     try:
-        status, reply = await asyncio.to_thread(http_json, "POST", url, body, PROBE_TIMEOUT_MS / 1000 + 5)
-    except OSError as error:
-        op.complete(UNKNOWN, error=type(error).__name__)
+        status, reply = await asyncio.to_thread(
+            target.chaos.cluster.v3, "POST", path, body, via=leader, timeout_s=PROBE_TIMEOUT_MS / 1000 + 5
+        )
+    except OSError as failure:
+        op.complete(UNKNOWN, error=type(failure).__name__)
         return op
     if status == 200:
         op.complete(OK, offset=reply["offset"])
@@ -191,6 +185,7 @@ async def _pause(target: FaultTarget, broker_id: int, role: str) -> str:
     broker = target.chaos.brokers[broker_id]
     broker.pause()
     try:
+        # The hold time is the fault itself: paused past the session and lag timeouts, with its process alive.
         await asyncio.sleep(PAUSE_S)
     finally:
         broker.resume()
@@ -215,6 +210,7 @@ async def sigterm_leader(target: FaultTarget) -> str:
 async def _cut(target: FaultTarget, broker_id: int, role: str) -> str:
     target.chaos.mesh.isolate(broker_id)
     try:
+        # The hold time is the fault itself: cut off for twice the lag timeout while clients still reach it.
         await asyncio.sleep(CUT_S)
     finally:
         target.chaos.mesh.heal_all()
@@ -238,6 +234,7 @@ async def zombie_leader(target: FaultTarget) -> str:
     store_mesh.isolate(leader)
     try:
         successor = await asyncio.to_thread(_wait_for_successor, target, leader, ZOMBIE_CUT_S)
+        # The hold time is the fault itself: the zombie keeps taking client writes under a successor.
         await asyncio.sleep(ZOMBIE_CUT_S)
     finally:
         target.chaos.heal_all()
@@ -251,19 +248,13 @@ def _wait_for_successor(target: FaultTarget, zombie: int, timeout_s: float) -> i
     """The broker the rest of the cluster elected in the zombie's place (asked of a broker that is not cut;
     while the zombie still leads, that broker's describe waits on the zombie and times out)."""
     witness = next(b for b in sorted(target.chaos.brokers) if b != zombie)
-    url = (
-        f"{target.chaos.brokers[witness].url}/v3/clusters/{target.chaos.cluster_id}/topics/{target.topic}/partitions/0"
-    )
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            status, body = http_json("GET", url, timeout_s=1)
-        except OSError:
-            continue
-        if status == 200 and body["leader_id"] not in (zombie, -1):
-            return int(body["leader_id"])
-        time.sleep(0.1)
-    raise AssertionError(f"no leader replaced the cut-off broker {zombie} within {timeout_s} s")
+
+    def successor() -> int | None:
+        status, body = target.chaos.cluster.v3("GET", f"/topics/{target.topic}/partitions/0", via=witness, timeout_s=1)
+        return int(body["leader_id"]) if status == 200 and body["leader_id"] not in (zombie, -1) else None
+
+    what = f"a leader of {target.topic}-0 in place of the cut-off broker {zombie}"
+    return wait_until(successor, what, timeout_s, POLL_INTERVAL_S)
 
 
 async def cut_leader(target: FaultTarget) -> str:
@@ -282,6 +273,7 @@ async def _damage_tail_and_restart(target: FaultTarget, damage: Callable[[bytear
     segment = max(directory.glob("*.log"), default=None)
     if segment is not None and segment.stat().st_size > TORN_TAIL_BYTES:
         segment.write_bytes(bytes(damage(bytearray(segment.read_bytes()))))
+    # The hold time is the fault itself: the follower stays dead past its session timeout.
     await asyncio.sleep(DOWN_S)
     await target.restart(follower)
     return f"SIGKILL follower {follower}, {what} of {target.topic}-0's active segment, restart"
@@ -309,7 +301,7 @@ async def delete_hw_checkpoint(target: FaultTarget) -> str:
 
 
 STORE_CUT_FAULTS: dict[str, Fault] = {"zombie_leader": zombie_leader}
-"""Faults that need the cluster on etcd behind store proxies (``ChaosCluster.create(..., etcd_port=)``)."""
+"""Faults that need the cluster on etcd behind store proxies (``ChaosCluster.create(..., etcd=True)``)."""
 
 FAULTS: dict[str, Fault] = {
     "kill_leader": kill_leader,

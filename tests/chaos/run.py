@@ -73,6 +73,7 @@ async def chaos_run(
     writer_tasks = [asyncio.create_task(w.run(stop_writers)) for w in writers]
     reader_tasks = [asyncio.create_task(r.run(stop_readers)) for r in readers]
     try:
+        # Not a wait for a condition: the workload's history before the first fault.
         await asyncio.sleep(warmup_s)
         target = FaultTarget(chaos, f"{name}-all", rng, history)
         async for fault in plan():
@@ -80,6 +81,7 @@ async def chaos_run(
             history.faults.append(description)
             log.info("chaos.fault_injected", run=name, fault=description)
             await asyncio.to_thread(chaos.wait_healed, list(topics), HEAL_TIMEOUT_S)
+            # Not a wait for a condition: the workload's history on the healed cluster, between faults.
             await asyncio.sleep(quiet_s)
     finally:
         chaos.heal_all()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import pytest
 
@@ -23,16 +24,13 @@ from broker.record.header import iter_batches
 from tests.chaos.cluster import ChaosCluster
 from tests.chaos.faults import FAULTS, STORE_CUT_FAULTS
 from tests.chaos.run import chaos_run, random_plan
-from tests.support.etcd import EtcdServer
 
 pytestmark = [pytest.mark.chaos, pytest.mark.asyncio(loop_scope="function")]
 
 
-async def test_mixed_faults_keep_every_promise(tmp_path, chaos_seed: int, chaos_duration_s: float) -> None:
+async def test_mixed_faults_keep_every_promise(tmp_path: Path, chaos_seed: int, chaos_duration_s: float) -> None:
     rng = random.Random(chaos_seed)
-    etcd = EtcdServer(tmp_path / "etcd")
-    await asyncio.to_thread(etcd.start)
-    chaos = await ChaosCluster.create(tmp_path / "cluster", etcd_port=etcd.client_port)
+    chaos = await ChaosCluster.create(tmp_path / "cluster", etcd=True)
     try:
         await asyncio.to_thread(chaos.start)
         plan = random_plan(rng, [*FAULTS.values(), *STORE_CUT_FAULTS.values()], chaos_duration_s)
@@ -42,7 +40,6 @@ async def test_mixed_faults_keep_every_promise(tmp_path, chaos_seed: int, chaos_
         result.reports[0].violations.extend(_differences_after_stop(chaos, reference))
     finally:
         await chaos.close()
-        await asyncio.to_thread(etcd.stop)
     print(f"\nseed {chaos_seed}, {len(result.faults)} faults injected")
     print(result.summary())
     assert result.faults, "no fault was injected"

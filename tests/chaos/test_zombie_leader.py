@@ -10,27 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import pytest
 
 from tests.chaos.cluster import ChaosCluster
 from tests.chaos.faults import zombie_leader
 from tests.chaos.run import chaos_run, named_plan
-from tests.support.etcd import EtcdServer
 
 pytestmark = [pytest.mark.chaos, pytest.mark.asyncio(loop_scope="function")]
 
 
-async def test_a_zombie_leader_loses_nothing_acknowledged_and_no_read_is_taken_back(tmp_path, chaos_seed: int) -> None:
-    etcd = EtcdServer(tmp_path / "etcd")
-    await asyncio.to_thread(etcd.start)
-    chaos = await ChaosCluster.create(tmp_path / "cluster", etcd_port=etcd.client_port)
+async def test_a_zombie_leader_loses_nothing_acknowledged_and_no_read_is_taken_back(
+    tmp_path: Path, chaos_seed: int
+) -> None:
+    chaos = await ChaosCluster.create(tmp_path / "cluster", etcd=True)
     try:
         await asyncio.to_thread(chaos.start)
         result = await chaos_run(chaos, "zombie", named_plan(zombie_leader), random.Random(chaos_seed))
     finally:
         await chaos.close()
-        await asyncio.to_thread(etcd.stop)
     print("\n" + result.summary())
     assert result.faults, "no fault was injected"
     assert sum(report.counts["acked"] for report in result.reports) > 0

@@ -33,6 +33,7 @@ REQUEST_TIMEOUT_MS = 3000
 DELIVERY_TIMEOUT_MS = 12_000
 SENDS_IN_FLIGHT = 4
 ERROR_BACKOFF_S = 0.2
+"""A client's pause before it retries after an error, as an application's would: part of the workload, not a wait."""
 CLIENT_ERRORS = (HighwaterError, OSError, TimeoutError)
 """What a client call may end with; each leaves the operation's outcome to ``history``'s rules."""
 

@@ -1,46 +1,41 @@
-"""One real broker process per test module, and a fresh topic per test."""
+"""One real broker per test module (the harness's ``cluster_fixture``), and topics named after each test.
+
+The client tests break no broker, so a module's tests share its broker and keep apart
+by name: ``make_topic`` names each topic after the test (the ``prefix`` fixture).
+A module whose tests need more brokers or other settings assigns a ``cluster`` of its own.
+"""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from tests.support.brokers import BrokerCluster, http_json
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
-_topic_numbers = itertools.count()
+SPEC = ClusterSpec(brokers=1)
 
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]:
-    root: Path = tmp_path_factory.mktemp("clients")
-    cluster = BrokerCluster(root, 1).start()
-    yield cluster
-    cluster.shutdown()
+cluster = cluster_fixture(SPEC, scope="module")
 
 
 @pytest.fixture(scope="module")
-def url(cluster: BrokerCluster) -> str:
-    return cluster.any_url()
+def url(cluster: Cluster) -> str:
+    return cluster.url()
+
+
+MakeTopic = Callable[..., str]
+"""``make_topic(partitions=3, configs=None, name=None)``: creates the topic and returns its name."""
 
 
 @pytest.fixture
-def make_topic(cluster: BrokerCluster) -> Callable[..., str]:
-    """Create a topic, with a unique name unless ``name`` is given; returns the name."""
+def make_topic(cluster: Cluster, prefix: str) -> MakeTopic:
+    """Create a topic, named ``<prefix>-<n>`` unless ``name`` is given, and return its name once it is led."""
+    numbers = itertools.count()
 
     def create(partitions: int = 3, configs: dict[str, str] | None = None, name: str | None = None) -> str:
-        name = name or f"clients-{next(_topic_numbers)}"
-        body = {
-            "topic_name": name,
-            "partitions_count": partitions,
-            "replication_factor": 1,
-            "configs": [{"name": key, "value": value} for key, value in (configs or {}).items()],
-        }
-        base = f"{cluster.any_url()}/v3/clusters/{cluster.cluster_id()}"
-        status, reply = http_json("POST", f"{base}/topics", body)
-        assert status == 201, reply
+        name = name or f"{prefix}-{next(numbers)}"
+        cluster.create_topic(name, partitions, replication_factor=1, configs=configs)
         return name
 
     return create

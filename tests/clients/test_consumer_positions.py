@@ -16,7 +16,8 @@ from consumer import (
     TopicPartition,
 )
 from producer import Producer, SyncProducer
-from tests.support.brokers import BrokerCluster, http_json
+from tests.clients.conftest import MakeTopic
+from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
 
@@ -29,8 +30,8 @@ async def _produce(url: str, topic: str, count: int, start: int = 0, partition: 
         await asyncio.gather(*futures)
 
 
-async def _values(consumer: Consumer, count: int) -> list[bytes]:
-    values: list[bytes] = []
+async def _values(consumer: Consumer, count: int) -> list[bytes | None]:
+    values: list[bytes | None] = []
     async with asyncio.timeout(15):
         while len(values) < count:
             for records in (await consumer.getmany(timeout_ms=500, max_records=count - len(values))).values():
@@ -97,48 +98,51 @@ async def test_an_offset_past_the_end_raises_with_none_and_resets_otherwise(url,
         assert await _values(consumer, 5) == [f"v{i}".encode() for i in range(5)]
 
 
-async def test_a_long_poll_returns_as_soon_as_a_record_arrives(url, make_topic) -> None:
+FETCH_MAX_WAIT_MS = 10_000
+"""How long a fetch may wait on the broker: a poll that returned only then did not return on arrival."""
+
+
+async def test_a_long_poll_returns_as_soon_as_a_record_arrives(url: str, make_topic: MakeTopic) -> None:
     topic = make_topic(partitions=1)
     tp = TopicPartition(topic, 0)
-    async with Consumer(url, auto_offset_reset="latest", fetch_max_wait_ms=10_000) as consumer:
+    async with Consumer(url, auto_offset_reset="latest", fetch_max_wait_ms=FETCH_MAX_WAIT_MS) as consumer:
         consumer.assign([tp])
         assert await consumer.position(tp) == 0
-        await asyncio.sleep(0.3)
-        started = time.monotonic()
         poll = asyncio.create_task(consumer.getmany(timeout_ms=15_000))
-        await asyncio.sleep(0.5)
-        assert not poll.done()
+        # Nothing to await for "still waiting": half a second without an answer is the evidence.
+        done, _ = await asyncio.wait({poll}, timeout=0.5)
+        assert not done, "the poll returned before any record arrived"
         await _produce(url, topic, 1)
-        records = await poll
-        elapsed_s = time.monotonic() - started
+        done, _ = await asyncio.wait({poll}, timeout=FETCH_MAX_WAIT_MS / 2000)
+        assert done, "the poll waited out the broker's fetch wait instead of returning on the record"
+        records = poll.result()
     assert [r.value for r in records[tp]] == [b"v0"]
-    assert elapsed_s < 3.0, f"the poll returned after {elapsed_s:.2f} s"
 
 
-async def test_getmany_times_out_empty_when_nothing_arrives(url, make_topic) -> None:
+async def test_getmany_times_out_empty_when_nothing_arrives(url: str, make_topic: MakeTopic) -> None:
+    """It waits out its own timeout (no sooner), and not the broker's longer fetch wait."""
     topic = make_topic(partitions=1)
-    async with Consumer(url, auto_offset_reset="latest") as consumer:
+    async with Consumer(url, auto_offset_reset="latest", fetch_max_wait_ms=FETCH_MAX_WAIT_MS) as consumer:
         consumer.assign([TopicPartition(topic, 0)])
         started = time.monotonic()
         assert await consumer.getmany(timeout_ms=400) == {}
-        assert 0.35 <= time.monotonic() - started < 3.0
+        elapsed_s = time.monotonic() - started
+    assert elapsed_s >= 0.35, f"returned after {elapsed_s:.2f} s, before its 0.4 s timeout"
+    assert elapsed_s < FETCH_MAX_WAIT_MS / 2000, f"returned after {elapsed_s:.2f} s: it waited out the fetch"
 
 
-def _recreate(cluster: BrokerCluster, topic: str) -> None:
-    base = f"{cluster.any_url()}/v3/clusters/{cluster.cluster_id()}/topics"
-    status, reply = http_json("DELETE", f"{base}/{topic}")
+def _recreate(cluster: Cluster, topic: str) -> None:
+    """Delete ``topic`` and create it again, empty, once the deletion is done."""
+    status, reply = cluster.v3("DELETE", f"/topics/{topic}")
     assert status in (200, 204), reply
-    deadline = time.monotonic() + 10
-    while True:
-        status, reply = http_json("POST", base, {"topic_name": topic, "partitions_count": 1, "replication_factor": 1})
-        if status == 201:
-            return
-        assert time.monotonic() < deadline, reply
-        time.sleep(0.1)
+    cluster.wait_until(lambda: cluster.v3("GET", f"/topics/{topic}")[0] == 404, f"{topic} to be deleted")
+    cluster.create_topic(topic, 1, replication_factor=1)
 
 
 @pytest.mark.parametrize("reset", ["none", "earliest"])
-async def test_a_log_shorter_than_what_was_consumed_is_detected(url, cluster, make_topic, reset) -> None:
+async def test_a_log_shorter_than_what_was_consumed_is_detected(
+    url: str, cluster: Cluster, make_topic: MakeTopic, reset: str
+) -> None:
     topic = make_topic(partitions=1)
     tp = TopicPartition(topic, 0)
     await _produce(url, topic, 10)

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
 from consumer import Consumer, ConsumerRecord, SyncConsumer, TopicPartition
 from producer import Producer
-from tests.support.brokers import BrokerCluster, http_json
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -24,35 +23,31 @@ GROUP_SETTINGS = {
     "heartbeat_interval_ms": 500,
     "fetch_max_wait_ms": 200,
 }
-_names = itertools.count()
 
+cluster = cluster_fixture(
+    ClusterSpec(brokers=3, settings={"offsets_topic_num_partitions": OFFSETS_PARTITIONS}), "module"
+)
+"""Three brokers, so the group coordinator and the partitions the members read are spread out."""
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]:
-    root: Path = tmp_path_factory.mktemp("groups")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HIGHWATER_OFFSETS_TOPIC_NUM_PARTITIONS", str(OFFSETS_PARTITIONS))
-        started = BrokerCluster(root, 3).start()
-    try:
-        yield started
-    finally:
-        started.shutdown()
+NewTopic = Callable[..., str]
 
 
 @pytest.fixture
-def new_topic(cluster: BrokerCluster) -> Callable[..., str]:
+def names(prefix: str) -> Iterator[str]:
+    """Topic and group names of this test: ``<prefix>-0``, ``<prefix>-1``..."""
+    return (f"{prefix}-{number}" for number in itertools.count())
+
+
+@pytest.fixture
+def new_topic(cluster: Cluster, names: Iterator[str]) -> NewTopic:
+    """``new_topic(partitions, name=None)``: a topic of replication factor 2, named after the test unless named."""
+
     def create(partitions: int, name: str | None = None) -> str:
-        topic = name or f"groups-{next(_names)}"
-        body = {"topic_name": topic, "partitions_count": partitions, "replication_factor": 2, "configs": []}
-        status, reply = http_json("POST", f"{cluster.any_url()}/v3/clusters/{cluster.cluster_id()}/topics", body)
-        assert status == 201, reply
+        topic = name or next(names)
+        cluster.create_topic(topic, partitions, replication_factor=2)
         return topic
 
     return create
-
-
-def group_name() -> str:
-    return f"group-{next(_names)}"
 
 
 async def produce(url: str, topic: str, partitions: int, per_partition: int, start: int = 0) -> None:
@@ -65,13 +60,9 @@ async def produce(url: str, topic: str, partitions: int, per_partition: int, sta
         await asyncio.gather(*futures)
 
 
-async def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str) -> float:
-    """Seconds it took until ``predicate()`` held."""
-    started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < timeout_s, f"timed out after {timeout_s} s waiting for {what}"
-        await asyncio.sleep(0.05)
-    return time.monotonic() - started
+async def wait_for(condition: Callable[[], object], what: str, timeout_s: float) -> None:
+    """``wait_until`` in a worker thread, so the consumers' tasks on this loop go on meanwhile."""
+    await asyncio.to_thread(wait_until, condition, what, timeout_s)
 
 
 async def read(consumer: Consumer, count: int, timeout_s: float = 15.0) -> list[ConsumerRecord]:
@@ -92,16 +83,18 @@ def all_partitions(topic: str, count: int) -> set[TopicPartition]:
     return {TopicPartition(topic, p) for p in range(count)}
 
 
-async def test_two_members_split_a_topic_and_the_survivor_takes_over(url: str, new_topic) -> None:
-    topic, group = new_topic(6), group_name()
+async def test_two_members_split_a_topic_and_the_survivor_takes_over(
+    url: str, new_topic: NewTopic, names: Iterator[str]
+) -> None:
+    topic, group = new_topic(6), next(names)
     first = Consumer(url, group_id=group, auto_commit_interval_ms=300, **GROUP_SETTINGS)
     second = Consumer(url, group_id=group, auto_commit_interval_ms=300, **GROUP_SETTINGS)
     async with first:
         first.subscribe([topic])
-        await wait_until(lambda: first.assignment() == all_partitions(topic, 6), 15, "the first member's assignment")
+        await wait_for(lambda: first.assignment() == all_partitions(topic, 6), "the first member's assignment", 15)
         await second.start()
         second.subscribe([topic])
-        await wait_until(lambda: len(first.assignment()) == 3 and len(second.assignment()) == 3, 15, "an even split")
+        await wait_for(lambda: len(first.assignment()) == 3 and len(second.assignment()) == 3, "an even split", 15)
         assert first.assignment() | second.assignment() == all_partitions(topic, 6)
 
         await produce(url, topic, 6, 10)
@@ -111,18 +104,19 @@ async def test_two_members_split_a_topic_and_the_survivor_takes_over(url: str, n
         assert sorted(keys(first_read) + keys(second_read)) == sorted((p, o) for p in range(6) for o in range(10))
 
         await second.close()
-        took_s = await wait_until(
-            lambda: first.assignment() == all_partitions(topic, 6), 10, "the survivor to own every partition"
+        await wait_for(
+            lambda: first.assignment() == all_partitions(topic, 6), "the survivor to own every partition", 10
         )
-        print(f"\ntakeover after a clean leave: {took_s:.2f} s")
         await produce(url, topic, 6, 5, start=10)
         after = await read(first, 30)
         assert sorted(keys(after)) == sorted((p, o) for p in range(6) for o in range(10, 15))
         assert await first.getmany(timeout_ms=300) == {}
 
 
-async def test_a_restarted_member_resumes_from_committed_offsets(url: str, new_topic) -> None:
-    topic, group = new_topic(3), group_name()
+async def test_a_restarted_member_resumes_from_committed_offsets(
+    url: str, new_topic: NewTopic, names: Iterator[str]
+) -> None:
+    topic, group = new_topic(3), next(names)
     await produce(url, topic, 3, 30)
     settings = {**GROUP_SETTINGS, "enable_auto_commit": False}
     async with Consumer(url, group_id=group, **settings) as before:
@@ -134,7 +128,7 @@ async def test_a_restarted_member_resumes_from_committed_offsets(url: str, new_t
         await before.commit()
         committed = {tp: await before.committed(tp) for tp in all_partitions(topic, 3)}
         assert committed == positions
-        assert sum(committed.values()) == 40
+        assert sum(offset or 0 for offset in committed.values()) == 40
         uncommitted = await read(before, 5)
     async with Consumer(url, group_id=group, **settings) as after:
         after.subscribe([topic])
@@ -145,8 +139,10 @@ async def test_a_restarted_member_resumes_from_committed_offsets(url: str, new_t
     assert set(keys(uncommitted)) <= set(keys(rest)), "records read but never committed are read again"
 
 
-async def test_auto_commit_commits_consumed_positions_in_the_background(url: str, new_topic) -> None:
-    topic, group = new_topic(2), group_name()
+async def test_auto_commit_commits_consumed_positions_in_the_background(
+    url: str, new_topic: NewTopic, names: Iterator[str]
+) -> None:
+    topic, group = new_topic(2), next(names)
     await produce(url, topic, 2, 20)
     async with Consumer(url, group_id=group, auto_commit_interval_ms=200, **GROUP_SETTINGS) as consumer:
         consumer.subscribe(topic)
@@ -159,10 +155,13 @@ async def test_auto_commit_commits_consumed_positions_in_the_background(url: str
             for tp in positions:
                 committed[tp] = await consumer.committed(tp)
 
-        async with asyncio.timeout(5):
-            while committed != positions:
-                await refresh()
-                await asyncio.sleep(0.1)
+        loop = asyncio.get_running_loop()
+
+        def caught_up() -> bool:
+            asyncio.run_coroutine_threadsafe(refresh(), loop).result(5)
+            return committed == positions
+
+        await wait_for(caught_up, "the auto-commit of the consumed positions", 5)
         await read(consumer, 15)
     async with Consumer(url, group_id=group, **GROUP_SETTINGS) as probe:
         assert {tp: await probe.committed(tp) for tp in positions} == {tp: 20 for tp in positions}, (
@@ -170,56 +169,62 @@ async def test_auto_commit_commits_consumed_positions_in_the_background(url: str
         )
 
 
-async def test_committed_returns_what_was_committed(url: str, new_topic) -> None:
-    topic, group = new_topic(2), group_name()
+async def test_committed_returns_what_was_committed(
+    url: str, cluster: Cluster, new_topic: NewTopic, names: Iterator[str]
+) -> None:
+    topic, group = new_topic(2), next(names)
     tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
     await produce(url, topic, 2, 10)
     async with Consumer(url, group_id=group, enable_auto_commit=False, **GROUP_SETTINGS) as consumer:
         assert await consumer.committed(tp0) is None
         consumer.subscribe([topic])
-        await wait_until(lambda: consumer.assignment() == {tp0, tp1}, 15, "the assignment")
+        await wait_for(lambda: consumer.assignment() == {tp0, tp1}, "the assignment", 15)
         await consumer.commit({tp0: 7})
         assert (await consumer.committed(tp0), await consumer.committed(tp1)) == (7, None)
         await consumer.commit_async({tp0: 9, tp1: 3})
         assert (await consumer.committed(tp0), await consumer.committed(tp1)) == (9, 3)
         await consumer.unsubscribe()
         assert consumer.assignment() == set()
-    status, body = http_json("GET", f"{url}/v3/clusters/{_cluster_id(url)}/consumer-groups/{group}/offsets")
+    status, body = cluster.v3("GET", f"/consumer-groups/{group}/offsets")
     assert status == 200
     assert {(e["partition_id"], e["offset"]) for e in body["data"]} == {(0, 9), (1, 3)}
 
 
-async def test_a_pattern_subscription_picks_up_a_topic_created_later(url: str, new_topic) -> None:
-    prefix = f"pattern-{next(_names)}"
+async def test_a_pattern_subscription_picks_up_a_topic_created_later(
+    url: str, new_topic: NewTopic, prefix: str
+) -> None:
     first = new_topic(2, f"{prefix}-a")
     new_topic(1, f"other-{prefix}")
-    async with Consumer(url, group_id=group_name(), **GROUP_SETTINGS) as consumer:
+    async with Consumer(url, group_id=f"{prefix}-group", **GROUP_SETTINGS) as consumer:
         consumer.subscribe(pattern=rf"{prefix}-[a-z]")
-        await wait_until(lambda: consumer.assignment() == all_partitions(first, 2), 15, "the matching topic")
+        await wait_for(lambda: consumer.assignment() == all_partitions(first, 2), "the matching topic", 15)
         later = new_topic(3, f"{prefix}-b")
-        took_s = await wait_until(
+        await wait_for(
             lambda: consumer.assignment() == all_partitions(first, 2) | all_partitions(later, 3),
-            15,
             "the topic created later",
+            15,
         )
-        print(f"\nnew matching topic assigned after {took_s:.2f} s")
         await produce(url, later, 3, 4)
         records = await read(consumer, 12)
         assert sorted(keys(records)) == sorted((p, o) for p in range(3) for o in range(4))
         assert {r.topic for r in records} == {later}
 
 
-def test_sync_consumer_subscribes_commits_and_resumes(url: str, new_topic) -> None:
-    topic, group = new_topic(2), group_name()
+def poll_into(consumer: SyncConsumer, seen: list[ConsumerRecord], count: int) -> bool:
+    """One poll, its records added to ``seen``: whether ``count`` have been seen."""
+    for records in consumer.poll(timeout_ms=200).values():
+        seen.extend(records)
+    return len(seen) >= count
+
+
+def test_sync_consumer_subscribes_commits_and_resumes(url: str, new_topic: NewTopic, names: Iterator[str]) -> None:
+    topic, group = new_topic(2), next(names)
     asyncio.run(produce(url, topic, 2, 10))
     settings = {**GROUP_SETTINGS, "enable_auto_commit": False}
     with SyncConsumer(url, group_id=group, **settings) as consumer:
         consumer.subscribe([topic])
         seen: list[ConsumerRecord] = []
-        deadline = time.monotonic() + 15
-        while len(seen) < 20 and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=200).values():
-                seen.extend(records)
+        wait_until(lambda: poll_into(consumer, seen, 20), "the 20 records", 15)
         assert sorted(keys(seen)) == sorted((p, o) for p in range(2) for o in range(10))
         consumer.commit_async().result(10)
         assert consumer.committed(TopicPartition(topic, 0)) == 10
@@ -227,34 +232,29 @@ def test_sync_consumer_subscribes_commits_and_resumes(url: str, new_topic) -> No
     with SyncConsumer(url, group_id=group, **settings) as consumer:
         consumer.subscribe([topic])
         seen = []
-        deadline = time.monotonic() + 15
-        while len(seen) < 2 and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=200).values():
-                seen.extend(records)
+        wait_until(lambda: poll_into(consumer, seen, 2), "the 2 records produced after the commit", 15)
         assert sorted(keys(seen)) == [(0, 10), (1, 10)]
 
 
-def _cluster_id(url: str) -> str:
-    return http_json("GET", f"{url}/v3/clusters")[1]["data"][0]["cluster_id"]
-
-
-async def test_a_member_removed_by_the_coordinator_rejoins_and_resumes_from_its_commit(url: str, new_topic) -> None:
-    topic, group = new_topic(2), group_name()
+async def test_a_member_removed_by_the_coordinator_rejoins_and_resumes_from_its_commit(
+    url: str, cluster: Cluster, new_topic: NewTopic, names: Iterator[str]
+) -> None:
+    topic, group = new_topic(2), next(names)
     await produce(url, topic, 2, 10)
     async with Consumer(url, group_id=group, enable_auto_commit=False, **GROUP_SETTINGS) as consumer:
         consumer.subscribe([topic])
         assert len(await read(consumer, 20)) == 20
         await consumer.commit()
         epoch_before = consumer.member_epoch
-        members = f"{url}/v3/clusters/{_cluster_id(url)}/consumer-groups/{group}/consumers/{consumer.member_id}"
-        status, _ = http_json("DELETE", members)
+        members = f"/consumer-groups/{group}/consumers/{consumer.member_id}"
+        status, _ = cluster.v3("DELETE", members)
         assert status == 204
-        await wait_until(
+        await wait_for(
             lambda: consumer.member_epoch > epoch_before and consumer.assignment() == all_partitions(topic, 2),
-            15,
             "the removed member to rejoin with a new epoch",
+            15,
         )
-        status, member = http_json("GET", members)
+        status, member = cluster.v3("GET", members)
         assert status == 200 and member["member_epoch"] == consumer.member_epoch
         await produce(url, topic, 2, 3, start=10)
         again = await read(consumer, 6)

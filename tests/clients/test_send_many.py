@@ -33,8 +33,9 @@ async def test_send_many_delivers_every_record_once_in_order_with_keys_headers_a
         record = by_position[(metadata.partition, metadata.offset)]
         assert (record.key, record.value, record.headers) == (keys[index], values[index], headers[index])
         assert record.timestamp == metadata.timestamp
-        if keys[index] is not None:
-            assert metadata.partition == partition_for_key(keys[index], 3)
+        key = keys[index]
+        if key is not None:
+            assert metadata.partition == partition_for_key(key, 3)
     for partition in range(3):
         in_log = [r.value for r in sorted(records, key=lambda r: r.offset) if r.partition == partition]
         sent = [values[i] for i, m in enumerate(results) if m.partition == partition]

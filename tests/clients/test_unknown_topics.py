@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 from collections.abc import Iterator
 
@@ -19,17 +18,13 @@ import pytest
 from broker.errors import UnknownPartition, UnknownTopic, UnknownTopicOrPartition
 from consumer import Consumer, ConsumerRecord, SyncConsumer, TopicPartition
 from producer import Producer
+from tests.clients.conftest import MakeTopic
 
 pytestmark = pytest.mark.integration
 
 POLL_MS = 5_000
 """Long enough that a poll which does not raise fails the test by returning empty."""
 GROUP_SETTINGS = {"auto_offset_reset": "earliest", "session_timeout_ms": 2000, "heartbeat_interval_ms": 300}
-_names = itertools.count()
-
-
-def _missing_topic() -> str:
-    return f"missing-{next(_names)}"
 
 
 async def _produce_one(url: str, topic: str) -> None:
@@ -71,8 +66,8 @@ def _logged(logger_name: str, prefix: str) -> Iterator[asyncio.Event]:
         logger.setLevel(level)
 
 
-async def test_getmany_names_an_assigned_topic_that_does_not_exist(url: str) -> None:
-    topic = _missing_topic()
+async def test_getmany_names_an_assigned_topic_that_does_not_exist(prefix: str, url: str) -> None:
+    topic = f"{prefix}-missing"
     async with Consumer(url, auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition(topic, 0)])
         with pytest.raises(UnknownTopic) as raised:
@@ -82,7 +77,7 @@ async def test_getmany_names_an_assigned_topic_that_does_not_exist(url: str) -> 
     assert raised.value.details == {"topics": [topic], "partitions": [f"{topic}-0"]}
 
 
-async def test_getmany_names_an_assigned_partition_the_topic_does_not_have(url: str, make_topic) -> None:
+async def test_getmany_names_an_assigned_partition_the_topic_does_not_have(url: str, make_topic: MakeTopic) -> None:
     topic = make_topic(partitions=2)
     async with Consumer(url, auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 5)])
@@ -91,8 +86,10 @@ async def test_getmany_names_an_assigned_partition_the_topic_does_not_have(url: 
     assert str(raised.value) == f"assigned partition {topic}-5 does not exist: topic '{topic}' has partitions 0..1"
 
 
-async def test_a_missing_topic_is_raised_once_and_read_once_it_is_created(url: str, make_topic) -> None:
-    topic = _missing_topic()
+async def test_a_missing_topic_is_raised_once_and_read_once_it_is_created(
+    prefix: str, url: str, make_topic: MakeTopic
+) -> None:
+    topic = f"{prefix}-missing"
     async with Consumer(url, auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition(topic, 0)])
         with pytest.raises(UnknownTopic):
@@ -103,9 +100,11 @@ async def test_a_missing_topic_is_raised_once_and_read_once_it_is_created(url: s
         assert [record.value for record in await _read_one(consumer)] == [b"here"]
 
 
-async def test_a_topic_created_after_its_fetcher_missed_it_is_read_without_an_error(url: str, make_topic) -> None:
+async def test_a_topic_created_after_its_fetcher_missed_it_is_read_without_an_error(
+    prefix: str, url: str, make_topic: MakeTopic
+) -> None:
     """The suspicion a fetcher formed before the topic existed is checked again by the poll, and refuted."""
-    topic = _missing_topic()
+    topic = f"{prefix}-missing"
     async with Consumer(url, auto_offset_reset="earliest") as consumer:
         with _logged("highwater.consumer.fetcher", f"fetch_retry topic={topic} partition=0") as missed:
             consumer.assign([TopicPartition(topic, 0)])
@@ -116,16 +115,18 @@ async def test_a_topic_created_after_its_fetcher_missed_it_is_read_without_an_er
         assert [record.value for record in await _read_one(consumer)] == [b"here"]
 
 
-def test_poll_of_the_sync_consumer_names_the_missing_topic(url: str) -> None:
-    topic = _missing_topic()
+def test_poll_of_the_sync_consumer_names_the_missing_topic(prefix: str, url: str) -> None:
+    topic = f"{prefix}-missing"
     with SyncConsumer(url, auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition(topic, 0)])
         with pytest.raises(UnknownTopicOrPartition, match=f"assigned topic '{topic}' does not exist"):
             consumer.poll(timeout_ms=POLL_MS)
 
 
-async def test_a_subscribed_topic_that_does_not_exist_is_named_then_read_once_created(url: str, make_topic) -> None:
-    topic = _missing_topic()
+async def test_a_subscribed_topic_that_does_not_exist_is_named_then_read_once_created(
+    prefix: str, url: str, make_topic: MakeTopic
+) -> None:
+    topic = f"{prefix}-missing"
     async with Consumer(url, group_id=f"group-{topic}", **GROUP_SETTINGS) as consumer:
         consumer.subscribe([topic])
         with pytest.raises(UnknownTopic) as raised:
@@ -136,8 +137,10 @@ async def test_a_subscribed_topic_that_does_not_exist_is_named_then_read_once_cr
         assert [record.value for record in await _read_one(consumer)] == [b"here"]
 
 
-async def test_a_topic_created_between_subscribe_and_poll_is_read_without_an_error(url: str, make_topic) -> None:
-    topic = _missing_topic()
+async def test_a_topic_created_between_subscribe_and_poll_is_read_without_an_error(
+    prefix: str, url: str, make_topic: MakeTopic
+) -> None:
+    topic = f"{prefix}-missing"
     async with Consumer(url, group_id=f"group-{topic}", **GROUP_SETTINGS) as consumer:
         consumer.subscribe([topic])
         make_topic(partitions=1, name=topic)
@@ -145,14 +148,14 @@ async def test_a_topic_created_between_subscribe_and_poll_is_read_without_an_err
         assert [record.value for record in await _read_one(consumer)] == [b"here"]
 
 
-async def test_a_pattern_subscription_never_raises_for_a_missing_topic(url: str) -> None:
-    async with Consumer(url, group_id=f"group-{_missing_topic()}", **GROUP_SETTINGS) as consumer:
-        consumer.subscribe(pattern=rf"{_missing_topic()}-.*")
+async def test_a_pattern_subscription_never_raises_for_a_missing_topic(prefix: str, url: str) -> None:
+    async with Consumer(url, group_id=f"{prefix}-group", **GROUP_SETTINGS) as consumer:
+        consumer.subscribe(pattern=rf"{prefix}-missing-.*")
         assert await consumer.getmany(timeout_ms=1_000) == {}
 
 
 async def test_once_its_topics_are_known_a_poll_asks_for_no_metadata(
-    url: str, make_topic, caplog: pytest.LogCaptureFixture
+    url: str, make_topic: MakeTopic, caplog: pytest.LogCaptureFixture
 ) -> None:
     topic = make_topic(partitions=1)
     await _produce_one(url, topic)

@@ -12,13 +12,12 @@ in that time asked it first and waited out ``request_timeout_ms``.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Iterator
-from pathlib import Path
+from collections.abc import Awaitable
 
 import pytest
 
 from broker.client.http import ClusterClient
-from tests.support.brokers import BrokerCluster, http_json
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
 pytestmark = pytest.mark.integration
 
@@ -28,35 +27,20 @@ UNRESPONSIVE_BACKOFF_MS = 120_000
 REFRESHES = 5
 SESSION_TIMEOUT_MS = 120_000
 
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]:
-    root: Path = tmp_path_factory.mktemp("unresponsive")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HIGHWATER_BROKER_SESSION_TIMEOUT_MS", str(SESSION_TIMEOUT_MS))
-        started = BrokerCluster(root, 2).start()
-    try:
-        yield started
-    finally:
-        started.shutdown()
+cluster = cluster_fixture(ClusterSpec(brokers=2, settings={"broker_session_timeout_ms": SESSION_TIMEOUT_MS}))
+"""Its own cluster: the test pauses a broker."""
 
 
-def _topic_led_by(cluster: BrokerCluster, leader_id: int) -> str:
+def _topic_led_by(cluster: Cluster, leader_id: int, prefix: str) -> str:
     """A one-partition topic led by ``leader_id``.
 
     No other broker may lead any of it: a broker describing a partition asks its
     leader, so a paused leader would slow the live broker's answers too. Placement puts
     each new topic's leader on the broker leading fewest, so a few topics suffice.
     """
-    base = f"{cluster.any_url()}/v3/clusters/{cluster.cluster_id()}/topics"
     for attempt in range(len(cluster.brokers) + 1):
-        topic = f"unresponsive-{attempt}"
-        body = {"topic_name": topic, "partitions_count": 1, "replication_factor": 1, "configs": []}
-        status, reply = http_json("POST", base, body)
-        assert status == 201, reply
-        status, reply = http_json("GET", f"{base}/{topic}/partitions")
-        assert status == 200, reply
-        if reply["data"][0]["leader_id"] == leader_id:
+        topic = f"{prefix}-{attempt}"
+        if cluster.create_topic(topic, 1, replication_factor=1)[0].leader_id == leader_id:
             return topic
     raise AssertionError(f"no topic placed its leader on broker {leader_id}")
 
@@ -67,9 +51,9 @@ async def _seconds(call: Awaitable[object]) -> float:
     return time.monotonic() - started
 
 
-async def test_a_paused_broker_first_in_the_list_is_waited_for_once(cluster: BrokerCluster) -> None:
+async def test_a_paused_broker_first_in_the_list_is_waited_for_once(cluster: Cluster, prefix: str) -> None:
     hung, live = cluster.brokers[1], cluster.brokers[2]
-    topic = _topic_led_by(cluster, live.node_id)
+    topic = _topic_led_by(cluster, live.node_id, prefix)
     client = ClusterClient(
         [hung.url, live.url], request_timeout_ms=REQUEST_TIMEOUT_MS, unresponsive_backoff_ms=UNRESPONSIVE_BACKOFF_MS
     )
@@ -82,5 +66,5 @@ async def test_a_paused_broker_first_in_the_list_is_waited_for_once(cluster: Bro
         await client.close()
     timeout_s = REQUEST_TIMEOUT_MS / 1000
     assert first >= timeout_s, f"the first refresh ({first:.3f} s) asked the paused broker and waited out its timeout"
-    assert max(later) < timeout_s / 4, f"later refreshes asked the paused broker again: {later}"
+    assert max(later) < timeout_s, f"a later refresh asked the paused broker again and waited out its timeout: {later}"
     assert client.candidate_urls()[-1] == hung.url, "asked last, never dropped"

@@ -6,8 +6,9 @@ the document states ``fetch_max_wait_ms`` as the limit of ``timeout_ms``, so a f
 read never waits longer than that and a short run stays short. A stalled body is answered after 1 s and a body over 2 MiB is
 refused, so the slow-sender and oversized-body tests are quick.
 
-Brokers keep the default session timeout: a loaded two-core machine must not make a
-broker's lease expire mid-run and turn leadership moves into answers the run blames.
+Brokers keep their default timeouts (``fast=False``), the session's above all: a loaded
+two-core machine must not make a broker's lease expire mid-run and turn leadership
+moves into answers the run blames.
 
 ``--fuzz-examples`` is how many examples schemathesis generates per operation: a few
 in the normal suite, many under ``make fuzz``; the hypothesis tests of the binary
@@ -17,17 +18,25 @@ surfaces scale their example counts by the same factor (``scaled``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.integration.cluster_harness import LiveCluster
+from tests.support.cluster import Cluster, ClusterSpec, start_cluster
 
 CLUSTER_ID = "fuzz"
 FETCH_MAX_WAIT_MS = 1000
 REQUEST_BODY_TIMEOUT_MS = 1000
 MAX_REQUEST_BYTES = 2 * 1024 * 1024
 DEFAULT_EXAMPLES = 4
+SPEC = ClusterSpec(
+    fast=False,
+    settings={
+        "cluster_id": CLUSTER_ID,
+        "fetch_max_wait_ms": FETCH_MAX_WAIT_MS,
+        "request_body_timeout_ms": REQUEST_BODY_TIMEOUT_MS,
+        "max_request_bytes": MAX_REQUEST_BYTES,
+    },
+)
 
 
 _SCALE = {"factor": 1}
@@ -60,7 +69,7 @@ def no_broker_crashed(request: pytest.FixtureRequest) -> Iterator[None]:
     if "fuzz_cluster" not in request.fixturenames:
         yield
         return
-    cluster: LiveCluster = request.getfixturevalue("fuzz_cluster")
+    cluster: Cluster = request.getfixturevalue("fuzz_cluster")
     logs = [broker.log_path for broker in cluster.brokers.values()]
     sizes = [path.stat().st_size if path.exists() else 0 for path in logs]
     yield
@@ -72,15 +81,8 @@ def no_broker_crashed(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def fuzz_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
-    root: Path = tmp_path_factory.mktemp("fuzz-cluster")
-    env = {
-        "HIGHWATER_CLUSTER_ID": CLUSTER_ID,
-        "HIGHWATER_FETCH_MAX_WAIT_MS": str(FETCH_MAX_WAIT_MS),
-        "HIGHWATER_REQUEST_BODY_TIMEOUT_MS": str(REQUEST_BODY_TIMEOUT_MS),
-        "HIGHWATER_MAX_REQUEST_BYTES": str(MAX_REQUEST_BYTES),
-    }
-    cluster = LiveCluster(root, 3, f"sqlite://{(root / 'metadata.db').resolve()}", env)
+def fuzz_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    cluster = start_cluster(SPEC, tmp_path_factory.mktemp("fuzz-cluster"))
     try:
         yield cluster
     finally:

@@ -23,10 +23,10 @@ FOLDED_PARTITIONS = 8
 
 
 @schemathesis.serializer("application/vnd.kafka.batch.v2")
-def record_batch(ctx: schemathesis.SerializationContext, value: Any) -> dict[str, Any]:
+def record_batch(ctx: schemathesis.SerializationContext, value: Any) -> bytes:
     if isinstance(value, bytes):
-        return {"data": value}
-    return {"data": str(value).encode("utf-8", "surrogatepass")}
+        return value
+    return str(value).encode("utf-8", "surrogatepass")
 
 
 @schemathesis.hook

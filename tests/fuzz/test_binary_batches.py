@@ -18,7 +18,7 @@ from broker.record.codec import RecordInput, encode_batch
 from tests.fuzz.batches import hostile_batches
 from tests.fuzz.conftest import scaled
 from tests.fuzz.wire import BATCH, Target, get, post
-from tests.integration.cluster_harness import LiveCluster
+from tests.support.cluster import Cluster
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
 
@@ -27,7 +27,7 @@ EXAMPLES = scaled(120)
 
 
 @pytest.fixture(scope="module")
-def target(fuzz_cluster: LiveCluster) -> Iterator[Target]:
+def target(fuzz_cluster: Cluster) -> Iterator[Target]:
     fuzz_cluster.create_topic(TOPIC, 1, 3)
     leader = fuzz_cluster.partitions(TOPIC)[0].leader_id
     partition_url = f"{fuzz_cluster.base(leader)}/topics/{TOPIC}/partitions/0"

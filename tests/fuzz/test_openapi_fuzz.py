@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.cluster_harness import LiveCluster
 from tests.support.brokers import REPO_ROOT
+from tests.support.cluster import Cluster
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
 
@@ -31,7 +31,7 @@ SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 
 
 def test_published_api_conforms_and_never_answers_5xx(
-    fuzz_cluster: LiveCluster, fuzz_examples: int, tmp_path: Path
+    fuzz_cluster: Cluster, fuzz_examples: int, tmp_path: Path
 ) -> None:
     started = time.monotonic()
     run = subprocess.run(

@@ -19,7 +19,7 @@ from broker.record.codec import RecordInput, encode_batch
 from broker.replication.fetch_wire import CONTENT_TYPE, FetchPartition, FetchRequest, decode_response, encode_request
 from tests.fuzz.conftest import scaled
 from tests.fuzz.wire import ANSWER_TIMEOUT_S, BATCH, Target, post
-from tests.integration.cluster_harness import LiveCluster
+from tests.support.cluster import Cluster
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
 
@@ -30,7 +30,7 @@ INT64 = st.integers(-(2**63), 2**63 - 1)
 
 
 @pytest.fixture(scope="module")
-def leader(fuzz_cluster: LiveCluster) -> Iterator[tuple[str, Target]]:
+def leader(fuzz_cluster: Cluster) -> Iterator[tuple[str, Target]]:
     fuzz_cluster.create_topic(TOPIC, 1, 3)
     leader_id = fuzz_cluster.partitions(TOPIC)[0].leader_id
     partition_url = f"{fuzz_cluster.base(leader_id)}/topics/{TOPIC}/partitions/0"
@@ -41,7 +41,7 @@ def leader(fuzz_cluster: LiveCluster) -> Iterator[tuple[str, Target]]:
 
 
 @pytest.fixture(scope="module")
-def broker_headers(fuzz_cluster: LiveCluster) -> dict[str, str]:
+def broker_headers(fuzz_cluster: Cluster) -> dict[str, str]:
     """Broker 1's token: the route is for brokers only, and the fuzzing is of what a broker may send."""
     return fuzz_cluster.broker_headers(1)
 

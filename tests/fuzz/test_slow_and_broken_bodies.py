@@ -21,7 +21,7 @@ from broker.record.codec import RecordInput, encode_batch
 from broker.replication.fetch_wire import CONTENT_TYPE as FETCH
 from tests.fuzz.conftest import MAX_REQUEST_BYTES, REQUEST_BODY_TIMEOUT_MS, scaled
 from tests.fuzz.wire import ANSWER_TIMEOUT_S, BATCH, Target, get, post, trickle
-from tests.integration.cluster_harness import LiveCluster
+from tests.support.cluster import Cluster
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
 
@@ -31,7 +31,7 @@ JSON = "application/json"
 
 
 @pytest.fixture(scope="module")
-def target(fuzz_cluster: LiveCluster) -> Iterator[tuple[LiveCluster, Target]]:
+def target(fuzz_cluster: Cluster) -> Iterator[tuple[Cluster, Target]]:
     fuzz_cluster.create_topic(TOPIC, 1, 3)
     leader_id = fuzz_cluster.partitions(TOPIC)[0].leader_id
     partition_url = f"{fuzz_cluster.base(leader_id)}/topics/{TOPIC}/partitions/0"
@@ -47,7 +47,7 @@ def _batch(size: int) -> bytes:
 @settings(max_examples=4, derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(route=st.sampled_from(["batches", "records", "fetch"]), sent_bytes=st.integers(0, 6))
 def test_a_slow_sender_that_stalls_gets_408_in_bounded_time(
-    target: tuple[LiveCluster, Target], route: str, sent_bytes: int
+    target: tuple[Cluster, Target], route: str, sent_bytes: int
 ) -> None:
     cluster, partition = target
     end_before = partition.log_end_offset()
@@ -73,7 +73,7 @@ def test_a_slow_sender_that_stalls_gets_408_in_bounded_time(
     suppress_health_check=[HealthCheck.too_slow],
 )
 @given(cut=st.integers(0, 200))
-def test_a_sender_that_closes_mid_body_leaves_nothing(target: tuple[LiveCluster, Target], cut: int) -> None:
+def test_a_sender_that_closes_mid_body_leaves_nothing(target: tuple[Cluster, Target], cut: int) -> None:
     _, partition = target
     end_before = partition.log_end_offset()
     body = _batch(180)
@@ -93,7 +93,7 @@ def test_a_sender_that_closes_mid_body_leaves_nothing(target: tuple[LiveCluster,
 
 
 @pytest.mark.parametrize("route", ["batches", "records", "fetch"])
-def test_a_body_over_the_request_limit_is_413(target: tuple[LiveCluster, Target], route: str) -> None:
+def test_a_body_over_the_request_limit_is_413(target: tuple[Cluster, Target], route: str) -> None:
     cluster, partition = target
     end_before = partition.log_end_offset()
     oversized = b"\x00" * (MAX_REQUEST_BYTES + 1)
@@ -107,7 +107,7 @@ def test_a_body_over_the_request_limit_is_413(target: tuple[LiveCluster, Target]
     assert partition.log_end_offset() == end_before
 
 
-def test_a_batch_over_max_message_bytes_is_413(fuzz_cluster: LiveCluster) -> None:
+def test_a_batch_over_max_message_bytes_is_413(fuzz_cluster: Cluster) -> None:
     fuzz_cluster.create_topic(SMALL_TOPIC, 1, 3, configs={"max.message.bytes": "1000"})
     leader_id = fuzz_cluster.partitions(SMALL_TOPIC)[0].leader_id
     partition = Target(f"{fuzz_cluster.base(leader_id)}/topics/{SMALL_TOPIC}/partitions/0", b"")

@@ -37,7 +37,7 @@ def post(
     headers: dict[str, str] | None = None,
 ) -> Answer:
     parts = urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
     try:
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         connection.request("POST", path, body=body, headers={"Content-Type": content_type, **(headers or {})})
@@ -49,7 +49,7 @@ def post(
 
 def get(url: str, accept: str = "application/json", timeout_s: float = ANSWER_TIMEOUT_S) -> Answer:
     parts = urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
     try:
         connection.request("GET", parts.path + f"?{parts.query}", headers={"Accept": accept})
         response = connection.getresponse()
@@ -82,6 +82,7 @@ def trickle(
         sock.sendall(head)
         for index in range(sent_bytes):
             sock.sendall(body[index : index + 1])
+            # The slowness is the input under test: a sender's pace, with nothing to wait for.
             time.sleep(pause_s)
         stalled = time.monotonic()
         reply = b""

@@ -1,4 +1,8 @@
-"""``highwater bench produce --spawn 1`` end to end: real broker process, real load-generator process."""
+"""``highwater bench produce --spawn 1`` end to end: real broker process, real load-generator process.
+
+``--spawn`` starts brokers the way the bench command itself does (that is the product under
+test); the one run against ``--server`` gets its broker from the harness.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.brokers import BrokerCluster, free_port, http_json
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+kafka_broker = cluster_fixture(ClusterSpec(brokers=1, kafka=True))
+"""One broker with a Kafka listener, for the run that is pointed at a server."""
 
 
 def _bench(arguments: list[str], results_file: Path) -> subprocess.CompletedProcess[str]:
@@ -124,28 +131,20 @@ def test_bench_kafka_load_on_a_spawned_broker_has_every_record_acknowledged(tmp_
     assert "produce 100 B RF1 acks=all kafka" in completed.stdout
 
 
-def test_bench_kafka_load_against_a_server_puts_every_record_in_the_log(tmp_path: Path) -> None:
+def test_bench_kafka_load_against_a_server_puts_every_record_in_the_log(kafka_broker: Cluster, tmp_path: Path) -> None:
     """``--server``: the bootstrap servers come from the brokers list; the partitions' high watermarks
     add up to exactly the records the run reports acknowledged (none lost, none written twice)."""
-    cluster = BrokerCluster(tmp_path / "cluster", 1)
-    cluster.brokers[1].env = {"HIGHWATER_KAFKA_LISTENER": f"127.0.0.1:{free_port()}"}
-    cluster.start()
-    try:
-        url = cluster.any_url()
-        arguments = ["produce", "--server", url, "--load", "kafka", "--count", "2500", "--partitions", "3"]
-        arguments += ["--processes", "2", "--producers", "1"]
-        _bench(arguments, tmp_path / "bench.json")
-        [scenario] = json.loads((tmp_path / "bench.json").read_text())["scenarios"]
-        assert scenario["runs"][0]["records"] == 2500
-        topics_url = f"{url}/v3/clusters/{cluster.cluster_id()}/topics"
-        [topic] = [
-            t["topic_name"] for t in http_json("GET", topics_url)[1]["data"] if t["topic_name"].startswith("bench-")
-        ]
-        partitions = http_json("GET", f"{topics_url}/{topic}/partitions")[1]["data"]
-        assert len(partitions) == 3
-        assert sum(partition["high_watermark"] for partition in partitions) == 2500
-    finally:
-        cluster.shutdown()
+    arguments = ["produce", "--server", kafka_broker.url(), "--load", "kafka", "--count", "2500", "--partitions", "3"]
+    arguments += ["--processes", "2", "--producers", "1"]
+    _bench(arguments, tmp_path / "bench.json")
+    [scenario] = json.loads((tmp_path / "bench.json").read_text())["scenarios"]
+    assert scenario["runs"][0]["records"] == 2500
+    [topic] = [
+        t["topic_name"] for t in kafka_broker.api("GET", "/topics")["data"] if t["topic_name"].startswith("bench-")
+    ]
+    partitions = kafka_broker.partitions(topic)
+    assert len(partitions) == 3
+    assert sum(partition.high_watermark for partition in partitions.values()) == 2500
 
 
 def test_bench_consume_with_the_kafka_load_reads_back_every_record(tmp_path: Path) -> None:

@@ -5,33 +5,42 @@ while it was gone. ``highwater partitions elect-preferred`` (the REST route
 ``POST /v3/clusters/{c}/partitions:elect-preferred``) gives them back once it is in
 sync, and so does the controller's periodic rebalance
 (``leader_imbalance_check_interval_ms``) without anybody asking. The tests of the
-manual path turn the periodic one off (``auto_leader_rebalance_enable=false``), so
-what they see is the manual call's doing.
+manual path keep the periodic one off (the harness's ``auto_leader_rebalance_enable=false``),
+so what they see is the manual call's doing.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
-from tests.integration.cluster_harness import (
-    DETECTION_MARGIN_MS,
-    LiveCluster,
-    session_env,
-    wait_until,
-)
-from tests.support.brokers import http_json
 from tests.support.cli import run_cli
+from tests.support.cluster import Cluster, Clusters, ClusterSpec
 
 pytestmark = pytest.mark.integration
 
+Store = Literal["sqlite", "etcd"]
+STORES: list[Store] = ["sqlite", "etcd"]
 TOPIC = "preferred"
 PARTITIONS = 6
-MANUAL_ONLY = session_env()
-"""The harness's default: only elections the test asks for."""
 CHECK_INTERVAL_MS = 1000
 
 
-def bounce_a_preferred_leader(cluster: LiveCluster) -> tuple[int, dict[int, int]]:
+def manual_only(store: Store = "sqlite") -> ClusterSpec:
+    """The harness's default: only elections the test asks for."""
+    return ClusterSpec(store=store)
+
+
+def automatic(store: Store) -> ClusterSpec:
+    """The controller checks for imbalance every ``CHECK_INTERVAL_MS`` and moves leaderships back."""
+    return ClusterSpec(
+        store=store,
+        settings={"auto_leader_rebalance_enable": True, "leader_imbalance_check_interval_ms": CHECK_INTERVAL_MS},
+    )
+
+
+def bounce_a_preferred_leader(cluster: Cluster) -> tuple[int, dict[int, int]]:
     """Stop and restart a non-controller broker, returning once it is back in every ISR (and
     so could lead again); return it and the leader epochs of the partitions it prefers from
     before it stopped. Any leadership it holds later came back through a new election, so
@@ -47,13 +56,14 @@ def bounce_a_preferred_leader(cluster: LiveCluster) -> tuple[int, dict[int, int]
     return broker_id, epochs_before
 
 
-def assert_every_partition_led_by_its_first_replica(cluster: LiveCluster) -> None:
+def assert_every_partition_led_by_its_first_replica(cluster: Cluster) -> None:
     for partition, state in cluster.partitions(TOPIC).items():
         assert state.leader_id == state.replicas[0], (partition, state)
 
 
-def test_elect_preferred_command_gives_leadership_back(metadata_store: str, live_cluster_factory) -> None:
-    cluster = live_cluster_factory(metadata_store, env=MANUAL_ONLY)
+@pytest.mark.parametrize("store", STORES)
+def test_elect_preferred_command_gives_leadership_back(store: Store, clusters: Clusters) -> None:
+    cluster = clusters.start(manual_only(store))
     cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
     broker_id, epochs_before = bounce_a_preferred_leader(cluster)
     assert cluster.led_by(TOPIC, broker_id) == {}, "the restarted broker leads nothing until asked"
@@ -72,36 +82,32 @@ def test_elect_preferred_command_gives_leadership_back(metadata_store: str, live
     assert unknown.returncode == 1 and "UNKNOWN_TOPIC" in unknown.stderr
 
 
-def test_elect_preferred_route_answers_the_elected_partitions(tmp_path, live_cluster_factory) -> None:
-    cluster = live_cluster_factory(f"sqlite://{(tmp_path / 'metadata.db').resolve()}", env=MANUAL_ONLY)
+def test_elect_preferred_route_answers_the_elected_partitions(clusters: Clusters) -> None:
+    cluster = clusters.start(manual_only())
     cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
     broker_id, epochs_before = bounce_a_preferred_leader(cluster)
-    status, body = http_json("POST", f"{cluster.base(broker_id)}/partitions:elect-preferred")
+    status, body = cluster.v3("POST", "/partitions:elect-preferred", via=broker_id)
     assert status == 200, body
     elected = {e["partition_id"]: e for e in body["elected"]}
     assert elected.keys() == epochs_before.keys()
     for partition, entry in elected.items():
         assert (entry["topic_name"], entry["leader_id"]) == (TOPIC, broker_id)
         assert entry["leader_epoch"] == epochs_before[partition] + 2, "one election at the stop, this one back"
-    assert http_json("POST", f"{cluster.base()}/partitions:elect-preferred", {})[1] == {"elected": []}
+    assert cluster.v3("POST", "/partitions:elect-preferred", {})[1] == {"elected": []}
 
 
-def test_automatic_rebalance_restores_preferred_leaders(metadata_store: str, live_cluster_factory) -> None:
+@pytest.mark.parametrize("store", STORES)
+def test_automatic_rebalance_restores_preferred_leaders(store: Store, clusters: Clusters) -> None:
     """No manual call: once the restarted broker is back in every ISR, the controller's
-    next check (at most one interval later) hands its partitions back."""
-    env = session_env(
-        HIGHWATER_AUTO_LEADER_REBALANCE_ENABLE="true",
-        HIGHWATER_LEADER_IMBALANCE_CHECK_INTERVAL_MS=str(CHECK_INTERVAL_MS),
-    )
-    cluster = live_cluster_factory(metadata_store, env=env)
+    next check hands its partitions back."""
+    cluster = clusters.start(automatic(store))
     cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=3)
     broker_id, epochs_before = bounce_a_preferred_leader(cluster)
 
     def leads_its_preferred_partitions() -> bool:
         return cluster.led_by(TOPIC, broker_id).keys() == epochs_before.keys()
 
-    deadline_s = (CHECK_INTERVAL_MS + DETECTION_MARGIN_MS) / 1000
-    wait_until(leads_its_preferred_partitions, deadline_s, f"broker {broker_id} to lead its preferred partitions again")
+    cluster.wait_until(leads_its_preferred_partitions, f"broker {broker_id} to lead its preferred partitions again")
     assert_every_partition_led_by_its_first_replica(cluster)
     for partition, state in cluster.led_by(TOPIC, broker_id).items():
         assert state.leader_epoch > epochs_before[partition]

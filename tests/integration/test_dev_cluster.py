@@ -63,8 +63,8 @@ def test_dev_runs_three_brokers_with_working_examples_and_reuses_its_data(tmp_pa
         printed = read_until_ready(process)
         for node_id in (1, 2, 3):
             assert f"broker {node_id}: http://127.0.0.1:{base_port + node_id - 1}" in printed
-        read_url = re.search(r"curl -s '([^']*/partitions/0/records\?offset=0&format=string)'", printed).group(1)
-        partitions_url = re.search(r"curl -s '([^']*/topics/demo/partitions)'", printed).group(1)
+        read_url = _printed(r"curl -s '([^']*/partitions/0/records\?offset=0&format=string)'", printed)
+        partitions_url = _printed(r"curl -s '([^']*/topics/demo/partitions)'", printed)
         first_records = _all_records(read_url)
         assert len(first_records) == 3, "the demo's three acks=all records are readable through the example"
         partitions = _get(partitions_url)["data"]
@@ -97,7 +97,7 @@ def test_dev_tls_serves_https_and_prints_examples_that_trust_its_ca(tmp_path: Pa
         ca_file = (directory / "tls" / "ca.pem").resolve()
         assert f"broker 1: https://127.0.0.1:{base_port}" in printed
         assert f"HIGHWATER_SSL_CA_FILE={ca_file} .venv/bin/highwater consume demo" in printed
-        read_url = re.search(rf"curl -s --cacert {ca_file} '([^']*/partitions/0/records[^']*)'", printed).group(1)
+        read_url = _printed(rf"curl -s --cacert {ca_file} '([^']*/partitions/0/records[^']*)'", printed)
         with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
             _get(read_url)
         context = ssl.create_default_context(cafile=ca_file)
@@ -116,7 +116,14 @@ def _table_header(output: str) -> list[str]:
 
 
 def _bootstrap(printed: str) -> str:
-    return re.search(r"bootstrap\.servers=(\S+)", printed).group(1)
+    return _printed(r"bootstrap\.servers=(\S+)", printed)
+
+
+def _printed(pattern: str, printed: str) -> str:
+    """The first group of ``pattern`` in what dev printed; a clear failure when dev did not print it."""
+    found = re.search(pattern, printed)
+    assert found is not None, f"dev did not print {pattern!r}:\n{printed}"
+    return found.group(1)
 
 
 def test_ctrl_c_then_an_immediate_restart_keeps_the_kafka_ports_and_prints_only_the_summary(tmp_path: Path) -> None:

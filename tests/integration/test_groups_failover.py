@@ -1,78 +1,87 @@
 """Committed offsets survive a SIGKILL of the group coordinator: the new leader of the
-group's ``__consumer_offsets`` partition rebuilds them from the replicated log."""
+group's ``__consumer_offsets`` partition rebuilds them from the replicated log.
+
+The test kills a broker, so it has a cluster of its own.
+"""
 
 from __future__ import annotations
 
 import time
 
-import pytest
+from tests.integration.group_members import OFFSETS_PARTITIONS, Member, group_call, group_path
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
-from tests.integration.test_groups_membership import OFFSETS_PARTITIONS, GroupApi, Member
-from tests.support.brokers import BrokerCluster
-
-
-@pytest.fixture
-def cluster(tmp_path):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HIGHWATER_OFFSETS_TOPIC_NUM_PARTITIONS", str(OFFSETS_PARTITIONS))
-        started = BrokerCluster(tmp_path, 3).start()
-    try:
-        yield started
-    finally:
-        started.shutdown()
-
+SPEC = ClusterSpec(settings={"offsets_topic_num_partitions": OFFSETS_PARTITIONS})
+cluster = cluster_fixture(SPEC)
 
 RECORDS_PER_PARTITION = 100
 """Every offset the test commits lies at or below the high watermark, as the coordinator requires."""
 
 
-def committed(api: GroupApi, group: str, url: str) -> dict[int, int]:
-    status, body = api.call("GET", api.group(group, "/offsets"), url=url, deadline_s=30)
+def committed(cluster: Cluster, group: str, via: int) -> dict[int, int]:
+    status, body = group_call(cluster, "GET", group_path(group, "/offsets"), via=via, timeout_s=30)
     assert status == 200, body
     return {entry["partition_id"]: entry["offset"] for entry in body["data"]}
 
 
-def test_committed_offsets_survive_coordinator_sigkill(cluster: BrokerCluster) -> None:
-    api = GroupApi(cluster)
-    api.create_topic("ledger", 4)
+GROUP = "durable"
+EXPECTED = {0: 42, 1: 11, 2: 12, 3: 13}
+"""What ``GROUP`` has committed on ``ledger`` once ``with_committed_offsets`` ran."""
+
+
+def with_committed_offsets(cluster: Cluster) -> None:
+    """``ledger``'s four partitions filled, and ``GROUP``'s commits on them (the last one overwriting partition 0)."""
+    cluster.create_topic("ledger", 4)
     entries = [{"partition_id": p, "value": {"data": i}} for p in range(4) for i in range(RECORDS_PER_PARTITION)]
-    status, produced = api.call("POST", "/topics/ledger/records:batch", {"entries": entries})
+    status, produced = cluster.v3("POST", "/topics/ledger/records:batch", {"entries": entries})
     assert status == 207 and not produced["failures"], produced
-    group = "durable"
     for offsets in ({p: 10 + p for p in range(4)}, {0: 42}):
-        status, body = api.call(
+        status, body = group_call(
+            cluster,
             "POST",
-            api.group(group, "/offsets"),
+            group_path(GROUP, "/offsets"),
             {"offsets": [{"topic_name": "ledger", "partition_id": p, "offset": o} for p, o in offsets.items()]},
         )
         assert status == 200, body
-    expected = {0: 42, 1: 11, 2: 12, 3: 13}
-    status, described = api.call("GET", api.group(group))
-    coordinator_id = described["coordinator_id"]
-    survivor = next(b for i, b in cluster.brokers.items() if i != coordinator_id)
-    member = Member(api, group + "-live", "survivor", ["ledger"], survivor.url)
-    member.beat()
+
+
+def coordinator_of(cluster: Cluster, group: str, via: int | None = None) -> int:
+    status, described = group_call(cluster, "GET", group_path(group), via=via)
+    assert status == 200, described
+    return int(described["coordinator_id"])
+
+
+def kill_the_coordinator(cluster: Cluster, survivor: int) -> float:
+    """SIGKILL ``GROUP``'s coordinator; the ms until its commits are readable again through ``survivor``."""
+    cluster.brokers[coordinator_of(cluster, GROUP)].kill()
+    killed_at = time.monotonic()
+    assert committed(cluster, GROUP, survivor) == EXPECTED
+    return (time.monotonic() - killed_at) * 1000
+
+
+def test_committed_offsets_survive_coordinator_sigkill(cluster: Cluster) -> None:
+    with_committed_offsets(cluster)
+    coordinator_id = coordinator_of(cluster, GROUP)
+    survivor = next(i for i in cluster.brokers if i != coordinator_id)
+    member = Member(cluster, GROUP + "-live", "survivor", ["ledger"], survivor)
+    cluster.wait_until(member.beat, f"the first heartbeat of a member through broker {survivor}", 3)
     assert member.epoch > 0
 
-    cluster.brokers[coordinator_id].kill()
-    killed_at = time.monotonic()
-    assert committed(api, group, survivor.url) == expected
-    recovered_s = time.monotonic() - killed_at
-    status, moved = api.call("GET", api.group(group), url=survivor.url)
-    assert moved["coordinator_id"] != coordinator_id
-    print(f"\ncoordinator failover: offsets readable again {recovered_s:.1f} s after SIGKILL")
+    kill_the_coordinator(cluster, survivor)
+    assert coordinator_of(cluster, GROUP, via=survivor) != coordinator_id
 
-    status, body = api.call(
+    status, body = group_call(
+        cluster,
         "POST",
-        api.group(group, "/offsets"),
+        group_path(GROUP, "/offsets"),
         {"offsets": [{"topic_name": "ledger", "partition_id": 1, "offset": 99}]},
-        url=survivor.url,
+        via=survivor,
     )
     assert status == 200, body
-    assert committed(api, group, survivor.url)[1] == 99
+    assert committed(cluster, GROUP, survivor)[1] == 99
 
-    deadline = time.monotonic() + 30
-    while member.owned != {("ledger", p) for p in range(4)}:
-        assert time.monotonic() < deadline, "the member never rejoined at the new coordinator"
-        member.beat()
-        time.sleep(0.1)
+    cluster.wait_until(
+        lambda: member.beat() and member.owned == {("ledger", p) for p in range(4)},
+        "the member to rejoin at the new coordinator and own every partition",
+        30,
+    )

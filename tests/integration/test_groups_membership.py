@@ -1,8 +1,9 @@
 """Consumer groups on a real three-broker cluster: membership, fencing, lag, CLI, metrics.
 
-Members are driven from the test (heartbeats over HTTP, each member through a different
-broker, so forwarding to the coordinator is exercised); "stopping" a member means it
-stops heartbeating, exactly what the coordinator sees of a SIGKILLed consumer.
+Members are driven from the test (``group_members.Member``: heartbeats over HTTP, each
+member through a different broker, so forwarding to the coordinator is exercised). No
+test breaks a broker, so the module shares one cluster, each test in topics and groups
+named after itself.
 """
 
 from __future__ import annotations
@@ -14,235 +15,135 @@ import threading
 import time
 import urllib.request
 
-import pytest
-
-from tests.support.brokers import BrokerCluster, http_json
+from tests.integration.group_members import (
+    OFFSETS_PARTITIONS,
+    SESSION_TIMEOUT_MS,
+    Member,
+    beat_round,
+    group_call,
+    group_path,
+    high_watermarks,
+    settle,
+)
 from tests.support.cli import run_cli
-from tests.support.replication import wait_until
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
-SESSION_TIMEOUT_MS = 1500
-OFFSETS_PARTITIONS = 5
-RETRIABLE_STATUSES = (421, 503, 504)
-
-
-class GroupApi:
-    """Blocking JSON calls to any broker; retriable answers (coordinator moving) are retried."""
-
-    def __init__(self, cluster: BrokerCluster) -> None:
-        self.cluster = cluster
-        self.cluster_id = cluster.cluster_id()
-
-    def urls(self) -> list[str]:
-        return [b.url for b in self.cluster.brokers.values() if b.alive]
-
-    def call(self, method: str, path: str, body: dict | None = None, url: str | None = None, deadline_s: float = 20):
-        deadline = time.monotonic() + deadline_s
-        while True:
-            base = url or self.urls()[0]
-            try:
-                status, answer = http_json(method, f"{base}/v3/clusters/{self.cluster_id}{path}", body)
-            except OSError:
-                status, answer = 503, {}
-            if status not in RETRIABLE_STATUSES or time.monotonic() > deadline:
-                return status, answer
-            time.sleep(0.1)
-
-    def group(self, group_id: str, suffix: str = "") -> str:
-        return f"/consumer-groups/{group_id}{suffix}"
-
-    def create_topic(self, name: str, partitions: int) -> None:
-        status, body = self.call(
-            "POST", "/topics", {"topic_name": name, "partitions_count": partitions, "replication_factor": 3}
-        )
-        assert status == 201, body
-
-    def high_watermarks(self, topic: str) -> dict[int, int]:
-        status, body = self.call("GET", f"/topics/{topic}/partitions")
-        assert status == 200, body
-        return {p["partition_id"]: p["high_watermark"] for p in body["data"]}
-
-    def produce(self, topic: str, partition: int, value: object) -> None:
-        """Retries 404 briefly: a just-created partition may not yet be in the leader's metadata view."""
-        deadline = time.monotonic() + 5
-        while True:
-            status, body = self.call(
-                "POST", f"/topics/{topic}/records", {"partition_id": partition, "value": {"data": value}}
-            )
-            if status != 404 or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        assert status == 200, body
+SPEC = ClusterSpec(settings={"offsets_topic_num_partitions": OFFSETS_PARTITIONS})
+cluster = cluster_fixture(SPEC, scope="module")
 
 
-class Member:
-    """A well-behaved KIP-848 member: echoes what it owns and drops revoked partitions at once."""
-
-    def __init__(self, api: GroupApi, group_id: str, member_id: str, topics: list[str], url: str) -> None:
-        self.api, self.group_id, self.member_id, self.topics, self.url = api, group_id, member_id, topics, url
-        self.epoch, self.owned = 0, frozenset()
-        self.last_heartbeat = 0.0
-
-    def beat(self) -> None:
-        body: dict = {
-            "member_epoch": self.epoch,
-            "session_timeout_ms": SESSION_TIMEOUT_MS,
-            "client_id": f"client-{self.member_id}",
-            "owned_partitions": _grouped(self.owned),
-        }
-        if self.epoch == 0:
-            body["subscribed_topics"] = self.topics
-        status, answer = self.api.call(
-            "POST", self.api.group(self.group_id, f"/consumers/{self.member_id}:heartbeat"), body, self.url, 3
-        )
-        if status == 200:
-            self.epoch = answer["member_epoch"]
-            self.owned = frozenset((a["topic"], p) for a in answer["assignment"] for p in a["partitions"])
-            self.last_heartbeat = time.monotonic()
-        elif answer.get("error") in ("UNKNOWN_MEMBER_ID", "FENCED_MEMBER_EPOCH"):
-            self.epoch, self.owned = 0, frozenset()
-
-    def commit(self, offsets: dict[tuple[str, int], int], epoch: int | None = None) -> tuple[int, dict]:
-        body = {
-            "member_id": self.member_id,
-            "member_epoch": self.epoch if epoch is None else epoch,
-            "offsets": [{"topic_name": t, "partition_id": p, "offset": o} for (t, p), o in offsets.items()],
-        }
-        return self.api.call("POST", self.api.group(self.group_id, "/offsets"), body, self.url)
+def produce_one(cluster: Cluster, topic: str, partition: int, value: object) -> None:
+    status, body = cluster.v3("POST", f"/topics/{topic}/records", {"partition_id": partition, "value": {"data": value}})
+    assert status == 200, body
 
 
-def _grouped(owned: frozenset) -> list[dict]:
-    topics: dict[str, list[int]] = {}
-    for topic, partition in sorted(owned):
-        topics.setdefault(topic, []).append(partition)
-    return [{"topic": t, "partitions": p} for t, p in topics.items()]
-
-
-def beat_round(members: list[Member], owners_seen: list) -> None:
-    for member in members:
-        member.beat()
-    owned = [tp for member in members for tp in member.owned]
-    assert len(owned) == len(set(owned)), f"a partition owned twice: {[(m.member_id, m.owned) for m in members]}"
-    owners_seen.append(owned)
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HIGHWATER_OFFSETS_TOPIC_NUM_PARTITIONS", str(OFFSETS_PARTITIONS))
-        started = BrokerCluster(tmp_path_factory.mktemp("groups"), 3).start()
-    try:
-        yield started
-    finally:
-        started.shutdown()
-
-
-@pytest.fixture(scope="module")
-def api(cluster) -> GroupApi:
-    return GroupApi(cluster)
-
-
-def settle(members: list[Member], all_partitions: set, timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    seen: list = []
-    while time.monotonic() < deadline:
-        beat_round(members, seen)
-        union = set().union(*(m.owned for m in members))
-        sizes = sorted(len(m.owned) for m in members)
-        if union == all_partitions and sizes[-1] - sizes[0] <= 1:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"group never settled: {[(m.member_id, sorted(m.owned)) for m in members]}")
-
-
-def test_offsets_topic_is_internal_compacted_and_replicated(api: GroupApi) -> None:
-    api.create_topic("probe", 1)
-    status, _ = api.call(
+def test_offsets_topic_is_internal_compacted_and_replicated(cluster: Cluster, prefix: str) -> None:
+    probe = f"{prefix}-probe"
+    cluster.create_topic(probe)
+    status, _ = group_call(
+        cluster,
         "POST",
-        api.group("probe-group", "/offsets"),
-        {"offsets": [{"topic_name": "probe", "partition_id": 0, "offset": 0}]},
+        group_path(f"{prefix}-group", "/offsets"),
+        {"offsets": [{"topic_name": probe, "partition_id": 0, "offset": 0}]},
     )
     assert status == 200
-    status, topic = api.call("GET", "/topics/__consumer_offsets")
+    status, topic = group_call(cluster, "GET", "/topics/__consumer_offsets")
     assert status == 200
     assert topic["is_internal"] and topic["partitions_count"] == OFFSETS_PARTITIONS
     assert topic["replication_factor"] == 3
     assert {"name": "cleanup.policy", "value": "compact"} in topic["config_values"]
 
 
-def test_commits_are_checked_against_each_leaders_high_watermark(api: GroupApi) -> None:
+def test_commits_are_checked_against_each_leaders_high_watermark(cluster: Cluster, prefix: str) -> None:
     """Partitions led by other brokers than the coordinator are asked of their leader."""
-    api.create_topic("bounded", 6)
+    bounded, group = f"{prefix}-bounded", f"{prefix}-group"
+    states = cluster.create_topic(bounded, 6)
     for partition in range(6):
-        api.produce("bounded", partition, partition)
-    status, body = api.call(
+        produce_one(cluster, bounded, partition, partition)
+    status, body = group_call(
+        cluster,
         "POST",
-        api.group("bounded-group", "/offsets"),
-        {"offsets": [{"topic_name": "bounded", "partition_id": p, "offset": 1} for p in range(6)]},
+        group_path(group, "/offsets"),
+        {"offsets": [{"topic_name": bounded, "partition_id": p, "offset": 1} for p in range(6)]},
     )
     assert status == 200, body
-    leaders = {p["partition_id"]: p["leader_id"] for p in api.call("GET", "/topics/bounded/partitions")[1]["data"]}
-    assert len(set(leaders.values())) == 3
+    assert len({state.leader_id for state in states.values()}) == 3
     for partition in range(6):
-        status, refused = api.call(
+        status, refused = group_call(
+            cluster,
             "POST",
-            api.group("bounded-group", "/offsets"),
-            {"offsets": [{"topic_name": "bounded", "partition_id": partition, "offset": 2}]},
+            group_path(group, "/offsets"),
+            {"offsets": [{"topic_name": bounded, "partition_id": partition, "offset": 2}]},
         )
         assert status == 416, refused
         assert refused["error"] == "OFFSET_OUT_OF_RANGE" and refused["high_watermark"] == 1
-    status, committed = api.call("GET", api.group("bounded-group", "/offsets"))
+    status, committed = group_call(cluster, "GET", group_path(group, "/offsets"))
     assert {entry["offset"] for entry in committed["data"]} == {1}
 
 
-def test_members_split_partitions_and_a_silent_member_is_expelled(api: GroupApi) -> None:
-    api.create_topic("orders", 6)
-    everything = {("orders", p) for p in range(6)}
-    urls = api.urls()
-    members = [Member(api, "splitters", f"m{i}", ["orders"], urls[i % len(urls)]) for i in range(3)]
+def split(cluster: Cluster, prefix: str) -> tuple[list[Member], set[tuple[str, int]]]:
+    """Three members, one through each broker, settled over a topic of six partitions: two each."""
+    orders, group = f"{prefix}-orders", f"{prefix}-splitters"
+    cluster.create_topic(orders, 6)
+    everything = {(orders, p) for p in range(6)}
+    members = [Member(cluster, group, f"m{i}", [orders], i + 1) for i in range(3)]
     settle(members, everything)
     assert sorted(len(m.owned) for m in members) == [2, 2, 2]
+    return members, everything
+
+
+def expel_the_silent_member(cluster: Cluster, members: list[Member], round_: int) -> tuple[list[Member], float]:
+    """The last member stops heartbeating: once its partitions moved to the others (within the
+    session timeout and 3 s) it is unknown, and a new member joins. The new members and the ms
+    from the silent member's last heartbeat until its partitions moved."""
+    silent, survivors = members[2], members[:2]
+    lost = silent.owned
+    stopped_at = silent.last_heartbeat
+    seen: list[list[tuple[str, int]]] = []
+
+    def moved() -> bool:
+        beat_round(survivors, seen)
+        return lost <= set().union(*(m.owned for m in survivors))
+
+    remaining_s = stopped_at + SESSION_TIMEOUT_MS / 1000 + 3 - time.monotonic()
+    cluster.wait_until(moved, f"the silent member's partitions {sorted(lost)} to move", remaining_s)
+    moved_ms = (time.monotonic() - stopped_at) * 1000
+    status, refused = silent.commit({tp: 0 for tp in lost})
+    assert status == 404 and refused["error"] == "UNKNOWN_MEMBER_ID"
+    return [*survivors, Member(cluster, silent.group_id, f"m2-{round_}", silent.topics, round_ % 3 + 1)], moved_ms
+
+
+def test_members_split_partitions_and_a_silent_member_is_expelled(cluster: Cluster, prefix: str) -> None:
+    members, everything = split(cluster, prefix)
     rebalance_ms = []
     for round_ in range(3):
-        silent = members[2]
-        lost = silent.owned
-        stopped_at = silent.last_heartbeat
-        survivors, seen = members[:2], []
-        while not lost <= set().union(*(m.owned for m in survivors)):
-            assert time.monotonic() - stopped_at < SESSION_TIMEOUT_MS / 1000 + 3, "partitions never moved"
-            beat_round(survivors, seen)
-            time.sleep(0.05)
-        rebalance_ms.append((time.monotonic() - stopped_at) * 1000)
-        status, refused = silent.commit({tp: 0 for tp in lost})
-        assert status == 404 and refused["error"] == "UNKNOWN_MEMBER_ID"
-        members = [*survivors, Member(api, "splitters", f"m2-{round_}", ["orders"], urls[round_ % len(urls)])]
+        members, moved_ms = expel_the_silent_member(cluster, members, round_)
+        rebalance_ms.append(moved_ms)
         settle(members, everything)
-    status, described = api.call("GET", api.group("splitters", "/consumers"))
+    status, described = group_call(cluster, "GET", group_path(members[0].group_id, "/consumers"))
+    assert status == 200, described
     assigned = [(a["topic_name"], a["partition_id"]) for c in described["data"] for a in c["assigned_partitions"]]
     assert sorted(assigned) == sorted(everything)
-    median = statistics.median(rebalance_ms)
-    print(
-        f"\nrebalance after a member stops heartbeating (session {SESSION_TIMEOUT_MS} ms): "
-        f"median {median:.0f} ms, all {[round(r) for r in rebalance_ms]}"
-    )
-    assert median < SESSION_TIMEOUT_MS + 1500
+    assert statistics.median(rebalance_ms) < SESSION_TIMEOUT_MS + 1500, rebalance_ms
 
 
-def test_commit_fencing_and_stateless_commits(api: GroupApi) -> None:
-    api.create_topic("fenced", 2)
-    member = Member(api, "fencing", "only", ["fenced"], api.urls()[1])
-    settle([member], {("fenced", 0), ("fenced", 1)})
-    status, ok = member.commit({("fenced", 0): 0})
+def test_commit_fencing_and_stateless_commits(cluster: Cluster, prefix: str) -> None:
+    fenced, group = f"{prefix}-fenced", f"{prefix}-fencing"
+    cluster.create_topic(fenced, 2)
+    member = Member(cluster, group, "only", [fenced], 2)
+    settle([member], {(fenced, 0), (fenced, 1)})
+    status, ok = member.commit({(fenced, 0): 0})
     assert status == 200 and ok["data"][0]["offset"] == 0
-    status, stale = member.commit({("fenced", 0): 0}, epoch=member.epoch - 1)
+    status, stale = member.commit({(fenced, 0): 0}, epoch=member.epoch - 1)
     assert status == 409 and stale["error"] == "STALE_MEMBER_EPOCH"
-    stateless = {"offsets": [{"topic_name": "fenced", "partition_id": 1, "offset": 0}]}
-    status, busy = api.call("POST", api.group("fencing", "/offsets"), stateless)
+    stateless = {"offsets": [{"topic_name": fenced, "partition_id": 1, "offset": 0}]}
+    status, busy = group_call(cluster, "POST", group_path(group, "/offsets"), stateless)
     assert status == 409 and busy["error"] == "NON_EMPTY_GROUP"
-    status, _ = api.call("DELETE", api.group("fencing", "/consumers/only"))
+    status, _ = group_call(cluster, "DELETE", group_path(group, "/consumers/only"))
     assert status == 204
-    status, _ = api.call("POST", api.group("fencing", "/offsets"), stateless)
+    status, _ = group_call(cluster, "POST", group_path(group, "/offsets"), stateless)
     assert status == 200
-    status, unknown = member.commit({("fenced", 0): 0})
+    status, unknown = member.commit({(fenced, 0): 0})
     assert status == 404 and unknown["error"] == "UNKNOWN_MEMBER_ID"
 
 
@@ -251,42 +152,45 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return run_cli(*args, env={**os.environ, "COLUMNS": "200"})
 
 
-def _producer(api: GroupApi, topic: str, stop: threading.Event, produced: dict[int, int]) -> None:
-    while not stop.is_set():
+def _producer(cluster: Cluster, topic: str, stop: threading.Event, produced: dict[int, int]) -> None:
+    """Steady background traffic until ``stop``: the pause between rounds paces the load, it awaits nothing."""
+    while not stop.wait(0.02):
         for partition in (0, 1):
-            api.produce(topic, partition, produced[partition])
+            produce_one(cluster, topic, partition, produced[partition])
             produced[partition] += 1
-        time.sleep(0.02)
 
 
 def _keep_alive(member: Member, stop: threading.Event) -> None:
+    """A live member's heartbeat interval: the pause is the member's rhythm, not a wait for anything."""
     while not stop.wait(0.2):
         member.beat()
 
 
-def test_lag_is_exact_grows_in_time_and_returns_to_ok(api: GroupApi) -> None:
-    api.create_topic("events", 3)
-    group = "laggers"
-    consumer = Member(api, group, "slow", ["events"], api.urls()[2])
-    settle([consumer], {("events", p) for p in range(3)})
+def test_lag_is_exact_grows_in_time_and_returns_to_ok(cluster: Cluster, prefix: str) -> None:
+    events, group = f"{prefix}-events", f"{prefix}-laggers"
+    cluster.create_topic(events, 3)
+    consumer = Member(cluster, group, "slow", [events], 3)
+    settle([consumer], {(events, p) for p in range(3)})
     produced, stop = {0: 0, 1: 0}, threading.Event()
     first_record_ms = time.time() * 1000
-    writer = threading.Thread(target=_producer, args=(api, "events", stop, produced))
+    writer = threading.Thread(target=_producer, args=(cluster, events, stop, produced))
     writer.start()
     alive = threading.Event()
     heartbeats = threading.Thread(target=_keep_alive, args=(consumer, alive))
     heartbeats.start()
     try:
         # The first records are acknowledged by now, so the one at offset 0 was stamped before this.
-        wait_until(lambda: (hw := api.high_watermarks("events"))[0] >= 1 and hw[1] >= 2, 30, "records on 0 and 1")
+        cluster.wait_until(
+            lambda: (hw := high_watermarks(cluster, events))[0] >= 1 and hw[1] >= 2, "records on 0 and 1", 30
+        )
         first_acked_ms = time.time() * 1000
-        status, _ = consumer.commit({("events", 0): 0, ("events", 1): 1})
+        status, _ = consumer.commit({(events, 0): 0, (events, 1): 1})
         assert status == 200
-        before = api.high_watermarks("events")
+        before = high_watermarks(cluster, events)
         asked_ms = time.time() * 1000
-        status, lags = api.call("GET", api.group(group, "/lags"))
+        status, lags = group_call(cluster, "GET", group_path(group, "/lags"))
         answered_ms = time.time() * 1000
-        after = api.high_watermarks("events")
+        after = high_watermarks(cluster, events)
         assert status == 200
         rows = {row["partition_id"]: row for row in lags["data"]}
         for partition in (0, 1):
@@ -300,31 +204,46 @@ def test_lag_is_exact_grows_in_time_and_returns_to_ok(api: GroupApi) -> None:
         assert lags_known == sorted(lags_known, reverse=True)
         # lag in time is the age of the record at offset 0, stamped between these two instants
         assert asked_ms - first_acked_ms - 1 <= rows[0]["lag_ms"] <= answered_ms - first_record_ms + 1
-        time.sleep(1.0)
-        status, later = api.call("GET", api.group(group, "/lags/events/partitions/0"))
-        assert later["lag_ms"] >= rows[0]["lag_ms"] + 900
+        _check_lag_grows_with_the_clock(cluster, group, events, rows[0]["lag_ms"], asked_ms, answered_ms)
     finally:
         stop.set()
         writer.join()
-    final = api.high_watermarks("events")
+    final = high_watermarks(cluster, events)
     assert final[0] == produced[0] and final[1] == produced[1]
     try:
-        status, _ = consumer.commit({("events", p): final[p] for p in range(3)})
+        status, _ = consumer.commit({(events, p): final[p] for p in range(3)})
         assert status == 200
-        status, lags = api.call("GET", api.group(group, "/lags"))
+        status, lags = group_call(cluster, "GET", group_path(group, "/lags"))
         assert [(r["lag"], r["lag_ms"], r["status"]) for r in lags["data"]] == [(0, 0, "OK")] * 3
-        status, summary = api.call("GET", api.group(group, "/lag-summary"))
+        status, summary = group_call(cluster, "GET", group_path(group, "/lag-summary"))
         assert summary["total_lag"] == 0 and summary["status"] == "OK"
-        _check_cli(api, group, final)
-        _check_lag_metrics(api, group)
+        _check_cli(cluster, prefix, group, events, final)
+        _check_lag_metrics(cluster, group, events)
     finally:
         alive.set()
         heartbeats.join()
 
 
-def _check_cli(api: GroupApi, group: str, final: dict[int, int]) -> None:
+def _check_lag_grows_with_the_clock(
+    cluster: Cluster, group: str, topic: str, first_lag_ms: int, asked_ms: float, answered_ms: float
+) -> None:
+    """Partition 0's committed record keeps ageing: its ``lag_ms`` grows by at least 900 ms, and by
+    exactly the time between the two answers (within the instants each answer was asked and given)."""
 
-    described = cli("groups", "describe", group, "--server", api.urls()[0])
+    def grown() -> tuple[int, float, float] | None:
+        later_asked_ms = time.time() * 1000
+        status, later = group_call(cluster, "GET", group_path(group, f"/lags/{topic}/partitions/0"))
+        later_answered_ms = time.time() * 1000
+        assert status == 200, later
+        growth = later["lag_ms"] - first_lag_ms
+        return (growth, later_asked_ms, later_answered_ms) if growth >= 900 else None
+
+    growth, later_asked_ms, later_answered_ms = cluster.wait_until(grown, "lag_ms to grow by 900 ms", 10)
+    assert later_asked_ms - answered_ms - 1 <= growth <= later_answered_ms - asked_ms + 1
+
+
+def _check_cli(cluster: Cluster, prefix: str, group: str, topic: str, final: dict[int, int]) -> None:
+    described = cli("groups", "describe", group, "--server", cluster.url(1))
     assert described.returncode == 0, described.stderr
     lines = described.stdout.splitlines()
     assert lines[0].split() == [
@@ -337,52 +256,58 @@ def _check_cli(api: GroupApi, group: str, final: dict[int, int]) -> None:
         "CONSUMER-ID",
         "STATUS",
     ]
-    assert ["events", "0", str(final[0]), str(final[0]), "0", "0", "slow", "OK"] in [line.split() for line in lines]
-    stateless = {"offsets": [{"topic_name": "events", "partition_id": 0, "offset": 0}]}
-    status, _ = api.call("POST", api.group("committed-only", "/offsets"), stateless)
+    assert [topic, "0", str(final[0]), str(final[0]), "0", "0", "slow", "OK"] in [line.split() for line in lines]
+    committed_only = f"{prefix}-committed-only"
+    stateless = {"offsets": [{"topic_name": topic, "partition_id": 0, "offset": 0}]}
+    status, _ = group_call(cluster, "POST", group_path(committed_only, "/offsets"), stateless)
     assert status == 200
-    listed = cli("groups", "list", "--server", api.urls()[1])
-    assert group in listed.stdout and "committed-only" in listed.stdout  # an empty group with commits is listed
-    refused = cli("groups", "reset-offsets", group, "--to-earliest", "--server", api.urls()[0])
+    listed = cli("groups", "list", "--server", cluster.url(2))
+    assert group in listed.stdout and committed_only in listed.stdout  # an empty group with commits is listed
+    refused = cli("groups", "reset-offsets", group, "--to-earliest", "--server", cluster.url(1))
     assert refused.returncode == 1 and "NON_EMPTY_GROUP" in refused.stderr
 
 
-def _check_lag_metrics(api: GroupApi, group: str) -> None:
-    _, described = api.call("GET", api.group(group))
-    coordinator = api.cluster.brokers[described["coordinator_id"]]
-    deadline = time.monotonic() + 10
-    text = ""
-    while time.monotonic() < deadline:
-        text = urllib.request.urlopen(f"{coordinator.url}/metrics", timeout=5).read().decode()
-        if f'highwater_consumer_group_lag{{group="{group}",partition="0",topic="events"}} 0.0' in text:
-            break
-        time.sleep(0.5)
-    else:
-        raise AssertionError("lag gauge never appeared on the coordinator")
+def _metrics(cluster: Cluster, broker_id: int) -> str:
+    with urllib.request.urlopen(f"{cluster.url(broker_id)}/metrics", timeout=5) as response:
+        return str(response.read().decode())
+
+
+def _check_lag_metrics(cluster: Cluster, group: str, topic: str) -> None:
+    _, described = group_call(cluster, "GET", group_path(group))
+    coordinator = described["coordinator_id"]
+    gauge = f'highwater_consumer_group_lag{{group="{group}",partition="0",topic="{topic}"}} 0.0'
+
+    def gauged() -> str | None:
+        text = _metrics(cluster, coordinator)
+        return text if gauge in text else None
+
+    text = cluster.wait_until(gauged, f"the lag gauge {gauge} on the coordinator", 10)
     assert "highwater_partition_isr_size" in text and "highwater_under_replicated_partitions" in text
-    status, _ = api.call(
-        "POST", "/topics/events/records", {"partition_id": 0, "value": {"data": 1}}, url=coordinator.url
+    status, _ = cluster.v3(
+        "POST", f"/topics/{topic}/records", {"partition_id": 0, "value": {"data": 1}}, via=coordinator
     )
     assert status == 200
-    text = urllib.request.urlopen(f"{coordinator.url}/metrics", timeout=5).read().decode()
+    text = _metrics(cluster, coordinator)
     assert 'highwater_produce_request_duration_seconds_count{acks="all"}' in text, "the broker that answered counts it"
 
 
-def test_reset_offsets_when_group_is_empty(api: GroupApi) -> None:
-    api.create_topic("replay", 1)
+def test_reset_offsets_when_group_is_empty(cluster: Cluster, prefix: str) -> None:
+    replay, group = f"{prefix}-replay", f"{prefix}-resetters"
+    cluster.create_topic(replay)
     for value in range(5):
-        api.produce("replay", 0, value)
-    status, _ = api.call(
+        produce_one(cluster, replay, 0, value)
+    status, _ = group_call(
+        cluster,
         "POST",
-        api.group("resetters", "/offsets"),
-        {"offsets": [{"topic_name": "replay", "partition_id": 0, "offset": 4}]},
+        group_path(group, "/offsets"),
+        {"offsets": [{"topic_name": replay, "partition_id": 0, "offset": 4}]},
     )
     assert status == 200
-    dry = cli("groups", "reset-offsets", "resetters", "--to-earliest", "--dry-run", "--server", api.urls()[0])
+    dry = cli("groups", "reset-offsets", group, "--to-earliest", "--dry-run", "--server", cluster.url(1))
     assert dry.returncode == 0 and "would reset 1" in dry.stdout
-    assert api.call("GET", api.group("resetters", "/offsets"))[1]["data"][0]["offset"] == 4
-    done = cli("groups", "reset-offsets", "resetters", "--to-offset", "2", "--server", api.urls()[1])
+    assert group_call(cluster, "GET", group_path(group, "/offsets"))[1]["data"][0]["offset"] == 4
+    done = cli("groups", "reset-offsets", group, "--to-offset", "2", "--server", cluster.url(2))
     assert done.returncode == 0, done.stderr
-    assert api.call("GET", api.group("resetters", "/offsets"))[1]["data"][0]["offset"] == 2
-    status, lag = api.call("GET", api.group("resetters", "/lags/replay/partitions/0"))
+    assert group_call(cluster, "GET", group_path(group, "/offsets"))[1]["data"][0]["offset"] == 2
+    status, lag = group_call(cluster, "GET", group_path(group, f"/lags/{replay}/partitions/0"))
     assert lag["lag"] == 3 and lag["status"] == "REWIND"

@@ -2,13 +2,14 @@
 incarnation (a new broker epoch). The leader keeps it out of the ISR until it has caught up
 again, and refuses a fetch its previous incarnation sent (REPLICATION-REFERENCE scenario 20).
 
-3 brokers, RF 3, min.insync.replicas 2, short timeouts (``tests.support.replication``).
+3 brokers, RF 3, min.insync.replicas 2, the harness's short timeouts (``FAST_SETTINGS``).
 """
 
 from __future__ import annotations
 
 import shutil
 import urllib.request
+from typing import Any
 
 import pytest
 
@@ -19,24 +20,31 @@ from broker.replication.fetch_wire import (
     decode_response,
     encode_request,
 )
+from tests.support.cluster import Cluster
 from tests.support.replication import (
-    ReplicatedTopic,
+    TOPIC,
+    Description,
     assert_replica_files_identical,
+    create_replicated,
     decode_values,
-    wait_until,
+    describe,
+    produce_ok,
+    read_all,
+    wait_for_isr,
 )
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
 ALL_BROKERS = {1, 2, 3}
 
 
-def _replica(description: dict, broker_id: int) -> dict:
+def _replica(description: Description, broker_id: int) -> dict[str, Any]:
     return next(row for row in description["replicas_state"] if row["broker_id"] == broker_id)
 
 
 def _fetch_as(
-    leader_url: str, replica_id: int, broker_epoch: int, description: dict, topic: str, headers: dict[str, str]
+    leader_url: str, replica_id: int, broker_epoch: int, description: Description, topic: str, headers: dict[str, str]
 ) -> str:
     """One replica fetch, as broker ``replica_id`` in incarnation ``broker_epoch`` would send it;
     returns the partition's error name ('' for none)."""
@@ -67,39 +75,38 @@ def _fetch_as(
     return partition.error.name if partition.error else ""
 
 
-def test_a_follower_restarted_with_an_empty_disk_rejoins_only_once_caught_up(cluster) -> None:
-    topic = ReplicatedTopic(cluster)
-    topic.create()
-    acknowledged = [(topic.produce_ok(f"before-{i}"), f"before-{i}") for i in range(20)]
-    description = topic.describe()
+def test_a_follower_restarted_with_an_empty_disk_rejoins_only_once_caught_up(cluster: Cluster) -> None:
+    create_replicated(cluster)
+    acknowledged = [(produce_ok(cluster, TOPIC, f"before-{i}"), f"before-{i}") for i in range(20)]
+    description = describe(cluster)
     leader = description["leader_id"]
     follower = min(ALL_BROKERS - {leader})
     old_epoch = wait_until(
-        lambda: _replica(topic.describe(), follower)["broker_epoch"], 5, "the follower's broker epoch"
+        lambda: _replica(describe(cluster), follower)["broker_epoch"], "the follower's broker epoch", 5
     )
     assert old_epoch > 0
 
     cluster.brokers[follower].kill()
     shutil.rmtree(cluster.brokers[follower].data_dir)
-    topic.wait_for_isr(ALL_BROKERS - {follower})
-    acknowledged += [(topic.produce_ok(f"while-down-{i}"), f"while-down-{i}") for i in range(20)]
+    wait_for_isr(cluster, TOPIC, ALL_BROKERS - {follower})
+    acknowledged += [(produce_ok(cluster, TOPIC, f"while-down-{i}"), f"while-down-{i}") for i in range(20)]
 
     cluster.brokers[follower].start()
     new_epoch = wait_until(
-        lambda: (epoch := _replica(topic.describe(), follower)["broker_epoch"]) > old_epoch and epoch,
-        15,
+        lambda: (epoch := _replica(describe(cluster), follower)["broker_epoch"]) > old_epoch and epoch,
         "a fetch from the follower's new incarnation",
+        15,
     )
 
-    current = topic.describe()
+    current = describe(cluster)
     leader_url = cluster.brokers[leader].url
     headers = cluster.broker_headers(follower)
-    assert _fetch_as(leader_url, follower, old_epoch, current, topic.name, headers) == "STALE_BROKER_EPOCH"
-    assert _replica(topic.describe(), follower)["broker_epoch"] == new_epoch
+    assert _fetch_as(leader_url, follower, old_epoch, current, TOPIC, headers) == "STALE_BROKER_EPOCH"
+    assert _replica(describe(cluster), follower)["broker_epoch"] == new_epoch
 
-    rejoined = topic.wait_for_isr(ALL_BROKERS)
+    rejoined = wait_for_isr(cluster, TOPIC, ALL_BROKERS)
     assert _replica(rejoined, follower)["log_end_offset"] >= rejoined["high_watermark"]
-    acknowledged.append((topic.produce_ok("after-rejoin"), "after-rejoin"))
-    assert topic.read_all() == sorted(acknowledged)
+    acknowledged.append((produce_ok(cluster, TOPIC, "after-rejoin"), "after-rejoin"))
+    assert read_all(cluster) == sorted(acknowledged)
     raw = assert_replica_files_identical(cluster)
     assert decode_values(raw) == sorted(acknowledged)

@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.cluster import Cluster
 from tests.support.replication import (
-    ReplicatedTopic,
+    TOPIC,
     assert_replica_files_identical,
+    create_replicated,
     decode_values,
-    wait_until,
+    produce_ok,
+    read_all,
+    wait_for_isr,
+    wait_for_leader,
     write_unreplicated_tail_then_kill_leader,
 )
 from tests.support.replication_load import BackgroundConsumer
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -27,28 +33,27 @@ ALL_BROKERS = {1, 2, 3}
 ROUNDS = 2
 
 
-def test_consumer_never_sees_a_record_that_a_leader_crash_takes_back(cluster) -> None:
-    topic = ReplicatedTopic(cluster)
-    description = topic.create()
-    consumer = BackgroundConsumer(topic).start()
+def test_consumer_never_sees_a_record_that_a_leader_crash_takes_back(cluster: Cluster) -> None:
+    description = create_replicated(cluster)
+    consumer = BackgroundConsumer(cluster).start()
     unreplicated: list[tuple[int, str]] = []
     try:
         for round_number in range(ROUNDS):
             for i in range(10):
-                topic.produce_ok(f"round-{round_number}-committed-{i}")
+                produce_ok(cluster, TOPIC, f"round-{round_number}-committed-{i}")
             leader = description["leader_id"]
             unreplicated += write_unreplicated_tail_then_kill_leader(
-                topic, leader, count=5, label=f"round-{round_number}-unreplicated", exposed_s=0.5
+                cluster, leader, count=5, label=f"round-{round_number}-unreplicated", exposed_s=0.5
             )
-            description = topic.wait_for_leader(excluding=leader)
+            description = wait_for_leader(cluster, excluding=leader)
             cluster.brokers[leader].start()
-            description = topic.wait_for_isr(ALL_BROKERS, timeout_s=15)
-        end = topic.produce_ok("last") + 1
-        wait_until(lambda: consumer.position >= end, 10, "the consumer to read to the end")
+            description = wait_for_isr(cluster, TOPIC, ALL_BROKERS, timeout_s=15)
+        end = produce_ok(cluster, TOPIC, "last") + 1
+        wait_until(lambda: consumer.position >= end, "the consumer to read to the end", 10)
     finally:
         consumer.stop()
 
-    final = topic.read_all()
+    final = read_all(cluster)
     assert [offset for offset, _ in final] == list(range(len(final)))
     assert consumer.violations == []
     assert consumer.seen == final, "the consumer saw something other than the surviving log"

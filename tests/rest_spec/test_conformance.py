@@ -12,35 +12,24 @@ on one worker) and use names of their own, so their order does not matter.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from tests.integration.cluster_harness import LiveCluster, session_env
 from tests.rest_spec import models as m
 from tests.rest_spec import walk_admin
 from tests.rest_spec.harness import SpecCaller
-from tests.support.brokers import http_json
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
 pytestmark = pytest.mark.integration
 PARTITIONS = 3
 
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveCluster]:
-    root: Path = tmp_path_factory.mktemp("rest-spec")
-    started = LiveCluster(root / "cluster", 3, f"sqlite://{(root / 'metadata.db').resolve()}", session_env())
-    try:
-        yield started
-    finally:
-        started.shutdown()
+cluster = cluster_fixture(ClusterSpec(), scope="module")
 
 
 @pytest.fixture
-def spec(cluster: LiveCluster) -> SpecCaller:
+def spec(cluster: Cluster) -> SpecCaller:
     return SpecCaller(cluster.url(), cluster.cluster_id)
 
 
@@ -61,7 +50,7 @@ def _walk_cluster(spec: SpecCaller) -> None:
         assert isinstance(described, m.BrokerData) and described.broker_id == broker.broker_id
 
 
-def _walk_topics(spec: SpecCaller, cluster: LiveCluster, topic: str) -> None:
+def _walk_topics(spec: SpecCaller, cluster: Cluster, topic: str) -> None:
     dry = {"topic_name": f"{topic}-dry", "partitions_count": 2, "replication_factor": 3, "validate_only": True}
     would_be = spec.call("createKafkaTopic", expect=200, body=dry).model
     assert isinstance(would_be, m.TopicData) and would_be.partitions_count == 2
@@ -125,11 +114,11 @@ def _walk_produce(spec: SpecCaller, topic: str) -> None:
     assert isinstance(offsets, m.PartitionWithOffsetsData) and offsets.latest_offset == 8
 
 
-def _walk_groups(spec: SpecCaller, cluster: LiveCluster, topic: str) -> tuple[str, str]:
+def _walk_groups(spec: SpecCaller, cluster: Cluster, topic: str) -> tuple[str, str]:
     """A member that joins and commits every partition (only partition 0 holds records): each lag row is committed."""
     group, member = f"{topic}-group", "member-1"
-    groups = f"{cluster.base()}/consumer-groups/{group}"
-    status, joined = http_json(
+    groups = f"/consumer-groups/{group}"
+    status, joined = cluster.v3(
         "POST",
         f"{groups}/consumers/{member}:heartbeat",
         {"member_epoch": 0, "subscribed_topics": [topic], "client_id": "client-1"},
@@ -137,7 +126,7 @@ def _walk_groups(spec: SpecCaller, cluster: LiveCluster, topic: str) -> tuple[st
     assert status == 200, joined
     committed_at = {0: 1} | {p: 0 for p in range(1, PARTITIONS)}
     offsets = [{"topic_name": topic, "partition_id": p, "offset": o} for p, o in committed_at.items()]
-    status, committed = http_json(
+    status, committed = cluster.v3(
         "POST", f"{groups}/offsets", {"member_id": member, "member_epoch": joined["member_epoch"], "offsets": offsets}
     )
     assert status == 200, committed
@@ -183,7 +172,7 @@ def _walk_acls(spec: SpecCaller, topic: str) -> None:
     assert isinstance(deleted, m.DeleteAclsResponse) and len(deleted.data) == 1
 
 
-def test_every_served_operation_answers_the_spec_shapes(spec: SpecCaller, cluster: LiveCluster) -> None:
+def test_every_served_operation_answers_the_spec_shapes(spec: SpecCaller, cluster: Cluster) -> None:
     topic = "spec-walk"
     _walk_cluster(spec)
     _walk_topics(spec, cluster, topic)
@@ -203,9 +192,7 @@ def test_every_served_operation_answers_the_spec_shapes(spec: SpecCaller, cluste
     assert spec.missing() == []
 
 
-def test_creating_an_existing_topic_is_400_with_40002_and_changes_nothing(
-    spec: SpecCaller, cluster: LiveCluster
-) -> None:
+def test_creating_an_existing_topic_is_400_with_40002_and_changes_nothing(spec: SpecCaller, cluster: Cluster) -> None:
     cluster.create_topic("spec-exists", 2, 3)
     error = spec.error("createKafkaTopic", expect=400, body={"topic_name": "spec-exists", "partitions_count": 5})
     assert error.error_code == 40002 and "already exists" in (error.message or "")
@@ -230,7 +217,7 @@ def test_unknown_resources_are_404_with_the_spec_codes(
     assert spec.error(name, params, expect=404).error_code == error_code
 
 
-def test_an_unknown_partition_of_a_known_topic_is_40402(spec: SpecCaller, cluster: LiveCluster) -> None:
+def test_an_unknown_partition_of_a_known_topic_is_40402(spec: SpecCaller, cluster: Cluster) -> None:
     cluster.create_topic("spec-one-partition", 1, 3)
     params = {"topic_name": "spec-one-partition", "partition_id": 7}
     assert spec.error("getKafkaPartition", params, expect=404).error_code == 40402
@@ -299,11 +286,10 @@ def test_a_malformed_topic_creation_is_refused_with_the_error_body_and_creates_n
     ],
 )
 def test_malformed_records_are_refused_and_append_nothing(
-    spec: SpecCaller, cluster: LiveCluster, name: str, raw: bytes, status: int
+    spec: SpecCaller, cluster: Cluster, prefix: str, name: str, raw: bytes, status: int
 ) -> None:
-    topic = f"spec-malformed-{name}"
-    if topic not in {t["topic_name"] for t in http_json("GET", f"{cluster.base()}/topics")[1]["data"]}:
-        cluster.create_topic(topic, 1, 3)
+    topic = f"spec-{prefix}"
+    cluster.create_topic(topic, 1, 3)
     spec.error(name, {"topic_name": topic}, expect=status, raw=raw)
     offsets = spec.call("listKafkaPartitionOffsets", {"topic_name": topic, "partition_id": 0}, expect=200).model
     assert isinstance(offsets, m.PartitionWithOffsetsData) and offsets.latest_offset == 0
@@ -355,31 +341,31 @@ def test_a_refused_acl_is_400_with_40002_naming_the_problem_and_changes_nothing(
 
 
 def test_a_subscribed_partition_without_a_commit_is_listed_with_null_offsets(
-    spec: SpecCaller, cluster: LiveCluster
+    spec: SpecCaller, cluster: Cluster
 ) -> None:
     """The ``different`` verdict of the lag rows: the row is there, its current_offset and lag null."""
     cluster.create_topic("spec-uncommitted", 1, 3)
     group = "spec-uncommitted-group"
-    status, joined = http_json(
+    status, joined = cluster.v3(
         "POST",
-        f"{cluster.base()}/consumer-groups/{group}/consumers/m:heartbeat",
+        f"/consumer-groups/{group}/consumers/m:heartbeat",
         {"member_epoch": 0, "subscribed_topics": ["spec-uncommitted"]},
     )
     assert status == 200, joined
     params = {"consumer_group_id": group, "topic_name": "spec-uncommitted", "partition_id": 0}
     with pytest.raises(ValidationError, match="current_offset"):
         spec.call("getKafkaConsumerLag", params, expect=200)
-    status, row = http_json("GET", f"{cluster.base()}/consumer-groups/{group}/lags/spec-uncommitted/partitions/0")
+    status, row = cluster.v3("GET", f"/consumer-groups/{group}/lags/spec-uncommitted/partitions/0")
     assert status == 200 and (row["current_offset"], row["lag"], row["consumer_id"]) == (None, None, "m")
 
 
-def test_a_committed_partition_no_member_owns_has_empty_owner_strings(spec: SpecCaller, cluster: LiveCluster) -> None:
+def test_a_committed_partition_no_member_owns_has_empty_owner_strings(spec: SpecCaller, cluster: Cluster) -> None:
     """A group that only commits (no members): its rows name no owner, as strings, and the summary links the group's
     members and the partition."""
     cluster.create_topic("spec-unowned", 1, 3)
     group = "spec-unowned-group"
     offsets = {"offsets": [{"topic_name": "spec-unowned", "partition_id": 0, "offset": 0}]}
-    status, committed = http_json("POST", f"{cluster.base()}/consumer-groups/{group}/offsets", offsets)
+    status, committed = cluster.v3("POST", f"/consumer-groups/{group}/offsets", offsets)
     assert status == 200, committed
     params = {"consumer_group_id": group, "topic_name": "spec-unowned", "partition_id": 0}
     lag = spec.call("getKafkaConsumerLag", params, expect=200).model

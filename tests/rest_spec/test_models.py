@@ -43,7 +43,12 @@ def test_types_are_not_coerced() -> None:
     with pytest.raises(ValidationError, match="partition_id"):
         m.validate(m.ProduceResponse, _report(partition_id="0"))
     with pytest.raises(ValidationError, match="consumer_id"):
-        lag = {"kind": "KafkaConsumerLag", "metadata": META, "cluster_id": "c", "consumer_group_id": "g"}
+        lag: dict[str, object] = {
+            "kind": "KafkaConsumerLag",
+            "metadata": META,
+            "cluster_id": "c",
+            "consumer_group_id": "g",
+        }
         lag |= {"topic_name": "t", "partition_id": 0, "current_offset": 1, "log_end_offset": 2, "lag": 1}
         m.validate(m.ConsumerLagData, _text({**lag, "consumer_id": None, "client_id": ""}))
 
@@ -64,7 +69,12 @@ def test_a_link_is_an_object_not_the_related_data() -> None:
 
 
 def test_enums_are_closed() -> None:
-    group = {"kind": "KafkaConsumerGroup", "metadata": META, "cluster_id": "c", "consumer_group_id": "g"}
+    group: dict[str, object] = {
+        "kind": "KafkaConsumerGroup",
+        "metadata": META,
+        "cluster_id": "c",
+        "consumer_group_id": "g",
+    }
     group |= {"is_simple": False, "partition_assignor": "uniform", "type": "CONSUMER", "is_mixed_consumer_group": False}
     group |= {"coordinator": LINK, "consumers": LINK, "lag_summary": LINK}
     assert m.validate(m.ConsumerGroupData, _text({**group, "state": "STABLE"})).state == "STABLE"

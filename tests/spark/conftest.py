@@ -1,5 +1,9 @@
 """One quiet, fast SparkSession for the whole Spark suite, and the brokers it reads from.
 
+The brokers are one harness cluster for the whole session (``SPEC``): no test here
+breaks a broker of it, each names its topics after itself (the ``prefix`` fixture).
+A test that pauses or kills a broker starts its own cluster.
+
 The interpreter running the tests is also the workers' interpreter (``PYSPARK_PYTHON``),
 so executors import the same ``spark_connector``, ``pyarrow`` and ``broker`` packages.
 Settings follow what keeps a local session cheap: two cores, two shuffle partitions,
@@ -22,18 +26,19 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from pyspark.sql import SparkSession
 
 from spark_connector import register
-from tests.support.brokers import BrokerCluster
+from tests.support.cluster import STEADY_SETTINGS, Cluster, ClusterSpec, start_cluster
 
 LOG4J2_FILE = Path(__file__).with_name("log4j2.properties")
 JAVA_OPTIONS = f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile=file:{LOG4J2_FILE}"
 
-STEADY_BROKER_ENV = {
-    "HIGHWATER_REPLICA_LAG_TIME_MAX_MS": "120000",
-    "HIGHWATER_BROKER_SESSION_TIMEOUT_MS": "120000",
-    "HIGHWATER_LOG_RETENTION_CHECK_INTERVAL_MS": "200",
-}
-"""A follower paused by a test stays in the ISR (so the leader's high watermark stays
-behind its log end) and retention runs often enough for the data-loss tests."""
+SPEC = ClusterSpec(brokers=3, settings={"log_retention_check_interval_ms": 200})
+"""Retention runs often enough for the data-loss tests."""
+
+STEADY_SPEC = SPEC.with_settings(
+    **{**STEADY_SETTINGS, "replica_lag_time_max_ms": 120_000, "broker_session_timeout_ms": 120_000}
+)
+"""A follower paused by a test stays registered and in the ISR (so the leader's high watermark
+stays behind its log end) for as long as a Spark query takes, two minutes at most."""
 
 
 def session_builder(master: str) -> SparkSession.Builder:
@@ -72,10 +77,10 @@ def stop_streaming_queries(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerCluster]:
-    brokers = BrokerCluster(tmp_path_factory.mktemp("spark-cluster"), 3)
-    for broker in brokers.brokers.values():
-        broker.env.update(STEADY_BROKER_ENV)
-    brokers.start()
-    yield brokers
-    brokers.shutdown()
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """The session's brokers, started once: the Spark suite's start-up is the JVM's, not the brokers'."""
+    started = start_cluster(SPEC, tmp_path_factory.mktemp("spark-cluster"))
+    try:
+        yield started
+    finally:
+        started.shutdown()

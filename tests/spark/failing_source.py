@@ -14,7 +14,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
-from spark_connector import HighwaterDataSource
+from spark_connector import HighwaterDataSource, RangeTask
 from spark_connector.arrow import schema_ddl
 from spark_connector.fetch import read_range
 from spark_connector.options import parse_source_options
@@ -33,6 +33,7 @@ class FailingOnceReader(HighwaterStreamReader):
         self.marker_path = marker_path
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, RangeTask)
         for batch in read_range(partition):
             yield batch
             try:

@@ -13,10 +13,10 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from tests.support.brokers import BrokerCluster
+from tests.support.cluster import Cluster
 
 
-def servers(cluster: BrokerCluster) -> str:
+def servers(cluster: Cluster) -> str:
     return ",".join(broker.url for broker in cluster.brokers.values())
 
 
@@ -41,7 +41,7 @@ def run_available_now(
         .trigger(availableNow=True)
         .start()
     )
-    finished = query.awaitTermination(timeout_s)
+    finished = query.awaitTermination(int(timeout_s))
     assert finished, f"query did not finish in {timeout_s} s"
     if query.exception() is not None:
         raise AssertionError(str(query.exception()))

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
-from tests.spark.cluster_ops import create_topic, partitions, produce
+from tests.spark.cluster_ops import partitions, produce
 from tests.spark.queries import assert_each_offset_once, delivered, run_available_now, servers
+from tests.support.cluster import Cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 
-def test_batch_read_between_starting_and_ending_offsets_with_headers(spark, cluster):
-    topic = f"batch-{uuid.uuid4().hex[:8]}"
-    create_topic(cluster, topic, partitions=2, replication_factor=2)
+def test_batch_read_between_starting_and_ending_offsets_with_headers(
+    prefix: str, spark: SparkSession, cluster: Cluster
+) -> None:
+    topic = f"{prefix}-batch"
+    cluster.create_topic(topic, partitions=2, replication_factor=2)
     produce(
         cluster,
         topic,
@@ -51,10 +54,12 @@ def test_batch_read_between_starting_and_ending_offsets_with_headers(spark, clus
     assert rows[-1].headers == []
 
 
-def test_batch_write_then_stream_copy_through_the_streaming_sink(spark, cluster, tmp_path: Path):
-    source, copy = f"sink-in-{uuid.uuid4().hex[:8]}", f"sink-out-{uuid.uuid4().hex[:8]}"
-    create_topic(cluster, source, partitions=2, replication_factor=3)
-    create_topic(cluster, copy, partitions=2, replication_factor=3)
+def test_batch_write_then_stream_copy_through_the_streaming_sink(
+    prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
+) -> None:
+    source, copy = f"{prefix}-sink-in", f"{prefix}-sink-out"
+    cluster.create_topic(source, partitions=2, replication_factor=3)
+    cluster.create_topic(copy, partitions=2, replication_factor=3)
     rows = [(b"key-%d" % i, b"value-%d" % i, i % 2) for i in range(200)]
     (
         spark.createDataFrame(rows, "key binary, value binary, partition int")
@@ -89,7 +94,7 @@ def test_batch_write_then_stream_copy_through_the_streaming_sink(spark, cluster,
     assert all(int(value.split(b"-")[1]) % 2 == partition for partition, _, value in copied)
 
 
-def test_the_sink_needs_a_value_column_and_a_topic(spark, cluster):
+def test_the_sink_needs_a_value_column_and_a_topic(spark: SparkSession, cluster: Cluster) -> None:
     frame = spark.createDataFrame([(b"v",)], "value binary")
     with pytest.raises(Exception, match="option 'topic' is required"):
         frame.write.format("highwater").option("servers", servers(cluster)).mode("append").save()
@@ -104,9 +109,9 @@ def test_the_sink_needs_a_value_column_and_a_topic(spark, cluster):
         )
 
 
-def test_assign_reads_only_the_assigned_partitions(spark, cluster):
-    topic = f"assign-{uuid.uuid4().hex[:8]}"
-    create_topic(cluster, topic, partitions=3, replication_factor=1)
+def test_assign_reads_only_the_assigned_partitions(prefix: str, spark: SparkSession, cluster: Cluster) -> None:
+    topic = f"{prefix}-assign"
+    cluster.create_topic(topic, partitions=3, replication_factor=1)
     for partition in range(3):
         produce(cluster, topic, partition, [b"p%d-%d" % (partition, i) for i in range(5)])
     df = (
@@ -119,10 +124,10 @@ def test_assign_reads_only_the_assigned_partitions(spark, cluster):
     assert rows == [(p, i, b"p%d-%d" % (p, i)) for p in (0, 2) for i in range(5)]
 
 
-def test_the_sink_takes_topic_and_headers_from_each_row(spark, cluster):
-    first, second = f"rows-a-{uuid.uuid4().hex[:8]}", f"rows-b-{uuid.uuid4().hex[:8]}"
-    create_topic(cluster, first, partitions=1, replication_factor=1)
-    create_topic(cluster, second, partitions=1, replication_factor=1)
+def test_the_sink_takes_topic_and_headers_from_each_row(prefix: str, spark: SparkSession, cluster: Cluster) -> None:
+    first, second = f"{prefix}-rows-a", f"{prefix}-rows-b"
+    cluster.create_topic(first, partitions=1, replication_factor=1)
+    cluster.create_topic(second, partitions=1, replication_factor=1)
     rows = [(first, b"one", [("trace", b"t1")]), (second, b"two", [("trace", b"t2"), ("empty", None)])]
     (
         spark.createDataFrame(rows, "topic string, value binary, headers array<struct<key:string,value:binary>>")

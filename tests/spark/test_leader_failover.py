@@ -1,49 +1,55 @@
 """A streaming query keeps every record exactly once while its partition leader is SIGKILLed.
 
-This module runs its own cluster with the default session timeout, so the controller
-notices the dead leader and elects a new one within seconds.
+The test kills a broker, so it runs on a cluster of its own, with the harness's short
+session timeout: the controller notices the dead leader and elects a new one within seconds.
 """
 
 from __future__ import annotations
 
-import time
 import urllib.error
-import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
-from tests.spark.cluster_ops import create_topic, partitions, produce
+from tests.spark.cluster_ops import partitions, produce
+from tests.spark.conftest import SPEC
 from tests.spark.queries import assert_each_offset_once, delivered, servers
-from tests.support.brokers import BrokerCluster
+from tests.support.cluster import Cluster, cluster_fixture
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.chaos]
 
+failover_cluster = cluster_fixture(SPEC)
 
-@pytest.fixture(scope="module")
-def failover_cluster(tmp_path_factory: pytest.TempPathFactory):
-    brokers = BrokerCluster(tmp_path_factory.mktemp("spark-failover"), 3).start()
-    yield brokers
-    brokers.shutdown()
+DELIVERY_POLL_S = 0.5
+"""Each look at the output is a Spark job: asked twice a second, not fifty times."""
 
 
-def produce_until_acked(cluster: BrokerCluster, topic: str, values: list[bytes], timeout_s: float = 60.0) -> None:
+def produce_until_acked(cluster: Cluster, topic: str, values: list[bytes], timeout_s: float = 60.0) -> None:
     """acks=all, one small batch at a time, retried on whichever broker leads now."""
-    deadline = time.monotonic() + timeout_s
-    for first in range(0, len(values), 10):
-        while True:
+
+    def acked(chunk: list[bytes]) -> Callable[[], bool]:
+        def produced() -> bool:
             try:
-                produce(cluster, topic, 0, values[first : first + 10])
-                break
+                produce(cluster, topic, 0, chunk)
             except (urllib.error.URLError, ConnectionError, KeyError, AssertionError, TimeoutError):
-                assert time.monotonic() < deadline, "no leader accepted the records"
-                time.sleep(0.3)
+                return False
+            return True
+
+        return produced
+
+    for first in range(0, len(values), 10):
+        wait_until(acked(values[first : first + 10]), f"a leader of {topic}-0 to accept records {first}..", timeout_s)
 
 
-def test_leader_sigkill_during_a_streaming_query_loses_and_repeats_nothing(spark, failover_cluster, tmp_path: Path):
+def test_leader_sigkill_during_a_streaming_query_loses_and_repeats_nothing(
+    prefix: str, spark: SparkSession, failover_cluster: Cluster, tmp_path: Path
+) -> None:
     cluster = failover_cluster
-    topic = f"failover-{uuid.uuid4().hex[:8]}"
-    create_topic(cluster, topic, partitions=1, replication_factor=3)
+    topic = f"{prefix}-failover"
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
     before = [b"before-%04d" % i for i in range(300)]
     after = [b"after-%04d" % i for i in range(300)]
     produce(cluster, topic, 0, before, records_per_batch=10)
@@ -61,18 +67,23 @@ def test_leader_sigkill_during_a_streaming_query_loses_and_repeats_nothing(spark
         .trigger(processingTime="500 milliseconds")
         .start()
     )
-    deadline = time.monotonic() + 90
-    while not delivered(spark, output):
-        assert time.monotonic() < deadline and query.isActive, "the query delivered nothing"
-        time.sleep(0.5)
+
+    def delivered_while_active(count: int) -> bool:
+        assert query.isActive, f"the query stopped: {query.exception()}"
+        return len(delivered(spark, output)) >= count
+
+    wait_until(lambda: delivered_while_active(1), "the query to deliver its first rows", 90, DELIVERY_POLL_S)
     old_leader = partitions(cluster, topic)[0]["leader_id"]
     cluster.brokers[old_leader].kill()
     produce_until_acked(cluster, topic, after)
     high_watermark = partitions(cluster, topic)[0]["high_watermark"]
     assert partitions(cluster, topic)[0]["leader_id"] != old_leader
-    while len(delivered(spark, output)) < high_watermark:
-        assert time.monotonic() < deadline + 60 and query.isActive, f"stalled at {len(delivered(spark, output))}"
-        time.sleep(0.5)
+    wait_until(
+        lambda: delivered_while_active(high_watermark),
+        f"the query to deliver all {high_watermark} records",
+        120,
+        DELIVERY_POLL_S,
+    )
     query.stop()
     rows = delivered(spark, output)
     assert_each_offset_once(rows, {0: range(high_watermark)})

@@ -5,22 +5,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.spark.cluster_ops import create_topic, produce
+from tests.spark.cluster_ops import produce
 from tests.spark.conftest import LOG4J2_FILE
 from tests.spark.queries import servers
 from tests.support.brokers import REPO_ROOT
+from tests.support.cluster import Cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 
-def test_a_query_under_local_cluster_reads_every_record_once(cluster, tmp_path: Path):
-    topic = f"local-cluster-{uuid.uuid4().hex[:8]}"
-    create_topic(cluster, topic, partitions=2, replication_factor=3)
+def test_a_query_under_local_cluster_reads_every_record_once(prefix: str, cluster: Cluster, tmp_path: Path) -> None:
+    topic = f"{prefix}-local-cluster"
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
     produce(cluster, topic, 0, [b"a%d" % i for i in range(200)], records_per_batch=50)
     produce(cluster, topic, 1, [b"b%d" % i for i in range(100)], records_per_batch=50)
     job = subprocess.run(

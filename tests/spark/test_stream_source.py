@@ -2,39 +2,40 @@
 
 from __future__ import annotations
 
-import time
-import uuid
 from pathlib import Path
 
 import pytest
 from pyspark import cloudpickle
 from pyspark.errors import StreamingQueryException
+from pyspark.sql import SparkSession
 
 from tests.spark import failing_source
-from tests.spark.cluster_ops import create_topic, partitions, produce
+from tests.spark.cluster_ops import partitions, produce, wait_for_retention
+from tests.spark.conftest import STEADY_SPEC
 from tests.spark.queries import assert_each_offset_once, delivered, run_available_now, servers
+from tests.support.cluster import Cluster, Clusters
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
-
-
-def fresh_topic(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 def values(prefix: str, count: int) -> list[bytes]:
     return [b"%s-%06d" % (prefix.encode(), index) for index in range(count)]
 
 
-def wait_for_high_watermark(cluster, topic: str, partition: int, expected: int, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while partitions(cluster, topic)[partition]["high_watermark"] != expected:
-        assert time.monotonic() < deadline, f"high watermark never reached {expected}"
-        time.sleep(0.1)
+def wait_for_high_watermark(cluster: Cluster, topic: str, partition: int, expected: int) -> None:
+    cluster.wait_until(
+        lambda: cluster.partitions(topic)[partition].high_watermark == expected,
+        f"{topic}-{partition}'s high watermark to reach {expected}",
+    )
 
 
-def test_a_query_reads_exactly_the_records_below_the_high_watermark(spark, cluster, tmp_path: Path):
-    topic = fresh_topic("hw")
-    create_topic(cluster, topic, partitions=1, replication_factor=3)
+def test_a_query_reads_exactly_the_records_below_the_high_watermark(
+    prefix: str, spark: SparkSession, clusters: Clusters, tmp_path: Path
+) -> None:
+    """Pauses a follower, so on a cluster of its own that keeps the paused follower in the ISR."""
+    cluster = clusters.start(STEADY_SPEC)
+    topic = f"{prefix}-hw"
+    cluster.create_topic(topic, partitions=1, replication_factor=3)
     produce(cluster, topic, 0, values("committed", 100))
     wait_for_high_watermark(cluster, topic, 0, 100)
     state = partitions(cluster, topic)[0]
@@ -59,9 +60,11 @@ def test_a_query_reads_exactly_the_records_below_the_high_watermark(spark, clust
     assert [value for _, offset, value in rows if offset >= 100] == values("uncommitted", 50)
 
 
-def test_available_now_with_a_limit_drains_in_fair_batches_and_stops(spark, cluster, tmp_path: Path):
-    topic = fresh_topic("drain")
-    create_topic(cluster, topic, partitions=3, replication_factor=2)
+def test_available_now_with_a_limit_drains_in_fair_batches_and_stops(
+    prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
+) -> None:
+    topic = f"{prefix}-drain"
+    cluster.create_topic(topic, partitions=3, replication_factor=2)
     counts = {0: 120, 1: 10, 2: 70}
     for partition, count in counts.items():
         produce(cluster, topic, partition, values(f"p{partition}", count), records_per_batch=25)
@@ -78,9 +81,11 @@ def test_available_now_with_a_limit_drains_in_fair_batches_and_stops(spark, clus
     assert_each_offset_once(delivered(spark, tmp_path / "out"), {p: range(c) for p, c in counts.items()})
 
 
-def test_restart_from_checkpoint_and_a_failure_in_read_lose_and_repeat_nothing(spark, cluster, tmp_path: Path):
-    topic = fresh_topic("replay")
-    create_topic(cluster, topic, partitions=2, replication_factor=3)
+def test_restart_from_checkpoint_and_a_failure_in_read_lose_and_repeat_nothing(
+    prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
+) -> None:
+    topic = f"{prefix}-replay"
+    cluster.create_topic(topic, partitions=2, replication_factor=3)
     for partition in (0, 1):
         produce(cluster, topic, partition, values(f"first{partition}", 300), records_per_batch=20)
     cloudpickle.register_pickle_by_value(failing_source)
@@ -107,16 +112,17 @@ def test_restart_from_checkpoint_and_a_failure_in_read_lose_and_repeat_nothing(s
     assert all(expected[(p, o)] == v for p, o, v in rows)
 
 
-def test_a_streaming_query_picks_up_new_topics_of_its_pattern_from_earliest(spark, cluster, tmp_path: Path):
-    prefix = fresh_topic("pattern")
-    create_topic(cluster, f"{prefix}-a", partitions=1, replication_factor=1)
+def test_a_streaming_query_picks_up_new_topics_of_its_pattern_from_earliest(
+    prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.create_topic(f"{prefix}-a", partitions=1, replication_factor=1)
     produce(cluster, f"{prefix}-a", 0, values("a", 5))
     options = {"servers": servers(cluster), "subscribePattern": f"{prefix}-.*", "startingOffsets": "latest"}
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     run_available_now(spark, options, output, checkpoint)
     assert delivered(spark, output) == []
     produce(cluster, f"{prefix}-a", 0, values("a-late", 3))
-    create_topic(cluster, f"{prefix}-b", partitions=2, replication_factor=1)
+    cluster.create_topic(f"{prefix}-b", partitions=2, replication_factor=1)
     produce(cluster, f"{prefix}-b", 1, values("b", 4))
     run_available_now(spark, options, output, checkpoint)
     rows = spark.read.schema("topic string, partition int, offset long").parquet(str(output)).collect()
@@ -125,7 +131,7 @@ def test_a_streaming_query_picks_up_new_topics_of_its_pattern_from_earliest(spar
     )
 
 
-def test_unknown_and_malformed_options_fail_at_load_naming_the_option(spark, cluster):
+def test_unknown_and_malformed_options_fail_at_load_naming_the_option(spark: SparkSession, cluster: Cluster) -> None:
     with pytest.raises(Exception, match=r"maxOffsetsPerTrigger|maxoffsetspertrigger"):
         (
             spark.readStream.format("highwater")
@@ -144,16 +150,15 @@ def test_unknown_and_malformed_options_fail_at_load_naming_the_option(spark, clu
         )
 
 
-def test_data_loss_fails_clearly_or_skips_ahead_when_allowed(spark, cluster, tmp_path: Path):
-    topic = fresh_topic("retention")
-    create_topic(
-        cluster, topic, partitions=1, replication_factor=1, configs={"segment.bytes": "1024", "retention.bytes": "2048"}
+def test_data_loss_fails_clearly_or_skips_ahead_when_allowed(
+    prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
+) -> None:
+    topic = f"{prefix}-retention"
+    cluster.create_topic(
+        topic, partitions=1, replication_factor=1, configs={"segment.bytes": "1024", "retention.bytes": "2048"}
     )
     produce(cluster, topic, 0, values("r", 200), records_per_batch=10)
-    deadline = time.monotonic() + 30
-    while (log_start := partitions(cluster, topic)[0]["log_start_offset"]) == 0:
-        assert time.monotonic() < deadline, "retention never removed a segment"
-        time.sleep(0.1)
+    log_start = wait_for_retention(cluster, topic)
     options = {"servers": servers(cluster), "subscribe": topic, "startingOffsets": f'{{"{topic}": {{"0": 0}}}}'}
     expected_failure = r"data loss in .*query's next offset 0 is below the log start offset"
     with pytest.raises(StreamingQueryException, match=expected_failure):
