@@ -59,13 +59,14 @@ lint: $(VENV)/.installed-test
 # Most tests wait on timers, not on the CPU: several workers overlap those waits.
 # The sources are compiled once first: the suite starts hundreds of broker and CLI
 # processes, and where PYTHONDONTWRITEBYTECODE is set each would compile them again.
-# The Spark tests run after the rest, alone: Spark gives its Python workers a fixed 10 s
-# to connect back, which they miss on a machine shared with the other workers.
+# The Spark tests run after the rest, on two workers that never run two JVMs at once:
+# Spark gives its Python workers a fixed 10 s to connect back, which they miss on a
+# machine shared with the broker-heavy workers of the first phase (tests/conftest.py).
 TEST_WORKERS ?= 4
 test: lint $(VENV)/.installed-test etcd kcat chromium
 	$(BIN)/python -m compileall -q -j 0 broker producer consumer spark_connector config tests
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not spark" --durations=15
-	$(BIN)/python -m pytest -m spark --durations=5
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m spark --durations=5
 
 # The chaos tier alone, long: make chaos SEED=1234 DURATION=600 (seconds of random faults).
 SEED ?=

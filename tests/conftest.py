@@ -6,14 +6,16 @@ cluster shared by a module) is grouped with its module, so that cluster starts o
 not once per worker.
 
 Every test that starts a Spark JVM (the session-scoped ``spark`` fixture, or the
-``spark`` marker: a local-cluster job, the README's Spark example) carries the
-``spark`` marker, and ``make test`` runs them in a phase of their own, after the
-rest, with the machine to themselves. Spark gives a Python worker a fixed 10 s to
-start and connect back to the JVM (``PythonWorkerFactory``), which no setting
-changes; sharing CI's two cores with three workers of broker failovers, fuzzing and
-chaos, the worker missed it ("Python worker failed to connect back") and the README's
-Spark block passed its 120 s limit. Under ``pytest -n`` without the phases the Spark
-tests still form one group, so their JVMs never compete with each other.
+``spark`` marker: a local-cluster job, the docs test's Spark examples) carries the
+``spark`` marker, and ``make test`` runs them in a phase of their own, after the rest.
+Spark gives a Python worker a fixed 10 s to start and connect back to the JVM
+(``PythonWorkerFactory``), which no setting changes; sharing CI's two cores with three
+workers of broker failovers, fuzzing and chaos, the worker missed it ("Python worker
+failed to connect back") and the README's Spark block passed its 120 s limit. The
+Spark phase runs on two workers: the tests of the ``spark`` session form one group (one
+JVM, on one worker), the docs test's module another (its examples start one JVM at a
+time), and the local-cluster job goes to whichever is free; no worker ever runs two
+JVMs at once, and nothing else competes with them.
 
 Hypothesis runs derandomized (the same examples every run, no example database) and
 without its per-example deadline, which a loaded CI machine would trip at random:
@@ -53,7 +55,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _group(item: pytest.Item) -> str | None:
-    if item.get_closest_marker("spark") is not None:
+    if "spark" in getattr(item, "fixturenames", ()):
         return SPARK_GROUP
     fixture_info = getattr(item, "_fixtureinfo", None)
     definitions = fixture_info.name2fixturedefs.values() if fixture_info is not None else ()
