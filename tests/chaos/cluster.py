@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from broker.record.header import iter_batches
-from broker.storage.log import PartitionLog
-from broker.storage.log_config import LogConfig
 from broker.storage.log_manager import partition_directory_name
 from tests.chaos.proxy import CuttableProxy, ProxyMesh
 from tests.support.brokers import BrokerProcess
 from tests.support.cluster import FAST_SETTINGS, Cluster, ClusterSpec
+from tests.support.replication import replica_log_bytes
 from tests.support.waiting import wait_until
 
 BROKER_COUNT = 3
@@ -206,17 +205,7 @@ class ChaosCluster:
 
     def replica_bytes_stopped(self, topic: str, partition: int, broker_id: int, high_watermark: int) -> bytes:
         """The same, through ``PartitionLog.open`` (recovery runs, as at the broker's next start), for a stopped broker."""
-        directory = self.brokers[broker_id].data_dir / partition_directory_name(topic, partition)
-        log = PartitionLog.open(directory, LogConfig(), topic=topic, partition=partition)
-        try:
-            chunks, offset = [], log.log_start_offset
-            while offset < log.log_end_offset:
-                result = log.read(offset, 1 << 20)
-                chunks.append(result.data)
-                offset = result.next_offset
-        finally:
-            log.close()
-        return _below(b"".join(chunks), high_watermark)
+        return _below(replica_log_bytes(self.cluster, broker_id, topic, partition), high_watermark)
 
 
 def _below(raw: bytes, high_watermark: int) -> bytes:

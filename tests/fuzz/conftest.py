@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.cluster import Cluster, ClusterSpec, start_cluster
+from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
 CLUSTER_ID = "fuzz"
 FETCH_MAX_WAIT_MS = 1000
@@ -80,10 +80,4 @@ def no_broker_crashed(request: pytest.FixtureRequest) -> Iterator[None]:
         assert not crashed, f"{path.name}: {crashed[0][:3000]}"
 
 
-@pytest.fixture(scope="session")
-def fuzz_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    cluster = start_cluster(SPEC, tmp_path_factory.mktemp("fuzz-cluster"))
-    try:
-        yield cluster
-    finally:
-        cluster.shutdown()
+fuzz_cluster = cluster_fixture(SPEC, scope="session")

@@ -26,7 +26,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 from pyspark.sql import SparkSession
 
 from spark_connector import register
-from tests.support.cluster import STEADY_SETTINGS, Cluster, ClusterSpec, start_cluster
+from tests.support.cluster import STEADY_SETTINGS, ClusterSpec, cluster_fixture
 
 LOG4J2_FILE = Path(__file__).with_name("log4j2.properties")
 JAVA_OPTIONS = f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile=file:{LOG4J2_FILE}"
@@ -76,11 +76,5 @@ def stop_streaming_queries(request: pytest.FixtureRequest) -> Iterator[None]:
             query.stop()
 
 
-@pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """The session's brokers, started once: the Spark suite's start-up is the JVM's, not the brokers'."""
-    started = start_cluster(SPEC, tmp_path_factory.mktemp("spark-cluster"))
-    try:
-        yield started
-    finally:
-        started.shutdown()
+cluster = cluster_fixture(SPEC, scope="session")
+"""The session's brokers, started once per worker: the Spark suite's start-up is the JVM's, not the brokers'."""

@@ -508,11 +508,11 @@ def start_cluster(spec: ClusterSpec, root: Path) -> Cluster:
     return Cluster(spec, root).start()
 
 
-def cluster_fixture(spec: ClusterSpec, scope: Literal["function", "module"] = "function") -> Any:
-    """A fixture of one started ``spec`` cluster, per test or shared by a module's tests.
+def cluster_fixture(spec: ClusterSpec, scope: Literal["function", "module", "session"] = "function") -> Any:
+    """A fixture of one started ``spec`` cluster, per test, shared by a module's tests or by a worker's.
 
     A module-scoped cluster puts the module's tests in one xdist group (``tests/conftest.py``),
-    so it starts once.
+    so it starts once; a session-scoped one starts once per worker that uses it.
     """
 
     @pytest.fixture(scope=scope)
