@@ -21,8 +21,9 @@ from pathlib import Path
 
 import structlog
 
-from tests.cluster.harness import SESSION_TIMEOUT_MS, start_cluster, wait_until
+from tests.cluster.harness import SESSION_TIMEOUT_MS, start_cluster
 from tests.support.etcd import EtcdServer
+from tests.support.waiting import wait_until_async
 
 RUNS = 5
 
@@ -43,7 +44,7 @@ async def one_run(scratch: Path, url: str | None) -> tuple[float, float]:
         async def moved() -> bool:
             return all(r.leader != victim and victim not in r.isr for r in await cluster.partitions("measured"))
 
-        await wait_until(moved, 5.0, "leadership move")
+        await wait_until_async(moved, "leadership move", 5.0)
         return failover_ms, (time.monotonic() - killed_at) * 1000
     finally:
         await cluster.close()

@@ -12,9 +12,6 @@ a test sees move is one the test caused.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -28,6 +25,7 @@ from broker.cluster.records import (
 )
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
+from tests.support.waiting import wait_until_async
 
 T = TypeVar("T")
 
@@ -90,7 +88,7 @@ class InProcessCluster:
             assert len(active) <= 1, f"two active controllers: {[b.broker_id for b in active]}"
             return active[0] if active else None
 
-        return await wait_until(single_active, timeout_s, "an active controller")
+        return await wait_until_async(single_active, "an active controller", timeout_s)
 
     async def wait_until_controller_sees(self, broker_ids: set[int], timeout_s: float = 5.0) -> InProcessBroker:
         """The active controller, once its live broker set is exactly ``broker_ids``."""
@@ -101,7 +99,7 @@ class InProcessCluster:
                 return active[0]
             return None
 
-        return await wait_until(sees_them, timeout_s, f"the controller to see brokers {sorted(broker_ids)}")
+        return await wait_until_async(sees_them, f"the controller to see brokers {sorted(broker_ids)}", timeout_s)
 
     async def partitions(self, topic: str) -> list[PartitionRecord]:
         items, _ = await self.observer.list(f"{PARTITIONS_PREFIX}{topic}/")
@@ -134,15 +132,3 @@ async def start_cluster(
         await cluster.start_broker(broker_id, rack_of.get(broker_id))
     await cluster.wait_until_controller_sees(set(broker_ids))
     return cluster
-
-
-async def wait_until(probe: Callable[[], Awaitable[T | None]], timeout_s: float, what: str) -> T:
-    """Poll ``probe`` every 5 ms until it returns something truthy."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = await probe()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        await asyncio.sleep(0.005)

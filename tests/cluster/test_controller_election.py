@@ -18,8 +18,8 @@ from tests.cluster.harness import (
     FAILOVER_MARGIN_MS,
     SESSION_TIMEOUT_MS,
     InProcessCluster,
-    wait_until,
 )
+from tests.support.waiting import wait_until_async
 
 
 async def test_exactly_one_controller_and_everybody_knows_it(cluster: InProcessCluster) -> None:
@@ -35,7 +35,7 @@ async def test_exactly_one_controller_and_everybody_knows_it(cluster: InProcessC
             for b in cluster.brokers.values()
         )
 
-    await wait_until(all_agree, 2.0, "every broker to know the controller and its epoch")
+    await wait_until_async(all_agree, "every broker to know the controller and its epoch", 2.0)
 
 
 async def test_operations_on_a_non_controller_raise_not_controller(cluster: InProcessCluster) -> None:
@@ -130,7 +130,7 @@ async def test_controller_that_lost_its_lease_steps_down_and_rejoins(cluster: In
         lease = broker.membership.lease
         return lease is not None and lease.id != old_lease.id
 
-    await wait_until(re_registered, 3.0, "broker 1 to re-register after losing its lease")
+    await wait_until_async(re_registered, "broker 1 to re-register after losing its lease", 3.0)
     assert broker.membership.broker_epoch > old_broker_epoch
     new_controller = await cluster.wait_for_controller(timeout_s=3.0)
     assert new_controller.controller.controller_epoch > old_broker_epoch
@@ -138,7 +138,7 @@ async def test_controller_that_lost_its_lease_steps_down_and_rejoins(cluster: In
     async def broker_1_listed_again() -> bool:
         return 1 in new_controller.membership.live_brokers()
 
-    await wait_until(broker_1_listed_again, 2.0, "broker 1 back in the live broker view")
+    await wait_until_async(broker_1_listed_again, "broker 1 back in the live broker view", 2.0)
 
 
 async def test_only_one_of_many_simultaneous_campaigners_wins(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from tests.cluster.harness import (
     SESSION_TIMEOUT_MS,
     TAKEOVER_MARGIN_MS,
     InProcessCluster,
-    wait_until,
 )
+from tests.support.waiting import wait_until_async
 
 
 async def test_second_broker_with_the_same_id_is_refused(cluster: InProcessCluster) -> None:
@@ -65,7 +65,7 @@ async def test_a_broker_whose_lease_was_lost_registers_again(cluster: InProcessC
     async def re_registered() -> bool:
         return membership.lease is not None and membership.lease.id != old_lease.id
 
-    await wait_until(re_registered, 2.0, "re-registration with a new lease")
+    await wait_until_async(re_registered, "re-registration with a new lease", 2.0)
     assert membership.broker_epoch > old_epoch
     stored = await cluster.observer.get(broker_key(3))
     assert membership.lease is not None
@@ -78,7 +78,7 @@ async def test_live_broker_view_follows_joins_and_deaths(cluster: InProcessClust
     async def all_three() -> bool:
         return set(view.live_brokers()) == {1, 2, 3}
 
-    await wait_until(all_three, 2.0, "all three brokers in the view")
+    await wait_until_async(all_three, "all three brokers in the view", 2.0)
     registrations = view.live_brokers()
     assert registrations[2].url == "http://127.0.0.1:9002"
     assert registrations[2].broker_epoch == cluster.brokers[2].membership.broker_epoch
@@ -87,7 +87,7 @@ async def test_live_broker_view_follows_joins_and_deaths(cluster: InProcessClust
     async def two_left() -> bool:
         return set(view.live_brokers()) == {1, 2}
 
-    await wait_until(two_left, (SESSION_TIMEOUT_MS + 1000) / 1000, "broker 3 to leave the view")
+    await wait_until_async(two_left, "broker 3 to leave the view", (SESSION_TIMEOUT_MS + 1000) / 1000)
 
 
 def test_heartbeat_must_be_shorter_than_the_session() -> None:

@@ -24,8 +24,8 @@ from tests.cluster.harness import (
     SESSION_TIMEOUT_MS,
     InProcessCluster,
     start_cluster,
-    wait_until,
 )
+from tests.support.waiting import wait_until_async
 
 MOVE_TIMEOUT_S = (SESSION_TIMEOUT_MS + FAILOVER_MARGIN_MS) / 1000
 
@@ -37,7 +37,7 @@ async def wait_for_records(
         records = await cluster.partitions(topic)
         return records if records and predicate(records) else None
 
-    return await wait_until(probe, timeout_s, what)
+    return await wait_until_async(probe, what, timeout_s)
 
 
 async def test_topic_creation_spreads_leaders_and_writes_initial_records(cluster: InProcessCluster) -> None:
@@ -260,7 +260,7 @@ async def test_next_reconcile_completes_half_done_creation_and_deletion(cluster:
         """The same reconcile pass deletes it, before or after it completes "half": no order is promised."""
         return await cluster.observer.get(partition_key("gone", 0)) is None
 
-    await wait_until(orphan_deleted, MOVE_TIMEOUT_S, "the orphaned partition record to be deleted")
+    await wait_until_async(orphan_deleted, "the orphaned partition record to be deleted", MOVE_TIMEOUT_S)
 
 
 async def test_a_leader_that_restarts_at_once_is_fenced_and_records_name_the_new_broker_epoch(

@@ -1,5 +1,8 @@
 """The one way a test waits: on a condition, never on the clock.
 
+``wait_until`` polls a blocking condition, ``wait_until_async`` an awaitable one
+inside an event loop (the in-process tiers), on the same terms.
+
 A test that sleeps guesses how long the broker needs and is either slow or flaky; a
 test that waits on a condition takes as long as the broker takes. The deadline only
 bounds a hang, so it is generous: when it passes, the failure names what was awaited
@@ -8,9 +11,10 @@ and the last answer seen, so a timeout explains itself.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import urllib.error
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -44,3 +48,21 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s:.1f} s waiting for {what}; last seen: {last!r}")
         time.sleep(interval_s)
+
+
+async def wait_until_async(
+    condition: Callable[[], Awaitable[T | None]],
+    what: str,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    interval_s: float = 0.005,
+) -> T:
+    """``wait_until`` for a condition that is awaited: the event loop keeps running between tries."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while True:
+        last = await condition()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.1f} s waiting for {what}; last seen: {last!r}")
+        await asyncio.sleep(interval_s)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.cluster.harness import wait_until
+from tests.support.waiting import wait_until_async
 from tests.unit.server.conftest import Api
 
 LONG_POLL_MS = 30_000
@@ -25,7 +25,7 @@ async def test_a_parked_read_answers_empty_when_the_server_shuts_down(api: Api) 
     async def parked() -> bool:
         return partition.hw_moved.waiting > 0
 
-    await wait_until(parked, 10, "the read to park on the partition")
+    await wait_until_async(parked, "the read to park on the partition", 10)
     await api.client.app.shutdown()
     async with asyncio.timeout(LONG_POLL_MS / 1000 / 2):  # half the poll: only an ended poll answers in time
         answer = await read
