@@ -3,7 +3,8 @@
 ``--dist loadgroup`` hands each ``xdist_group`` whole to one worker and spreads the
 other tests one by one. A test that uses a module- or class-scoped fixture (a broker
 cluster shared by a module) is grouped with its module, so that cluster starts once,
-not once per worker.
+not once per worker; the tests that use one session-scoped cluster (the fuzz tier's)
+are grouped together for the same reason.
 
 Every test that starts a Spark JVM (the session-scoped ``spark`` fixture, or the
 ``spark`` marker: a local-cluster job, the docs test's Spark examples) carries the
@@ -31,7 +32,7 @@ import re
 import pytest
 from hypothesis import settings
 
-from tests.support.cluster import clusters
+from tests.support.cluster import clusters, is_cluster_fixture
 
 __all__ = ["clusters", "prefix"]
 
@@ -58,8 +59,11 @@ def _group(item: pytest.Item) -> str | None:
     if "spark" in getattr(item, "fixturenames", ()):
         return SPARK_GROUP
     fixture_info = getattr(item, "_fixtureinfo", None)
-    definitions = fixture_info.name2fixturedefs.values() if fixture_info is not None else ()
-    if any(definition.scope in SHARED_SCOPES for chain in definitions for definition in chain):
+    definitions = [d for chain in fixture_info.name2fixturedefs.values() for d in chain] if fixture_info else []
+    for definition in definitions:
+        if definition.scope == "session" and is_cluster_fixture(definition.func):
+            return f"{definition.baseid}::{definition.argname}"
+    if any(definition.scope in SHARED_SCOPES for definition in definitions):
         return item.nodeid.split("::", 1)[0]
     return None
 

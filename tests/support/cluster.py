@@ -516,14 +516,19 @@ def cluster_fixture(spec: ClusterSpec, scope: Literal["function", "module", "ses
     """
 
     @pytest.fixture(scope=scope)
-    def started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    def started_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         cluster = start_cluster(spec, tmp_path_factory.mktemp("cluster"))
         try:
             yield cluster
         finally:
             cluster.shutdown()
 
-    return started
+    return started_cluster
+
+
+def is_cluster_fixture(function: Callable[..., object]) -> bool:
+    """Whether a fixture's function is one ``cluster_fixture`` made (``tests/conftest.py`` groups its users)."""
+    return function.__module__ == __name__ and function.__name__ == "started_cluster"
 
 
 class Clusters:
