@@ -11,37 +11,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from broker.cluster.records import PartitionRecord
 from broker.replica_io.partition import Partition
 from broker.replica_io.signal import Signal
-from broker.storage.flusher import GroupCommitFlusher
-from broker.storage.log import PartitionLog
-from broker.storage.log_config import LogConfig
+from tests.unit.replica_io.disk_partition import leadership, partition_on_disk
 
 LONG_POLL_MS = 600_000
 """Far longer than any test runs: a read that waited it out would hang the suite."""
 
 
-async def _refuse_isr_proposals(proposal: object) -> None:
-    return None
-
-
 def _leader(tmp_path: Path) -> Partition:
-    log = PartitionLog.open(tmp_path / "orders-0", LogConfig(), topic="orders", partition=0)
-    partition = Partition(
-        "orders",
-        0,
-        log,
-        GroupCommitFlusher(),
-        local_broker_id=1,
-        replica_lag_time_max_ms=10_000,
-        propose_isr=_refuse_isr_proposals,
-        high_watermark=0,
-    )
-    record = PartitionRecord(
-        topic="orders", partition=0, leader=1, leader_epoch=1, partition_epoch=1, replicas=[1], isr=[1]
-    )
-    partition.apply_record(record, min_insync_replicas=1)
+    partition = partition_on_disk(tmp_path, broker_id=1)
+    partition.apply_record(leadership(1, replicas=[1]), min_insync_replicas=1)
     return partition
 
 

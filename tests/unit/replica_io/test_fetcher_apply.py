@@ -16,18 +16,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from broker.cluster.records import PartitionRecord
 from broker.record.codec import encode_batch
 from broker.record.header import stamp
 from broker.replica_io.fetcher import apply_responses
 from broker.replica_io.partition import Partition
 from broker.replication.fetch_wire import FetchPartitionResponse
-from broker.storage.flusher import GroupCommitFlusher
-from broker.storage.log import PartitionLog
-from broker.storage.log_config import FLUSH_FSYNC, LogConfig
-
-TOPIC = "orders"
-LEADER_EPOCH = 3
+from tests.unit.replica_io.disk_partition import LEADER_EPOCH, TOPIC, leadership, partition_on_disk
 
 
 class PairedFsyncExecutor(ThreadPoolExecutor):
@@ -53,29 +47,8 @@ async def _no_isr_proposals(proposal):
 
 
 def _follower(tmp_path: Path, number: int) -> Partition:
-    log = PartitionLog.open(
-        tmp_path / f"orders-{number}", LogConfig(flush_policy=FLUSH_FSYNC), topic=TOPIC, partition=number
-    )
-    partition = Partition(
-        TOPIC,
-        number,
-        log,
-        GroupCommitFlusher(),
-        local_broker_id=2,
-        replica_lag_time_max_ms=10_000,
-        propose_isr=_no_isr_proposals,
-        high_watermark=0,
-    )
-    record = PartitionRecord(
-        topic=TOPIC,
-        partition=number,
-        leader=1,
-        leader_epoch=LEADER_EPOCH,
-        partition_epoch=7,
-        replicas=[1, 2, 3],
-        isr=[1, 2, 3],
-    )
-    partition.apply_record(record, min_insync_replicas=2)
+    partition = partition_on_disk(tmp_path, broker_id=2, number=number, propose_isr=_no_isr_proposals)
+    partition.apply_record(leadership(1, number=number), min_insync_replicas=2)
     return partition
 
 

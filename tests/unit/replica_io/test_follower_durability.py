@@ -14,17 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from broker.cluster.records import PartitionRecord
 from broker.record.codec import encode_batch
 from broker.record.header import stamp
-from broker.replica_io.partition import Partition
 from broker.replication import FetchRequestFields, PartitionFetchResponse
-from broker.storage.flusher import GroupCommitFlusher
 from broker.storage.log import PartitionLog
-from broker.storage.log_config import FLUSH_FSYNC, FLUSH_OS, LogConfig
-
-TOPIC = "orders"
-LEADER_EPOCH = 3
+from broker.storage.log_config import FLUSH_FSYNC, FLUSH_OS
+from tests.unit.replica_io.disk_partition import LEADER_EPOCH, leadership, partition_on_disk
 
 
 def _leader_batch(record_count: int) -> bytes:
@@ -39,27 +34,8 @@ async def _no_isr_proposals(proposal):
 
 
 async def _follower_applies_one_fetch(tmp_path: Path, flush_policy: str) -> PartitionLog:
-    log = PartitionLog.open(tmp_path / "orders-0", LogConfig(flush_policy=flush_policy), topic=TOPIC, partition=0)
-    partition = Partition(
-        TOPIC,
-        0,
-        log,
-        GroupCommitFlusher(),
-        local_broker_id=2,
-        replica_lag_time_max_ms=10_000,
-        propose_isr=_no_isr_proposals,
-        high_watermark=0,
-    )
-    record = PartitionRecord(
-        topic=TOPIC,
-        partition=0,
-        leader=1,
-        leader_epoch=LEADER_EPOCH,
-        partition_epoch=7,
-        replicas=[1, 2, 3],
-        isr=[1, 2, 3],
-    )
-    partition.apply_record(record, min_insync_replicas=2)
+    partition = partition_on_disk(tmp_path, broker_id=2, flush_policy=flush_policy, propose_isr=_no_isr_proposals)
+    partition.apply_record(leadership(1), min_insync_replicas=2)
     fields = await partition.fetch_request()
     assert fields == FetchRequestFields(
         replica_id=2, fetch_offset=0, last_fetched_epoch=-1, current_leader_epoch=LEADER_EPOCH, log_start_offset=0
@@ -67,7 +43,7 @@ async def _follower_applies_one_fetch(tmp_path: Path, flush_policy: str) -> Part
     response = PartitionFetchResponse(high_watermark=0, log_start_offset=0, log_end_offset=3, records_last_offset=2)
     backoff = await partition.apply_fetch_response(fields, response, _leader_batch(3))
     assert not backoff
-    return log
+    return partition.log
 
 
 @pytest.mark.asyncio

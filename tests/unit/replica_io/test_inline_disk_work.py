@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from broker.acks import Acks
-from broker.cluster.records import PartitionRecord
 from broker.record.codec import encode_batch
 from broker.record.header import stamp
 from broker.replica_io.fetch_handler import serve_replica_fetch
@@ -30,11 +29,8 @@ from broker.replication import PartitionFetchResponse
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchPartition, FetchRequest
 from broker.storage.flusher import GroupCommitFlusher
-from broker.storage.log import PartitionLog
-from broker.storage.log_config import FLUSH_FSYNC, LogConfig
+from tests.unit.replica_io.disk_partition import LEADER_EPOCH, TOPIC, leadership, partition_on_disk
 
-TOPIC = "orders"
-LEADER_EPOCH = 3
 BROKER_EPOCH = 5
 
 
@@ -64,32 +60,9 @@ async def executor():
     yield noting
 
 
-async def _no_isr_proposals(proposal):
-    return None
-
-
 def _partition(tmp_path: Path, *, broker_id: int, leader: int) -> Partition:
-    log = PartitionLog.open(tmp_path / "orders-0", LogConfig(flush_policy=FLUSH_FSYNC), topic=TOPIC, partition=0)
-    partition = Partition(
-        TOPIC,
-        0,
-        log,
-        GroupCommitFlusher(),
-        local_broker_id=broker_id,
-        replica_lag_time_max_ms=10_000,
-        propose_isr=_no_isr_proposals,
-        high_watermark=0,
-    )
-    record = PartitionRecord(
-        topic=TOPIC,
-        partition=0,
-        leader=leader,
-        leader_epoch=LEADER_EPOCH,
-        partition_epoch=7,
-        replicas=[1, 2, 3],
-        isr=[1, 2, 3],
-    )
-    partition.apply_record(record, min_insync_replicas=2)
+    partition = partition_on_disk(tmp_path, broker_id=broker_id)
+    partition.apply_record(leadership(leader), min_insync_replicas=2)
     return partition
 
 

@@ -21,42 +21,16 @@ from broker.cluster.records import PartitionRecord
 from broker.record.codec import encode_batch
 from broker.replica_io.partition import Partition
 from broker.replication import FetchRequestFields
-from broker.storage.flusher import GroupCommitFlusher
-from broker.storage.log import PartitionLog
-from broker.storage.log_config import FLUSH_FSYNC, FLUSH_OS, LogConfig
-
-TOPIC = "orders"
-LEADER_EPOCH = 3
-
-
-async def _refuse_isr_proposals(proposal):
-    return None
+from broker.storage.log_config import FLUSH_FSYNC, FLUSH_OS
+from tests.unit.replica_io.disk_partition import LEADER_EPOCH, leadership, partition_on_disk
 
 
 def _partition(tmp_path: Path, flush_policy: str, *, broker_id: int) -> Partition:
-    log = PartitionLog.open(tmp_path / "orders-0", LogConfig(flush_policy=flush_policy), topic=TOPIC, partition=0)
-    return Partition(
-        TOPIC,
-        0,
-        log,
-        GroupCommitFlusher(),
-        local_broker_id=broker_id,
-        replica_lag_time_max_ms=10_000,
-        propose_isr=_refuse_isr_proposals,
-        high_watermark=0,
-    )
+    return partition_on_disk(tmp_path, broker_id=broker_id, flush_policy=flush_policy)
 
 
 def _record(leader: int, leader_epoch: int = LEADER_EPOCH) -> PartitionRecord:
-    return PartitionRecord(
-        topic=TOPIC,
-        partition=0,
-        leader=leader,
-        leader_epoch=leader_epoch,
-        partition_epoch=7,
-        replicas=[1, 2, 3],
-        isr=[1, 2, 3],
-    )
+    return leadership(leader, leader_epoch=leader_epoch)
 
 
 def _follower_fetches(partition: Partition, follower: int, fetch_offset: int) -> None:
