@@ -17,20 +17,11 @@ from pathlib import Path
 import pytest
 
 from broker.acks import Acks
-from broker.cluster.records import PartitionRecord
 from broker.record.codec import encode_batch
 from broker.replica_io.partition import Partition
 from broker.replication import FetchRequestFields
 from broker.storage.log_config import FLUSH_FSYNC, FLUSH_OS
 from tests.unit.replica_io.disk_partition import LEADER_EPOCH, leadership, partition_on_disk
-
-
-def _partition(tmp_path: Path, flush_policy: str, *, broker_id: int) -> Partition:
-    return partition_on_disk(tmp_path, broker_id=broker_id, flush_policy=flush_policy)
-
-
-def _record(leader: int, leader_epoch: int = LEADER_EPOCH) -> PartitionRecord:
-    return leadership(leader, leader_epoch=leader_epoch)
 
 
 def _follower_fetches(partition: Partition, follower: int, fetch_offset: int) -> None:
@@ -46,8 +37,8 @@ def _follower_fetches(partition: Partition, follower: int, fetch_offset: int) ->
 
 
 async def _leader_with_acks_one_tail_held_by_followers(tmp_path: Path, flush_policy: str) -> Partition:
-    partition = _partition(tmp_path, flush_policy, broker_id=1)
-    partition.apply_record(_record(leader=1), min_insync_replicas=2)
+    partition = partition_on_disk(tmp_path, broker_id=1, flush_policy=flush_policy)
+    partition.apply_record(leadership(1), min_insync_replicas=2)
     await partition.append(encode_batch([(None, b"a"), (None, b"b"), (None, b"c")]), Acks.ONE, timeout_ms=1_000)
     assert partition.log.recovery_point == 0, "acks=1 is answered without an fsync"
     _follower_fetches(partition, 2, 3)
@@ -77,10 +68,10 @@ async def test_the_leader_hw_counts_its_log_end_under_os_policy(tmp_path: Path) 
 @pytest.mark.asyncio
 async def test_a_deposed_leader_fsyncs_its_unflushed_tail_before_fetching_as_a_follower(tmp_path: Path) -> None:
     """Its fetch offset (its LEO) tells the new leader everything below it is held here."""
-    partition = _partition(tmp_path, FLUSH_FSYNC, broker_id=1)
-    partition.apply_record(_record(leader=1), min_insync_replicas=2)
+    partition = partition_on_disk(tmp_path, broker_id=1, flush_policy=FLUSH_FSYNC)
+    partition.apply_record(leadership(1), min_insync_replicas=2)
     await partition.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ONE, timeout_ms=1_000)
-    partition.apply_record(_record(leader=2, leader_epoch=LEADER_EPOCH + 1), min_insync_replicas=2)
+    partition.apply_record(leadership(2, leader_epoch=LEADER_EPOCH + 1), min_insync_replicas=2)
     assert partition.log.recovery_point == 0
     fields = await partition.fetch_request()
     assert fields is not None and fields.fetch_offset == 2
