@@ -73,7 +73,7 @@ def environment_refusal(environ: Mapping[str, str], settings: type[BaseSettings]
     known = [*own_paths, *(_variable_path(name, delimiter) for name in (*CLI_VARIABLES, *_client_variables()))]
     spelt = partial(environment_variable, settings)
     return "; ".join(
-        f"unknown environment variable {name} ({_hint(_variable_path(name, delimiter), known, spelt)})"
+        f"unknown environment variable {name} ({closest_name_hint(_variable_path(name, delimiter), known, spelt)})"
         for name in unknown
     )
 
@@ -85,7 +85,8 @@ def file_refusal(document: Mapping[str, Any], settings: type[BaseModel]) -> str 
         return None
     known = setting_paths(settings)
     return "; ".join(
-        f"invalid setting {'.'.join(path)}: unknown setting ({_hint(path, known, '.'.join)})" for path in unknown
+        f"invalid setting {'.'.join(path)}: unknown setting ({closest_name_hint(path, known, '.'.join)})"
+        for path in unknown
     )
 
 
@@ -107,7 +108,9 @@ def closest(path: tuple[str, ...], known: Iterable[tuple[str, ...]]) -> tuple[st
     return by_text[matches[0]] if matches else None
 
 
-def _hint(path: tuple[str, ...], known: Iterable[tuple[str, ...]], spelt: Callable[[tuple[str, ...]], str]) -> str:
+def closest_name_hint(
+    path: tuple[str, ...], known: Iterable[tuple[str, ...]], spelt: Callable[[tuple[str, ...]], str]
+) -> str:
     """``did you mean <the closest name, spelt as the operator writes it>?``, or that there is none."""
     match = closest(path, known)
     return f"did you mean {spelt(match)}?" if match else NO_SIMILAR_NAME

@@ -41,7 +41,7 @@ from broker.cluster.store_url import open_store
 from broker.security.broker_token import broker_authorization
 from config import variables
 from config.broker import BrokerSettings
-from config.unknown_names import closest, environment_variable, setting_paths
+from config.unknown_names import closest_name_hint, environment_variable, setting_paths
 from tests.support.brokers import BrokerProcess, free_port, http_json
 from tests.support.etcd import EtcdServer
 from tests.support.pki import Pki, make_pki
@@ -87,8 +87,7 @@ def setting_variables(settings: Mapping[str, object]) -> dict[str, str]:
     for name, value in settings.items():
         path = _SETTING_PATHS.get(name)
         if path is None:
-            match = closest(tuple(name.split(".")), _SETTING_PATHS.values())
-            hint = f"did you mean {'.'.join(match)}?" if match else "docs/configuration.md lists them"
+            hint = closest_name_hint(tuple(name.split(".")), _SETTING_PATHS.values(), ".".join)
             raise SpecError(f"ClusterSpec: no broker setting {name!r} ({hint})")
         variables[environment_variable(BrokerSettings, path)] = _variable_value(value)
     return variables
@@ -165,6 +164,7 @@ class Cluster:
         self._resources = ExitStack()
         self.etcd: EtcdServer | None = None
         self.pki: Pki | None = make_pki(root / "pki") if spec.tls else None
+        self._ssl_context = self._client_ssl_context()
         self.metadata_store = f"sqlite://{(root / 'metadata.db').resolve()}"
         self.kafka_addresses: dict[int, str] = {}
         self.cluster_id = ""
@@ -274,9 +274,12 @@ class Cluster:
         return ",".join(self.kafka_addresses[b] for b in broker_ids or sorted(self.kafka_addresses))
 
     def ssl_context(self) -> ssl.SSLContext | None:
-        """The harness's TLS client context: it trusts the CA, and presents the client
-        certificate (CN ``tests.support.pki.CLIENT_CN``) when the spec's ``tls.client_auth``
-        asks brokers for one."""
+        """The harness's TLS client context, built once (every request of the harness uses it)."""
+        return self._ssl_context
+
+    def _client_ssl_context(self) -> ssl.SSLContext | None:
+        """A context that trusts the CA, and presents the client certificate (CN
+        ``tests.support.pki.CLIENT_CN``) when the spec's ``tls.client_auth`` asks brokers for one."""
         if self.pki is None:
             return None
         return self.pki.client_context(with_certificate=self.spec.settings.get("tls.client_auth", "none") != "none")
