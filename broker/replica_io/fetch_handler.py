@@ -202,8 +202,12 @@ async def serve_replica_fetch(
                 if session.has_news(answer):
                     news.append(answer)
             remaining = deadline - time.monotonic()
-            ended = any(partition.appended.ended for partition in watched)
-            if refused or any(answer.records for answer in news) or remaining <= 0 or ended:
+            if (
+                refused
+                or any(answer.records for answer in news)
+                or remaining <= 0
+                or any(partition.appended.ended for partition in watched)
+            ):
                 session.answered(news)
                 return FetchResponse(news, session.session_id)
             await wait_event(appended, remaining)
