@@ -14,7 +14,7 @@ MODULES = sorted(info.name for info in pkgutil.iter_modules(tests.benchmarks.__p
 
 
 def test_there_are_benchmarks() -> None:
-    assert {"cluster_failover", "group_failover", "replication_failover", "in_process_failover"} <= set(MODULES)
+    assert {"broker_start_cpu", "cluster_failover", "group_failover", "replication_failover"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
