@@ -92,3 +92,16 @@ def test_stray_temp_files_of_an_interrupted_write_are_removed(tmp_path: Path) ->
     (tmp_path / "replication-offset-checkpoint").write_text("0\n0\n")
     assert delete_stray_temp_files(tmp_path) == [tmp_path / "replication-offset-checkpoint.k2j3h4.tmp"]
     assert [path.name for path in tmp_path.iterdir()] == ["replication-offset-checkpoint"]
+
+
+def test_a_write_of_unchanged_offsets_leaves_the_file_alone_and_a_change_replaces_it(tmp_path: Path) -> None:
+    """An idle broker's periodic checkpoint writes the same offsets again: no new file, no fsync."""
+    path = tmp_path / "replication-offset-checkpoint"
+    checkpoint = OffsetCheckpointFile(path)
+    checkpoint.write({("orders", 0): 7})
+    first = path.stat().st_ino
+    checkpoint.write({("orders", 0): 7})
+    assert path.stat().st_ino == first
+    checkpoint.write({("orders", 0): 8})
+    assert path.stat().st_ino != first
+    assert checkpoint.read() == {("orders", 0): 8}
