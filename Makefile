@@ -59,12 +59,17 @@ lint: $(VENV)/.installed-test
 # Most tests wait on timers, not on the CPU: several workers overlap those waits.
 # The sources are compiled once first: the suite starts hundreds of broker and CLI
 # processes, and where PYTHONDONTWRITEBYTECODE is set each would compile them again.
+# Likewise pytest's rewritten test modules (its assertion messages): one collection,
+# beside lint, caches them, or each of the six workers would rewrite all of them
+# (about 7 s of CPU each).
 # The Spark tests run after the rest, on two workers that never run two JVMs at once:
 # Spark gives its Python workers a fixed 10 s to connect back, which they miss on a
 # machine shared with the broker-heavy workers of the first phase (tests/conftest.py).
 TEST_WORKERS ?= 4
-test: lint $(VENV)/.installed-test etcd kcat chromium
+test: $(VENV)/.installed-test etcd kcat chromium
 	$(BIN)/python -m compileall -q -j 0 broker producer consumer spark_connector config tests
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --collect-only -q -p no:cacheprovider > /dev/null & \
+		$(MAKE) --no-print-directory lint; lint=$$?; wait $$!; exit $$lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not spark" --durations=15
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m spark --durations=5
 

@@ -7,16 +7,16 @@ not once per worker; the tests that use one session-scoped cluster (the fuzz tie
 are grouped together for the same reason.
 
 Every test that starts a Spark JVM (the session-scoped ``spark`` fixture, or the
-``spark`` marker: a local-cluster job, the docs test's Spark examples) carries the
-``spark`` marker, and ``make test`` runs them in a phase of their own, after the rest.
+``spark`` marker: a local-cluster job, the docs pages whose examples start Spark) carries
+the ``spark`` marker, and ``make test`` runs them in a phase of their own, after the rest.
 Spark gives a Python worker a fixed 10 s to start and connect back to the JVM
 (``PythonWorkerFactory``), which no setting changes; sharing CI's two cores with three
 workers of broker failovers, fuzzing and chaos, the worker missed it ("Python worker
 failed to connect back") and the README's Spark block passed its 120 s limit. The
 Spark phase runs on two workers: the tests of the ``spark`` session form one group (one
-JVM, on one worker), the docs test's module another (its examples start one JVM at a
-time), and the local-cluster job goes to whichever is free; no worker ever runs two
-JVMs at once, and nothing else competes with them.
+JVM, on one worker), the docs test's Spark pages another (their examples start one JVM
+at a time), and the local-cluster job goes to whichever is free; no worker ever runs
+two JVMs at once, and nothing else competes with them.
 
 Hypothesis runs derandomized (the same examples every run, no example database) and
 without its per-example deadline, which a loaded CI machine would trip at random:

@@ -16,9 +16,12 @@ started again at once, as a reader's second ``make run``: its Kafka bootstrap mu
 be the documented ports (a quick restart once moved them), and the other pages run on
 that second start.
 
-The ports are fixed, so these tests run in the Spark phase (alone, never beside another
-worker) and refuse to start when something already listens there (a ``make run`` left
-up). The environment is the reader's: no ``PYSPARK_*`` variables the Spark tests may
+The ports are fixed, and no other test listens there (the harness's ports start at
+20000, above them), so one worker at a time may run this module: the pages whose
+examples start Spark run in the Spark phase (the README on the first start, then
+``docs/spark.md``), the others in the first phase, on a ``highwater dev`` of their own
+(started, stopped, restarted at once). Both refuse to start when something already
+listens there (a ``make run`` left up). The environment is the reader's: no ``PYSPARK_*`` variables the Spark tests may
 have set, no ``HIGHWATER_*`` ones; the one addition is ``JAVA_TOOL_OPTIONS``, the cheap
 GC and JIT the Spark tier uses, which changes the Spark examples' speed, not their
 results. A ``make`` command is never run here: a block with one must carry the not-run
@@ -40,9 +43,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.dev_cluster import interrupt_dev, read_until_ready, start_dev
-from tests.support.doc_blocks import DOC_PAGES, REPO_ROOT, Block, read_page, with_interpreter
+from tests.support.doc_blocks import DOC_PAGES, REPO_ROOT, Block, imported_modules, read_page, with_interpreter
 
-pytestmark = [pytest.mark.integration, pytest.mark.spark]
+pytestmark = pytest.mark.integration
 
 HTTP_BASE_PORT = 9092
 KAFKA_BASE_PORT = 19092
@@ -70,7 +73,18 @@ EXPECTED_OUTPUT = {
     "docs/cli.md": {"consume clicks": "hello"},
 }
 """Page -> a piece of a block's code -> a piece of what that block must print."""
-RUN_PAGES = [page for page in DOC_PAGES if page != "README.md" and any(b.run for b in read_page(page))]
+
+
+def starts_spark(page: str) -> bool:
+    """Whether an example of ``page`` imports pyspark: it then runs in the Spark phase (``tests/conftest.py``)."""
+    return any(b.kind == "python" and "pyspark" in imported_modules(b.code) for b in read_page(page) if b.run)
+
+
+RUN_PAGES = [
+    pytest.param(page, marks=pytest.mark.spark) if starts_spark(page) else page
+    for page in DOC_PAGES
+    if page != "README.md" and any(b.run for b in read_page(page))
+]
 
 
 def reader_env() -> dict[str, str]:
@@ -165,7 +179,9 @@ def run_page(page: str, scratch: Path) -> None:
     assert checked == expected.keys(), f"a checked example left {page}; update EXPECTED_OUTPUT"
 
 
+@pytest.mark.spark
 def test_every_readme_block_runs_on_a_fresh_make_run(dev_run: DevRun, tmp_path: Path) -> None:
+    assert starts_spark("README.md"), "the README no longer starts Spark: let it run in the first phase"
     run_page("README.md", tmp_path)
 
 
