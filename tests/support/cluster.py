@@ -516,11 +516,17 @@ def cluster_fixture(spec: ClusterSpec, scope: Literal["function", "module", "ses
 
     A module-scoped cluster puts the module's tests in one xdist group (``tests/conftest.py``),
     so it starts once; a session-scoped one starts once per worker that uses it.
+
+    A shared cluster runs with ``STEADY_SETTINGS`` under the spec's own settings: its tests
+    break no broker, so nothing waits on a two-second session or lag time, and a broker
+    starved of CPU for two seconds on a loaded machine (a lost lease, a new controller
+    epoch, a retriable ``NOT_CONTROLLER`` to the next request) fails none of them.
     """
+    chosen = spec if scope == "function" else replace(spec, settings={**STEADY_SETTINGS, **spec.settings})
 
     @pytest.fixture(scope=scope)
     def started_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-        cluster = start_cluster(spec, tmp_path_factory.mktemp("cluster"))
+        cluster = start_cluster(chosen, tmp_path_factory.mktemp("cluster"))
         try:
             yield cluster
         finally:
