@@ -371,6 +371,10 @@ def run_dev_cluster(
     quiet_library_logging()
     console = Console(soft_wrap=True, highlight=False)
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    # A process that inherits SIGINT ignored (a background job of a non-interactive shell,
+    # some CI runners and test runners) gets no KeyboardInterrupt from Python. The brokers
+    # install their own handler and stop on the group's Ctrl-C, so dev takes it back too.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     spawned_tls = throwaway_tls(directory.resolve() / "tls") if tls else None
     brokers = start_brokers(count, directory, base_port, kafka_base, spawned_tls)
     try:

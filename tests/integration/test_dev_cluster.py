@@ -132,11 +132,19 @@ def test_ctrl_c_then_an_immediate_restart_keeps_the_kafka_ports_and_prints_only_
     The Kafka listener answers HTTP by closing the connection first, which leaves a
     TIME-WAIT socket on its port: the probe dev once made (a plain bind) failed on it and
     dev moved the port. Ctrl-C reaches dev and its brokers (one process group).
+
+    Dev starts with SIGINT ignored, as a non-interactive shell starts a background job
+    (and as some test runners' workers run): it used to ignore the Ctrl-C its brokers
+    stopped on, and reported ``broker 1 was stopped (exit code 0)`` first.
     """
     base_port, kafka_base_port = free_port_run(3), free_port_run(3)
     directory = tmp_path / "dev"
     expected = ",".join(f"127.0.0.1:{kafka_base_port + i}" for i in range(3))
-    process = start_dev(directory, base_port, kafka_base_port=kafka_base_port)
+    inherited = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        process = start_dev(directory, base_port, kafka_base_port=kafka_base_port)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     printed = read_until_ready(process)
     assert _bootstrap(printed) == expected
     assert [line for line in printed.splitlines() if LOG_EVENT.search(line)] == [], "only dev's own summary"
