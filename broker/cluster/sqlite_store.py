@@ -24,7 +24,7 @@ filesystems, so opening a file on nfs/cifs/sshfs/... raises
 ``UnsupportedFilesystemError``. Use the etcd store to span machines.
 
 All sqlite calls run on one dedicated thread per store object, which owns the
-connection, except the poll's probe: `the revision and the next lease expiry,
+connection, except the poll's probe: the revision and the next lease expiry,
 two reads of a few µs, run on the event loop through a read connection of its own.
 Handing each 15 ms poll to the thread instead cost an idle broker about 3 % of a core
 (a thread wake-up and a loop wake-up per poll, 66 times a second); a probe that finds
@@ -135,11 +135,11 @@ class SqliteMetadataStore(MetadataStore):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, function, *args)
 
-    async def _run_write(self, body: Callable[[sqlite3.Connection], T], sweep: bool = True) -> T:
+    async def _run_write(self, body: Callable[[sqlite3.Connection], T]) -> T:
         """A write transaction, then wake this store's watchers if it made a revision
         (any write may also have swept leases), without waiting for the next poll."""
         try:
-            return await self._run(self._write, body, sweep)
+            return await self._run(self._write, body)
         finally:
             self._note_revision(self._revision_written)
 
@@ -412,7 +412,7 @@ class SqliteMetadataStore(MetadataStore):
                 revision, leases_expired = self._probe_once()
                 self._note_revision(revision)
                 if leases_expired:
-                    await self._run_write(lambda c: self._sweep_expired_leases(c, wall_clock_ms()), sweep=False)
+                    await self._run_write(lambda _: None)  # every write sweeps expired leases first
             except sqlite3.OperationalError as error:
                 if not _is_locked(error):
                     raise
