@@ -1,8 +1,10 @@
 """CPU of one broker process from spawn to ready to a SIGTERM exit, as the suite starts hundreds.
 
 ``python -m tests.benchmarks.broker_start_cpu [runs]`` prints one ``FIGURE`` line for
-``python -m broker.cli serve`` (how the tests and ``highwater dev`` start brokers) and one
-for the installed ``highwater serve`` script (which imports kio with hypothesis visible).
+``python -m broker.cli serve`` (how ``highwater dev`` starts brokers), one for the
+installed ``highwater serve`` script (which imports kio with hypothesis visible), and one
+for a broker forked by the test suite's launcher (``tests.support.launcher``), which has
+imported the broker before it forks.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from tests.support.brokers import free_port, http_json
+from tests.support.launcher import REPO_ROOT, Launcher
 from tests.support.waiting import wait_until
 
 STARTS = {
@@ -24,31 +27,69 @@ STARTS = {
 }
 
 
+def serve_arguments(directory: Path, port: int) -> list[str]:
+    return [
+        "--node-id",
+        "1",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(directory / "data"),
+        "--metadata",
+        f"sqlite://{directory / 'metadata.db'}",
+    ]
+
+
+def wait_ready(port: int) -> None:
+    wait_until(lambda: http_json("GET", f"http://127.0.0.1:{port}/readyz", timeout_s=1)[0] == 200, "the broker ready")
+
+
 def start_cpu_s(command: list[str]) -> float:
     """User + system CPU of one broker: started, ready, stopped with SIGTERM."""
-    directory = Path(tempfile.mkdtemp())
     port = free_port()
-    arguments = ["--node-id", "1", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(directory / "data")]
     process = subprocess.Popen(
-        [*command, *arguments, "--metadata", f"sqlite://{directory / 'metadata.db'}"],
+        [*command, *serve_arguments(Path(tempfile.mkdtemp()), port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "HIGHWATER_LOG_FORMAT": "json"},
     )
-    wait_until(lambda: http_json("GET", f"http://127.0.0.1:{port}/readyz", timeout_s=1)[0] == 200, "the broker ready")
+    wait_ready(port)
     process.send_signal(signal.SIGTERM)
     _, _, usage = os.wait4(process.pid, 0)
     return usage.ru_utime + usage.ru_stime
 
 
+def forked_start_cpu_s(launcher: Launcher) -> float:
+    """The same for a broker the launcher forks (its own import is paid once, before the first)."""
+    directory = Path(tempfile.mkdtemp())
+    port = free_port()
+    environment = {**os.environ, "HIGHWATER_LOG_FORMAT": "json"}
+    process = launcher.launch(["serve", *serve_arguments(directory, port)], environment, REPO_ROOT, directory / "log")
+    wait_ready(port)
+    process.send_signal(signal.SIGTERM)
+    process.wait(20)
+    assert process.cpu_s is not None
+    return process.cpu_s
+
+
+def report(name: str, samples: list[float]) -> None:
+    print(
+        f"FIGURE broker_start_cpu start={name} median_s={statistics.median(samples):.2f} "
+        f"min_s={min(samples):.2f} max_s={max(samples):.2f} runs={len(samples)}"
+    )
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     for name, command in STARTS.items():
-        samples = [start_cpu_s(command) for _ in range(runs)]
-        print(
-            f"FIGURE broker_start_cpu start={name} median_s={statistics.median(samples):.2f} "
-            f"min_s={min(samples):.2f} max_s={max(samples):.2f} runs={runs}"
-        )
+        report(name, [start_cpu_s(command) for _ in range(runs)])
+    launcher = Launcher()
+    try:
+        report("forked", [forked_start_cpu_s(launcher) for _ in range(runs)])
+    finally:
+        launcher.close()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Real broker processes on loopback for integration tests.
 
-``BrokerProcess`` (the one process the harness, ``tests.support.cluster``, starts per broker) runs ``python -m broker.cli serve`` exactly as a user would, on a
-free port, with its output in a log file that is printed when a test fails to start
-it. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT. A broker
+``BrokerProcess`` (the one process the harness, ``tests.support.cluster``, starts per
+broker) runs ``highwater serve`` with the arguments a user would give, on a free port,
+with its output in a log file that is printed when a test fails to start it. The
+process is forked from this test process's launcher (``tests.support.launcher``), which
+has already imported the broker: the same command, without 0.8 s of CPU per start. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT. A broker
 given an ``ssl_context`` (the client side of its TLS settings, passed in ``env``) is
 reached over ``https://`` with that context.
 """
@@ -15,16 +17,13 @@ import random
 import signal
 import socket
 import ssl
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
+from tests.support.launcher import REPO_ROOT, LaunchedProcess, Launcher
 
 _HANDED_OUT: set[int] = set()
 LOWEST_PORT = 20000
@@ -115,7 +114,7 @@ class BrokerProcess:
     port: int = field(default_factory=free_port)
     extra_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
-    process: subprocess.Popen | None = None
+    process: LaunchedProcess | None = None
     paused: bool = False
     ssl_context: ssl.SSLContext | None = None
     auth_headers: dict[str, str] = field(default_factory=dict)
@@ -131,10 +130,7 @@ class BrokerProcess:
         return self.data_dir.parent / f"broker-{self.node_id}.log"
 
     def start(self, wait: bool = True, timeout_s: float = 30.0) -> BrokerProcess:
-        command = [
-            sys.executable,
-            "-m",
-            "broker.cli",
+        argv = [
             "serve",
             "--node-id",
             str(self.node_id),
@@ -151,8 +147,7 @@ class BrokerProcess:
         env = {**os.environ, "HIGHWATER_LOG_FORMAT": "json", **self.env}
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         self.paused = False
-        with open(self.log_path, "ab") as log_file:
-            self.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env)
+        self.process = Launcher.shared().launch(argv, env, REPO_ROOT, self.log_path)
         if wait:
             self.wait_ready(timeout_s)
         return self
@@ -177,8 +172,11 @@ class BrokerProcess:
 
     def stop(self, timeout_s: float = 20.0) -> int:
         """SIGTERM and wait: the broker's controlled shutdown."""
-        if self.process is None or self.process.poll() is not None:
-            return self.process.returncode if self.process else 0
+        if self.process is None:
+            return 0
+        code = self.process.poll()
+        if code is not None:
+            return code
         self.process.send_signal(signal.SIGTERM)
         return self.process.wait(timeout_s)
 
