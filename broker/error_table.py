@@ -1,7 +1,7 @@
 """The one table of errors a broker answers with, and the two directions of their JSON body.
 
 A row is an error class; its Kafka name, ``error_code``, HTTP status and retriability
-are the class's attributes (``broker.errors``, ``broker.groups.errors``). The broker
+are the class's attributes (``broker.errors``, ``broker.errors.groups``). The broker
 encodes every error response with ``error_body``; the clients, the forwarding broker
 and the Spark connector turn a body back into an exception with ``decode_error_body``,
 so ``except NotLeaderOrFollower`` works on every side of a hop.
@@ -72,7 +72,7 @@ from broker.errors import (
     UnprocessableEntity,
     UnsupportedMediaType,
 )
-from broker.groups.errors import (
+from broker.errors.groups import (
     CoordinatorLoadInProgress,
     CoordinatorNotAvailable,
     FencedMemberEpoch,

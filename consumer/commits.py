@@ -29,7 +29,7 @@ from broker.client.http import now_ms
 from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from broker.errors import HighwaterError
-from broker.groups.errors import FencedMemberEpoch, StaleMemberEpoch, UnknownMemberId
+from broker.errors.groups import FencedMemberEpoch, StaleMemberEpoch, UnknownMemberId
 from consumer.errors import CommitFailedError
 from consumer.membership import MemberState
 

@@ -34,7 +34,7 @@ from broker.client.http import now_ms
 from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from broker.errors import HighwaterError
-from broker.groups.errors import FencedMemberEpoch, UnknownMemberId
+from broker.errors.groups import FencedMemberEpoch, UnknownMemberId
 from broker.waiting import wait_event
 from consumer.membership import Acquire, MemberState, Revoke
 

@@ -27,7 +27,7 @@ from broker.cli.common import (
 )
 from broker.client.admin import AdminClient
 from broker.client.security import ClientSecurity
-from broker.groups.errors import GroupIdNotFound, NonEmptyGroup
+from broker.errors.groups import GroupIdNotFound, NonEmptyGroup
 
 groups_app = typer.Typer(help="List and describe consumer groups, reset their offsets.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)

@@ -7,7 +7,7 @@ asks it first, which saves the forwarding hop. Unreachable brokers are skipped i
 turn; every other error is raised for the caller to judge (``NOT_COORDINATOR``,
 ``COORDINATOR_NOT_AVAILABLE`` and ``COORDINATOR_LOAD_IN_PROGRESS`` are retriable).
 
-Importing ``broker.groups.errors`` registers the coordinator's error classes, so broker
+Importing ``broker.errors.groups`` registers the coordinator's error classes, so broker
 answers are rebuilt as ``UnknownMemberId``, ``FencedMemberEpoch`` ... by name.
 """
 
@@ -21,7 +21,7 @@ from broker.client.errors import BrokerUnreachable
 from broker.client.http import ClusterClient
 from broker.client.types import TopicPartition
 from broker.errors import ServiceUnavailable
-from broker.groups.errors import GroupIdNotFound, NotCoordinator
+from broker.errors.groups import GroupIdNotFound, NotCoordinator
 
 
 @dataclass(frozen=True, slots=True)

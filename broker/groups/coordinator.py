@@ -38,14 +38,14 @@ import structlog
 
 from broker.acks import Acks
 from broker.errors import InvalidRequest, TopicAlreadyExists
-from broker.groups.classic import ClassicGroup, ClassicGroupError, JoinRequest, JoinResult
-from broker.groups.commit_bounds import check_commit_offset
-from broker.groups.errors import (
+from broker.errors.groups import (
     CoordinatorLoadInProgress,
     CoordinatorNotAvailable,
     NonEmptyGroup,
     NotCoordinator,
 )
+from broker.groups.classic import ClassicGroup, ClassicGroupError, JoinRequest, JoinResult
+from broker.groups.commit_bounds import check_commit_offset
 from broker.groups.lag import LagRow, group_lag_rows
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OFFSETS_TOPIC, OffsetKey, OffsetValue, partition_for_group

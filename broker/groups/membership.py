@@ -36,14 +36,14 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from broker.groups.assignors import ASSIGNORS, Assignment, TopicPartition, assign
-from broker.groups.errors import (
+from broker.errors.groups import (
     FencedMemberEpoch,
     NonEmptyGroup,
     StaleMemberEpoch,
     UnknownMemberId,
     UnsupportedAssignor,
 )
+from broker.groups.assignors import ASSIGNORS, Assignment, TopicPartition, assign
 
 log = structlog.get_logger(__name__)
 

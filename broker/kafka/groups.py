@@ -27,8 +27,8 @@ from kio.schema.errors import ErrorCode
 from kio.schema.types import BrokerId
 from kio.static.primitive import i32
 
+from broker.errors.groups import NotCoordinator
 from broker.groups.classic import NO_GENERATION, ClassicGroupError, JoinRequest
-from broker.groups.errors import NotCoordinator
 from broker.groups.shard import OffsetsShard
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from broker.console.activity import merge_reports
 from broker.console.health import partition_health
-from broker.groups.errors import GroupIdNotFound
+from broker.errors.groups import GroupIdNotFound
 from broker.groups.shard import OffsetsShard
 from broker.server.api_routes import CLUSTER, JSON, OBJECT, TOPIC, Operation, Reply, RouteTable
 from broker.server.authorization import describable_topics

@@ -24,7 +24,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from broker.errors import HighwaterError, UnknownPartition, UnknownTopic
-from broker.groups.errors import CoordinatorNotAvailable
+from broker.errors.groups import CoordinatorNotAvailable
 from broker.groups.rest_instances import FORMATS, RestInstanceError, illegal_state
 from broker.groups.shard import OffsetsShard
 from broker.security.acl import AclOperation, Resource

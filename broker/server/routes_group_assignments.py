@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from broker.errors import NotFound
+from broker.errors.groups import GroupIdNotFound, UnknownMemberId
 from broker.groups.bodies import groups_path
-from broker.groups.errors import GroupIdNotFound, UnknownMemberId
 from broker.server.admin_bodies import ConsumerAssignmentData, ConsumerAssignmentDataList, list_of, topic_path, url
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable
 from broker.server.authorization import describable_topics

@@ -32,8 +32,8 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.errors import InvalidRequest
+from broker.errors.groups import CoordinatorNotAvailable, GroupIdNotFound, UnknownMemberId
 from broker.groups.bodies import group_body, groups_path, lag_body, member_body, offsets_body, partitions_by_topic
-from broker.groups.errors import CoordinatorNotAvailable, GroupIdNotFound, UnknownMemberId
 from broker.groups.lag import LagRow, lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Member, Subscription
 from broker.groups.responses import (

@@ -5,8 +5,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from broker.errors.groups import FencedMemberEpoch, NonEmptyGroup, StaleMemberEpoch, UnknownMemberId
 from broker.groups.assignors import TopicPartition
-from broker.groups.errors import FencedMemberEpoch, NonEmptyGroup, StaleMemberEpoch, UnknownMemberId
 from broker.groups.membership import ConsumerGroup, HeartbeatRequest, Subscription
 
 COUNTS = {"t": 6}

@@ -17,8 +17,8 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8, i32, i64, i64Timedelta
 
+from broker.errors.groups import NotCoordinator
 from broker.groups.classic import ClassicGroup, JoinRequest, JoinResult
-from broker.groups.errors import NotCoordinator
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
