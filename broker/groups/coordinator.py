@@ -48,12 +48,12 @@ from broker.groups.classic import ClassicGroup, ClassicGroupError, JoinRequest, 
 from broker.groups.commit_bounds import check_commit_offset
 from broker.groups.lag import LagRow, group_lag_rows
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
-from broker.groups.offsets_records import OFFSETS_TOPIC, OffsetKey, OffsetValue, partition_for_group
+from broker.groups.offsets_records import OffsetKey, OffsetValue, partition_for_group
 from broker.groups.rest_driver import RestInstanceDriver
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.decode import iter_batches_with_records
-from broker.topics.policy import check_internal_configs
+from broker.topics.policy import OFFSETS_TOPIC, check_internal_configs
 from broker.waiting import wait_event
 
 if TYPE_CHECKING:

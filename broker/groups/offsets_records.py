@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-OFFSETS_TOPIC = "__consumer_offsets"
 KEY_VERSION = 1
 
 

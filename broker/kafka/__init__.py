@@ -15,7 +15,7 @@ pure), ``apis`` (the one table of supported APIs and versions), ``context`` (wha
 handler gets: ``KafkaNode``, the part of the node it may call), ``dispatch`` (decode,
 route, encode one frame), one module per API group (``api_versions``, ``metadata``,
 ``produce``, ``fetch``, ``offsets``, ``producer_ids``, ``admin``, ``describe_configs``
-with the pure ``config_entries``, ``alter_configs`` (IncrementalAlterConfigs and
+(labelled by the pure ``broker.topics.config_entries``), ``alter_configs`` (IncrementalAlterConfigs and
 AlterConfigs through the controller gateway's one alter), ``groups`` and
 ``group_offsets`` for consumer groups),
 and ``listener`` (the asyncio server).

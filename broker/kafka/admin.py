@@ -62,11 +62,11 @@ from broker.cluster.replica_assignment import check_exclusive, ordered_assignmen
 from broker.errors import HighwaterError
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
-from broker.kafka.config_entries import ConfigEntry
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
+from broker.topics.config_entries import ConfigEntry
 from broker.topics.configs import canonical_config_name
 from config.broker import split_host_port
 

@@ -59,11 +59,11 @@ from kio.schema.errors import ErrorCode
 from broker.errors import InvalidConfig, InvalidRequest
 from broker.kafka.admin import refusal
 from broker.kafka.codec import DecodedRequest
-from broker.kafka.config_entries import broker_config_alter_refusal, broker_config_entries
 from broker.kafka.context import KafkaNode, RequestContext
 from broker.kafka.describe_configs import BROKER, TOPIC, refused
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation
+from broker.topics.config_entries import broker_config_alter_refusal, broker_config_entries
 from broker.topics.configs import canonical_config_name
 
 log = structlog.get_logger(__name__)

@@ -34,11 +34,11 @@ from kio.static.primitive import i8
 from broker.errors import HighwaterError, InvalidRequest
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
-from broker.kafka.config_entries import ConfigEntry, broker_config_entries, cluster_config_entries, select
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
+from broker.topics.config_entries import ConfigEntry, broker_config_entries, cluster_config_entries, select
 
 API_KEY = 32
 TOPIC = 2

@@ -16,8 +16,8 @@ from broker.server.resources import cluster_path
 from broker.server.responses import Metadata, Related, ResourceList, ResponseBody
 
 if TYPE_CHECKING:
-    from broker.kafka.config_entries import ConfigEntry
     from broker.node.broker_node import BrokerNode
+    from broker.topics.config_entries import ConfigEntry
 
 
 class ConfigSynonymData(ResponseBody):

@@ -29,12 +29,6 @@ import aiohttp
 from aiohttp import web
 
 from broker.errors import NotFound, ServiceUnavailable
-from broker.kafka.config_entries import (
-    BROKER_CONFIGS_FIXED,
-    broker_config_alter_refusal,
-    broker_config_entries,
-    cluster_config_entries,
-)
 from broker.server.admin_bodies import (
     BrokerConfigData,
     BrokerConfigDataList,
@@ -50,6 +44,12 @@ from broker.server.resources import cluster_path
 from broker.server.routes_cluster import BROKER
 from broker.server.routes_configs import AlterConfigBatchRequestData, UpdateConfigRequestData
 from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
+from broker.topics.config_entries import (
+    BROKER_CONFIGS_FIXED,
+    broker_config_alter_refusal,
+    broker_config_entries,
+    cluster_config_entries,
+)
 
 if TYPE_CHECKING:
     from broker.node.broker_node import BrokerNode

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from broker.errors import InvalidConfig
-from broker.kafka.config_entries import BROKER_CONFIG_NAMES_TO_FIELDS
+from broker.topics.config_entries import BROKER_CONFIG_NAMES_TO_FIELDS
 from config.topic import TopicDefaults, overlay_named, parse_config_value
 
 DYNAMIC_BROKER_CONFIGS = BROKER_CONFIG_NAMES_TO_FIELDS

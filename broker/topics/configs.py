@@ -22,10 +22,12 @@ internal topic keeps everything) before anything is written.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Protocol
 
-from broker.cluster.records import TopicRecord
 from broker.errors import InvalidConfig
-from broker.kafka.config_entries import (
+from broker.storage.log_config import LogConfig
+from broker.topics.cluster_defaults import overlay
+from broker.topics.config_entries import (
     BrokerDefaults,
     ConfigEntry,
     ConfigSource,
@@ -33,8 +35,6 @@ from broker.kafka.config_entries import (
     Synonym,
     topic_config_entries,
 )
-from broker.storage.log_config import LogConfig
-from broker.topics.cluster_defaults import overlay
 from broker.topics.policy import check_internal_configs, check_min_insync_replicas, is_internal_topic
 from config.topic import (
     TOPIC_CONFIG_NAMES,
@@ -67,6 +67,19 @@ def _check_compression(value: str) -> None:
         raise InvalidConfig(
             f"invalid config {COMPRESSION_TYPE}: must be one of {choices} (got {value!r})", config=COMPRESSION_TYPE
         )
+
+
+class ConfiguredTopic(Protocol):
+    """What an alter needs of a topic (``broker.cluster.records.TopicRecord`` has it): topics sit below the metadata."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def configs(self) -> Mapping[str, str]: ...
+    @property
+    def replication_factor(self) -> int: ...
+    @property
+    def internal(self) -> bool: ...
 
 
 class TopicConfigs:
@@ -135,7 +148,7 @@ class TopicConfigs:
         )
         return sorted(entries, key=lambda entry: entry.name)
 
-    def altered(self, topic: TopicRecord, changes: Mapping[str, str | None]) -> dict[str, str]:
+    def altered(self, topic: ConfiguredTopic, changes: Mapping[str, str | None]) -> dict[str, str]:
         """``topic``'s record configs after ``changes`` (a None value resets to the default).
 
         All or nothing: every name is checked (known), the whole result parsed and held

@@ -26,8 +26,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from broker.errors import InvalidConfig, InvalidTopic
-from broker.groups.offsets_records import OFFSETS_TOPIC
 from config.topic import TOPIC_CONFIG_NAMES, TopicConfig
+
+OFFSETS_TOPIC = "__consumer_offsets"
+"""The group coordinator's internal topic (``broker.groups.offsets_records`` says what it holds)."""
 
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC})
 MIN_INSYNC_REPLICAS = "min.insync.replicas"

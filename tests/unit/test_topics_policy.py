@@ -6,8 +6,13 @@ import pytest
 
 from broker.errors import InvalidConfig, InvalidTopic
 from broker.groups.coordinator import OFFSETS_TOPIC_CONFIGS
-from broker.groups.offsets_records import OFFSETS_TOPIC
-from broker.topics.policy import check_client_append, check_create_name, check_delete, check_internal_configs
+from broker.topics.policy import (
+    OFFSETS_TOPIC,
+    check_client_append,
+    check_create_name,
+    check_delete,
+    check_internal_configs,
+)
 from config.topic import TopicDefaults, parse_topic_configs
 
 DEFAULTS = TopicDefaults(retention_ms=3_600_000, retention_bytes=1 << 30).topic_config()

@@ -26,10 +26,10 @@ from broker.errors import TopicAlreadyExists, UnknownTopic
 from broker.kafka.admin import CONFIGS_SINCE
 from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
-from broker.kafka.config_entries import ConfigSource
 from broker.kafka.context import KafkaNode
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.topics import cluster_defaults
+from broker.topics.config_entries import ConfigSource
 from broker.topics.configs import TopicConfigs
 from config.broker import BrokerSettings
 from config.topic import TopicDefaults

@@ -6,9 +6,9 @@ import pytest
 
 from broker.acks import Acks
 from broker.errors import InvalidTopic
-from broker.groups.offsets_records import OFFSETS_TOPIC
 from broker.record.codec import RecordInput, encode_batch
 from broker.server.routes_produce import PRODUCER_KEY
+from broker.topics.policy import OFFSETS_TOPIC
 from tests.unit.server.conftest import Api, error_of
 from tests.unit.server.group_offsets import commit, committed
 

@@ -6,7 +6,7 @@ import pytest
 
 from broker.cluster.records import TopicRecord
 from broker.errors import InvalidConfig
-from broker.kafka.config_entries import ConfigSource
+from broker.topics.config_entries import ConfigSource
 from broker.topics.configs import COMPRESSION_TYPES, TopicConfigs, canonical_config_name
 from config.topic import TOPIC_CONFIG_NAMES, TopicDefaults
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker.kafka.config_entries import (
+from broker.topics.config_entries import (
     BrokerDefaults,
     ConfigSource,
     ConfigType,
