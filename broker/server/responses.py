@@ -1,6 +1,6 @@
 """The JSON answers of the public API as pydantic models: the source of their OpenAPI schemas.
 
-Handlers build their answers as dicts (``resources``, ``groups.bodies``); these models
+Handlers build their answers as dicts (``resources``, ``group_bodies``); these models
 describe them, and the fuzz tier checks every answer it gets against the document made
 from them. A response lists every field it may carry, but which ones are present depends
 on the request (``acks=0`` answers before the append, ``?timestamp`` adds ``offset``,

@@ -16,10 +16,10 @@ from aiohttp import web
 
 from broker.errors import NotFound
 from broker.errors.groups import GroupIdNotFound, UnknownMemberId
-from broker.groups.bodies import groups_path
 from broker.server.admin_bodies import ConsumerAssignmentData, ConsumerAssignmentDataList, list_of, topic_path, url
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable
 from broker.server.authorization import describable_topics
+from broker.server.group_bodies import groups_path
 from broker.server.params import node_of, partition_param
 from broker.server.routes_groups import GROUP, GROUP_ID, MEMBER, TAGS, coordinated
 

@@ -14,7 +14,7 @@ owns now. A member acknowledges a revocation by sending ``owned_partitions`` wit
 the revoked partitions (see ``broker.groups.membership``).
 
 Groups, members, lags and the lag summary answer the REST Proxy's shapes
-(``*_resource`` below, around ``broker.groups.bodies``): a group's ``state`` in the spec's
+(``*_resource`` below, around ``broker.server.group_bodies``): a group's ``state`` in the spec's
 spelling (``STABLE``), its ``type`` (``CONSUMER`` for the HTTP/KIP-848 protocol,
 ``CLASSIC`` for a group of Kafka clients) and ``is_mixed_consumer_group``; a member's
 ``assignments`` is a link, its partitions inline as ``assigned_partitions``.
@@ -33,17 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from broker.errors import InvalidRequest
 from broker.errors.groups import CoordinatorNotAvailable, GroupIdNotFound, UnknownMemberId
-from broker.groups.bodies import group_body, groups_path, lag_body, member_body, offsets_body, partitions_by_topic
 from broker.groups.lag import LagRow, lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Member, Subscription
-from broker.groups.responses import (
-    Consumer,
-    ConsumerGroup,
-    ConsumerGroupHeartbeatResponse,
-    ConsumerGroupLagSummary,
-    ConsumerGroupOffsets,
-    ConsumerLag,
-)
 from broker.groups.shard import GroupState, OffsetsShard
 from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import (
@@ -60,6 +51,15 @@ from broker.server.api_routes import (
     query_param,
 )
 from broker.server.authorization import client_host, describable_topics, may, principal_of, require
+from broker.server.group_bodies import group_body, groups_path, lag_body, member_body, offsets_body, partitions_by_topic
+from broker.server.group_responses import (
+    Consumer,
+    ConsumerGroup,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupLagSummary,
+    ConsumerGroupOffsets,
+    ConsumerLag,
+)
 from broker.server.params import INT64_MAX, NODE_KEY, JsonInt, node_of, partition_param, read_model
 from broker.server.partition_ids import PartitionId
 from broker.server.resources import list_body, metadata, related

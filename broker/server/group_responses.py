@@ -1,6 +1,6 @@
 """The JSON answers of the consumer group routes as pydantic models, the source of their OpenAPI schemas.
 
-``broker.groups.bodies`` builds these answers; like ``broker.server.responses`` no field
+``broker.server.group_bodies`` builds these answers; like ``broker.server.responses`` no field
 is declared required, since a member that leaves is answered without an assignment epoch.
 """
 
