@@ -7,17 +7,16 @@ it is. It owns the order of start and stop, which the pieces rely on.
 
 Start: take the data directory's lock, open the store, read (or create) the cluster's
 broker secret that signs broker-to-broker calls, follow the users, ACLs and quotas,
-load and recover the logs, register, follow the metadata, campaign for controller, and
-last open the Kafka listener when ``kafka_listener`` is set (its socket is bound before
-anything else, so the address the broker registers is the real one). Stop (SIGTERM):
-close the Kafka listener, ask the controller to move this broker's leaderships away
-(controlled shutdown), stop fetching, flush and checkpoint every log, then leave the cluster.
+load and recover the logs, register (with the Kafka listener's address when the process
+has one: ``broker.main`` binds it first and opens the listener once the node has
+started), follow the metadata, campaign for controller. Stop (SIGTERM, after the doors
+have closed): ask the controller to move this broker's leaderships away (controlled
+shutdown), stop fetching, flush and checkpoint every log, then leave the cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
-import socket
 from pathlib import Path
 from typing import IO
 
@@ -45,8 +44,6 @@ from broker.descriptions import (
 )
 from broker.errors import InvalidConfig, NotLeaderOrFollower, TopicAlreadyExists
 from broker.groups.coordinator import GroupCoordinator
-from broker.kafka.dispatch import Dispatcher
-from broker.kafka.listener import KafkaListener, advertised_address, bind_socket
 from broker.node.catalog import Catalog
 from broker.node.controller_gateway import ControllerGateway, LocalCall
 from broker.node.describing import PartitionDescriber
@@ -80,7 +77,7 @@ class BrokerNode:
         meta: MetaProperties,
         lock_handle: IO,
         broker_secret: bytes,
-        kafka_socket: socket.socket | None = None,
+        kafka_address: str | None = None,
     ) -> None:
         self.settings = settings
         self.node_id = settings.node_id
@@ -105,9 +102,7 @@ class BrokerNode:
                 inter_broker_url=settings.inter_broker_url,
                 rack=settings.rack,
                 directory_id=meta.directory_id,
-                kafka_address=advertised_address(kafka_socket, settings.kafka_advertised_listener)
-                if kafka_socket is not None
-                else None,
+                kafka_address=kafka_address,
             ),
             settings.broker_session_timeout_ms,
             settings.broker_heartbeat_interval_ms,
@@ -145,22 +140,17 @@ class BrokerNode:
         self.controller_gateway = ControllerGateway(
             self.node_id, store, self.controller, self.view, self.catalog, self.forwarder
         )
-        self.kafka_listener = (
-            KafkaListener(Dispatcher(self), kafka_socket, settings.kafka_max_request_bytes)
-            if kafka_socket is not None
-            else None
-        )
 
     @classmethod
-    async def start(cls, settings: BrokerSettings) -> BrokerNode:
+    async def start(cls, settings: BrokerSettings, kafka_address: str | None = None) -> BrokerNode:
+        """Start a broker; ``kafka_address`` is what it registers for Kafka clients (None: no Kafka listener)."""
         data_dir = Path(settings.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - once, before the broker serves anything
         lock_handle = lock_data_dir(data_dir)
-        kafka_socket = bind_socket(settings.kafka_listener) if settings.kafka_listener else None
         store = await open_store(settings.metadata_store or f"sqlite://{(data_dir / 'metadata.db').resolve()}")
         meta = await load_identity(store, data_dir, settings)
         broker_secret = await SecurityStore(store).broker_secret()
-        node = cls(settings, store, meta, lock_handle, broker_secret, kafka_socket)
+        node = cls(settings, store, meta, lock_handle, broker_secret, kafka_address)
         try:
             await node._start()
         except BaseException:
@@ -170,10 +160,7 @@ class BrokerNode:
 
     async def _release_after_failed_start(self) -> None:
         """A broker that cannot start (its id held by a live broker, say) gives back what it took:
-        its Kafka socket, the security watch, the logs it opened, its HTTP session, the store
-        and the data dir's lock."""
-        if self.kafka_listener is not None:
-            await self.kafka_listener.close()
+        the security watch, the logs it opened, its HTTP session, the store and the data dir's lock."""
         await self.security.close()
         await self.replicas.close()
         await self.session.close()
@@ -190,8 +177,6 @@ class BrokerNode:
         self.replicas.start_background()
         self.groups.start()
         self.console.start()
-        if self.kafka_listener is not None:
-            await self.kafka_listener.start()
         log.info(
             "broker.started",
             node_id=self.node_id,
@@ -205,10 +190,7 @@ class BrokerNode:
 
         Fetching stops before the controller is asked, so a leader cannot put this
         broker back in an ISR the controller just removed it from (Kafka's KIP-841).
-        Kafka clients are cut off first, like HTTP ones are before ``stop`` is called.
         """
-        if self.kafka_listener is not None:
-            await self.kafka_listener.close()
         await self.replicas.stop_fetching()
         await self._controlled_shutdown()
         await self.controller.close()
