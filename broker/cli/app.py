@@ -26,7 +26,6 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from broker.bench.cli import bench_app
 from broker.cli.acls import acls_app
 from broker.cli.cluster import cluster_app
 from broker.cli.common import EXIT_BAD_SETTINGS, fail
@@ -53,7 +52,6 @@ app.add_typer(cluster_app, name="cluster")
 app.add_typer(topics_app, name="topics")
 app.add_typer(partitions_app, name="partitions")
 app.add_typer(groups_app, name="groups")
-app.add_typer(bench_app, name="bench")
 app.add_typer(users_app, name="users")
 app.add_typer(acls_app, name="acls")
 app.add_typer(quotas_app, name="quotas")
@@ -209,8 +207,3 @@ def dev(
     except RuntimeError as error:
         raise fail(f"{error}; the brokers' logs are {directory}/broker-N.log") from None
     raise typer.Exit(code)
-
-
-def main() -> None:
-    """Console-script entry point."""
-    app(prog_name="highwater")

@@ -113,7 +113,7 @@ async def _wait_ready(client: ClusterClient, broker: DevBroker, timeout_s: float
 def serve_command(node_id: int, port: int, data_dir: Path, store: str, *extra: str) -> list[str]:
     """``highwater serve`` for one broker on 127.0.0.1, as the dev cluster and the benchmarks start it."""
     return [
-        sys.executable, "-m", "broker.cli", "serve",
+        sys.executable, "-m", "broker", "serve",
         "--node-id", str(node_id),
         "--host", "127.0.0.1",
         "--port", str(port),

@@ -3,7 +3,7 @@
 kio imports hypothesis whenever it is installed (test and development environments
 have it) only to register data-generation strategies for its types, and that costs each
 broker process about a third of a second of CPU for something it never uses. Whatever
-starts brokers in bulk (``python -m broker.cli``, the test suite's broker launcher)
+starts brokers in bulk (``python -m broker``, the test suite's broker launcher)
 imports kio's types through here first. Nothing else changes: hypothesis is importable
 again afterwards, and kio's types are the same without the strategies.
 """

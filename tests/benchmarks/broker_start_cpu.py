@@ -1,7 +1,7 @@
 """CPU of one broker process from spawn to ready to a SIGTERM exit, as the suite starts hundreds.
 
 ``python -m tests.benchmarks.broker_start_cpu [runs]`` prints one ``FIGURE`` line for
-``python -m broker.cli serve`` (how ``highwater dev`` starts brokers), one for the
+``python -m broker serve`` (how ``highwater dev`` starts brokers), one for the
 installed ``highwater serve`` script (which imports kio with hypothesis visible), and one
 for a broker forked by the test suite's launcher (``tests.support.launcher``), which has
 imported the broker before it forks.
@@ -22,7 +22,7 @@ from tests.support.launcher import REPO_ROOT, Launcher
 from tests.support.waiting import wait_until
 
 STARTS = {
-    "module": [sys.executable, "-m", "broker.cli", "serve"],
+    "module": [sys.executable, "-m", "broker", "serve"],
     "script": [str(Path(sys.executable).with_name("highwater")), "serve"],
 }
 

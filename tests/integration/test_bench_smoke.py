@@ -22,7 +22,7 @@ kafka_broker = cluster_fixture(ClusterSpec(brokers=1, kafka=True))
 def _bench(arguments: list[str], results_file: Path) -> subprocess.CompletedProcess[str]:
     """``highwater bench ARGUMENTS --quiet --json RESULTS_FILE`` in a process of its own; it must succeed."""
     completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "bench", *arguments, "--quiet", "--json", str(results_file)],
+        [sys.executable, "-m", "broker", "bench", *arguments, "--quiet", "--json", str(results_file)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

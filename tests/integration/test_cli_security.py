@@ -12,9 +12,9 @@ import pytest
 import structlog
 from typer.testing import CliRunner
 
-from broker.cli.app import app
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store_url import open_store
+from broker.command import app
 from broker.security.scram import verify_password
 from config import variables
 

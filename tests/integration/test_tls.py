@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from broker.cli.app import app
 from broker.client.admin import AdminClient
 from broker.client.errors import BrokerUnreachable, TlsHandshakeFailed
 from broker.client.http import ClusterClient
 from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
+from broker.command import app
 from broker.errors import HighwaterError
 from config import variables
 from consumer import Consumer

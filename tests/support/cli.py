@@ -14,7 +14,7 @@ CLI_TIMEOUT_S = 60
 def run_cli(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``highwater <args>`` with this interpreter; the exit code is the test's to check."""
     return subprocess.run(
-        [sys.executable, "-m", "broker.cli", *args],
+        [sys.executable, "-m", "broker", *args],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

@@ -35,9 +35,9 @@ import aiohttp
 import pytest
 from typer.testing import CliRunner
 
-from broker.cli.app import app
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store_url import open_store
+from broker.command import app
 from broker.security.broker_token import broker_authorization
 from config import variables
 from config.broker import BrokerSettings

@@ -34,7 +34,7 @@ def start_dev(
         [
             sys.executable,
             "-m",
-            "broker.cli",
+            "broker",
             "dev",
             "--brokers",
             str(brokers),

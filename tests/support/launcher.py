@@ -1,11 +1,11 @@
 """Broker processes forked from a launcher that has already imported the broker.
 
-The suite starts hundreds of brokers. Started as ``python -m broker.cli serve``, each
+The suite starts hundreds of brokers. Started as ``python -m broker serve``, each
 spends about 0.9 s of CPU, 0.8 s of it starting Python and importing the broker before
 it serves anything; on a two-core machine that alone was a sixth of the suite's wall
 time. The launcher, one per test process, imports what ``serve`` imports once and then
 forks one child per broker. A child is a real, separate broker process: it runs the
-same ``highwater serve`` command line (``broker.cli.app.main`` with the same arguments),
+same ``highwater serve`` command line (``broker.command.main`` with the same arguments),
 with its own environment, working directory and log file, and is signalled, paused and
 killed as any process is. It only skips the import.
 
@@ -176,7 +176,7 @@ def _import_what_serve_imports() -> None:
     import_kio_without_hypothesis()
     import uvloop  # noqa: F401
 
-    import broker.cli.app
+    import broker.command
     import broker.main  # noqa: F401
 
 
@@ -200,7 +200,7 @@ def _run_child(request: dict[str, Any], wakeup_fds: tuple[int, int], interrupt_h
     sys.argv = ["highwater", *request["argv"]]
     code = 1
     try:
-        from broker.cli.app import main
+        from broker.command import main
 
         main()
         code = 0

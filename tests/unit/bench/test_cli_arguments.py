@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from broker.cli.app import app
+from broker.command import app
 
 runner = CliRunner()
 

@@ -25,7 +25,7 @@ from broker.bench.kafka_load import (
     send_records,
 )
 from broker.bench.spec import SpecError, WorkloadSpec
-from broker.cli.app import app
+from broker.command import app
 
 
 def test_options_become_the_librdkafka_settings() -> None:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import typer
 from typer.core import TyperGroup
 
-from broker.cli.app import app
 from broker.client.security import ClientSecurity
+from broker.command import app
 from config import variables
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from broker.cli.app import app
 from broker.cli.common import client_security
+from broker.command import app
 
 runner = CliRunner()
 

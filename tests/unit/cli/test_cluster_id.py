@@ -8,7 +8,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from broker.cli.app import app
+from broker.command import app
 from tests.unit.cli.rest_server import CLUSTER_ID, RestServer
 
 runner = CliRunner()
@@ -39,7 +39,7 @@ def test_the_username_flag_is_honoured(rest_server: RestServer) -> None:
 
 def test_no_cluster_up_is_one_line_naming_the_server_without_a_traceback(closed_port_url: str) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "cluster", "id", "-s", closed_port_url],
+        [sys.executable, "-m", "broker", "cluster", "id", "-s", closed_port_url],
         capture_output=True,
         text=True,
         timeout=60,

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from broker.cli.app import app
 from broker.cli.dev_ports import (
     PlannedListener,
     PortUnavailable,
@@ -25,6 +24,7 @@ from broker.cli.dev_ports import (
     planned_listeners,
     tcp_sockets,
 )
+from broker.command import app
 from tests.support.brokers import free_port
 
 TIME_WAIT = "06"

@@ -8,14 +8,14 @@ from importlib.metadata import version
 
 from typer.testing import CliRunner
 
-from broker.cli.app import app
+from broker.command import app
 
 runner = CliRunner()
 
 
 def test_no_arguments_print_the_help_and_exit_0() -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli"], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "broker"], capture_output=True, text=True, timeout=60, check=False
     )
     assert completed.returncode == 0, completed.stderr
     assert "Usage: highwater [OPTIONS] COMMAND [ARGS]..." in completed.stdout

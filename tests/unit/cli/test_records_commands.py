@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from broker.cli.app import app
+from broker.command import app
 from tests.unit.cli.rest_server import CLUSTER_ID, RestServer
 
 runner = CliRunner()
@@ -196,7 +196,7 @@ def test_produce_with_a_terminal_on_stderr_shows_progress_and_the_summary(rest_s
     clean = {k: v for k, v in os.environ.items() if not k.startswith("HIGHWATER_")}
     with os.fdopen(controller_fd, "rb", buffering=0) as controller:
         process = subprocess.run(
-            [sys.executable, "-m", "broker.cli", "produce", "tty", "-s", rest_server.url, "--batch-size", "100"],
+            [sys.executable, "-m", "broker", "produce", "tty", "-s", rest_server.url, "--batch-size", "100"],
             input="".join(f"{i}\n" for i in range(1500)).encode(),
             stderr=terminal_fd,
             stdout=subprocess.PIPE,

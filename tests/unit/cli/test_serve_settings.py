@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 def run_serve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("HIGHWATER_")}
     return subprocess.run(
-        [sys.executable, "-m", "broker.cli", "serve", *args],
+        [sys.executable, "-m", "broker", "serve", *args],
         cwd=REPO_ROOT,
         env={**clean, **(env or {})},
         capture_output=True,

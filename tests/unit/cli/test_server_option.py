@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from broker.cli.address import broker_url
-from broker.cli.app import app
+from broker.command import app
 from tests.unit.cli.rest_server import RestServer
 
 runner = CliRunner()
@@ -111,7 +111,7 @@ def test_host_port_from_the_option_or_the_environment_reaches_the_broker_over_ht
 
 def test_the_installed_command_prints_no_traceback_for_a_server_without_scheme() -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "broker.cli", "topics", "list", "-s", "notaurl"],
+        [sys.executable, "-m", "broker", "topics", "list", "-s", "notaurl"],
         capture_output=True,
         text=True,
         timeout=60,
