@@ -7,11 +7,15 @@
    replication decisions, and every door ask the same authorization questions.
 2. No import cycles anywhere in the project: every import, including those inside
    functions and under ``TYPE_CHECKING``, points one way.
+3. Imports point down ``docs/architecture.md``'s layer table (or across a row), which is
+   read from the page itself, so the map and the house cannot drift apart: every module
+   is in a row, and no import reaches a row above its own.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -155,3 +159,73 @@ def test_no_import_cycles_in_the_project():
 def test_the_cycle_finder_reports_a_loop_and_only_the_loop():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+ARCHITECTURE_PAGE = ROOT / "docs" / "architecture.md"
+
+
+def _layer_rows(page: str) -> list[tuple[str, list[str]]]:
+    """``(layer, [path, ...])`` for each row of the page's layer table, bottom row first."""
+    section = page.split("## Layers, from the ground up", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0] not in ("layer", "---"):
+            rows.append((cells[0].strip("*"), re.findall(r"`([^`]+)`", cells[1])))
+    return rows
+
+
+def _row_of(path: str, rows: list[tuple[str, list[str]]]) -> int | None:
+    """The row whose longest listed path contains ``path`` (``broker/errors/`` holds ``broker/errors/groups.py``)."""
+    best: tuple[int, int] | None = None
+    for number, (_, paths) in enumerate(rows):
+        for listed in paths:
+            if (path == listed or (listed.endswith("/") and path.startswith(listed))) and (
+                best is None or len(listed) > best[1]
+            ):
+                best = (number, len(listed))
+    return None if best is None else best[0]
+
+
+def _layer_violations(rows: list[tuple[str, list[str]]], modules: dict[str, Path]) -> list[str]:
+    where = {name: _row_of(path.relative_to(ROOT).as_posix(), rows) for name, path in modules.items()}
+    problems = [
+        f"{name} ({modules[name].relative_to(ROOT)}) is in no row" for name, row in where.items() if row is None
+    ]
+    for name, row in where.items():
+        if row is None:
+            continue
+        for target in _project_edges(name):
+            target_row = where.get(target)
+            if target_row is not None and target_row > row:
+                problems.append(f"{name} ({rows[row][0]}) imports {target} ({rows[target_row][0]}): a row above")
+    return sorted(problems)
+
+
+def test_the_layer_table_has_the_rows_the_page_describes():
+    rows = _layer_rows(ARCHITECTURE_PAGE.read_text())
+    names = [name for name, _ in rows]
+    assert names[0] == "leaves" and names.index("the core") < names.index("drivers") < names.index("the broker")
+    assert ("broker/replication/", "the core") in {(path, name) for name, paths in rows for path in paths}
+
+
+def test_every_import_points_down_the_layer_table():
+    assert not _layer_violations(_layer_rows(ARCHITECTURE_PAGE.read_text()), MODULES)
+
+
+def test_an_import_up_the_table_and_a_module_in_no_row_are_reported():
+    rows = [("leaves", ["broker/errors/"]), ("groups", ["broker/groups/"])]
+    modules = {
+        "broker.errors": ROOT / "broker/errors/__init__.py",
+        "broker.errors.groups": ROOT / "broker/errors/groups.py",
+        "broker.groups.coordinator": ROOT / "broker/groups/coordinator.py",
+        "broker.node.broker_node": ROOT / "broker/node/broker_node.py",
+    }
+    problems = _layer_violations(rows, modules)
+    assert "broker.node.broker_node (broker/node/broker_node.py) is in no row" in problems
+    assert not any(problem.startswith("broker.groups.coordinator") for problem in problems)
+    upside_down = [("leaves", ["broker/groups/"]), ("groups", ["broker/errors/"])]
+    assert any(
+        problem.startswith("broker.groups.coordinator (leaves) imports broker.errors")
+        for problem in _layer_violations(upside_down, modules)
+    )
