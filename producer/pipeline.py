@@ -55,9 +55,6 @@ class SequenceNumbers:
         self._next[tp] = increment_sequence(base, record_count)
         return base
 
-    def peek(self, tp: TopicPartition) -> int:
-        return self._next.get(tp, 0)
-
     def reset(self) -> None:
         """A new producer id or epoch: every partition starts again at sequence 0."""
         self._next.clear()

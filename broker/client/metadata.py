@@ -40,9 +40,6 @@ class ClusterMetadata:
     def update_topic(self, topic: str, partitions: list[PartitionInfo], now_ms: int) -> None:
         self._topics[topic] = _TopicEntry({info.partition: info for info in partitions}, now_ms)
 
-    def forget_topic(self, topic: str) -> None:
-        self._topics.pop(topic, None)
-
     def knows(self, topic: str) -> bool:
         return topic in self._topics
 

@@ -181,11 +181,6 @@ class RestInstance:
             raise illegal_state(f"no current assignment for partition {tp[0]}-{tp[1]}")
         self.positions[tp] = offset
 
-    def forget_position(self, owned: frozenset[TopicPartition], tp: TopicPartition) -> None:
-        if tp not in owned:
-            raise illegal_state(f"no current assignment for partition {tp[0]}-{tp[1]}")
-        self.positions.pop(tp, None)
-
     def advance(self, tp: TopicPartition, read_from: int, next_offset: int) -> bool:
         """Move the position of ``tp`` from ``read_from`` to ``next_offset``, only if it still is
         ``read_from`` (a seek meanwhile wins) and only forwards; True when it moved."""

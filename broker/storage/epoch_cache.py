@@ -89,12 +89,6 @@ class LeaderEpochCache:
             return requested_epoch, higher_start
         return self._entries[higher - 1].epoch, higher_start
 
-    def epoch_for_offset(self, offset: int) -> int:
-        """The epoch whose range holds ``offset`` (UNDEFINED before the first entry)."""
-        starts = [entry.start_offset for entry in self._entries]
-        index = bisect.bisect_right(starts, offset) - 1
-        return self._entries[index].epoch if index >= 0 else UNDEFINED_EPOCH
-
     def truncate_from_end(self, end_offset: int) -> bool:
         """Forget epochs starting at or after ``end_offset`` (the log was cut there)."""
         before = len(self._entries)

@@ -183,10 +183,6 @@ class LogManager:
         self.checkpoint_log_start_offsets()
         self.checkpoint_recovery_points()
 
-    def flush_all(self) -> None:
-        for log in self.logs().values():
-            log.flush()
-
     def close_all(self) -> None:
         """Flush and close every log, checkpoint, then mark the shutdown clean."""
         logs = self.logs()
