@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import structlog
 
+from broker.backoff import Backoff
 from broker.cluster.membership import registration_from
 from broker.cluster.records import (
     BROKERS_PREFIX,
@@ -39,7 +40,9 @@ from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
 
-WATCH_RETRY_S = 0.5
+WATCH_RETRY_INITIAL_S = 0.1
+WATCH_RETRY_MAX_S = 2.0
+"""A store that cannot be watched or listed is asked again after 0.1 s, doubling to 2 s while it stays down."""
 CATCH_UP_TIMEOUT_S = 2.0
 """How long a request naming a topic this view has not seen yet waits for the watch."""
 
@@ -138,9 +141,11 @@ class MetadataView:
         self.changed.set()
 
     async def _follow(self) -> None:
+        backoff = Backoff(WATCH_RETRY_INITIAL_S, WATCH_RETRY_MAX_S)
         while True:
             try:
                 async for event in self._store.watch("/", self.revision + 1):
+                    backoff.reset()
                     if event.type == "put":
                         self._apply_put(event.key, event.value, event.mod_revision)
                     else:
@@ -152,15 +157,16 @@ class MetadataView:
                 await self._relist_with_retry()
             except StoreUnavailableError as error:
                 log.warning("metadata.watch_failed", revision=self.revision, error=str(error))
-                await asyncio.sleep(WATCH_RETRY_S)
+                await asyncio.sleep(backoff.next_delay())
 
     async def _relist_with_retry(self) -> None:
+        backoff = Backoff(WATCH_RETRY_INITIAL_S, WATCH_RETRY_MAX_S)
         while True:
             try:
                 await self._relist()
                 return
             except StoreUnavailableError:
-                await asyncio.sleep(WATCH_RETRY_S)
+                await asyncio.sleep(backoff.next_delay())
 
     def _apply_put(self, key: str, value: bytes, mod_revision: int) -> None:
         if key.startswith(TOPICS_PREFIX):

@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from broker.backoff import Backoff
 from broker.cluster.sqlite_fs import ensure_local_filesystem
 from broker.cluster.store import (
     CompactedError,
@@ -63,6 +64,8 @@ T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 5000
 LOCKED_RETRIES = 5
+LOCKED_RETRY_INITIAL_S = 0.01
+LOCKED_RETRY_MAX_S = 0.16
 POLL_INTERVAL_MS = 15
 WATCH_BATCH_ROWS = 512
 PRUNE_EVERY_REVISIONS = 64
@@ -159,6 +162,7 @@ class SqliteMetadataStore(MetadataStore):
         self._write(lambda c: [c.execute(statement) for statement in _SCHEMA], sweep=False)
 
     def _retry_locked(self, action: Callable[[], T]) -> T:
+        backoff = Backoff(LOCKED_RETRY_INITIAL_S, LOCKED_RETRY_MAX_S)
         for attempt in range(LOCKED_RETRIES):
             try:
                 return action()
@@ -166,7 +170,7 @@ class SqliteMetadataStore(MetadataStore):
                 if not _is_locked(error) or attempt == LOCKED_RETRIES - 1:
                     raise StoreUnavailableError(f"sqlite {self.path}: {error}") from error
                 log.warning("sqlite_locked_retry", path=str(self.path), attempt=attempt)
-                time.sleep(0.01 * (2**attempt))
+                time.sleep(backoff.next_delay())
         raise AssertionError("unreachable")
 
     def _write(self, body: Callable[[sqlite3.Connection], T], sweep: bool = True) -> T:

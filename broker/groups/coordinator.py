@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, TypeVar
 import structlog
 
 from broker.acks import Acks
+from broker.backoff import Backoff
 from broker.errors import InvalidRequest, TopicAlreadyExists
 from broker.errors.groups import (
     CoordinatorLoadInProgress,
@@ -72,6 +73,8 @@ OFFSETS_TOPIC_CONFIGS = {
 """Compacted, never deleted by age or size, whatever the broker's topic defaults (``check_internal_configs``)."""
 COMMIT_TIMEOUT_MS = 5000
 ROUTE_WAIT_S = 5.0
+ROUTE_RETRY_INITIAL_S = 0.05
+ROUTE_RETRY_MAX_S = 0.4
 EXPIRY_CHECK_INTERVAL_S = 0.1
 LAG_METRICS_INTERVAL_S = 5.0
 REPLAY_READ_BYTES = 1024 * 1024
@@ -218,6 +221,7 @@ class GroupCoordinator:
         await self.ensure_offsets_topic()
         partition_id = partition_for_group(group_id, self.host.partition_count(OFFSETS_TOPIC))
         deadline = time.monotonic() + ROUTE_WAIT_S
+        backoff = Backoff(ROUTE_RETRY_INITIAL_S, ROUTE_RETRY_MAX_S)
         while True:
             record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
             shard = self.shards.get(partition_id)
@@ -239,7 +243,7 @@ class GroupCoordinator:
                 if shard is not None:
                     raise CoordinatorLoadInProgress(f"the coordinator of group {group_id!r} is still loading")
                 raise CoordinatorNotAvailable(f"no coordinator for group {group_id!r} right now; retry shortly")
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(backoff.next_delay())
 
     # ------------------------------------------------------------ membership
 

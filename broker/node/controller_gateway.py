@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from broker.backoff import Backoff
 from broker.cluster.controller import Controller
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PRODUCER_ID_KEY, TopicRecord
@@ -30,6 +31,8 @@ from broker.topics import cluster_defaults
 from broker.topics.policy import check_min_insync_replicas
 
 METADATA_PROPAGATION_TIMEOUT_S = 10.0
+CONTROLLER_RETRY_INITIAL_S = 0.05
+CONTROLLER_RETRY_MAX_S = 0.5
 
 LocalCall = Callable[[Controller], Awaitable[Any]]
 """A call to run on this broker's controller, when it is the active one; a dict it returns is the answer."""
@@ -57,6 +60,7 @@ class ControllerGateway:
     async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
         """Run ``local_call`` if this broker is the controller, else forward to the controller."""
         deadline = asyncio.get_running_loop().time() + METADATA_PROPAGATION_TIMEOUT_S
+        backoff = Backoff(CONTROLLER_RETRY_INITIAL_S, CONTROLLER_RETRY_MAX_S)
         while True:
             if self.controller.is_active:
                 return await local_call(self.controller) or {}
@@ -68,7 +72,7 @@ class ControllerGateway:
                     pass
             if asyncio.get_running_loop().time() > deadline:
                 raise ServiceUnavailable("no controller is available right now; retry shortly")
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(backoff.next_delay())
 
     # ------------------------------------------------------------ on the controller
 

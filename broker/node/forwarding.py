@@ -19,13 +19,15 @@ from typing import TypeVar
 import aiohttp
 
 from broker.acks import Acks
+from broker.backoff import Backoff
 from broker.error_table import decode_error_body
 from broker.errors import LeaderNotAvailable, NotLeaderOrFollower, ServiceUnavailable
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 LEADERSHIP_SETTLE_S = 3.0
 """How long a forwarded JSON read waits for a moving leadership before answering its error."""
-LEADERSHIP_RETRY_S = 0.1
+LEADERSHIP_RETRY_INITIAL_S = 0.05
+LEADERSHIP_RETRY_MAX_S = 0.4
 
 T = TypeVar("T")
 
@@ -40,13 +42,15 @@ async def retry_while_leadership_moves(call: Callable[[], Awaitable[T]], settle_
     outcome is unknown could append it twice. After ``settle_s`` the error stands.
     """
     deadline = asyncio.get_running_loop().time() + settle_s
+    backoff = Backoff(LEADERSHIP_RETRY_INITIAL_S, LEADERSHIP_RETRY_MAX_S)
     while True:
         try:
             return await call()
         except (NotLeaderOrFollower, LeaderNotAvailable):
-            if asyncio.get_running_loop().time() + LEADERSHIP_RETRY_S > deadline:
+            delay = backoff.next_delay()
+            if asyncio.get_running_loop().time() + delay > deadline:
                 raise
-            await asyncio.sleep(LEADERSHIP_RETRY_S)
+            await asyncio.sleep(delay)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 import aiohttp
 import structlog
 
+from broker.backoff import Backoff
 from broker.errors import HighwaterError
 from broker.replica_io import trace
 from broker.replica_io.partition import Partition
@@ -43,7 +44,10 @@ from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
 
-FETCH_BACKOFF_S = 0.25
+FETCH_BACKOFF_INITIAL_S = 0.05
+FETCH_BACKOFF_MAX_S = 0.25
+"""A failed fetch, or an answer with partition errors, waits before the next: 50 ms, then
+doubling to 250 ms while failures go on; an answer that applied cleanly starts again at 50 ms."""
 
 LeaderUrl = Callable[[int], "str | None"]
 
@@ -74,6 +78,7 @@ class ReplicaFetcher:
         self._fields: dict[tuple[str, int], tuple[Partition, FetchRequestFields]] = {}
         self._stale: set[tuple[str, int]] = set()
         self._changed = asyncio.Event()
+        self._backoff = Backoff(FETCH_BACKOFF_INITIAL_S, FETCH_BACKOFF_MAX_S)
         self._task = asyncio.create_task(self._run(), name=f"replica-fetcher-{leader_id}")
 
     def add(self, partition: Partition) -> None:
@@ -127,7 +132,7 @@ class ReplicaFetcher:
             except (TimeoutError, aiohttp.ClientError, OSError, HighwaterError) as error:
                 self._session.reset()
                 log.warning("replica_fetch.failed", leader_id=self.leader_id, url=url, error=str(error))
-                await asyncio.sleep(FETCH_BACKOFF_S)
+                await asyncio.sleep(self._backoff.next_delay())
                 continue
             self._session.on_answered(response.session_id, response.session_error)
             if response.session_error:
@@ -142,7 +147,9 @@ class ReplicaFetcher:
             answered = self._answered(response.partitions)
             self._stale.update((partition.topic, partition.partition) for (partition, _), _ in answered)
             if await apply_responses(self.leader_id, answered):
-                await asyncio.sleep(FETCH_BACKOFF_S)
+                await asyncio.sleep(self._backoff.next_delay())
+            else:
+                self._backoff.reset()
 
     def _answered(
         self, responses: list[FetchPartitionResponse]
