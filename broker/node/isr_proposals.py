@@ -1,8 +1,9 @@
 """A leader's ISR changes, written to the metadata store (Kafka's AlterPartition).
 
-Invariant: a proposal is written only as a compare-and-set on the partition record
-it was based on, so a deposed leader or a stale proposal can never overwrite a newer
-record; every refusal, store failures included, is answered ``None``.
+Invariant: a proposal is written only as a compare-and-set on the partition record it
+was checked against (``broker.replication.isr_change``, the rule the simulation runs
+too), so a deposed leader or a stale proposal can never overwrite a newer record; every
+refusal, store failures included, is answered ``None``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import structlog
 from broker.cluster.records import PartitionRecord, broker_key, partition_key
 from broker.cluster.store import MetadataStore
 from broker.replication.actions import ProposeIsr
-from broker.replication.broker_epoch import stale_joiners
+from broker.replication.isr_change import isr_change_refusal, with_isr_change
 
 log = structlog.get_logger(__name__)
 
@@ -20,26 +21,31 @@ log = structlog.get_logger(__name__)
 async def propose_isr(store: MetadataStore, proposal: ProposeIsr) -> PartitionRecord | None:
     """KIP-497 AlterPartition as a compare-and-set on the partition record.
 
-    Refused (None) unless the stored record still has this leader, its leader
-    epoch and the partition epoch the proposal was based on.
+    The registrations are read from the store, not the broker's view, which may lag a
+    restart; the record is written only if no other write reached it since it was read.
     """
     key = partition_key(proposal.topic, proposal.partition)
     try:
-        if not await _joiners_registered(store, proposal):
-            return None
         current = await store.get(key)
         if current is None:
             return None
         record = PartitionRecord.model_validate_json(current.value)
-        if (record.leader, record.leader_epoch, record.partition_epoch) != (
-            proposal.leader_id,
-            proposal.leader_epoch,
-            proposal.partition_epoch,
-        ):
+        registered = await _registrations(store, proposal.new_isr)
+        refusal = isr_change_refusal(record, proposal, registered)
+        if refusal is not None:
+            log.warning(
+                "isr_change.refused",
+                topic=proposal.topic,
+                partition=proposal.partition,
+                leader_epoch=proposal.leader_epoch,
+                partition_epoch=proposal.partition_epoch,
+                new_isr=list(proposal.new_isr),
+                joining_broker_epochs=dict(proposal.joining_broker_epochs),
+                registered_broker_epochs=registered,
+                reason=refusal,
+            )
             return None
-        updated = record.model_copy(
-            update={"isr": list(proposal.new_isr), "partition_epoch": record.partition_epoch + 1}
-        )
+        updated = with_isr_change(record, proposal)
         if await store.put_if(key, updated.model_dump_json().encode(), current.mod_revision) is None:
             return None
         return updated
@@ -48,25 +54,11 @@ async def propose_isr(store: MetadataStore, proposal: ProposeIsr) -> PartitionRe
         return None
 
 
-async def _joiners_registered(store: MetadataStore, proposal: ProposeIsr) -> bool:
-    """KIP-903 on the ISR write: every replica an expansion adds must still be registered
-    with the broker epoch whose fetches qualified it (read from the store, not the view,
-    which may lag a restart)."""
+async def _registrations(store: MetadataStore, broker_ids: tuple[int, ...]) -> dict[int, int]:
+    """Broker id -> broker epoch (its registration's revision) of each of ``broker_ids`` that is registered."""
     registered = {}
-    for broker_id, _ in proposal.joining_broker_epochs:
+    for broker_id in broker_ids:
         registration = await store.get(broker_key(broker_id))
         if registration is not None:
             registered[broker_id] = registration.mod_revision
-    stale = stale_joiners(proposal.joining_broker_epochs, registered)
-    if stale:
-        log.warning(
-            "isr_change.ineligible_replica",
-            topic=proposal.topic,
-            partition=proposal.partition,
-            leader_epoch=proposal.leader_epoch,
-            partition_epoch=proposal.partition_epoch,
-            joining_broker_epochs=dict(proposal.joining_broker_epochs),
-            registered_broker_epochs=registered,
-            stale=stale,
-        )
-    return not stale
+    return registered

@@ -33,7 +33,8 @@ from typing import Any
 from broker.cluster.election import reconcile
 from broker.cluster.records import PartitionRecord
 from broker.replication import ProposeIsr
-from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, stale_joiners
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
+from broker.replication.isr_change import isr_change_refusal, with_isr_change
 from broker.storage.log_config import FLUSH_FSYNC
 
 CONTROLLER = 0
@@ -198,18 +199,10 @@ class SimController:
     def alter_isr(self, proposal: ProposeIsr) -> PartitionRecord | None:
         """Compare-and-set an ISR change; refuse stale epochs, dead members (KIP-497/841) and
         joining replicas whose incarnation is no longer the registered one (KIP-903)."""
-        record = self.record
-        if (
-            proposal.leader_id != record.leader
-            or proposal.leader_epoch != record.leader_epoch
-            or proposal.partition_epoch != record.partition_epoch
-            or not set(proposal.new_isr) <= self.live
-            or stale_joiners(proposal.joining_broker_epochs, {b: self.incarnations[b] for b in self.live})
-        ):
+        registered = {broker_id: self.incarnations[broker_id] for broker_id in self.live}
+        if isr_change_refusal(self.record, proposal, registered) is not None:
             return None
-        self._set(
-            record.model_copy(update={"isr": list(proposal.new_isr), "partition_epoch": record.partition_epoch + 1})
-        )
+        self._set(with_isr_change(self.record, proposal))
         return self.record
 
     def _set(self, record: PartitionRecord) -> None:
