@@ -70,9 +70,10 @@ class ControllerGateway:
                     return await self.forwarder.json_call(method, f"{url}/internal/controller/{path}", body)
                 except (NotController, ServiceUnavailable):
                     pass
-            if asyncio.get_running_loop().time() > deadline:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
                 raise ServiceUnavailable("no controller is available right now; retry shortly")
-            await asyncio.sleep(backoff.next_delay())
+            await asyncio.sleep(min(backoff.next_delay(), remaining))
 
     # ------------------------------------------------------------ on the controller
 

@@ -47,10 +47,10 @@ async def retry_while_leadership_moves(call: Callable[[], Awaitable[T]], settle_
         try:
             return await call()
         except (NotLeaderOrFollower, LeaderNotAvailable):
-            delay = backoff.next_delay()
-            if asyncio.get_running_loop().time() + delay > deadline:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
                 raise
-            await asyncio.sleep(delay)
+            await asyncio.sleep(min(backoff.next_delay(), remaining))
 
 
 @dataclass(frozen=True, slots=True)
