@@ -299,11 +299,11 @@ class Partition:
                 leader_epoch=leader_epoch,
                 start_ns=start_ns,
             )
-            self._perform(self.core.on_appended(leader_epoch, self.log.log_end_offset, now_ms()))
+            ready = self.core.on_appended(leader_epoch, self.log.log_end_offset, now_ms(), acks_all=acks_all)
+            self._perform(ready)
         self.appended.notify()
         if acks_all:
-            if self.core.flush_before_acknowledging():
-                self.core.on_flush_started()
+            if ready.flush_before_acknowledging:
                 trace("leader.fsync_start", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
                 try:
                     await self._flusher.flush(self.log)

@@ -13,6 +13,9 @@ one — performs its parts in this order:
    ``start_flush`` (a leader under the ``fsync`` policy whose HW waits only for its own
    unflushed tail): start a group-committed fsync without waiting for it, and report
    the offset it made durable with ``PartitionReplica.on_flushed``;
+   ``flush_before_acknowledging`` (only from ``on_appended`` of an acks=all produce,
+   under the ``fsync`` policy): the produce request that appended awaits an fsync
+   before it waits for the followers, and reports it with ``on_flushed`` too;
 4. ``completions``: answer these acks=all produces (an error or success);
 5. ``propose_isr``: send this ISR change to the controller as a compare-and-set and
    report the answer with ``PartitionReplica.on_isr_result``;
@@ -36,6 +39,7 @@ class Ready:
     log_actions: tuple[FollowerAction, ...] = ()
     flush: bool = False
     start_flush: bool = False
+    flush_before_acknowledging: bool = False
     completions: tuple[ProduceCompletion, ...] = ()
     propose_isr: ProposeIsr | None = None
     high_watermark_moved: bool = False

@@ -86,7 +86,7 @@ class PartitionReplica:
         self._purgatory = DelayedProducePurgatory(topic, partition)
         self._next_isr_check_ms = 0
         self._flushes_in_flight = 0
-        """fsyncs started (``Ready.start_flush`` or ``on_flush_started``) and not reported yet."""
+        """fsyncs asked for (``Ready.start_flush``, ``Ready.flush_before_acknowledging``) and not reported yet."""
         self.isr_in_flight: ProposeIsr | None = None
         """The ISR change sent to the controller and not answered yet (at most one)."""
         self.fenced = False
@@ -274,38 +274,29 @@ class PartitionReplica:
             return self._not_leader()
         return self.leader_state.check_produce_admission() if acks_all else None
 
-    def on_appended(self, leader_epoch: int, log_end_offset: int, now_ms: int) -> Ready:
-        """The leader appended up to ``log_end_offset`` under ``leader_epoch``.
+    def on_appended(self, leader_epoch: int, log_end_offset: int, now_ms: int, *, acks_all: bool = False) -> Ready:
+        """The leader appended up to ``log_end_offset`` under ``leader_epoch``, for an acks=all produce or not.
 
         An append that outlived its leadership (the epoch changed while it was written)
         moves nothing: the new role's state was built from the log as it was then.
-        """
-        if self.leader_state is None or self.leader_state.leader_epoch != leader_epoch:
-            return NOTHING
-        return self._after_hw_update(self.leader_state.on_leader_append(log_end_offset, now_ms), now_ms)
-
-    def flush_before_acknowledging(self) -> bool:
-        """Whether an acks=all answer waits for the appended bytes to be fsynced.
-
-        The driver reports that fsync with ``on_flushed`` too: it is what lets the HW
-        pass the batch on this leader.
-        """
-        return self._fsync
-
-    def on_flush_started(self) -> None:
-        """The driver began an fsync of its own (an acks=all producer's), to be reported
-        with ``on_flushed`` whatever happens to it.
-
-        While one is in flight the core asks for none: that fsync raises the flushed
+        Under the ``fsync`` policy an acks=all answer waits for its bytes to be fsynced
+        (``Ready.flush_before_acknowledging``): that fsync is counted in flight from here,
+        so the core asks for no other (``start_flush``) meanwhile: it raises the flushed
         offset soon, and a second one queued behind it would only cost the producers
         waiting for the next group commit.
         """
-        self._flushes_in_flight += 1
+        if self.leader_state is None or self.leader_state.leader_epoch != leader_epoch:
+            return NOTHING
+        flush_first = acks_all and self._fsync
+        if flush_first:
+            self._flushes_in_flight += 1
+        ready = self._after_hw_update(self.leader_state.on_leader_append(log_end_offset, now_ms), now_ms)
+        return dataclasses.replace(ready, flush_before_acknowledging=True) if flush_first else ready
 
     def on_flushed(self, flushed_offset: int, now_ms: int) -> Ready:
         """An fsync of the local log completed; everything below ``flushed_offset`` is durable.
 
-        Answers ``Ready.start_flush`` and ``on_flush_started`` alike. Under the
+        Answers ``Ready.start_flush`` and ``Ready.flush_before_acknowledging`` alike. Under the
         ``fsync`` policy a leader's HW may rise to it, and a new fsync is asked for
         when appends made since still hold the HW back. A driver whose fsync failed
         reports the log's recovery point all the same (it did not move), so the core

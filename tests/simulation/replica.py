@@ -219,12 +219,12 @@ class SimBroker:
         now_ms = self.hooks.now_ms()
         leader_epoch = self.core.leader_epoch
         info = self.disk.append_as_leader(batch, leader_epoch, now_ms)
-        self._perform(self.core.on_appended(leader_epoch, self.disk.opened_log.log_end_offset, now_ms))
+        ready = self.core.on_appended(leader_epoch, self.disk.opened_log.log_end_offset, now_ms, acks_all=acks_all)
+        self._perform(ready)
         self._answer_parked_fetches(force=False)
         if not acks_all:
             return info.base_offset, None
-        if self.core.flush_before_acknowledging():
-            self.core.on_flush_started()
+        if ready.flush_before_acknowledging:
             self.disk.flush()
             self._perform(self.core.on_flushed(self.disk.opened_log.recovery_point, now_ms))
         return info.base_offset, info.last_offset + 1

@@ -97,8 +97,8 @@ def test_an_acks_all_produce_is_answered_when_the_followers_fetch_past_it():
     _lead(replica, log)
     assert replica.admit_produce(acks_all=True) is None
     log.log_end_offset = 3
-    assert replica.on_appended(5, 3, now_ms=10).completions == ()
-    assert replica.flush_before_acknowledging()
+    appended = replica.on_appended(5, 3, now_ms=10, acks_all=True)
+    assert appended.completions == () and appended.flush_before_acknowledging
     assert replica.on_flushed(3, now_ms=15) is NOTHING, "the driver reports the acks=all fsync"
     waiting = replica.await_replication("p1", required_offset=3, deadline_ms=1_000)
     assert waiting.completions == () and waiting.next_deadline_ms == 1_000
@@ -205,7 +205,6 @@ def test_a_follower_appends_what_it_fetched_and_flushes_only_under_fsync():
         ready = replica.on_fetch_response(sent, response, log.view())
         assert [type(action) for action in ready.log_actions] == [AppendRecords, UpdateFollowerOffsets]
         assert ready.flush is fsync
-        assert replica.flush_before_acknowledging() is fsync
 
 
 def test_under_fsync_a_leader_asks_for_one_flush_when_only_its_own_tail_holds_the_hw_back():
@@ -214,7 +213,9 @@ def test_under_fsync_a_leader_asks_for_one_flush_when_only_its_own_tail_holds_th
     replica, log = _replica()
     _lead(replica, log)
     log.log_end_offset = 3
-    assert not replica.on_appended(5, 3, now_ms=10).start_flush, "no follower holds them yet"
+    appended = replica.on_appended(5, 3, now_ms=10)
+    assert not appended.start_flush, "no follower holds them yet"
+    assert not appended.flush_before_acknowledging, "an acks=1 answer waits for no fsync"
     waiting = replica.await_replication("p1", required_offset=3, deadline_ms=1_000)
     assert waiting.completions == ()
     _, ready = _follower_fetch(replica, log, 2, 3, now_ms=20)
@@ -241,8 +242,7 @@ def test_no_flush_is_asked_for_while_an_acks_all_producers_fsync_is_in_flight():
     replica, log = _replica()
     _lead(replica, log)
     log.log_end_offset = 3
-    replica.on_appended(5, 3, now_ms=10)
-    replica.on_flush_started()
+    assert replica.on_appended(5, 3, now_ms=10, acks_all=True).flush_before_acknowledging
     _follower_fetch(replica, log, 2, 3, now_ms=20)
     _, ready = _follower_fetch(replica, log, 3, 3, now_ms=30)
     assert not ready.start_flush and replica.high_watermark == 0
@@ -363,7 +363,6 @@ def test_switching_to_fsync_holds_later_rises_until_the_leaders_own_flush():
     replica.on_appended(5, 6, now_ms=4)
     switched = replica.apply_topic_config(2, True, log.view(), now_ms=5)
     assert not switched.start_flush and not switched.high_watermark_moved, "no follower holds offsets 3..5 yet"
-    assert replica.flush_before_acknowledging()
     _follower_fetch(replica, log, 2, 6, now_ms=6)
     _, ready = _follower_fetch(replica, log, 3, 6, now_ms=7)
     assert ready.start_flush and replica.high_watermark == 3, "only the leader's unflushed tail holds it back"
@@ -371,20 +370,24 @@ def test_switching_to_fsync_holds_later_rises_until_the_leaders_own_flush():
     assert not again.start_flush, "one flush at a time"
     flushed = replica.on_flushed(6, now_ms=9)
     assert flushed.high_watermark_moved and replica.high_watermark == 6
+    log.log_end_offset = 7
+    assert replica.on_appended(5, 7, now_ms=10, acks_all=True).flush_before_acknowledging, (
+        "fsync before an acks=all answer"
+    )
 
 
 def test_switching_away_from_fsync_lets_the_hw_count_the_leaders_log_end():
     replica, log = _replica(fsync=True)
     _lead(replica, log)
     log.log_end_offset = 3
-    replica.on_appended(5, 3, now_ms=1)
-    replica.on_flush_started()
+    assert replica.on_appended(5, 3, now_ms=1, acks_all=True).flush_before_acknowledging
     _follower_fetch(replica, log, 2, 3, now_ms=2)
     _follower_fetch(replica, log, 3, 3, now_ms=3)
     assert replica.high_watermark == 0
     released = replica.apply_topic_config(2, False, log.view(), now_ms=4)
     assert released.high_watermark_moved and replica.high_watermark == 3
-    assert not replica.flush_before_acknowledging()
+    log.log_end_offset = 4
+    assert not replica.on_appended(5, 4, now_ms=5, acks_all=True).flush_before_acknowledging
 
 
 def test_a_follower_takes_the_flush_policy_for_its_next_fetch_only():
