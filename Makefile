@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run lint test chaos fuzz etcd kcat chromium clean
+.PHONY: run lint test chaos fuzz sim etcd kcat chromium clean
 
 # setuptools explains editable installs in a banner on every install, and pip warns about every index
 # location this machine names but lacks (-qq keeps errors only): the one line per step says enough.
@@ -79,6 +79,13 @@ DURATION ?= 600
 chaos: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests/chaos -p no:cacheprovider -s --chaos-seed $(or $(SEED),random) \
 		--chaos-duration-s $(DURATION) --timeout $$(( $(DURATION) * 2 + 600 ))
+
+# The seeded simulation, long: make sim SEEDS=50 STEPS=20000 (random seeds; a failure prints its replay).
+SEEDS ?= 20
+STEPS ?= 10000
+sim: $(VENV)/.installed-test
+	$(BIN)/python -m pytest tests/simulation -p no:cacheprovider -s -q -k test_replicas_never_diverge \
+		--seeds $(SEEDS) --steps $(STEPS) --timeout $$(( $(STEPS) / 10 + 300 ))
 
 # The fuzz tier alone, long: make fuzz EXAMPLES=200 (schemathesis examples per API operation).
 EXAMPLES ?= 200

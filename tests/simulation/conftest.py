@@ -1,6 +1,7 @@
-"""Options of the seeded simulation: ``--seed`` (an int, or ``random``) and ``--steps``.
+"""Options of the seeded simulation: ``--seed`` (an int, or ``random``), ``--seeds N`` and ``--steps``.
 
-Without them CI runs a fixed set of seeds for a few hundred steps each.
+Without them CI runs a fixed set of seeds for a thousand steps each; ``--seeds N`` draws
+N seeds at random (``make sim SEEDS=N``), each printed with what its run did.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ CI_STEPS = 1_000
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("simulation")
     group.addoption("--seed", default=None, help="simulation seed: an integer, or 'random'")
+    group.addoption("--seeds", default=None, type=int, help="this many random simulation seeds")
     group.addoption("--steps", default=None, type=int, help=f"simulation steps per seed (default {CI_STEPS})")
 
 
@@ -27,7 +29,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "seed" not in metafunc.fixturenames:
         return
     option = metafunc.config.getoption("seed", default=None)
-    if option is None:
+    count = metafunc.config.getoption("seeds", default=None)
+    if count is not None:
+        seeds = [random.SystemRandom().randrange(2**32) for _ in range(count)]
+    elif option is None:
         seeds = list(CI_SEEDS)
     elif option == "random":
         seeds = [random.SystemRandom().randrange(2**32)]

@@ -85,10 +85,20 @@ class Stats:
     records_read: int = 0
     crashes: int = 0
     power_losses: int = 0
+    pauses: int = 0
+    link_cuts: int = 0
+    clock_jumps: int = 0
     leader_changes: int = 0
     messages_lost: int = 0
     stale_fetches_refused: int = 0
     """Fetches from a dead incarnation (delayed past a restart) the leaders refused (KIP-903)."""
+    invariant_checks: int = 0
+    """Times every invariant was checked: after each step, and after each round of healing."""
+
+    @property
+    def faults(self) -> int:
+        """Faults injected: crashes (power losses among them), pauses, cut links, clock jumps."""
+        return self.crashes + self.pauses + self.link_cuts + self.clock_jumps
 
 
 class Simulation:
@@ -225,6 +235,7 @@ class Simulation:
                 broker.tick(self.now_ms)
 
     def _jump_clock(self) -> None:
+        self.stats.clock_jumps += 1
         jump_ms = self.config.replica_lag_time_max_ms + self.rng.randint(1, self.config.replica_lag_time_max_ms)
         self.trace(f"clock jumps {jump_ms} ms")
         self._tick(jump_ms)
@@ -381,6 +392,7 @@ class Simulation:
         if running:
             broker = self.rng.choice(running)
             broker.paused = True
+            self.stats.pauses += 1
             self.trace(f"b{broker.broker_id} paused")
 
     def _resume(self) -> None:
@@ -396,6 +408,7 @@ class Simulation:
         others = [node for node in [CONTROLLER, *self.brokers] if node != broker_id]
         cut = self.rng.sample(others, self.rng.randint(1, len(others)))
         self.network.cut_links.update(frozenset((broker_id, node)) for node in cut)
+        self.stats.link_cuts += 1
         self.trace(f"b{broker_id} cut off from {sorted(cut)}")
 
     def _heal_link(self) -> None:
@@ -407,6 +420,7 @@ class Simulation:
     # ------------------------------------------------------------------ checks
 
     def check(self) -> None:
+        self.stats.invariant_checks += 1
         records = self.controller.history
         check_records(records[max(0, self._records_checked - 1) :])
         self._records_checked = len(records)
