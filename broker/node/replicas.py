@@ -27,6 +27,7 @@ from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.cluster.store import MetadataStore
 from broker.node.isr_proposals import propose_isr
 from broker.replica_io.fetch_handler import serve_replica_fetch
+from broker.replica_io.fetch_transport import HttpFetchTransport
 from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition, now_ms
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
@@ -70,8 +71,7 @@ class ReplicaManager:
         self.fetchers = ReplicaFetcherManager(
             local_broker_id=self.node_id,
             broker_epoch=lambda: self.membership.broker_epoch,
-            leader_url=self.view.inter_broker_url,
-            session=self.session,
+            transport=HttpFetchTransport(self.session, self.view.inter_broker_url),
             max_wait_ms=settings.replica_fetch_wait_max_ms,
             max_bytes=settings.replica_fetch_max_bytes,
         )

@@ -6,7 +6,8 @@ fetch offset, the latest epoch in its own epoch cache and the leader epoch it
 believes current. The pure ``PartitionReplica`` decides what each partition fetches
 and turns each answer into actions (append, truncate, restart at the leader's log
 start, adopt the leader's HW) that the ``Partition`` performs under its log lock;
-this loop only carries the bytes.
+this loop only carries the bytes, through a ``FetchTransport`` (``fetch_transport``: HTTP
+in the broker, whatever a test or a simulation gives it).
 
 A partition whose fetch was fenced is left out of the loop until a newer partition
 record reaches it (the core's ``fenced``).
@@ -22,23 +23,18 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
-import aiohttp
 import structlog
 
 from broker.backoff import Backoff
 from broker.errors import HighwaterError
-from broker.replica_io import trace
+from broker.replica_io.fetch_transport import FetchTransport, FetchTransportError
 from broker.replica_io.partition import Partition
 from broker.replication import FetchRequestFields, PartitionFetchResponse, fetched_last_offset
 from broker.replication.fetch_session import FollowerSession, SessionRequest
 from broker.replication.fetch_wire import (
-    CONTENT_TYPE,
     FetchPartition,
     FetchPartitionResponse,
     FetchRequest,
-    FetchResponse,
-    decode_response,
-    encode_request,
 )
 from broker.waiting import wait_event
 
@@ -48,8 +44,6 @@ FETCH_BACKOFF_INITIAL_S = 0.05
 FETCH_BACKOFF_MAX_S = 0.25
 """A failed fetch, or an answer with partition errors, waits before the next: 50 ms, then
 doubling to 250 ms while failures go on; an answer that applied cleanly starts again at 50 ms."""
-
-LeaderUrl = Callable[[int], "str | None"]
 
 
 class ReplicaFetcher:
@@ -61,16 +55,14 @@ class ReplicaFetcher:
         leader_id: int,
         local_broker_id: int,
         broker_epoch: Callable[[], int],
-        leader_url: LeaderUrl,
-        session: aiohttp.ClientSession,
+        transport: FetchTransport,
         max_wait_ms: int,
         max_bytes: int,
     ) -> None:
         self.leader_id = leader_id
         self._local_broker_id = local_broker_id
         self._broker_epoch = broker_epoch
-        self._leader_url = leader_url
-        self._session_http = session
+        self._transport = transport
         self._session = FollowerSession()
         self._max_wait_ms = max_wait_ms
         self._max_bytes = max_bytes
@@ -121,17 +113,16 @@ class ReplicaFetcher:
     async def _run(self) -> None:
         while True:
             fetchable = await self._fetchable()
-            url = self._leader_url(self.leader_id)
-            if not fetchable or url is None:
+            if not fetchable or not self._transport.reachable(self.leader_id):
                 self._changed.clear()
                 await wait_event(self._changed, 1.0)
                 continue
             request = self._session.build(_wire_partition(p, fields) for p, fields in fetchable)
             try:
-                response = await self._fetch(url, request)
-            except (TimeoutError, aiohttp.ClientError, OSError, HighwaterError) as error:
+                response = await self._transport.send(self.leader_id, self._request(request))
+            except FetchTransportError as error:
                 self._session.reset()
-                log.warning("replica_fetch.failed", leader_id=self.leader_id, url=url, error=str(error))
+                log.warning("replica_fetch.failed", leader_id=self.leader_id, error=str(error))
                 await asyncio.sleep(self._backoff.next_delay())
                 continue
             self._session.on_answered(response.session_id, response.session_error)
@@ -161,8 +152,8 @@ class ReplicaFetcher:
         fields = self._fields
         return [(sent, r) for r in responses if (sent := fields.get((r.topic, r.partition))) is not None]
 
-    async def _fetch(self, url: str, session_request: SessionRequest) -> FetchResponse:
-        request = FetchRequest(
+    def _request(self, session_request: SessionRequest) -> FetchRequest:
+        return FetchRequest(
             replica_id=self._local_broker_id,
             broker_epoch=self._broker_epoch(),
             max_wait_ms=self._max_wait_ms,
@@ -172,30 +163,6 @@ class ReplicaFetcher:
             session_epoch=session_request.session_epoch,
             forgotten=session_request.forgotten,
         )
-        timeout = aiohttp.ClientTimeout(total=self._max_wait_ms / 1000 + 10)
-        if trace.enabled():
-            for fp in request.partitions:
-                trace.trace(
-                    "follower.fetch_sent",
-                    topic=fp.topic,
-                    partition=fp.partition,
-                    offset=fp.fetch_offset - 1,
-                    leader_epoch=fp.current_leader_epoch,
-                )
-        async with self._session_http.post(
-            f"{url}/internal/fetch",
-            data=encode_request(request),
-            headers={"Content-Type": CONTENT_TYPE},
-            timeout=timeout,
-        ) as reply:
-            body = await reply.read()
-            if reply.status != 200:
-                raise aiohttp.ClientResponseError(
-                    reply.request_info, (), status=reply.status, message=body[:200].decode(errors="replace")
-                )
-        response = decode_response(body)
-        trace.trace_fetched("follower.fetch_received", response.partitions)
-        return response
 
 
 async def apply_responses(

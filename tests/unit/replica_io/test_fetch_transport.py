@@ -1,0 +1,104 @@
+"""The follower's fetch loop runs against any ``FetchTransport``: here the leader's own fetch handler, in process.
+
+``ReplicaFetcher`` only builds requests and applies answers; the transport carries them.
+With a transport that calls ``serve_replica_fetch`` on a real leader ``Partition``, the
+real loop copies the leader's log, fetch sessions included, with no HTTP in between;
+a transport that fails makes the loop start its session over and back off, then resume.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from broker.acks import Acks
+from broker.record.codec import encode_batch
+from broker.replica_io.fetch_handler import serve_replica_fetch
+from broker.replica_io.fetch_transport import FetchTransportError
+from broker.replica_io.fetcher import ReplicaFetcherManager
+from broker.replica_io.partition import Partition
+from broker.replication.fetch_session import LeaderSessions
+from broker.replication.fetch_wire import FetchRequest, FetchResponse
+from tests.support.waiting import wait_until_async
+from tests.unit.replica_io.disk_partition import TOPIC, leadership, partition_on_disk
+
+BROKER_EPOCH = 5
+
+
+class InProcessTransport:
+    """Delivers each fetch to the leader's handler directly; ``failures`` fetches fail first."""
+
+    def __init__(self, leader: Partition, failures: int = 0) -> None:
+        self.leader = leader
+        self.sessions = LeaderSessions(new_session_id=lambda: 77)
+        self.failures = failures
+        self.requests: list[FetchRequest] = []
+
+    def reachable(self, leader_id: int) -> bool:
+        return leader_id == self.leader.local_broker_id
+
+    async def send(self, leader_id: int, request: FetchRequest) -> FetchResponse:
+        self.requests.append(request)
+        if self.failures:
+            self.failures -= 1
+            raise FetchTransportError("the link is down")
+        return await serve_replica_fetch(
+            request,
+            lambda topic, partition: self.leader if (topic, partition) == (TOPIC, 0) else None,
+            lambda broker_id: BROKER_EPOCH,
+            self.sessions,
+        )
+
+
+def _pair(tmp_path: Path) -> tuple[Partition, Partition]:
+    leader = partition_on_disk(tmp_path / "leader", broker_id=1)
+    follower = partition_on_disk(tmp_path / "follower", broker_id=2)
+    for partition in (leader, follower):
+        partition.apply_record(leadership(1, replicas=(1, 2)), min_insync_replicas=1)
+    return leader, follower
+
+
+async def _copied(follower: Partition, log_end_offset: int) -> None:
+    async def reached() -> bool | None:
+        return follower.log_end_offset == log_end_offset or None
+
+    await wait_until_async(reached, f"the follower's log to reach {log_end_offset}")
+
+
+async def test_the_fetch_loop_copies_the_leaders_log_through_an_in_process_transport(tmp_path: Path) -> None:
+    leader, follower = _pair(tmp_path)
+    transport = InProcessTransport(leader)
+    fetchers = ReplicaFetcherManager(
+        local_broker_id=2, broker_epoch=lambda: BROKER_EPOCH, transport=transport, max_wait_ms=200, max_bytes=1 << 20
+    )
+    try:
+        fetchers.update(follower)
+        await leader.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ONE, timeout_ms=1_000)
+        await _copied(follower, 2)
+        await leader.append(encode_batch([(None, b"c")]), Acks.ONE, timeout_ms=1_000)
+        await _copied(follower, 3)
+        await _copied(follower, 3)
+
+        async def counted() -> bool | None:
+            return leader.high_watermark == 3 or None
+
+        await wait_until_async(counted, "the leader's HW to count the follower")
+    finally:
+        await fetchers.close()
+    assert transport.requests[0].session_epoch == 0, "the first fetch opens a session"
+    assert any(request.session_epoch > 0 for request in transport.requests), "later fetches are incremental"
+
+
+async def test_a_failing_transport_restarts_the_session_and_the_loop_resumes(tmp_path: Path) -> None:
+    leader, follower = _pair(tmp_path)
+    await leader.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
+    transport = InProcessTransport(leader, failures=2)
+    fetchers = ReplicaFetcherManager(
+        local_broker_id=2, broker_epoch=lambda: BROKER_EPOCH, transport=transport, max_wait_ms=200, max_bytes=1 << 20
+    )
+    try:
+        fetchers.update(follower)
+        await _copied(follower, 1)
+    finally:
+        await fetchers.close()
+    assert len(transport.requests) >= 3
+    assert all(request.session_epoch == 0 for request in transport.requests[:3]), "each failure starts a full fetch"
