@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.support.brokers import free_port, http_json
+from tests.support.brokers import free_port, http_json, standalone_serve_arguments
 from tests.support.launcher import REPO_ROOT, Launcher
 from tests.support.waiting import wait_until
 
@@ -25,21 +25,6 @@ STARTS = {
     "module": [sys.executable, "-m", "broker", "serve"],
     "script": [str(Path(sys.executable).with_name("highwater")), "serve"],
 }
-
-
-def serve_arguments(directory: Path, port: int) -> list[str]:
-    return [
-        "--node-id",
-        "1",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(directory / "data"),
-        "--metadata",
-        f"sqlite://{directory / 'metadata.db'}",
-    ]
 
 
 def wait_ready(port: int) -> None:
@@ -50,7 +35,7 @@ def start_cpu_s(command: list[str]) -> float:
     """User + system CPU of one broker: started, ready, stopped with SIGTERM."""
     port = free_port()
     process = subprocess.Popen(
-        [*command, *serve_arguments(Path(tempfile.mkdtemp()), port)],
+        [*command, *standalone_serve_arguments(Path(tempfile.mkdtemp()), port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "HIGHWATER_LOG_FORMAT": "json"},
@@ -66,7 +51,9 @@ def forked_start_cpu_s(launcher: Launcher) -> float:
     directory = Path(tempfile.mkdtemp())
     port = free_port()
     environment = {**os.environ, "HIGHWATER_LOG_FORMAT": "json"}
-    process = launcher.launch(["serve", *serve_arguments(directory, port)], environment, REPO_ROOT, directory / "log")
+    process = launcher.launch(
+        ["serve", *standalone_serve_arguments(directory, port)], environment, REPO_ROOT, directory / "log"
+    )
     wait_ready(port)
     process.send_signal(signal.SIGTERM)
     process.wait(20)

@@ -106,6 +106,22 @@ def http_json(
         return error.code, json.loads(raw) if raw else {}
 
 
+def standalone_serve_arguments(directory: Path, port: int) -> list[str]:
+    """``serve``'s flags for one broker alone, with its data and its sqlite store under ``directory``."""
+    return [
+        "--node-id",
+        "1",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(directory / "data"),
+        "--metadata",
+        f"sqlite://{directory / 'metadata.db'}",
+    ]
+
+
 @dataclass
 class BrokerProcess:
     node_id: int

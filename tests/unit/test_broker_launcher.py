@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.brokers import free_port, http_json
+from tests.support.brokers import free_port, http_json, standalone_serve_arguments
 from tests.support.launcher import REPO_ROOT, Launcher
 from tests.support.waiting import wait_until
 
@@ -23,19 +23,7 @@ def launcher() -> Iterator[Launcher]:
 
 
 def serve_argv(tmp_path: Path, port: int) -> list[str]:
-    return [
-        "serve",
-        "--node-id",
-        "1",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(tmp_path / "data"),
-        "--metadata",
-        f"sqlite://{tmp_path / 'metadata.db'}",
-    ]
+    return ["serve", *standalone_serve_arguments(tmp_path, port)]
 
 
 def environment(**extra: str) -> dict[str, str]:
