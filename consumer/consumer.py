@@ -41,10 +41,11 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Self
 
 from broker.client.groups import GroupClient
-from broker.client.http import ClusterClient, now_ms
+from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
 from broker.client.settings import build_settings
 from broker.client.types import TopicPartition
+from broker.clock import monotonic_ms
 from broker.errors import HighwaterError
 from config.client import ConsumerSettings
 from consumer.commits import AutoCommitter, OffsetCommitter
@@ -238,7 +239,7 @@ class Consumer:
         await self.start()
         limit = max_records or self.settings.max_poll_records
         only = set(partitions) if partitions else None
-        deadline_ms = now_ms() + timeout_ms
+        deadline_ms = monotonic_ms() + timeout_ms
         while True:
             self._fetcher.raise_error()
             if self._group_member is not None:
@@ -246,7 +247,7 @@ class Consumer:
             if self._unknown.suspected:
                 await self._unknown.check()
             records = self._fetcher.drain(limit, only)
-            remaining_ms = deadline_ms - now_ms()
+            remaining_ms = deadline_ms - monotonic_ms()
             if records or remaining_ms <= 0:
                 return records
             await self._fetcher.wait_for_data(remaining_ms / 1000)

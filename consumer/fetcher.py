@@ -28,9 +28,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from broker.client.http import ClusterClient, now_ms
+from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
+from broker.clock import monotonic_ms
 from broker.errors import (
     HighwaterError,
     LeaderNotAvailable,
@@ -190,7 +191,7 @@ class Fetcher:
 
     async def _leader_url(self, tp: TopicPartition) -> str:
         metadata = self._client.metadata
-        if metadata.needs_refresh(tp.topic, now_ms(), self._client.metadata_max_age_ms):
+        if metadata.needs_refresh(tp.topic, monotonic_ms(), self._client.metadata_max_age_ms):
             await self._client.refresh_topic(tp.topic)
         info = metadata.partition(tp)
         if info is None:

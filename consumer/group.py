@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from broker.client.groups import GroupClient
-from broker.client.http import now_ms
 from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
+from broker.clock import monotonic_ms
 from broker.errors import HighwaterError
 from broker.errors.groups import FencedMemberEpoch, UnknownMemberId
 from broker.waiting import wait_event
@@ -128,7 +128,7 @@ class GroupMember:
 
     async def _run(self) -> None:
         interval_ms = self._timings.heartbeat_interval_ms
-        last_answer_ms = now_ms()
+        last_answer_ms = monotonic_ms()
         while not self._stopping:
             self._wakeup.clear()
             try:
@@ -137,7 +137,7 @@ class GroupMember:
                 )
                 self._heartbeat_sent = True
                 answer = await self._groups.heartbeat(self.group_id, self.state.member_id, body)
-                last_answer_ms = now_ms()
+                last_answer_ms = monotonic_ms()
                 self.heartbeats_answered += 1
                 interval_ms = answer.heartbeat_interval_ms or interval_ms
                 changed = self.state.on_heartbeat(answer.member_epoch, answer.assignment) and await self._reconcile()
@@ -188,7 +188,7 @@ class GroupMember:
         log.warning("group_member_fenced %s reason=%s lost=%s", self._who, reason, _names(lost))
 
     def _on_error(self, error: HighwaterError, last_answer_ms: int) -> None:
-        silent_ms = now_ms() - last_answer_ms
+        silent_ms = monotonic_ms() - last_answer_ms
         log.debug("group_heartbeat_failed %s error=%s silent_ms=%d", self._who, error.name, silent_ms)
         if not error.retriable:
             if not self._errors:

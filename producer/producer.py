@@ -24,7 +24,6 @@ given and what is allowed (``broker.client.settings``).
 from __future__ import annotations
 
 import asyncio
-import time
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
@@ -33,10 +32,11 @@ from typing import Any, Literal, Self, overload
 
 from broker.acks import Acks
 from broker.client.errors import BufferExhausted, ProducerClosed
-from broker.client.http import ClusterClient, now_ms
+from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
 from broker.client.settings import build_settings
 from broker.client.types import ProduceAck, TopicPartition
+from broker.clock import monotonic_ms, wall_clock_ms
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
 from broker.partitioner import partition_for_key
 from broker.waiting import wait_event
@@ -214,7 +214,7 @@ class Producer:
             size_bytes = _FIXED_RECORD_BYTES + (0 if value is None else len(value)) + (0 if key is None else len(key))
         if size_bytes > self._max_record_bytes:
             self._check_size(size_bytes)
-        current_ms = now_ms()
+        current_ms = monotonic_ms()
         tp = self._fast_partition(topic, key, partition, current_ms) or await self._choose_partition(
             topic, key, partition
         )
@@ -225,14 +225,14 @@ class Producer:
             or (self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms))
         ):
             await self._wait_for_room(tp, size_bytes)
-            current_ms = now_ms()
+            current_ms = monotonic_ms()
         delivery = self._loop.create_future() if want_future else None
         flags = accumulator.append_record(
             tp,
             key,
             value,
             header_list,
-            int(time.time() * 1000) if timestamp is None else timestamp,
+            wall_clock_ms() if timestamp is None else timestamp,
             size_bytes,
             delivery,
             current_ms,
@@ -278,7 +278,7 @@ class Producer:
         largest = max(sizes)
         if largest > self._max_record_bytes:
             self._check_size(largest)
-        timestamp_ms = int(time.time() * 1000) if timestamp is None else timestamp
+        timestamp_ms = wall_clock_ms() if timestamp is None else timestamp
         for tp, indices in await self._route_many(topic, keys, partition, count):
             part_values, part_keys, part_headers, part_sizes = values, keys, headers, sizes
             if not isinstance(indices, range):
@@ -331,14 +331,14 @@ class Producer:
         count = len(values)
         start = 0
         while start < count:
-            current_ms = now_ms()
+            current_ms = monotonic_ms()
             if (
                 not accumulator.has_room(sizes[start])
                 or accumulator.buffered_bytes > self._queue_limit_bytes
                 or (self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms))
             ):
                 await self._wait_for_room(tp, sizes[start])
-                current_ms = now_ms()
+                current_ms = monotonic_ms()
             room = accumulator.room_bytes()
             cumulative = list(accumulate(sizes[start:]))
             stop = start + max(1, bisect_right(cumulative, room))
@@ -435,10 +435,10 @@ class Producer:
         the rate is measured from this producer's own traffic, and a window too small to fill
         the pipeline would measure (and so allow) ever less.
         """
-        deadline_ms = now_ms() + self.settings.max_block_ms
+        deadline_ms = monotonic_ms() + self.settings.max_block_ms
         accumulator = self._accumulator
         while True:
-            current_ms = now_ms()
+            current_ms = monotonic_ms()
             full = not accumulator.has_room(size_bytes)
             behind = accumulator.buffered_bytes > self._queue_limit_bytes
             late = self._max_queue_ms is not None and accumulator.queued_too_long(tp, current_ms, self._max_queue_ms)
@@ -464,7 +464,7 @@ class Producer:
         self._batch_done.set()
         if self._max_queue_ms is not None:
             rate = self._rate
-            if error is None and rate.acknowledged(batch.buffered_bytes, now_ms(), batch.created_ms):
+            if error is None and rate.acknowledged(batch.buffered_bytes, monotonic_ms(), batch.created_ms):
                 self._queue_limit_bytes = rate.limit_bytes(self._max_queue_ms, self._limit_floor_bytes)
             if self._accumulator.buffered_bytes == 0:
                 rate.idle()

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 
 from broker.acks import Acks
 from broker.client.errors import BrokerUnreachable, DeliveryTimedOut
-from broker.client.http import ClusterClient, now_ms
+from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
 from broker.client.types import ProduceAck, TopicPartition
+from broker.clock import monotonic_ms
 from broker.errors import (
     OUTCOME_UNKNOWN,
     HighwaterError,
@@ -122,7 +123,7 @@ class Sender:
     async def run(self) -> None:
         while not (self._stopping and not self._accumulator.has_unsent() and not self.busy()):
             self._wakeup.clear()
-            current_ms = now_ms()
+            current_ms = monotonic_ms()
             self._expire(current_ms)
             wait_ms = self._send_ready(current_ms)
             await wait_event(self._wakeup, IDLE_WAIT_S if wait_ms is None else wait_ms / 1000)
@@ -143,7 +144,7 @@ class Sender:
         on the loop, between awaits). What cannot go yet (no leader, a backoff, the in-flight limit,
         an identity renewal, stopping) is left to the sender task."""
         if not self._stopping and self._identity == IDENTITY_VALID:
-            self._send_partition(tp, now_ms(), True)
+            self._send_partition(tp, monotonic_ms(), True)
 
     def _send_ready(self, current_ms: int) -> int | None:
         """Send what may go now; how long until something else may (ms), or ``None``."""
@@ -246,7 +247,7 @@ class Sender:
         elif isinstance(error, (BrokerUnreachable, ServiceUnavailable)):
             self._client.metadata.mark_stale(tp.topic)
             self._refresh(tp.topic)
-        current_ms = now_ms()
+        current_ms = monotonic_ms()
         retriable = error.retriable or (isinstance(error, OutOfOrderSequence) and pipeline.follows_a_failure(batch))
         if retriable and current_ms < batch.deadline_ms:
             log.debug(

@@ -25,6 +25,7 @@ from typing import Self
 from broker.client.library_log import library_logger
 from broker.client.security import ClientSecurity
 from broker.client.unresponsive import UnresponsiveServers
+from broker.clock import monotonic_ms
 from spark_connector.http import BrokerAnswer, BrokerConnections, BrokerUnreachable
 
 log = library_logger(__name__)
@@ -33,10 +34,6 @@ RETRY_BACKOFF_S = 0.2
 UNRESPONSIVE_BACKOFF_MS = 30_000
 UNRESPONSIVE = UnresponsiveServers(UNRESPONSIVE_BACKOFF_MS)
 """Servers of this process's planning calls that recently gave no answer."""
-
-
-def _now_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 class MetadataError(RuntimeError):
@@ -78,11 +75,11 @@ class ClusterMetadata:
         deadline = time.monotonic() + self.retry_for_s
         while True:
             last_problem = "no server configured"
-            for server in UNRESPONSIVE.in_order(self.servers, _now_ms()):
+            for server in UNRESPONSIVE.in_order(self.servers, monotonic_ms()):
                 try:
                     answer = self._connections.get_json(server, path)
                 except BrokerUnreachable as error:
-                    UNRESPONSIVE.no_answer(server, _now_ms())
+                    UNRESPONSIVE.no_answer(server, monotonic_ms())
                     last_problem = str(error)
                     continue
                 UNRESPONSIVE.answered(server)

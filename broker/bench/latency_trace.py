@@ -28,6 +28,7 @@ import aiohttp
 from broker.bench.cluster import STOP_TIMEOUT_S, prepare_topic, start_registered_brokers, wait_for_brokers
 from broker.cli.dev import stop_brokers
 from broker.client.http import ClusterClient
+from broker.clock import wall_clock_ms
 from broker.record.codec import encode_batch
 from broker.server.params import BATCH_CONTENT_TYPE
 
@@ -83,7 +84,7 @@ async def _produce(
     async with aiohttp.ClientSession() as session:
         next_ns = time.monotonic_ns()
         for index in range(count):
-            batch = encode_batch([(None, b"x" * 100)], base_timestamp=int(time.time() * 1000))
+            batch = encode_batch([(None, b"x" * 100)], base_timestamp=wall_clock_ms())
             start = time.monotonic_ns()
             async with session.post(
                 path, data=batch, params={"acks": "all"}, headers={"Content-Type": BATCH_CONTENT_TYPE}

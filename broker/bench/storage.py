@@ -33,6 +33,7 @@ from typing import Any
 
 import structlog
 
+from broker.clock import wall_clock_ms
 from broker.record.codec import RecordInput, encode_batch
 from broker.storage.flusher import GroupCommitFlusher
 from broker.storage.log import PartitionLog
@@ -147,7 +148,7 @@ async def _append_and_commit(log: PartitionLog, batch: bytes, seconds: float, ap
     async def appender() -> None:
         nonlocal appended
         while time.perf_counter() < deadline:
-            await loop.run_in_executor(None, log.append_as_leader, batch, 0, int(time.time() * 1000))
+            await loop.run_in_executor(None, log.append_as_leader, batch, 0, wall_clock_ms())
             await flusher.flush(log)
             appended += 1
 
@@ -196,7 +197,7 @@ def bench_os(directory: Path, batch: bytes, seconds: float) -> Figure:
     deadline = started + seconds
     while time.perf_counter() < deadline:
         for _ in range(64):
-            log.append_as_leader(batch, 0, int(time.time() * 1000))
+            log.append_as_leader(batch, 0, wall_clock_ms())
         appended += 64
     elapsed = time.perf_counter() - started
     log.close()

@@ -37,7 +37,6 @@ import json
 import logging
 import socket
 import ssl
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,7 @@ from broker.client.types import (
     TopicPartition,
 )
 from broker.client.unresponsive import UnresponsiveServers
+from broker.clock import monotonic_ms
 from broker.errors import HighwaterError, NotFound, ServiceUnavailable
 from broker.tls import client_ssl_context
 
@@ -73,10 +73,6 @@ CLOSED_BY_BROKER = "the broker closed the connection"
 """Two ``reason`` details callers may act on: nothing listens there, or it hung up without an HTTP answer."""
 
 log = library_logger(__name__)
-
-
-def now_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 def no_answer_reason(error: BaseException) -> str:
@@ -222,7 +218,7 @@ class ClusterClient:
             if failure is not None:
                 reason = f"TLS handshake failed: {tls_reason(failure)}"
                 raise TlsHandshakeFailed(f"{url}: {reason}", url=url, reason=reason) from None
-            self._unresponsive.no_answer(url, now_ms())
+            self._unresponsive.no_answer(url, monotonic_ms())
             text = str(error) or type(error).__name__
             reason = no_answer_reason(error)
             if closed_by_broker(error) and url.startswith("https://") and not self._has_cert:
@@ -250,7 +246,7 @@ class ClusterClient:
     def _candidate_urls(self) -> list[str]:
         known = list(dict.fromkeys(self.metadata.brokers.values()))
         configured = known + [url for url in self.bootstrap_urls if url not in known]
-        return self._unresponsive.in_order(configured, now_ms())
+        return self._unresponsive.in_order(configured, monotonic_ms())
 
     async def _first_answer(self, path_of: Any) -> tuple[str, Any]:
         """GET ``path_of(cluster_id)`` from the first broker that answers; (its URL, the JSON)."""
@@ -285,14 +281,14 @@ class ClusterClient:
         path = f"/v3/clusters/{self.metadata.cluster_id}/topics/{topic}/partitions"
         answer = await self._json("GET", url + path)
         partitions = [_partition_info(topic, item) for item in answer["data"]]
-        self.metadata.update_topic(topic, partitions, now_ms())
+        self.metadata.update_topic(topic, partitions, monotonic_ms())
         if log.isEnabledFor(logging.DEBUG):
             leaders = {info.partition: (info.leader_id, info.leader_epoch) for info in partitions}
             log.debug("metadata_refreshed topic=%s leaders=%s", topic, leaders)
 
     async def ensure_topic(self, topic: str) -> int:
         """The partition count of ``topic``, refreshing its metadata if unknown, stale or old."""
-        if self.metadata.needs_refresh(topic, now_ms(), self.metadata_max_age_ms):
+        if self.metadata.needs_refresh(topic, monotonic_ms(), self.metadata_max_age_ms):
             await self.refresh_topic(topic)
         count = self.metadata.partition_count(topic)
         assert count is not None

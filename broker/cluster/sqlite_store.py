@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 import structlog
 
 from broker.backoff import Backoff
+from broker.clock import wall_clock_ms
 from broker.cluster.sqlite_fs import ensure_local_filesystem
 from broker.cluster.store import (
     CompactedError,
@@ -83,10 +84,6 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS changelog (revision INTEGER PRIMARY KEY,"
     " type TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL)",
 )
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def prefix_upper_bound(prefix: str) -> str | None:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import structlog
 
+from broker.clock import wall_clock_ms
 from broker.console.activity import ActivitySampler, TrafficCounters
 from broker.console.isr_events import IsrEventLog
 from broker.console.lag_history import LagHistory, LagSample, PartitionLag
@@ -36,10 +36,6 @@ if TYPE_CHECKING:
     from broker.groups.coordinator import GroupCoordinator
 
 log = structlog.get_logger(__name__)
-
-
-def wall_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def lag_sample(time_ms: int, rows: list[LagRow]) -> LagSample:
@@ -79,7 +75,7 @@ class ConsoleData:
         self._tasks.clear()
 
     def on_partition_record(self, record: PartitionRecord) -> None:
-        self.isr_events.observe(record, wall_ms())
+        self.isr_events.observe(record, wall_clock_ms())
 
     def on_partition_deleted(self, topic: str, partition: int) -> None:
         self.isr_events.forget(topic, partition)
@@ -99,14 +95,14 @@ class ConsoleData:
                 log.warning("console.sample_failed", error=str(error))
 
     async def _sample_activity(self) -> None:
-        self.activity.sample(self.traffic, wall_ms())
+        self.activity.sample(self.traffic, wall_clock_ms())
 
     async def sample_lag(self) -> None:
         """One sample of every group coordinated here; a group whose lag cannot be read is skipped."""
         coordinated = self.groups.local_groups()
         for _, state in coordinated:
             group_id = state.membership.group_id
-            time_ms = wall_ms()
+            time_ms = wall_clock_ms()
             try:
                 rows = await group_lag_rows(self.groups.host, state, time_ms)
             except Exception as error:  # noqa: BLE001 - one group's failure must not stop the others' samples

@@ -38,6 +38,7 @@ import structlog
 
 from broker.acks import Acks
 from broker.backoff import Backoff
+from broker.clock import wall_clock_ms
 from broker.errors import InvalidRequest, TopicAlreadyExists
 from broker.errors.groups import (
     CoordinatorLoadInProgress,
@@ -87,10 +88,6 @@ class ClassicGroupInUse(NonEmptyGroup):
     """An HTTP (KIP-848) request for a group whose members speak Kafka's classic protocol."""
 
     error_code = 40913
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _replay(partition: Partition, shard: OffsetsShard) -> None:
@@ -159,7 +156,7 @@ class GroupCoordinator:
     async def _load(self, partition: Partition, shard: OffsetsShard) -> None:
         started = time.monotonic()
         await asyncio.get_running_loop().run_in_executor(None, _replay, partition, shard)
-        shard.touch_instances(now_ms())
+        shard.touch_instances(wall_clock_ms())
         shard.loaded = True
         log.info(
             "coordinator.loaded",
@@ -254,7 +251,7 @@ class GroupCoordinator:
         self.refuse_classic(shard, group_id)
         state = shard.group(group_id, assignor)
         counts = {name: topic.partitions_count for name, topic in self.host.view.topics.items() if not topic.internal}
-        return state.membership.heartbeat(request, counts, now_ms())
+        return state.membership.heartbeat(request, counts, wall_clock_ms())
 
     def leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
         self.led_partition(shard)
@@ -264,7 +261,7 @@ class GroupCoordinator:
         """Expel silent members; forget groups left without members and commits."""
         while True:
             await asyncio.sleep(EXPIRY_CHECK_INTERVAL_S)
-            now = now_ms()
+            now = wall_clock_ms()
             for shard in list(self.shards.values()):
                 for group_id, state in list(shard.groups.items()):
                     self.rest.tick(shard, state, now)
@@ -321,7 +318,7 @@ class GroupCoordinator:
         if not offsets:
             return
         group_id = state.membership.group_id
-        timestamp = now_ms()
+        timestamp = wall_clock_ms()
         records = [
             RecordInput(
                 OffsetKey(group_id, topic, partition_id).encode(),
@@ -373,7 +370,7 @@ class GroupCoordinator:
         self.refuse_classic(shard, group_id)
         state = shard.group(group_id)
         state.membership.validate_commit(None, None)
-        await self.rest.remove_all(shard, state, now_ms())
+        await self.rest.remove_all(shard, state, wall_clock_ms())
         offsets = [(topic, partition_id, None, "") for topic, partition_id in sorted(state.offsets)]
         await self._write_commits(shard, state, offsets)
         shard.groups.pop(group_id, None)
@@ -424,7 +421,7 @@ class GroupCoordinator:
 
     async def classic_join(self, shard: OffsetsShard, group_id: str, request: JoinRequest) -> JoinResult:
         group = self._classic(shard, group_id)
-        member_id = group.join(request, now_ms())
+        member_id = group.join(request, wall_clock_ms())
         self._classic_notify()
         timeout_s = request.rebalance_timeout_ms / 1000 + CLASSIC_WAIT_MARGIN_S
         return await self._await_classic(shard, lambda: group.join_result(member_id), timeout_s)
@@ -433,19 +430,21 @@ class GroupCoordinator:
         self, shard: OffsetsShard, group_id: str, member_id: str, generation: int, assignments: dict[str, bytes] | None
     ) -> bytes:
         group = self._classic(shard, group_id)
-        assignment = group.sync(member_id, generation, assignments, now_ms())
+        assignment = group.sync(member_id, generation, assignments, wall_clock_ms())
         self._classic_notify()
         if assignment is not None:
             return assignment
         member = group.members[member_id]
         timeout_s = member.rebalance_timeout_ms / 1000 + CLASSIC_WAIT_MARGIN_S
-        return await self._await_classic(shard, lambda: group.sync(member_id, generation, None, now_ms()), timeout_s)
+        return await self._await_classic(
+            shard, lambda: group.sync(member_id, generation, None, wall_clock_ms()), timeout_s
+        )
 
     def classic_heartbeat(self, shard: OffsetsShard, group_id: str, member_id: str, generation: int) -> None:
-        self._classic(shard, group_id).heartbeat(member_id, generation, now_ms())
+        self._classic(shard, group_id).heartbeat(member_id, generation, wall_clock_ms())
 
     def classic_leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
-        self._classic(shard, group_id).leave(member_id, now_ms())
+        self._classic(shard, group_id).leave(member_id, wall_clock_ms())
         self._classic_notify()
 
     async def classic_commit(
@@ -459,7 +458,7 @@ class GroupCoordinator:
         """A Kafka OffsetCommit: fenced by generation, then bounded by the HW and written as ``commit`` is."""
         for topic, partition_id, _, _ in offsets:
             self.host.partition_record(topic, partition_id)
-        self._classic(shard, group_id).validate_commit(member_id, generation, now_ms())
+        self._classic(shard, group_id).validate_commit(member_id, generation, wall_clock_ms())
         await self._check_commit_bounds(offsets)
         await self._write_commits(shard, shard.group(group_id), offsets)
 
@@ -479,7 +478,7 @@ class GroupCoordinator:
     # ------------------------------------------------------------ lag
 
     async def lag_rows(self, shard: OffsetsShard, group_id: str) -> list[LagRow]:
-        return await group_lag_rows(self.host, shard.group(group_id), now_ms())
+        return await group_lag_rows(self.host, shard.group(group_id), wall_clock_ms())
 
     def local_groups(self) -> list[tuple[OffsetsShard, GroupState]]:
         return [
@@ -497,7 +496,7 @@ class GroupCoordinator:
             snapshot: list[tuple[str, LagRow]] = []
             for _, state in self.local_groups():
                 try:
-                    rows = await group_lag_rows(self.host, state, now_ms())
+                    rows = await group_lag_rows(self.host, state, wall_clock_ms())
                 except Exception as error:  # noqa: BLE001 - one group's failure must not stop the gauges
                     log.info("coordinator.lag_refresh_failed", group_id=state.membership.group_id, error=str(error))
                     continue

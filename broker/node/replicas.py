@@ -21,6 +21,7 @@ from collections.abc import Callable
 import aiohttp
 import structlog
 
+from broker.clock import wall_clock_ms
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord, TopicRecord
@@ -29,7 +30,7 @@ from broker.node.isr_proposals import propose_isr
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import HttpFetchTransport
 from broker.replica_io.fetcher import ReplicaFetcherManager
-from broker.replica_io.partition import Partition, now_ms
+from broker.replica_io.partition import Partition
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchRequest, FetchResponse
@@ -237,14 +238,14 @@ class ReplicaManager:
             await asyncio.sleep(self.settings.log_retention_check_interval_ms / 1000)
             for partition in list(self.partitions.values()):
                 if await loop.run_in_executor(
-                    None, clean_if_compacted, partition.log, now_ms(), partition.high_watermark
+                    None, clean_if_compacted, partition.log, wall_clock_ms(), partition.high_watermark
                 ):
                     continue
                 if not partition.is_leader:
                     await loop.run_in_executor(None, partition.log.delete_segments_below_log_start)
                     continue
                 deleted = await loop.run_in_executor(
-                    None, partition.log.delete_retained_segments, now_ms(), partition.high_watermark
+                    None, partition.log.delete_retained_segments, wall_clock_ms(), partition.high_watermark
                 )
                 if deleted:
                     partition.on_log_start_advanced()

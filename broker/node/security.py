@@ -14,8 +14,8 @@ only the broker-only routes stay closed (the middleware checks those by principa
 from __future__ import annotations
 
 import asyncio
-import time
 
+from broker.clock import monotonic_ms
 from broker.cluster.security_keys import PREFIX
 from broker.cluster.security_view import SecurityView
 from broker.cluster.store import MetadataStore
@@ -96,7 +96,7 @@ class NodeSecurity:
 
     def now_ms(self) -> int:
         """The clock of the quota meters and the login limiter: monotonic, so a clock step changes no rate."""
-        return int(time.monotonic() * 1000)
+        return monotonic_ms()
 
     def decide(self, principal: Principal, host: str, operation: AclOperation, resource: Resource) -> Decision:
         if not self.authorizing:

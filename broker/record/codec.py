@@ -30,13 +30,13 @@ records' pieces once (``encode_columns`` writes a whole batch of values in one p
 from __future__ import annotations
 
 import struct
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from crc32c import crc32c as _crc32c_continue
 
+from broker.clock import wall_clock_ms
 from broker.record.compression import NONE, compress
 from broker.record.header import (
     ATTRIBUTES_OFFSET,
@@ -141,7 +141,7 @@ def encode_batch(
         raise ValueError("a record batch needs at least one record")
     if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
         raise ValueError(f"timestamp_type must be 0 (CreateTime) or 1 (LogAppendTime), got {timestamp_type}")
-    now_ms = int(time.time() * 1000)
+    now_ms = wall_clock_ms()
     if base_timestamp is None:
         base_timestamp = _timestamp_of(records[0], now_ms)
     try:

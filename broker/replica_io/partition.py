@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import structlog
 
 from broker.acks import Acks
+from broker.clock import wall_clock_ms
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
 from broker.replica_io.signal import Signal
@@ -75,10 +76,6 @@ size caps a caught-up follower's tail read on the loop (``fetch_handler``)."""
 
 IsrProposer = Callable[[ProposeIsr], Awaitable["PartitionRecord | None"]]
 """Writes an ISR change as compare-and-set; returns the committed record or None if refused."""
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +166,7 @@ class Partition:
         )
 
     def replicas_state(self) -> list[dict] | None:
-        return self.core.replicas_state(now_ms())
+        return self.core.replicas_state(wall_clock_ms())
 
     def require_leader(self) -> PartitionLeaderState:
         return self.core.require_leader()
@@ -213,7 +210,7 @@ class Partition:
             with contextlib.suppress(Exception):
                 await self._flusher.flush(self.log)
         finally:
-            self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
+            self._perform(self.core.on_flushed(self.log.recovery_point, wall_clock_ms()))
 
     def _schedule_tick(self, deadline_ms: int) -> None:
         """One timer per partition, at the earliest deadline the core asked for."""
@@ -222,7 +219,9 @@ class Partition:
                 return
             self._timer.cancel()
         self._timer_deadline_ms = deadline_ms
-        self._timer = asyncio.get_running_loop().call_later(max(0, deadline_ms - now_ms()) / 1000, self._on_timer)
+        self._timer = asyncio.get_running_loop().call_later(
+            max(0, deadline_ms - wall_clock_ms()) / 1000, self._on_timer
+        )
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -230,14 +229,14 @@ class Partition:
 
     def tick(self) -> None:
         """Time-driven work (produce deadlines, the periodic ISR shrink check); safe to call any time."""
-        self._perform(self.core.tick(now_ms()))
+        self._perform(self.core.tick(wall_clock_ms()))
 
     # ------------------------------------------------------------ role changes
 
     def apply_record(self, record: PartitionRecord, min_insync_replicas: int) -> None:
         """Follow the partition record (the core ignores records older than the one it holds)."""
         self._min_insync_replicas = min_insync_replicas
-        self._perform(self.core.apply_record(record, min_insync_replicas, self.log_view(), now_ms()))
+        self._perform(self.core.apply_record(record, min_insync_replicas, self.log_view(), wall_clock_ms()))
 
     def apply_topic_config(self, log_config: LogConfig, min_insync_replicas: int) -> bool:
         """The topic record's configs changed: the log takes them from its next append or
@@ -248,7 +247,7 @@ class Partition:
         self._min_insync_replicas = min_insync_replicas
         self.log.update_config(log_config)
         fsync = log_config.flush_policy == FLUSH_FSYNC
-        self._perform(self.core.apply_topic_config(min_insync_replicas, fsync, self.log_view(), now_ms()))
+        self._perform(self.core.apply_topic_config(min_insync_replicas, fsync, self.log_view(), wall_clock_ms()))
         return changed
 
     def end_long_polls(self) -> None:
@@ -299,7 +298,7 @@ class Partition:
                 leader_epoch=leader_epoch,
                 start_ns=start_ns,
             )
-            ready = self.core.on_appended(leader_epoch, self.log.log_end_offset, now_ms(), acks_all=acks_all)
+            ready = self.core.on_appended(leader_epoch, self.log.log_end_offset, wall_clock_ms(), acks_all=acks_all)
             self._perform(ready)
         self.appended.notify()
         if acks_all:
@@ -309,7 +308,7 @@ class Partition:
                     await self._flusher.flush(self.log)
                 finally:
                     trace("leader.fsync_end", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
-                    self._perform(self.core.on_flushed(self.log.recovery_point, now_ms()))
+                    self._perform(self.core.on_flushed(self.log.recovery_point, wall_clock_ms()))
             await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
             trace("leader.acked", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
         return outcome
@@ -348,7 +347,7 @@ class Partition:
                     base_offset=original.base_offset,
                 )
                 return AppendOutcome(original.base_offset, original.last_offset, -1)
-        info = self.log.append_as_leader(batch, leader_epoch, now_ms())
+        info = self.log.append_as_leader(batch, leader_epoch, wall_clock_ms())
         if producers is not None:
             producers.record(dataclasses.replace(headers[0], base_offset=info.base_offset))
         return AppendOutcome(info.base_offset, info.last_offset, info.log_append_time_ms)
@@ -366,7 +365,7 @@ class Partition:
         request_id = next(self._request_ids)
         future: asyncio.Future[HighwaterError | None] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
-        self._perform(self.core.await_replication(request_id, required_offset, now_ms() + timeout_ms))
+        self._perform(self.core.await_replication(request_id, required_offset, wall_clock_ms() + timeout_ms))
         error = await future
         if error is not None:
             raise error
@@ -376,7 +375,7 @@ class Partition:
     async def _run_isr_proposal(self, proposal: ProposeIsr) -> None:
         """One change in flight per partition; the core decides what the answer means."""
         committed = await self._propose_isr(proposal)
-        self._perform(self.core.on_isr_result(proposal, committed, now_ms()))
+        self._perform(self.core.on_isr_result(proposal, committed, wall_clock_ms()))
 
     def on_log_start_advanced(self) -> None:
         """Retention deleted segments: a leader's log start follows the log's."""
@@ -413,7 +412,7 @@ class Partition:
             broker_epoch=broker_epoch,
             registered_broker_epoch=registered_broker_epoch,
             log_view=self.log_view(),
-            now_ms=now_ms(),
+            now_ms=wall_clock_ms(),
         )
         self._perform(ready)
         return outcome
@@ -438,7 +437,7 @@ class Partition:
             current_leader_epoch,
             broker_epoch=broker_epoch,
             registered_broker_epoch=registered_broker_epoch,
-            now_ms=now_ms(),
+            now_ms=wall_clock_ms(),
         )
 
     # ---------------------------------------------------------------- follower

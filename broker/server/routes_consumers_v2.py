@@ -14,7 +14,6 @@ body, whose extra fields (``error``, ``retriable``) v2 clients ignore.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -23,6 +22,7 @@ import aiohttp
 from aiohttp import web
 from pydantic import BaseModel
 
+from broker.clock import wall_clock_ms
 from broker.errors import HighwaterError, UnknownPartition, UnknownTopic
 from broker.errors.groups import CoordinatorNotAvailable
 from broker.groups.rest_instances import FORMATS, RestInstanceError, illegal_state
@@ -145,10 +145,6 @@ def coordinated(handler: Handler) -> Callable[[web.Request], Awaitable[web.Strea
     return route
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def _name(request: web.Request) -> str:
     return request.match_info["consumer_id"]
 
@@ -186,7 +182,7 @@ async def create_instance(request: web.Request, shard: OffsetsShard, group_id: s
         )
     timeout_ms = node.settings.rest_consumer_instance_timeout_ms
     name = body.name or body.id or f"rest-consumer-{uuid.uuid4().hex}"
-    await node.groups.rest.create(shard, group_id, name, body.config(format_, timeout_ms), now_ms())
+    await node.groups.rest.create(shard, group_id, name, body.config(format_, timeout_ms), wall_clock_ms())
     base_uri = f"{_base_url(request)}/consumers/{group_id}/instances/{name}"
     return v2_json({"instance_id": name, "base_uri": base_uri})
 
@@ -194,7 +190,7 @@ async def create_instance(request: web.Request, shard: OffsetsShard, group_id: s
 @routes.delete(INSTANCE, operation("Delete the instance; it leaves the group", Reply(204, "deleted")))
 @coordinated
 async def delete_instance(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
-    await request.app[NODE_KEY].groups.rest.delete(shard, group_id, _name(request), now_ms())
+    await request.app[NODE_KEY].groups.rest.delete(shard, group_id, _name(request), wall_clock_ms())
     return web.Response(status=204)
 
 
@@ -213,7 +209,11 @@ async def subscribe(request: web.Request, shard: OffsetsShard, group_id: str) ->
         require(request, AclOperation.READ, Resource.topic(topic))
     rest = request.app[NODE_KEY].groups.rest
     await rest.change(
-        shard, group_id, _name(request), now_ms(), lambda instance: instance.subscribe(body.topics, body.topic_pattern)
+        shard,
+        group_id,
+        _name(request),
+        wall_clock_ms(),
+        lambda instance: instance.subscribe(body.topics, body.topic_pattern),
     )
     return web.Response(status=204)
 
@@ -225,7 +225,7 @@ async def subscribe(request: web.Request, shard: OffsetsShard, group_id: str) ->
 @coordinated
 async def get_subscription(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
-    instance = node.groups.rest.instance(shard, group_id, _name(request), now_ms())
+    instance = node.groups.rest.instance(shard, group_id, _name(request), wall_clock_ms())
     subscription = instance.subscription
     topics: list[str] = []
     if subscription is not None:
@@ -237,7 +237,7 @@ async def get_subscription(request: web.Request, shard: OffsetsShard, group_id: 
 @coordinated
 async def unsubscribe(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     rest = request.app[NODE_KEY].groups.rest
-    await rest.change(shard, group_id, _name(request), now_ms(), lambda instance: instance.unsubscribe())
+    await rest.change(shard, group_id, _name(request), wall_clock_ms(), lambda instance: instance.unsubscribe())
     return web.Response(status=204)
 
 
@@ -252,7 +252,7 @@ async def assign(request: web.Request, shard: OffsetsShard, group_id: str) -> we
     _check_partitions(request, partitions)
     rest = request.app[NODE_KEY].groups.rest
     await rest.change(
-        shard, group_id, _name(request), now_ms(), lambda instance: instance.assign(frozenset(partitions))
+        shard, group_id, _name(request), wall_clock_ms(), lambda instance: instance.assign(frozenset(partitions))
     )
     return web.Response(status=204)
 
@@ -264,7 +264,7 @@ async def assign(request: web.Request, shard: OffsetsShard, group_id: str) -> we
 @coordinated
 async def get_assignments(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.locked(shard, group_id, _name(request), now_ms()) as instance:
+    async with rest.locked(shard, group_id, _name(request), wall_clock_ms()) as instance:
         owned = rest.reconcile(shard, shard.group(group_id), instance)
     return v2_json({"partitions": [{"topic": t, "partition": p} for t, p in sorted(owned)]})
 
@@ -281,7 +281,7 @@ async def seek(request: web.Request, shard: OffsetsShard, group_id: str) -> web.
     targets = {(o.topic, o.partition): o.offset for o in body.offsets}
     _check_partitions(request, list(targets))
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.locked(shard, group_id, _name(request), now_ms()) as instance:
+    async with rest.locked(shard, group_id, _name(request), wall_clock_ms()) as instance:
         owned = rest.reconcile(shard, shard.group(group_id), instance)
         for tp, offset in targets.items():
             if tp not in owned:
@@ -297,7 +297,7 @@ async def _seek_to(request: web.Request, shard: OffsetsShard, group_id: str, end
     partitions = [(p.topic, p.partition) for p in body.partitions]
     _check_partitions(request, partitions)
     rest = request.app[NODE_KEY].groups.rest
-    async with rest.locked(shard, group_id, _name(request), now_ms()) as instance:
+    async with rest.locked(shard, group_id, _name(request), wall_clock_ms()) as instance:
         owned = rest.reconcile(shard, shard.group(group_id), instance)
         for tp in partitions:
             if tp not in owned:
@@ -361,7 +361,7 @@ async def read_records(request: web.Request, shard: OffsetsShard, group_id: str)
     timeout = query_int(request.query, "timeout", None)
     max_bytes = query_int(request.query, "max_bytes", settings.fetch_max_bytes_default, minimum=1)
     assert max_bytes is not None
-    instance = node.groups.rest.instance(shard, group_id, _name(request), now_ms())
+    instance = node.groups.rest.instance(shard, group_id, _name(request), wall_clock_ms())
     wanted = _wanted_format(request)
     if wanted is not None and wanted != instance.config.format:
         raise RestInstanceError(
@@ -378,7 +378,7 @@ async def read_records(request: web.Request, shard: OffsetsShard, group_id: str)
         _name(request),
         min(timeout, settings.fetch_max_wait_ms),
         min(max_bytes, settings.max_request_bytes),
-        now_ms(),
+        wall_clock_ms(),
         lambda topic: require(request, AclOperation.READ, Resource.topic(topic)),
     )
     return web.json_response(records, content_type=content_type)
@@ -402,7 +402,7 @@ async def commit(request: web.Request, shard: OffsetsShard, group_id: str) -> we
         if body.offsets is not None:
             _check_partitions(request, [(o.topic, o.partition) for o in body.offsets])
             offsets = [(o.topic, o.partition, o.offset, o.metadata or "") for o in body.offsets]
-    await request.app[NODE_KEY].groups.rest.commit(shard, group_id, _name(request), offsets, now_ms())
+    await request.app[NODE_KEY].groups.rest.commit(shard, group_id, _name(request), offsets, wall_clock_ms())
     return web.Response(status=204)
 
 
@@ -419,7 +419,7 @@ async def committed(request: web.Request, shard: OffsetsShard, group_id: str) ->
     body = await read_model(request, ConsumerCommittedRequest)
     partitions = [(p.topic, p.partition) for p in body.partitions]
     _check_partitions(request, partitions)
-    request.app[NODE_KEY].groups.rest.instance(shard, group_id, _name(request), now_ms())
+    request.app[NODE_KEY].groups.rest.instance(shard, group_id, _name(request), wall_clock_ms())
     offsets = shard.group(group_id).offsets
     answer = []
     for tp in partitions:

@@ -30,6 +30,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from broker.acks import KAFKA_NUMBER_FOR_ALL, Acks
+from broker.clock import wall_clock_ms
 from broker.error_table import error_body
 from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, RequestTooLarge
 from broker.record.codec import LOG_APPEND_TIME
@@ -83,10 +84,6 @@ PRODUCE_TIMEOUT = query_param(
 )
 TOPIC_PATH = "/v3/clusters/{cluster_id}/topics/{topic_name}"
 routes = RouteTable()
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _encode_object(text: bytes, model: type[ProduceRecord], now_ms: int) -> EncodedRecord | HighwaterError:
@@ -146,7 +143,7 @@ async def produce_records(request: web.Request) -> web.StreamResponse:
     objects = split_objects(await request.read())
     if not objects:
         raise InvalidRequest('the request body holds no record; send a JSON object such as {"value": {...}}')
-    now_ms = _now_ms()
+    now_ms = wall_clock_ms()
     items = [_encode_object(text, ProduceRecord, now_ms) for text in objects]
     outcomes = await request.app[PRODUCER_KEY].produce(topic, items, acks, timeout_ms)
     if len(objects) == 1:
@@ -174,7 +171,7 @@ async def _produce_stream(
             if splitter.pending_bytes > max_object_bytes:
                 raise RequestTooLarge(f"a record in the stream is larger than {max_object_bytes} bytes")
             if objects:
-                now_ms = _now_ms()
+                now_ms = wall_clock_ms()
                 items = [_encode_object(text, ProduceRecord, now_ms) for text in objects]
                 outcomes = await producer.produce(topic, items, acks, timeout_ms)
                 lines = [json.dumps(_report(node, topic, i, o)) + "\n" for i, o in zip(items, outcomes)]
@@ -219,7 +216,7 @@ async def produce_batch(request: web.Request) -> web.Response:
         raise InvalidRequest(
             f"records:batch takes 1 to {max_entries} entries, got {len(body.entries)}", max_entries=max_entries
         )
-    now_ms = _now_ms()
+    now_ms = wall_clock_ms()
     ids: list[Any] = []
     items: list[EncodedRecord | HighwaterError] = []
     for index, entry in enumerate(body.entries):

@@ -15,12 +15,12 @@ fsynced only by ``PartitionLog.close``.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import structlog
 
+from broker.clock import monotonic_ms
 from broker.storage.log import PartitionLog
 from broker.storage.log_config import FLUSH_INTERVAL
 
@@ -101,7 +101,7 @@ class IntervalFlusher:
 
     logs: Callable[[], Iterable[PartitionLog]]
     tick_ms: int = 100
-    clock_ms: Callable[[], int] = field(default=lambda: int(time.monotonic() * 1000))
+    clock_ms: Callable[[], int] = field(default=monotonic_ms)
     _last_flush_ms: dict[PartitionLog, int] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -38,6 +37,7 @@ from pathlib import Path
 
 import structlog
 
+from broker.clock import wall_clock_ms
 from broker.errors import (
     CorruptRecord,
     FencedLeaderEpoch,
@@ -311,7 +311,7 @@ class PartitionLog:
                 raise CorruptRecord(
                     f"batches not contiguous: offset {header.base_offset} follows {previous.last_offset}"
                 )
-        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        now_ms = wall_clock_ms() if now_ms is None else now_ms
         with self._lock:
             self._check_open()
             first = headers[0]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from broker.console.sampling import wall_ms
+from broker.clock import wall_clock_ms
 from broker.node.broker_node import BrokerNode
 from broker.server.app import create_app
 from tests.unit.server.conftest import Api, broker_settings, error_of, wait_until_ready
@@ -141,7 +141,7 @@ async def test_lag_history_rises_with_the_high_watermark_and_falls_with_commits(
     assert (body["kind"], body["consumer_group_id"], body["capacity"]) == ("KafkaConsumerGroupLagHistory", "readers", 3)
     assert [s["total_lag"] for s in body["samples"]] == [7, 0, 0]
     first = body["samples"][0]
-    assert first["time_ms"] <= wall_ms()
+    assert first["time_ms"] <= wall_clock_ms()
     assert first["partitions"][0] | {"lag_ms": None} == {
         "topic_name": "lagging",
         "partition_id": 0,

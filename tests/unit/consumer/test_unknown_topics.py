@@ -6,8 +6,9 @@ real broker is ``tests/clients/test_unknown_topics.py``.
 
 from __future__ import annotations
 
-from broker.client.http import ClusterClient, now_ms
+from broker.client.http import ClusterClient
 from broker.client.types import PartitionInfo, TopicPartition
+from broker.clock import monotonic_ms
 from broker.errors import UnknownPartition, UnknownTopic
 from consumer.unknown_topics import NO_SUCH_TOPIC, UnknownTopics, _unknown_error
 
@@ -17,7 +18,7 @@ MISSING = TopicPartition("ordres", 0)
 def _tracker(*known_topics: str) -> UnknownTopics:
     client = ClusterClient(["http://127.0.0.1:1"])
     for topic in known_topics:
-        client.metadata.update_topic(topic, [PartitionInfo(topic, 0, 1, 0, (1,), (1,), 0, 0, 0)], now_ms())
+        client.metadata.update_topic(topic, [PartitionInfo(topic, 0, 1, 0, (1,), (1,), 0, 0, 0)], monotonic_ms())
     return UnknownTopics(client)
 
 

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from broker.client.errors import BufferExhausted
-from broker.client.http import now_ms
 from broker.client.types import BrokerInfo, PartitionInfo, ProduceAck, TopicPartition
+from broker.clock import monotonic_ms
 from broker.errors import CorruptRecord, ServiceUnavailable
 from broker.record.decode import decode_batch
 from producer import Producer
@@ -74,7 +74,7 @@ async def _producer(broker: Broker, partitions: int = 3, **settings: object) -> 
     client.produce = broker.produce  # type: ignore[method-assign]
     client.metadata.update_brokers([BrokerInfo(1, "http://stand-in:1")])
     client.metadata.update_topic(
-        "t", [PartitionInfo("t", p, 1, 0, (1,), (1,), 0, 0, 0) for p in range(partitions)], now_ms()
+        "t", [PartitionInfo("t", p, 1, 0, (1,), (1,), 0, 0, 0) for p in range(partitions)], monotonic_ms()
     )
     await producer.start()
     return producer
