@@ -25,7 +25,6 @@ this module only passes the two numbers.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 
 import structlog
@@ -168,7 +167,8 @@ async def serve_replica_fetch(
         log.info("replica_fetch.session_refused", replica_id=request.replica_id, error=session.error.name)
         return FetchResponse([], request.session_id, session.error)
     follower_broker_epoch = registered_broker_epoch(request.replica_id)
-    deadline = time.monotonic() + request.max_wait_ms / 1000
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + request.max_wait_ms / 1000
     appended = asyncio.Event()
     watched: list[Partition] = []
     try:
@@ -201,7 +201,7 @@ async def serve_replica_fetch(
                 answer = await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail)
                 if session.has_news(answer):
                     news.append(answer)
-            remaining = deadline - time.monotonic()
+            remaining = deadline - loop.time()
             if (
                 refused
                 or any(answer.records for answer in news)

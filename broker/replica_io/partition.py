@@ -99,8 +99,10 @@ class Partition:
         replica_lag_time_max_ms: int,
         propose_isr: IsrProposer,
         high_watermark: int,
+        clock_ms: Callable[[], int] = wall_clock_ms,
     ) -> None:
         self.topic = topic
+        self._clock_ms = clock_ms
         self.partition = partition
         self.log = log_
         self._flusher = flusher
@@ -166,7 +168,7 @@ class Partition:
         )
 
     def replicas_state(self) -> list[dict] | None:
-        return self.core.replicas_state(wall_clock_ms())
+        return self.core.replicas_state(self._clock_ms())
 
     def require_leader(self) -> PartitionLeaderState:
         return self.core.require_leader()
@@ -210,7 +212,7 @@ class Partition:
             with contextlib.suppress(Exception):
                 await self._flusher.flush(self.log)
         finally:
-            self._perform(self.core.on_flushed(self.log.recovery_point, wall_clock_ms()))
+            self._perform(self.core.on_flushed(self.log.recovery_point, self._clock_ms()))
 
     def _schedule_tick(self, deadline_ms: int) -> None:
         """One timer per partition, at the earliest deadline the core asked for."""
@@ -220,7 +222,7 @@ class Partition:
             self._timer.cancel()
         self._timer_deadline_ms = deadline_ms
         self._timer = asyncio.get_running_loop().call_later(
-            max(0, deadline_ms - wall_clock_ms()) / 1000, self._on_timer
+            max(0, deadline_ms - self._clock_ms()) / 1000, self._on_timer
         )
 
     def _on_timer(self) -> None:
@@ -229,14 +231,14 @@ class Partition:
 
     def tick(self) -> None:
         """Time-driven work (produce deadlines, the periodic ISR shrink check); safe to call any time."""
-        self._perform(self.core.tick(wall_clock_ms()))
+        self._perform(self.core.tick(self._clock_ms()))
 
     # ------------------------------------------------------------ role changes
 
     def apply_record(self, record: PartitionRecord, min_insync_replicas: int) -> None:
         """Follow the partition record (the core ignores records older than the one it holds)."""
         self._min_insync_replicas = min_insync_replicas
-        self._perform(self.core.apply_record(record, min_insync_replicas, self.log_view(), wall_clock_ms()))
+        self._perform(self.core.apply_record(record, min_insync_replicas, self.log_view(), self._clock_ms()))
 
     def apply_topic_config(self, log_config: LogConfig, min_insync_replicas: int) -> bool:
         """The topic record's configs changed: the log takes them from its next append or
@@ -247,7 +249,7 @@ class Partition:
         self._min_insync_replicas = min_insync_replicas
         self.log.update_config(log_config)
         fsync = log_config.flush_policy == FLUSH_FSYNC
-        self._perform(self.core.apply_topic_config(min_insync_replicas, fsync, self.log_view(), wall_clock_ms()))
+        self._perform(self.core.apply_topic_config(min_insync_replicas, fsync, self.log_view(), self._clock_ms()))
         return changed
 
     def end_long_polls(self) -> None:
@@ -298,7 +300,7 @@ class Partition:
                 leader_epoch=leader_epoch,
                 start_ns=start_ns,
             )
-            ready = self.core.on_appended(leader_epoch, self.log.log_end_offset, wall_clock_ms(), acks_all=acks_all)
+            ready = self.core.on_appended(leader_epoch, self.log.log_end_offset, self._clock_ms(), acks_all=acks_all)
             self._perform(ready)
         self.appended.notify()
         if acks_all:
@@ -308,7 +310,7 @@ class Partition:
                     await self._flusher.flush(self.log)
                 finally:
                     trace("leader.fsync_end", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
-                    self._perform(self.core.on_flushed(self.log.recovery_point, wall_clock_ms()))
+                    self._perform(self.core.on_flushed(self.log.recovery_point, self._clock_ms()))
             await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
             trace("leader.acked", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
         return outcome
@@ -347,7 +349,7 @@ class Partition:
                     base_offset=original.base_offset,
                 )
                 return AppendOutcome(original.base_offset, original.last_offset, -1)
-        info = self.log.append_as_leader(batch, leader_epoch, wall_clock_ms())
+        info = self.log.append_as_leader(batch, leader_epoch, self._clock_ms())
         if producers is not None:
             producers.record(dataclasses.replace(headers[0], base_offset=info.base_offset))
         return AppendOutcome(info.base_offset, info.last_offset, info.log_append_time_ms)
@@ -365,7 +367,7 @@ class Partition:
         request_id = next(self._request_ids)
         future: asyncio.Future[HighwaterError | None] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
-        self._perform(self.core.await_replication(request_id, required_offset, wall_clock_ms() + timeout_ms))
+        self._perform(self.core.await_replication(request_id, required_offset, self._clock_ms() + timeout_ms))
         error = await future
         if error is not None:
             raise error
@@ -375,7 +377,7 @@ class Partition:
     async def _run_isr_proposal(self, proposal: ProposeIsr) -> None:
         """One change in flight per partition; the core decides what the answer means."""
         committed = await self._propose_isr(proposal)
-        self._perform(self.core.on_isr_result(proposal, committed, wall_clock_ms()))
+        self._perform(self.core.on_isr_result(proposal, committed, self._clock_ms()))
 
     def on_log_start_advanced(self) -> None:
         """Retention deleted segments: a leader's log start follows the log's."""
@@ -387,12 +389,12 @@ class Partition:
         """Whole batches from ``offset`` below the HW; long-poll up to ``timeout_ms`` for some."""
         self.require_leader()
         loop = asyncio.get_running_loop()
-        deadline = time.monotonic() + timeout_ms / 1000
+        deadline = loop.time() + timeout_ms / 1000
         while True:
             waiter = self.hw_moved.waiter()
             try:
                 result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, self.high_watermark)
-                remaining = deadline - time.monotonic()
+                remaining = deadline - loop.time()
                 if result.data or remaining <= 0 or self.hw_moved.ended:
                     return result
                 await wait_event(waiter, remaining)
@@ -412,7 +414,7 @@ class Partition:
             broker_epoch=broker_epoch,
             registered_broker_epoch=registered_broker_epoch,
             log_view=self.log_view(),
-            now_ms=wall_clock_ms(),
+            now_ms=self._clock_ms(),
         )
         self._perform(ready)
         return outcome
@@ -437,7 +439,7 @@ class Partition:
             current_leader_epoch,
             broker_epoch=broker_epoch,
             registered_broker_epoch=registered_broker_epoch,
-            now_ms=wall_clock_ms(),
+            now_ms=self._clock_ms(),
         )
 
     # ---------------------------------------------------------------- follower

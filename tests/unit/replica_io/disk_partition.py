@@ -7,9 +7,10 @@ how a partition is put together.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from broker.clock import wall_clock_ms
 from broker.cluster.records import PartitionRecord
 from broker.replica_io.partition import IsrProposer, Partition
 from broker.replication import ProposeIsr
@@ -33,6 +34,7 @@ def partition_on_disk(
     number: int = 0,
     flush_policy: str = FLUSH_FSYNC,
     propose_isr: IsrProposer = no_isr_proposals,
+    clock_ms: Callable[[], int] = wall_clock_ms,
 ) -> Partition:
     """Partition ``number`` of ``TOPIC`` on broker ``broker_id``, its log under ``tmp_path``; no role yet."""
     log = PartitionLog.open(
@@ -47,6 +49,7 @@ def partition_on_disk(
         replica_lag_time_max_ms=10_000,
         propose_isr=propose_isr,
         high_watermark=0,
+        clock_ms=clock_ms,
     )
 
 

@@ -12,41 +12,11 @@ from pathlib import Path
 
 from broker.acks import Acks
 from broker.record.codec import encode_batch
-from broker.replica_io.fetch_handler import serve_replica_fetch
-from broker.replica_io.fetch_transport import FetchTransportError
 from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition
-from broker.replication.fetch_session import LeaderSessions
-from broker.replication.fetch_wire import FetchRequest, FetchResponse
 from tests.support.waiting import wait_until_async
-from tests.unit.replica_io.disk_partition import TOPIC, leadership, partition_on_disk
-
-BROKER_EPOCH = 5
-
-
-class InProcessTransport:
-    """Delivers each fetch to the leader's handler directly; ``failures`` fetches fail first."""
-
-    def __init__(self, leader: Partition, failures: int = 0) -> None:
-        self.leader = leader
-        self.sessions = LeaderSessions(new_session_id=lambda: 77)
-        self.failures = failures
-        self.requests: list[FetchRequest] = []
-
-    def reachable(self, leader_id: int) -> bool:
-        return leader_id == self.leader.local_broker_id
-
-    async def send(self, leader_id: int, request: FetchRequest) -> FetchResponse:
-        self.requests.append(request)
-        if self.failures:
-            self.failures -= 1
-            raise FetchTransportError("the link is down")
-        return await serve_replica_fetch(
-            request,
-            lambda topic, partition: self.leader if (topic, partition) == (TOPIC, 0) else None,
-            lambda broker_id: BROKER_EPOCH,
-            self.sessions,
-        )
+from tests.unit.replica_io.disk_partition import leadership, partition_on_disk
+from tests.unit.replica_io.in_process import BROKER_EPOCH, InProcessTransport
 
 
 def _pair(tmp_path: Path) -> tuple[Partition, Partition]:

@@ -1,0 +1,42 @@
+"""A ``FetchTransport`` that hands each fetch to a leader ``Partition``'s own fetch handler, in process.
+
+The replica_io tests run the real follower loop (``ReplicaFetcher``) against the real
+leader side (``serve_replica_fetch``) with no HTTP in between; ``down`` cuts the link.
+"""
+
+from __future__ import annotations
+
+from broker.replica_io.fetch_handler import serve_replica_fetch
+from broker.replica_io.fetch_transport import FetchTransportError
+from broker.replica_io.partition import Partition
+from broker.replication.fetch_session import LeaderSessions
+from broker.replication.fetch_wire import FetchRequest, FetchResponse
+from tests.unit.replica_io.disk_partition import TOPIC
+
+BROKER_EPOCH = 5
+
+
+class InProcessTransport:
+    """Delivers each fetch to the leader's handler directly; ``failures`` fetches fail first, every one while ``down``."""
+
+    def __init__(self, leader: Partition, failures: int = 0) -> None:
+        self.leader = leader
+        self.sessions = LeaderSessions(new_session_id=lambda: 77)
+        self.failures = failures
+        self.down = False
+        self.requests: list[FetchRequest] = []
+
+    def reachable(self, leader_id: int) -> bool:
+        return leader_id == self.leader.local_broker_id
+
+    async def send(self, leader_id: int, request: FetchRequest) -> FetchResponse:
+        self.requests.append(request)
+        if self.down or self.failures:
+            self.failures = max(0, self.failures - 1)
+            raise FetchTransportError("the link is down")
+        return await serve_replica_fetch(
+            request,
+            lambda topic, partition: self.leader if (topic, partition) == (TOPIC, 0) else None,
+            lambda broker_id: BROKER_EPOCH,
+            self.sessions,
+        )
