@@ -1,13 +1,14 @@
 """A ``FetchTransport`` that hands each fetch to a leader ``Partition``'s own fetch handler, in process.
 
 The replica_io tests run the real follower loop (``ReplicaFetcher``) against the real
-leader side (``serve_replica_fetch``) with no HTTP in between; ``down`` cuts the link.
+leader side (``serve_replica_fetch``) with no HTTP in between (``fetching``); ``down`` cuts the link.
 """
 
 from __future__ import annotations
 
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import FetchTransportError
+from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchRequest, FetchResponse
@@ -40,3 +41,16 @@ class InProcessTransport:
             lambda broker_id: BROKER_EPOCH,
             self.sessions,
         )
+
+
+def fetching(follower: Partition, transport: InProcessTransport) -> ReplicaFetcherManager:
+    """The broker's own follower fetch loop for ``follower``, fetching through ``transport``; close it after."""
+    fetchers = ReplicaFetcherManager(
+        local_broker_id=follower.local_broker_id,
+        broker_epoch=lambda: BROKER_EPOCH,
+        transport=transport,
+        max_wait_ms=500,
+        max_bytes=1 << 20,
+    )
+    fetchers.update(follower)
+    return fetchers

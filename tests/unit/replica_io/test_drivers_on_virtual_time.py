@@ -19,13 +19,12 @@ from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError
 from broker.record.codec import encode_batch
-from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition
 from broker.replication import ProposeIsr
 from broker.replication.isr_change import isr_change_refusal, with_isr_change
 from tests.support.virtual_time import VirtualTimeLoop, run_on_virtual_time
 from tests.unit.replica_io.disk_partition import leadership, partition_on_disk
-from tests.unit.replica_io.in_process import BROKER_EPOCH, InProcessTransport
+from tests.unit.replica_io.in_process import BROKER_EPOCH, InProcessTransport, fetching
 
 LAG_MS = 10_000
 """``replica_lag_time_max_ms`` of the partitions ``partition_on_disk`` builds."""
@@ -83,16 +82,9 @@ def test_a_follower_cut_off_leaves_the_isr_once_it_lags_for_the_lag_time_of_brok
         controller = Controller(loop)
         leader, follower = _pair(tmp_path, loop, controller)
         transport = InProcessTransport(leader)
-        fetchers = ReplicaFetcherManager(
-            local_broker_id=2,
-            broker_epoch=lambda: BROKER_EPOCH,
-            transport=transport,
-            max_wait_ms=500,
-            max_bytes=1 << 20,
-        )
+        fetchers = fetching(follower, transport)
         _isr_expiration(loop, leader)
         try:
-            fetchers.update(follower)
             await leader.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ALL, timeout_ms=30_000)
             await _until(loop, lambda: leader.high_watermark == 2, "the HW to reach the follower's copy")
             transport.down = True
@@ -120,16 +112,9 @@ def test_a_follower_never_reached_leaves_the_isr_and_an_acks_all_write_below_min
         leader, follower = _pair(tmp_path, loop, controller, min_insync_replicas=2)
         transport = InProcessTransport(leader)
         transport.down = True
-        fetchers = ReplicaFetcherManager(
-            local_broker_id=2,
-            broker_epoch=lambda: BROKER_EPOCH,
-            transport=transport,
-            max_wait_ms=500,
-            max_bytes=1 << 20,
-        )
+        fetchers = fetching(follower, transport)
         _isr_expiration(loop, leader)
         try:
-            fetchers.update(follower)
             started_ms = loop.clock_ms()
             with pytest.raises(HighwaterError) as refused:
                 await leader.append(encode_batch([(None, b"a")]), Acks.ALL, timeout_ms=30_000)

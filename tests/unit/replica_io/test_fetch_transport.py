@@ -12,11 +12,10 @@ from pathlib import Path
 
 from broker.acks import Acks
 from broker.record.codec import encode_batch
-from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition
 from tests.support.waiting import wait_until_async
 from tests.unit.replica_io.disk_partition import leadership, partition_on_disk
-from tests.unit.replica_io.in_process import BROKER_EPOCH, InProcessTransport
+from tests.unit.replica_io.in_process import InProcessTransport, fetching
 
 
 def _pair(tmp_path: Path) -> tuple[Partition, Partition]:
@@ -37,11 +36,8 @@ async def _copied(follower: Partition, log_end_offset: int) -> None:
 async def test_the_fetch_loop_copies_the_leaders_log_through_an_in_process_transport(tmp_path: Path) -> None:
     leader, follower = _pair(tmp_path)
     transport = InProcessTransport(leader)
-    fetchers = ReplicaFetcherManager(
-        local_broker_id=2, broker_epoch=lambda: BROKER_EPOCH, transport=transport, max_wait_ms=200, max_bytes=1 << 20
-    )
+    fetchers = fetching(follower, transport)
     try:
-        fetchers.update(follower)
         await leader.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ONE, timeout_ms=1_000)
         await _copied(follower, 2)
         await leader.append(encode_batch([(None, b"c")]), Acks.ONE, timeout_ms=1_000)
@@ -62,11 +58,8 @@ async def test_a_failing_transport_restarts_the_session_and_the_loop_resumes(tmp
     leader, follower = _pair(tmp_path)
     await leader.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
     transport = InProcessTransport(leader, failures=2)
-    fetchers = ReplicaFetcherManager(
-        local_broker_id=2, broker_epoch=lambda: BROKER_EPOCH, transport=transport, max_wait_ms=200, max_bytes=1 << 20
-    )
+    fetchers = fetching(follower, transport)
     try:
-        fetchers.update(follower)
         await _copied(follower, 1)
     finally:
         await fetchers.close()
