@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 from pathlib import Path
 
 from broker.errors import KafkaStorageError
@@ -116,23 +115,22 @@ class OffsetCheckpointFile:
 
     A write of exactly what this object last wrote is skipped: the file already holds it,
     synced. The periodic checkpoint of an idle broker would otherwise rewrite and fsync
-    three unchanged files (and their directory) every interval.
+    three unchanged files (and their directory) every interval. Writes of one file are
+    serialised by its one writer (``LogManager``'s checkpoint lock), so what was last
+    written is what the file holds.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._written: bytes | None = None
-        self._lock = threading.Lock()
-        """Makes ``_written`` always what the file holds, whatever threads write."""
 
     def write(self, offsets: dict[tuple[str, int], int]) -> None:
         lines = [f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(offsets.items())]
         content = _render(lines)
-        with self._lock:
-            if content == self._written:
-                return
-            write_atomically(self.path, content)
-            self._written = content
+        if content == self._written:
+            return
+        write_atomically(self.path, content)
+        self._written = content
 
     def read(self) -> dict[tuple[str, int], int]:
         """The checkpointed offsets; empty when the file does not exist."""
