@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, TypeVar
 import structlog
 
 from broker.acks import Acks
-from broker.backoff import Backoff
 from broker.clock import wall_clock_ms
 from broker.errors import InvalidRequest, TopicAlreadyExists
 from broker.errors.groups import (
@@ -56,7 +55,7 @@ from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.decode import iter_batches_with_records
 from broker.topics.policy import OFFSETS_TOPIC, check_internal_configs
-from broker.waiting import wait_event
+from broker.waiting import RetryDeadline, wait_event
 
 if TYPE_CHECKING:
     from broker.groups.host import GroupHost
@@ -217,8 +216,7 @@ class GroupCoordinator:
             raise InvalidRequest("group id must not be empty")
         await self.ensure_offsets_topic()
         partition_id = partition_for_group(group_id, self.host.partition_count(OFFSETS_TOPIC))
-        deadline = time.monotonic() + ROUTE_WAIT_S
-        backoff = Backoff(ROUTE_RETRY_INITIAL_S, ROUTE_RETRY_MAX_S)
+        retry = RetryDeadline(ROUTE_WAIT_S, ROUTE_RETRY_INITIAL_S, ROUTE_RETRY_MAX_S)
         while True:
             record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
             shard = self.shards.get(partition_id)
@@ -236,11 +234,10 @@ class GroupCoordinator:
                     )
                 if url is not None:
                     return url
-            if time.monotonic() > deadline:
+            if not await retry.pause():
                 if shard is not None:
                     raise CoordinatorLoadInProgress(f"the coordinator of group {group_id!r} is still loading")
                 raise CoordinatorNotAvailable(f"no coordinator for group {group_id!r} right now; retry shortly")
-            await asyncio.sleep(backoff.next_delay())
 
     # ------------------------------------------------------------ membership
 

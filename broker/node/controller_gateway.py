@@ -15,11 +15,9 @@ sent to two brokers at once are applied one after the other, neither lost. A
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from broker.backoff import Backoff
 from broker.cluster.controller import Controller
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PRODUCER_ID_KEY, TopicRecord
@@ -29,6 +27,7 @@ from broker.node.catalog import Catalog
 from broker.node.forwarding import Forwarder
 from broker.topics import cluster_defaults
 from broker.topics.policy import check_min_insync_replicas
+from broker.waiting import RetryDeadline
 
 METADATA_PROPAGATION_TIMEOUT_S = 10.0
 CONTROLLER_RETRY_INITIAL_S = 0.05
@@ -59,8 +58,7 @@ class ControllerGateway:
 
     async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
         """Run ``local_call`` if this broker is the controller, else forward to the controller."""
-        deadline = asyncio.get_running_loop().time() + METADATA_PROPAGATION_TIMEOUT_S
-        backoff = Backoff(CONTROLLER_RETRY_INITIAL_S, CONTROLLER_RETRY_MAX_S)
+        retry = RetryDeadline(METADATA_PROPAGATION_TIMEOUT_S, CONTROLLER_RETRY_INITIAL_S, CONTROLLER_RETRY_MAX_S)
         while True:
             if self.controller.is_active:
                 return await local_call(self.controller) or {}
@@ -70,10 +68,8 @@ class ControllerGateway:
                     return await self.forwarder.json_call(method, f"{url}/internal/controller/{path}", body)
                 except (NotController, ServiceUnavailable):
                     pass
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
+            if not await retry.pause():
                 raise ServiceUnavailable("no controller is available right now; retry shortly")
-            await asyncio.sleep(min(backoff.next_delay(), remaining))
 
     # ------------------------------------------------------------ on the controller
 

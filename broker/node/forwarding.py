@@ -10,7 +10,6 @@ and ``retriable`` unchanged.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,9 +18,9 @@ from typing import TypeVar
 import aiohttp
 
 from broker.acks import Acks
-from broker.backoff import Backoff
 from broker.error_table import decode_error_body
 from broker.errors import LeaderNotAvailable, NotLeaderOrFollower, ServiceUnavailable
+from broker.waiting import RetryDeadline
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 LEADERSHIP_SETTLE_S = 3.0
@@ -41,16 +40,13 @@ async def retry_while_leadership_moves(call: Callable[[], Awaitable[T]], settle_
     REST Proxy's embedded consumer does. Only for reads: retrying a produce whose
     outcome is unknown could append it twice. After ``settle_s`` the error stands.
     """
-    deadline = asyncio.get_running_loop().time() + settle_s
-    backoff = Backoff(LEADERSHIP_RETRY_INITIAL_S, LEADERSHIP_RETRY_MAX_S)
+    retry = RetryDeadline(settle_s, LEADERSHIP_RETRY_INITIAL_S, LEADERSHIP_RETRY_MAX_S)
     while True:
         try:
             return await call()
         except (NotLeaderOrFollower, LeaderNotAvailable):
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
+            if not await retry.pause():
                 raise
-            await asyncio.sleep(min(backoff.next_delay(), remaining))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""``wait_event`` never loses a cancellation, which Python 3.11's ``asyncio.wait_for`` does."""
+"""``wait_event`` never loses a cancellation, which Python 3.11's ``asyncio.wait_for`` does; ``RetryDeadline`` ends at its deadline."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from broker.waiting import wait_event
+from broker.waiting import RetryDeadline, wait_event
+from tests.support.virtual_time import VirtualTimeLoop, run_on_virtual_time
 
 
 async def wait_in_a_loop(event: asyncio.Event, rounds: list[int]) -> None:
@@ -36,3 +37,13 @@ async def test_it_answers_whether_the_event_was_set() -> None:
     assert await wait_event(event, -1) is False
     event.set()
     assert await wait_event(event, None) is True
+
+
+def test_a_retry_deadline_pauses_with_growing_back_offs_the_last_cut_to_the_deadline() -> None:
+    """On simulated time the pauses are exact: 50, 100, 200 ms, then the 150 ms left of 0.5 s, then none."""
+
+    async def pauses(loop: VirtualTimeLoop) -> list[tuple[bool, int]]:
+        retry = RetryDeadline(0.5, 0.05, 0.4)
+        return [(await retry.pause(), loop.clock_ms()) for _ in range(5)]
+
+    assert run_on_virtual_time(pauses) == [(True, 50), (True, 150), (True, 350), (True, 500), (False, 500)]
