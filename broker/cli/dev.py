@@ -112,8 +112,13 @@ async def _wait_ready(client: ClusterClient, broker: DevBroker, timeout_s: float
 
 def serve_command(node_id: int, port: int, data_dir: Path, store: str, *extra: str) -> list[str]:
     """``highwater serve`` for one broker on 127.0.0.1, as the dev cluster and the benchmarks start it."""
+    return [sys.executable, "-m", "broker", *serve_arguments(node_id, port, data_dir, store, *extra)]
+
+
+def serve_arguments(node_id: int, port: int, data_dir: Path, store: str, *extra: str) -> list[str]:
+    """The ``serve ...`` arguments of one broker on 127.0.0.1 (what follows ``highwater``)."""
     return [
-        sys.executable, "-m", "broker", "serve",
+        "serve",
         "--node-id", str(node_id),
         "--host", "127.0.0.1",
         "--port", str(port),

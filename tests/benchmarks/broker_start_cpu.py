@@ -22,8 +22,8 @@ from tests.support.launcher import REPO_ROOT, Launcher
 from tests.support.waiting import wait_until
 
 STARTS = {
-    "module": [sys.executable, "-m", "broker", "serve"],
-    "script": [str(Path(sys.executable).with_name("highwater")), "serve"],
+    "module": [sys.executable, "-m", "broker"],
+    "script": [str(Path(sys.executable).with_name("highwater"))],
 }
 
 
@@ -51,9 +51,7 @@ def forked_start_cpu_s(launcher: Launcher) -> float:
     directory = Path(tempfile.mkdtemp())
     port = free_port()
     environment = {**os.environ, "HIGHWATER_LOG_FORMAT": "json"}
-    process = launcher.launch(
-        ["serve", *standalone_serve_arguments(directory, port)], environment, REPO_ROOT, directory / "log"
-    )
+    process = launcher.launch(standalone_serve_arguments(directory, port), environment, REPO_ROOT, directory / "log")
     wait_ready(port)
     process.send_signal(signal.SIGTERM)
     process.wait(20)

@@ -22,10 +22,6 @@ def launcher() -> Iterator[Launcher]:
     own.close()
 
 
-def serve_argv(tmp_path: Path, port: int) -> list[str]:
-    return ["serve", *standalone_serve_arguments(tmp_path, port)]
-
-
 def environment(**extra: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if not k.startswith("HIGHWATER_")}, **extra}
 
@@ -35,7 +31,9 @@ def test_a_broker_serves_then_stops_cleanly_on_sigterm_and_a_sigkill_reads_as_mi
 ) -> None:
     log = tmp_path / "broker.log"
     port = free_port()
-    process = launcher.launch(serve_argv(tmp_path, port), environment(HIGHWATER_LOG_FORMAT="json"), REPO_ROOT, log)
+    process = launcher.launch(
+        standalone_serve_arguments(tmp_path, port), environment(HIGHWATER_LOG_FORMAT="json"), REPO_ROOT, log
+    )
     wait_until(lambda: http_json("GET", f"http://127.0.0.1:{port}/readyz", timeout_s=1)[0] == 200, "the broker ready")
     assert process.poll() is None
     process.send_signal(signal.SIGTERM)
@@ -43,7 +41,7 @@ def test_a_broker_serves_then_stops_cleanly_on_sigterm_and_a_sigkill_reads_as_mi
     assert '"event": "broker.listening"' in log.read_text()
     assert process.cpu_s is not None and process.cpu_s > 0
 
-    again = launcher.launch(serve_argv(tmp_path, port), environment(), REPO_ROOT, log)
+    again = launcher.launch(standalone_serve_arguments(tmp_path, port), environment(), REPO_ROOT, log)
     wait_until(lambda: http_json("GET", f"http://127.0.0.1:{port}/readyz", timeout_s=1)[0] == 200, "the restart ready")
     again.kill()
     assert again.wait(10) == -signal.SIGKILL
@@ -52,7 +50,7 @@ def test_a_broker_serves_then_stops_cleanly_on_sigterm_and_a_sigkill_reads_as_mi
 def test_a_child_reads_the_environment_it_was_given_not_the_launchers(launcher: Launcher, tmp_path: Path) -> None:
     log = tmp_path / "broker.log"
     misspelt = environment(HIGHWATER_REPLICA_LAG_TIME_MAX="5")
-    process = launcher.launch(serve_argv(tmp_path, free_port()), misspelt, REPO_ROOT, log)
+    process = launcher.launch(standalone_serve_arguments(tmp_path, free_port()), misspelt, REPO_ROOT, log)
     assert process.wait(20) == 2
     assert "did you mean HIGHWATER_REPLICA_LAG_TIME_MAX_MS?" in log.read_text()
 
@@ -66,7 +64,9 @@ def test_a_usage_error_exits_two_with_the_clis_message_in_the_log(launcher: Laun
 
 def test_closing_the_launcher_kills_the_brokers_it_started(launcher: Launcher, tmp_path: Path) -> None:
     port = free_port()
-    process = launcher.launch(serve_argv(tmp_path, port), environment(), REPO_ROOT, tmp_path / "broker.log")
+    process = launcher.launch(
+        standalone_serve_arguments(tmp_path, port), environment(), REPO_ROOT, tmp_path / "broker.log"
+    )
     wait_until(lambda: http_json("GET", f"http://127.0.0.1:{port}/readyz", timeout_s=1)[0] == 200, "the broker ready")
     pidfd = os.pidfd_open(process.pid)
     try:

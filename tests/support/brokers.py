@@ -4,7 +4,8 @@
 broker) runs ``highwater serve`` with the arguments a user would give, on a free port,
 with its output in a log file that is printed when a test fails to start it. The
 process is forked from this test process's launcher (``tests.support.launcher``), which
-has already imported the broker: the same command, without 0.8 s of CPU per start. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT. A broker
+has already imported the broker: the same command, without about 0.9 s of CPU per
+start. Faults are real signals: SIGTERM (clean stop), SIGKILL, SIGSTOP/SIGCONT. A broker
 given an ``ssl_context`` (the client side of its TLS settings, passed in ``env``) is
 reached over ``https://`` with that context.
 """
@@ -23,6 +24,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from broker.cli.dev import serve_arguments
 from tests.support.launcher import REPO_ROOT, LaunchedProcess, Launcher
 
 _HANDED_OUT: set[int] = set()
@@ -107,19 +109,8 @@ def http_json(
 
 
 def standalone_serve_arguments(directory: Path, port: int) -> list[str]:
-    """``serve``'s flags for one broker alone, with its data and its sqlite store under ``directory``."""
-    return [
-        "--node-id",
-        "1",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--data-dir",
-        str(directory / "data"),
-        "--metadata",
-        f"sqlite://{directory / 'metadata.db'}",
-    ]
+    """``serve ...`` for one broker alone, with its data and its sqlite store under ``directory``."""
+    return serve_arguments(1, port, directory / "data", f"sqlite://{directory / 'metadata.db'}")
 
 
 @dataclass
@@ -146,20 +137,7 @@ class BrokerProcess:
         return self.data_dir.parent / f"broker-{self.node_id}.log"
 
     def start(self, wait: bool = True, timeout_s: float = 30.0) -> BrokerProcess:
-        argv = [
-            "serve",
-            "--node-id",
-            str(self.node_id),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--data-dir",
-            str(self.data_dir),
-            "--metadata",
-            self.metadata_store,
-            *self.extra_args,
-        ]
+        argv = serve_arguments(self.node_id, self.port, self.data_dir, self.metadata_store, *self.extra_args)
         env = {**os.environ, "HIGHWATER_LOG_FORMAT": "json", **self.env}
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         self.paused = False
