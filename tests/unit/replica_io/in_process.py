@@ -6,13 +6,17 @@ leader side (``serve_replica_fetch``) with no HTTP in between (``fetching``); ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
+from broker.clock import wall_clock_ms
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import FetchTransportError
 from broker.replica_io.fetcher import ReplicaFetcherManager
-from broker.replica_io.partition import Partition
+from broker.replica_io.partition import IsrProposer, Partition
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchRequest, FetchResponse
-from tests.unit.replica_io.disk_partition import TOPIC
+from tests.unit.replica_io.disk_partition import TOPIC, leadership, no_isr_proposals, partition_on_disk
 
 BROKER_EPOCH = 5
 
@@ -54,3 +58,18 @@ def fetching(follower: Partition, transport: InProcessTransport) -> ReplicaFetch
     )
     fetchers.update(follower)
     return fetchers
+
+
+def leader_and_follower(
+    tmp_path: Path,
+    *,
+    min_insync_replicas: int = 1,
+    propose_isr: IsrProposer = no_isr_proposals,
+    clock_ms: Callable[[], int] = wall_clock_ms,
+) -> tuple[Partition, Partition]:
+    """Broker 1 leading partition 0 (its ISR changes go to ``propose_isr``) and broker 2 following it."""
+    leader = partition_on_disk(tmp_path / "leader", broker_id=1, propose_isr=propose_isr, clock_ms=clock_ms)
+    follower = partition_on_disk(tmp_path / "follower", broker_id=2, clock_ms=clock_ms)
+    for partition in (leader, follower):
+        partition.apply_record(leadership(1, replicas=(1, 2)), min_insync_replicas=min_insync_replicas)
+    return leader, follower

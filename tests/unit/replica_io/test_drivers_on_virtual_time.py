@@ -23,8 +23,8 @@ from broker.replica_io.partition import Partition
 from broker.replication import ProposeIsr
 from broker.replication.isr_change import isr_change_refusal, with_isr_change
 from tests.support.virtual_time import VirtualTimeLoop, run_on_virtual_time
-from tests.unit.replica_io.disk_partition import leadership, partition_on_disk
-from tests.unit.replica_io.in_process import BROKER_EPOCH, InProcessTransport, fetching
+from tests.unit.replica_io.disk_partition import leadership
+from tests.unit.replica_io.in_process import BROKER_EPOCH, InProcessTransport, fetching, leader_and_follower
 
 LAG_MS = 10_000
 """``replica_lag_time_max_ms`` of the partitions ``partition_on_disk`` builds."""
@@ -44,16 +44,6 @@ class Controller:
             return None
         self.record = with_isr_change(self.record, proposal)
         return self.record
-
-
-def _pair(
-    tmp_path: Path, loop: VirtualTimeLoop, controller: Controller, min_insync_replicas: int = 1
-) -> tuple[Partition, Partition]:
-    leader = partition_on_disk(tmp_path / "leader", broker_id=1, propose_isr=controller.propose, clock_ms=loop.clock_ms)
-    follower = partition_on_disk(tmp_path / "follower", broker_id=2, clock_ms=loop.clock_ms)
-    for partition in (leader, follower):
-        partition.apply_record(leadership(1, replicas=(1, 2)), min_insync_replicas=min_insync_replicas)
-    return leader, follower
 
 
 async def _until(loop: VirtualTimeLoop, condition: Callable[[], object], what: str, within_ms: int = 120_000) -> None:
@@ -80,7 +70,7 @@ def test_a_follower_cut_off_leaves_the_isr_once_it_lags_for_the_lag_time_of_brok
     async def scenario(loop: VirtualTimeLoop) -> tuple[int, int, ProposeIsr]:
         """(ms from the cut to the shrink, the HW after it, the shrink)."""
         controller = Controller(loop)
-        leader, follower = _pair(tmp_path, loop, controller)
+        leader, follower = leader_and_follower(tmp_path, propose_isr=controller.propose, clock_ms=loop.clock_ms)
         transport = InProcessTransport(leader)
         fetchers = fetching(follower, transport)
         _isr_expiration(loop, leader)
@@ -109,7 +99,9 @@ def test_a_follower_never_reached_leaves_the_isr_and_an_acks_all_write_below_min
 ) -> None:
     async def scenario(loop: VirtualTimeLoop) -> tuple[int, int, int, HighwaterError]:
         controller = Controller(loop)
-        leader, follower = _pair(tmp_path, loop, controller, min_insync_replicas=2)
+        leader, follower = leader_and_follower(
+            tmp_path, min_insync_replicas=2, propose_isr=controller.propose, clock_ms=loop.clock_ms
+        )
         transport = InProcessTransport(leader)
         transport.down = True
         fetchers = fetching(follower, transport)

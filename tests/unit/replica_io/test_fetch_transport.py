@@ -14,16 +14,7 @@ from broker.acks import Acks
 from broker.record.codec import encode_batch
 from broker.replica_io.partition import Partition
 from tests.support.waiting import wait_until_async
-from tests.unit.replica_io.disk_partition import leadership, partition_on_disk
-from tests.unit.replica_io.in_process import InProcessTransport, fetching
-
-
-def _pair(tmp_path: Path) -> tuple[Partition, Partition]:
-    leader = partition_on_disk(tmp_path / "leader", broker_id=1)
-    follower = partition_on_disk(tmp_path / "follower", broker_id=2)
-    for partition in (leader, follower):
-        partition.apply_record(leadership(1, replicas=(1, 2)), min_insync_replicas=1)
-    return leader, follower
+from tests.unit.replica_io.in_process import InProcessTransport, fetching, leader_and_follower
 
 
 async def _copied(follower: Partition, log_end_offset: int) -> None:
@@ -34,14 +25,13 @@ async def _copied(follower: Partition, log_end_offset: int) -> None:
 
 
 async def test_the_fetch_loop_copies_the_leaders_log_through_an_in_process_transport(tmp_path: Path) -> None:
-    leader, follower = _pair(tmp_path)
+    leader, follower = leader_and_follower(tmp_path)
     transport = InProcessTransport(leader)
     fetchers = fetching(follower, transport)
     try:
         await leader.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ONE, timeout_ms=1_000)
         await _copied(follower, 2)
         await leader.append(encode_batch([(None, b"c")]), Acks.ONE, timeout_ms=1_000)
-        await _copied(follower, 3)
         await _copied(follower, 3)
 
         async def counted() -> bool | None:
@@ -55,7 +45,7 @@ async def test_the_fetch_loop_copies_the_leaders_log_through_an_in_process_trans
 
 
 async def test_a_failing_transport_restarts_the_session_and_the_loop_resumes(tmp_path: Path) -> None:
-    leader, follower = _pair(tmp_path)
+    leader, follower = leader_and_follower(tmp_path)
     await leader.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
     transport = InProcessTransport(leader, failures=2)
     fetchers = fetching(follower, transport)
