@@ -1,10 +1,10 @@
 """Broker processes forked from a launcher that has already imported the broker.
 
 The suite starts hundreds of brokers. Started as ``python -m broker serve``, each
-spends about 0.9 s of CPU, 0.8 s of it starting Python and importing the broker before
-it serves anything; on a two-core machine that alone was a sixth of the suite's wall
-time. The launcher, one per test process, imports what ``serve`` imports once and then
-forks one child per broker. A child is a real, separate broker process: it runs the
+spends about 1 s of CPU from spawn to exit, nearly all of it starting Python and
+importing the broker; forked from a process that has imported it, about 0.1 s
+(``python -m tests.benchmarks.broker_start_cpu`` prints both). The launcher, one per
+test process, imports what ``serve`` imports once and then forks one child per broker. A child is a real, separate broker process: it runs the
 same ``highwater serve`` command line (``broker.command.main`` with the same arguments),
 with its own environment, working directory and log file, and is signalled, paused and
 killed as any process is. It only skips the import.
@@ -55,12 +55,14 @@ class LaunchedProcess:
 
     @property
     def returncode(self) -> int | None:
-        return self._launcher.exit_code(self.pid)
+        exited = self._launcher.exits.get(self.pid)
+        return None if exited is None else exited[0]
 
     @property
     def cpu_s(self) -> float | None:
         """User + system CPU of the child, once it has exited."""
-        return self._launcher.cpu_s(self.pid)
+        exited = self._launcher.exits.get(self.pid)
+        return None if exited is None else exited[1]
 
     def poll(self) -> int | None:
         self._launcher.read_reports(timeout_s=0)
@@ -121,7 +123,8 @@ class Launcher:
         self._buffer = b""
         self._lock = threading.Lock()
         self._pids: list[int] = []
-        self._exits: dict[int, tuple[int, float]] = {}
+        self.exits: dict[int, tuple[int, float]] = {}
+        """Pid -> (exit code as ``Popen.returncode``, CPU seconds) of each child reaped so far."""
 
     def launch(self, argv: list[str], env: dict[str, str], cwd: Path, log_path: Path) -> LaunchedProcess:
         """Fork a child that runs ``highwater <argv>``; its stdout and stderr append to ``log_path``."""
@@ -142,14 +145,6 @@ class Launcher:
         self._process.stdin.close()
         return self._process.wait(timeout_s)
 
-    def exit_code(self, pid: int) -> int | None:
-        exited = self._exits.get(pid)
-        return None if exited is None else exited[0]
-
-    def cpu_s(self, pid: int) -> float | None:
-        exited = self._exits.get(pid)
-        return None if exited is None else exited[1]
-
     def read_reports(self, timeout_s: float) -> None:
         with self._lock:
             self._read_reports_locked(timeout_s)
@@ -167,7 +162,7 @@ class Launcher:
             if "pid" in report:
                 self._pids.append(report["pid"])
             else:
-                self._exits[report["exited"]] = (report["code"], report["cpu_s"])
+                self.exits[report["exited"]] = (report["code"], report["cpu_s"])
 
 
 def _import_what_serve_imports() -> None:
