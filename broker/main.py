@@ -4,9 +4,11 @@ The doors are the HTTP(S) app and, when ``kafka_listener`` is set, the Kafka lis
 both see the node only through their own interfaces, and this module builds them beside
 each other. Both sockets are bound before the node starts, so ``--port 0`` (and a Kafka
 port of 0) resolve into the addresses the broker registers under. On a signal the doors
-close first (no new request reaches a node that is stopping), then the node stops. With ``tls.cert_file`` set the
-listener speaks only TLS and the default advertised URL is ``https://``: one port, one
-protocol, so a client that reaches it over plain HTTP is refused rather than served.
+close first (no new request reaches a node that is stopping), then the node stops.
+
+With ``tls.cert_file`` set the listener speaks only TLS and the default advertised URL
+is ``https://``: one port, one protocol, so a client that reaches it over plain HTTP is
+refused rather than served.
 The TLS context is built before the node starts, so a bad certificate path stops the
 process before it registers.
 """

@@ -21,8 +21,8 @@ The ports are fixed, and no other test listens there (the harness's ports start 
 examples start Spark run in the Spark phase (the README on the first start, then
 ``docs/spark.md``), the others in the first phase, on a ``highwater dev`` of their own
 (started, stopped, restarted at once). Both refuse to start when something already
-listens there (a ``make run`` left up). The environment is the reader's: no ``PYSPARK_*`` variables the Spark tests may
-have set, no ``HIGHWATER_*`` ones; the one addition is ``JAVA_TOOL_OPTIONS``, the cheap
+listens there (a ``make run`` left up). The environment is the reader's: no
+``PYSPARK_*`` variables the Spark tests may have set, no ``HIGHWATER_*`` ones; the one addition is ``JAVA_TOOL_OPTIONS``, the cheap
 GC and JIT the Spark tier uses, which changes the Spark examples' speed, not their
 results. A ``make`` command is never run here: a block with one must carry the not-run
 comment.
