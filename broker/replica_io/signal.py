@@ -8,6 +8,10 @@ on several signals, so a replica fetch covering many partitions waits on all at 
 ``end`` says no change will be worth waiting for any more (the broker is stopping): it
 wakes every waiter, and a loop that sees ``ended`` answers with what it has instead of
 waiting again, so a stopping broker is never held up by a long poll's full wait.
+
+Waiters are woken in the order they registered (an insertion-ordered dict, not a set
+ordered by object addresses), so the same events wake the same tasks in the same order
+on every run: the seeded simulation replays a seed exactly.
 """
 
 from __future__ import annotations
@@ -17,14 +21,14 @@ import asyncio
 
 class Signal:
     def __init__(self) -> None:
-        self._listeners: set[asyncio.Event] = set()
+        self._listeners: dict[asyncio.Event, None] = {}
         self.ended = False
 
     def register(self, event: asyncio.Event) -> None:
-        self._listeners.add(event)
+        self._listeners[event] = None
 
     def unregister(self, event: asyncio.Event) -> None:
-        self._listeners.discard(event)
+        self._listeners.pop(event, None)
 
     def waiter(self) -> asyncio.Event:
         event = asyncio.Event()
@@ -32,7 +36,7 @@ class Signal:
         return event
 
     def notify(self) -> None:
-        listeners, self._listeners = self._listeners, set()
+        listeners, self._listeners = self._listeners, {}
         for event in listeners:
             event.set()
 
