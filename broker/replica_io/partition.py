@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import structlog
 
 from broker.acks import Acks
+from broker.backoff import Backoff
 from broker.clock import wall_clock_ms
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
@@ -58,6 +59,7 @@ from broker.replication import (
     TruncateTo,
     UpdateFollowerOffsets,
 )
+from broker.replication.isr_change import IsrChangeAnswer
 from broker.storage.flusher import GroupCommitFlusher
 from broker.storage.log import CheckedBatches, PartitionLog, ReadResult, check_batches
 from broker.storage.log_config import FLUSH_FSYNC, LogConfig
@@ -74,8 +76,13 @@ Measured on the 2-core dev host (uvloop): writing a 113 KB batch (1 000 records 
 trip, so up to ~256 KiB (~80 µs of writing) the hop costs more than it hides. The same
 size caps a caught-up follower's tail read on the loop (``fetch_handler``)."""
 
-IsrProposer = Callable[[ProposeIsr], Awaitable["PartitionRecord | None"]]
-"""Writes an ISR change as compare-and-set; returns the committed record or None if refused."""
+IsrProposer = Callable[[ProposeIsr], Awaitable["IsrChangeAnswer | None"]]
+"""Writes an ISR change as compare-and-set: the committed record, the refusal, or None when
+no answer came (the outcome is unknown: the change may have been written)."""
+
+ISR_RETRY_INITIAL_S = 0.05
+ISR_RETRY_MAX_S = 1.0
+"""An ISR change that got no answer is asked again: after 50 ms, doubling up to 1 s."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,9 +382,19 @@ class Partition:
     # --------------------------------------------------------------- leader: ISR
 
     async def _run_isr_proposal(self, proposal: ProposeIsr) -> None:
-        """One change in flight per partition; the core decides what the answer means."""
-        committed = await self._propose_isr(proposal)
-        self._perform(self.core.on_isr_result(proposal, committed, self._clock_ms()))
+        """One change in flight per partition; the core decides what the answer means.
+
+        A change that got no answer is asked again, unchanged, until one comes (Kafka's
+        AlterPartition manager retries the same way): giving it up would drop replicas
+        the controller may have added from the maximal ISR. A newer partition record
+        resolves the change meanwhile and ends the asking.
+        """
+        backoff = Backoff(ISR_RETRY_INITIAL_S, ISR_RETRY_MAX_S)
+        while (answer := await self._propose_isr(proposal)) is None:
+            await asyncio.sleep(backoff.next_delay())
+            if self.core.isr_in_flight != proposal:
+                return
+        self._perform(self.core.on_isr_result(proposal, answer, self._clock_ms()))
 
     def on_log_start_advanced(self) -> None:
         """Retention deleted segments: a leader's log start follows the log's."""

@@ -576,9 +576,9 @@ class PartitionLeaderState:
         return self.maybe_increment_high_watermark(now_ms)
 
     def on_isr_change_rejected(self, proposal: ProposeIsr, now_ms: int) -> HwUpdate | None:
-        """The compare-and-set failed (stale partition epoch): drop the pending change.
+        """The controller refused the change itself (on the record it was based on): drop it.
 
-        The driver re-reads the partition record. Dropping a pending expansion
+        Dropping a pending expansion
         shrinks the maximal ISR, so the HW may rise. A rejection for a proposal that is
         no longer the pending one has no effect.
         """

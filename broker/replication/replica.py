@@ -49,6 +49,7 @@ from broker.replication.actions import (
     RetryAfterBackoff,
 )
 from broker.replication.follower import FetchRequestFields, FollowerState, LocalLogView, PartitionFetchResponse
+from broker.replication.isr_change import IsrChangeAnswer, IsrChangeRefused
 from broker.replication.leader import PartitionLeaderState
 from broker.replication.purgatory import DelayedProducePurgatory, ProduceCompletion
 from broker.replication.ready import NOTHING, Ready
@@ -139,7 +140,8 @@ class PartitionReplica:
 
         Records older than the one applied (by leader epoch, then partition epoch) are
         ignored, so the role only ever moves forward in epoch order. A newer record
-        ends a fenced follower's wait.
+        ends a fenced follower's wait, and resolves a leader's pending ISR change
+        (nothing is in flight any more: the change's answer, if it comes, changes nothing).
         """
         current = self.record
         if current is not None and (record.leader_epoch, record.partition_epoch) <= (
@@ -152,6 +154,7 @@ class PartitionReplica:
         same_epoch = current is not None and record.leader_epoch == current.leader_epoch
         if record.leader == self.local_broker_id:
             if same_epoch and self.leader_state is not None:
+                self.isr_in_flight = None
                 return self._after_hw_update(
                     self.leader_state.on_isr_change_committed(record.isr, record.partition_epoch, now_ms), now_ms
                 )
@@ -350,19 +353,24 @@ class PartitionReplica:
 
     # --------------------------------------------------------------- leader: ISR
 
-    def on_isr_result(self, proposal: ProposeIsr, committed: PartitionRecord | None, now_ms: int) -> Ready:
-        """The controller's answer to ``proposal``: the committed record, or None if refused.
+    def on_isr_result(self, proposal: ProposeIsr, answer: IsrChangeAnswer, now_ms: int) -> Ready:
+        """The controller's answer to ``proposal``: the committed record, or its refusal.
 
-        A refused CAS drops the change (the metadata watch brings the news); a commit
-        is adopted unless a newer record already arrived.
+        A commit is adopted unless a newer record already arrived. A refusal of the
+        change itself drops it. A refusal because the record had moved on keeps the
+        change pending, its replicas counted in the maximal ISR, until the newer record
+        arrives and resolves it (``isr_change`` says why: the change may have been taken).
         """
         if self.isr_in_flight == proposal:
             self.isr_in_flight = None
         state = self.leader_state
         if state is None or state.leader_epoch != proposal.leader_epoch:
             return NOTHING
-        if committed is None:
+        if isinstance(answer, IsrChangeRefused):
+            if answer.record_moved:
+                return NOTHING
             return self._after_hw_update(state.on_isr_change_rejected(proposal, now_ms), now_ms)
+        committed = answer
         if self.record is not None and committed.partition_epoch <= self.record.partition_epoch:
             return NOTHING
         self.record = committed

@@ -18,6 +18,8 @@ Rules checked:
    current leader at its offset.
 7. Leader epochs strictly increase with every leader change; the ISR is a non-empty
    subset of the replicas and holds the leader.
+8. Every value is written once: a value exposed at two offsets is a retry appended twice
+   (the idempotent producer's retries must be answered with the original offsets).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class History:
     verified: dict[int, tuple[int, int]] = field(default_factory=dict)
     """Per broker: (disk generation, offset) up to which its records matched ``committed``."""
     max_committed_offset: int = -1
+    offsets_by_value: dict[bytes, int] = field(default_factory=dict)
 
     def expose(self, offset: int, view: RecordView, who: str) -> None:
         """Someone exposed ``view`` at ``offset``; it must be the only value ever exposed there."""
@@ -49,6 +52,11 @@ class History:
         known = self.committed.setdefault(offset, view)
         if known != view:
             raise InvariantViolation(f"offset {offset}: {who} exposes {view!r} but {known!r} was exposed there before")
+        first_offset = self.offsets_by_value.setdefault(view[0], offset)
+        if first_offset != offset:
+            raise InvariantViolation(
+                f"{view[0]!r} is written twice: at {first_offset} and, exposed by {who}, at {offset}"
+            )
 
     def acknowledge(self, offset: int, view: RecordView) -> None:
         self.expose(offset, view, "an acks=all acknowledgement")

@@ -1,78 +1,72 @@
-"""One simulated broker: the broker's own ``PartitionReplica`` core, driven synchronously.
+"""One simulated broker: the broker's own replica drivers, wired to the simulated world.
 
-Every decision — role changes, produce admission, when an acks=all produce is
-answered, what a follower fetch gets, ISR proposals, what a follower fetches and does
-with the answer, fencing, back-off — is made by ``broker.replication.PartitionReplica``,
-the object the broker's asyncio driver (``broker.replica_io``) runs too. This is only
-the other driver: messages go through the simulated ``Network``, time is the
-simulation's fake clock, the disk is ``SimDisk`` (the real ``PartitionLog`` with
-simulated power loss), and a long-poll fetch is parked here until records arrive or
-its deadline passes. A fault the simulation finds is a fault in the broker's code.
+Each broker process is the broker's ``Partition`` (its log a ``SimLog`` on a ``SimDisk``
+with power loss), its ``ReplicaFetcherManager`` fetching through ``SimFetchTransport``,
+and ``serve_replica_fetch`` answering its followers, all running on a
+``VirtualTimeLoop`` of its own: the broker's clock. Disk work runs inline (or, on a slow
+disk, completes later in broker time), fetches and ISR proposals travel as messages on
+the simulated ``Network``, and the background loops are the replica manager's (the
+ISR-expiration tick, the HW checkpoint, the interval flusher). Nothing here decides
+anything a broker decides: a fault the simulation finds is a fault in the broker's code.
+
+A process lives from a start to a crash. A crash unplugs its log, cancels its tasks and
+lets them unwind with nothing reaching the disk or the network, then closes its loop;
+a restart is a new process on the same disk, with a new broker epoch.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Hashable
+import asyncio
+import random
+from collections.abc import Callable, Coroutine, Hashable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, StaleBrokerEpoch
-from broker.replication import (
-    AppendRecords,
-    FetchRequestFields,
-    LocalLogView,
-    PartitionFetchResponse,
-    PartitionLeaderState,
-    PartitionReplica,
-    Ready,
-    TruncateFullyAndStartAt,
-    TruncateTo,
-    UpdateFollowerOffsets,
-    fetched_last_offset,
+from broker.replica_io.fetch_handler import serve_replica_fetch
+from broker.replica_io.fetch_transport import FetchTransportError
+from broker.replica_io.fetcher import ReplicaFetcherManager
+from broker.replica_io.partition import Partition
+from broker.replication import PartitionLeaderState, PartitionReplica, ProposeIsr
+from broker.replication.fetch_session import LeaderSessions
+from broker.replication.fetch_wire import (
+    FetchRequest,
+    FetchResponse,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
 )
-from broker.storage.log_config import FLUSH_FSYNC, FLUSH_INTERVAL
-from tests.simulation.storage import SimDisk
-from tests.simulation.world import (
-    CONTROLLER,
-    PARTITION,
-    TOPIC,
-    AlterIsrResponse,
-    SimConfig,
-)
+from broker.replication.isr_change import IsrChangeAnswer
+from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
+from tests.simulation.storage import RecordView, SimDisk, decode_views
+from tests.simulation.world import CONTROLLER, PARTITION, TOPIC, AlterIsrResponse, SimConfig
+from tests.support.virtual_time import InlineExecutor, VirtualTimeLoop
+
+ReadAnswer = tuple[list[tuple[int, RecordView]], int]
 
 
 @dataclass(frozen=True)
 class FetchRequestMessage:
     request_id: int
-    fields: FetchRequestFields
-    broker_epoch: int
-    """The sender's incarnation (KIP-903): a delayed fetch may outlive the process that sent it."""
+    body: bytes
+    """``fetch_wire.encode_request``: the bytes the broker's HTTP transport carries."""
 
 
 @dataclass(frozen=True)
 class FetchResponseMessage:
     request_id: int
-    sent: FetchRequestFields
-    response: PartitionFetchResponse
-    records: bytes
+    body: bytes
 
 
-@dataclass
-class _ParkedFetch:
-    """A follower fetch with nothing to send yet, answered on append or at its deadline."""
-
-    follower_id: int
-    message: FetchRequestMessage
-    deadline_ms: int
-
-
-@dataclass
-class _OutstandingFetch:
+@dataclass(frozen=True)
+class ProposeIsrMessage:
     request_id: int
-    sent_at_ms: int
+    proposal: ProposeIsr
 
 
 @dataclass
@@ -81,61 +75,334 @@ class Hooks:
 
     now_ms: Callable[[], int]
     send: Callable[[int, int, object], None]
-    produce_done: Callable[[Hashable, HighwaterError | None], None]
+    produce_done: Callable[[Hashable, HighwaterError | None, int | None], None]
     trace: Callable[[str], None]
     registered_broker_epoch: Callable[[int], int]
     """A broker's incarnation as the metadata registers it, or ``UNKNOWN_BROKER_EPOCH``."""
+    request_ids: Callable[[], int]
+    """Unique across every process of every broker, so an answer never reaches the wrong request."""
+    rng: random.Random
+
+
+class SlowDiskExecutor(InlineExecutor):
+    """Runs disk work at once but completes it ``delay_ms()`` later in broker time: a slow disk.
+
+    The work itself happens at submission (a crash before completion leaves it done but
+    unreported, as a real write that finished just before the process died).
+    """
+
+    def __init__(self, loop: VirtualTimeLoop, delay_ms: Callable[[], int]) -> None:
+        super().__init__()
+        self._loop = loop
+        self._delay_ms = delay_ms
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        done = super().submit(fn, *args, **kwargs)
+        delay_ms = self._delay_ms()
+        if delay_ms <= 0:
+            return done
+        later: Future[Any] = Future()
+        self._loop.call_later(delay_ms / 1000, _copy_outcome, done, later)
+        return later
+
+
+def _copy_outcome(source: Future[Any], target: Future[Any]) -> None:
+    error = source.exception()
+    if error is not None:
+        target.set_exception(error)
+    else:
+        target.set_result(source.result())
+
+
+class SimFetchTransport:
+    """``FetchTransport`` over the simulated network: the request and its answer are messages."""
+
+    def __init__(self, process: SimProcess) -> None:
+        self._process = process
+        self.waiting: dict[int, asyncio.Future[bytes]] = {}
+
+    def reachable(self, leader_id: int) -> bool:
+        return True
+
+    async def send(self, leader_id: int, request: FetchRequest) -> FetchResponse:
+        process = self._process
+        request_id = process.hooks.request_ids()
+        answer = process.loop.create_future()
+        self.waiting[request_id] = answer
+        process.send(leader_id, FetchRequestMessage(request_id, encode_request(request)))
+        try:
+            async with asyncio.timeout(process.config.fetch_timeout_ms / 1000):
+                body = await answer
+        except TimeoutError as error:
+            raise FetchTransportError(f"no answer from broker {leader_id} within the fetch timeout") from error
+        finally:
+            self.waiting.pop(request_id, None)
+        return decode_response(body)
+
+
+@dataclass
+class SimProcess:
+    """One run of a broker, from its start to its crash."""
+
+    broker: SimBroker
+    incarnation: int
+    loop: VirtualTimeLoop = field(init=False)
+    partition: Partition = field(init=False)
+    fetchers: ReplicaFetcherManager = field(init=False)
+    sessions: LeaderSessions = field(init=False)
+    transport: SimFetchTransport = field(init=False)
+    alive: bool = True
+    failures: list[BaseException] = field(default_factory=list)
+    """Errors raised on the loop (a driver's, or an invariant a produce's answer broke)."""
+    _isr_waiting: dict[int, asyncio.Future[IsrChangeAnswer]] = field(default_factory=dict)
+    _produces: dict[Hashable, asyncio.Task] = field(default_factory=dict)
+
+    @property
+    def hooks(self) -> Hooks:
+        return self.broker.hooks
+
+    @property
+    def config(self) -> SimConfig:
+        return self.broker.config
+
+    def __post_init__(self) -> None:
+        self.loop = VirtualTimeLoop(start=self.broker.clock_ms() / 1000)
+        self.loop.set_default_executor(SlowDiskExecutor(self.loop, self.broker.disk_delay_ms))
+        self.loop.set_exception_handler(self._on_loop_error)
+        self.transport = SimFetchTransport(self)
+        self.call(self._start)
+
+    def _start(self) -> None:
+        """What the replica manager builds at start, with the HW from its checkpoint."""
+        broker = self.broker
+        log = broker.disk.open()
+        self.partition = Partition(
+            TOPIC,
+            PARTITION,
+            log,
+            GroupCommitFlusher(),
+            local_broker_id=broker.broker_id,
+            replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
+            propose_isr=self._propose_isr,
+            high_watermark=broker.hw_checkpoint or 0,
+            clock_ms=self.loop.clock_ms,
+        )
+        broker.disk.fsync_lies = lambda: not self.config.follower_fsync and not self.partition.is_leader
+        self.fetchers = ReplicaFetcherManager(
+            local_broker_id=broker.broker_id,
+            broker_epoch=lambda: self.incarnation,
+            transport=self.transport,
+            max_wait_ms=self.config.fetch_max_wait_ms,
+            max_bytes=self.config.fetch_max_bytes,
+        )
+        self.sessions = self.new_sessions()
+        IntervalFlusher(lambda: [self.partition.log], tick_ms=50, clock_ms=self.loop.clock_ms).start()
+        self.loop.create_task(self._every(self.config.replica_lag_time_max_ms / 2, self.partition.tick))
+        self.loop.create_task(self._every(self.config.hw_checkpoint_interval_ms, self._checkpoint_high_watermark))
+
+    def new_sessions(self) -> LeaderSessions:
+        """A leader's fetch-session cache, its session ids random as the broker's."""
+        return LeaderSessions(new_session_id=lambda: self.hooks.rng.randrange(1, 2**31))
+
+    async def _every(self, interval_ms: float, action: Callable[[], None]) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            action()
+
+    def _checkpoint_high_watermark(self) -> None:
+        self.broker.hw_checkpoint = self.partition.high_watermark
+
+    # ------------------------------------------------------------ running the loop
+
+    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if self.alive:
+            self.failures.append(context.get("exception") or AssertionError(context.get("message")))
+
+    def _on_task_done(self, task: asyncio.Task) -> None:
+        if not task.cancelled() and task.exception() is not None and self.alive:
+            self.failures.append(task.exception())
+
+    def run(self) -> None:
+        """Everything due up to the broker's clock now; an error raised on the loop fails the run."""
+        self.loop.run_until(self.broker.clock_ms() / 1000)
+        if self.failures:
+            failure = self.failures[0]
+            if isinstance(failure, AssertionError):
+                raise failure
+            raise AssertionError(f"b{self.broker.broker_id}'s drivers failed: {failure!r}") from failure
+
+    def call(self, action: Callable[..., None], *args: Any) -> None:
+        """``action(*args)`` on the broker's loop (driver code may start tasks), then everything it set off."""
+        self.loop.call_soon(action, *args)
+        self.run()
+
+    def start_task(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        task = self.loop.create_task(coroutine)
+        task.add_done_callback(self._on_task_done)
+        self.run()
+        return task
+
+    def send(self, destination: int, payload: object) -> None:
+        if self.alive:
+            self.hooks.send(self.broker.broker_id, destination, payload)
+
+    # ------------------------------------------------------------ the partition record
+
+    def apply_metadata(self, record: PartitionRecord, min_insync_replicas: int) -> None:
+        """The watch delivers the topic record (its ``min.insync.replicas``) and a partition record."""
+        self.call(self._apply_metadata, record, min_insync_replicas)
+
+    def _apply_metadata(self, record: PartitionRecord, min_insync_replicas: int) -> None:
+        """``ReplicaManager.apply_topic_record``, then ``apply_partition_record``: role, then fetchers."""
+        was = (self.partition.is_leader, self.partition.leader_epoch)
+        self.partition.apply_topic_config(self.broker.disk.log_config, min_insync_replicas)
+        self.partition.apply_record(record, min_insync_replicas)
+        self.fetchers.update(self.partition)
+        if (self.partition.is_leader, self.partition.leader_epoch) != was:
+            self.hooks.trace(
+                f"b{self.broker.broker_id} {'leader' if self.partition.is_leader else 'follower'} of epoch "
+                f"{self.partition.leader_epoch} leader={self.partition.leader_id} "
+                f"leo={self.partition.log_end_offset} hw={self.partition.high_watermark}"
+            )
+
+    # ------------------------------------------------------------ messages
+
+    def deliver(self, source: int, payload: object) -> None:
+        if isinstance(payload, FetchRequestMessage):
+            self.start_task(self._serve_fetch(source, payload))
+        elif isinstance(payload, FetchResponseMessage):
+            self._answer(self.transport.waiting.get(payload.request_id), payload.body)
+        elif isinstance(payload, AlterIsrResponse):
+            self._answer(self._isr_waiting.get(payload.request_id), payload.answer)
+
+    def _answer(self, waiting: asyncio.Future | None, answer: object) -> None:
+        """An answer for a request still waiting here; a late or duplicated one finds nothing."""
+        if waiting is not None and not waiting.done():
+            waiting.set_result(answer)
+        self.run()
+
+    async def _serve_fetch(self, follower_id: int, message: FetchRequestMessage) -> None:
+        request = decode_request(message.body)
+        response = await serve_replica_fetch(
+            request,
+            lambda topic, partition: self.partition if (topic, partition) == (TOPIC, PARTITION) else None,
+            self.hooks.registered_broker_epoch,
+            self.sessions,
+        )
+        if any(isinstance(answer.error, StaleBrokerEpoch) for answer in response.partitions):
+            self.broker.stale_fetches_refused += 1
+            self.hooks.trace(f"b{self.broker.broker_id} refused a fetch from a dead incarnation of b{follower_id}")
+        self.send(follower_id, FetchResponseMessage(message.request_id, encode_response(response)))
+
+    async def _propose_isr(self, proposal: ProposeIsr) -> IsrChangeAnswer | None:
+        """The controller's compare-and-set, over the network; no answer within the fetch timeout is None."""
+        request_id = self.hooks.request_ids()
+        answer: asyncio.Future[IsrChangeAnswer] = self.loop.create_future()
+        self._isr_waiting[request_id] = answer
+        self.send(CONTROLLER, ProposeIsrMessage(request_id, proposal))
+        try:
+            async with asyncio.timeout(self.config.fetch_timeout_ms / 1000):
+                return await answer
+        except TimeoutError:
+            return None
+        finally:
+            self._isr_waiting.pop(request_id, None)
+
+    # ------------------------------------------------------------ clients
+
+    def produce(self, request_id: Hashable, batch: bytes, acks: Acks) -> None:
+        """``Partition.append`` as the produce route calls it; the outcome reaches ``Hooks.produce_done``."""
+        self._produces[request_id] = self.start_task(self._produce(request_id, batch, acks))
+
+    async def _produce(self, request_id: Hashable, batch: bytes, acks: Acks) -> None:
+        try:
+            outcome = await self.partition.append(batch, acks, self.config.produce_timeout_ms)
+        except HighwaterError as error:
+            self.hooks.produce_done(request_id, error, None)
+        else:
+            self.hooks.produce_done(request_id, None, outcome.base_offset)
+        finally:
+            self._produces.pop(request_id, None)
+
+    def read(self, offset: int, answer: Callable[[ReadAnswer | None], None]) -> None:
+        """``Partition.read`` without a long poll (on a slow disk it takes a while); ``answer`` gets
+        (the records it returned, the HW once it returned), or ``None`` when it failed."""
+        self.start_task(self._read(offset, answer))
+
+    async def _read(self, offset: int, answer: Callable[[ReadAnswer | None], None]) -> None:
+        try:
+            result = await self.partition.read(offset, self.config.fetch_max_bytes, 0)
+        except HighwaterError:
+            answer(None)
+            return
+        except BaseException:
+            answer(None)
+            raise
+        answer((decode_views(result.data), self.partition.high_watermark))
+
+    # ------------------------------------------------------------ the end
+
+    def crash(self) -> list[Hashable]:
+        """The process dies now (its log already unplugged): return the produces it left unanswered."""
+        hanging = list(self._produces)
+        self.alive = False
+        for task in asyncio.all_tasks(self.loop):
+            task.cancel()
+        self.loop.run_until(self.loop.time())
+        self.loop.close()
+        return hanging
 
 
 @dataclass
 class SimBroker:
+    """A broker id across its processes: its disk, its HW checkpoint file and its clock."""
+
     broker_id: int
     directory: Path
     config: SimConfig
     hooks: Hooks
     disk: SimDisk = field(init=False)
-    core: PartitionReplica = field(init=False)
-    running: bool = True
+    process: SimProcess | None = None
     paused: bool = False
     hw_checkpoint: int | None = None
     incarnation: int = 0
     """The broker epoch: a new one at every start."""
-    _parked: list[_ParkedFetch] = field(default_factory=list)
-    _outstanding: _OutstandingFetch | None = None
-    _next_fetch_at_ms: int = 0
-    _isr_sent_at_ms: int = 0
-    _next_checkpoint_at_ms: int = 0
-    _next_interval_flush_at_ms: int = 0
-    _request_ids: int = 0
-    _flush_started: bool = False
-    """The core asked for a group commit (``Ready.start_flush``); it runs at the next tick,
-    so a crash can land between the request and the fsync, as in the broker."""
+    clock_skew_ms: int = 0
+    """How far this broker's clock has jumped ahead of the simulation's."""
+    slow_disk_until_ms: int = -1
     stale_fetches_refused: int = 0
-    min_insync_replicas: int = field(init=False)
-    """The topic's ``min.insync.replicas`` as this broker last applied it."""
 
     def __post_init__(self) -> None:
-        self.min_insync_replicas = self.config.min_insync_replicas
         self.disk = SimDisk(self.directory, self.config)
-        self.disk.open()
-        self.core = self._new_core(high_watermark=0)
+        self.process = SimProcess(self, self.incarnation)
 
-    def _new_core(self, high_watermark: int) -> PartitionReplica:
-        return PartitionReplica(
-            TOPIC,
-            PARTITION,
-            local_broker_id=self.broker_id,
-            replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
-            fsync_before_acknowledging=self.config.flush_policy == FLUSH_FSYNC,
-            high_watermark=high_watermark,
-            log_view=self._log_view(),
-        )
+    def clock_ms(self) -> int:
+        return self.hooks.now_ms() + self.clock_skew_ms
 
-    def _log_view(self) -> LocalLogView:
-        log = self.disk.opened_log
-        return LocalLogView(log.log_start_offset, log.log_end_offset, log.epoch_cache, log.recovery_point)
+    def disk_delay_ms(self) -> int:
+        """Extra broker time each disk operation takes while the disk is slow."""
+        if self.hooks.now_ms() >= self.slow_disk_until_ms:
+            return 0
+        return self.hooks.rng.randint(0, 2 * self.config.fetch_max_wait_ms)
 
-    # ----------------------------------------------------------------- views
+    # ---------------------------------------------------------------- views
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None
+
+    @property
+    def active(self) -> bool:
+        return self.process is not None and not self.paused
+
+    @property
+    def live(self) -> SimProcess:
+        assert self.process is not None, f"b{self.broker_id} is not running"
+        return self.process
+
+    @property
+    def core(self) -> PartitionReplica:
+        return self.live.partition.core
 
     @property
     def leader_state(self) -> PartitionLeaderState | None:
@@ -145,249 +412,23 @@ class SimBroker:
     def high_watermark(self) -> int:
         return self.core.high_watermark
 
-    @property
-    def active(self) -> bool:
-        return self.running and not self.paused
-
-    # ---------------------------------------------------------- crash and restart
+    # ------------------------------------------------------------ crash and restart
 
     def crash(self, power_loss: bool) -> list[Hashable]:
         """The process dies: every in-memory state is gone; return the produces left hanging."""
-        hanging = [completion.request_id for completion in self.core.stop().completions]
-        self.disk.crash(power_loss)
-        self.running = self.paused = False
-        self._flush_started = False
-        self._parked.clear()
-        self._outstanding = None
+        log = self.disk.unplug()
+        hanging = self.live.crash()
+        self.process = None
+        self.paused = False
+        if power_loss:
+            self.disk.lose_power(log)
+        else:
+            self.disk.close_files(log)
         return hanging
 
     def restart(self, hw_checkpoint_lost: bool) -> None:
-        """Recover the log from disk; the HW comes from its checkpoint (0 if it was deleted)."""
-        self.disk.open()
+        """A new process recovers the log from disk; the HW comes from its checkpoint (0 if deleted)."""
         if hw_checkpoint_lost:
             self.hw_checkpoint = None
-        self.core = self._new_core(high_watermark=self.hw_checkpoint or 0)
         self.incarnation += 1
-        self.running = True
-
-    # ------------------------------------------------------------ performing Ready
-
-    def _perform(self, ready: Ready) -> None:
-        """The parts of a ``Ready`` every event may carry (log actions are the fetch path's)."""
-        if ready.assign_epoch is not None:
-            self.disk.opened_log.assign_epoch(*ready.assign_epoch)
-        if ready.start_flush:
-            self._flush_started = True
-        for completion in ready.completions:
-            self.hooks.produce_done(completion.request_id, completion.error)
-        if ready.propose_isr is not None:
-            self._isr_sent_at_ms = self.hooks.now_ms()
-            self.hooks.send(self.broker_id, CONTROLLER, ready.propose_isr)
-        if ready.role_changed:
-            self._outstanding = None
-            self._next_fetch_at_ms = self.hooks.now_ms()
-            self.hooks.trace(
-                f"b{self.broker_id} {'leader' if self.core.is_leader else 'follower'} of epoch "
-                f"{self.core.leader_epoch} leader={self.core.leader_id} "
-                f"leo={self.disk.opened_log.log_end_offset} hw={self.high_watermark}"
-            )
-
-    def apply_record(self, record: PartitionRecord) -> None:
-        self._perform(self.core.apply_record(record, self.min_insync_replicas, self._log_view(), self.hooks.now_ms()))
-
-    def apply_min_insync_replicas(self, min_insync_replicas: int) -> None:
-        """The watch delivered the topic record with an altered ``min.insync.replicas``
-        (``ReplicaManager.apply_topic_record``); the flush policy stays the profile's."""
-        if min_insync_replicas == self.min_insync_replicas:
-            return
-        self.min_insync_replicas = min_insync_replicas
-        fsync = self.config.flush_policy == FLUSH_FSYNC
-        self._perform(self.core.apply_topic_config(min_insync_replicas, fsync, self._log_view(), self.hooks.now_ms()))
-
-    # ------------------------------------------------------------ leader: produce
-
-    def produce(self, request_id: Hashable, batch: bytes, acks: Acks) -> tuple[int, int | None] | HighwaterError:
-        """``Partition.append``: an error, or (base offset, the offset an acks=all answer waits for).
-
-        A waiting produce is answered through ``Hooks.produce_done``, starting with the
-        caller's ``await_replication`` once it has noted the offsets.
-        """
-        acks_all = acks is Acks.ALL
-        refusal = self.core.admit_produce(acks_all=acks_all)
-        if refusal is not None:
-            return refusal
-        now_ms = self.hooks.now_ms()
-        leader_epoch = self.core.leader_epoch
-        info = self.disk.append_as_leader(batch, leader_epoch, now_ms)
-        ready = self.core.on_appended(leader_epoch, self.disk.opened_log.log_end_offset, now_ms, acks_all=acks_all)
-        self._perform(ready)
-        self._answer_parked_fetches(force=False)
-        if not acks_all:
-            return info.base_offset, None
-        if ready.flush_before_acknowledging:
-            self.disk.flush()
-            self._perform(self.core.on_flushed(self.disk.opened_log.recovery_point, now_ms))
-        return info.base_offset, info.last_offset + 1
-
-    def await_replication(self, request_id: Hashable, required_offset: int) -> None:
-        deadline_ms = self.hooks.now_ms() + self.config.produce_timeout_ms
-        self._perform(self.core.await_replication(request_id, required_offset, deadline_ms))
-
-    # --------------------------------------------------------------- leader: ISR
-
-    def on_alter_isr_response(self, answer: AlterIsrResponse) -> None:
-        self._perform(self.core.on_isr_result(answer.proposal, answer.committed, self.hooks.now_ms()))
-
-    # ------------------------------------------------------ leader: follower fetch
-
-    def on_fetch_request(self, follower_id: int, message: FetchRequestMessage) -> None:
-        """``fetch_handler.serve_replica_fetch`` for one partition: record, then read or park."""
-        outcome, ready = self.core.on_follower_fetch(
-            message.fields,
-            broker_epoch=message.broker_epoch,
-            registered_broker_epoch=self.hooks.registered_broker_epoch(message.fields.replica_id),
-            log_view=self._log_view(),
-            now_ms=self.hooks.now_ms(),
-        )
-        if isinstance(outcome.error, StaleBrokerEpoch):
-            self.stale_fetches_refused += 1
-            self.hooks.trace(
-                f"broker {self.broker_id} refused a fetch from a dead incarnation: {outcome.error.message}"
-            )
-        self._perform(ready)
-        if outcome.error is not None or outcome.diverging_epoch is not None:
-            response = PartitionFetchResponse(
-                high_watermark=outcome.high_watermark,
-                log_start_offset=outcome.log_start_offset,
-                log_end_offset=outcome.log_end_offset,
-                error=outcome.error,
-                diverging_epoch=outcome.diverging_epoch,
-            )
-            self._respond(follower_id, message, response, b"")
-            return
-        parked = _ParkedFetch(follower_id, message, self.hooks.now_ms() + self.config.fetch_max_wait_ms)
-        if not self._answer_fetch(parked, force=False):
-            self._parked.append(parked)
-
-    def _answer_fetch(self, parked: _ParkedFetch, *, force: bool) -> bool:
-        """``fetch_handler._read``: the HW as of now, bytes from the fetch offset to the LEO."""
-        high_watermark = self.high_watermark
-        try:
-            result = self.disk.opened_log.read(parked.message.fields.fetch_offset, self.config.fetch_max_bytes, None)
-        except HighwaterError as error:
-            self._respond(parked.follower_id, parked.message, self._plain_response(error=error), b"")
-            return True
-        if not result.data and not force:
-            return False
-        response = self._plain_response(high_watermark=high_watermark)
-        self._respond(parked.follower_id, parked.message, response, result.data)
-        return True
-
-    def _answer_parked_fetches(self, *, force: bool) -> None:
-        now_ms = self.hooks.now_ms()
-        waiting = []
-        for parked in self._parked:
-            if not self._answer_fetch(parked, force=force or parked.deadline_ms <= now_ms):
-                waiting.append(parked)
-        self._parked = waiting
-
-    def _plain_response(
-        self, *, error: HighwaterError | None = None, high_watermark: int | None = None
-    ) -> PartitionFetchResponse:
-        log = self.disk.opened_log
-        return PartitionFetchResponse(
-            high_watermark=self.high_watermark if high_watermark is None else high_watermark,
-            log_start_offset=log.log_start_offset,
-            log_end_offset=log.log_end_offset,
-            error=error,
-        )
-
-    def _respond(
-        self, follower_id: int, message: FetchRequestMessage, response: PartitionFetchResponse, records: bytes
-    ) -> None:
-        response = dataclasses.replace(response, records_last_offset=fetched_last_offset(records))
-        reply = FetchResponseMessage(message.request_id, message.fields, response, records)
-        self.hooks.send(self.broker_id, follower_id, reply)
-
-    # ------------------------------------------------------------------ follower
-
-    def _maybe_send_fetch(self, now_ms: int) -> None:
-        """``ReplicaFetcher._run``: one fetch at a time to the leader, retried after a timeout."""
-        if self._outstanding is not None:
-            if now_ms - self._outstanding.sent_at_ms < self.config.fetch_timeout_ms:
-                return
-            self._outstanding = None
-            self._next_fetch_at_ms = now_ms + self.config.fetch_backoff_ms
-        if now_ms < self._next_fetch_at_ms:
-            return
-        if self.config.follower_fsync and self.core.must_flush_before_fetching(self._log_view()):
-            self.disk.flush()
-        fields = self.core.fetch_request(self._log_view())
-        if fields is None:
-            return
-        self._request_ids += 1
-        self._outstanding = _OutstandingFetch(self._request_ids, now_ms)
-        message = FetchRequestMessage(self._request_ids, fields, self.incarnation)
-        self.hooks.send(self.broker_id, self.core.leader_id, message)
-
-    def on_fetch_response(self, message: FetchResponseMessage) -> None:
-        """``Partition.apply_fetch_response``: perform what the core asks, in order."""
-        if self._outstanding is None or self._outstanding.request_id != message.request_id:
-            return
-        self._outstanding = None
-        now_ms = self.hooks.now_ms()
-        self._next_fetch_at_ms = now_ms
-        try:
-            ready = self.core.on_fetch_response(message.sent, message.response, self._log_view())
-            self._perform_log_actions(ready, message.records, now_ms)
-        except HighwaterError as error:
-            self.hooks.trace(f"b{self.broker_id} fetch apply failed: {error}")
-            self._next_fetch_at_ms = now_ms + self.config.fetch_backoff_ms
-            return
-        self._perform(ready)
-        if ready.backoff:
-            self._next_fetch_at_ms = now_ms + self.config.fetch_backoff_ms
-
-    def _perform_log_actions(self, ready: Ready, records: bytes, now_ms: int) -> None:
-        for action in ready.log_actions:
-            if isinstance(action, AppendRecords):
-                self.disk.append_as_follower(records, now_ms)
-            elif isinstance(action, TruncateTo):
-                self.hooks.trace(f"b{self.broker_id} truncate to {action.offset}")
-                self.disk.truncate_to(action.offset)
-                self.core.on_log_truncated(self.disk.opened_log.log_end_offset)
-            elif isinstance(action, TruncateFullyAndStartAt):
-                self.hooks.trace(f"b{self.broker_id} truncate fully, start at {action.offset}")
-                self.disk.truncate_fully_and_start_at(action.offset)
-            elif (
-                isinstance(action, UpdateFollowerOffsets)
-                and action.log_start_offset > self.disk.opened_log.log_start_offset
-            ):
-                self.disk.advance_log_start_offset(action.log_start_offset)
-        if ready.flush and self.config.follower_fsync:
-            self.disk.flush()
-
-    # -------------------------------------------------------------------- timers
-
-    def tick(self, now_ms: int) -> None:
-        """Everything time-driven: fetches, long-poll deadlines, the core's timers, checkpoints.
-
-        An ISR proposal the controller did not answer within the fetch timeout (the
-        message was lost) is taken as refused, as a failed store call is in the broker.
-        """
-        self._maybe_send_fetch(now_ms)
-        if self._flush_started:
-            self._flush_started = False
-            self.disk.flush()
-            self._perform(self.core.on_flushed(self.disk.opened_log.recovery_point, now_ms))
-        self._answer_parked_fetches(force=False)
-        proposal = self.core.isr_in_flight
-        if proposal is not None and now_ms - self._isr_sent_at_ms > self.config.fetch_timeout_ms:
-            self._perform(self.core.on_isr_result(proposal, None, now_ms))
-        self._perform(self.core.tick(now_ms))
-        if now_ms >= self._next_checkpoint_at_ms:
-            self._next_checkpoint_at_ms = now_ms + self.config.hw_checkpoint_interval_ms
-            self.hw_checkpoint = self.high_watermark
-        if self.config.flush_policy == FLUSH_INTERVAL and now_ms >= self._next_interval_flush_at_ms:
-            self._next_interval_flush_at_ms = now_ms + self.config.flush_interval_ms
-            self.disk.flush()
+        self.process = SimProcess(self, self.incarnation)

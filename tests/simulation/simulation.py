@@ -1,17 +1,23 @@
 """The seeded simulation: brokers, network, controller, clients and faults, one step at a time.
 
-Each step draws one event from ``random.Random(seed)`` — deliver a message, let time
-pass, produce (acks=1 or all), read, deliver metadata, or a fault: crash (``kill -9``
-or power loss), restart (sometimes with the HW checkpoint deleted), pause/resume,
-cut/heal links, a clock jump past ``replica_lag_time_max_ms`` — then checks every
-invariant (``invariants.py``). ``heal`` ends a run: faults stop, everyone comes back,
-and the replicas must converge to identical logs holding every acknowledged record.
+The brokers are the broker's own drivers (``replica.py``), each on its own loop whose
+clock is the simulation's. Each step draws one event from ``random.Random(seed)`` —
+deliver one of the messages due (any of them: the network reorders), let time pass,
+produce (acks=1, acks=all, or an idempotent producer that retries a batch whose outcome
+it does not know), read through ``Partition.read``, deliver metadata, or a fault: crash
+(``kill -9`` or power loss), restart (sometimes with the HW checkpoint deleted),
+pause/resume, cut/heal links, a clock jump past ``replica_lag_time_max_ms`` (for
+everyone, or one broker's clock alone), a slow disk, a leader forgetting its fetch
+sessions; the network also loses and duplicates messages — then checks every invariant
+(``invariants.py``). ``heal`` ends a run: faults stop, everyone comes back, and the
+replicas must converge to identical logs holding every acknowledged record.
 
 A failure raises ``SimulationFailure`` with the seed, the step and the last events.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -24,7 +30,8 @@ from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, UnknownLeaderEpoch
 from broker.record.codec import encode_batch
-from broker.replication import NO_LEADER_EPOCH, ProposeIsr
+from broker.replication import NO_LEADER_EPOCH
+from broker.replication.isr_change import IsrChangeRefused
 from tests.simulation.invariants import (
     History,
     InvariantViolation,
@@ -32,12 +39,7 @@ from tests.simulation.invariants import (
     check_records,
     check_replica,
 )
-from tests.simulation.replica import (
-    FetchRequestMessage,
-    FetchResponseMessage,
-    Hooks,
-    SimBroker,
-)
+from tests.simulation.replica import Hooks, ProposeIsrMessage, ReadAnswer, SimBroker
 from tests.simulation.world import (
     CONTROLLER,
     AlterIsrResponse,
@@ -51,6 +53,7 @@ log = structlog.get_logger(__name__)
 TRACE_LINES = 60
 STALE_RECORD_PROBABILITY = 0.2
 HEAL_ROUNDS = 4_000
+IDEMPOTENT_PRODUCER_ID = 4_000
 
 
 class SimulationFailure(AssertionError):
@@ -62,8 +65,20 @@ class _Produce:
     values: list[bytes]
     acks: Acks
     broker_id: int
-    base_offset: int | None = None
-    leader_epoch: int = -1
+    batch: bytes
+    idempotent: bool = False
+    resent_to_holder: bool = False
+    """An idempotent retry sent to a leader whose log already holds the batch: it must be answered, not appended."""
+
+
+@dataclass
+class _IdempotentProducer:
+    """One idempotent producer, one batch in flight: a batch whose outcome it does not know
+    is sent again, as it is, until it is acknowledged; the broker must not write it twice."""
+
+    next_sequence: int = 0
+    unacknowledged: _Produce | None = None
+    waiting: bool = False
 
 
 @dataclass
@@ -73,6 +88,7 @@ class _Reader:
     position: int = 0
     records_read: int = 0
     leader_epoch: int = NO_LEADER_EPOCH
+    reading: bool = False
 
 
 @dataclass
@@ -89,7 +105,14 @@ class Stats:
     link_cuts: int = 0
     clock_jumps: int = 0
     leader_changes: int = 0
+    broker_clock_jumps: int = 0
+    slow_disks: int = 0
+    fetch_session_resets: int = 0
+    idempotent_retries: int = 0
+    retries_deduplicated: int = 0
+    """Idempotent retries acknowledged by a leader that already held the batch (rule 8 holding)."""
     messages_lost: int = 0
+    messages_duplicated: int = 0
     stale_fetches_refused: int = 0
     """Fetches from a dead incarnation (delayed past a restart) the leaders refused (KIP-903)."""
     invariant_checks: int = 0
@@ -97,8 +120,19 @@ class Stats:
 
     @property
     def faults(self) -> int:
-        """Faults injected: crashes (power losses among them), pauses, cut links, clock jumps."""
-        return self.crashes + self.pauses + self.link_cuts + self.clock_jumps
+        """Faults injected: crashes (power losses among them), pauses, cut links, clock jumps,
+        slow disks, fetch sessions forgotten, messages lost or duplicated."""
+        return (
+            self.crashes
+            + self.pauses
+            + self.link_cuts
+            + self.clock_jumps
+            + self.broker_clock_jumps
+            + self.slow_disks
+            + self.fetch_session_resets
+            + self.messages_lost
+            + self.messages_duplicated
+        )
 
 
 class Simulation:
@@ -114,6 +148,8 @@ class Simulation:
         self.trace_lines: deque[str] = deque(maxlen=TRACE_LINES)
         self._pending: dict[Hashable, _Produce] = {}
         self._produce_ids = 0
+        self._idempotent = _IdempotentProducer()
+        self._request_ids = itertools.count(1)
         self._readers = [_Reader() for _ in range(2)]
         self._records_checked = 0
         self._faults_enabled = True
@@ -125,13 +161,15 @@ class Simulation:
             produce_done=self._produce_done,
             trace=self.trace,
             registered_broker_epoch=self.controller.registered_broker_epoch,
+            request_ids=lambda: next(self._request_ids),
+            rng=self.rng,
         )
         self.brokers = {
             broker_id: SimBroker(broker_id, directory / f"broker-{broker_id}", config, hooks)
             for broker_id in self.controller.record.replicas
         }
         for broker in self.brokers.values():
-            broker.apply_record(self.controller.record)
+            broker.live.apply_metadata(self.controller.record, self.min_insync_replicas)
 
     # ---------------------------------------------------------------- plumbing
 
@@ -154,6 +192,7 @@ class Simulation:
             self.step()
         self.heal()
         self.stats.messages_lost = self.network.lost_count
+        self.stats.messages_duplicated = self.network.duplicated_count
         self.stats.stale_fetches_refused = sum(broker.stale_fetches_refused for broker in self.brokers.values())
         return self.stats
 
@@ -177,6 +216,9 @@ class Simulation:
                 (0.3, self._cut),
                 (1.5, self._heal_link),
                 (0.2, self._jump_clock),
+                (0.2, self._jump_broker_clock),
+                (0.3, self._slow_disk),
+                (0.3, self._forget_fetch_sessions),
             ]
         weights = [weight for weight, _ in events]
         action = self.rng.choices([event for _, event in events], weights)[0]
@@ -207,18 +249,15 @@ class Simulation:
 
     def _handle(self, message) -> None:
         payload = message.payload
-        if isinstance(payload, ProposeIsr):
-            committed = self.controller.alter_isr(payload)
+        if isinstance(payload, ProposeIsrMessage):
+            answer = self.controller.alter_isr(payload.proposal)
             self.trace(
-                f"controller alter isr {payload.new_isr} from b{message.source}: {'ok' if committed else 'refused'}"
+                f"controller alter isr {payload.proposal.new_isr} from b{message.source}: "
+                + (f"refused ({answer.reason})" if isinstance(answer, IsrChangeRefused) else "ok")
             )
-            self._send(CONTROLLER, message.source, AlterIsrResponse(payload, committed))
-        elif isinstance(payload, AlterIsrResponse):
-            self.brokers[message.destination].on_alter_isr_response(payload)
-        elif isinstance(payload, FetchRequestMessage):
-            self.brokers[message.destination].on_fetch_request(message.source, payload)
-        elif isinstance(payload, FetchResponseMessage):
-            self.brokers[message.destination].on_fetch_response(payload)
+            self._send(CONTROLLER, message.source, AlterIsrResponse(payload.request_id, answer))
+        else:
+            self.brokers[message.destination].live.deliver(message.source, payload)
 
     def _tick(self, advance_ms: int | None = None) -> None:
         self.now_ms += self.rng.randint(1, 20) if advance_ms is None else advance_ms
@@ -232,13 +271,43 @@ class Simulation:
             self._note_record_change(before)
         for broker in self.brokers.values():
             if broker.active:
-                broker.tick(self.now_ms)
+                broker.live.run()
 
     def _jump_clock(self) -> None:
         self.stats.clock_jumps += 1
         jump_ms = self.config.replica_lag_time_max_ms + self.rng.randint(1, self.config.replica_lag_time_max_ms)
         self.trace(f"clock jumps {jump_ms} ms")
         self._tick(jump_ms)
+
+    def _jump_broker_clock(self) -> None:
+        """One broker's clock jumps ahead (a host's clock stepped, a VM stalled): its timers
+        fire early against everyone else's, its lag checks see followers silent for long."""
+        active = [broker for broker in self.brokers.values() if broker.active]
+        if not active:
+            return
+        broker = self.rng.choice(active)
+        jump_ms = self.rng.randint(1, 2 * self.config.replica_lag_time_max_ms)
+        broker.clock_skew_ms += jump_ms
+        self.stats.broker_clock_jumps += 1
+        self.trace(f"b{broker.broker_id}'s clock jumps {jump_ms} ms")
+        broker.live.run()
+
+    def _slow_disk(self) -> None:
+        """A broker's disk turns slow for a while: each operation completes up to two long polls later."""
+        broker = self.rng.choice(list(self.brokers.values()))
+        broker.slow_disk_until_ms = self.now_ms + self.rng.randint(100, 3 * self.config.replica_lag_time_max_ms)
+        self.stats.slow_disks += 1
+        self.trace(f"b{broker.broker_id}'s disk is slow until t={broker.slow_disk_until_ms}")
+
+    def _forget_fetch_sessions(self) -> None:
+        """A leader drops its fetch-session cache (Kafka evicts sessions): the next incremental
+        fetch is refused and its follower starts over with a full one."""
+        running = self._running()
+        if running:
+            broker = self.rng.choice(running)
+            broker.live.sessions = broker.live.new_sessions()
+            self.stats.fetch_session_resets += 1
+            self.trace(f"b{broker.broker_id} forgets its fetch sessions")
 
     def _note_record_change(self, before) -> None:
         record = self.controller.record
@@ -255,6 +324,8 @@ class Simulation:
         move forward in epoch order. A restarted broker holds no record yet, so it is never
         replayed one: the store holds only the current record."""
         broker = self.rng.choice(list(self.brokers.values()))
+        if not broker.running:
+            return
         held = broker.core.record
         older = [
             record
@@ -274,44 +345,55 @@ class Simulation:
             and self.network.connected(broker.broker_id, CONTROLLER)
             and self.controller.registered(broker.broker_id, broker.incarnation)
         ):
-            broker.apply_min_insync_replicas(self.min_insync_replicas)
-            broker.apply_record(self.controller.record if record is None else record)
+            broker.live.apply_metadata(self.controller.record if record is None else record, self.min_insync_replicas)
 
     def _alter_min_isr(self) -> None:
         """An admin alters the topic's ``min.insync.replicas``; no broker knows yet."""
         self.min_insync_replicas = self.rng.randint(1, self.config.broker_count)
         self.trace(f"topic min.insync.replicas altered to {self.min_insync_replicas}")
 
+    def _leaders(self) -> list[SimBroker]:
+        return [b for b in self.brokers.values() if b.active and b.leader_state is not None]
+
     def _produce(self) -> None:
-        """A client with possibly stale metadata sends one batch of 1-3 records."""
-        leaders = [b for b in self.brokers.values() if b.active and b.leader_state is not None]
+        """A client with possibly stale metadata sends one batch of 1-3 records (or the
+        idempotent producer sends its next batch, or again the one it has no answer for)."""
+        leaders = self._leaders()
         if not leaders:
             return
         current = self.brokers.get(self.controller.record.leader)
         broker = current if current in leaders and self.rng.random() < 0.85 else self.rng.choice(leaders)
-        self._produce_ids += 1
-        request_id = self._produce_ids
-        values = [f"v{request_id}-{i}".encode() for i in range(self.rng.randint(1, 3))]
-        acks = Acks.ALL if self.rng.random() < 0.6 else Acks.ONE
-        assert broker.leader_state is not None
-        produce = _Produce(values, acks, broker.broker_id, leader_epoch=broker.leader_state.leader_epoch)
-        self._pending[request_id] = produce
-        batch = encode_batch([(None, value) for value in values], base_timestamp=self.now_ms)
-        self.stats.produced_batches += 1
-        outcome = broker.produce(request_id, batch, acks)
-        if isinstance(outcome, HighwaterError):
-            self._produce_done(request_id, outcome)
-            return
-        produce.base_offset, required_offset = outcome
-        if required_offset is None:
-            self._produce_done(request_id, None)
+        producer = self._idempotent
+        if self.rng.random() < 0.3 and not producer.waiting:
+            produce = producer.unacknowledged
+            if produce is None:
+                produce = producer.unacknowledged = self._new_produce(broker, Acks.ALL, producer.next_sequence)
+            else:
+                self.stats.idempotent_retries += 1
+                produce.broker_id = broker.broker_id
+                produce.resent_to_holder = any(value == produce.values[0] for value, _ in broker.disk.records)
+            producer.waiting = True
         else:
-            broker.await_replication(request_id, required_offset)
+            produce = self._new_produce(broker, Acks.ALL if self.rng.random() < 0.6 else Acks.ONE, None)
+        self._produce_ids += 1
+        self._pending[self._produce_ids] = produce
+        self.stats.produced_batches += 1
+        broker.live.produce(self._produce_ids, produce.batch, produce.acks)
 
-    def _produce_done(self, request_id: Hashable, error: HighwaterError | None) -> None:
+    def _new_produce(self, broker: SimBroker, acks: Acks, sequence: int | None) -> _Produce:
+        values = [f"v{self._produce_ids + 1}-{i}".encode() for i in range(self.rng.randint(1, 3))]
+        idempotent = {}
+        if sequence is not None:
+            idempotent = {"producer_id": IDEMPOTENT_PRODUCER_ID, "producer_epoch": 0, "base_sequence": sequence}
+        batch = encode_batch([(None, value) for value in values], base_timestamp=self.now_ms, **idempotent)
+        return _Produce(values, acks, broker.broker_id, batch, idempotent=sequence is not None)
+
+    def _produce_done(self, request_id: Hashable, error: HighwaterError | None, base_offset: int | None) -> None:
         produce = self._pending.pop(request_id, None)
         if produce is None:
             return
+        if produce.idempotent:
+            self._idempotent.waiting = False
         if error is not None:
             self.stats.produce_errors += 1
             return
@@ -319,43 +401,68 @@ class Simulation:
             self.stats.acked_one += 1
             return
         self.stats.acked_all += 1
-        self.trace(f"acks=all ok b{produce.broker_id} offsets {produce.base_offset}..")
-        assert produce.base_offset is not None, "an acks=all produce is answered after its append"
+        if produce.idempotent:
+            self._idempotent.unacknowledged = None
+            self._idempotent.next_sequence += len(produce.values)
+            self.stats.retries_deduplicated += produce.resent_to_holder
+        self.trace(f"acks=all ok b{produce.broker_id} offsets {base_offset}..")
+        assert base_offset is not None, "an acks=all produce is answered after its append"
+        disk = self.brokers[produce.broker_id].disk
         for index, value in enumerate(produce.values):
-            self.history.acknowledge(produce.base_offset + index, (value, produce.leader_epoch))
+            offset = base_offset + index
+            held = (
+                disk.records[offset - disk.records_base_offset]
+                if offset < disk.records_base_offset + len(disk.records)
+                else None
+            )
+            if held is None or held[0] != value:
+                raise InvariantViolation(
+                    f"b{produce.broker_id} acknowledged {value!r} at {offset}, where its log holds {held!r}"
+                )
+            self.history.acknowledge(offset, held)
 
     def _read(self) -> None:
-        """A reader fetches from a broker it believes leads, strictly below that broker's HW.
+        """A reader fetches from a broker it believes leads, through ``Partition.read``.
 
         It names the newest leader epoch it has read under, as a Kafka consumer does: a
         deposed leader that does not know it yet answers UNKNOWN_LEADER_EPOCH; a newer
         leader answers FENCED_LEADER_EPOCH, the reader refreshes its metadata and reads.
+        Every record it gets must lie below the leader's HW (the clamp is the driver's).
         """
-        leaders = [b for b in self.brokers.values() if b.active and b.leader_state is not None]
+        leaders = self._leaders()
         if not leaders:
             return
         broker = self.rng.choice(leaders)
         reader = self.rng.choice(self._readers)
+        if reader.reading:
+            return
         assert broker.leader_state is not None
         refusal = broker.leader_state.check_leader_epoch(reader.leader_epoch)
         if isinstance(refusal, UnknownLeaderEpoch):
             return
         reader.leader_epoch = broker.leader_state.leader_epoch
-        high_watermark = broker.high_watermark
         log_ = broker.disk.opened_log
         if reader.position > log_.log_end_offset:
             raise InvariantViolation(
                 f"reader at {reader.position} is beyond the LEO {log_.log_end_offset} of leader b{broker.broker_id}: "
                 "offsets it was shown are gone"
             )
-        found = broker.disk.read_records(reader.position, high_watermark)
+        reader.reading = True
+        broker.live.read(reader.position, lambda answer: self._read_answered(reader, broker.broker_id, answer))
+
+    def _read_answered(self, reader: _Reader, broker_id: int, answer: ReadAnswer | None) -> None:
+        reader.reading = False
+        if answer is None:
+            return
+        returned, high_watermark = answer
+        found = [(offset, view) for offset, view in returned if offset >= reader.position]
         offsets = [offset for offset, _ in found]
         if offsets != list(range(reader.position, reader.position + len(found))):
-            raise InvariantViolation(f"reader at {reader.position} got offsets {offsets} from b{broker.broker_id}")
+            raise InvariantViolation(f"reader at {reader.position} got offsets {offsets} from b{broker_id}")
         for offset, view in found:
             if offset >= high_watermark:
                 raise InvariantViolation(f"reader got offset {offset} at or above the HW {high_watermark}")
-            self.history.expose(offset, view, f"reader via b{broker.broker_id}")
+            self.history.expose(offset, view, f"reader via b{broker_id}")
         reader.position += len(found)
         reader.records_read += len(found)
         self.stats.records_read += len(found)
@@ -372,7 +479,7 @@ class Simulation:
         self.stats.crashes += 1
         self.stats.power_losses += power_loss
         for request_id in broker.crash(power_loss):
-            self._produce_done(request_id, HighwaterError("connection lost: outcome unknown"))
+            self._produce_done(request_id, HighwaterError("connection lost: outcome unknown"), None)
         self.network.drop_to(broker.broker_id)
 
     def _restart(self) -> None:
@@ -441,8 +548,10 @@ class Simulation:
         """No more faults: everyone back, links healed; the logs must converge."""
         self._faults_enabled = False
         self.network.loss_probability = 0.0
+        self.network.duplication_probability = 0.0
         self.network.cut_links.clear()
         for broker in self.brokers.values():
+            broker.slow_disk_until_ms = -1
             broker.paused = False
             if not broker.running:
                 broker.restart(hw_checkpoint_lost=False)

@@ -34,7 +34,7 @@ from broker.cluster.election import reconcile
 from broker.cluster.records import PartitionRecord
 from broker.replication import ProposeIsr
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
-from broker.replication.isr_change import isr_change_refusal, with_isr_change
+from broker.replication.isr_change import IsrChangeAnswer, IsrChangeRefused, decide_isr_change
 from broker.storage.log_config import FLUSH_FSYNC
 
 CONTROLLER = 0
@@ -66,6 +66,8 @@ class SimConfig:
     hw_checkpoint_interval_ms: int = 150
     segment_bytes: int = 2_048
     message_loss_probability: float = 0.02
+    message_duplication_probability: float = 0.01
+    """A message delivered twice (a retransmission): the second copy must change nothing."""
     max_message_delay_ms: int = 40
     alter_min_isr: bool = False
     """The topic's ``min.insync.replicas`` is altered during the run (1..broker_count), and each
@@ -93,12 +95,17 @@ class Network:
     in_flight: list[Message] = field(default_factory=list)
     cut_links: set[frozenset[int]] = field(default_factory=set)
     lost_count: int = 0
+    duplicated_count: int = 0
     loss_probability: float = -1.0
     """Chance a send is lost; starts at ``config.message_loss_probability``."""
+    duplication_probability: float = -1.0
+    """Chance a send arrives twice; starts at ``config.message_duplication_probability``."""
 
     def __post_init__(self) -> None:
         if self.loss_probability < 0:
             self.loss_probability = self.config.message_loss_probability
+        if self.duplication_probability < 0:
+            self.duplication_probability = self.config.message_duplication_probability
 
     def connected(self, a: int, b: int) -> bool:
         return a == b or frozenset((a, b)) not in self.cut_links
@@ -107,10 +114,13 @@ class Network:
         if not self.connected(source, destination) or self.rng.random() < self.loss_probability:
             self.lost_count += 1
             return
-        delay_ms = self.rng.randint(0, self.config.max_message_delay_ms)
-        if self.rng.random() < 0.03:
-            delay_ms += self.rng.randint(100, 3 * self.config.fetch_timeout_ms)
-        self.in_flight.append(Message(source, destination, now_ms + delay_ms, payload))
+        copies = 2 if self.rng.random() < self.duplication_probability else 1
+        self.duplicated_count += copies - 1
+        for _ in range(copies):
+            delay_ms = self.rng.randint(0, self.config.max_message_delay_ms)
+            if self.rng.random() < 0.03:
+                delay_ms += self.rng.randint(100, 3 * self.config.fetch_timeout_ms)
+            self.in_flight.append(Message(source, destination, now_ms + delay_ms, payload))
 
     def deliverable(self, now_ms: int, can_receive) -> list[int]:
         """Indexes of messages due now whose receiver can take them."""
@@ -135,8 +145,8 @@ class Network:
 
 @dataclass(frozen=True)
 class AlterIsrResponse:
-    proposal: ProposeIsr
-    committed: PartitionRecord | None
+    request_id: int
+    answer: IsrChangeAnswer
 
 
 class SimController:
@@ -196,14 +206,14 @@ class SimController:
         self._set(change.record)
         return True
 
-    def alter_isr(self, proposal: ProposeIsr) -> PartitionRecord | None:
+    def alter_isr(self, proposal: ProposeIsr) -> IsrChangeAnswer:
         """Compare-and-set an ISR change; refuse stale epochs, dead members (KIP-497/841) and
         joining replicas whose incarnation is no longer the registered one (KIP-903)."""
         registered = {broker_id: self.incarnations[broker_id] for broker_id in self.live}
-        if isr_change_refusal(self.record, proposal, registered) is not None:
-            return None
-        self._set(with_isr_change(self.record, proposal))
-        return self.record
+        answer = decide_isr_change(self.record, proposal, registered)
+        if not isinstance(answer, IsrChangeRefused):
+            self._set(answer)
+        return answer
 
     def _set(self, record: PartitionRecord) -> None:
         self.record = record

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 
 from broker.acks import Acks
-from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError
 from broker.record.codec import encode_batch
 from broker.replica_io.partition import Partition
 from broker.replication import ProposeIsr
-from broker.replication.isr_change import isr_change_refusal, with_isr_change
+from broker.replication.isr_change import IsrChangeAnswer, IsrChangeRefused, decide_isr_change
 from tests.support.virtual_time import VirtualTimeLoop, run_on_virtual_time
 from tests.unit.replica_io.disk_partition import leadership
 from tests.unit.replica_io.in_process import BROKER_EPOCH, InProcessTransport, fetching, leader_and_follower
@@ -38,12 +37,12 @@ class Controller:
         self.record = leadership(1, replicas=(1, 2))
         self.proposals: list[tuple[int, ProposeIsr]] = []
 
-    async def propose(self, proposal: ProposeIsr) -> PartitionRecord | None:
+    async def propose(self, proposal: ProposeIsr) -> IsrChangeAnswer:
         self.proposals.append((self.loop.clock_ms(), proposal))
-        if isr_change_refusal(self.record, proposal, {1: BROKER_EPOCH, 2: BROKER_EPOCH}) is not None:
-            return None
-        self.record = with_isr_change(self.record, proposal)
-        return self.record
+        answer = decide_isr_change(self.record, proposal, {1: BROKER_EPOCH, 2: BROKER_EPOCH})
+        if not isinstance(answer, IsrChangeRefused):
+            self.record = answer
+        return answer
 
 
 async def _until(loop: VirtualTimeLoop, condition: Callable[[], object], what: str, within_ms: int = 120_000) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from broker.cluster.records import PartitionRecord
 from broker.replication.actions import ProposeIsr
-from broker.replication.isr_change import isr_change_refusal, with_isr_change
+from broker.replication.isr_change import IsrChangeRefused, decide_isr_change, isr_change_refusal, with_isr_change
 
 RECORD = PartitionRecord(
     topic="t", partition=0, leader=1, leader_epoch=4, partition_epoch=9, replicas=[1, 2, 3], isr=[1, 2]
@@ -47,3 +47,14 @@ def test_a_member_that_is_not_registered_cannot_be_in_the_new_isr_even_on_a_shri
 def test_a_joiner_registered_again_since_its_fetches_qualified_it_is_refused() -> None:
     refusal = isr_change_refusal(RECORD, expand(), {**REGISTERED, 3: 310})
     assert refusal is not None and "joining replicas [3]" in refusal
+
+
+def test_a_refusal_says_whether_the_record_had_moved_on_from_the_one_the_change_was_based_on() -> None:
+    assert decide_isr_change(RECORD, expand(), REGISTERED) == with_isr_change(RECORD, expand())
+    moved = decide_isr_change(RECORD, expand(partition_epoch=8), REGISTERED)
+    assert isinstance(moved, IsrChangeRefused) and moved.record_moved
+    deposed = decide_isr_change(RECORD, expand(leader_epoch=3), REGISTERED)
+    assert isinstance(deposed, IsrChangeRefused) and deposed.record_moved
+    ineligible = decide_isr_change(RECORD, expand(), {1: 100, 2: 200})
+    assert isinstance(ineligible, IsrChangeRefused) and not ineligible.record_moved
+    assert ineligible.reason == "new ISR members [3] are not registered"

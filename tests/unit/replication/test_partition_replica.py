@@ -17,6 +17,7 @@ from broker.replication import (
     PartitionReplica,
     UpdateFollowerOffsets,
 )
+from broker.replication.isr_change import IsrChangeRefused
 from broker.storage.epoch_cache import LeaderEpochCache
 
 TOPIC = "orders"
@@ -168,7 +169,7 @@ def test_the_isr_shrink_check_runs_every_half_lag_time_and_one_change_at_a_time(
     assert replica.tick(LAG_MS * 3).propose_isr is None, "a change is already in flight"
     proposal = replica.isr_in_flight
     assert proposal is not None and proposal.new_isr == (1,)
-    replica.on_isr_result(proposal, None, LAG_MS * 3)
+    replica.on_isr_result(proposal, IsrChangeRefused("broker 2 is not registered", record_moved=False), LAG_MS * 3)
     assert replica.isr_in_flight is None
     assert replica.tick(LAG_MS * 4).propose_isr is not None, "refused: proposed again at the next check"
 
@@ -397,3 +398,44 @@ def test_a_follower_takes_the_flush_policy_for_its_next_fetch_only():
     assert not replica.must_flush_before_fetching(log.view())
     assert replica.apply_topic_config(2, True, log.view(), now_ms=1) is NOTHING
     assert replica.must_flush_before_fetching(log.view())
+
+
+def _lead_with_broker_3_joining(replica: PartitionReplica, log: _Log):
+    """Leader of ISR (1, 2) at HW 4; broker 3 catches up and its expansion is proposed."""
+    _lead(replica, log, isr=(1, 2))
+    log.log_end_offset = 4
+    replica.on_appended(5, 4, now_ms=1)
+    replica.on_flushed(4, now_ms=1)
+    _follower_fetch(replica, log, 2, 4, now_ms=2)
+    _, ready = _follower_fetch(replica, log, 3, 4, now_ms=3)
+    assert replica.high_watermark == 4 and ready.propose_isr is not None
+    log.log_end_offset = 8
+    replica.on_appended(5, 8, now_ms=4)
+    replica.on_flushed(8, now_ms=4)
+    _follower_fetch(replica, log, 2, 8, now_ms=5)
+    return ready.propose_isr
+
+
+def test_an_expansion_refused_because_the_record_moved_on_keeps_counting_the_joiner_until_the_newer_record():
+    """The change may have been taken by an attempt whose answer was lost: the HW keeps
+    waiting for broker 3 (the controller may hold it in the ISR and elect it) until the
+    newer record says what the ISR is. Dropping it here lost acknowledged records in the
+    seeded simulation (seed 3374827296)."""
+    replica, log = _replica()
+    proposal = _lead_with_broker_3_joining(replica, log)
+    moved = IsrChangeRefused("the record changed under the compare-and-set", record_moved=True)
+    assert replica.on_isr_result(proposal, moved, now_ms=6) is NOTHING
+    assert replica.high_watermark == 4, "broker 3 (at 4) still counts"
+    replica.apply_record(_record(1, 5, 11, isr=(1, 2, 3)), 2, log.view(), 7)
+    assert replica.leader_state is not None and replica.leader_state.isr == (1, 2, 3)
+    assert replica.high_watermark == 4
+    _follower_fetch(replica, log, 3, 8, now_ms=8)
+    assert replica.high_watermark == 8
+
+
+def test_an_expansion_refused_on_the_record_it_was_based_on_is_dropped():
+    replica, log = _replica()
+    proposal = _lead_with_broker_3_joining(replica, log)
+    refused = IsrChangeRefused("new ISR members [3] are not registered", record_moved=False)
+    assert replica.on_isr_result(proposal, refused, now_ms=LAG_MS * 2).high_watermark_moved
+    assert replica.high_watermark == 8, "broker 3 no longer holds the HW back"
