@@ -50,6 +50,12 @@ from tests.support.virtual_time import InlineExecutor, VirtualTimeLoop
 ReadAnswer = tuple[list[tuple[int, RecordView]], int]
 
 
+MAX_UNWIND_ROUNDS = 10
+"""A dying process cancels its tasks until none is left (one's cleanup may start another).
+None may outlive the loop: a coroutine collected later runs its cleanup on whatever loop
+is running then, another broker's."""
+
+
 @dataclass(frozen=True)
 class FetchRequestMessage:
     request_id: int
@@ -346,9 +352,13 @@ class SimProcess:
         """The process dies now (its log already unplugged): return the produces it left unanswered."""
         hanging = list(self._produces)
         self.alive = False
-        for task in asyncio.all_tasks(self.loop):
-            task.cancel()
-        self.loop.run_until(self.loop.time())
+        for _ in range(MAX_UNWIND_ROUNDS):
+            tasks = asyncio.all_tasks(self.loop)
+            if not tasks:
+                break
+            for task in tasks:
+                task.cancel()
+            self.loop.run_until(self.loop.time())
         self.loop.close()
         return hanging
 
@@ -425,6 +435,11 @@ class SimBroker:
         else:
             self.disk.close_files(log)
         return hanging
+
+    def shut_down(self) -> None:
+        """The end of a run: the process stops as a ``kill -9`` would, its loop closed, its files closed."""
+        if self.process is not None:
+            self.crash(power_loss=False)
 
     def restart(self, hw_checkpoint_lost: bool) -> None:
         """A new process recovers the log from disk; the HW comes from its checkpoint (0 if deleted)."""

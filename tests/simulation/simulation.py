@@ -188,9 +188,13 @@ class Simulation:
     # ------------------------------------------------------------------- steps
 
     def run(self, steps: int) -> Stats:
-        for _ in range(steps):
-            self.step()
-        self.heal()
+        try:
+            for _ in range(steps):
+                self.step()
+            self.heal()
+        finally:
+            for broker in self.brokers.values():
+                broker.shut_down()
         self.stats.messages_lost = self.network.lost_count
         self.stats.messages_duplicated = self.network.duplicated_count
         self.stats.stale_fetches_refused = sum(broker.stale_fetches_refused for broker in self.brokers.values())
