@@ -225,8 +225,9 @@ class SimProcess:
             self.failures.append(context.get("exception") or AssertionError(context.get("message")))
 
     def _on_task_done(self, task: asyncio.Task) -> None:
-        if not task.cancelled() and task.exception() is not None and self.alive:
-            self.failures.append(task.exception())
+        error = None if task.cancelled() else task.exception()
+        if error is not None and self.alive:
+            self.failures.append(error)
 
     def run(self) -> None:
         """Everything due up to the broker's clock now; an error raised on the loop fails the run."""

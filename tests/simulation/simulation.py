@@ -386,10 +386,17 @@ class Simulation:
 
     def _new_produce(self, broker: SimBroker, acks: Acks, sequence: int | None) -> _Produce:
         values = [f"v{self._produce_ids + 1}-{i}".encode() for i in range(self.rng.randint(1, 3))]
-        idempotent = {}
-        if sequence is not None:
-            idempotent = {"producer_id": IDEMPOTENT_PRODUCER_ID, "producer_epoch": 0, "base_sequence": sequence}
-        batch = encode_batch([(None, value) for value in values], base_timestamp=self.now_ms, **idempotent)
+        records = [(None, value) for value in values]
+        if sequence is None:
+            batch = encode_batch(records, base_timestamp=self.now_ms)
+        else:
+            batch = encode_batch(
+                records,
+                base_timestamp=self.now_ms,
+                producer_id=IDEMPOTENT_PRODUCER_ID,
+                producer_epoch=0,
+                base_sequence=sequence,
+            )
         return _Produce(values, acks, broker.broker_id, batch, idempotent=sequence is not None)
 
     def _produce_done(self, request_id: Hashable, error: HighwaterError | None, base_offset: int | None) -> None:

@@ -22,6 +22,7 @@ scheduled and nothing ready would wait for ever: outside ``run_until`` it raises
 from __future__ import annotations
 
 import asyncio
+import collections
 import math
 import selectors
 from collections.abc import Callable
@@ -66,6 +67,10 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     passed when it wakes. (On a float clock a deadline could stay a rounding error
     ahead and be waited for again and again at the same instant.)
     """
+
+    _ready: collections.deque[asyncio.Handle]
+    _scheduled: list[asyncio.TimerHandle]
+    """The base loop's ready queue and timer heap, read by ``_due`` (asyncio has no public view of them)."""
 
     def __init__(self, start: float = 0.0) -> None:
         selector = _JumpingSelector()
