@@ -254,27 +254,6 @@ class BrokerNode:
     async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
         return await self.controller_gateway.on_controller(method, path, body, local_call)
 
-    async def create_topic_on_controller(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> None:
-        await self.controller_gateway.create_topic_on_controller(
-            name, partitions_count, replication_factor, configs, assignment
-        )
-
-    async def delete_topic_on_controller(self, name: str) -> None:
-        await self.controller_gateway.delete_topic_on_controller(name)
-
-    async def controlled_shutdown_on_controller(self, broker_id: int) -> dict:
-        return await self.controller_gateway.controlled_shutdown_on_controller(broker_id)
-
-    async def elect_preferred_on_controller(self, topic: str | None) -> dict:
-        return await self.controller_gateway.elect_preferred_on_controller(topic)
-
     async def create_topic(
         self,
         name: str,

@@ -14,6 +14,7 @@ from dataclasses import replace
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
+from broker.node.controller_gateway import ControllerGateway
 from broker.replica_io import trace
 from broker.replication.fetch_wire import CONTENT_TYPE, decode_request, encode_response
 from broker.server.api_routes import JSON, OBJECT, Body, Operation, Reply, RouteTable
@@ -65,6 +66,11 @@ def _node(request: web.Request):
     return request.app[NODE_KEY]
 
 
+def _controller(request: web.Request) -> ControllerGateway:
+    """Who answers the ``/internal/controller/`` routes: the gateway runs each on the controller here."""
+    return _node(request).controller_gateway
+
+
 @routes.post(
     "/internal/fetch",
     Operation(
@@ -87,7 +93,7 @@ async def replica_fetch(request: web.Request) -> web.Response:
 @routes.post("/internal/controller/topics", internal("Create a topic on the controller", ControllerCreateTopic))
 async def controller_create_topic(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerCreateTopic)
-    await _node(request).create_topic_on_controller(
+    await _controller(request).create_topic_on_controller(
         body.name, body.partitions_count, body.replication_factor, body.configs, body.assignment
     )
     return web.json_response({})
@@ -95,7 +101,7 @@ async def controller_create_topic(request: web.Request) -> web.Response:
 
 @routes.delete("/internal/controller/topics/{topic}", internal("Delete a topic on the controller"))
 async def controller_delete_topic(request: web.Request) -> web.Response:
-    await _node(request).delete_topic_on_controller(request.match_info["topic"])
+    await _controller(request).delete_topic_on_controller(request.match_info["topic"])
     return web.json_response({})
 
 
@@ -105,8 +111,8 @@ async def controller_delete_topic(request: web.Request) -> web.Response:
 )
 async def controller_alter_topic_configs(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerAlterConfigs)
-    gateway = _node(request).controller_gateway
-    return web.json_response(await gateway.alter_topic_configs_on_controller(request.match_info["topic"], body.changes))
+    answer = await _controller(request).alter_topic_configs_on_controller(request.match_info["topic"], body.changes)
+    return web.json_response(answer)
 
 
 @routes.post(
@@ -115,8 +121,7 @@ async def controller_alter_topic_configs(request: web.Request) -> web.Response:
 )
 async def controller_alter_cluster_configs(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerAlterConfigs)
-    gateway = _node(request).controller_gateway
-    return web.json_response(await gateway.alter_cluster_configs_on_controller(body.changes))
+    return web.json_response(await _controller(request).alter_cluster_configs_on_controller(body.changes))
 
 
 @routes.post(
@@ -125,17 +130,18 @@ async def controller_alter_cluster_configs(request: web.Request) -> web.Response
 )
 async def controller_create_partitions(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerCreatePartitions)
-    gateway = _node(request).controller_gateway
-    return web.json_response(
-        await gateway.create_partitions_on_controller(request.match_info["topic"], body.partitions_count)
+    answer = await _controller(request).create_partitions_on_controller(
+        request.match_info["topic"], body.partitions_count
     )
+    return web.json_response(answer)
 
 
 @routes.post(
     "/internal/controller/controlled-shutdown/{broker_id}", internal("Move a stopping broker's leaderships away")
 )
 async def controller_controlled_shutdown(request: web.Request) -> web.Response:
-    return web.json_response(await _node(request).controlled_shutdown_on_controller(path_int(request, "broker_id")))
+    broker_id = path_int(request, "broker_id")
+    return web.json_response(await _controller(request).controlled_shutdown_on_controller(broker_id))
 
 
 @routes.post(
@@ -143,7 +149,7 @@ async def controller_controlled_shutdown(request: web.Request) -> web.Response:
 )
 async def controller_elect_preferred(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerElectPreferred)
-    return web.json_response(await _node(request).elect_preferred_on_controller(body.topic))
+    return web.json_response(await _controller(request).elect_preferred_on_controller(body.topic))
 
 
 @routes.get("/internal/partitions/{topic}", internal("The partitions of a topic this broker leads"))
