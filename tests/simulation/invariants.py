@@ -79,7 +79,9 @@ def check_replica(history: History, broker: SimBroker) -> None:
     if generation != disk.generation:
         verified = disk.records_base_offset
     for offset in range(max(verified, disk.records_base_offset), high_watermark):
-        history.expose(offset, disk.records[offset - disk.records_base_offset], f"b{broker.broker_id} below its HW")
+        view = disk.record_at(offset)
+        assert view is not None, "the loop stays within the log"
+        history.expose(offset, view, f"b{broker.broker_id} below its HW")
     history.verified[broker.broker_id] = (disk.generation, max(verified, high_watermark))
     state = broker.leader_state
     if state is not None:
@@ -105,10 +107,10 @@ def check_current_leader(history: History, broker: SimBroker) -> None:
         )
     for offset in range(max(broker.high_watermark, disk.records_base_offset), top + 1):
         known = history.committed.get(offset)
-        if known is not None and disk.records[offset - disk.records_base_offset] != known:
+        held = disk.record_at(offset)
+        if known is not None and held != known:
             raise InvariantViolation(
-                f"b{broker.broker_id} (leader) holds {disk.records[offset - disk.records_base_offset]!r} "
-                f"at {offset}, where {known!r} was exposed or acknowledged"
+                f"b{broker.broker_id} (leader) holds {held!r} at {offset}, where {known!r} was exposed or acknowledged"
             )
 
 

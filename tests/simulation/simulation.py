@@ -421,11 +421,7 @@ class Simulation:
         disk = self.brokers[produce.broker_id].disk
         for index, value in enumerate(produce.values):
             offset = base_offset + index
-            held = (
-                disk.records[offset - disk.records_base_offset]
-                if offset < disk.records_base_offset + len(disk.records)
-                else None
-            )
+            held = disk.record_at(offset)
             if held is None or held[0] != value:
                 raise InvariantViolation(
                     f"b{produce.broker_id} acknowledged {value!r} at {offset}, where its log holds {held!r}"
@@ -609,6 +605,6 @@ class Simulation:
                     f"b{broker.broker_id}'s log differs from leader b{leader.broker_id}'s after healing"
                 )
         for offset, view in self.history.acked_all.items():
-            if leader.disk.records[offset - leader.disk.records_base_offset] != view:
+            if leader.disk.record_at(offset) != view:
                 raise InvariantViolation(f"acknowledged record {view!r} at {offset} is gone after healing")
         log.info("simulation.converged", seed=self.seed, log_end_offset=leader.disk.opened_log.log_end_offset)

@@ -160,6 +160,11 @@ class SimDisk:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def record_at(self, offset: int) -> RecordView | None:
+        """The decoded record at ``offset``; None outside ``[log start, LEO)``."""
+        index = offset - self.records_base_offset
+        return self.records[index] if 0 <= index < len(self.records) else None
+
     def read_records(self, start_offset: int, end_offset: int) -> list[tuple[int, RecordView]]:
         """Decode ``[start_offset, end_offset)`` from the files (whole batches, then trimmed)."""
         found: list[tuple[int, RecordView]] = []
