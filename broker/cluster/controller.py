@@ -63,6 +63,7 @@ from broker.cluster.store import (
     StoreUnavailableError,
 )
 from broker.errors import LeaderNotAvailable, NotController, UnknownTopic
+from broker.topics.new_topic import NewTopic
 from broker.topics.policy import check_create_name, check_delete
 
 log = structlog.get_logger(__name__)
@@ -123,20 +124,11 @@ class Controller:
         assert self.term is not None
         return self.term
 
-    async def create_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str] | None = None,
-        internal: bool = False,
-        assignment: list[list[int]] | None = None,
-    ) -> list[PartitionRecord]:
-        """``assignment``: the creator's replica lists by partition (``ControllerTerm.create_topic``)."""
-        validate_topic_name(name)
-        check_create_name(name, internal=internal)
-        term = self.active_term()
-        return await term.create_topic(name, partitions_count, replication_factor, configs, internal, assignment)
+    async def create_topic(self, topic: NewTopic, *, internal: bool = False) -> list[PartitionRecord]:
+        """``internal``: the broker's own topic (``__consumer_offsets``), which no client may create."""
+        validate_topic_name(topic.name)
+        check_create_name(topic.name, internal=internal)
+        return await self.active_term().create_topic(topic, internal=internal)
 
     async def delete_topic(self, name: str) -> None:
         check_delete(name)

@@ -59,6 +59,7 @@ from broker.cluster.records import (
 from broker.cluster.replica_assignment import check_brokers, initial_isr, ordered_assignment
 from broker.cluster.store import KeyValue, MetadataStore
 from broker.errors import TopicAlreadyExists, UnknownTopic
+from broker.topics.new_topic import NewTopic
 from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
@@ -145,15 +146,7 @@ class ControllerTerm:
 
     # ---- operations ------------------------------------------------------------
 
-    async def create_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str] | None = None,
-        internal: bool = False,
-        assignment: list[list[int]] | None = None,
-    ) -> list[PartitionRecord]:
+    async def create_topic(self, new: NewTopic, *, internal: bool = False) -> list[PartitionRecord]:
         """Write the topic, then its partitions (epochs 0; leader = first live replica, ISR = live replicas).
 
         Replicas are ``assignment`` when given (the creator's, checked here against the
@@ -163,6 +156,8 @@ class ControllerTerm:
         async with self._lock:
             await self.fence.check()
             live = self.live_registrations()
+            name, partitions_count, replication_factor = new.name, new.partitions_count, new.replication_factor
+            assignment = new.assignment
             if assignment is not None:
                 assignment = ordered_assignment(enumerate(assignment))
                 check_brokers(assignment, self.registered_broker_ids(), live)
@@ -180,7 +175,7 @@ class ControllerTerm:
                 name=name,
                 partitions_count=partitions_count,
                 replication_factor=replication_factor,
-                configs=dict(configs or {}),
+                configs=dict(new.configs),
                 internal=internal,
                 replica_assignment=assignment,
             )

@@ -54,6 +54,7 @@ from broker.groups.rest_driver import RestInstanceDriver
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.decode import iter_batches_with_records
+from broker.topics.new_topic import NewTopic
 from broker.topics.policy import OFFSETS_TOPIC, check_internal_configs
 from broker.waiting import RetryDeadline, wait_event
 
@@ -198,13 +199,13 @@ class GroupCoordinator:
         replication_factor = max(1, min(3, len(self.host.view.brokers)))
         check_internal_configs(OFFSETS_TOPIC, self.host.topic_configs.parse(OFFSETS_TOPIC_CONFIGS))
         try:
-            await self.host.controller.create_topic(
-                OFFSETS_TOPIC,
-                self.host.settings.offsets_topic_num_partitions,
-                replication_factor,
-                OFFSETS_TOPIC_CONFIGS,
-                internal=True,
+            offsets_topic = NewTopic(
+                name=OFFSETS_TOPIC,
+                partitions_count=self.host.settings.offsets_topic_num_partitions,
+                replication_factor=replication_factor,
+                configs=OFFSETS_TOPIC_CONFIGS,
             )
+            await self.host.controller.create_topic(offsets_topic, internal=True)
             log.info("coordinator.offsets_topic_created", replication_factor=replication_factor)
         except TopicAlreadyExists:
             pass

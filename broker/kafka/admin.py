@@ -68,6 +68,7 @@ from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
 from broker.topics.config_entries import ConfigEntry
 from broker.topics.configs import canonical_config_name
+from broker.topics.new_topic import NewTopic
 from config.broker import split_host_port
 
 log = structlog.get_logger(__name__)
@@ -107,19 +108,20 @@ async def create_topics(context: RequestContext, request: DecodedRequest) -> Any
 
 async def _create_one(context: RequestContext, version: int, topic: Any, validate_only: bool) -> Any:
     node = context.node
-    defaults = node.topic_configs.defaults
-    partitions = defaults.partitions if topic.num_partitions == USE_DEFAULT else topic.num_partitions
-    replication = defaults.replication_factor if topic.replication_factor == USE_DEFAULT else topic.replication_factor
     try:
-        assignment = _assignment(topic)
-        if assignment is not None:
-            partitions, replication = len(assignment), len(assignment[0])
-        configs = _config_strings(topic.configs)
+        new = NewTopic.requested(
+            topic.name,
+            None if topic.num_partitions == USE_DEFAULT else topic.num_partitions,
+            None if topic.replication_factor == USE_DEFAULT else topic.replication_factor,
+            _config_strings(topic.configs),
+            _assignment(topic),
+            node.topic_configs.defaults,
+        )
         if validate_only:
-            node.check_new_topic(topic.name, partitions, replication, configs, assignment)
+            node.check_new_topic(new)
         else:
-            await node.create_topic(topic.name, partitions, replication, configs, assignment)
-        entries = node.topic_configs.describe(configs)
+            await node.create_topic(new)
+        entries = node.topic_configs.describe(new.configs)
     except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; refusal logs the unexpected
         return _created(version, topic.name, *refusal(error, "create", topic.name))
     described = _described_configs(version, entries) if version >= CONFIGS_SINCE else ()
@@ -128,8 +130,8 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
         topic.name,
         ErrorCode.none,
         None,
-        num_partitions=partitions,
-        replication_factor=replication,
+        num_partitions=new.partitions_count,
+        replication_factor=new.replication_factor,
         configs=described,
     )
 

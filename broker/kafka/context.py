@@ -19,6 +19,7 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.kafka.codec import DecodedRequest
 from broker.node.security import NodeSecurity
 from broker.topics.configs import TopicConfigs
+from broker.topics.new_topic import NewTopic
 from config.broker import BrokerSettings
 
 
@@ -67,23 +68,9 @@ class KafkaNode(Protocol):
 
     # idempotent producer and admin APIs (InitProducerId, CreateTopics, DeleteTopics, DescribeConfigs)
     async def allocate_producer_id(self) -> int: ...
-    async def create_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> TopicDescription: ...
+    async def create_topic(self, topic: NewTopic) -> TopicDescription: ...
     async def delete_topic(self, name: str) -> None: ...
-    def check_new_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> None: ...
+    def check_new_topic(self, topic: NewTopic) -> None: ...
     def topic_config_overrides(self, name: str) -> dict[str, str]: ...
 
     # IncrementalAlterConfigs and AlterConfigs: the controller gateway's alter, as the HTTP config routes use it

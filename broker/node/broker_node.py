@@ -27,9 +27,7 @@ from broker.acks import Acks
 from broker.cluster.controller import Controller, ControllerSettings
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.metadata_view import MetadataView
-from broker.cluster.placement import assign_replicas
-from broker.cluster.records import BrokerRegistration, PartitionRecord, TopicRecord, validate_topic_name
-from broker.cluster.replica_assignment import check_brokers
+from broker.cluster.records import BrokerRegistration, PartitionRecord, TopicRecord
 from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
@@ -42,7 +40,7 @@ from broker.descriptions import (
     ProduceResult,
     TopicDescription,
 )
-from broker.errors import InvalidConfig, NotLeaderOrFollower, TopicAlreadyExists
+from broker.errors import InvalidConfig, NotLeaderOrFollower
 from broker.groups.coordinator import GroupCoordinator
 from broker.node.catalog import Catalog
 from broker.node.controller_gateway import ControllerGateway, LocalCall
@@ -59,7 +57,7 @@ from broker.security.broker_token import broker_authorization
 from broker.storage.log import CheckedBatches
 from broker.tls import default_advertised_url, inter_broker_ssl
 from broker.topics.configs import TopicConfigs
-from broker.topics.policy import check_create_name, check_min_insync_replicas
+from broker.topics.new_topic import NewTopic
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
@@ -254,17 +252,9 @@ class BrokerNode:
     async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
         return await self.controller_gateway.on_controller(method, path, body, local_call)
 
-    async def create_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> TopicDescription:
-        """``assignment``: the creator's replica lists by partition (``ordered_assignment``), else None."""
-        await self.controller_gateway.create_topic(name, partitions_count, replication_factor, configs, assignment)
-        return await self.describer.describe_topic(name)
+    async def create_topic(self, topic: NewTopic) -> TopicDescription:
+        await self.controller_gateway.create_topic(topic)
+        return await self.describer.describe_topic(topic.name)
 
     async def delete_topic(self, name: str) -> None:
         await self.controller_gateway.delete_topic(name)
@@ -374,26 +364,5 @@ class BrokerNode:
         """The configs ``name``'s creator gave (``UnknownTopic`` if none); the rest are the broker's defaults."""
         return dict(self.catalog.topic(name).configs)
 
-    def check_new_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> None:
-        """Every check ``create_topic`` makes, in its order, and nothing created (Kafka's ``validate_only``).
-
-        This broker's view knows the live brokers, not which of them are in controlled
-        shutdown: an assignment is checked against the live ones both ways.
-        """
-        check_min_insync_replicas(configs, self.topic_configs.parse(configs), replication_factor)
-        validate_topic_name(name)
-        check_create_name(name, internal=False)
-        if assignment is not None:
-            live = {b.broker_id for b in self.brokers()}
-            check_brokers(assignment, live, live)
-        else:
-            assign_replicas(partitions_count, replication_factor, [(b.broker_id, b.rack) for b in self.brokers()])
-        if name in self.view.topics:
-            raise TopicAlreadyExists(f"topic '{name}' already exists")
+    def check_new_topic(self, topic: NewTopic) -> None:
+        self.controller_gateway.check_new_topic(topic)

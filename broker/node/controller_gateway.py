@@ -20,13 +20,16 @@ from typing import Any
 
 from broker.cluster.controller import Controller
 from broker.cluster.metadata_view import MetadataView
-from broker.cluster.records import PRODUCER_ID_KEY, TopicRecord
+from broker.cluster.placement import assign_replicas
+from broker.cluster.records import PRODUCER_ID_KEY, TopicRecord, validate_topic_name
+from broker.cluster.replica_assignment import check_brokers
 from broker.cluster.store import MetadataStore
-from broker.errors import InvalidPartitions, InvalidTopic, NotController, ServiceUnavailable
+from broker.errors import InvalidPartitions, InvalidTopic, NotController, ServiceUnavailable, TopicAlreadyExists
 from broker.node.catalog import Catalog
 from broker.node.forwarding import Forwarder
 from broker.topics import cluster_defaults
-from broker.topics.policy import check_min_insync_replicas
+from broker.topics.new_topic import NewTopic
+from broker.topics.policy import check_create_name, check_min_insync_replicas
 from broker.waiting import RetryDeadline
 
 METADATA_PROPAGATION_TIMEOUT_S = 10.0
@@ -73,15 +76,8 @@ class ControllerGateway:
 
     # ------------------------------------------------------------ on the controller
 
-    async def create_topic_on_controller(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> None:
-        await self.controller.create_topic(name, partitions_count, replication_factor, configs, assignment=assignment)
+    async def create_topic_on_controller(self, topic: NewTopic) -> None:
+        await self.controller.create_topic(topic)
 
     async def delete_topic_on_controller(self, name: str) -> None:
         await self.controller.delete_topic(name)
@@ -116,31 +112,38 @@ class ControllerGateway:
 
     # ------------------------------------------------------------ from any broker
 
-    async def create_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> None:
-        """Create on the controller; with ``assignment`` (replica lists by partition) the counts are its own."""
-        check_min_insync_replicas(configs, self.catalog.topic_configs.parse(configs), replication_factor)
+    def check_new_topic(self, topic: NewTopic) -> None:
+        """Every check ``create_topic`` makes, in its order, and nothing created (Kafka's ``validate_only``).
+
+        This broker's view knows the live brokers, not which of them are in controlled
+        shutdown: an assignment is checked against the live ones both ways.
+        """
+        check_min_insync_replicas(
+            topic.configs, self.catalog.topic_configs.parse(topic.configs), topic.replication_factor
+        )
+        validate_topic_name(topic.name)
+        check_create_name(topic.name, internal=False)
+        live = self.catalog.brokers()
+        if topic.assignment is not None:
+            live_ids = {b.broker_id for b in live}
+            check_brokers(topic.assignment, live_ids, live_ids)
+        else:
+            assign_replicas(topic.partitions_count, topic.replication_factor, [(b.broker_id, b.rack) for b in live])
+        if topic.name in self.view.topics:
+            raise TopicAlreadyExists(f"topic '{topic.name}' already exists")
+
+    async def create_topic(self, topic: NewTopic) -> None:
+        """Create on the controller; the answer comes once this broker's view holds the topic and its partitions."""
+        check_min_insync_replicas(
+            topic.configs, self.catalog.topic_configs.parse(topic.configs), topic.replication_factor
+        )
         await self.on_controller(
-            "POST",
-            "topics",
-            {
-                "name": name,
-                "partitions_count": partitions_count,
-                "replication_factor": replication_factor,
-                "configs": configs,
-                "assignment": assignment,
-            },
-            lambda c: c.create_topic(name, partitions_count, replication_factor, configs, assignment=assignment),
+            "POST", "topics", topic.model_dump(mode="json"), lambda c: self.create_topic_on_controller(topic)
         )
         await self.view.wait_for(
             lambda: (
-                all((name, p) in self.view.partitions for p in range(partitions_count)) and name in self.view.topics
+                topic.name in self.view.topics
+                and all((topic.name, p) in self.view.partitions for p in range(topic.partitions_count))
             ),
             METADATA_PROPAGATION_TIMEOUT_S,
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from broker.node.controller_gateway import ControllerGateway
 from broker.replica_io import trace
@@ -20,6 +20,7 @@ from broker.replication.fetch_wire import CONTENT_TYPE, decode_request, encode_r
 from broker.server.api_routes import JSON, OBJECT, Body, Operation, Reply, RouteTable
 from broker.server.params import NODE_KEY, path_int, read_model
 from broker.server.resources import partition_body
+from broker.topics.new_topic import NewTopic
 
 routes = RouteTable()
 
@@ -27,19 +28,6 @@ routes = RouteTable()
 def internal(summary: str, body: type[BaseModel] | None = None) -> Operation:
     """A broker-to-broker JSON call; answers are the node's own dicts, described only as objects."""
     return Operation(summary, (Reply(200, summary, {JSON: OBJECT}),), body=Body({JSON: body}) if body else None)
-
-
-class ControllerCreateTopic(BaseModel):
-    """What ``BrokerNode.create_topic`` forwards; the controller checks names, counts, configs and the
-    manual ``assignment`` (replica lists by partition; None: the controller places replicas)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    partitions_count: int
-    replication_factor: int
-    configs: dict[str, str] = Field(default_factory=dict)
-    assignment: list[list[int]] | None = None
 
 
 class ControllerAlterConfigs(BaseModel):
@@ -90,12 +78,9 @@ async def replica_fetch(request: web.Request) -> web.Response:
     return web.Response(body=body, content_type=CONTENT_TYPE)
 
 
-@routes.post("/internal/controller/topics", internal("Create a topic on the controller", ControllerCreateTopic))
+@routes.post("/internal/controller/topics", internal("Create a topic on the controller", NewTopic))
 async def controller_create_topic(request: web.Request) -> web.Response:
-    body = await read_model(request, ControllerCreateTopic)
-    await _controller(request).create_topic_on_controller(
-        body.name, body.partitions_count, body.replication_factor, body.configs, body.assignment
-    )
+    await _controller(request).create_topic_on_controller(await read_model(request, NewTopic))
     return web.json_response({})
 
 

@@ -55,6 +55,7 @@ from broker.server.authorization import describable_topics, may, require
 from broker.server.params import INT32_MAX, INT64_MAX, node_of, partition_param, query_int, read_model
 from broker.server.resources import cluster_path, list_body, metadata, partition_resource, topic_body, topic_resource
 from broker.server.responses import ElectedLeaders, Offsets, Partition, ResourceList, Topic
+from broker.topics.new_topic import NewTopic
 from config.topic import TOPIC_CONFIG_NAMES, TopicConfig, topic_config_field
 
 TOPICS = "/v3/clusters/{cluster_id}/topics"
@@ -226,19 +227,20 @@ async def create_topic(request: web.Request) -> web.Response:
     body = await read_model(request, CreateTopicRequest)
     if not may(request, AclOperation.CREATE, Resource.cluster()):
         require(request, AclOperation.CREATE, Resource.topic(body.topic_name))
-    defaults = node.topic_configs.defaults
-    assignment = body.assignment()
-    partitions = defaults.partitions if body.partitions_count is None else body.partitions_count
-    replication = defaults.replication_factor if body.replication_factor is None else body.replication_factor
-    if assignment is not None:
-        partitions, replication = len(assignment), len(assignment[0])
-    configs = body.config_strings()
+    new = NewTopic.requested(
+        body.topic_name,
+        body.partitions_count,
+        body.replication_factor,
+        body.config_strings(),
+        body.assignment(),
+        node.topic_configs.defaults,
+    )
     try:
         if body.validate_only:
-            node.check_new_topic(body.topic_name, partitions, replication, configs, assignment)
-            would_be = {"replication_factor": replication, "partitions_count": partitions}
-            return web.json_response(topic_resource(node, body.topic_name, internal=False, configs=configs, **would_be))
-        topic = await node.create_topic(body.topic_name, partitions, replication, configs, assignment)
+            node.check_new_topic(new)
+            would_be = {"replication_factor": new.replication_factor, "partitions_count": new.partitions_count}
+            return web.json_response(topic_resource(node, new.name, internal=False, configs=new.configs, **would_be))
+        topic = await node.create_topic(new)
     except TopicAlreadyExists:
         require(request, AclOperation.DESCRIBE, Resource.topic(body.topic_name))
         raise

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import structlog
 
+from broker.topics.new_topic import NewTopic
 from tests.cluster.harness import SESSION_TIMEOUT_MS, start_cluster
 from tests.support.etcd import EtcdServer
 from tests.support.waiting import wait_until_async
@@ -31,7 +32,9 @@ RUNS = 5
 async def one_run(scratch: Path, url: str | None) -> tuple[float, float]:
     cluster = await start_cluster(scratch, [1, 2, 3], url=url)
     try:
-        await cluster.brokers[1].controller.create_topic("measured", 3, 3)
+        await cluster.brokers[1].controller.create_topic(
+            NewTopic(name="measured", partitions_count=3, replication_factor=3)
+        )
         killed_at = time.monotonic()
         await cluster.kill(1)
         await cluster.wait_for_controller(timeout_s=5.0)

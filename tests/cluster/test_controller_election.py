@@ -14,6 +14,7 @@ from broker.cluster.controller_fence import ControllerFence
 from broker.cluster.controller_term import ControllerSettings, ControllerTerm
 from broker.cluster.records import CONTROLLER_KEY, broker_key, partition_key, topic_key
 from broker.errors import NotController
+from broker.topics.new_topic import NewTopic
 from tests.cluster.harness import (
     FAILOVER_MARGIN_MS,
     SESSION_TIMEOUT_MS,
@@ -40,7 +41,7 @@ async def test_exactly_one_controller_and_everybody_knows_it(cluster: InProcessC
 
 async def test_operations_on_a_non_controller_raise_not_controller(cluster: InProcessCluster) -> None:
     with pytest.raises(NotController, match="the controller is broker 1"):
-        await cluster.brokers[2].controller.create_topic("t", 1, 1)
+        await cluster.brokers[2].controller.create_topic(NewTopic(name="t", partitions_count=1, replication_factor=1))
 
 
 async def test_controller_failover_after_its_process_dies(cluster: InProcessCluster) -> None:
@@ -84,14 +85,16 @@ async def test_clean_deregistration_hands_over_at_once(cluster: InProcessCluster
 
 
 async def test_a_deposed_controllers_writes_fail(cluster: InProcessCluster) -> None:
-    await cluster.brokers[1].controller.create_topic("fenced", 1, 3)
+    await cluster.brokers[1].controller.create_topic(NewTopic(name="fenced", partitions_count=1, replication_factor=3))
     old_term = cluster.brokers[1].controller.active_term()
     old_epoch = old_term.controller_epoch
     await cluster.kill(1)
     await cluster.wait_for_controller(timeout_s=3.0)
 
     with pytest.raises(NotController, match="no longer the controller"):
-        await asyncio.wait_for(old_term.create_topic("written-by-deposed", 1, 1), 5.0)
+        await asyncio.wait_for(
+            old_term.create_topic(NewTopic(name="written-by-deposed", partitions_count=1, replication_factor=1)), 5.0
+        )
     stale_term = ControllerTerm(cluster.observer, 1, old_epoch, ControllerSettings())
     with pytest.raises(NotController):
         await asyncio.wait_for(stale_term.delete_topic("fenced"), 5.0)
@@ -109,7 +112,7 @@ async def test_a_deposed_controllers_writes_fail(cluster: InProcessCluster) -> N
 
 async def test_a_fence_on_a_stale_record_revision_fails_without_writing(cluster: InProcessCluster) -> None:
     controller = cluster.brokers[1].controller
-    await controller.create_topic("cas", 1, 3)
+    await controller.create_topic(NewTopic(name="cas", partitions_count=1, replication_factor=3))
     fence = ControllerFence(cluster.observer, 1, controller.controller_epoch)
     key = partition_key("cas", 0)
     current = await cluster.observer.get(key)

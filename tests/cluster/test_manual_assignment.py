@@ -11,6 +11,7 @@ import pytest
 
 from broker.cluster.records import TopicRecord, topic_key
 from broker.errors import InvalidReplicaAssignment
+from broker.topics.new_topic import NewTopic
 from tests.cluster.harness import InProcessCluster
 from tests.cluster.test_partition_leadership import wait_for_records
 
@@ -20,7 +21,9 @@ async def test_partition_records_have_exactly_the_assigned_replicas_led_by_the_f
 ) -> None:
     controller = (await cluster.wait_for_controller()).controller
     assignment = [[3, 1, 2], [2, 3, 1], [3, 2, 1], [1, 2, 3]]
-    created = await controller.create_topic("placed", 1, 1, assignment=assignment)
+    created = await controller.create_topic(
+        NewTopic(name="placed", partitions_count=1, replication_factor=1, assignment=assignment)
+    )
     stored = await cluster.partitions("placed")
     assert stored == created
     assert [(r.partition, r.replicas, r.leader, r.isr) for r in stored] == [
@@ -48,7 +51,9 @@ async def test_an_assignment_the_controller_refuses_writes_nothing(
 ) -> None:
     controller = (await cluster.wait_for_controller()).controller
     with pytest.raises(InvalidReplicaAssignment) as refused:
-        await controller.create_topic("refused", 1, 1, assignment=assignment)
+        await controller.create_topic(
+            NewTopic(name="refused", partitions_count=1, replication_factor=1, assignment=assignment)
+        )
     assert message in refused.value.message
     assert await cluster.observer.get(topic_key("refused")) is None
     assert await cluster.partitions("refused") == []
@@ -60,10 +65,14 @@ async def test_a_broker_in_controlled_shutdown_is_a_replica_out_of_the_isr_and_n
     """Kafka's KRaft controller: it may be named (it is registered), it leads nothing and is not in sync."""
     controller = (await cluster.wait_for_controller()).controller
     await controller.controlled_shutdown(3)
-    [record] = await controller.create_topic("around-3", 1, 1, assignment=[[3, 2, 1]])
+    [record] = await controller.create_topic(
+        NewTopic(name="around-3", partitions_count=1, replication_factor=1, assignment=[[3, 2, 1]])
+    )
     assert (record.replicas, record.leader, record.isr) == ([3, 2, 1], 2, [2, 1])
     with pytest.raises(InvalidReplicaAssignment, match=r"every broker of partition 0 \(3\) is in controlled shutdown"):
-        await controller.create_topic("only-3", 1, 1, assignment=[[3]])
+        await controller.create_topic(
+            NewTopic(name="only-3", partitions_count=1, replication_factor=1, assignment=[[3]])
+        )
     assert await cluster.observer.get(topic_key("only-3")) is None
 
 

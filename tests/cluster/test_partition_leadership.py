@@ -19,6 +19,7 @@ from broker.cluster.records import (
     topic_key,
 )
 from broker.errors import InvalidReplicationFactor, InvalidTopic, TopicAlreadyExists
+from broker.topics.new_topic import NewTopic
 from tests.cluster.harness import (
     FAILOVER_MARGIN_MS,
     SESSION_TIMEOUT_MS,
@@ -42,7 +43,9 @@ async def wait_for_records(
 
 async def test_topic_creation_spreads_leaders_and_writes_initial_records(cluster: InProcessCluster) -> None:
     controller = (await cluster.wait_for_controller()).controller
-    created = await controller.create_topic("orders", 6, 2, {"retention.ms": "1000"})
+    created = await controller.create_topic(
+        NewTopic(name="orders", partitions_count=6, replication_factor=2, configs={"retention.ms": "1000"})
+    )
     stored = await cluster.partitions("orders")
     assert stored == created
     assert Counter(r.leader for r in stored) == {1: 2, 2: 2, 3: 2}
@@ -56,19 +59,19 @@ async def test_topic_creation_spreads_leaders_and_writes_initial_records(cluster
     assert (topic.partitions_count, topic.replication_factor, topic.configs) == (6, 2, {"retention.ms": "1000"})
 
     with pytest.raises(TopicAlreadyExists, match="topic 'orders' already exists"):
-        await controller.create_topic("orders", 1, 1)
+        await controller.create_topic(NewTopic(name="orders", partitions_count=1, replication_factor=1))
     with pytest.raises(InvalidReplicationFactor, match="replication factor 4 is larger than the 3 live brokers"):
-        await controller.create_topic("too-wide", 1, 4)
+        await controller.create_topic(NewTopic(name="too-wide", partitions_count=1, replication_factor=4))
     with pytest.raises(InvalidTopic):
-        await controller.create_topic("bad/name", 1, 1)
+        await controller.create_topic(NewTopic(name="bad/name", partitions_count=1, replication_factor=1))
     assert await cluster.observer.get(topic_key("too-wide")) is None
 
 
 async def test_next_topic_starts_on_the_least_loaded_broker(cluster: InProcessCluster) -> None:
     controller = (await cluster.wait_for_controller()).controller
-    await controller.create_topic("first", 1, 1)
-    await controller.create_topic("second", 1, 1)
-    await controller.create_topic("third", 1, 1)
+    await controller.create_topic(NewTopic(name="first", partitions_count=1, replication_factor=1))
+    await controller.create_topic(NewTopic(name="second", partitions_count=1, replication_factor=1))
+    await controller.create_topic(NewTopic(name="third", partitions_count=1, replication_factor=1))
     leaders = [(await cluster.partitions(name))[0].leader for name in ("first", "second", "third")]
     assert sorted(leaders) == [1, 2, 3]
 
@@ -76,7 +79,9 @@ async def test_next_topic_starts_on_the_least_loaded_broker(cluster: InProcessCl
 async def test_rack_aware_placement_spans_racks(tmp_path: Path) -> None:
     cluster = await start_cluster(tmp_path, [1, 2, 3, 4], racks={1: "a", 2: "a", 3: "b", 4: "b"})
     try:
-        records = await cluster.brokers[1].controller.create_topic("racked", 4, 2)
+        records = await cluster.brokers[1].controller.create_topic(
+            NewTopic(name="racked", partitions_count=4, replication_factor=2)
+        )
         rack = {1: "a", 2: "a", 3: "b", 4: "b"}
         assert all({rack[b] for b in r.replicas} == {"a", "b"} for r in records)
     finally:
@@ -85,16 +90,18 @@ async def test_rack_aware_placement_spans_racks(tmp_path: Path) -> None:
 
 async def test_delete_topic_removes_topic_and_partition_records(cluster: InProcessCluster) -> None:
     controller = cluster.brokers[1].controller
-    await controller.create_topic("doomed", 3, 2)
+    await controller.create_topic(NewTopic(name="doomed", partitions_count=3, replication_factor=2))
     await controller.delete_topic("doomed")
     assert await cluster.observer.get(topic_key("doomed")) is None
     assert await cluster.partitions("doomed") == []
-    await controller.create_topic("doomed", 1, 1)
+    await controller.create_topic(NewTopic(name="doomed", partitions_count=1, replication_factor=1))
     assert len(await cluster.partitions("doomed")) == 1
 
 
 async def test_dead_brokers_leaderships_move_to_next_live_isr_member(cluster: InProcessCluster) -> None:
-    before = await cluster.brokers[1].controller.create_topic("moves", 3, 3)
+    before = await cluster.brokers[1].controller.create_topic(
+        NewTopic(name="moves", partitions_count=3, replication_factor=3)
+    )
     led_by_2 = next(r for r in before if r.leader == 2)
     killed_at = time.monotonic()
     await cluster.kill(2)
@@ -115,7 +122,9 @@ async def test_dead_brokers_leaderships_move_to_next_live_isr_member(cluster: In
 
 
 async def test_no_live_isr_member_means_no_leader_until_it_returns(cluster: InProcessCluster) -> None:
-    records = await cluster.brokers[1].controller.create_topic("solo", 3, 1)
+    records = await cluster.brokers[1].controller.create_topic(
+        NewTopic(name="solo", partitions_count=3, replication_factor=1)
+    )
     on_2 = next(r for r in records if r.replicas == [2])
     await cluster.kill(2)
     leaderless = await wait_for_records(
@@ -139,7 +148,9 @@ async def test_no_live_isr_member_means_no_leader_until_it_returns(cluster: InPr
 async def _lose_both_replicas_then_restart_the_follower(
     cluster: InProcessCluster, configs: dict[str, str]
 ) -> tuple[PartitionRecord, PartitionRecord]:
-    records = await cluster.brokers[1].controller.create_topic("risky", 3, 2, configs)
+    records = await cluster.brokers[1].controller.create_topic(
+        NewTopic(name="risky", partitions_count=3, replication_factor=2, configs=configs)
+    )
     target = next(r for r in records if 1 not in r.replicas)
     first, follower = target.replicas
     await cluster.kill(follower)
@@ -170,7 +181,7 @@ async def test_without_unclean_election_an_out_of_sync_replica_never_leads(clust
 
 async def test_controlled_shutdown_moves_leaderships_before_returning(cluster: InProcessCluster) -> None:
     controller = cluster.brokers[1].controller
-    before = await controller.create_topic("graceful", 3, 3)
+    before = await controller.create_topic(NewTopic(name="graceful", partitions_count=3, replication_factor=3))
     started = time.monotonic()
     changed = await controller.controlled_shutdown(3)
     shutdown_ms = (time.monotonic() - started) * 1000
@@ -190,7 +201,7 @@ async def test_controlled_shutdown_moves_leaderships_before_returning(cluster: I
 
 
 async def test_controlled_shutdown_of_the_controller_itself(cluster: InProcessCluster) -> None:
-    await cluster.brokers[1].controller.create_topic("self", 3, 2)
+    await cluster.brokers[1].controller.create_topic(NewTopic(name="self", partitions_count=3, replication_factor=2))
     await cluster.brokers[1].shutdown(cluster.brokers[1].controller)
     del cluster.brokers[1]
     successor = await cluster.wait_for_controller(timeout_s=1.0)
@@ -201,7 +212,9 @@ async def test_controlled_shutdown_of_the_controller_itself(cluster: InProcessCl
 async def _rejoin_with_isr_restored(cluster: InProcessCluster, topic: str) -> PartitionRecord:
     """Kill broker 2, let leadership move, restart it, and re-add it to the ISR the
     way its partition leader would (a CAS on the record, bumping partition_epoch)."""
-    records = await cluster.brokers[1].controller.create_topic(topic, 3, 3)
+    records = await cluster.brokers[1].controller.create_topic(
+        NewTopic(name=topic, partitions_count=3, replication_factor=3)
+    )
     preferred_2 = next(r for r in records if r.replicas[0] == 2)
     await cluster.kill(2)
     await wait_for_records(cluster, topic, lambda rs: rs[preferred_2.partition].leader != 2, "leadership to move")
@@ -268,7 +281,9 @@ async def test_a_leader_that_restarts_at_once_is_fenced_and_records_name_the_new
 ) -> None:
     """A restart inside one controller look (old lease revoked, new registration at once)
     must still move leadership or bump the epoch: the restarted log may lack its unflushed tail."""
-    records = await cluster.brokers[1].controller.create_topic("restarts", 3, 3)
+    records = await cluster.brokers[1].controller.create_topic(
+        NewTopic(name="restarts", partitions_count=3, replication_factor=3)
+    )
     for record in records:
         assert record.leader_broker_epoch == cluster.brokers[record.leader].membership.broker_epoch
     led_by_2 = next(r for r in records if r.leader == 2)

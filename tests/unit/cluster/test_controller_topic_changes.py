@@ -11,6 +11,7 @@ import pytest
 from broker.cluster.placement import assign_added_partitions
 from broker.cluster.records import TopicRecord, topic_key
 from broker.errors import InvalidConfig, InvalidPartitions, NotController, UnknownTopic
+from broker.topics.new_topic import NewTopic
 from tests.cluster.harness import InProcessCluster, start_cluster
 
 
@@ -29,7 +30,7 @@ async def _topic(cluster: InProcessCluster, name: str) -> tuple[TopicRecord, int
 
 async def test_growth_writes_the_count_then_new_partitions_placed_as_kafka_adds_them(cluster: InProcessCluster) -> None:
     controller = (await cluster.wait_for_controller()).controller
-    await controller.create_topic("grown", 2, 2)
+    await controller.create_topic(NewTopic(name="grown", partitions_count=2, replication_factor=2))
     existing = [record.replicas for record in await cluster.partitions("grown")]
 
     created = await controller.create_partitions("grown", 5)
@@ -49,7 +50,7 @@ async def test_growth_writes_the_count_then_new_partitions_placed_as_kafka_adds_
 @pytest.mark.parametrize("count", [2, 1])
 async def test_a_count_that_does_not_grow_changes_nothing(cluster: InProcessCluster, count: int) -> None:
     controller = (await cluster.wait_for_controller()).controller
-    await controller.create_topic("fixed", 2, 1)
+    await controller.create_topic(NewTopic(name="fixed", partitions_count=2, replication_factor=1))
     _, revision = await _topic(cluster, "fixed")
     with pytest.raises(InvalidPartitions):
         await controller.create_partitions("fixed", count)
@@ -59,7 +60,9 @@ async def test_a_count_that_does_not_grow_changes_nothing(cluster: InProcessClus
 
 async def test_a_refused_update_writes_nothing_and_an_unknown_topic_is_unknown(cluster: InProcessCluster) -> None:
     controller = (await cluster.wait_for_controller()).controller
-    await controller.create_topic("kept", 1, 1, {"retention.ms": "5"})
+    await controller.create_topic(
+        NewTopic(name="kept", partitions_count=1, replication_factor=1, configs={"retention.ms": "5"})
+    )
     _, revision = await _topic(cluster, "kept")
 
     def refuse(topic: TopicRecord) -> TopicRecord:
@@ -77,7 +80,7 @@ async def test_a_refused_update_writes_nothing_and_an_unknown_topic_is_unknown(c
 
 async def test_concurrent_updates_are_applied_one_after_the_other_none_lost(cluster: InProcessCluster) -> None:
     controller = (await cluster.wait_for_controller()).controller
-    await controller.create_topic("shared", 1, 1)
+    await controller.create_topic(NewTopic(name="shared", partitions_count=1, replication_factor=1))
 
     def setting(name: str):
         def update(topic: TopicRecord) -> TopicRecord:
@@ -95,7 +98,7 @@ async def test_concurrent_updates_are_applied_one_after_the_other_none_lost(clus
 
 async def test_only_the_active_controller_changes_topics(cluster: InProcessCluster) -> None:
     active = await cluster.wait_for_controller()
-    await active.controller.create_topic("guarded", 1, 1)
+    await active.controller.create_topic(NewTopic(name="guarded", partitions_count=1, replication_factor=1))
     other = next(broker for broker in cluster.brokers.values() if broker is not active)
     with pytest.raises(NotController):
         await other.controller.create_partitions("guarded", 2)

@@ -31,6 +31,7 @@ from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.topics import cluster_defaults
 from broker.topics.config_entries import ConfigSource
 from broker.topics.configs import TopicConfigs
+from broker.topics.new_topic import NewTopic
 from config.broker import BrokerSettings
 from config.topic import TopicDefaults
 from tests.unit.kafka import requests
@@ -89,36 +90,24 @@ class AdminStandIn(StandInNode):
         self.next_producer_id += 1
         return self.next_producer_id - 1
 
-    def check_new_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> None:
-        self.topic_configs.parse(configs)
-        if assignment is None:
-            assign_replicas(partitions_count, replication_factor, [(1, None), (2, None), (3, None)])
+    def check_new_topic(self, topic: NewTopic) -> None:
+        self.topic_configs.parse(topic.configs)
+        if topic.assignment is None:
+            assign_replicas(topic.partitions_count, topic.replication_factor, [(1, None), (2, None), (3, None)])
         else:
-            check_brokers(assignment, {1, 2, 3}, {1, 2, 3})
-        if name in self.topics:
-            raise TopicAlreadyExists(f"topic '{name}' already exists")
+            check_brokers(topic.assignment, {1, 2, 3}, {1, 2, 3})
+        if topic.name in self.topics:
+            raise TopicAlreadyExists(f"topic '{topic.name}' already exists")
 
-    async def create_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> TopicDescription:
-        self.check_new_topic(name, partitions_count, replication_factor, configs, assignment)
-        self.topics[name] = configs
-        self.created.append((name, partitions_count, replication_factor, configs))
-        if assignment is not None:
-            self.assigned[name] = assignment
-        return TopicDescription(name, [], replication_factor, self.topic_configs.effective(configs), False)
+    async def create_topic(self, topic: NewTopic) -> TopicDescription:
+        self.check_new_topic(topic)
+        self.topics[topic.name] = topic.configs
+        self.created.append((topic.name, topic.partitions_count, topic.replication_factor, topic.configs))
+        if topic.assignment is not None:
+            self.assigned[topic.name] = topic.assignment
+        return TopicDescription(
+            topic.name, [], topic.replication_factor, self.topic_configs.effective(topic.configs), False
+        )
 
     async def delete_topic(self, name: str) -> None:
         self.topic_config_overrides(name)
@@ -354,17 +343,10 @@ def test_a_refused_manual_assignment_is_that_topics_error_and_creates_nothing(
 
 @dataclass
 class StoreDownForTopics(AdminStandIn):
-    async def create_topic(
-        self,
-        name: str,
-        partitions_count: int,
-        replication_factor: int,
-        configs: dict[str, str],
-        assignment: list[list[int]] | None = None,
-    ) -> TopicDescription:
-        if name == "unlucky":
+    async def create_topic(self, topic: NewTopic) -> TopicDescription:
+        if topic.name == "unlucky":
             raise StoreUnavailableError("etcd is unreachable at 10.0.0.7:2379")
-        return await super().create_topic(name, partitions_count, replication_factor, configs, assignment)
+        return await super().create_topic(topic)
 
 
 def test_an_unexpected_failure_is_that_topics_unknown_server_error_without_its_text() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from broker.errors import InvalidReplicationFactor
 from broker.node.broker_node import BrokerNode
 from broker.storage.log_manager import partition_directory_name
+from broker.topics.new_topic import NewTopic
 from tests.unit.server.conftest import broker_settings
 
 
@@ -33,7 +34,7 @@ async def _create_on_both(nodes: list[BrokerNode], topic: str) -> None:
     [node] = [n for n in nodes if n.controller.is_active]
     for _ in range(100):
         try:
-            await node.create_topic(topic, 1, 2, {})
+            await node.create_topic(NewTopic(name=topic, partitions_count=1, replication_factor=2, configs={}))
             return
         except InvalidReplicationFactor:
             await asyncio.sleep(0.05)
