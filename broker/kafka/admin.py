@@ -118,9 +118,9 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
             node.topic_configs.defaults,
         )
         if validate_only:
-            node.check_new_topic(new)
+            node.controller_gateway.check_new_topic(new)
         else:
-            await node.create_topic(new)
+            await node.controller_gateway.create_topic(new)
         entries = node.topic_configs.describe(new.configs)
     except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; refusal logs the unexpected
         return _created(version, topic.name, *refusal(error, "create", topic.name))
@@ -238,7 +238,7 @@ async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any
         outcome = _delete_refused(context, name)
         if outcome is None:
             try:
-                await context.node.delete_topic(name)
+                await context.node.controller_gateway.delete_topic(name)
                 outcome = (ErrorCode.none, None)
             except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; refusal logs the unexpected
                 outcome = refusal(error, "delete", name)
@@ -270,7 +270,7 @@ async def describe_cluster(context: RequestContext, request: DecodedRequest) -> 
         "throttle_time": NO_THROTTLE,
         "endpoint_type": i8(endpoint_type),
         "cluster_id": node.cluster_id,
-        "controller_id": i32(node.controller_id()),
+        "controller_id": i32(node.catalog.controller_id()),
         "cluster_authorized_operations": i32(NO_AUTHORIZED_OPERATIONS),
     }
     if endpoint_type != BROKERS_ENDPOINT:
@@ -280,7 +280,7 @@ async def describe_cluster(context: RequestContext, request: DecodedRequest) -> 
         )
     broker_class = shape(DESCRIBE_CLUSTER, version, "DescribeClusterBroker")
     brokers = []
-    for broker in node.brokers():
+    for broker in node.catalog.brokers():
         if broker.kafka_address is None:
             continue
         host, port = split_host_port(broker.kafka_address)

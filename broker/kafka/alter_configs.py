@@ -174,7 +174,7 @@ async def _alter(node: KafkaNode, api_key: int, resource: Any, validate_only: bo
     kind, name = resource.resource_type, resource.resource_name
     try:
         if kind == TOPIC:
-            changes = _changes(api_key, resource, lambda: node.topic_config_overrides(name))
+            changes = _changes(api_key, resource, lambda: node.catalog.topic(name).configs)
             await node.controller_gateway.alter_topic_configs(name, changes, validate_only=validate_only)
             log.info(
                 "kafka.topic_configs_altered",

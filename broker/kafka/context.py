@@ -1,6 +1,8 @@
 """What a handler of one Kafka request is given: the node it translates to, and the version table.
 
-``KafkaNode`` is the part of ``BrokerNode`` the listener uses, written down: every
+``KafkaNode`` is the part of ``BrokerNode`` the listener uses, written down: the node's
+pieces it asks (its catalog, its leader replicas, the request router, the controller
+gateway), each seen through a protocol naming only the calls the listener makes. Every
 Kafka request becomes calls to these and nothing else, so the listener cannot grow a
 second copy of a node operation (and does not import the node, which starts it).
 """
@@ -12,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from broker.acks import Acks
-from broker.cluster.records import PartitionRecord
+from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.console.sampling import ConsoleData
-from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult, TopicDescription
+from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
 from broker.groups.coordinator import GroupCoordinator
 from broker.kafka.codec import DecodedRequest
 from broker.node.security import NodeSecurity
@@ -23,38 +25,27 @@ from broker.topics.new_topic import NewTopic
 from config.broker import BrokerSettings
 
 
-class ConfigGateway(Protocol):
-    """The one alter of topic configs and of the cluster-wide broker configs (``ControllerGateway``),
-    which the HTTP routes call too."""
-
-    async def alter_topic_configs(
-        self, name: str, changes: dict[str, str | None], *, validate_only: bool = False
-    ) -> dict[str, str]: ...
-
-    async def alter_cluster_configs(
-        self, changes: dict[str, str | None], *, validate_only: bool = False
-    ) -> dict[str, str]: ...
-
-
-class KafkaNode(Protocol):
-    settings: BrokerSettings
-    cluster_id: str
-    # SASL, ACLs and quotas step: the one credential store, authorizer and quota meters
-    security: NodeSecurity
-    # the console's traffic counters, which count the records a Fetch answers
-    console: ConsoleData
-    # topic configs resolved against the broker's defaults, static and cluster-wide dynamic
-    topic_configs: TopicConfigs
+class KafkaCatalog(Protocol):
+    """Topics, partitions and brokers as the broker's metadata knows them (``broker.node.catalog.Catalog``)."""
 
     def brokers(self) -> list[BrokerInfo]: ...
     def controller_id(self) -> int: ...
     def topic_names(self) -> list[str]: ...
+    def topic(self, name: str) -> TopicRecord: ...
     def partition_count(self, topic: str) -> int: ...
-    def is_internal_topic(self, name: str) -> bool: ...
     def partition_record(self, topic: str, partition: int) -> PartitionRecord: ...
+
+
+class KafkaLeaders(Protocol):
+    """This broker's leader replicas' epochs and offsets (``broker.node.local_leaders.LocalLeaders``)."""
+
     def leader_state(self, topic: str, partition: int) -> LeaderState: ...
     def log_start_offset(self, topic: str, partition: int) -> int: ...
     def end_offset_for_epoch(self, topic: str, partition: int, leader_epoch: int) -> tuple[int, int]: ...
+
+
+class KafkaRecords(Protocol):
+    """Produce and read at the leader (``broker.node.routing.RequestRouter``); the Kafka door never forwards."""
 
     async def produce(
         self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
@@ -66,19 +57,48 @@ class KafkaNode(Protocol):
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None: ...
 
-    # idempotent producer and admin APIs (InitProducerId, CreateTopics, DeleteTopics, DescribeConfigs)
+
+class KafkaAdmin(Protocol):
+    """What the admin APIs ask of the controller (``broker.node.controller_gateway.ControllerGateway``), the
+    same calls the HTTP routes make: producer ids, topic creation and deletion, and the one alter of topic
+    configs and of the cluster-wide broker configs."""
+
     async def allocate_producer_id(self) -> int: ...
-    async def create_topic(self, topic: NewTopic) -> TopicDescription: ...
-    async def delete_topic(self, name: str) -> None: ...
     def check_new_topic(self, topic: NewTopic) -> None: ...
-    def topic_config_overrides(self, name: str) -> dict[str, str]: ...
+    async def create_topic(self, topic: NewTopic) -> None: ...
+    async def delete_topic(self, name: str) -> None: ...
 
-    # IncrementalAlterConfigs and AlterConfigs: the controller gateway's alter, as the HTTP config routes use it
-    @property
-    def controller_gateway(self) -> ConfigGateway: ...
+    async def alter_topic_configs(
+        self, name: str, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]: ...
 
+    async def alter_cluster_configs(
+        self, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]: ...
+
+
+class KafkaNode(Protocol):
+    """The broker as the listener sees it: the pieces it asks, each through its own protocol."""
+
+    settings: BrokerSettings
+    cluster_id: str
+    # SASL, ACLs and quotas step: the one credential store, authorizer and quota meters
+    security: NodeSecurity
+    # the console's traffic counters, which count the records a Fetch answers
+    console: ConsoleData
+    # topic configs resolved against the broker's defaults, static and cluster-wide dynamic
+    topic_configs: TopicConfigs
     # consumer groups (classic protocol): the coordinator the HTTP groups use
     groups: GroupCoordinator
+
+    @property
+    def catalog(self) -> KafkaCatalog: ...
+    @property
+    def leaders(self) -> KafkaLeaders: ...
+    @property
+    def router(self) -> KafkaRecords: ...
+    @property
+    def controller_gateway(self) -> KafkaAdmin: ...
 
 
 @dataclass(frozen=True)

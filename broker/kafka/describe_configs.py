@@ -100,7 +100,7 @@ def refused(
 def _entries(context: RequestContext, resource_type: int, name: str) -> list[ConfigEntry]:
     node = context.node
     if resource_type == TOPIC:
-        return node.topic_configs.describe(node.topic_config_overrides(name))
+        return node.topic_configs.describe(node.catalog.topic(name).configs)
     if resource_type == BROKER:
         if name == "":
             return cluster_config_entries(node.topic_configs.broker_defaults)

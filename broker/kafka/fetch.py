@@ -96,9 +96,11 @@ async def _read_all(context: RequestContext, asks: list[PartitionAsk], timeout_m
 async def _read(context: RequestContext, ask: PartitionAsk, timeout_ms: int) -> PartitionRead:
     node = context.node
     try:
-        leader_epoch = node.leader_state(ask.topic, ask.partition).leader_epoch
+        leader_epoch = node.leaders.leader_state(ask.topic, ask.partition).leader_epoch
         require_leader_epoch(ask.topic, ask.partition, ask.current_leader_epoch, leader_epoch)
-        result = await node.fetch(ask.topic, ask.partition, ask.fetch_offset, ask.max_bytes, timeout_ms, forward=False)
+        result = await node.router.fetch(
+            ask.topic, ask.partition, ask.fetch_offset, ask.max_bytes, timeout_ms, forward=False
+        )
     except Exception as error:  # noqa: BLE001 - each partition answers its own error; the request goes on
         return PartitionRead(kafka_error_code(error))
     return PartitionRead(ErrorCode.none, result.data, result.high_watermark, result.log_start_offset)

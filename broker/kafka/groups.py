@@ -127,7 +127,7 @@ async def _coordinator(
         leader = await context.node.groups.coordinator_id(key)
     except Exception as error:  # noqa: BLE001 - every failure is this key's error code
         return group_error_code(error), str(error), *nowhere
-    address = next((b.kafka_address for b in context.node.brokers() if b.broker_id == leader), None)
+    address = next((b.kafka_address for b in context.node.catalog.brokers() if b.broker_id == leader), None)
     if address is None:
         message = f"broker {leader} coordinates group {key!r} but has no Kafka listener"
         return ErrorCode.coordinator_not_available, message, *nowhere

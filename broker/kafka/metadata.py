@@ -42,9 +42,9 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     node = context.node
     version = request.prefix.api_version
     names = requested_topics(version, request.body.topics)
-    live = {broker.broker_id for broker in node.brokers()}
+    live = {broker.broker_id for broker in node.catalog.brokers()}
     brokers = []
-    for broker in node.brokers():
+    for broker in node.catalog.brokers():
         if broker.kafka_address is None:
             continue
         host, port = split_host_port(broker.kafka_address)
@@ -57,13 +57,13 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
                 rack=broker.rack,
             )
         )
-    topics = [_topic(context, version, name, live) for name in (node.topic_names() if names is None else names)]
+    topics = [_topic(context, version, name, live) for name in (node.catalog.topic_names() if names is None else names)]
     return build(
         shape(API_KEY, version, "MetadataResponse"),
         throttle_time=NO_THROTTLE,
         brokers=tuple(brokers),
         cluster_id=node.cluster_id,
-        controller_id=i32(node.controller_id()),
+        controller_id=i32(node.catalog.controller_id()),
         topics=tuple(topics),
     )
 
@@ -73,8 +73,8 @@ def _topic(context: RequestContext, version: int, name: str, live: set[int]) -> 
     topic_class = shape(API_KEY, version, "MetadataResponseTopic")
     common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(NO_AUTHORIZED_OPERATIONS)}
     try:
-        count = node.partition_count(name)
-        internal = node.is_internal_topic(name)
+        count = node.catalog.partition_count(name)
+        internal = node.catalog.topic(name).internal
     except HighwaterError as error:
         return build(topic_class, error_code=kafka_error_code(error), partitions=(), **common)
     partitions = tuple(_partition(context, version, name, index, live) for index in range(count))
@@ -84,7 +84,7 @@ def _topic(context: RequestContext, version: int, name: str, live: set[int]) -> 
 def _partition(context: RequestContext, version: int, topic: str, index: int, live: set[int]) -> Any:
     partition_class = shape(API_KEY, version, "MetadataResponsePartition")
     try:
-        record = context.node.partition_record(topic, index)
+        record = context.node.catalog.partition_record(topic, index)
     except HighwaterError as error:
         return build(
             partition_class,

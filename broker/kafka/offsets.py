@@ -67,7 +67,7 @@ async def _list_one(
     """(error code, offset, leader epoch) for one partition's query."""
     node = context.node
     try:
-        state = node.leader_state(topic, partition)
+        state = node.leaders.leader_state(topic, partition)
         require_leader_epoch(topic, partition, current_leader_epoch, state.leader_epoch)
         if timestamp_ms == EARLIEST:
             return ErrorCode.none, state.log_start_offset, state.leader_epoch
@@ -75,7 +75,7 @@ async def _list_one(
             return ErrorCode.none, state.high_watermark, state.leader_epoch
         if timestamp_ms < 0:
             return ErrorCode.unsupported_version, -1, -1
-        offset = await node.offset_for_timestamp(topic, partition, timestamp_ms)
+        offset = await node.router.offset_for_timestamp(topic, partition, timestamp_ms)
     except Exception as error:  # noqa: BLE001 - each partition answers its own error
         return kafka_error_code(error), -1, -1
     return ErrorCode.none, -1 if offset is None else offset, state.leader_epoch
@@ -118,9 +118,9 @@ def _epoch_end(
 ) -> tuple[ErrorCode, int, int]:
     node = context.node
     try:
-        state = node.leader_state(topic, partition)
+        state = node.leaders.leader_state(topic, partition)
         require_leader_epoch(topic, partition, current_leader_epoch, state.leader_epoch)
-        epoch, end_offset = node.end_offset_for_epoch(topic, partition, leader_epoch)
+        epoch, end_offset = node.leaders.end_offset_for_epoch(topic, partition, leader_epoch)
     except Exception as error:  # noqa: BLE001 - each partition answers its own error
         return kafka_error_code(error), -1, -1
     return ErrorCode.none, epoch, end_offset

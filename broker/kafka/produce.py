@@ -91,7 +91,7 @@ async def _produce_one(
     if not records:
         return ErrorCode.corrupt_message, -1, -1, -1, "no record batch for this partition"
     try:
-        result = await context.node.produce(topic, partition, records, acks, timeout_ms, forward=False)
+        result = await context.node.router.produce(topic, partition, records, acks, timeout_ms, forward=False)
     except Exception as error:  # every failure is this partition's error code, never the connection's
         if not isinstance(error, HighwaterError):
             log.exception("kafka.produce_failed", topic=topic, partition=partition)
@@ -101,6 +101,6 @@ async def _produce_one(
         ErrorCode.none,
         result.base_offset,
         result.log_append_time_ms,
-        context.node.log_start_offset(topic, partition),
+        context.node.leaders.log_start_offset(topic, partition),
         None,
     )

@@ -61,7 +61,7 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     if not authz.authorized_for_some(context.node, AclOperation.WRITE, ResourceType.TOPIC):
         return _answer(version, ErrorCode.cluster_authorization_failed)
     try:
-        producer_id = await context.node.allocate_producer_id()
+        producer_id = await context.node.controller_gateway.allocate_producer_id()
     except HighwaterError as error:
         return _answer(version, kafka_error_code(error))
     except MetadataStoreError as error:

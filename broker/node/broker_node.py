@@ -35,18 +35,18 @@ from broker.console.sampling import ConsoleData
 from broker.descriptions import (
     BrokerInfo,
     FetchResult,
-    LeaderState,
     PartitionDescription,
     ProduceResult,
     TopicDescription,
 )
-from broker.errors import InvalidConfig, NotLeaderOrFollower
+from broker.errors import InvalidConfig
 from broker.groups.coordinator import GroupCoordinator
 from broker.node.catalog import Catalog
 from broker.node.controller_gateway import ControllerGateway, LocalCall
 from broker.node.describing import PartitionDescriber
 from broker.node.forwarding import Forwarder
 from broker.node.identity import load_identity, lock_data_dir
+from broker.node.local_leaders import LocalLeaders
 from broker.node.meta_properties import MetaProperties
 from broker.node.replicas import ReplicaManager
 from broker.node.routing import RequestRouter
@@ -135,6 +135,7 @@ class BrokerNode:
         self.router = RequestRouter(
             self.node_id, self.catalog, self.view, self.replicas, self.forwarder, self.console.traffic
         )
+        self.leaders = LocalLeaders(self.node_id, self.catalog, self.view, self.replicas)
         self.controller_gateway = ControllerGateway(
             self.node_id, store, self.controller, self.view, self.catalog, self.forwarder
         )
@@ -324,45 +325,3 @@ class BrokerNode:
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         return await self.router.offset_for_timestamp(topic, partition, timestamp_ms)
-
-    # ------------------------------------------------------------ Kafka listener accessors
-
-    def topic_names(self) -> list[str]:
-        return sorted(self.view.topics)
-
-    def is_internal_topic(self, name: str) -> bool:
-        return self.catalog.topic(name).internal
-
-    def leader_state(self, topic: str, partition: int) -> LeaderState:
-        """This broker's leader replica's epoch and offsets; ``NotLeaderOrFollower`` if it does not lead it."""
-        local = self._local_leader(topic, partition)
-        return LeaderState(local.leader_epoch, local.log_start_offset, local.high_watermark)
-
-    def log_start_offset(self, topic: str, partition: int) -> int:
-        """The leader's log start offset, or -1 when this broker does not (or no longer) lead it."""
-        local = self.replicas.local_partition(topic, partition)
-        return local.log_start_offset if local is not None and local.is_leader else -1
-
-    def end_offset_for_epoch(self, topic: str, partition: int, leader_epoch: int) -> tuple[int, int]:
-        """Kafka's OffsetsForLeaderEpoch answer from the leader's epoch cache: (epoch, end offset)."""
-        return self._local_leader(topic, partition).log.end_offset_for_epoch(leader_epoch)
-
-    def _local_leader(self, topic: str, partition: int) -> Partition:
-        record = self.catalog.partition_record(topic, partition)
-        local = self.replicas.local_partition(topic, partition)
-        if local is None or not local.is_leader:
-            raise NotLeaderOrFollower(
-                f"broker {self.node_id} is not the leader of {topic}-{partition}; broker {record.leader} is",
-                leader_id=record.leader,
-                leader_url=self.view.broker_url(record.leader),
-            )
-        return local
-
-    # ------------------------------------------------------------ Kafka admin APIs
-
-    def topic_config_overrides(self, name: str) -> dict[str, str]:
-        """The configs ``name``'s creator gave (``UnknownTopic`` if none); the rest are the broker's defaults."""
-        return dict(self.catalog.topic(name).configs)
-
-    def check_new_topic(self, topic: NewTopic) -> None:
-        self.controller_gateway.check_new_topic(topic)

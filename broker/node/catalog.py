@@ -29,6 +29,9 @@ class Catalog:
     def brokers(self) -> list[BrokerInfo]:
         return [BrokerInfo(r.broker_id, r.url, r.rack, r.kafka_address) for _, r in sorted(self.view.brokers.items())]
 
+    def topic_names(self) -> list[str]:
+        return sorted(self.view.topics)
+
     def topic(self, name: str) -> TopicRecord:
         topic = self.view.topics.get(name)
         if topic is None:

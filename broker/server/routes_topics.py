@@ -237,7 +237,7 @@ async def create_topic(request: web.Request) -> web.Response:
     )
     try:
         if body.validate_only:
-            node.check_new_topic(new)
+            node.controller_gateway.check_new_topic(new)
             would_be = {"replication_factor": new.replication_factor, "partitions_count": new.partitions_count}
             return web.json_response(topic_resource(node, new.name, internal=False, configs=new.configs, **would_be))
         topic = await node.create_topic(new)

@@ -1,5 +1,6 @@
 """A node with fixed answers for the handlers' tests: the handlers only translate, so what
-they are given back is known and what they pass on is recorded."""
+they are given back is known and what they pass on is recorded. The stand-in plays each
+piece the listener asks (catalog, leaders, router) itself."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from broker.acks import Acks
-from broker.cluster.records import PartitionRecord
+from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
 from broker.errors import UnknownTopic
 from broker.node.security import AUTHORIZATION_OFF
@@ -56,6 +57,18 @@ class StandInNode:
     produced: list[tuple[str, int, bytes, Acks, int]] = field(default_factory=list)
     fetched: list[tuple[str, int, int, int, int]] = field(default_factory=list)
 
+    @property
+    def catalog(self) -> StandInNode:
+        return self
+
+    @property
+    def leaders(self) -> StandInNode:
+        return self
+
+    @property
+    def router(self) -> StandInNode:
+        return self
+
     def brokers(self) -> list[BrokerInfo]:
         return [
             BrokerInfo(1, "http://127.0.0.1:8081", "rack-a", "127.0.0.1:19092"),
@@ -76,9 +89,9 @@ class StandInNode:
         self._known(topic)
         return 1
 
-    def is_internal_topic(self, name: str) -> bool:
+    def topic(self, name: str) -> TopicRecord:
         self._known(name)
-        return False
+        return TopicRecord(name=name, partitions_count=1, replication_factor=3)
 
     def partition_record(self, topic: str, partition: int) -> PartitionRecord:
         self._known(topic)

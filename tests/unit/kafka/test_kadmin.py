@@ -42,49 +42,45 @@ INIT_PRODUCER_ID, CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, DESCRIBE_CLUST
 
 
 @dataclass
-class GatewayStandIn:
-    """The controller gateway's alters over the stand-in's topics and cluster-wide defaults, with their real rules
-    (``TopicConfigs.altered``, ``cluster_defaults.altered``): every topic has replication factor 3, and each alter
-    done is recorded (the cluster-wide ones under the empty name)."""
+class AdminStandIn(StandInNode):
+    """The stand-in as the controller gateway too: topics created, deleted and altered with the real rules
+    (config parsing, placement over three brokers, ``TopicConfigs.altered``, ``cluster_defaults.altered``)."""
 
-    node: AdminStandIn
+    next_producer_id: int = 4000
+    topics: dict[str, dict[str, str]] = field(default_factory=lambda: {TOPIC: {"retention.ms": "60000"}})
+    created: list[tuple[str, int, int, dict[str, str]]] = field(default_factory=list)
+    assigned: dict[str, list[list[int]]] = field(default_factory=dict)
+    deleted: list[str] = field(default_factory=list)
     altered: list[tuple[str, dict[str, str | None]]] = field(default_factory=list)
+    """Each alter done, the cluster-wide ones under the empty name."""
+
+    def __post_init__(self) -> None:
+        self.settings = BrokerSettings(node_id=1, topic_defaults=TopicDefaults(partitions=2, replication_factor=3))
+        self.topic_configs = TopicConfigs(self.settings.topic_defaults)
+
+    @property
+    def controller_gateway(self) -> AdminStandIn:
+        return self
 
     async def alter_topic_configs(
         self, name: str, changes: dict[str, str | None], *, validate_only: bool = False
     ) -> dict[str, str]:
-        record = TopicRecord(
-            name=name, partitions_count=1, replication_factor=3, configs=self.node.topic_config_overrides(name)
-        )
-        configs = self.node.topic_configs.altered(record, changes)
+        configs = self.topic_configs.altered(self.topic(name), changes)
         if not validate_only:
-            self.node.topics[name] = configs
+            self.topics[name] = configs
             self.altered.append((name, changes))
         return configs
 
     async def alter_cluster_configs(
         self, changes: dict[str, str | None], *, validate_only: bool = False
     ) -> dict[str, str]:
-        topic_configs = self.node.topic_configs
-        configs = cluster_defaults.altered(topic_configs.static_defaults, topic_configs.dynamic_defaults, changes)
+        configs = cluster_defaults.altered(
+            self.topic_configs.static_defaults, self.topic_configs.dynamic_defaults, changes
+        )
         if not validate_only:
-            topic_configs.apply_cluster_configs(configs)
+            self.topic_configs.apply_cluster_configs(configs)
             self.altered.append(("", changes))
         return configs
-
-
-@dataclass
-class AdminStandIn(StandInNode):
-    next_producer_id: int = 4000
-    topics: dict[str, dict[str, str]] = field(default_factory=lambda: {TOPIC: {"retention.ms": "60000"}})
-    created: list[tuple[str, int, int, dict[str, str]]] = field(default_factory=list)
-    assigned: dict[str, list[list[int]]] = field(default_factory=dict)
-    deleted: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.settings = BrokerSettings(node_id=1, topic_defaults=TopicDefaults(partitions=2, replication_factor=3))
-        self.topic_configs = TopicConfigs(self.settings.topic_defaults)
-        self.controller_gateway = GatewayStandIn(self)
 
     async def allocate_producer_id(self) -> int:
         self.next_producer_id += 1
@@ -110,14 +106,15 @@ class AdminStandIn(StandInNode):
         )
 
     async def delete_topic(self, name: str) -> None:
-        self.topic_config_overrides(name)
+        self.topic(name)
         del self.topics[name]
         self.deleted.append(name)
 
-    def topic_config_overrides(self, name: str) -> dict[str, str]:
+    def topic(self, name: str) -> TopicRecord:
+        """Every topic of the stand-in has replication factor 3 and the configs it was given."""
         if name not in self.topics:
             raise UnknownTopic(f"topic '{name}' does not exist", topic_name=name)
-        return self.topics[name]
+        return TopicRecord(name=name, partitions_count=1, replication_factor=3, configs=self.topics[name])
 
 
 def versions(api_key: int) -> list[int]:
