@@ -168,7 +168,7 @@ class GroupCoordinator:
         )
 
     def led_partition(self, shard: OffsetsShard) -> Partition:
-        partition = self.host.local_partition(OFFSETS_TOPIC, shard.partition)
+        partition = self.host.replicas.local_partition(OFFSETS_TOPIC, shard.partition)
         if partition is None or not partition.is_leader or partition.leader_epoch != shard.leader_epoch:
             self.shards.pop(shard.partition, None)
             raise NotCoordinator(f"broker {self.host.node_id} no longer coordinates this group; retry")
@@ -187,7 +187,7 @@ class GroupCoordinator:
             return
         async with self._create_lock:
             if OFFSETS_TOPIC not in self.host.view.topics:
-                await self.host.on_controller(
+                await self.host.controller_gateway.on_controller(
                     "POST", "groups/offsets-topic", {}, lambda controller: self.create_offsets_topic_on_controller()
                 )
         await self.host.view.wait_for(self._offsets_topic_ready, ROUTE_WAIT_S)
@@ -216,7 +216,7 @@ class GroupCoordinator:
         if not group_id:
             raise InvalidRequest("group id must not be empty")
         await self.ensure_offsets_topic()
-        partition_id = partition_for_group(group_id, self.host.partition_count(OFFSETS_TOPIC))
+        partition_id = partition_for_group(group_id, self.host.catalog.partition_count(OFFSETS_TOPIC))
         retry = RetryDeadline(ROUTE_WAIT_S, ROUTE_RETRY_INITIAL_S, ROUTE_RETRY_MAX_S)
         while True:
             record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
@@ -287,7 +287,7 @@ class GroupCoordinator:
     ) -> None:
         """Validate (fencing), write with acks=all, then apply. ``offsets``: (topic, partition, offset, metadata)."""
         for topic, partition_id, _, _ in offsets:
-            self.host.partition_record(topic, partition_id)
+            self.host.catalog.partition_record(topic, partition_id)
         self.refuse_classic(shard, group_id)
         state = shard.group(group_id)
         state.membership.validate_commit(member_id, member_epoch)
@@ -299,11 +299,11 @@ class GroupCoordinator:
         already holds below its HW needs no question (a follower's HW never passes its leader's)."""
         unsure: dict[str, list[tuple[int, int]]] = {}
         for topic, partition_id, offset, _ in offsets:
-            local = self.host.local_partition(topic, partition_id)
+            local = self.host.replicas.local_partition(topic, partition_id)
             if local is None or offset > local.high_watermark:
                 unsure.setdefault(topic, []).append((partition_id, offset))
         for topic, wanted in unsure.items():
-            leaders = await self.host.leader_descriptions(topic)
+            leaders = await self.host.describer.leader_descriptions(topic)
             for partition_id, offset in wanted:
                 described = leaders.get(partition_id)
                 if described is not None:
@@ -354,7 +354,7 @@ class GroupCoordinator:
         high_watermarks: dict[tuple[str, int], int] = {}
         for topic in {topic for topic, _, _ in sampled}:
             with contextlib.suppress(Exception):
-                for described in await self.host.describe_partitions(topic):
+                for described in await self.host.describer.describe_partitions(topic):
                     high_watermarks[(topic, described.partition)] = described.high_watermark
         for topic, partition_id, sample in sampled:
             high_watermark = high_watermarks.get((topic, partition_id), -1)
@@ -455,7 +455,7 @@ class GroupCoordinator:
     ) -> None:
         """A Kafka OffsetCommit: fenced by generation, then bounded by the HW and written as ``commit`` is."""
         for topic, partition_id, _, _ in offsets:
-            self.host.partition_record(topic, partition_id)
+            self.host.catalog.partition_record(topic, partition_id)
         self._classic(shard, group_id).validate_commit(member_id, generation, wall_clock_ms())
         await self._check_commit_bounds(offsets)
         await self._write_commits(shard, shard.group(group_id), offsets)
@@ -467,7 +467,7 @@ class GroupCoordinator:
         await self.ensure_offsets_topic()
         if not self._offsets_topic_ready():  # still being created: Kafka clients retry this answer
             raise CoordinatorNotAvailable(f"{OFFSETS_TOPIC} is being created; retry shortly")
-        partition_id = partition_for_group(group_id, self.host.partition_count(OFFSETS_TOPIC))
+        partition_id = partition_for_group(group_id, self.host.catalog.partition_count(OFFSETS_TOPIC))
         record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
         if record is None or record.leader < 0:
             raise CoordinatorNotAvailable(f"no coordinator for group {group_id!r} right now; retry shortly")

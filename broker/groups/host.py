@@ -21,22 +21,24 @@ if TYPE_CHECKING:
     from config.broker import BrokerSettings
 
 
-class GroupHost(Protocol):
-    """The broker as the groups code sees it."""
-
-    node_id: int
-    settings: BrokerSettings
-    topic_configs: TopicConfigs
-    view: MetadataView
-    controller: Controller
-
-    def local_partition(self, topic: str, partition: int) -> Partition | None:
-        """This broker's replica of the partition, leader or follower; None when it holds none."""
+class GroupCatalog(Protocol):
+    """Topics and partitions as the broker's metadata knows them (``broker.node.catalog.Catalog``)."""
 
     def partition_count(self, topic: str) -> int: ...
 
     def partition_record(self, topic: str, partition: int) -> PartitionRecord:
         """The partition's record; raises ``UnknownTopic``, ``UnknownPartition`` or ``LeaderNotAvailable``."""
+
+
+class LocalReplicas(Protocol):
+    """This broker's replicas (``broker.node.replicas.ReplicaManager``)."""
+
+    def local_partition(self, topic: str, partition: int) -> Partition | None:
+        """This broker's replica of the partition, leader or follower; None when it holds none."""
+
+
+class LeaderDescriptions(Protocol):
+    """Partitions as their leaders describe them (``broker.node.describing.PartitionDescriber``)."""
 
     async def describe_partitions(self, topic: str) -> list[PartitionDescription]:
         """Every partition as its leader describes it, falling back to the local replica's figures."""
@@ -44,10 +46,39 @@ class GroupHost(Protocol):
     async def leader_descriptions(self, topic: str) -> dict[int, PartitionDescription]:
         """Only the partitions whose leader answered."""
 
-    async def fetch(self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int) -> FetchResult:
-        """Read from the partition's leader, wherever it is."""
+
+class LeaderReads(Protocol):
+    """Reads answered by the partition's leader, wherever it is (``broker.node.routing.RequestRouter``)."""
+
+    async def fetch(self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int) -> FetchResult: ...
+
+
+class ControllerCalls(Protocol):
+    """The controller, local or forwarded to (``broker.node.controller_gateway.ControllerGateway``)."""
 
     async def on_controller(
         self, method: str, path: str, body: dict | None, local_call: Callable[[Controller], Awaitable[Any]]
     ) -> dict:
         """Run ``local_call`` on this broker's controller if it is the active one, else forward the request."""
+
+
+class GroupHost(Protocol):
+    """The broker as the groups code sees it: settings, the metadata it follows (where
+    ``__consumer_offsets`` lives), and the node's pieces it asks, each through its own protocol."""
+
+    node_id: int
+    settings: BrokerSettings
+    topic_configs: TopicConfigs
+    view: MetadataView
+    controller: Controller
+
+    @property
+    def catalog(self) -> GroupCatalog: ...
+    @property
+    def replicas(self) -> LocalReplicas: ...
+    @property
+    def describer(self) -> LeaderDescriptions: ...
+    @property
+    def router(self) -> LeaderReads: ...
+    @property
+    def controller_gateway(self) -> ControllerCalls: ...

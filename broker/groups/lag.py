@@ -59,12 +59,12 @@ class LagRow:
 async def record_timestamp_at(host: GroupHost, topic: str, partition: int, offset: int) -> int | None:
     """Timestamp of the first stored record at or after ``offset`` (below the HW), from its leader."""
     try:
-        result = await host.fetch(topic, partition, offset, 1, 0)
+        result = await host.router.fetch(topic, partition, offset, 1, 0)
     except OffsetOutOfRange as error:
         start = error.details.get("log_start_offset")
         if start is None or start <= offset:
             return None
-        result = await host.fetch(topic, partition, start, 1, 0)
+        result = await host.router.fetch(topic, partition, start, 1, 0)
         offset = start
     for record in iter_records(result.data):
         if record.offset >= offset:
@@ -84,7 +84,7 @@ async def _lag_ms(host: GroupHost, topic: str, partition: int, offset: int, lag:
 
 async def _topic_rows(host: GroupHost, state: GroupState, topic: str, now_ms: int) -> list[LagRow]:
     membership = state.membership
-    described = await host.describe_partitions(topic)
+    described = await host.describer.describe_partitions(topic)
     rows, ages = [], []
     for partition in described:
         tp = (topic, partition.partition)

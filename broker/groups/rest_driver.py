@@ -265,7 +265,7 @@ class RestInstanceDriver:
 
     async def ranges(self, topic: str) -> dict[int, tuple[int, int]]:
         """``partition -> (log_start_offset, high_watermark)`` as the leaders describe them."""
-        described = await self.coordinator.host.leader_descriptions(topic)
+        described = await self.coordinator.host.describer.leader_descriptions(topic)
         return {p: (d.log_start_offset, d.high_watermark) for p, d in described.items()}
 
     async def starts(
@@ -295,7 +295,7 @@ class RestInstanceDriver:
         return result
 
     async def _fetch(self, tp: TopicPartition, offset: int, max_bytes: int, timeout_ms: int) -> FetchResult:
-        return await self.coordinator.host.fetch(tp[0], tp[1], offset, max_bytes, timeout_ms)
+        return await self.coordinator.host.router.fetch(tp[0], tp[1], offset, max_bytes, timeout_ms)
 
     async def read(
         self,
