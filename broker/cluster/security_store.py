@@ -81,6 +81,10 @@ class SecurityStore:
         """Store the binding; False if the same binding is already there (nothing changes)."""
         return await self._store.put_if(acl_key(binding), encode_acl(binding), 0) is not None
 
+    async def remove_acl(self, binding: AclBinding) -> bool:
+        """Delete exactly this binding; True if this call deleted it (an all-or-nothing batch undoes its own)."""
+        return await self._delete(acl_key(binding))
+
     async def acls(self, acl_filter: AclFilter | None = None) -> list[AclBinding]:
         """The stored bindings (all, or those ``acl_filter`` selects), in key order."""
         return [binding for _, binding, _ in await self._acl_entries(acl_filter)]

@@ -2,7 +2,7 @@
 
 Kafka clients (librdkafka and its bindings, kafka-python, aiokafka, kcat) reach a
 broker here instead of over HTTP. Nothing behind this door is a copy: every request
-is translated into ``BrokerNode`` calls (produce, fetch, offsets, metadata), so the
+is translated into calls to the node's pieces (produce, fetch, offsets, metadata), so the
 high-watermark rule, acks, fencing and idempotence are the node's, whichever door a
 request came through. Message shapes come from ``kio`` (generated from Kafka's own
 JSON message schemas); record batches pass through as the bytes the client sent or

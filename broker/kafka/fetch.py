@@ -1,4 +1,4 @@
-"""Fetch: records below the high watermark, through ``BrokerNode.fetch``, with Kafka's long poll.
+"""Fetch: records below the high watermark, through the node's router (``fetch``), with Kafka's long poll.
 
 The node's read already stops at the HW, so nothing at or above it reaches a Kafka
 consumer either; the answer's ``last_stable_offset`` is the HW (highwater has no

@@ -1,4 +1,4 @@
-"""Produce: each partition's record batches go to ``BrokerNode.produce`` as the client sent them.
+"""Produce: each partition's record batches go to the node's router (``produce``) as the client sent them.
 
 Kafka's ``acks`` number maps to highwater's ``Acks`` (0, 1, -1 = all); anything else
 is ``INVALID_REQUIRED_ACKS`` for every partition, as in Kafka. The batches are not

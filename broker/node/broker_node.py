@@ -1,9 +1,13 @@
 """A broker: the pieces of one broker process, wired together, and their start and stop.
 
 ``BrokerNode`` builds the pieces of ``broker.node`` around one metadata store, one
-HTTP session and one metadata view, and is the one object the HTTP layer and the
-group coordinator talk to: its request methods hand each call to the piece whose job
-it is. It owns the order of start and stop, which the pieces rely on.
+HTTP session and one metadata view, and owns the order of start and stop, which the
+pieces rely on. It answers no request itself: each door sees it through its own
+protocol naming the pieces it asks (``HttpHost`` for the HTTP routes, ``KafkaNode`` for
+the Kafka listener, ``GroupHost`` for the group coordinator), and calls them directly:
+``catalog`` (lookups), ``describer``, ``router`` (produce and read), ``leaders`` (the
+Kafka listener's leader lookups), ``replicas``, ``controller_gateway`` (administration),
+``forwarder``, ``security``, ``groups`` and ``console``.
 
 Start: take the data directory's lock, open the store, read (or create) the cluster's
 broker secret that signs broker-to-broker calls, follow the users, ACLs and quotas,
@@ -23,7 +27,6 @@ from typing import IO
 import aiohttp
 import structlog
 
-from broker.acks import Acks
 from broker.cluster.controller import Controller, ControllerSettings
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.metadata_view import MetadataView
@@ -32,17 +35,10 @@ from broker.cluster.security_store import SecurityStore
 from broker.cluster.store import MetadataStore
 from broker.cluster.store_url import open_store
 from broker.console.sampling import ConsoleData
-from broker.descriptions import (
-    BrokerInfo,
-    FetchResult,
-    PartitionDescription,
-    ProduceResult,
-    TopicDescription,
-)
 from broker.errors import InvalidConfig
 from broker.groups.coordinator import GroupCoordinator
 from broker.node.catalog import Catalog
-from broker.node.controller_gateway import ControllerGateway, LocalCall
+from broker.node.controller_gateway import ControllerGateway
 from broker.node.describing import PartitionDescriber
 from broker.node.forwarding import Forwarder
 from broker.node.identity import load_identity, lock_data_dir
@@ -51,13 +47,9 @@ from broker.node.meta_properties import MetaProperties
 from broker.node.replicas import ReplicaManager
 from broker.node.routing import RequestRouter
 from broker.node.security import NodeSecurity
-from broker.replica_io.partition import Partition
-from broker.replication.fetch_wire import FetchRequest, FetchResponse
 from broker.security.broker_token import broker_authorization
-from broker.storage.log import CheckedBatches
 from broker.tls import default_advertised_url, inter_broker_ssl
 from broker.topics.configs import TopicConfigs
-from broker.topics.new_topic import NewTopic
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
@@ -215,7 +207,7 @@ class BrokerNode:
         except Exception as error:  # noqa: BLE001 - shutdown goes on without it, as an uncontrolled stop
             log.warning("broker.controlled_shutdown_failed", node_id=self.node_id, error=str(error))
 
-    # ------------------------------------------------------------ replicas
+    # ------------------------------------------------------------ the view's hooks
 
     def _apply_cluster_configs(self, configs: dict[str, str]) -> None:
         """The view's hook: new cluster-wide defaults reach every local replica of a topic that does not override them."""
@@ -241,87 +233,3 @@ class BrokerNode:
     def _apply_partition_deleted(self, topic: str, partition: int) -> None:
         self.replicas.apply_partition_deleted(topic, partition)
         self.console.on_partition_deleted(topic, partition)
-
-    def local_partition(self, topic: str, partition: int) -> Partition | None:
-        return self.replicas.local_partition(topic, partition)
-
-    async def serve_replica_fetch(self, request: FetchRequest) -> FetchResponse:
-        return await self.replicas.serve_replica_fetch(request)
-
-    # ------------------------------------------------------------ controller
-
-    async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
-        return await self.controller_gateway.on_controller(method, path, body, local_call)
-
-    async def create_topic(self, topic: NewTopic) -> TopicDescription:
-        await self.controller_gateway.create_topic(topic)
-        return await self.describer.describe_topic(topic.name)
-
-    async def delete_topic(self, name: str) -> None:
-        await self.controller_gateway.delete_topic(name)
-
-    async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
-        return await self.controller_gateway.elect_preferred_leaders(topic)
-
-    async def allocate_producer_id(self) -> int:
-        return await self.controller_gateway.allocate_producer_id()
-
-    # ------------------------------------------------------------ cluster views
-
-    def controller_id(self) -> int:
-        return self.catalog.controller_id()
-
-    def brokers(self) -> list[BrokerInfo]:
-        return self.catalog.brokers()
-
-    def partition_count(self, topic: str) -> int:
-        return self.catalog.partition_count(topic)
-
-    def max_message_bytes(self, topic: str) -> int:
-        return self.catalog.max_message_bytes(topic)
-
-    def partition_record(self, topic: str, partition: int) -> PartitionRecord:
-        return self.catalog.partition_record(topic, partition)
-
-    def describe_led_partitions(self, topic: str) -> list[PartitionDescription]:
-        return self.describer.describe_led_partitions(topic)
-
-    async def describe_partitions(self, topic: str) -> list[PartitionDescription]:
-        return await self.describer.describe_partitions(topic)
-
-    async def leader_descriptions(self, topic: str) -> dict[int, PartitionDescription]:
-        return await self.describer.leader_descriptions(topic)
-
-    async def describe_partition(self, topic: str, partition: int) -> PartitionDescription:
-        return await self.describer.describe_partition(topic, partition)
-
-    async def describe_topic(self, name: str) -> TopicDescription:
-        return await self.describer.describe_topic(name)
-
-    async def list_topics(self) -> list[TopicDescription]:
-        return await self.describer.list_topics()
-
-    def metrics(self) -> list[PartitionDescription]:
-        return self.describer.metrics()
-
-    # ------------------------------------------------------------ produce, fetch
-
-    async def produce(
-        self,
-        topic: str,
-        partition: int,
-        batch: bytes | CheckedBatches,
-        acks: Acks,
-        timeout_ms: int,
-        *,
-        forward: bool = True,
-    ) -> ProduceResult:
-        return await self.router.produce(topic, partition, batch, acks, timeout_ms, forward=forward)
-
-    async def fetch(
-        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
-    ) -> FetchResult:
-        return await self.router.fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward)
-
-    async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
-        return await self.router.offset_for_timestamp(topic, partition, timestamp_ms)

@@ -1,6 +1,7 @@
 """Topics, partitions and brokers as this broker's metadata view knows them.
 
-Lookups only: nothing here waits, forwards or writes. A name the view does not
+Lookups only: nothing here forwards or writes, and only ``catch_up_with`` waits (for the
+store, when the view lacks what a request names). A name the view does not
 know is an error the client can act on (``UnknownTopic``, ``UnknownPartition``), and a
 partition the topic has but whose record has not reached this broker yet is a
 retriable ``LeaderNotAvailable``, never an unknown partition.
@@ -23,14 +24,48 @@ class Catalog:
         self.view = view
         self.topic_configs = topic_configs
 
+    async def catch_up_with(self, topic: str, partition: int | None) -> None:
+        """Let the view catch up with the store when it lacks ``topic`` (or its ``partition``), so a
+        request naming something just created elsewhere finds it; two dict look-ups when it has them."""
+        if topic not in self.view.topics or (partition is not None and (topic, partition) not in self.view.partitions):
+            await self.view.catch_up_with_topic(topic)
+
     def controller_id(self) -> int:
         return self.view.controller_id
 
     def brokers(self) -> list[BrokerInfo]:
         return [BrokerInfo(r.broker_id, r.url, r.rack, r.kafka_address) for _, r in sorted(self.view.brokers.items())]
 
+    def broker_ids(self) -> list[int]:
+        """The registered brokers, ascending."""
+        return sorted(self.view.brokers)
+
+    def broker_url(self, broker_id: int) -> str | None:
+        """The broker's advertised URL, None when it is not registered."""
+        return self.view.broker_url(broker_id)
+
+    def inter_broker_url(self, broker_id: int) -> str | None:
+        """Where another broker reaches it (its inter-broker URL, else its advertised one); None when unregistered."""
+        return self.view.inter_broker_url(broker_id)
+
     def topic_names(self) -> list[str]:
         return sorted(self.view.topics)
+
+    def topic_records(self) -> dict[str, TopicRecord]:
+        """Every topic's record by name, a copy the caller may iterate while the view moves on."""
+        return dict(self.view.topics)
+
+    def partition_records(self) -> list[PartitionRecord]:
+        """Every partition's record that has reached this broker, by topic then partition."""
+        return [record for _, record in sorted(self.view.partitions.items())]
+
+    def known_topic(self, name: str) -> TopicRecord | None:
+        """The topic's record, None when the view does not know it (no error: a sampler skips it)."""
+        return self.view.topics.get(name)
+
+    def known_partition_record(self, topic: str, partition: int) -> PartitionRecord | None:
+        """The record if it has reached this broker; None otherwise, with no error (a listing skips it)."""
+        return self.view.partitions.get((topic, partition))
 
     def topic(self, name: str) -> TopicRecord:
         topic = self.view.topics.get(name)

@@ -1,4 +1,5 @@
-"""Requests a broker passes on: JSON produce/read to a partition's leader, admin to the controller.
+"""Requests a broker passes on: JSON produce/read to a partition's leader, admin to the controller, and a
+client's group request relayed as it is to the group's coordinator.
 
 A client may send its JSON produce or read to any broker; the broker forwards the
 already-encoded batch to the leader's binary endpoint (or reads raw batches from
@@ -11,7 +12,7 @@ and ``retriable`` unchanged.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -68,6 +69,15 @@ async def _raise_for_error(reply: aiohttp.ClientResponse, target: str) -> None:
     if error is None:
         raise ServiceUnavailable(f"{target} answered HTTP {reply.status}")
     raise error
+
+
+@dataclass(frozen=True)
+class RelayedReply:
+    """Another broker's answer to a relayed request, as it came: any status, its body's bytes."""
+
+    status: int
+    content_type: str
+    body: bytes
 
 
 class Forwarder:
@@ -129,6 +139,17 @@ class Forwarder:
             params={"timestamp": str(timestamp_ms)},
         )
         return json.loads(body).get("offset")
+
+    async def relay(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], timeout_s: float
+    ) -> RelayedReply:
+        """A client's request passed on to the broker that answers it, and its answer passed back as it is
+        (an error status included: it is already the client's answer). The transport's failures
+        (``TimeoutError``, ``aiohttp.ClientError``, ``OSError``) reach the caller, which names what it could not reach."""
+        async with self._session.request(
+            method, url, data=body, headers=dict(headers), timeout=aiohttp.ClientTimeout(total=timeout_s)
+        ) as reply:
+            return RelayedReply(reply.status, reply.content_type, await reply.read())
 
     async def json_call(self, method: str, url: str, body: dict | None = None, timeout_s: float = 30.0) -> dict:
         raw, _ = await self._call(method, url, timeout_s, json=body)

@@ -114,6 +114,10 @@ class ReplicaManager:
     def local_partition(self, topic: str, partition: int) -> Partition | None:
         return self.partitions.get((topic, partition))
 
+    def led_topics(self) -> list[str]:
+        """The topics this broker leads at least one partition of, sorted."""
+        return sorted({topic for (topic, _), partition in self.partitions.items() if partition.is_leader})
+
     # ------------------------------------------------------------ partition records
 
     def apply_partition_record(self, record: PartitionRecord) -> None:

@@ -9,6 +9,10 @@ principals with a quota (``quotas``), and drops a meter when its quota is remove
 
 With ``authentication = "none"`` nothing is authorized: every decision allows, and
 only the broker-only routes stay closed (the middleware checks those by principal).
+
+Users, ACLs and quotas are written through ``records`` (one ``SecurityStore``), then
+``catch_up`` waits until this broker's view holds the write, so the writer's next
+request is decided on it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import asyncio
 
 from broker.clock import monotonic_ms
 from broker.cluster.security_keys import PREFIX
+from broker.cluster.security_store import SecurityStore
 from broker.cluster.security_view import SecurityView
 from broker.cluster.store import MetadataStore
 from broker.security.acl import AclOperation, Resource
@@ -36,6 +41,8 @@ class NodeSecurity:
     def __init__(self, settings: SecuritySettings, store: MetadataStore) -> None:
         self.settings = settings
         self.store = store
+        self.records = SecurityStore(store)
+        """The users, ACLs and quotas as stored, which the security routes write (and ``catch_up`` then reads)."""
         self.view = SecurityView(store, on_change=self._changed)
         self._cache = CredentialCache(settings.credential_cache_entries)
         self._authenticator = Authenticator(

@@ -16,7 +16,7 @@ from broker.server.resources import cluster_path
 from broker.server.responses import Metadata, Related, ResourceList, ResponseBody
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
     from broker.topics.config_entries import ConfigEntry
 
 
@@ -96,12 +96,12 @@ ReplicaDataList = ResourceList[ReplicaData]
 ReassignmentDataList = ResourceList[ReassignmentData]
 
 
-def url(node: BrokerNode, path: str) -> str:
+def url(node: HttpHost, path: str) -> str:
     return f"{node.advertised_url}{path}"
 
 
 def config_body(
-    node: BrokerNode, kind: str, path: str, entry: ConfigEntry, *, read_only: bool, **owner: Any
+    node: HttpHost, kind: str, path: str, entry: ConfigEntry, *, read_only: bool, **owner: Any
 ) -> dict[str, Any]:
     """One config entry as the REST Proxy shows it; ``owner`` names the topic or broker it belongs to."""
     return {
@@ -120,10 +120,10 @@ def config_body(
     }
 
 
-def list_of(kind: str, node: BrokerNode, path: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+def list_of(kind: str, node: HttpHost, path: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     """A collection, with ``metadata.next`` null: every list here is answered whole."""
     return {"kind": kind, "metadata": {"self": url(node, path), "next": None}, "data": items}
 
 
-def topic_path(node: BrokerNode, topic: str) -> str:
+def topic_path(node: HttpHost, topic: str) -> str:
     return f"{cluster_path(node)}/topics/{topic}"

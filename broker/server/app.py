@@ -1,6 +1,6 @@
 """The aiohttp application of one broker: routes, middlewares, shared per-app state.
 
-``create_app(node)`` builds the app around a started ``BrokerNode``; the caller owns
+``create_app(node)`` builds the app around a started broker (``BrokerNode``, seen as ``HttpHost``); the caller owns
 the node's lifetime (start it before, stop it after the runner). The body limit is the
 node's ``max_request_bytes``, enforced by aiohttp while reading, answered 413 JSON.
 
@@ -56,7 +56,7 @@ from broker.server.routes_produce import PRODUCER_KEY
 from broker.server.security_middleware import ROUTE_ACCESS_KEY, security_middleware
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_cluster.routes,
@@ -102,7 +102,7 @@ def access_mismatch(tables: tuple[RouteTable, ...]) -> list[str]:
     return sorted(f"{method} {path}" for method, path in declared ^ ROUTE_ACCESS.keys())
 
 
-def create_app(node: BrokerNode) -> web.Application:
+def create_app(node: HttpHost) -> web.Application:
     """Refuses to build an app whose routes and access table differ: a route without a rule is open to anyone."""
     mismatch = access_mismatch(ROUTE_TABLES)
     if mismatch:

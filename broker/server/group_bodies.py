@@ -11,15 +11,15 @@ if TYPE_CHECKING:
     from broker.groups.lag import LagRow
     from broker.groups.membership import Member
     from broker.groups.shard import GroupState
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 
-def groups_path(node: BrokerNode, group_id: str | None = None) -> str:
+def groups_path(node: HttpHost, group_id: str | None = None) -> str:
     base = f"/v3/clusters/{node.cluster_id}/consumer-groups"
     return base if group_id is None else f"{base}/{group_id}"
 
 
-def _related(node: BrokerNode, path: str) -> dict[str, str]:
+def _related(node: HttpHost, path: str) -> dict[str, str]:
     return {"related": f"{node.advertised_url}{path}"}
 
 
@@ -31,7 +31,7 @@ def partitions_by_topic(partitions: set[TopicPartition] | frozenset[TopicPartiti
     return [{"topic": topic, "partitions": partitions_} for topic, partitions_ in grouped.items()]
 
 
-def group_body(node: BrokerNode, state: GroupState) -> dict[str, Any]:
+def group_body(node: HttpHost, state: GroupState) -> dict[str, Any]:
     """A group as the HTTP API shows it; a group of Kafka clients (classic protocol) shows its
     classic state, members, chosen assignor and generation (as ``group_epoch`` and
     ``assignment_epoch``: the classic protocol has one counter for both)."""
@@ -57,7 +57,7 @@ def group_body(node: BrokerNode, state: GroupState) -> dict[str, Any]:
     }
 
 
-def member_body(node: BrokerNode, group_id: str, member: Member) -> dict[str, Any]:
+def member_body(node: HttpHost, group_id: str, member: Member) -> dict[str, Any]:
     subscription = member.subscription
     return {
         "kind": "KafkaConsumer",
@@ -76,7 +76,7 @@ def member_body(node: BrokerNode, group_id: str, member: Member) -> dict[str, An
     }
 
 
-def offsets_body(node: BrokerNode, state: GroupState, topic: str | None) -> dict[str, Any]:
+def offsets_body(node: HttpHost, state: GroupState, topic: str | None) -> dict[str, Any]:
     group_id = state.membership.group_id
     data = [
         {
@@ -97,7 +97,7 @@ def offsets_body(node: BrokerNode, state: GroupState, topic: str | None) -> dict
     }
 
 
-def lag_body(node: BrokerNode, group_id: str, row: LagRow) -> dict[str, Any]:
+def lag_body(node: HttpHost, group_id: str, row: LagRow) -> dict[str, Any]:
     path = f"{groups_path(node, group_id)}/lags/{row.topic_name}/partitions/{row.partition_id}"
     return {
         "kind": "KafkaConsumerLag",

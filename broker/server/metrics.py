@@ -19,7 +19,7 @@ from prometheus_client.registry import Collector
 from broker.acks import Acks
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PRODUCE_ROUTE_SUFFIXES = ("/records", "/records:batch", "/batches")
@@ -35,9 +35,9 @@ def _acks_label(text: str) -> str:
 
 
 class PartitionOffsetsCollector(Collector):
-    """Per-partition offset gauges, read from ``BrokerNode.metrics()`` at scrape time."""
+    """Per-partition offset gauges, read from the describer's ``metrics()`` at scrape time."""
 
-    def __init__(self, node: BrokerNode) -> None:
+    def __init__(self, node: HttpHost) -> None:
         self._node = node
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -59,7 +59,7 @@ class PartitionOffsetsCollector(Collector):
             "highwater_under_min_isr_partitions", "Partitions led here whose ISR is below min.insync.replicas."
         )
         under_replicated_count = under_min_isr_count = 0
-        for partition in self._node.metrics():
+        for partition in self._node.describer.metrics():
             values = [partition.topic, str(partition.partition)]
             log_end.add_metric(values, partition.log_end_offset)
             high_watermark.add_metric(values, partition.high_watermark)
@@ -78,7 +78,7 @@ class PartitionOffsetsCollector(Collector):
     def _effective_min_isr(self, topic: str, replication_factor: int) -> int:
         """min(min.insync.replicas, replication factor), as Kafka's ``Partition.isUnderMinIsr``:
         a topic with RF 1 and min ISR 2 has every replica in sync and is not under min ISR."""
-        record = self._node.view.topics.get(topic)
+        record = self._node.catalog.known_topic(topic)
         min_isr = self._node.topic_configs.parse(record.configs).min_insync_replicas if record else 1
         return min(min_isr, replication_factor)
 
@@ -89,7 +89,7 @@ class ConsumerLagCollector(Collector):
     Only a group's coordinator reports it, so summing over brokers never double counts.
     """
 
-    def __init__(self, node: BrokerNode) -> None:
+    def __init__(self, node: HttpHost) -> None:
         self._node = node
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -111,7 +111,7 @@ class ConsumerLagCollector(Collector):
 class HttpMetrics:
     """The registry of one app: request counter, latency histogram, partition gauges."""
 
-    def __init__(self, node: BrokerNode) -> None:
+    def __init__(self, node: HttpHost) -> None:
         self.registry = CollectorRegistry()
         self._requests = Counter(
             "highwater_http_requests",

@@ -160,10 +160,8 @@ async def metadata_catch_up_middleware(request: web.Request, handler: Handler) -
     """
     topic = request.match_info.get("topic_name")
     if topic is not None:
-        view = request.app[NODE_KEY].view
         partition = request.match_info.get("partition_id", "0")
-        if topic not in view.topics or (partition.isdigit() and (topic, int(partition)) not in view.partitions):
-            await view.catch_up_with_topic(topic)
+        await request.app[NODE_KEY].catalog.catch_up_with(topic, int(partition) if partition.isdigit() else None)
     return await handler(request)
 
 

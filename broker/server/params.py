@@ -23,9 +23,9 @@ from broker.errors import HighwaterError, InvalidRequest, UnknownCluster, Unknow
 from broker.server.json_depth import MAX_JSON_DEPTH, nests_too_deeply
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
-NODE_KEY: web.AppKey[BrokerNode] = web.AppKey("node")
+NODE_KEY: web.AppKey[HttpHost] = web.AppKey("node")
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
 BINARY_CONTENT_TYPES = frozenset({BATCH_CONTENT_TYPE, "application/octet-stream"})
 INT32_MAX = 2**31 - 1
@@ -50,7 +50,7 @@ JsonInt = Annotated[int, BeforeValidator(_json_integer)]
 """An integer field of a strictly validated body, with the meaning its schema's ``integer`` has."""
 
 
-def node_of(request: web.Request) -> BrokerNode:
+def node_of(request: web.Request) -> HttpHost:
     """The broker behind the app, after checking the ``{cluster_id}`` in the path names it."""
     node = request.app[NODE_KEY]
     cluster_id = request.match_info.get("cluster_id")
@@ -59,9 +59,9 @@ def node_of(request: web.Request) -> BrokerNode:
     return node
 
 
-def check_partition(node: BrokerNode, topic: str, partition: int) -> None:
+def check_partition(node: HttpHost, topic: str, partition: int) -> None:
     """``UnknownTopic`` / ``UnknownPartition`` from metadata alone, before any work is done."""
-    count = node.partition_count(topic)
+    count = node.catalog.partition_count(topic)
     if partition >= count:
         raise UnknownPartition(
             f"topic {topic!r} has partitions 0..{count - 1}, not {partition}", topic_name=topic, partition_id=partition

@@ -40,7 +40,7 @@ from broker.storage.log import CheckedBatches
 from broker.topics.policy import check_client_append
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 log = structlog.get_logger(__name__)
 
@@ -139,7 +139,7 @@ def partition_chains(batches: list[PartitionBatch]) -> dict[int, list[PartitionB
 
 
 class RecordProducer:
-    def __init__(self, node: BrokerNode) -> None:
+    def __init__(self, node: HttpHost) -> None:
         self._node = node
         self._round_robin = RoundRobin()
         self._background: set[asyncio.Task[None]] = set()
@@ -149,7 +149,7 @@ class RecordProducer:
     ) -> list[Outcome]:
         """One outcome per input slot, in input order; ``UnknownTopic`` or an internal topic fails the whole request."""
         check_client_append(topic)
-        partition_count = self._node.partition_count(topic)
+        partition_count = self._node.catalog.partition_count(topic)
         outcomes: list[Outcome | None] = [None] * len(records)
         placed = []
         for slot, item in enumerate(records):
@@ -162,7 +162,7 @@ class RecordProducer:
                 outcomes[slot] = error
                 continue
             placed.append(PlacedRecord(slot, partition, item))
-        max_message_bytes = self._node.max_message_bytes(topic)
+        max_message_bytes = self._node.catalog.max_message_bytes(topic)
         batches = admissible(topic, build_batches(placed, max_message_bytes), max_message_bytes, outcomes)
         chains = partition_chains(batches)
         if acks is Acks.ZERO:
@@ -193,7 +193,7 @@ class RecordProducer:
         """
         for batch in chain:
             try:
-                result = await self._node.produce(topic, batch.partition, batch.batch, acks, timeout_ms)
+                result = await self._node.router.produce(topic, batch.partition, batch.batch, acks, timeout_ms)
             except HighwaterError as error:
                 for slot in batch.slots:
                     outcomes[slot] = error
@@ -214,7 +214,7 @@ class RecordProducer:
     ) -> None:
         for batch in batches:
             try:
-                result = await self._node.produce(topic, partition, batch, Acks.ZERO, timeout_ms)
+                result = await self._node.router.produce(topic, partition, batch, Acks.ZERO, timeout_ms)
             except HighwaterError as error:
                 log.warning(
                     "produce.acks0_failed", topic=topic, partition=partition, error=error.name, message=error.message

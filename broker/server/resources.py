@@ -22,35 +22,35 @@ from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from broker.descriptions import BrokerInfo, PartitionDescription, TopicDescription
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 
-def _url(node: BrokerNode, path: str) -> str:
+def _url(node: HttpHost, path: str) -> str:
     return f"{node.advertised_url}{path}"
 
 
-def related(node: BrokerNode, path: str) -> dict[str, str]:
+def related(node: HttpHost, path: str) -> dict[str, str]:
     """The REST Proxy's relationship object: a link, never the related data itself."""
     return {"related": _url(node, path)}
 
 
-def metadata(node: BrokerNode, path: str, *names: str) -> dict[str, str]:
+def metadata(node: HttpHost, path: str, *names: str) -> dict[str, str]:
     """``self`` and the Confluent resource name, ``crn:///kafka=<cluster>`` then ``names`` (``topic=t`` ...)."""
     return {"self": _url(node, path), "resource_name": "/".join([f"crn:///kafka={node.cluster_id}", *names])}
 
 
-def cluster_path(node: BrokerNode) -> str:
+def cluster_path(node: HttpHost) -> str:
     return f"/v3/clusters/{node.cluster_id}"
 
 
-def cluster_body(node: BrokerNode) -> dict[str, Any]:
+def cluster_body(node: HttpHost) -> dict[str, Any]:
     base = cluster_path(node)
     return {
         "kind": "KafkaCluster",
         "metadata": metadata(node, base),
         "cluster_id": node.cluster_id,
-        "controller_id": node.controller_id(),
-        "controller": related(node, f"{base}/brokers/{node.controller_id()}"),
+        "controller_id": node.catalog.controller_id(),
+        "controller": related(node, f"{base}/brokers/{node.catalog.controller_id()}"),
         "acls": related(node, f"{base}/acls"),
         "brokers": related(node, f"{base}/brokers"),
         "broker_configs": related(node, f"{base}/broker-configs"),
@@ -60,7 +60,7 @@ def cluster_body(node: BrokerNode) -> dict[str, Any]:
     }
 
 
-def broker_body(node: BrokerNode, broker: BrokerInfo) -> dict[str, Any]:
+def broker_body(node: HttpHost, broker: BrokerInfo) -> dict[str, Any]:
     """``host``/``port`` are those of the broker's HTTP ``url``, the address a REST client reaches it at."""
     path = f"{cluster_path(node)}/brokers/{broker.broker_id}"
     address = urlsplit(broker.url)
@@ -79,7 +79,7 @@ def broker_body(node: BrokerNode, broker: BrokerInfo) -> dict[str, Any]:
     }
 
 
-def partition_body(node: BrokerNode, partition: PartitionDescription) -> dict[str, Any]:
+def partition_body(node: HttpHost, partition: PartitionDescription) -> dict[str, Any]:
     """The inter-broker description of a partition: ``replicas`` and ``isr`` as broker id lists."""
     body: dict[str, Any] = {
         "cluster_id": node.cluster_id,
@@ -98,7 +98,7 @@ def partition_body(node: BrokerNode, partition: PartitionDescription) -> dict[st
     return body
 
 
-def partition_resource(node: BrokerNode, partition: PartitionDescription) -> dict[str, Any]:
+def partition_resource(node: HttpHost, partition: PartitionDescription) -> dict[str, Any]:
     """The public partition: the spec's links, the ids as ``replica_ids``; ``leader`` only while there is one."""
     path = f"{cluster_path(node)}/topics/{partition.topic}/partitions/{partition.partition}"
     body = partition_body(node, partition)
@@ -112,7 +112,7 @@ def partition_resource(node: BrokerNode, partition: PartitionDescription) -> dic
 
 
 def topic_resource(
-    node: BrokerNode,
+    node: HttpHost,
     name: str,
     *,
     internal: bool,
@@ -137,7 +137,7 @@ def topic_resource(
     }
 
 
-def topic_body(node: BrokerNode, topic: TopicDescription) -> dict[str, Any]:
+def topic_body(node: HttpHost, topic: TopicDescription) -> dict[str, Any]:
     return topic_resource(
         node,
         topic.name,
@@ -148,6 +148,6 @@ def topic_body(node: BrokerNode, topic: TopicDescription) -> dict[str, Any]:
     )
 
 
-def list_body(kind: str, node: BrokerNode, path: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+def list_body(kind: str, node: HttpHost, path: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     """A collection: every item in one answer, so ``metadata.next`` is always null."""
     return {"kind": kind, "metadata": {"self": _url(node, path), "next": None}, "data": items}

@@ -15,8 +15,6 @@ from __future__ import annotations
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
-from broker.cluster.security_keys import acl_key
-from broker.cluster.security_store import SecurityStore
 from broker.errors import InvalidAcl
 from broker.security.acl import AclBinding
 from broker.security.acl_codec import binding_from_wire, binding_to_wire
@@ -35,11 +33,8 @@ class CreateAclRequestDataList(BaseModel):
 
 
 async def _remove_created(request: web.Request, created: list[AclBinding]) -> None:
-    store = node_of(request).store
     for binding in created:
-        current = await store.get(acl_key(binding))
-        if current is not None:
-            await store.delete_if(acl_key(binding), current.mod_revision)
+        await node_of(request).security.records.remove_acl(binding)
 
 
 @routes.post(
@@ -56,7 +51,7 @@ async def create_acls(request: web.Request) -> web.Response:
     node = node_of(request)
     body = await read_model(request, CreateAclRequestDataList, refusal=InvalidAcl)
     bindings = [binding_from_wire(entry.model_dump(mode="json")) for entry in body.data]
-    store = SecurityStore(node.store)
+    store = node.security.records
     created: list[AclBinding] = []
     try:
         for binding in bindings:

@@ -23,6 +23,7 @@ of a partition on the same rules, whichever broker holds it.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -52,7 +53,7 @@ from broker.topics.config_entries import (
 )
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 BROKERS = "/v3/clusters/{cluster_id}/brokers"
 CLUSTER_CONFIGS = "/v3/clusters/{cluster_id}/broker-configs"
@@ -63,7 +64,7 @@ READ_ONLY = f"{BROKER_CONFIGS_FIXED} (every alter is 400 INVALID_CONFIG, nothing
 routes = RouteTable()
 
 
-def _local_configs(node: BrokerNode) -> list[dict[str, Any]]:
+def _local_configs(node: HttpHost) -> list[dict[str, Any]]:
     path = f"{cluster_path(node)}/brokers/{node.node_id}/configs"
     return [
         config_body(node, "KafkaBrokerConfig", path, entry, read_only=True, broker_id=node.node_id)
@@ -73,9 +74,9 @@ def _local_configs(node: BrokerNode) -> list[dict[str, Any]]:
     ]
 
 
-async def _pass_on(request: web.Request, node: BrokerNode, broker_id: int, path: str) -> dict[str, Any]:
+async def _pass_on(request: web.Request, node: HttpHost, broker_id: int, path: str) -> dict[str, Any]:
     """``GET path`` on broker ``broker_id``, as the caller; ``NotFound`` for a broker that is not registered."""
-    url = node.view.broker_url(broker_id)
+    url = node.catalog.broker_url(broker_id)
     if url is None or PASSED_ON_HEADER in request.headers:
         raise NotFound(f"broker {broker_id} is not registered in cluster {node.cluster_id!r}", broker_id=broker_id)
     headers = {
@@ -84,15 +85,13 @@ async def _pass_on(request: web.Request, node: BrokerNode, broker_id: int, path:
         FORWARDED_HOST_HEADER: client_host(request),
     }
     try:
-        async with node.session.get(
-            f"{url}{path}", headers=headers, timeout=aiohttp.ClientTimeout(total=PASS_ON_TIMEOUT_S)
-        ) as reply:
-            body = await reply.json(content_type=None)
-            if reply.status != 200:
-                raise NotFound(f"broker {broker_id} did not answer for its configs: {body.get('message')}")
-            return body
+        reply = await node.forwarder.relay("GET", f"{url}{path}", None, headers, PASS_ON_TIMEOUT_S)
+        body: dict[str, Any] = json.loads(reply.body)
     except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
         raise ServiceUnavailable(f"could not reach broker {broker_id} at {url}: {error}") from None
+    if reply.status != 200:
+        raise NotFound(f"broker {broker_id} did not answer for its configs: {body.get('message')}")
+    return body
 
 
 async def _broker_configs(request: web.Request, broker_id: int) -> list[dict[str, Any]]:
@@ -110,7 +109,7 @@ async def _broker_configs(request: web.Request, broker_id: int) -> list[dict[str
 )
 async def list_all_broker_configs(request: web.Request) -> web.Response:
     node = node_of(request)
-    items = [item for broker_id in sorted(node.view.brokers) for item in await _broker_configs(request, broker_id)]
+    items = [item for broker_id in node.catalog.broker_ids() for item in await _broker_configs(request, broker_id)]
     return web.json_response(list_of("KafkaBrokerConfigList", node, f"{cluster_path(node)}/brokers/-/configs", items))
 
 
@@ -201,7 +200,7 @@ async def alter_broker_configs(request: web.Request) -> web.Response:
     return await _refuse_broker_alter(request, [entry.name for entry in body.data])
 
 
-def _cluster_configs(node: BrokerNode) -> list[dict[str, Any]]:
+def _cluster_configs(node: HttpHost) -> list[dict[str, Any]]:
     path = f"{cluster_path(node)}/broker-configs"
     return [
         config_body(node, "KafkaClusterConfig", path, entry, read_only=False, config_type="BROKER")

@@ -36,7 +36,7 @@ async def get_cluster(request: web.Request) -> web.Response:
 )
 async def list_brokers(request: web.Request) -> web.Response:
     node = node_of(request)
-    items = [broker_body(node, broker) for broker in node.brokers()]
+    items = [broker_body(node, broker) for broker in node.catalog.brokers()]
     return web.json_response(list_body("KafkaBrokerList", node, f"{cluster_path(node)}/brokers", items))
 
 
@@ -47,7 +47,7 @@ async def list_brokers(request: web.Request) -> web.Response:
 async def get_broker(request: web.Request) -> web.Response:
     node = node_of(request)
     broker_id = path_int(request, "broker_id")
-    for broker in node.brokers():
+    for broker in node.catalog.brokers():
         if broker.broker_id == broker_id:
             return web.json_response(broker_body(node, broker))
     raise NotFound(f"broker {broker_id} is not registered in cluster {node.cluster_id!r}", broker_id=broker_id)

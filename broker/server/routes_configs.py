@@ -25,7 +25,7 @@ from broker.server.params import node_of, read_model
 from broker.server.resources import cluster_path
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 CONFIGS = "/v3/clusters/{cluster_id}/topics/{topic_name}/configs"
 NAME = path_param("name", {"type": "string"}, "a topic config name, e.g. retention.ms")
@@ -70,7 +70,7 @@ class AlterConfigBatchRequestData(BaseModel):
         return changes
 
 
-def _topic_configs(node: BrokerNode, topic: str) -> list[dict]:
+def _topic_configs(node: HttpHost, topic: str) -> list[dict]:
     configs = node.catalog.topic(topic).configs
     path = f"{topic_path(node, topic)}/configs"
     return [
@@ -98,7 +98,7 @@ async def list_all_topic_configs(request: web.Request) -> web.Response:
     node = node_of(request)
     items = [
         item
-        for topic in sorted(node.view.topics)
+        for topic in node.catalog.topic_names()
         if may(request, AclOperation.DESCRIBE_CONFIGS, Resource.topic(topic))
         for item in _topic_configs(node, topic)
     ]

@@ -32,7 +32,7 @@ from broker.server.responses import ResponseBody
 from broker.server.routes_groups import GROUP, GROUP_ID, coordinated
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 CLUSTER_PATH = "/v3/clusters/{cluster_id}"
 TOPIC_PATH = CLUSTER_PATH + "/topics/{topic_name}"
@@ -128,12 +128,12 @@ def internal_operation(summary: str) -> Operation:
     return Operation(summary, (Reply(200, summary, {JSON: OBJECT}),))
 
 
-async def ask_brokers(node: BrokerNode, broker_ids: set[int], path: str) -> dict[int, dict[str, Any] | None]:
+async def ask_brokers(node: HttpHost, broker_ids: set[int], path: str) -> dict[int, dict[str, Any] | None]:
     """``GET path`` on each of ``broker_ids`` but this one, at once; None for each that failed or timed out."""
     others = sorted(broker_ids - {node.node_id})
 
     async def ask(broker_id: int) -> dict[str, Any] | None:
-        url = node.view.inter_broker_url(broker_id)
+        url = node.catalog.inter_broker_url(broker_id)
         if url is None:
             return None
         try:
@@ -212,15 +212,18 @@ async def isr_events(request: web.Request) -> web.Response:
 )
 async def activity(request: web.Request) -> web.Response:
     node = node_of(request)
-    reports = await ask_brokers(node, set(node.view.brokers), INTERNAL_ACTIVITY)
+    reports = await ask_brokers(node, set(node.catalog.broker_ids()), INTERNAL_ACTIVITY)
     reports[node.node_id] = node.console.activity.report(node.node_id)
     visible = describable_topics(request)
     interval_ms = node.console.settings.activity_sample_interval_ms
-    brokers, topics = merge_reports(reports, interval_ms, (name for name in node.view.topics if visible(name)))
+    brokers, topics = merge_reports(
+        reports, interval_ms, (name for name in node.catalog.topic_names() if visible(name))
+    )
     min_isr = {
-        name: node.topic_configs.parse(topic.configs).min_insync_replicas for name, topic in node.view.topics.items()
+        name: node.topic_configs.parse(topic.configs).min_insync_replicas
+        for name, topic in node.catalog.topic_records().items()
     }
-    health = partition_health(list(node.view.partitions.values()), lambda name: min_isr.get(name, 1))
+    health = partition_health(node.catalog.partition_records(), lambda name: min_isr.get(name, 1))
     return web.json_response(
         {
             "kind": "KafkaClusterActivity",

@@ -32,7 +32,7 @@ from broker.server.routes_console_data import CLUSTER_PATH, TOPIC_PATH, ask_brok
 
 if TYPE_CHECKING:
     from broker.cluster.records import PartitionRecord
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 INTERNAL_REPLICA_OFFSETS = "/internal/console/replica-offsets"
 routes = RouteTable()
@@ -77,13 +77,13 @@ class ClusterReplicaOffsets(ResponseBody):
     topics: list[TopicOffsets] = Field(description="every topic the principal may DESCRIBE, by name")
 
 
-def _log_size(node: BrokerNode, topic: str, partition: int) -> int | None:
+def _log_size(node: HttpHost, topic: str, partition: int) -> int | None:
     """The local replica's segment bytes, kept in memory by the log: no file is opened or stat'ed."""
-    local = node.local_partition(topic, partition)
+    local = node.replicas.local_partition(topic, partition)
     return None if local is None else local.log.size_bytes
 
 
-def _led_offsets(node: BrokerNode, topic: str) -> list[dict[str, Any]]:
+def _led_offsets(node: HttpHost, topic: str) -> list[dict[str, Any]]:
     """The partitions of ``topic`` this broker leads, with every replica's LEO as the leader tracks it,
     and the size of its own log (a leader knows its followers' offsets, not their files)."""
     return [
@@ -101,13 +101,13 @@ def _led_offsets(node: BrokerNode, topic: str) -> list[dict[str, Any]]:
             "size_bytes": _log_size(node, topic, described.partition),
             "reachable": True,
         }
-        for described in node.describe_led_partitions(topic)
+        for described in node.describer.describe_led_partitions(topic)
     ]
 
 
-def _all_led_offsets(node: BrokerNode) -> dict[str, list[dict[str, Any]]]:
+def _all_led_offsets(node: HttpHost) -> dict[str, list[dict[str, Any]]]:
     """``_led_offsets`` of every topic this broker leads a partition of."""
-    led = sorted({topic for (topic, _), partition in node.replicas.partitions.items() if partition.is_leader})
+    led = node.replicas.led_topics()
     return {topic: _led_offsets(node, topic) for topic in led}
 
 
@@ -154,7 +154,7 @@ def _merged(
 
 
 async def _offsets(
-    node: BrokerNode, records: list[PartitionRecord], path: str, own: dict[str, list[dict[str, Any]]]
+    node: HttpHost, records: list[PartitionRecord], path: str, own: dict[str, list[dict[str, Any]]]
 ) -> dict[str, list[dict[str, Any]]]:
     """The merged offsets of ``records``, asking their leaders ``path``; ``own``: this broker's answer."""
     leaders = {record.leader for record in records if record.leader >= 0}
@@ -174,8 +174,8 @@ async def _offsets(
 async def replica_offsets(request: web.Request) -> web.Response:
     node = node_of(request)
     topic = request.match_info["topic_name"]
-    count = node.partition_count(topic)
-    records = [record for p in range(count) if (record := node.view.partitions.get((topic, p))) is not None]
+    count = node.catalog.partition_count(topic)
+    records = [record for p in range(count) if (record := node.catalog.known_partition_record(topic, p)) is not None]
     path = f"{INTERNAL_REPLICA_OFFSETS}/{topic}"
     merged = await _offsets(node, records, path, {topic: _led_offsets(node, topic)})
     return web.json_response(
@@ -198,9 +198,9 @@ async def replica_offsets(request: web.Request) -> web.Response:
 async def cluster_replica_offsets(request: web.Request) -> web.Response:
     node = node_of(request)
     visible = describable_topics(request)
-    topics = sorted(name for name in node.view.topics if visible(name))
+    topics = [name for name in node.catalog.topic_names() if visible(name)]
     shown = set(topics)
-    records = [record for key, record in sorted(node.view.partitions.items()) if key[0] in shown]
+    records = [record for record in node.catalog.partition_records() if record.topic in shown]
     merged = await _offsets(node, records, INTERNAL_REPLICA_OFFSETS, _all_led_offsets(node))
     return web.json_response(
         {

@@ -107,17 +107,10 @@ async def _forward(request: web.Request, url: str) -> web.Response:
     }
     body = await request.read() if request.body_exists else None
     try:
-        async with node.session.request(
-            request.method,
-            f"{url}{request.rel_url}",
-            data=body,
-            headers=headers,
-            timeout=aiohttp.ClientTimeout(total=FORWARD_TIMEOUT_S),
-        ) as reply:
-            raw = await reply.read()
-            return web.Response(body=raw, status=reply.status, content_type=reply.content_type)
+        reply = await node.forwarder.relay(request.method, f"{url}{request.rel_url}", body, headers, FORWARD_TIMEOUT_S)
     except (TimeoutError, aiohttp.ClientError, OSError) as error:
         raise CoordinatorNotAvailable(f"could not reach the group coordinator at {url}: {error}") from None
+    return web.Response(body=reply.body, status=reply.status, content_type=reply.content_type)
 
 
 def _base_url(request: web.Request) -> str:
@@ -153,7 +146,7 @@ def _check_partitions(request: web.Request, partitions: list[tuple[str, int]]) -
     """Every named partition exists (40401/40402) and the caller may READ its topic (Kafka's consumer ACL)."""
     node = request.app[NODE_KEY]
     for topic, partition in partitions:
-        node.partition_record(topic, partition)
+        node.catalog.partition_record(topic, partition)
     for topic in sorted({topic for topic, _ in partitions}):
         require(request, AclOperation.READ, Resource.topic(topic))
 
@@ -229,7 +222,7 @@ async def get_subscription(request: web.Request, shard: OffsetsShard, group_id: 
     subscription = instance.subscription
     topics: list[str] = []
     if subscription is not None:
-        topics = sorted(subscription.resolve({name: 1 for name in node.view.topics}))
+        topics = sorted(subscription.resolve({name: 1 for name in node.catalog.topic_names()}))
     return v2_json({"topics": topics})
 
 

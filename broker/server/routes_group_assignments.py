@@ -26,7 +26,7 @@ from broker.server.routes_groups import GROUP, GROUP_ID, MEMBER, TAGS, coordinat
 if TYPE_CHECKING:
     from broker.groups.membership import Member
     from broker.groups.shard import OffsetsShard
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 ASSIGNMENTS = GROUP + "/consumers/{consumer_id}/assignments"
 routes = RouteTable()
@@ -42,7 +42,7 @@ def _member(shard: OffsetsShard, group_id: str, member_id: str) -> Member:
     return member
 
 
-def _assignment_body(node: BrokerNode, group_id: str, member_id: str, topic: str, partition: int) -> dict[str, Any]:
+def _assignment_body(node: HttpHost, group_id: str, member_id: str, topic: str, partition: int) -> dict[str, Any]:
     group = groups_path(node, group_id)
     return {
         "kind": "KafkaConsumerAssignment",

@@ -68,7 +68,7 @@ from broker.server.routes_internal import internal
 from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 FORWARDED_HEADER = "X-Highwater-Forwarded-By"
 GROUP = "/v3/clusters/{cluster_id}/consumer-groups/{consumer_group_id}"
@@ -179,17 +179,10 @@ async def _forward(request: web.Request, url: str) -> web.Response:
     }
     body = await request.read() if request.body_exists else None
     try:
-        async with node.session.request(
-            request.method,
-            f"{url}{request.rel_url}",
-            data=body,
-            headers=headers,
-            timeout=aiohttp.ClientTimeout(total=FORWARD_TIMEOUT_S),
-        ) as reply:
-            raw = await reply.read()
-            return web.Response(body=raw, status=reply.status, content_type="application/json")
+        reply = await node.forwarder.relay(request.method, f"{url}{request.rel_url}", body, headers, FORWARD_TIMEOUT_S)
     except (TimeoutError, aiohttp.ClientError, OSError) as error:
         raise CoordinatorNotAvailable(f"could not reach the group coordinator at {url}: {error}") from None
+    return web.Response(body=reply.body, status=reply.status, content_type="application/json")
 
 
 def coordinated(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -222,7 +215,7 @@ def _crn(group_id: str, *names: str) -> tuple[str, ...]:
     return (f"consumer-group={group_id}", *names)
 
 
-def group_resource(node: BrokerNode, state: GroupState) -> dict[str, Any]:
+def group_resource(node: HttpHost, state: GroupState) -> dict[str, Any]:
     """A group of both protocols' members is a ``CONSUMER`` group with classic members, as Kafka 4 calls it mixed."""
     body = group_body(node, state)
     classic, consumer = bool(state.classic_members), bool(state.membership.members)
@@ -236,7 +229,7 @@ def group_resource(node: BrokerNode, state: GroupState) -> dict[str, Any]:
     }
 
 
-def member_resource(node: BrokerNode, group_id: str, member: Member) -> dict[str, Any]:
+def member_resource(node: HttpHost, group_id: str, member: Member) -> dict[str, Any]:
     body = member_body(node, group_id, member)
     path = f"{groups_path(node, group_id)}/consumers/{member.member_id}"
     return {
@@ -248,13 +241,13 @@ def member_resource(node: BrokerNode, group_id: str, member: Member) -> dict[str
     }
 
 
-def lag_resource(node: BrokerNode, group_id: str, row: LagRow) -> dict[str, Any]:
+def lag_resource(node: HttpHost, group_id: str, row: LagRow) -> dict[str, Any]:
     path = f"{groups_path(node, group_id)}/lags/{row.topic_name}/partitions/{row.partition_id}"
     names = _crn(group_id, f"lag={row.topic_name}", f"partition={row.partition_id}")
     return {**lag_body(node, group_id, row), "metadata": metadata(node, path, *names)}
 
 
-def lag_summary_resource(node: BrokerNode, group_id: str, rows: list[LagRow]) -> dict[str, Any]:
+def lag_summary_resource(node: HttpHost, group_id: str, rows: list[LagRow]) -> dict[str, Any]:
     """The worst partition's links lead to its owner and the partition; with no owner (or no lag known),
     to the group's members and the cluster's topics."""
     summary = lag_summary(group_id, rows)
@@ -470,7 +463,7 @@ async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> w
     topic = request.match_info["topic_name"]
     partition = partition_param(request)
     _existing(shard, group_id)
-    node.partition_record(topic, partition)
+    node.catalog.partition_record(topic, partition)
     for row in await node.groups.lag_rows(shard, group_id):
         if (row.topic_name, row.partition_id) == (topic, partition):
             return web.json_response(lag_resource(node, group_id, row))
@@ -503,7 +496,7 @@ async def list_groups(request: web.Request) -> web.Response:
     """Every group of the cluster: each broker lists the groups it coordinates, merged here."""
     node = node_of(request)
     bodies = [group_resource(node, state) for _, state in node.groups.local_groups()]
-    others = [r.url for broker_id, r in sorted(node.view.brokers.items()) if broker_id != node.node_id]
+    others = [url for b in node.catalog.broker_ids() if b != node.node_id and (url := node.catalog.broker_url(b))]
     answers = await asyncio.gather(
         *(node.forwarder.json_call("GET", f"{url}/internal/groups", timeout_s=5) for url in others),
         return_exceptions=True,

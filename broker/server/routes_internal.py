@@ -72,7 +72,7 @@ async def replica_fetch(request: web.Request) -> web.Response:
     node = _node(request)
     fetch = decode_request(await request.read())
     fetch = replace(fetch, max_wait_ms=min(fetch.max_wait_ms, node.settings.fetch_max_wait_ms))
-    response = await node.serve_replica_fetch(fetch)
+    response = await node.replicas.serve_replica_fetch(fetch)
     body = encode_response(response)
     trace.trace_fetched("leader.fetch_answered", response.partitions, replica_id=fetch.replica_id)
     return web.Response(body=body, content_type=CONTENT_TYPE)
@@ -141,5 +141,5 @@ async def controller_elect_preferred(request: web.Request) -> web.Response:
 async def led_partitions(request: web.Request) -> web.Response:
     """The partitions of a topic this broker leads, with the leader's own offsets."""
     node = _node(request)
-    described = node.describe_led_partitions(request.match_info["topic"])
+    described = node.describer.describe_led_partitions(request.match_info["topic"])
     return web.json_response({"data": [partition_body(node, d) for d in described]})

@@ -32,10 +32,10 @@ async def healthz(request: web.Request) -> web.Response:
 )
 async def readyz(request: web.Request) -> web.Response:
     node = request.app[NODE_KEY]
-    controller_id = node.controller_id()
+    controller_id = node.catalog.controller_id()
     if controller_id < 0:
         raise ServiceUnavailable("no controller is known yet")
-    if all(broker.broker_id != node.node_id for broker in node.brokers()):
+    if all(broker.broker_id != node.node_id for broker in node.catalog.brokers()):
         raise ServiceUnavailable(f"broker {node.node_id} is not registered in the cluster yet")
     return web.json_response(
         {"status": "ready", "broker_id": node.node_id, "cluster_id": node.cluster_id, "controller_id": controller_id}

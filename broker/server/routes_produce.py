@@ -66,7 +66,7 @@ from broker.storage.log import CheckedBatches
 from broker.topics.policy import check_client_append
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 PRODUCER_KEY = web.AppKey("record_producer", RecordProducer)
 NDJSON = "application/x-ndjson"
@@ -96,7 +96,7 @@ def _encode_object(text: bytes, model: type[ProduceRecord], now_ms: int) -> Enco
         return error
 
 
-def _report(node: BrokerNode, topic: str, item: EncodedRecord | HighwaterError, outcome: Outcome) -> dict[str, Any]:
+def _report(node: HttpHost, topic: str, item: EncodedRecord | HighwaterError, outcome: Outcome) -> dict[str, Any]:
     if isinstance(outcome, HighwaterError):
         return error_body(outcome)
     assert isinstance(item, EncodedRecord)
@@ -106,7 +106,7 @@ def _report(node: BrokerNode, topic: str, item: EncodedRecord | HighwaterError, 
     }
 
 
-def _produce_params(request: web.Request, node: BrokerNode) -> tuple[Acks, int]:
+def _produce_params(request: web.Request, node: HttpHost) -> tuple[Acks, int]:
     settings = node.settings
     return acks_param(request.query), timeout_param(
         request.query, settings.produce_timeout_ms_default, PRODUCE_TIMEOUT_MAX_MS
@@ -135,7 +135,7 @@ async def produce_records(request: web.Request) -> web.StreamResponse:
     topic = request.match_info["topic_name"]
     require_json(request)
     acks, timeout_ms = _produce_params(request, node)
-    node.partition_count(topic)
+    node.catalog.partition_count(topic)
     check_client_append(topic)
     if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
         return await _produce_stream(request, node, topic, acks, timeout_ms)
@@ -157,7 +157,7 @@ async def produce_records(request: web.Request) -> web.StreamResponse:
 
 
 async def _produce_stream(
-    request: web.Request, node: BrokerNode, topic: str, acks: Acks, timeout_ms: int
+    request: web.Request, node: HttpHost, topic: str, acks: Acks, timeout_ms: int
 ) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": NDJSON})
     await response.prepare(request)
@@ -271,7 +271,7 @@ async def produce_binary(request: web.Request) -> web.Response:
     delay_ms = admit_produce(request, len(batch))
     if not batch:
         raise CorruptRecord("the request body is empty; it must be one record batch v2")
-    check_batch_size(topic, batch, node.max_message_bytes(topic))
+    check_batch_size(topic, batch, node.catalog.max_message_bytes(topic))
     checked = CheckedBatches.after_validation(batch, validate_produced_batches(batch))
     if acks is Acks.ZERO:
         request.app[PRODUCER_KEY].append_in_background(topic, partition, [checked], timeout_ms)
@@ -282,7 +282,7 @@ async def produce_binary(request: web.Request) -> web.Response:
             "log_append_time": -1,
         }
         return await throttled_json(body, delay_ms, status=202)
-    result = await node.produce(topic, partition, checked, acks, timeout_ms, forward=False)
+    result = await node.router.produce(topic, partition, checked, acks, timeout_ms, forward=False)
     trace("produce.answered", topic=topic, partition=partition, offset=result.last_offset, entered_ns=entered_ns)
     body = {
         "cluster_id": node.cluster_id,

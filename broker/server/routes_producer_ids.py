@@ -31,5 +31,5 @@ async def allocate_producer_id(request: web.Request) -> web.Response:
         raise ClusterAuthorizationFailed(
             f"{principal_of(request)} may not write any topic, so it gets no idempotent producer id"
         )
-    producer_id = await node.allocate_producer_id()
+    producer_id = await node.controller_gateway.allocate_producer_id()
     return web.json_response({"cluster_id": node.cluster_id, "producer_id": producer_id, "producer_epoch": 0})

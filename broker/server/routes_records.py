@@ -45,7 +45,7 @@ from broker.server.responses import ReadResponse
 from broker.server.throttling import check_fetch, record_fetch, throttled, throttled_json
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 DEFAULT_MAX_RECORDS = 500
 MAX_RECORDS_LIMIT = 100_000
@@ -101,7 +101,7 @@ class Span:
 
 
 async def fetch_span(
-    node: BrokerNode,
+    node: HttpHost,
     topic: str,
     partition: int,
     offset: int,
@@ -119,14 +119,14 @@ async def fetch_span(
     ``forward``: JSON readers may ask any broker; binary readers (the client library)
     are told who leads instead (421), so they fetch from the leader directly.
     """
-    result = await node.fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward)
+    result = await node.router.fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward)
     chunks = [result.data]
     total_bytes = len(result.data)
     next_offset = next_offset_after(result.data, offset)
     while result.data and total_bytes < max_bytes and next_offset - offset < max_records:
         if next_offset >= result.high_watermark:
             break
-        result = await node.fetch(topic, partition, next_offset, max_bytes - total_bytes, 0, forward=forward)
+        result = await node.router.fetch(topic, partition, next_offset, max_bytes - total_bytes, 0, forward=forward)
         data = whole_batches_within(result.data, max_bytes - total_bytes)
         if not data:
             break
@@ -202,7 +202,7 @@ async def read_records(request: web.Request) -> web.StreamResponse:
     timeout_ms = query_int(query, "timeout_ms", 0, maximum=settings.fetch_max_wait_ms)
     fmt = read_format(query.get("format"))
     if offset is None:
-        offset = (await node.describe_partition(topic, partition)).log_start_offset
+        offset = (await node.describer.describe_partition(topic, partition)).log_start_offset
     assert max_records is not None and max_bytes is not None and timeout_ms is not None
     raw = wants_batches(request)
     check_fetch(request)

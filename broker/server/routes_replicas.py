@@ -34,14 +34,14 @@ from broker.server.resources import cluster_path
 from broker.server.routes_cluster import BROKER
 
 if TYPE_CHECKING:
-    from broker.node.broker_node import BrokerNode
+    from broker.server.host import HttpHost
 
 PARTITIONS = "/v3/clusters/{cluster_id}/topics/{topic_name}/partitions"
 routes = RouteTable()
 
 
 def _replica_body(
-    node: BrokerNode, topic: str, partition: int, broker_id: int, leader: int, isr: list[int], leo: int | None
+    node: HttpHost, topic: str, partition: int, broker_id: int, leader: int, isr: list[int], leo: int | None
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "kind": "KafkaReplica",
@@ -62,7 +62,7 @@ def _replica_body(
 async def _partition_replicas(request: web.Request) -> list[dict[str, Any]]:
     node = node_of(request)
     topic, partition_id = request.match_info["topic_name"], partition_param(request)
-    partition = await node.describe_partition(topic, partition_id)
+    partition = await node.describer.describe_partition(topic, partition_id)
     leos = {row["broker_id"]: row["log_end_offset"] for row in partition.replicas_state or ()}
     return [
         _replica_body(node, topic, partition_id, broker_id, partition.leader_id, partition.isr, leos.get(broker_id))
@@ -118,8 +118,8 @@ async def list_broker_replicas(request: web.Request) -> web.Response:
     visible = describable_topics(request)
     items = [
         _replica_body(node, record.topic, record.partition, broker_id, record.leader, record.isr, None)
-        for (topic, _), record in sorted(node.view.partitions.items())
-        if broker_id in record.replicas and visible(topic)
+        for record in node.catalog.partition_records()
+        if broker_id in record.replicas and visible(record.topic)
     ]
     path = f"{cluster_path(node)}/brokers/{broker_id}/partition-replicas"
     return web.json_response(list_of("KafkaReplicaList", node, path, items))
@@ -171,7 +171,7 @@ async def list_topic_reassignments(request: web.Request) -> web.Response:
 async def get_reassignment(request: web.Request) -> web.Response:
     node = node_of(request)
     topic, partition = request.match_info["topic_name"], partition_param(request)
-    node.partition_record(topic, partition)
+    node.catalog.partition_record(topic, partition)
     raise NotFound(
         f"no reassignment is under way for {topic}-{partition}: {NO_REASSIGNMENTS}",
         topic_name=topic,

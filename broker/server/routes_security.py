@@ -192,7 +192,7 @@ PRINCIPAL = path_param("principal", {"type": "string", "pattern": USER_PRINCIPAL
 
 
 def _store(request: web.Request) -> SecurityStore:
-    return SecurityStore(node_of(request).store)
+    return node_of(request).security.records
 
 
 def _acl_body(request: web.Request, binding: AclBinding) -> dict[str, Any]:

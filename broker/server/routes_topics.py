@@ -203,7 +203,7 @@ class ElectPreferredRequest(BaseModel):
 async def list_topics(request: web.Request) -> web.Response:
     node = node_of(request)
     visible = describable_topics(request)
-    items = [topic_body(node, topic) for topic in await node.list_topics() if visible(topic.name)]
+    items = [topic_body(node, topic) for topic in await node.describer.list_topics() if visible(topic.name)]
     return web.json_response(list_body("KafkaTopicList", node, f"{cluster_path(node)}/topics", items))
 
 
@@ -240,12 +240,12 @@ async def create_topic(request: web.Request) -> web.Response:
             node.controller_gateway.check_new_topic(new)
             would_be = {"replication_factor": new.replication_factor, "partitions_count": new.partitions_count}
             return web.json_response(topic_resource(node, new.name, internal=False, configs=new.configs, **would_be))
-        topic = await node.create_topic(new)
+        await node.controller_gateway.create_topic(new)
     except TopicAlreadyExists:
         require(request, AclOperation.DESCRIBE, Resource.topic(body.topic_name))
         raise
-    response = web.json_response(topic_body(node, topic), status=201)
-    response.headers["Location"] = f"{node.advertised_url}{cluster_path(node)}/topics/{topic.name}"
+    response = web.json_response(topic_body(node, await node.describer.describe_topic(new.name)), status=201)
+    response.headers["Location"] = f"{node.advertised_url}{cluster_path(node)}/topics/{new.name}"
     return response
 
 
@@ -254,7 +254,7 @@ async def create_topic(request: web.Request) -> web.Response:
 )
 async def get_topic(request: web.Request) -> web.Response:
     node = node_of(request)
-    return web.json_response(topic_body(node, await node.describe_topic(request.match_info["topic_name"])))
+    return web.json_response(topic_body(node, await node.describer.describe_topic(request.match_info["topic_name"])))
 
 
 @routes.delete(
@@ -265,7 +265,7 @@ async def get_topic(request: web.Request) -> web.Response:
 )
 async def delete_topic(request: web.Request) -> web.Response:
     node = node_of(request)
-    await node.delete_topic(request.match_info["topic_name"])
+    await node.controller_gateway.delete_topic(request.match_info["topic_name"])
     return web.Response(status=204)
 
 
@@ -277,7 +277,7 @@ async def delete_topic(request: web.Request) -> web.Response:
 )
 async def list_partitions(request: web.Request) -> web.Response:
     node = node_of(request)
-    topic = await node.describe_topic(request.match_info["topic_name"])
+    topic = await node.describer.describe_topic(request.match_info["topic_name"])
     items = [partition_resource(node, partition) for partition in topic.partitions]
     path = f"{cluster_path(node)}/topics/{topic.name}/partitions"
     return web.json_response(list_body("KafkaPartitionList", node, path, items))
@@ -289,7 +289,7 @@ async def list_partitions(request: web.Request) -> web.Response:
 )
 async def get_partition(request: web.Request) -> web.Response:
     node = node_of(request)
-    partition = await node.describe_partition(request.match_info["topic_name"], partition_param(request))
+    partition = await node.describer.describe_partition(request.match_info["topic_name"], partition_param(request))
     return web.json_response(partition_resource(node, partition))
 
 
@@ -315,7 +315,7 @@ async def get_offsets(request: web.Request) -> web.Response:
     topic = request.match_info["topic_name"]
     partition_id = partition_param(request)
     timestamp_ms = query_int(request.query, "timestamp", None)
-    partition = await node.describe_partition(topic, partition_id)
+    partition = await node.describer.describe_partition(topic, partition_id)
     path = f"{cluster_path(node)}/topics/{topic}/partitions/{partition.partition}/offset"
     body: dict[str, Any] = {
         "kind": "KafkaPartitionOffsets",
@@ -329,7 +329,7 @@ async def get_offsets(request: web.Request) -> web.Response:
     }
     if timestamp_ms is not None:
         body["timestamp"] = timestamp_ms
-        body["offset"] = await node.offset_for_timestamp(topic, partition.partition, timestamp_ms)
+        body["offset"] = await node.router.offset_for_timestamp(topic, partition.partition, timestamp_ms)
     return web.json_response(body)
 
 
@@ -345,7 +345,7 @@ async def get_offsets(request: web.Request) -> web.Response:
 async def elect_preferred_leaders(request: web.Request) -> web.Response:
     node = node_of(request)
     body = await read_model(request, ElectPreferredRequest) if request.body_exists else ElectPreferredRequest()
-    elected = await node.elect_preferred_leaders(body.topic_name)
+    elected = await node.controller_gateway.elect_preferred_leaders(body.topic_name)
     return web.json_response({"elected": [_elected_body(record) for record in elected["elected"]]})
 
 

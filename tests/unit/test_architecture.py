@@ -10,6 +10,7 @@
 3. Imports point down ``docs/architecture.md``'s layer table (or across a row), which is
    read from the page itself, so the map and the house cannot drift apart: every module
    is in a row, and no import reaches a row above its own.
+4. ``BrokerNode`` only wires, starts and stops: its public methods are ``start`` and ``stop``.
 """
 
 from __future__ import annotations
@@ -229,3 +230,16 @@ def test_an_import_up_the_table_and_a_module_in_no_row_are_reported():
         problem.startswith("broker.groups.coordinator (leaves) imports broker.errors")
         for problem in _layer_violations(upside_down, modules)
     )
+
+
+def _public_methods(path: Path, class_name: str) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    [cls] = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == class_name]
+    methods = (node for node in cls.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef))
+    return sorted(method.name for method in methods if not method.name.startswith("_"))
+
+
+def test_the_broker_node_only_wires_starts_and_stops():
+    """Every door asks the node's pieces through its own protocol; a request method on the node would be a
+    pass-through a door could lean on instead (``HttpHost``, ``KafkaNode``, ``GroupHost``)."""
+    assert _public_methods(MODULES["broker.node.broker_node"], "BrokerNode") == ["start", "stop"]

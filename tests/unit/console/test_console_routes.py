@@ -90,7 +90,7 @@ async def test_replica_offsets_show_each_replicas_leo_the_hw_and_the_log_start(a
     assert (second["log_start_offset"], second["high_watermark"]) == (0, 3)
     assert second["replicas"] == [{"broker_id": 1, "log_end_offset": 3, "in_sync": True, "caught_up_ms_ago": 0}]
     await error_of(await api.client.get(f"{api.topic('absent')}/replica-offsets"), 404)
-    log = api.node.local_partition("offsets", 1)
+    log = api.node.replicas.local_partition("offsets", 1)
     assert log is not None
     assert (body["partitions"][0]["size_bytes"], second["size_bytes"]) == (0, log.log.size_bytes)
     assert second["size_bytes"] > 0

@@ -58,7 +58,7 @@ async def test_the_node_refuses_an_internal_append_whichever_door_it_came_throug
     api = group_api
     end = await with_a_commit(api)
     with pytest.raises(InvalidTopic, match="cannot append to internal topic"):
-        await api.node.produce(OFFSETS_TOPIC, 0, encode_batch([RecordInput(b"g", b"x", [], 1)]), Acks.ALL, 1000)
+        await api.node.router.produce(OFFSETS_TOPIC, 0, encode_batch([RecordInput(b"g", b"x", [], 1)]), Acks.ALL, 1000)
     assert offsets_log_end(api) == end
 
 

@@ -72,7 +72,7 @@ async def test_a_path_parameter_of_the_wrong_type_on_an_internal_route_is_400_na
     body = await error_of(response, 400)
     assert body["error"] == "INVALID_REQUEST" and body["error_code"] == 40001
     assert body["parameter"] == "broker_id" and "broker_id" in body["message"] and "'true'" in body["message"]
-    assert api.node.controller_id() == api.node.node_id, "nothing moved: the broker is still the controller"
+    assert api.node.catalog.controller_id() == api.node.node_id, "nothing moved: the broker is still the controller"
 
 
 @pytest.mark.parametrize("topic", ["t", "missing"], ids=["existing-topic", "parsed-before-the-topic-is-looked-up"])

@@ -67,7 +67,7 @@ class Quotas:
         return response
 
     def log_end_offset(self) -> int:
-        return next(d.log_end_offset for d in self.node.metrics() if d.topic == TOPIC)
+        return next(d.log_end_offset for d in self.node.describer.metrics() if d.topic == TOPIC)
 
 
 @pytest.fixture

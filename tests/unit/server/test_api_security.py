@@ -88,7 +88,7 @@ async def test_without_authentication_clients_do_anything_but_call_broker_routes
     response = await open_api.client.post(f"/internal/controller/controlled-shutdown/{open_api.node.node_id}")
     body = await error_of(response, 403)
     assert body["error"] == "CLUSTER_AUTHORIZATION_FAILED"
-    description = await open_api.node.describe_partition("t", 0)
+    description = await open_api.node.describer.describe_partition("t", 0)
     assert description.leader_id == open_api.node.node_id, "nothing moved"
 
 

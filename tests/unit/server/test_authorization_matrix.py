@@ -132,7 +132,7 @@ class Matrix:
         for prefix in ("/topics/", "/partitions/", "/security/", "/producer-ids/"):
             items, _ = await self.node.store.list(prefix)
             keys.extend((item.key, item.value) for item in items)
-        offsets = sorted((d.topic, d.partition, d.log_end_offset) for d in self.node.metrics())
+        offsets = sorted((d.topic, d.partition, d.log_end_offset) for d in self.node.describer.metrics())
         groups = sorted(
             (
                 state.membership.group_id,

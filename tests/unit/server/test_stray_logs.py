@@ -34,7 +34,9 @@ async def _create_on_both(nodes: list[BrokerNode], topic: str) -> None:
     [node] = [n for n in nodes if n.controller.is_active]
     for _ in range(100):
         try:
-            await node.create_topic(NewTopic(name=topic, partitions_count=1, replication_factor=2, configs={}))
+            await node.controller_gateway.create_topic(
+                NewTopic(name=topic, partitions_count=1, replication_factor=2, configs={})
+            )
             return
         except InvalidReplicationFactor:
             await asyncio.sleep(0.05)
@@ -57,7 +59,7 @@ async def test_a_log_of_a_topic_deleted_while_its_broker_was_down_is_removed_on_
         assert directory.is_dir()
         await first.stop()
         await _wait_for(lambda: second.controller.is_active)
-        await second.delete_topic("gone")
+        await second.controller_gateway.delete_topic("gone")
         assert directory.is_dir(), "the stopped broker cannot have seen the delete"
         first = await _start(tmp_path, 1)
         assert not directory.exists()
