@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import structlog
 
@@ -44,6 +44,7 @@ from broker.cluster.controller_term import ControllerSettings, ControllerTerm
 from broker.cluster.membership import BrokerMembership
 from broker.cluster.placement import assign_added_partitions
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS
+from broker.cluster.reassignment import PartitionMove
 from broker.cluster.records import (
     CLUSTER_CONFIGS_KEY,
     CONTROLLER_KEY,
@@ -139,6 +140,9 @@ class Controller:
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
         return await self.active_term().elect_preferred_leaders(topic)
+
+    async def alter_reassignments(self, moves: Sequence[PartitionMove]) -> list[PartitionRecord]:
+        return await self.active_term().alter_reassignments(moves)
 
     async def update_topic(self, name: str, compute: Callable[[TopicRecord], TopicRecord]) -> tuple[TopicRecord, int]:
         """Write ``compute(current record)`` by fenced CAS; the record as it now stands and the

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -43,6 +43,7 @@ from broker.cluster.leader_balance import partitions_to_rebalance
 from broker.cluster.membership import registration_from
 from broker.cluster.placement import assign_replicas
 from broker.cluster.prefix_view import PrefixView, retry_unavailable
+from broker.cluster.reassignment import PartitionMove, check_target, complete, is_moving, original_replicas, reassign
 from broker.cluster.records import (
     BROKERS_PREFIX,
     CLUSTER_CONFIGS_KEY,
@@ -58,7 +59,7 @@ from broker.cluster.records import (
 )
 from broker.cluster.replica_assignment import check_brokers, initial_isr, ordered_assignment
 from broker.cluster.store import KeyValue, MetadataStore
-from broker.errors import TopicAlreadyExists, UnknownTopic
+from broker.errors import TopicAlreadyExists, UnknownPartition, UnknownTopic
 from broker.topics.new_topic import NewTopic
 from broker.waiting import wait_event
 
@@ -94,6 +95,10 @@ class ControllerTerm:
         self.ready = asyncio.Event()
         self._brokers_changed = asyncio.Event()
         self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._brokers_changed.set)
+        self._partitions_changed = asyncio.Event()
+        self._partitions = PrefixView(store, PARTITIONS_PREFIX, on_change=self._partitions_changed.set)
+        self._moving: set[str] = set()
+        """Keys of the partitions being reassigned, the only records the completion loop reads."""
         self._lock = asyncio.Lock()
         self._shutting_down: dict[int, int] = {}
         self._broker_epochs: dict[int, int] = {}
@@ -105,6 +110,9 @@ class ControllerTerm:
         loop = asyncio.get_running_loop()
         interval_s = self.settings.leader_imbalance_check_interval_ms / 1000
         await self._brokers.start()
+        await self._partitions.start()
+        self._moving = {kv.key for kv in self._partitions.snapshot().values() if is_moving(_record(kv))}
+        moves = loop.create_task(self._complete_moves(), name=f"controller-moves {self.controller_epoch}")
         try:
             next_rebalance = loop.time() + interval_s
             while True:
@@ -120,6 +128,9 @@ class ControllerTerm:
                         await self._rebalance_imbalanced_brokers()
                     next_rebalance = loop.time() + interval_s
         finally:
+            moves.cancel()
+            await asyncio.gather(moves, return_exceptions=True)
+            await self._partitions.close()
             await self._brokers.close()
 
     # ---- live brokers ----------------------------------------------------------
@@ -226,6 +237,59 @@ class ControllerTerm:
                 "controlled_shutdown_done", broker_id=broker_id, changed=len(changed), still_leading=still_leading
             )
             return changed
+
+    async def alter_reassignments(self, moves: Sequence[PartitionMove]) -> list[PartitionRecord]:
+        """Start, replace or cancel (``replicas`` None) each move, all or nothing: every move is checked
+        before the first is written; the records as they stand after (``broker.cluster.reassignment``)."""
+        async with self._lock:
+            await self.fence.check()
+            live = self.live_broker_ids()
+            planned = []
+            for move in moves:
+                topic = await self._get(topic_key(move.topic))
+                if topic is None:
+                    raise UnknownTopic(f"topic '{move.topic}' does not exist", topic_name=move.topic)
+                kv = await self._get(partition_key(move.topic, move.partition))
+                if kv is None:
+                    raise UnknownPartition(
+                        f"topic '{move.topic}' has no partition {move.partition}",
+                        topic_name=move.topic,
+                        partition_id=move.partition,
+                    )
+                record = _record(kv)
+                target = original_replicas(record) if move.replicas is None else move.replicas
+                if move.replicas is not None:
+                    replication_factor = TopicRecord.model_validate_json(topic.value).replication_factor
+                    check_target(record, target, replication_factor, live)
+                reassign(record, target, live)
+                planned.append((kv, target))
+            written = []
+            for kv, target in planned:
+                changed = await self._update(kv, partial(reassign, target=target, live=live), "reassignment")
+                current = changed if changed is not None else _record(await self._get(kv.key) or kv)
+                if is_moving(current):
+                    self._moving.add(kv.key)
+                written.append(current)
+            return written
+
+    async def _complete_moves(self) -> None:
+        """Finish each move once its target is in sync: woken by every partition record change, it
+        reads only the moving partitions' records (``reassignment.complete``)."""
+        while True:
+            await self._partitions_changed.wait()
+            self._partitions_changed.clear()
+            if not self._moving:
+                continue
+            async with self._lock:
+                live = self.live_broker_ids()
+                items = self._partitions.snapshot()
+                for key in sorted(self._moving):
+                    kv = items.get(key)
+                    if kv is None or not is_moving(_record(kv)):
+                        self._moving.discard(key)
+                        continue
+                    if await self._update(kv, partial(complete, live=live), "reassignment_completed") is not None:
+                        self._moving.discard(key)
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
         """Move leadership back to ``replicas[0]`` wherever it is alive and in the ISR."""
@@ -437,6 +501,12 @@ class ControllerTerm:
             "isr": record.isr,
             "reason": reason,
         }
+        if record.replicas != change.previous.replicas or is_moving(record):
+            fields |= {
+                "replicas": record.replicas,
+                "adding_replicas": record.adding_replicas,
+                "removing_replicas": record.removing_replicas,
+            }
         if change.unclean:
             self._log.warning("unclean_leader_election", possible_data_loss=True, **fields)
         elif change.leader_changed:

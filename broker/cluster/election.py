@@ -51,7 +51,7 @@ def elect_leader(
     record: PartitionRecord, live_broker_ids: Collection[int], unclean_leader_election_enable: bool
 ) -> PartitionChange | None:
     """Keep a live in-ISR leader, else elect one per the module rules."""
-    leader, isr, unclean = _choose_leader(record, record.isr, live_broker_ids, unclean_leader_election_enable)
+    leader, isr, unclean = choose_leader(record, record.isr, live_broker_ids, unclean_leader_election_enable)
     return _change(record, leader, isr, unclean)
 
 
@@ -70,7 +70,7 @@ def reconcile(
     isr = [broker_id for broker_id in record.isr if broker_id in live]
     if not isr:
         isr = [record.leader] if record.leader in record.isr else record.isr[:1]
-    leader, isr, unclean = _choose_leader(record, isr, live, unclean_leader_election_enable)
+    leader, isr, unclean = choose_leader(record, isr, live, unclean_leader_election_enable)
     return _change(record, leader, isr, unclean)
 
 
@@ -112,13 +112,13 @@ def controlled_shutdown_move(
     if broker_id in isr and len(isr) > 1:
         isr = [member for member in isr if member != broker_id]
     if record.leader == broker_id:
-        leader, isr, _ = _choose_leader(record, isr, live, False)
+        leader, isr, _ = choose_leader(record, isr, live, False)
     else:
         leader = record.leader
     return _change(record, leader, isr, False)
 
 
-def _choose_leader(
+def choose_leader(
     record: PartitionRecord, isr: list[int], live: Collection[int], unclean_enabled: bool
 ) -> tuple[int, list[int], bool]:
     """(leader, isr, unclean) per the module rules, for the given candidate ISR."""

@@ -101,8 +101,15 @@ class PartitionRecord(BaseModel):
     re-registering broker the same way). A restarted leader never keeps leading the
     epoch whose unflushed tail it may have lost.
 
+    While the partition moves (``broker.cluster.reassignment``), ``replicas`` is the
+    target followed by the original replicas the target leaves out, ``adding_replicas``
+    the target's replicas the original did not have and ``removing_replicas`` the
+    original's the target leaves out (Kafka's ``PartitionRegistration``); both are empty
+    when nothing moves, and records written before they existed read so.
+
     Invariants: ``isr ⊆ replicas``; ``leader ∈ isr`` unless ``leader == -1``;
-    ``leader_epoch`` and ``partition_epoch`` never decrease.
+    ``leader_epoch`` and ``partition_epoch`` never decrease; ``adding_replicas`` and
+    ``removing_replicas`` are disjoint subsets of ``replicas``.
     """
 
     topic: str
@@ -113,6 +120,8 @@ class PartitionRecord(BaseModel):
     replicas: list[int]
     isr: list[int]
     leader_broker_epoch: int = -1
+    adding_replicas: list[int] = []
+    removing_replicas: list[int] = []
 
 
 class BrokerRegistration(BaseModel):

@@ -15,13 +15,14 @@ sent to two brokers at once are applied one after the other, neither lost. A
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from broker.cluster.controller import Controller
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.placement import assign_replicas
-from broker.cluster.records import PRODUCER_ID_KEY, TopicRecord, validate_topic_name
+from broker.cluster.reassignment import PartitionMove
+from broker.cluster.records import PRODUCER_ID_KEY, PartitionRecord, TopicRecord, validate_topic_name
 from broker.cluster.replica_assignment import check_brokers
 from broker.cluster.store import MetadataStore
 from broker.errors import InvalidPartitions, InvalidTopic, NotController, ServiceUnavailable, TopicAlreadyExists
@@ -85,6 +86,10 @@ class ControllerGateway:
     async def controlled_shutdown_on_controller(self, broker_id: int) -> dict:
         moved = await self.controller.controlled_shutdown(broker_id)
         return {"moved": [record.model_dump() for record in moved]}
+
+    async def alter_reassignments_on_controller(self, moves: Sequence[PartitionMove]) -> dict:
+        records = await self.controller.alter_reassignments(moves)
+        return {"records": [record.model_dump() for record in records]}
 
     async def elect_preferred_on_controller(self, topic: str | None) -> dict:
         elected = await self.controller.elect_preferred_leaders(topic)
@@ -234,6 +239,29 @@ class ControllerGateway:
         return await self.on_controller(
             "POST", "elect-preferred", {"topic": topic}, lambda c: self.elect_preferred_on_controller(topic)
         )
+
+    async def alter_reassignments(self, moves: Sequence[PartitionMove]) -> list[PartitionRecord]:
+        """Start, replace or cancel partition moves on the controller, all or nothing; the records as they
+        stand after, once this broker's view holds them (so a listing sent here next shows them)."""
+        for move in moves:
+            self.catalog.partition_record(move.topic, move.partition)
+        answer = await self.on_controller(
+            "POST",
+            "reassignments",
+            {"moves": [move.model_dump(mode="json") for move in moves]},
+            lambda c: self.alter_reassignments_on_controller(moves),
+        )
+        records = [PartitionRecord.model_validate(record) for record in answer["records"]]
+
+        def held() -> bool:
+            return all(
+                (seen := self.view.partitions.get((r.topic, r.partition))) is not None
+                and seen.partition_epoch >= r.partition_epoch
+                for r in records
+            )
+
+        await self.view.wait_for(held, METADATA_PROPAGATION_TIMEOUT_S)
+        return records
 
     async def controlled_shutdown(self, broker_id: int) -> dict:
         """Ask the controller to move ``broker_id``'s leaderships away: ``{"moved": [partition records]}``."""

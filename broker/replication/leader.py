@@ -536,6 +536,30 @@ class PartitionLeaderState:
             return None
         return self._propose(self._isr.committed - lagging, "shrink")
 
+    def on_replicas_changed(self, replicas: Sequence[int]) -> None:
+        """A record of this leader epoch moved the partition's replicas (a reassignment: ``broker.cluster.reassignment``).
+
+        A replica the move adds is tracked from now on, as one that has never fetched
+        (unknown LEO, not caught up), so it joins the ISR only once it has caught up like
+        any follower; a replica the move removes is forgotten. The caller commits the
+        record's ISR next (``on_isr_change_committed``), which must be within these replicas.
+        """
+        if self.local_broker_id not in replicas:
+            raise ValueError(f"leader {self.local_broker_id} is not a replica ({list(replicas)})")
+        for broker_id in replicas:
+            if broker_id != self.local_broker_id and broker_id not in self._followers:
+                self._followers[broker_id] = ReplicaState(broker_id)
+        for broker_id in [b for b in self._followers if b not in replicas]:
+            del self._followers[broker_id]
+        self.replicas = tuple(replicas)
+        log.info(
+            "replicas_changed",
+            topic=self.topic,
+            partition=self.partition,
+            leader_epoch=self.leader_epoch,
+            replicas=list(self.replicas),
+        )
+
     def on_isr_change_committed(self, new_isr: Sequence[int], new_partition_epoch: int, now_ms: int) -> HwUpdate | None:
         """A partition record with the same leader epoch and a newer partition epoch arrived.
 

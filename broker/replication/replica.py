@@ -155,6 +155,8 @@ class PartitionReplica:
         if record.leader == self.local_broker_id:
             if same_epoch and self.leader_state is not None:
                 self.isr_in_flight = None
+                if current is not None and record.replicas != current.replicas:
+                    self.leader_state.on_replicas_changed(record.replicas)
                 return self._after_hw_update(
                     self.leader_state.on_isr_change_committed(record.isr, record.partition_epoch, now_ms), now_ms
                 )

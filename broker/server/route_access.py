@@ -137,6 +137,7 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", TOPICS + "/-/partitions/-/reassignment"): authorized(cluster(DESCRIBE)),
     ("GET", TOPIC + "/partitions/-/reassignment"): authorized(topic(DESCRIBE)),
     ("GET", PARTITION + "/reassignment"): authorized(topic(DESCRIBE)),
+    ("POST", TOPICS + "/-/partitions/-/reassignment:alter"): authorized(cluster(AclOperation.ALTER)),
     ("GET", MEMBER + "/assignments"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
     ("GET", MEMBER + "/assignments/{topic_name}/partitions/{partition_id}"): authorized(
         group(DESCRIBE), topic(DESCRIBE)
@@ -158,6 +159,7 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("DELETE", "/internal/controller/topics/{topic}"): BROKERS,
     ("POST", "/internal/controller/controlled-shutdown/{broker_id}"): BROKERS,
     ("POST", "/internal/controller/elect-preferred"): BROKERS,
+    ("POST", "/internal/controller/reassignments"): BROKERS,
     ("GET", "/internal/partitions/{topic}"): BROKERS,
     ("GET", "/internal/groups"): BROKERS,
     ("POST", "/internal/controller/groups/offsets-topic"): BROKERS,

@@ -14,6 +14,7 @@ from dataclasses import replace
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
+from broker.cluster.reassignment import PartitionMove
 from broker.node.controller_gateway import ControllerGateway
 from broker.replica_io import trace
 from broker.replication.fetch_wire import CONTENT_TYPE, decode_request, encode_response
@@ -28,6 +29,14 @@ routes = RouteTable()
 def internal(summary: str, body: type[BaseModel] | None = None) -> Operation:
     """A broker-to-broker JSON call; answers are the node's own dicts, described only as objects."""
     return Operation(summary, (Reply(200, summary, {JSON: OBJECT}),), body=Body({JSON: body}) if body else None)
+
+
+class ControllerAlterReassignments(BaseModel):
+    """The moves a broker forwards, all or nothing (``replicas`` None cancels that partition's move)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    moves: list[PartitionMove]
 
 
 class ControllerAlterConfigs(BaseModel):
@@ -135,6 +144,15 @@ async def controller_controlled_shutdown(request: web.Request) -> web.Response:
 async def controller_elect_preferred(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerElectPreferred)
     return web.json_response(await _controller(request).elect_preferred_on_controller(body.topic))
+
+
+@routes.post(
+    "/internal/controller/reassignments",
+    internal("Start, replace or cancel partition moves on the controller", ControllerAlterReassignments),
+)
+async def controller_alter_reassignments(request: web.Request) -> web.Response:
+    body = await read_model(request, ControllerAlterReassignments)
+    return web.json_response(await _controller(request).alter_reassignments_on_controller(body.moves))
 
 
 @routes.get("/internal/partitions/{topic}", internal("The partitions of a topic this broker leads"))

@@ -1,14 +1,10 @@
-"""Replicas of a partition and of a broker, and partition reassignments (which highwater does not have).
+"""Replicas of a partition and of a broker (their moves are ``routes_reassignments``).
 
 A replica is ``is_leader`` when the partition record names its broker leader and
 ``is_in_sync`` when it is in the ISR. A partition's replicas come from its leader
 when it answers, with each replica's ``log_end_offset`` (highwater's addition: the
 leader's record of the follower's last fetch offset); from this broker's metadata
 otherwise, without it. A broker's replicas come from the metadata alone.
-
-Replica lists never move in highwater (no ``AlterPartitionReassignments``): the
-reassignment listings are always empty and one partition's reassignment is 404, the
-answer the REST Proxy gives when no reassignment is under way.
 """
 
 from __future__ import annotations
@@ -19,8 +15,6 @@ from aiohttp import web
 
 from broker.errors import NotFound
 from broker.server.admin_bodies import (
-    ReassignmentData,
-    ReassignmentDataList,
     ReplicaData,
     ReplicaDataList,
     list_of,
@@ -123,57 +117,3 @@ async def list_broker_replicas(request: web.Request) -> web.Response:
     ]
     path = f"{cluster_path(node)}/brokers/{broker_id}/partition-replicas"
     return web.json_response(list_of("KafkaReplicaList", node, path, items))
-
-
-NO_REASSIGNMENTS = "highwater never moves replicas: no reassignment is ever under way"
-
-
-@routes.get(
-    "/v3/clusters/{cluster_id}/topics/-/partitions/-/reassignment",
-    Operation(
-        "Ongoing reassignments: always none",
-        (Reply(200, "none", {JSON: ReassignmentDataList}),),
-        (CLUSTER,),
-        description=NO_REASSIGNMENTS,
-    ),
-)
-async def list_all_reassignments(request: web.Request) -> web.Response:
-    node = node_of(request)
-    path = f"{cluster_path(node)}/topics/-/partitions/-/reassignment"
-    return web.json_response(list_of("KafkaReassignmentList", node, path, []))
-
-
-@routes.get(
-    PARTITIONS + "/-/reassignment",
-    Operation(
-        "A topic's ongoing reassignments: always none",
-        (Reply(200, "none", {JSON: ReassignmentDataList}),),
-        (CLUSTER, TOPIC),
-        description=NO_REASSIGNMENTS,
-    ),
-)
-async def list_topic_reassignments(request: web.Request) -> web.Response:
-    node = node_of(request)
-    topic = node.catalog.topic(request.match_info["topic_name"]).name
-    path = f"{topic_path(node, topic)}/partitions/-/reassignment"
-    return web.json_response(list_of("KafkaReassignmentList", node, path, []))
-
-
-@routes.get(
-    PARTITIONS + "/{partition_id}/reassignment",
-    Operation(
-        "A partition's ongoing reassignment: always 404",
-        (Reply(200, "never answered", {JSON: ReassignmentData}),),
-        (CLUSTER, TOPIC, PARTITION),
-        description=NO_REASSIGNMENTS,
-    ),
-)
-async def get_reassignment(request: web.Request) -> web.Response:
-    node = node_of(request)
-    topic, partition = request.match_info["topic_name"], partition_param(request)
-    node.catalog.partition_record(topic, partition)
-    raise NotFound(
-        f"no reassignment is under way for {topic}-{partition}: {NO_REASSIGNMENTS}",
-        topic_name=topic,
-        partition_id=partition,
-    )

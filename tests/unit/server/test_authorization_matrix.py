@@ -342,6 +342,18 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
         topic_setup,
     ),
     Recipe(
+        "POST",
+        C + "/topics/-/partitions/-/reassignment:alter",
+        202,
+        lambda m, n: Call(
+            "POST",
+            f"{m.cluster}/topics/-/partitions/-/reassignment:alter",
+            json={"data": [{"topic_name": n.topic, "partition_id": 0, "replicas": [1]}]},
+        ),
+        on_cluster(AclOperation.ALTER),
+        topic_setup,
+    ),
+    Recipe(
         "GET",
         M + "/assignments",
         200,
@@ -708,6 +720,7 @@ RECIPES: tuple[Recipe, ...] = (
         "/internal/controller/controlled-shutdown/99",
     ),
     internal("POST", "/internal/controller/elect-preferred", "/internal/controller/elect-preferred", json={}),
+    internal("POST", "/internal/controller/reassignments", "/internal/controller/reassignments", json={"moves": []}),
     internal("GET", "/internal/partitions/{topic}", "/internal/partitions/m0-exact"),
     internal("GET", "/internal/groups", "/internal/groups"),
     internal("POST", "/internal/controller/groups/offsets-topic", "/internal/controller/groups/offsets-topic"),

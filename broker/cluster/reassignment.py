@@ -1,0 +1,155 @@
+"""Partition reassignment (Kafka's KIP-455) as pure functions from a ``PartitionRecord`` to its successor.
+
+While a partition moves, its replica set is the target followed by the original
+replicas the target leaves out (target ∪ original, in Kafka's order): a new replica
+starts empty, fetches from the leader like any follower and joins the ISR once it has
+caught up; acks=all waits on the whole ISR, original and new members alike, and
+``min.insync.replicas`` counts that ISR. ``adding_replicas`` are the target's replicas
+the original did not have, ``removing_replicas`` the original's the target leaves out.
+
+The move completes once every target replica is in the ISR (Kafka's
+``isReassignmentComplete``): the replica set becomes the target, the ISR keeps only
+target members, and a leader that is leaving hands over to the first target replica
+that is in the ISR and alive, in the target's order (its preferred replica first).
+The removed replicas then see a record that no longer names them and delete their logs.
+
+A new target while a move is under way replaces it, measured from the original
+replicas; the original replicas as target cancel the move (the copies made so far are
+dropped). As in Kafka, the record keeps the original replicas' set, not their order:
+``original_replicas`` lists them in the moving record's order (the target's first), so a
+cancelled move may leave another preferred leader, which a move to the old order restores. A change that would leave no in-sync replica is refused: it would lose the
+only replicas known to hold every acknowledged record.
+
+Every function returns ``None`` when nothing would change, so nothing is written and
+no epoch moves for nothing; a written change bumps ``partition_epoch``, and
+``leader_epoch`` when the leader changes, like every other change of the record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from broker.cluster.election import PartitionChange, choose_leader
+from broker.cluster.records import PartitionRecord
+from broker.errors import InvalidReplicaAssignment
+
+
+class PartitionMove(BaseModel):
+    """One partition's move as a request names it: its target replicas, or None to cancel its move.
+    Also the body item of the controller's internal route, validated strictly."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topic: str
+    partition: int
+    replicas: list[int] | None
+
+
+def original_replicas(record: PartitionRecord) -> list[int]:
+    """The replicas before the move (all of them when nothing moves)."""
+    return [replica for replica in record.replicas if replica not in record.adding_replicas]
+
+
+def target_replicas(record: PartitionRecord) -> list[int]:
+    """The replicas after the move (all of them when nothing moves)."""
+    return [replica for replica in record.replicas if replica not in record.removing_replicas]
+
+
+def is_moving(record: PartitionRecord) -> bool:
+    return bool(record.adding_replicas or record.removing_replicas)
+
+
+def reassign(record: PartitionRecord, target: Sequence[int], live: Collection[int]) -> PartitionChange | None:
+    """Start moving the partition to ``target`` (or replace the move under way; the original cancels it).
+
+    Completes at once when every target replica is already in the ISR (a move that only
+    removes replicas, or reorders them). ``InvalidReplicaAssignment`` when no in-sync
+    replica would be left.
+    """
+    original = original_replicas(record)
+    target = list(target)
+    replicas = target + [replica for replica in original if replica not in target]
+    isr = [member for member in record.isr if member in replicas]
+    if not isr:
+        raise InvalidReplicaAssignment(
+            f"{record.topic}-{record.partition}: its in-sync replicas {record.isr} are all left out of "
+            f"{target} and {original}; wait until one of those is in sync",
+            topic_name=record.topic,
+            partition_id=record.partition,
+        )
+    moved = record.model_copy(
+        update={
+            "replicas": replicas,
+            "isr": isr,
+            "adding_replicas": [replica for replica in target if replica not in original],
+            "removing_replicas": [replica for replica in original if replica not in target],
+        }
+    )
+    completed = complete(moved, live)
+    return _change(record, completed.record if completed is not None else _with_leader(moved, live))
+
+
+def complete(record: PartitionRecord, live: Collection[int]) -> PartitionChange | None:
+    """Finish the move if every target replica is in the ISR, else ``None`` (nothing moves, or not yet)."""
+    target = target_replicas(record)
+    if not is_moving(record) or not set(target) <= set(record.isr):
+        return None
+    done = record.model_copy(
+        update={
+            "replicas": target,
+            "isr": [member for member in record.isr if member in target],
+            "adding_replicas": [],
+            "removing_replicas": [],
+        }
+    )
+    return _change(record, _with_leader(done, live))
+
+
+def _with_leader(record: PartitionRecord, live: Collection[int]) -> PartitionRecord:
+    """The record with a leader that is one of its ISR: the current one if it still is and is alive,
+    else the first replica in order that is in the ISR and alive (never unclean), else none."""
+    leader, isr, _ = choose_leader(record, record.isr, live, False)
+    return record.model_copy(update={"leader": leader, "isr": isr})
+
+
+def _change(previous: PartitionRecord, successor: PartitionRecord) -> PartitionChange | None:
+    fields = ("replicas", "isr", "leader", "adding_replicas", "removing_replicas")
+    if all(getattr(previous, name) == getattr(successor, name) for name in fields):
+        return None
+    stamped = successor.model_copy(
+        update={
+            "leader_epoch": previous.leader_epoch + (successor.leader != previous.leader),
+            "partition_epoch": previous.partition_epoch + 1,
+        }
+    )
+    return PartitionChange(previous=previous, record=stamped)
+
+
+def check_target(
+    record: PartitionRecord, target: Sequence[int], replication_factor: int, live: Collection[int]
+) -> None:
+    """Refuse a target naming no broker, a broker twice, a broker that is not alive (or is shutting
+    down), or another count of replicas than the topic's replication factor (changing a topic's
+    replication factor by reassignment is not supported); ``InvalidReplicaAssignment`` names it."""
+    where = f"{record.topic}-{record.partition}"
+    details = {"topic_name": record.topic, "partition_id": record.partition}
+    if not target:
+        raise InvalidReplicaAssignment(f"{where}: the target names no broker", **details)
+    repeated = sorted({broker for broker in target if list(target).count(broker) > 1})
+    if repeated:
+        raise InvalidReplicaAssignment(f"{where}: the target names broker {repeated[0]} more than once", **details)
+    dead = [broker for broker in target if broker not in live]
+    if dead:
+        alive = ", ".join(map(str, sorted(live))) or "none"
+        raise InvalidReplicaAssignment(
+            f"{where}: broker {dead[0]} is not a live broker (live: {alive}); a replica can only move to one",
+            **details,
+        )
+    if len(target) != replication_factor:
+        raise InvalidReplicaAssignment(
+            f"{where}: the target names {len(target)} broker(s) but topic '{record.topic}' has replication factor "
+            f"{replication_factor}; changing the replication factor by reassignment is not supported",
+            **details,
+        )

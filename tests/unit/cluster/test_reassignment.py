@@ -1,0 +1,114 @@
+"""Reassignment's record changes (KIP-455): target ∪ original while moving, completion once the target is in sync."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.cluster.election import PartitionChange
+from broker.cluster.reassignment import check_target, complete, is_moving, original_replicas, reassign, target_replicas
+from broker.cluster.records import PartitionRecord
+from broker.errors import InvalidReplicaAssignment
+
+ALL = {1, 2, 3, 4, 5}
+
+
+def written(change: PartitionChange | None) -> PartitionRecord:
+    assert change is not None, "a change was expected"
+    return change.record
+
+
+def record(replicas: list[int], isr: list[int] | None = None, leader: int | None = None, **moving) -> PartitionRecord:
+    isr = list(replicas) if isr is None else isr
+    return PartitionRecord(
+        topic="t",
+        partition=0,
+        leader=isr[0] if leader is None else leader,
+        leader_epoch=5,
+        partition_epoch=9,
+        replicas=replicas,
+        isr=isr,
+        **moving,
+    )
+
+
+def test_a_move_to_a_new_broker_keeps_the_original_replicas_until_the_new_one_is_in_sync():
+    moved = written(reassign(record([1, 2, 3]), [2, 3, 4], ALL))
+    assert (moved.replicas, moved.adding_replicas, moved.removing_replicas) == ([2, 3, 4, 1], [4], [1])
+    assert (moved.isr, moved.leader, moved.leader_epoch, moved.partition_epoch) == ([1, 2, 3], 1, 5, 10)
+    assert (original_replicas(moved), target_replicas(moved), is_moving(moved)) == ([2, 3, 1], [2, 3, 4], True)
+
+
+def test_nothing_completes_before_every_target_replica_is_in_the_isr():
+    moving = written(reassign(record([1, 2, 3]), [2, 3, 4], ALL))
+    assert complete(moving, ALL) is None
+
+
+def test_completion_drops_the_leaving_replicas_and_moves_a_leaving_leader_to_the_target_order():
+    moving = written(reassign(record([1, 2, 3]), [3, 2, 4], ALL))
+    caught_up = moving.model_copy(update={"isr": [1, 2, 3, 4]})
+    done = written(complete(caught_up, ALL))
+    assert (done.replicas, done.isr, done.adding_replicas, done.removing_replicas) == ([3, 2, 4], [2, 3, 4], [], [])
+    assert (done.leader, done.leader_epoch, done.partition_epoch) == (3, 6, caught_up.partition_epoch + 1)
+
+
+def test_a_leader_that_stays_keeps_leading_and_its_epoch():
+    moving = written(reassign(record([2, 1, 3], leader=2), [2, 3, 4], ALL))
+    done = written(complete(moving.model_copy(update={"isr": [2, 1, 3, 4]}), ALL))
+    assert (done.leader, done.leader_epoch, done.isr) == (2, 5, [2, 3, 4])
+
+
+def test_a_dead_target_replica_is_not_elected_at_completion():
+    moving = written(reassign(record([1, 2, 3]), [4, 2, 3], ALL))
+    done = written(complete(moving.model_copy(update={"isr": [1, 2, 3, 4]}), {2, 3, 4} - {4}))
+    assert done.leader == 2
+
+
+def test_a_move_that_only_reorders_or_removes_replicas_completes_at_once():
+    reordered = written(reassign(record([1, 2, 3]), [2, 3, 1], ALL))
+    assert (reordered.replicas, reordered.leader, is_moving(reordered)) == ([2, 3, 1], 1, False)
+    shrink = written(reassign(record([1, 2, 3, 4]), [2, 3, 4], ALL))
+    assert (shrink.replicas, shrink.isr, shrink.leader, shrink.leader_epoch) == ([2, 3, 4], [2, 3, 4], 2, 6)
+
+
+def test_the_same_replicas_are_no_change_at_all():
+    assert reassign(record([1, 2, 3]), [1, 2, 3], ALL) is None
+
+
+def test_a_new_target_during_a_move_is_measured_from_the_original_and_drops_the_abandoned_copy():
+    moving = written(reassign(record([1, 2, 3]), [2, 3, 4], ALL))
+    moving = moving.model_copy(update={"isr": [1, 2, 3, 4]})
+    again = written(reassign(moving, [2, 3, 5], ALL))
+    assert (again.replicas, again.adding_replicas, again.removing_replicas, again.isr) == (
+        [2, 3, 5, 1],
+        [5],
+        [1],
+        [1, 2, 3],
+    )
+
+
+def test_the_original_replicas_as_target_cancel_the_move_in_the_order_the_move_left_them():
+    moving = written(reassign(record([1, 2, 3]), [2, 3, 4], ALL))
+    cancelled = written(reassign(moving, original_replicas(moving), ALL))
+    assert (cancelled.replicas, cancelled.adding_replicas, cancelled.removing_replicas) == ([2, 3, 1], [], [])
+    assert (cancelled.isr, cancelled.leader) == ([1, 2, 3], 1)
+
+
+def test_a_change_that_would_leave_no_in_sync_replica_is_refused():
+    moving = written(reassign(record([1, 2, 3]), [4, 2, 3], ALL))
+    only_new_in_sync = moving.model_copy(update={"isr": [4], "leader": 4})
+    with pytest.raises(InvalidReplicaAssignment, match=r"in-sync replicas \[4\] are all left out"):
+        reassign(only_new_in_sync, [1, 2, 3], ALL)
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ([], "names no broker"),
+        ([1, 1, 2], "broker 1 more than once"),
+        ([1, 2, 9], r"broker 9 is not a live broker \(live: 1, 2, 3, 4, 5\)"),
+        ([1, 2], "names 2 broker\\(s\\) but topic 't' has replication factor 3"),
+    ],
+)
+def test_a_target_that_cannot_be_is_refused_naming_why(target: list[int], message: str):
+    with pytest.raises(InvalidReplicaAssignment, match=message):
+        check_target(record([1, 2, 3]), target, 3, ALL)
