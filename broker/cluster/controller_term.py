@@ -32,6 +32,7 @@ from functools import partial
 
 import structlog
 
+from broker.backoff import Backoff
 from broker.cluster.controller_fence import ControllerFence
 from broker.cluster.election import (
     PartitionChange,
@@ -42,8 +43,16 @@ from broker.cluster.election import (
 from broker.cluster.leader_balance import partitions_to_rebalance
 from broker.cluster.membership import registration_from
 from broker.cluster.placement import assign_replicas
-from broker.cluster.prefix_view import PrefixView, retry_unavailable
-from broker.cluster.reassignment import PartitionMove, check_target, complete, is_moving, original_replicas, reassign
+from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, PrefixView, retry_unavailable
+from broker.cluster.reassignment import (
+    PartitionMove,
+    check_target,
+    complete,
+    is_moving,
+    moves_to_check,
+    original_replicas,
+    reassign,
+)
 from broker.cluster.records import (
     BROKERS_PREFIX,
     CLUSTER_CONFIGS_KEY,
@@ -58,7 +67,7 @@ from broker.cluster.records import (
     topic_key,
 )
 from broker.cluster.replica_assignment import check_brokers, initial_isr, ordered_assignment
-from broker.cluster.store import KeyValue, MetadataStore
+from broker.cluster.store import KeyValue, MetadataStore, StoreUnavailableError
 from broker.errors import TopicAlreadyExists, UnknownPartition, UnknownTopic
 from broker.topics.new_topic import NewTopic
 from broker.waiting import wait_event
@@ -97,8 +106,9 @@ class ControllerTerm:
         self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._brokers_changed.set)
         self._partitions_changed = asyncio.Event()
         self._partitions = PrefixView(store, PARTITIONS_PREFIX, on_change=self._partitions_changed.set)
-        self._moving: set[str] = set()
-        """Keys of the partitions being reassigned, the only records the completion loop reads."""
+        self._moving: dict[str, int] = {}
+        """Key -> partition epoch of the partitions being reassigned, as written: the only records the
+        completion loop reads, and it judges none on an older record (its view may lag its own writes)."""
         self._lock = asyncio.Lock()
         self._shutting_down: dict[int, int] = {}
         self._broker_epochs: dict[int, int] = {}
@@ -109,11 +119,16 @@ class ControllerTerm:
         (``NotController``) or cancelled."""
         loop = asyncio.get_running_loop()
         interval_s = self.settings.leader_imbalance_check_interval_ms / 1000
-        await self._brokers.start()
-        await self._partitions.start()
-        self._moving = {kv.key for kv in self._partitions.snapshot().values() if is_moving(_record(kv))}
-        moves = loop.create_task(self._complete_moves(), name=f"controller-moves {self.controller_epoch}")
+        moves: asyncio.Task[None] | None = None
         try:
+            await self._brokers.start()
+            await self._partitions.start()
+            self._moving = {
+                kv.key: record.partition_epoch
+                for kv in self._partitions.snapshot().values()
+                if is_moving(record := _record(kv))
+            }
+            moves = loop.create_task(self._complete_moves(), name=f"controller-moves {self.controller_epoch}")
             next_rebalance = loop.time() + interval_s
             while True:
                 self._brokers_changed.clear()
@@ -128,8 +143,9 @@ class ControllerTerm:
                         await self._rebalance_imbalanced_brokers()
                     next_rebalance = loop.time() + interval_s
         finally:
-            moves.cancel()
-            await asyncio.gather(moves, return_exceptions=True)
+            if moves is not None:
+                moves.cancel()
+                await asyncio.gather(moves, return_exceptions=True)
             await self._partitions.close()
             await self._brokers.close()
 
@@ -268,28 +284,39 @@ class ControllerTerm:
                 changed = await self._update(kv, partial(reassign, target=target, live=live), "reassignment")
                 current = changed if changed is not None else _record(await self._get(kv.key) or kv)
                 if is_moving(current):
-                    self._moving.add(kv.key)
+                    self._moving[kv.key] = current.partition_epoch
                 written.append(current)
             return written
 
     async def _complete_moves(self) -> None:
         """Finish each move once its target is in sync: woken by every partition record change, it
         reads only the moving partitions' records (``reassignment.complete``)."""
+        backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
         while True:
             await self._partitions_changed.wait()
             self._partitions_changed.clear()
             if not self._moving:
                 continue
-            async with self._lock:
-                live = self.live_broker_ids()
-                items = self._partitions.snapshot()
-                for key in sorted(self._moving):
-                    kv = items.get(key)
-                    if kv is None or not is_moving(_record(kv)):
-                        self._moving.discard(key)
-                        continue
-                    if await self._update(kv, partial(complete, live=live), "reassignment_completed") is not None:
-                        self._moving.discard(key)
+            try:
+                async with self._lock:
+                    await self._complete_caught_up_moves()
+                backoff.reset()
+            except StoreUnavailableError as error:
+                delay_ms = backoff.next_delay()
+                self._log.warning("reassignment_completion_retrying", backoff_ms=delay_ms, error=str(error))
+                await asyncio.sleep(delay_ms / 1000)
+                self._partitions_changed.set()
+
+    async def _complete_caught_up_moves(self) -> None:
+        live = self.live_broker_ids()
+        items = self._partitions.snapshot()
+        seen = {key: _record(kv) if (kv := items.get(key)) is not None else None for key in self._moving}
+        check, forget = moves_to_check(self._moving, seen)
+        for key in forget:
+            del self._moving[key]
+        for key in check:
+            if await self._update(items[key], partial(complete, live=live), "reassignment_completed"):
+                del self._moving[key]
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
         """Move leadership back to ``replicas[0]`` wherever it is alive and in the ISR."""

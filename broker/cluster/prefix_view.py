@@ -95,10 +95,16 @@ class PrefixView:
         self._notify()
 
     async def _follow(self) -> None:
+        """Apply the watch for ever. A watch that ends without an error (its store was closed under
+        it) is watched again after a back-off: following it again at once spun the event loop and
+        starved everything else on it (a test teardown hung on a view left running)."""
         backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
         while True:
             try:
                 await self._apply_watch()
+                delay_ms = backoff.next_delay()
+                log.info("prefix_view_watch_ended", prefix=self.prefix, revision=self.revision, backoff_ms=delay_ms)
+                await asyncio.sleep(delay_ms / 1000)
             except CompactedError:
                 log.info("prefix_view_relist_after_compaction", prefix=self.prefix, revision=self.revision)
                 await self._relist()

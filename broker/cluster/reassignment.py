@@ -27,7 +27,7 @@ no epoch moves for nothing; a written change bumps ``partition_epoch``, and
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -153,3 +153,29 @@ def check_target(
             f"{replication_factor}; changing the replication factor by reassignment is not supported",
             **details,
         )
+
+
+def moves_to_check(
+    moving: Mapping[str, int], seen: Mapping[str, PartitionRecord | None]
+) -> tuple[list[str], list[str]]:
+    """Which of the moves the controller started (key -> partition epoch it wrote) to try to complete, and
+    which to forget, given the records its view holds now (``seen``; None: the partition is gone).
+
+    A record older than the write that started the move says nothing about the move: the
+    controller's view may not hold its own write yet, and forgetting the move then would
+    leave it unfinished for ever (found by the integration tests: a drain that never
+    ended). A record that is not moving any more (completed, cancelled) is forgotten.
+    """
+    check: list[str] = []
+    forget: list[str] = []
+    for key, written_epoch in sorted(moving.items()):
+        record = seen.get(key)
+        if record is None:
+            forget.append(key)
+        elif record.partition_epoch < written_epoch:
+            continue
+        elif is_moving(record):
+            check.append(key)
+        else:
+            forget.append(key)
+    return check, forget

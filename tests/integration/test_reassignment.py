@@ -1,57 +1,26 @@
 """Moving partitions between real brokers: onto a broker added to the running cluster, under acks=all load.
 
 A move keeps the original replicas until the new one is in sync (the controller's
-``broker.cluster.reassignment``), so no acknowledged record is lost and none is read
-twice; the replica that leaves deletes its log; a bad request moves nothing.
+``broker.cluster.reassignment``), so no acknowledged record is lost, none is written
+twice, and a reader never goes back nor sees anything at or above the HW while the
+leader moves; the replica that leaves deletes its log; a bad request moves nothing.
 """
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
 from broker.storage.log_manager import partition_directory_name
 from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
+from tests.support.replication import read_all
+from tests.support.replication_load import BackgroundConsumer, BackgroundProducer
 
 pytestmark = pytest.mark.integration
 
 ALTER = "/topics/-/partitions/-/reassignment:alter"
 cluster = cluster_fixture(ClusterSpec(), scope="module")
-
-
-class AckedProducer(threading.Thread):
-    """Produces acks=all batches to one partition until stopped; keeps the values acknowledged (the batch
-    route answers 207 with each record's success or failure)."""
-
-    def __init__(self, cluster: Cluster, topic: str, partition: int) -> None:
-        super().__init__(daemon=True)
-        self.cluster, self.topic, self.partition = cluster, topic, partition
-        self.acknowledged: list[str] = []
-        self.refused: list[object] = []
-        """Why records were not acknowledged (a leader moving: retriable, and never retried here)."""
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        batch = 0
-        while not self.stopping.is_set():
-            values = [f"p{self.partition}-b{batch}-{i}" for i in range(5)]
-            try:
-                status, answer = self.cluster.produce(self.topic, values, self.partition, via=3)
-            except OSError as error:
-                status, answer = None, error
-            if status == 207:
-                self.acknowledged.extend(values[int(success["id"])] for success in answer["successes"])
-                self.refused.extend(failure["error_code"] for failure in answer["failures"])
-            else:
-                self.refused.append(status)
-            batch += 1
-
-    def stop(self) -> list[str]:
-        self.stopping.set()
-        self.join(timeout=30)
-        return self.acknowledged
 
 
 def _moves(cluster: Cluster, data: list[dict]) -> tuple[int, dict]:
@@ -67,10 +36,9 @@ def test_partitions_move_onto_an_added_broker_under_load_losing_nothing(cluster:
     cluster.wait_for_topic(topic, 2)
     added = cluster.extra_broker(4, "added").start()
     cluster.wait_until(lambda: cluster.registered_ids() == {1, 2, 3, 4}, "broker 4 registered")
-    producers = [AckedProducer(cluster, topic, partition) for partition in (0, 1)]
-    for producer in producers:
-        producer.start()
-    cluster.wait_until(lambda: all(len(p.acknowledged) >= 50 for p in producers), "records before the move")
+    producer = BackgroundProducer(cluster, topic).start()
+    consumer = BackgroundConsumer(cluster, topic).start()
+    cluster.wait_until(lambda: len(producer.acknowledged) >= 50, "records before the move")
 
     status, answer = _moves(
         cluster,
@@ -92,14 +60,16 @@ def test_partitions_move_onto_an_added_broker_under_load_losing_nothing(cluster:
     cluster.wait_until(moved, "both partitions on their target replicas, all in sync", timeout_s=60)
     status, listing = cluster.v3("GET", "/topics/-/partitions/-/reassignment", via=2)
     assert (status, listing["data"]) == (200, [])
-    cluster.wait_until(lambda: all(len(p.acknowledged) >= 150 for p in producers), "records after the move")
-    acknowledged = [producer.stop() for producer in producers]
-
-    for partition, values in enumerate(acknowledged):
-        read = _read_all(cluster, topic, partition)
-        assert len(read) == len(set(read)), f"{topic}-{partition} holds a record twice"
-        missing = [value for value in values if value not in set(read)]
-        assert not missing, f"{len(missing)} acknowledged records of {topic}-{partition} lost, first {missing[:3]}"
+    cluster.wait_until(lambda: len(producer.acknowledged) >= 150, "records after the move")
+    producer.stop()
+    acknowledged = [ack.value for ack in producer.acknowledged]
+    cluster.wait_until(lambda: consumer.position >= producer.acknowledged[-1].offset + 1, "the reader to catch up")
+    consumer.stop()
+    assert consumer.violations == [], consumer.violations[:5]
+    read = [value for _, value in read_all(cluster, topic, 0, via=2)]
+    assert len(read) == len(set(read)), f"{topic}-0 holds a record twice"
+    missing = [value for value in acknowledged if value not in set(read)]
+    assert not missing, f"{len(missing)} acknowledged records lost, first {missing[:3]}"
 
     leaving = Path(cluster.brokers[1].data_dir)
     gone = [leaving / partition_directory_name(topic, p) for p in (0, 1)]
@@ -144,22 +114,16 @@ def test_a_move_in_progress_is_listed_and_a_cancel_returns_to_the_original_repli
     assert [(row["adding_replicas"], row["removing_replicas"]) for row in by_topic] == [([target_id], [leaving])]
     assert status == 202, cancelled
     assert [(row["adding_replicas"], row["removing_replicas"]) for row in cancelled["data"]] == [([], [])]
-    state = cluster.partitions(topic, via=controller)[0]
-    assert (sorted(state.replicas), sorted(state.isr)) == ([leaving, staying], [leaving, staying])
+    cluster.wait_until(
+        lambda: sorted(cluster.partitions(topic, via=controller)[0].replicas) == [leaving, staying],
+        "the leader, whose description is shown, to hold the cancelled record too",
+    )
+    assert sorted(cluster.partitions(topic, via=controller)[0].isr) == [leaving, staying]
     status, after = cluster.v3("GET", f"/topics/{topic}/partitions/0/reassignment", via=controller)
     assert (status, after["error_code"]) == (404, 40400), after
     copy = Path(target.data_dir) / partition_directory_name(topic, 0)
     cluster.wait_until(lambda: not copy.exists(), f"broker {target_id} to drop the cancelled copy")
     assert cluster.read(topic, 0, via=target_id) == ["kept"]
-
-
-def _read_all(cluster: Cluster, topic: str, partition: int) -> list[str]:
-    values: list[str] = []
-    while True:
-        chunk = cluster.read(topic, partition, offset=len(values), via=2)
-        if not chunk:
-            return values
-        values.extend(chunk)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from broker.cluster.election import PartitionChange
-from broker.cluster.reassignment import check_target, complete, is_moving, original_replicas, reassign, target_replicas
+from broker.cluster.reassignment import (
+    check_target,
+    complete,
+    is_moving,
+    moves_to_check,
+    original_replicas,
+    reassign,
+    target_replicas,
+)
 from broker.cluster.records import PartitionRecord
 from broker.errors import InvalidReplicaAssignment
 
@@ -112,3 +120,19 @@ def test_a_change_that_would_leave_no_in_sync_replica_is_refused():
 def test_a_target_that_cannot_be_is_refused_naming_why(target: list[int], message: str):
     with pytest.raises(InvalidReplicaAssignment, match=message):
         check_target(record([1, 2, 3]), target, 3, ALL)
+
+
+def test_a_move_is_not_forgotten_while_the_view_still_holds_the_record_before_it():
+    """The controller's view may lag its own write: the pre-move record (not moving) must not end the move."""
+    before = record([1, 2, 3])
+    moving = written(reassign(before, [2, 3, 4], ALL))
+    started = {"k": moving.partition_epoch}
+    assert moves_to_check(started, {"k": before}) == ([], [])
+    assert moves_to_check(started, {"k": moving}) == (["k"], [])
+
+
+def test_a_finished_cancelled_or_deleted_move_is_forgotten():
+    moving = written(reassign(record([1, 2, 3]), [2, 3, 4], ALL))
+    done = written(complete(moving.model_copy(update={"isr": [1, 2, 3, 4]}), ALL))
+    started = {"done": moving.partition_epoch, "gone": 4}
+    assert moves_to_check(started, {"done": done, "gone": None}) == ([], ["done", "gone"])
