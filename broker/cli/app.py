@@ -27,6 +27,7 @@ import typer
 from pydantic import ValidationError
 
 from broker.cli.acls import acls_app
+from broker.cli.brokers import brokers_app
 from broker.cli.cluster import cluster_app
 from broker.cli.common import EXIT_BAD_SETTINGS, fail
 from broker.cli.groups import groups_app
@@ -49,6 +50,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(cluster_app, name="cluster")
+app.add_typer(brokers_app, name="brokers")
 app.add_typer(topics_app, name="topics")
 app.add_typer(partitions_app, name="partitions")
 app.add_typer(groups_app, name="groups")

@@ -1,4 +1,5 @@
-"""``highwater partitions elect-preferred``: move leaderships back to the preferred replicas.
+"""``highwater partitions elect-preferred``: move leaderships back to the preferred replicas
+(``partitions reassign`` and ``partitions reassignments`` move replicas: ``broker.cli.reassign``).
 
 After a broker restarts, the partitions it led are led by other replicas; the
 controller's periodic rebalance (``auto_leader_rebalance_enable``) moves them back
@@ -22,9 +23,10 @@ from broker.cli.common import (
     run_client,
     security_options,
 )
+from broker.cli.reassign import reassign, reassignments
 from broker.client.security import ClientSecurity
 
-partitions_app = typer.Typer(help="Partition leadership administration.", no_args_is_help=True)
+partitions_app = typer.Typer(help="Partition leadership and placement.", no_args_is_help=True)
 stdout_console = Console(highlight=False, soft_wrap=True)
 
 
@@ -62,3 +64,7 @@ def elect_preferred(
         return
     stdout_console.print(f"moved leadership of {len(elected)} partition(s) to the preferred replica")
     stdout_console.print(elected_table(elected))
+
+
+partitions_app.command("reassign")(reassign)
+partitions_app.command("reassignments")(reassignments)

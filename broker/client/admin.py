@@ -93,6 +93,25 @@ class AdminClient:
         body = {"topic_name": topic} if topic is not None else {}
         return list((await self.call("POST", "/partitions:elect-preferred", body)).get("elected", []))
 
+    # ------------------------------------------------------------------ reassignments
+
+    async def alter_reassignments(self, targets: list[dict]) -> list[dict]:
+        """Start, replace (a broker list) or cancel (``replicas`` None) partition moves, all or nothing:
+        ``[{"topic_name", "partition_id", "replicas"}]``; each partition's reassignment once started."""
+        answer = await self.call("POST", "/topics/-/partitions/-/reassignment:alter", {"data": targets})
+        return list(answer["data"])
+
+    async def list_reassignments(self) -> list[dict]:
+        """The moves under way: ``adding_replicas`` and ``removing_replicas`` of each moving partition."""
+        return list((await self.call("GET", "/topics/-/partitions/-/reassignment"))["data"])
+
+    async def describe_all_partitions(self) -> list[dict]:
+        """Every partition of every topic (internal ones included), as ``list_partitions`` describes it."""
+        partitions: list[dict] = []
+        for topic in await self.list_topics():
+            partitions.extend(await self.list_partitions(topic["topic_name"]))
+        return partitions
+
     # ------------------------------------------------------------------ records (JSON)
 
     async def produce_batch(self, topic: str, entries: list[dict], acks: Acks) -> dict:

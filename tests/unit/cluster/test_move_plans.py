@@ -1,0 +1,80 @@
+"""Move plans: draining a broker, balancing replica counts, a fresh placement; racks kept distinct where they can be."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.cluster.move_plans import balance, drain, generate, replica_counts
+from broker.errors import InvalidReplicaAssignment
+
+NO_RACKS: dict[int, str | None] = {1: None, 2: None, 3: None, 4: None}
+
+
+def spread(partitions: int, brokers: list[int], factor: int = 2) -> dict[tuple[str, int], list[int]]:
+    return {("t", p): [brokers[(p + i) % len(brokers)] for i in range(factor)] for p in range(partitions)}
+
+
+def test_draining_moves_every_replica_off_the_broker_in_place_onto_the_least_loaded():
+    assignment = {("t", 0): [1, 2], ("t", 1): [2, 1], ("t", 2): [2, 3], ("u", 0): [3, 2]}
+    plan = drain(assignment, 1, NO_RACKS)
+    assert plan.moves == {("t", 0): [4, 2], ("t", 1): [2, 4]}
+    after = {**assignment, **plan.moves}
+    assert replica_counts(after, [1, 2, 3, 4])[1] == 0
+
+
+def test_draining_prefers_a_rack_the_partition_does_not_use():
+    racks = {1: "a", 2: "b", 3: "b", 4: "c"}
+    plan = drain({("t", 0): [1, 2], ("t", 1): [4, 2]}, 1, racks)
+    assert plan.moves == {("t", 0): [4, 2]}, "broker 3 holds less but shares broker 2's rack"
+    assert plan.rack_warnings == []
+
+
+def test_a_rack_that_must_be_shared_is_reported():
+    racks = {1: "a", 2: "b", 3: "b"}
+    plan = drain({("t", 0): [1, 2]}, 1, racks)
+    assert plan.moves == {("t", 0): [3, 2]}
+    assert plan.rack_warnings == [
+        "t-0: replicas [3, 2] share a rack ('b', 'b'); no broker on another rack could take one"
+    ]
+
+
+def test_a_partition_with_nowhere_to_go_refuses_the_drain():
+    with pytest.raises(InvalidReplicaAssignment, match="t-0 cannot leave broker 1: every other broker"):
+        drain({("t", 0): [1, 2]}, 1, {1: None, 2: None})
+
+
+def test_balancing_spreads_replicas_onto_an_added_broker_in_bounded_steps():
+    assignment = spread(12, [1, 2, 3])
+    first = balance(assignment, NO_RACKS, tolerance=0.1, max_moves=2)
+    assert len(first.moves) == 2
+    current = dict(assignment)
+    for _ in range(10):
+        plan = balance(current, NO_RACKS, tolerance=0.1, max_moves=2)
+        if not plan.moves:
+            break
+        current.update(plan.moves)
+    counts = replica_counts(current, NO_RACKS)
+    assert counts == {1: 6, 2: 6, 3: 6, 4: 6}
+    assert all(len(set(replicas)) == len(replicas) for replicas in current.values())
+
+
+def test_a_balanced_cluster_needs_no_move():
+    assert balance(spread(8, [1, 2, 3, 4]), NO_RACKS).moves == {}
+
+
+def test_balancing_keeps_racks_distinct_where_it_can():
+    racks = {1: "a", 2: "b", 3: "a", 4: "b"}
+    assignment = {("t", p): [1, 2] for p in range(4)}
+    plan = balance(assignment, racks, tolerance=0.0, max_moves=10)
+    after = {**assignment, **plan.moves}
+    assert all({racks[b] for b in replicas} == {"a", "b"} for replicas in after.values())
+    assert replica_counts(after, racks) == {1: 2, 2: 2, 3: 2, 4: 2}
+
+
+def test_a_fresh_plan_places_the_topics_over_the_given_brokers_and_lists_only_what_changes():
+    assignment = {("t", 0): [1, 2], ("t", 1): [2, 3], ("u", 0): [1, 2]}
+    plan = generate(assignment, {2: None, 3: None, 4: None}, ["t"])
+    assert set(plan.moves) <= {("t", 0), ("t", 1)}
+    after = {**assignment, **plan.moves}
+    assert all(set(after[("t", p)]) <= {2, 3, 4} for p in (0, 1))
+    assert after[("u", 0)] == [1, 2]
