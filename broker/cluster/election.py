@@ -135,15 +135,19 @@ def choose_leader(
 
 
 def _change(record: PartitionRecord, leader: int, isr: list[int], unclean: bool) -> PartitionChange | None:
-    if leader == record.leader and isr == record.isr:
+    return changed(record, record.model_copy(update={"leader": leader, "isr": list(isr)}), unclean)
+
+
+def changed(previous: PartitionRecord, successor: PartitionRecord, unclean: bool = False) -> PartitionChange | None:
+    """``previous`` -> ``successor`` with the epochs stamped (every change bumps ``partition_epoch``, a
+    leader change ``leader_epoch`` too); ``None`` when ``successor`` changes nothing. Every decision
+    about a record, here and in ``broker.cluster.reassignment``, ends here."""
+    if successor == previous:
         return None
-    leader_epoch = record.leader_epoch + 1 if leader != record.leader else record.leader_epoch
-    successor = record.model_copy(
+    stamped = successor.model_copy(
         update={
-            "leader": leader,
-            "isr": list(isr),
-            "leader_epoch": leader_epoch,
-            "partition_epoch": record.partition_epoch + 1,
+            "leader_epoch": previous.leader_epoch + (successor.leader != previous.leader),
+            "partition_epoch": previous.partition_epoch + 1,
         }
     )
-    return PartitionChange(previous=record, record=successor, unclean=unclean)
+    return PartitionChange(previous=previous, record=stamped, unclean=unclean)

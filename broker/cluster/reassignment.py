@@ -31,7 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from broker.cluster.election import PartitionChange, choose_leader
+from broker.cluster.election import PartitionChange, changed, choose_leader
 from broker.cluster.records import PartitionRecord
 from broker.errors import InvalidReplicaAssignment
 
@@ -88,7 +88,7 @@ def reassign(record: PartitionRecord, target: Sequence[int], live: Collection[in
         }
     )
     completed = complete(moved, live)
-    return _change(record, completed.record if completed is not None else _with_leader(moved, live))
+    return changed(record, completed.record if completed is not None else _with_leader(moved, live))
 
 
 def complete(record: PartitionRecord, live: Collection[int]) -> PartitionChange | None:
@@ -104,7 +104,7 @@ def complete(record: PartitionRecord, live: Collection[int]) -> PartitionChange 
             "removing_replicas": [],
         }
     )
-    return _change(record, _with_leader(done, live))
+    return changed(record, _with_leader(done, live))
 
 
 def _with_leader(record: PartitionRecord, live: Collection[int]) -> PartitionRecord:
@@ -112,19 +112,6 @@ def _with_leader(record: PartitionRecord, live: Collection[int]) -> PartitionRec
     else the first replica in order that is in the ISR and alive (never unclean), else none."""
     leader, isr, _ = choose_leader(record, record.isr, live, False)
     return record.model_copy(update={"leader": leader, "isr": isr})
-
-
-def _change(previous: PartitionRecord, successor: PartitionRecord) -> PartitionChange | None:
-    fields = ("replicas", "isr", "leader", "adding_replicas", "removing_replicas")
-    if all(getattr(previous, name) == getattr(successor, name) for name in fields):
-        return None
-    stamped = successor.model_copy(
-        update={
-            "leader_epoch": previous.leader_epoch + (successor.leader != previous.leader),
-            "partition_epoch": previous.partition_epoch + 1,
-        }
-    )
-    return PartitionChange(previous=previous, record=stamped)
 
 
 def check_target(
