@@ -24,11 +24,14 @@ class Catalog:
         self.view = view
         self.topic_configs = topic_configs
 
-    async def catch_up_with(self, topic: str, partition: int | None) -> None:
-        """Let the view catch up with the store when it lacks ``topic`` (or its ``partition``), so a
-        request naming something just created elsewhere finds it; two dict look-ups when it has them."""
-        if topic not in self.view.topics or (partition is not None and (topic, partition) not in self.view.partitions):
-            await self.view.catch_up_with_topic(topic)
+    def holds(self, topic: str, partition: int | None) -> bool:
+        """Whether the view has ``topic`` (and its ``partition``): two dict look-ups, on every request."""
+        return topic in self.view.topics and (partition is None or (topic, partition) in self.view.partitions)
+
+    async def catch_up_with(self, topic: str) -> None:
+        """Let the view catch up with the store on ``topic``, which a request names and the view lacks
+        (``holds``), so a request naming something just created elsewhere finds it."""
+        await self.view.catch_up_with_topic(topic)
 
     def controller_id(self) -> int:
         return self.view.controller_id

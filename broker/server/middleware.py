@@ -161,7 +161,9 @@ async def metadata_catch_up_middleware(request: web.Request, handler: Handler) -
     topic = request.match_info.get("topic_name")
     if topic is not None:
         partition = request.match_info.get("partition_id", "0")
-        await request.app[NODE_KEY].catalog.catch_up_with(topic, int(partition) if partition.isdigit() else None)
+        catalog = request.app[NODE_KEY].catalog
+        if not catalog.holds(topic, int(partition) if partition.isdigit() else None):
+            await catalog.catch_up_with(topic)
     return await handler(request)
 
 
