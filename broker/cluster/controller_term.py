@@ -309,13 +309,14 @@ class ControllerTerm:
 
     async def _complete_caught_up_moves(self) -> None:
         live = self.live_broker_ids()
-        items = self._partitions.snapshot()
-        seen = {key: _record(kv) if (kv := items.get(key)) is not None else None for key in self._moving}
+        held = {key: self._partitions.get(key) for key in self._moving}
+        seen = {key: _record(kv) if kv is not None else None for key, kv in held.items()}
         check, forget = moves_to_check(self._moving, seen)
         for key in forget:
             del self._moving[key]
         for key in check:
-            if await self._update(items[key], partial(complete, live=live), "reassignment_completed"):
+            kv = held[key]
+            if kv is not None and await self._update(kv, partial(complete, live=live), "reassignment_completed"):
                 del self._moving[key]
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:

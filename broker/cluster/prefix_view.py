@@ -83,6 +83,10 @@ class PrefixView:
     def snapshot(self) -> dict[str, KeyValue]:
         return dict(self._items)
 
+    def get(self, key: str) -> KeyValue | None:
+        """One key as of ``revision``, without copying the prefix."""
+        return self._items.get(key)
+
     async def wait_changed(self) -> None:
         """Return at the next applied change."""
         changed = self._changed
@@ -96,12 +100,16 @@ class PrefixView:
 
     async def _follow(self) -> None:
         """Apply the watch for ever. A watch that ends without an error (its store was closed under
-        it) is watched again after a back-off: following it again at once spun the event loop and
-        starved everything else on it (a test teardown hung on a view left running)."""
+        it) is watched again after a back-off, reset when the watch had delivered changes: following
+        it again at once spun the event loop and starved everything else on it (a test teardown
+        hung on a view left running)."""
         backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
         while True:
             try:
+                watched_from = self.revision
                 await self._apply_watch()
+                if self.revision > watched_from:
+                    backoff.reset()
                 delay_ms = backoff.next_delay()
                 log.info("prefix_view_watch_ended", prefix=self.prefix, revision=self.revision, backoff_ms=delay_ms)
                 await asyncio.sleep(delay_ms / 1000)
