@@ -26,10 +26,13 @@ new examples when hunting bugs by hand.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+from collections.abc import Iterator
 
 import pytest
+import structlog
 from hypothesis import settings
 
 from tests.support.cluster import clusters, is_cluster_fixture
@@ -74,6 +77,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     grouped = [item for item in session.items if item.get_closest_marker("xdist_group") is not None]
     if grouping and grouped and "@" not in grouped[0].nodeid:
         raise pytest.UsageError("xdist's --dist loadgroup did not group the tests: check the pytest-xdist pairing")
+
+
+@pytest.fixture(autouse=True)
+def logging_as_it_was() -> Iterator[None]:
+    """Every test starts with the logging the one before it started with. A command run in-process
+    (``highwater bench …`` through typer's runner) configures logging as its process's owner; left in
+    place, its WARNING filter silently dropped the info events a later test on that worker captured."""
+    saved = structlog.get_config()
+    saved["processors"] = list(saved["processors"])
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    structlog.configure(**saved)
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture
