@@ -12,6 +12,14 @@ Why it is safe for many processes:
   Any live client deletes the keys of expired leases — in every write transaction
   and on every poll — so keys of a SIGKILLed holder still vanish within a poll period
   (default 15 ms) of their expiry.
+* A stall is not counted against a lease. A writer that waited for the write lock
+  while nobody committed for a while (one commit whose fsync stalled on a loaded disk)
+  pushes every lease alive at the last commit on by the time since that commit, before
+  it sweeps: otherwise the first write after a stall longer than a ttl swept every
+  lease at once, although each holder had been trying to renew all along. etcd
+  refreshes its leases for the same reason when it becomes available again. A quiet
+  spell with nobody waiting forgives nothing, so the lease of a holder that died still
+  expires a ttl after its last renewal.
 * Watches are served from a change-log table. Each store polls the store-wide
   revision and wakes its watchers when it moved; its own writes wake them directly
   when they made a revision. A lease keep-alive makes none, so the brokers' heartbeats
@@ -68,12 +76,15 @@ LOCKED_RETRIES = 5
 LOCKED_RETRY_INITIAL_S = 0.01
 LOCKED_RETRY_MAX_S = 0.16
 POLL_INTERVAL_MS = 15
+STALL_MIN_MS = 250
+"""A stall is a wait for the write lock and a gap between commits both at least this long;
+the commits of a busy but working store come closer together."""
 WATCH_BATCH_ROWS = 512
 PRUNE_EVERY_REVISIONS = 64
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    "INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compact_revision', 0)",
+    "INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compact_revision', 0), ('last_commit_ms', 0)",
     "CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL,"
     " create_revision INTEGER NOT NULL, mod_revision INTEGER NOT NULL, lease_id INTEGER)",
     "CREATE INDEX IF NOT EXISTS kv_by_lease ON kv (lease_id) WHERE lease_id IS NOT NULL",
@@ -172,15 +183,20 @@ class SqliteMetadataStore(MetadataStore):
 
     def _write(self, body: Callable[[sqlite3.Connection], T], sweep: bool = True) -> T:
         """Run ``body`` in a ``BEGIN IMMEDIATE`` transaction, after sweeping expired
-        leases so every decision sees them gone."""
+        leases so every decision sees them gone (and forgiving the leases the time this
+        write waited for a lock nobody committed under)."""
         conn = self._conn
         assert conn is not None
+        requested_ms = wall_clock_ms()
         self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
         try:
             if sweep:
-                self._sweep_expired_leases(conn, wall_clock_ms())
+                now_ms = wall_clock_ms()
+                self._forgive_stall(conn, requested_ms, _meta(conn, "last_commit_ms"), now_ms)
+                self._sweep_expired_leases(conn, now_ms)
             result = body(conn)
             revision = _meta(conn, "revision")
+            conn.execute("UPDATE meta SET value = ? WHERE name = 'last_commit_ms'", (wall_clock_ms(),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -246,6 +262,18 @@ class SqliteMetadataStore(MetadataStore):
             self._delete_key_locked(conn, key)
         conn.execute("DELETE FROM leases WHERE id = ?", (lease_id,))
         return len(keys)
+
+    @staticmethod
+    def _forgive_stall(conn: sqlite3.Connection, requested_ms: int, last_commit_ms: int, now_ms: int) -> None:
+        """Push on every lease alive at the last commit by the time since, when this writer
+        waited for the lock through a stall: no holder could renew during it either."""
+        stall_ms = now_ms - last_commit_ms
+        if now_ms - requested_ms < STALL_MIN_MS or stall_ms < STALL_MIN_MS:
+            return
+        extended = conn.execute(
+            "UPDATE leases SET expiry_ms = expiry_ms + ? WHERE expiry_ms > ?", (stall_ms, last_commit_ms)
+        ).rowcount
+        log.warning("lease_expiries_extended_after_stall", stall_ms=stall_ms, leases=extended)
 
     def _sweep_expired_leases(self, conn: sqlite3.Connection, now_ms: int) -> int:
         expired = [row[0] for row in conn.execute("SELECT id FROM leases WHERE expiry_ms <= ? ORDER BY id", (now_ms,))]

@@ -4,6 +4,8 @@ several store objects on one file."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 
 from broker.cluster.sqlite_fs import ensure_local_filesystem, filesystem_type
 from broker.cluster.sqlite_store import SqliteMetadataStore, prefix_upper_bound
-from broker.cluster.store import CompactedError, UnsupportedFilesystemError
+from broker.cluster.store import CompactedError, UnsupportedFilesystemError, keep_lease_alive
 from broker.cluster.store_url import open_store
 from tests.metastore.test_contract import close_watch, take
 
@@ -98,3 +100,61 @@ async def test_a_closed_store_ends_its_watches(tmp_path: Path) -> None:
 async def test_a_relative_path_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="absolute"):
         await open_store("sqlite://relative/meta.db")
+
+
+def _hold_the_write_lock(path: Path, held: threading.Event, seconds: float) -> None:
+    """Another process's slow write transaction (a commit whose fsync stalls), as a raw connection."""
+    conn = sqlite3.connect(path, timeout=5, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(seconds)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+async def test_a_lease_survives_a_store_that_nobody_could_write_for_longer_than_its_ttl(tmp_path: Path) -> None:
+    """Regression: a write lock held for 1.5 s (one slow commit on a loaded machine) blocked every
+    broker's keep-alive; the first write afterwards swept every lease as expired at once, and the
+    live brokers re-registered with new epochs and were dropped from every ISR. The time a
+    keep-alive waited while nobody committed is not counted against any lease; a lease nobody
+    renews still expires a ttl after its last renewal once the store is writable again."""
+    path = tmp_path / "meta.db"
+    store = await SqliteMetadataStore.open(path)
+    other = await SqliteMetadataStore.open(path)
+    try:
+        kept = await store.grant(1000)
+        abandoned = await other.grant(1000)
+        await store.put("/brokers/1", b"alive", lease=kept.id)
+        await other.put("/brokers/2", b"gone", lease=abandoned.id)
+        renewing = asyncio.create_task(keep_lease_alive(store, kept, 200))
+        held = threading.Event()
+        holder = asyncio.create_task(asyncio.to_thread(_hold_the_write_lock, path, held, 1.5))
+        await asyncio.to_thread(held.wait)
+        await holder
+        abandoned_at = time.monotonic()
+        while await store.get("/brokers/2") is not None:
+            assert time.monotonic() - abandoned_at < 5, "the abandoned lease never expired after the stall"
+            await asyncio.sleep(0.05)
+        assert not renewing.done(), "the live holder lost its lease to the stall"
+        assert (await store.get("/brokers/1")) is not None
+        renewing.cancel()
+    finally:
+        await other.close()
+        await store.close()
+
+
+async def test_a_quiet_store_forgives_nothing_a_dead_holders_lease_expires_on_time(tmp_path: Path) -> None:
+    """Only a wait for the lock counts as a stall: a store nobody wrote for a while (every holder
+    dead) does not keep their leases alive when a writer comes back."""
+    store = await SqliteMetadataStore.open(tmp_path / "meta.db")
+    try:
+        lease = await store.grant(300)
+        await store.put("/brokers/1", b"dead", lease=lease.id)
+        await asyncio.sleep(0.6)
+        await store.put("/other", b"x")
+        assert await store.get("/brokers/1") is None
+        assert not await store.keep_alive(lease.id)
+    finally:
+        await store.close()
