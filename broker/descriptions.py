@@ -33,6 +33,9 @@ class PartitionDescription:
     high_watermark: int
     log_end_offset: int
     replicas_state: list[dict] | None
+    latest_offset_available: bool
+    """False while a new leader's high watermark is below the start of its epoch: the HW a
+    previous leader exposed may lie above it, so "latest" is not answered (KIP-207)."""
 
 
 @dataclass(frozen=True)
@@ -66,3 +69,5 @@ class LeaderState:
     leader_epoch: int
     log_start_offset: int
     high_watermark: int
+    latest_offset_available: bool
+    """See ``PartitionDescription.latest_offset_available``."""

@@ -4,7 +4,10 @@ ListOffsets: ``-2`` (earliest) is the log start offset, ``-1`` (latest) the high
 watermark — never the log end offset, so a consumer that starts "at the end" cannot
 skip past records that are not yet visible, nor be placed above the HW — and any
 other timestamp is the first offset below the HW whose record has that timestamp or
-a later one (the node's ``offset_for_timestamp``), or -1 when there is none. The
+a later one (the node's ``offset_for_timestamp``), or -1 when there is none. While a
+new leader's HW is still below the start of its epoch, "latest" (and a timestamp
+found nowhere below that HW) is ``OFFSET_NOT_AVAILABLE``, retriable: the previous
+leader may have answered a higher HW, and "latest" never goes backwards (KIP-207). The
 answer's ``timestamp`` is -1 for every query: the node finds offsets by timestamp at
 batch granularity and does not return the record's own timestamp.
 
@@ -72,12 +75,16 @@ async def _list_one(
         if timestamp_ms == EARLIEST:
             return ErrorCode.none, state.log_start_offset, state.leader_epoch
         if timestamp_ms == LATEST:
+            if not state.latest_offset_available:
+                return ErrorCode.offset_not_available, -1, -1
             return ErrorCode.none, state.high_watermark, state.leader_epoch
         if timestamp_ms < 0:
             return ErrorCode.unsupported_version, -1, -1
         offset = await node.router.offset_for_timestamp(topic, partition, timestamp_ms)
     except Exception as error:  # noqa: BLE001 - each partition answers its own error
         return kafka_error_code(error), -1, -1
+    if offset is None and not state.latest_offset_available:
+        return ErrorCode.offset_not_available, -1, -1
     return ErrorCode.none, -1 if offset is None else offset, state.leader_epoch
 
 

@@ -14,6 +14,7 @@ import structlog
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord
 from broker.descriptions import PartitionDescription, TopicDescription
+from broker.errors import LeaderNotAvailable, OffsetNotAvailable
 from broker.node.catalog import Catalog
 from broker.node.forwarding import Forwarder
 from broker.node.replicas import ReplicaManager
@@ -43,6 +44,7 @@ class PartitionDescriber:
             high_watermark=local.high_watermark if local else -1,
             log_end_offset=local.log_end_offset if local else -1,
             replicas_state=local.replicas_state() if local else None,
+            latest_offset_available=local.latest_offset_available if local else False,
         )
 
     def describe_led_partitions(self, topic: str) -> list[PartitionDescription]:
@@ -95,6 +97,7 @@ class PartitionDescriber:
                 high_watermark=item["high_watermark"],
                 log_end_offset=item["log_end_offset"],
                 replicas_state=item.get("replicas_state"),
+                latest_offset_available=bool(item["latest_offset_available"]),
             )
             for item in body.get("data", [])
         }
@@ -106,6 +109,39 @@ class PartitionDescriber:
             if partition in remote:
                 return remote[partition]
         return self._describe_local(record)
+
+    async def leader_offsets(self, topic: str, partition: int) -> PartitionDescription:
+        """The partition as its leader describes it, for the offsets a reader positions itself by.
+
+        Never a follower's figures (its HW trails the leader's, so "latest" would go
+        backwards): an unreachable leader is ``LeaderNotAvailable``. And a new leader
+        whose HW has not reached the start of its epoch is ``OffsetNotAvailable``: the
+        previous leader may have exposed a higher HW (KIP-207). Both are retriable.
+        """
+        record = self.catalog.partition_record(topic, partition)
+        if record.leader < 0:
+            raise LeaderNotAvailable(
+                f"{topic}-{partition} has no leader right now", topic_name=topic, partition_id=partition
+            )
+        if self._leads(record):
+            description = self._describe_local(record)
+        else:
+            answer = (await self._ask_leader(record.leader, topic)).get(partition)
+            if answer is None:
+                raise LeaderNotAvailable(
+                    f"the leader of {topic}-{partition}, broker {record.leader}, did not answer; retry",
+                    topic_name=topic,
+                    partition_id=partition,
+                )
+            description = answer
+        if not description.latest_offset_available:
+            raise OffsetNotAvailable(
+                f"{topic}-{partition}: leader {description.leader_id} is raising its high watermark "
+                f"{description.high_watermark} to the start of leader epoch {description.leader_epoch}; retry",
+                topic_name=topic,
+                partition_id=partition,
+            )
+        return description
 
     async def describe_topic(self, name: str) -> TopicDescription:
         topic = self.catalog.topic(name)

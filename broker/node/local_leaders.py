@@ -28,7 +28,9 @@ class LocalLeaders:
     def leader_state(self, topic: str, partition: int) -> LeaderState:
         """This broker's leader replica's epoch and offsets; ``NotLeaderOrFollower`` if it does not lead it."""
         local = self._local_leader(topic, partition)
-        return LeaderState(local.leader_epoch, local.log_start_offset, local.high_watermark)
+        return LeaderState(
+            local.leader_epoch, local.log_start_offset, local.high_watermark, local.latest_offset_available
+        )
 
     def log_start_offset(self, topic: str, partition: int) -> int:
         """The leader's log start offset, or -1 when this broker does not (or no longer) lead it."""

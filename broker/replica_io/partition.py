@@ -162,6 +162,10 @@ class Partition:
         return self.core.high_watermark
 
     @property
+    def latest_offset_available(self) -> bool:
+        return self.core.latest_offset_available
+
+    @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
 

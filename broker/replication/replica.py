@@ -115,6 +115,11 @@ class PartitionReplica:
             return self.follower_state.high_watermark
         return self._high_watermark
 
+    @property
+    def latest_offset_available(self) -> bool:
+        """Whether this replica may answer "latest" (it leads, and its HW reached its epoch's start)."""
+        return self.leader_state is not None and self.leader_state.high_watermark_reached_epoch_start
+
     def replicas_state(self, now_ms: int) -> list[dict] | None:
         return self.leader_state.replicas_state(now_ms) if self.leader_state else None
 

@@ -160,4 +160,5 @@ async def led_partitions(request: web.Request) -> web.Response:
     """The partitions of a topic this broker leads, with the leader's own offsets."""
     node = _node(request)
     described = node.describer.describe_led_partitions(request.match_info["topic"])
-    return web.json_response({"data": [partition_body(node, d) for d in described]})
+    data = [partition_body(node, d) | {"latest_offset_available": d.latest_offset_available} for d in described]
+    return web.json_response({"data": data})

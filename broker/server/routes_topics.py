@@ -315,7 +315,7 @@ async def get_offsets(request: web.Request) -> web.Response:
     topic = request.match_info["topic_name"]
     partition_id = partition_param(request)
     timestamp_ms = query_int(request.query, "timestamp", None)
-    partition = await node.describer.describe_partition(topic, partition_id)
+    partition = await node.describer.leader_offsets(topic, partition_id)
     path = f"{cluster_path(node)}/topics/{topic}/partitions/{partition.partition}/offset"
     body: dict[str, Any] = {
         "kind": "KafkaPartitionOffsets",

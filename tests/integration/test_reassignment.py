@@ -2,8 +2,8 @@
 
 A move keeps the original replicas until the new one is in sync (the controller's
 ``broker.cluster.reassignment``), so no acknowledged record is lost, none is written
-twice, and a reader never goes back nor sees anything at or above the HW while the
-leader moves; the replica that leaves deletes its log; a bad request moves nothing.
+twice, a reader never goes back nor sees anything at or above the HW while the
+leader moves, and neither does the "latest" offset any broker answers (KIP-207); the replica that leaves deletes its log; a bad request moves nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from broker.storage.log_manager import partition_directory_name
 from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 from tests.support.replication import read_all
-from tests.support.replication_load import BackgroundConsumer, BackgroundProducer
+from tests.support.replication_load import BackgroundConsumer, BackgroundProducer, LatestOffsetWatcher
 
 pytestmark = pytest.mark.integration
 
@@ -38,6 +38,7 @@ def test_partitions_move_onto_an_added_broker_under_load_losing_nothing(cluster:
     cluster.wait_until(lambda: cluster.registered_ids() == {1, 2, 3, 4}, "broker 4 registered")
     producer = BackgroundProducer(cluster, topic).start()
     consumer = BackgroundConsumer(cluster, topic).start()
+    watcher = LatestOffsetWatcher(cluster, topic, (0, 1)).start()
     cluster.wait_until(lambda: len(producer.acknowledged) >= 50, "records before the move")
 
     status, answer = _moves(
@@ -65,7 +66,10 @@ def test_partitions_move_onto_an_added_broker_under_load_losing_nothing(cluster:
     acknowledged = [ack.value for ack in producer.acknowledged]
     cluster.wait_until(lambda: consumer.position >= producer.acknowledged[-1].offset + 1, "the reader to catch up")
     consumer.stop()
+    watcher.stop()
     assert consumer.violations == [], consumer.violations[:5]
+    assert watcher.violations == [], watcher.violations[:5]
+    assert watcher.answers > 0 and watcher.highest[0] > 0, (watcher.answers, watcher.errors[:5])
     read = [value for _, value in read_all(cluster, topic, 0, via=2)]
     assert len(read) == len(set(read)), f"{topic}-0 holds a record twice"
     missing = [value for value in acknowledged if value not in set(read)]

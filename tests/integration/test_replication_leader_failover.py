@@ -3,7 +3,7 @@
 REPLICATION-REFERENCE scenario 3: each time a new leader is elected from the ISR with
 a strictly higher leader epoch, nothing acknowledged is lost (every acknowledged value
 is on the final leader exactly once, at the offset it was acknowledged with), readers'
-positions never go back, and the killed leader truncates its unacknowledged tail when
+positions never go back, nor does the "latest" offset any broker answers (KIP-207), and the killed leader truncates its unacknowledged tail when
 it returns, so the replicas' files end up identical.
 
 The unavailability window each kill causes is measured by
@@ -15,8 +15,19 @@ from __future__ import annotations
 import pytest
 
 from tests.support.cluster import Cluster
-from tests.support.replication import assert_replica_files_identical, create_replicated, decode_values, read_all
-from tests.support.replication_load import BackgroundConsumer, BackgroundProducer, kill_leader_under_load
+from tests.support.replication import (
+    TOPIC,
+    assert_replica_files_identical,
+    create_replicated,
+    decode_values,
+    read_all,
+)
+from tests.support.replication_load import (
+    BackgroundConsumer,
+    BackgroundProducer,
+    LatestOffsetWatcher,
+    kill_leader_under_load,
+)
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -29,6 +40,7 @@ def test_five_leader_kills_under_acks_all_load_lose_nothing_acknowledged(cluster
     description = create_replicated(cluster)
     producer = BackgroundProducer(cluster).start()
     consumer = BackgroundConsumer(cluster).start()
+    watcher = LatestOffsetWatcher(cluster, TOPIC, (0,)).start()
     epochs = [description["leader_epoch"]]
     try:
         for _ in range(ROUNDS):
@@ -38,7 +50,10 @@ def test_five_leader_kills_under_acks_all_load_lose_nothing_acknowledged(cluster
     finally:
         producer.stop()
         consumer.stop()
+        watcher.stop()
 
+    assert watcher.violations == [], watcher.violations[:5]
+    assert watcher.answers > 0, watcher.errors[:5]
     assert epochs == sorted(set(epochs)), f"leader epochs must strictly increase: {epochs}"
     final = read_all(cluster)
     assert [offset for offset, _ in final] == list(range(len(final))), "offsets must be dense"

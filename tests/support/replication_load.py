@@ -10,6 +10,9 @@ every acknowledgement with the time its request started and ended, so the test c
 tell which successes came after a fault. ``BackgroundConsumer`` long-polls from its
 position and checks each page as a Kafka consumer would see it: records start at the
 position, are dense, and lie below the high watermark the page reports.
+``LatestOffsetWatcher`` asks any live broker for partitions' ``latest_offset`` (the HW
+a reader seeks "to the end" by), one request at a time, and records every answer
+below one given before: "latest" never goes backwards (KIP-207).
 """
 
 from __future__ import annotations
@@ -147,6 +150,55 @@ class BackgroundConsumer:
             self.violations.append(f"position went back from {self.position} to {page['next_offset']}")
         self.seen += records
         self.position = max(self.position, page["next_offset"])
+
+
+@dataclass
+class LatestOffsetWatcher:
+    """Polls ``…/partitions/{p}/offset`` of ``partitions`` through random live brokers."""
+
+    cluster: Cluster
+    topic: str
+    partitions: tuple[int, ...]
+    seed: int = 3
+    highest: dict[int, int] = field(default_factory=dict)
+    answers: int = 0
+    violations: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> LatestOffsetWatcher:
+        self._thread = threading.Thread(target=self._run, name="latest-offset-watcher", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        assert self._thread is not None
+        self._thread.join(30)
+
+    def _run(self) -> None:
+        rng = random.Random(self.seed)
+        while not self._stop.is_set():
+            partition = rng.choice(self.partitions)
+            via = _live_broker(self.cluster, rng)
+            try:
+                status, body = self.cluster.v3("GET", f"/topics/{self.topic}/partitions/{partition}/offset", via=via)
+            except TRANSIENT_ERRORS as error:
+                self.errors.append(type(error).__name__)
+                time.sleep(RETRY_BACKOFF_S)
+                continue
+            if status != 200:
+                self.errors.append(body.get("error", str(status)))
+                time.sleep(RETRY_BACKOFF_S)
+                continue
+            self.answers += 1
+            latest, before = body["latest_offset"], self.highest.get(partition, 0)
+            if latest < before:
+                self.violations.append(
+                    f"{self.topic}-{partition}: latest_offset {latest} from broker {via} after {before}"
+                )
+            self.highest[partition] = max(before, latest)
 
 
 def kill_leader_under_load(

@@ -23,6 +23,8 @@ LEADER_EPOCH = 7
 LOG_START = 2
 HIGH_WATERMARK = 13
 OFFSET_AT_TIMESTAMP = 9
+LAST_TIMESTAMP = 1_500
+"""A timestamp after it is found nowhere below the HW."""
 EPOCH_END = (6, 11)
 
 
@@ -56,6 +58,7 @@ class StandInNode:
     cluster_id: str = "stand-in-cluster"
     produced: list[tuple[str, int, bytes, Acks, int]] = field(default_factory=list)
     fetched: list[tuple[str, int, int, int, int]] = field(default_factory=list)
+    latest_offset_available: bool = True
 
     @property
     def catalog(self) -> StandInNode:
@@ -107,7 +110,7 @@ class StandInNode:
 
     def leader_state(self, topic: str, partition: int) -> LeaderState:
         self._known(topic)
-        return LeaderState(LEADER_EPOCH, LOG_START, HIGH_WATERMARK)
+        return LeaderState(LEADER_EPOCH, LOG_START, HIGH_WATERMARK, self.latest_offset_available)
 
     def log_start_offset(self, topic: str, partition: int) -> int:
         return LOG_START
@@ -134,4 +137,4 @@ class StandInNode:
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         self._known(topic)
-        return OFFSET_AT_TIMESTAMP
+        return OFFSET_AT_TIMESTAMP if timestamp_ms <= LAST_TIMESTAMP else None

@@ -127,12 +127,27 @@ def test_fetch_naming_a_session_is_told_the_session_does_not_exist() -> None:
 
 @pytest.mark.parametrize("version", versions(2))
 def test_list_offsets_earliest_latest_and_by_timestamp(version: int) -> None:
-    response = exchange(StandInNode(), 2, version, requests.list_offsets(version, TOPIC, [-2, -1, 1_000]))
+    response = exchange(StandInNode(), 2, version, requests.list_offsets(version, TOPIC, [-2, -1, 1_000, 2_000]))
     offsets = [(p.error_code, p.offset) for p in response.topics[0].partitions]
     assert offsets == [
         (ErrorCode.none, LOG_START),
         (ErrorCode.none, HIGH_WATERMARK),
         (ErrorCode.none, OFFSET_AT_TIMESTAMP),
+        (ErrorCode.none, -1),
+    ]
+
+
+@pytest.mark.parametrize("version", versions(2))
+def test_list_offsets_latest_is_not_available_until_a_new_leaders_hw_reaches_its_epoch_start(version: int) -> None:
+    """KIP-207: the previous leader may have answered a higher HW, so "latest" never goes backwards."""
+    node = StandInNode(latest_offset_available=False)
+    response = exchange(node, 2, version, requests.list_offsets(version, TOPIC, [-2, -1, 1_000, 2_000]))
+    offsets = [(p.error_code, p.offset) for p in response.topics[0].partitions]
+    assert offsets == [
+        (ErrorCode.none, LOG_START),
+        (ErrorCode.offset_not_available, -1),
+        (ErrorCode.none, OFFSET_AT_TIMESTAMP),
+        (ErrorCode.offset_not_available, -1),
     ]
 
 

@@ -93,6 +93,20 @@ def test_a_leader_record_asks_to_assign_the_epoch_at_the_log_end_first():
     assert replica.is_leader
 
 
+def test_a_new_leader_answers_latest_only_once_its_hw_reaches_its_epoch_start():
+    """KIP-207: promoted with the HW it had as a follower (4, behind its log end 9), it may lie
+    below what the previous leader exposed, so "latest" waits until the followers carry it
+    to the epoch's start; a follower never answers it."""
+    replica, log = _replica(high_watermark=4, log=_Log(log_end_offset=9))
+    assert not replica.latest_offset_available
+    _lead(replica, log)
+    assert (replica.high_watermark, replica.latest_offset_available) == (4, False)
+    _follower_fetch(replica, log, 2, 9, now_ms=10)
+    assert not replica.latest_offset_available, "broker 3 is in the ISR and still below"
+    _follower_fetch(replica, log, 3, 9, now_ms=20)
+    assert (replica.high_watermark, replica.latest_offset_available) == (9, True)
+
+
 def test_an_acks_all_produce_is_answered_when_the_followers_fetch_past_it():
     replica, log = _replica()
     _lead(replica, log)
