@@ -148,6 +148,10 @@ def _partition_info(topic: str, item: dict[str, Any]) -> PartitionInfo:
     )
 
 
+LIST_OFFSETS_RETRY_BACKOFF_MS = 100
+"""The pause before asking for a partition's offsets again after a retriable answer."""
+
+
 class ClusterClient:
     """Metadata cache plus HTTP calls; one per producer or consumer, used from one event loop."""
 
@@ -347,10 +351,25 @@ class ClusterClient:
         )
 
     async def list_offsets(self, tp: TopicPartition) -> PartitionOffsets:
-        """Earliest offset, HW and log end offset, asked of the leader when one is known."""
-        await self.ensure_topic(tp.topic)
-        url = self.metadata.leader_url(tp) or self._candidate_urls()[0]
-        answer = await self._json("GET", f"{url}{self.partition_path(tp)}/offset")
+        """Earliest offset, HW and log end offset, asked of the leader when one is known.
+
+        A retriable answer (the leader moving or unreachable, a new leader whose HW has not
+        reached its epoch's start yet) is asked again, with the leader looked up afresh,
+        until ``request_timeout_ms`` has passed, as Kafka's ``endOffsets`` waits out its
+        timeout: a seek to the end right after a failover waits instead of failing.
+        """
+        deadline_ms = monotonic_ms() + self.request_timeout_ms
+        while True:
+            await self.ensure_topic(tp.topic)
+            url = self.metadata.leader_url(tp) or self._candidate_urls()[0]
+            try:
+                answer = await self._json("GET", f"{url}{self.partition_path(tp)}/offset")
+                break
+            except HighwaterError as error:
+                if not error.retriable or monotonic_ms() + LIST_OFFSETS_RETRY_BACKOFF_MS > deadline_ms:
+                    raise
+                self.metadata.mark_stale(tp.topic)
+                await asyncio.sleep(LIST_OFFSETS_RETRY_BACKOFF_MS / 1000)
         return PartitionOffsets(
             earliest_offset=int(answer["earliest_offset"]),
             latest_offset=int(answer["latest_offset"]),
