@@ -11,12 +11,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class BrokerInfo:
-    """``kafka_address`` is the broker's advertised Kafka listener (``host:port``), None without one."""
+    """``kafka_address`` is the broker's advertised Kafka listener (``host:port``), None without one;
+    ``draining``: being emptied (``highwater brokers drain``), so no new replica is placed on it."""
 
     broker_id: int
     url: str
     rack: str | None
     kafka_address: str | None = None
+    draining: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,21 @@
-"""``highwater brokers list|drain|balance``: the brokers, emptying one, spreading replicas over all.
+"""``highwater brokers list|drain|undrain|balance``: the brokers, emptying one, spreading replicas over all.
 
-- ``list``: each registered broker's address, rack, and the replicas and leaderships it
-  holds.
-- ``drain N``: every replica on broker N moves to the others (``move_plans.drain``: the
-  least loaded broker, on a rack the partition does not use yet where one exists), then,
-  once no partition names it, says that N may be stopped: a broker that holds no
-  replica leads nothing and serves no follower.
-- ``balance``: moves replicas from the most to the least loaded brokers
-  (``move_plans.balance``), one bounded batch (``--batch``) at a time, each batch
-  completed before the next is planned, until every broker is within ``--tolerance`` of
-  the mean replica count; adding an empty broker and running it spreads the load onto it.
+- ``list``: each registered broker's address, rack, the replicas and leaderships it
+  holds, and its state (``draining`` once ``drain`` marked it).
+- ``drain N`` (``POST …/brokers/N:drain``): the controller marks broker N drained, so no
+  new replica is placed on it, and moves every replica on it to the others
+  (``move_plans.drain``: the least loaded broker, on a rack the partition does not use yet
+  where one exists); then, once no partition names it, says that N may be stopped: a
+  broker that holds no replica leads nothing and serves no follower.
+- ``undrain N`` (``POST …/brokers/N:undrain``): N takes new replicas again.
+- ``balance`` (``POST …/brokers:balance``): one bounded step (``--batch`` moves) of
+  ``move_plans.balance`` over the brokers not being drained, each step completed before
+  the next is asked for, until every broker is within ``--tolerance`` of the mean replica
+  count; adding an empty broker and running it spreads the load onto it.
 
-The moves are reassignments (``POST …/reassignment:alter``, ALTER on the cluster), so
-no acknowledged record is lost while they run; progress is shown as records copied. A
-plan that must put two replicas of a partition on one rack says so on stderr.
+The moves are reassignments planned by the controller, so no acknowledged record is lost
+while they run; progress is shown as records copied. A plan that must put two replicas of
+a partition on one rack says so on stderr. Each needs ALTER on the cluster.
 """
 
 from __future__ import annotations
@@ -32,12 +34,14 @@ from broker.cli.common import (
     run_client,
     security_options,
 )
-from broker.cli.moves import assignment_of, follow, racks_of, targets
+from broker.cli.moves import assignment_of, follow
 from broker.client.admin import AdminClient
 from broker.client.security import ClientSecurity
-from broker.cluster.move_plans import MovePlan, balance, drain, replica_counts
+from broker.cluster.move_plans import replica_counts
 
-brokers_app = typer.Typer(help="Brokers: list them, drain one, balance replicas over them.", no_args_is_help=True)
+brokers_app = typer.Typer(
+    help="Brokers: list them, drain one (and let it back), balance replicas over them.", no_args_is_help=True
+)
 stdout_console = Console(highlight=False, soft_wrap=True)
 stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
 MAX_BALANCE_ROUNDS = 1000
@@ -47,8 +51,8 @@ async def _cluster(client: AdminClient) -> tuple[list[dict], list[dict]]:
     return await client.list_brokers(), await client.describe_all_partitions()
 
 
-def _warn(plan: MovePlan) -> None:
-    for warning in plan.rack_warnings:
+def _warn(started: dict) -> None:
+    for warning in started["rack_warnings"]:
         stderr_console.print(f"highwater: {warning}", markup=False)
 
 
@@ -59,17 +63,18 @@ def list_brokers(
     *,
     security: ClientSecurity,
 ) -> None:
-    """Every registered broker: address, rack, replicas and leaderships."""
+    """Every registered broker: address, rack, replicas, leaderships and state."""
     brokers, partitions = run_client(server, _cluster, security)
     replicas = replica_counts(assignment_of(partitions), [b["broker_id"] for b in brokers])
     table = Table(header_style="bold")
-    for column in ("id", "address", "rack", "replicas", "leaders"):
+    for column in ("id", "address", "rack", "replicas", "leaders", "state"):
         table.add_column(column)
     for broker in sorted(brokers, key=lambda b: b["broker_id"]):
         broker_id = broker["broker_id"]
         leaders = sum(1 for p in partitions if p.get("leader_id") == broker_id)
         rack = broker.get("rack") or "-"
-        table.add_row(str(broker_id), broker["url"], rack, str(replicas[broker_id]), str(leaders))
+        state = "draining" if broker["draining"] else "live"
+        table.add_row(str(broker_id), broker["url"], rack, str(replicas[broker_id]), str(leaders), state)
     stdout_console.print(table)
 
 
@@ -85,17 +90,11 @@ def drain_broker(
     """Move every replica off one broker; then it may be stopped."""
 
     async def run(client: AdminClient) -> int:
-        brokers, partitions = await _cluster(client)
-        racks = racks_of(brokers)
-        if broker_id not in racks:
-            raise fail(f"broker {broker_id} is not registered (registered: {sorted(racks)})", EXIT_BAD_SETTINGS)
-        plan = drain(assignment_of(partitions), broker_id, racks)
-        _warn(plan)
-        if plan.moves:
-            await client.alter_reassignments(targets(plan.moves))
-            if wait:
-                await follow(client, stderr_console, f"draining broker {broker_id}")
-        return len(plan.moves)
+        started = await client.drain_broker(broker_id)
+        _warn(started)
+        if started["data"] and wait:
+            await follow(client, stderr_console, f"draining broker {broker_id}")
+        return len(started["data"])
 
     moved = run_client(server, run, security)
     if not wait:
@@ -104,6 +103,24 @@ def drain_broker(
         )
         return
     stdout_console.print(f"broker {broker_id} holds no replica and leads nothing: it may be stopped ({moved} moved)")
+
+
+@brokers_app.command("undrain")
+@security_options
+def undrain_broker(
+    broker_id: Annotated[int, typer.Argument(help="The broker to let take new replicas again.")],
+    server: ServerOption = DEFAULT_SERVER,
+    *,
+    security: ClientSecurity,
+) -> None:
+    """Let a drained broker take new replicas again (moves under way go on)."""
+
+    async def run(client: AdminClient) -> bool:
+        return await client.undrain_broker(broker_id)
+
+    was_draining = run_client(server, run, security)
+    state = "takes new replicas again" if was_draining else "was not being drained"
+    stdout_console.print(f"broker {broker_id} {state}")
 
 
 @brokers_app.command("balance")
@@ -123,17 +140,17 @@ def balance_brokers(
     async def run(client: AdminClient) -> tuple[int, dict[int, int]]:
         moved = 0
         for _ in range(MAX_BALANCE_ROUNDS):
-            brokers, partitions = await _cluster(client)
-            assignment = assignment_of(partitions)
-            plan = balance(assignment, racks_of(brokers), tolerance, batch)
-            _warn(plan)
-            if not plan.moves:
-                return moved, dict(replica_counts(assignment, racks_of(brokers)))
-            await client.alter_reassignments(targets(plan.moves))
-            moved += len(plan.moves)
+            started = await client.balance_brokers(tolerance, batch)
+            _warn(started)
+            if not started["data"]:
+                brokers, partitions = await _cluster(client)
+                taking = [b["broker_id"] for b in brokers if not b["draining"]]
+                counts = replica_counts(assignment_of(partitions), taking)
+                return moved, {broker: counts[broker] for broker in taking}
+            moved += len(started["data"])
             if not wait:
                 return moved, {}
-            await follow(client, stderr_console, f"balancing (step of {len(plan.moves)})")
+            await follow(client, stderr_console, f"balancing (step of {len(started['data'])})")
         return moved, {}
 
     moved, counts = run_client(server, run, security)

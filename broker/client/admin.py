@@ -101,6 +101,18 @@ class AdminClient:
         answer = await self.call("POST", "/topics/-/partitions/-/reassignment:alter", {"data": targets})
         return list(answer["data"])
 
+    async def drain_broker(self, broker_id: int) -> dict:
+        """Mark the broker drained and move every replica off it: ``data`` (the moves) and ``rack_warnings``."""
+        return dict(await self.call("POST", f"/brokers/{broker_id}:drain"))
+
+    async def undrain_broker(self, broker_id: int) -> bool:
+        """Let the broker take new replicas again; whether it was being drained."""
+        return bool((await self.call("POST", f"/brokers/{broker_id}:undrain"))["was_draining"])
+
+    async def balance_brokers(self, tolerance: float, max_moves: int) -> dict:
+        """One bounded balancing step: ``data`` (the moves, none once balanced) and ``rack_warnings``."""
+        return dict(await self.call("POST", "/brokers:balance", {"tolerance": tolerance, "max_moves": max_moves}))
+
     async def list_reassignments(self) -> list[dict]:
         """The moves under way: ``adding_replicas`` and ``removing_replicas`` of each moving partition."""
         return list((await self.call("GET", "/topics/-/partitions/-/reassignment"))["data"])

@@ -63,7 +63,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
 )
-from broker.errors import LeaderNotAvailable, NotController, UnknownTopic
+from broker.errors import InvalidReplicationFactor, LeaderNotAvailable, NotController, UnknownTopic
 from broker.topics.new_topic import NewTopic
 from broker.topics.policy import check_create_name, check_delete
 
@@ -144,6 +144,15 @@ class Controller:
     async def alter_reassignments(self, moves: Sequence[PartitionMove]) -> list[PartitionRecord]:
         return await self.active_term().alter_reassignments(moves)
 
+    async def drain_broker(self, broker_id: int) -> tuple[list[PartitionRecord], list[str]]:
+        return await self.active_term().drain_broker(broker_id)
+
+    async def undrain_broker(self, broker_id: int) -> bool:
+        return await self.active_term().undrain_broker(broker_id)
+
+    async def balance_brokers(self, tolerance: float, max_moves: int) -> tuple[list[PartitionRecord], list[str]]:
+        return await self.active_term().balance_brokers(tolerance, max_moves)
+
     async def update_topic(self, name: str, compute: Callable[[TopicRecord], TopicRecord]) -> tuple[TopicRecord, int]:
         """Write ``compute(current record)`` by fenced CAS; the record as it now stands and the
         store revision at which it does (a broker's view holds it once it has applied that revision).
@@ -182,9 +191,10 @@ class Controller:
         """Grow topic ``name`` to ``partitions_count`` partitions; the new partition records.
 
         New replicas are placed by ``placement.assign_added_partitions`` over the live
-        brokers; each new partition starts empty with its preferred replica leading and
-        every replica in sync (epochs 0), as at creation. Replica lists never change in
-        highwater (no reassignment), so the existing ones are read once, before the CAS.
+        brokers that are not being drained; each new partition starts empty with its
+        preferred replica leading and every replica in sync (epochs 0), as at creation.
+        Replica lists change only under the term's lock (reassignments), which this
+        holds, so the existing ones are read once, before the CAS.
         """
         term = self.active_term()
         async with term._lock:
@@ -195,9 +205,11 @@ class Controller:
             def grow(topic: TopicRecord) -> TopicRecord:
                 if any(p not in replicas for p in range(topic.partitions_count)):
                     raise LeaderNotAvailable(f"topic '{name}' is still being created; retry", topic_name=name)
-                live = [(broker_id, r.rack) for broker_id, r in sorted(term.live_registrations().items())]
                 existing = [replicas[p] for p in range(topic.partitions_count)]
-                placed[:] = assign_added_partitions(existing, partitions_count, live)
+                try:
+                    placed[:] = assign_added_partitions(existing, partitions_count, term.placeable())
+                except InvalidReplicationFactor as error:
+                    raise term.check_placeable(error) from None
                 return topic.model_copy(update={"partitions_count": partitions_count})
 
             await self._update_topic(term, name, grow)

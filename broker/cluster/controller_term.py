@@ -33,6 +33,7 @@ from functools import partial
 import structlog
 
 from broker.backoff import Backoff
+from broker.clock import wall_clock_ms
 from broker.cluster.controller_fence import ControllerFence
 from broker.cluster.election import (
     PartitionChange,
@@ -42,6 +43,7 @@ from broker.cluster.election import (
 )
 from broker.cluster.leader_balance import partitions_to_rebalance
 from broker.cluster.membership import registration_from
+from broker.cluster.move_plans import MovePlan, balance, drain
 from broker.cluster.placement import assign_replicas
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, PrefixView, retry_unavailable
 from broker.cluster.reassignment import (
@@ -52,23 +54,27 @@ from broker.cluster.reassignment import (
     moves_to_check,
     original_replicas,
     reassign,
+    target_replicas,
 )
 from broker.cluster.records import (
     BROKERS_PREFIX,
     CLUSTER_CONFIGS_KEY,
+    DRAINING_PREFIX,
     PARTITIONS_PREFIX,
     TOPICS_PREFIX,
     BrokerRegistration,
     ClusterConfigsRecord,
+    DrainingRecord,
     PartitionRecord,
     TopicRecord,
+    draining_key,
     parse_partition_key,
     partition_key,
     topic_key,
 )
 from broker.cluster.replica_assignment import check_brokers, initial_isr, ordered_assignment
 from broker.cluster.store import KeyValue, MetadataStore, StoreUnavailableError
-from broker.errors import TopicAlreadyExists, UnknownPartition, UnknownTopic
+from broker.errors import InvalidReplicationFactor, NotFound, TopicAlreadyExists, UnknownPartition, UnknownTopic
 from broker.topics.new_topic import NewTopic
 from broker.waiting import wait_event
 
@@ -106,6 +112,7 @@ class ControllerTerm:
         self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._brokers_changed.set)
         self._partitions_changed = asyncio.Event()
         self._partitions = PrefixView(store, PARTITIONS_PREFIX, on_change=self._partitions_changed.set)
+        self._draining = PrefixView(store, DRAINING_PREFIX)
         self._moving: dict[str, int] = {}
         """Key -> partition epoch of the partitions being reassigned, as written: the only records the
         completion loop reads, and it judges none on an older record (its view may lag its own writes)."""
@@ -123,6 +130,7 @@ class ControllerTerm:
         try:
             await self._brokers.start()
             await self._partitions.start()
+            await self._draining.start()
             self._moving = {
                 kv.key: record.partition_epoch
                 for kv in self._partitions.snapshot().values()
@@ -146,6 +154,7 @@ class ControllerTerm:
             if moves is not None:
                 moves.cancel()
                 await asyncio.gather(moves, return_exceptions=True)
+            await self._draining.close()
             await self._partitions.close()
             await self._brokers.close()
 
@@ -165,6 +174,29 @@ class ControllerTerm:
 
     def live_broker_ids(self) -> set[int]:
         return set(self.live_registrations())
+
+    def draining_broker_ids(self) -> set[int]:
+        return {int(key[len(DRAINING_PREFIX) :]) for key in self._draining.snapshot()}
+
+    def placeable_registrations(self) -> dict[int, BrokerRegistration]:
+        """The live brokers that take new replicas: all but those being drained."""
+        draining = self.draining_broker_ids()
+        return {broker_id: r for broker_id, r in self.live_registrations().items() if broker_id not in draining}
+
+    def placeable(self) -> list[tuple[int, str | None]]:
+        """``placeable_registrations`` as placement takes them: (broker id, rack), by id."""
+        return [
+            (broker_id, registration.rack) for broker_id, registration in sorted(self.placeable_registrations().items())
+        ]
+
+    def check_placeable(self, error: InvalidReplicationFactor) -> InvalidReplicationFactor:
+        """A placement's refusal, saying which brokers took no new replica because they are being drained."""
+        draining = sorted(self.draining_broker_ids() & self.live_broker_ids())
+        if not draining:
+            return error
+        return InvalidReplicationFactor(
+            f"{error.message}; brokers {draining} are being drained and take no new replica"
+        )
 
     def registered_broker_ids(self) -> set[int]:
         """Every broker holding a registration, those in controlled shutdown included (Kafka's
@@ -192,12 +224,12 @@ class ControllerTerm:
                 placed = assignment
             else:
                 leader_counts = Counter(_record(kv).leader for kv in await self._list(PARTITIONS_PREFIX))
-                placed = assign_replicas(
-                    partitions_count,
-                    replication_factor,
-                    [(broker_id, registration.rack) for broker_id, registration in sorted(live.items())],
-                    existing_leader_counts=leader_counts,
-                )
+                try:
+                    placed = assign_replicas(
+                        partitions_count, replication_factor, self.placeable(), existing_leader_counts=leader_counts
+                    )
+                except InvalidReplicationFactor as error:
+                    raise self.check_placeable(error) from None
             topic = TopicRecord(
                 name=name,
                 partitions_count=partitions_count,
@@ -259,34 +291,95 @@ class ControllerTerm:
         before the first is written; the records as they stand after (``broker.cluster.reassignment``)."""
         async with self._lock:
             await self.fence.check()
-            live = self.live_broker_ids()
-            planned = []
-            for move in moves:
-                topic = await self._get(topic_key(move.topic))
-                if topic is None:
-                    raise UnknownTopic(f"topic '{move.topic}' does not exist", topic_name=move.topic)
-                kv = await self._get(partition_key(move.topic, move.partition))
-                if kv is None:
-                    raise UnknownPartition(
-                        f"topic '{move.topic}' has no partition {move.partition}",
-                        topic_name=move.topic,
-                        partition_id=move.partition,
-                    )
-                record = _record(kv)
-                target = original_replicas(record) if move.replicas is None else move.replicas
-                if move.replicas is not None:
-                    replication_factor = TopicRecord.model_validate_json(topic.value).replication_factor
-                    check_target(record, target, replication_factor, live)
-                reassign(record, target, live)
-                planned.append((kv, target))
-            written = []
-            for kv, target in planned:
-                changed = await self._update(kv, partial(reassign, target=target, live=live), "reassignment")
-                current = changed if changed is not None else _record(await self._get(kv.key) or kv)
-                if is_moving(current):
-                    self._moving[kv.key] = current.partition_epoch
-                written.append(current)
-            return written
+            return await self._alter_reassignments(moves)
+
+    async def drain_broker(self, broker_id: int) -> tuple[list[PartitionRecord], list[str]]:
+        """Mark ``broker_id`` drained (no new replica is placed on it) and move every replica off it
+        (``move_plans.drain``) in one reassignment; the moved records and the plan's rack warnings.
+
+        A broker that is not registered may be drained as long as a partition names it (a
+        dead machine's replicas are moved off it as well as a live one's).
+        """
+        async with self._lock:
+            await self.fence.check()
+            assignment = {
+                parse_partition_key(key): target_replicas(_record(kv))
+                for key, kv in self._partitions.snapshot().items()
+            }
+            named = any(broker_id in replicas for replicas in assignment.values())
+            if broker_id not in self.registered_broker_ids() and not named:
+                raise NotFound(f"broker {broker_id} is neither registered nor holds a replica", broker_id=broker_id)
+            racks = {b: r.rack for b, r in self.placeable_registrations().items() if b != broker_id}
+            plan = drain(assignment, broker_id, racks)
+            key = draining_key(broker_id)
+            if await self._get(key) is None:
+                record = DrainingRecord(broker_id=broker_id, since_ms=wall_clock_ms())
+                await self.fence.put_if(key, record.model_dump_json().encode(), 0)
+                self._log.info("broker_drain_started", broker_id=broker_id)
+            return await self._start_plan(plan, "drain"), plan.rack_warnings
+
+    async def undrain_broker(self, broker_id: int) -> bool:
+        """Let ``broker_id`` take new replicas again; whether it was being drained. Moves under way go on."""
+        async with self._lock:
+            await self.fence.check()
+            current = await self._get(draining_key(broker_id))
+            if current is None:
+                return False
+            await self.fence.delete_if(current.key, current.mod_revision)
+            self._log.info("broker_drain_ended", broker_id=broker_id)
+            return True
+
+    async def balance_brokers(self, tolerance: float, max_moves: int) -> tuple[list[PartitionRecord], list[str]]:
+        """One bounded step of ``move_plans.balance`` over the brokers that take new replicas, planned on
+        where every partition is headed (the targets of moves under way); nothing when balanced."""
+        async with self._lock:
+            await self.fence.check()
+            assignment = {
+                parse_partition_key(key): target_replicas(_record(kv))
+                for key, kv in self._partitions.snapshot().items()
+            }
+            racks = {b: r.rack for b, r in self.placeable_registrations().items()}
+            plan = balance(assignment, racks, tolerance, max_moves)
+            return await self._start_plan(plan, "balance"), plan.rack_warnings
+
+    async def _start_plan(self, plan: MovePlan, reason: str) -> list[PartitionRecord]:
+        moves = [
+            PartitionMove(topic=topic, partition=partition, replicas=target)
+            for (topic, partition), target in sorted(plan.moves.items())
+        ]
+        self._log.info("move_plan_started", reason=reason, moves=len(moves), rack_warnings=len(plan.rack_warnings))
+        return await self._alter_reassignments(moves) if moves else []
+
+    async def _alter_reassignments(self, moves: Sequence[PartitionMove]) -> list[PartitionRecord]:
+        """``alter_reassignments`` for a caller that holds the lock and checked the fence."""
+        live = self.live_broker_ids()
+        planned = []
+        for move in moves:
+            topic = await self._get(topic_key(move.topic))
+            if topic is None:
+                raise UnknownTopic(f"topic '{move.topic}' does not exist", topic_name=move.topic)
+            kv = await self._get(partition_key(move.topic, move.partition))
+            if kv is None:
+                raise UnknownPartition(
+                    f"topic '{move.topic}' has no partition {move.partition}",
+                    topic_name=move.topic,
+                    partition_id=move.partition,
+                )
+            record = _record(kv)
+            target = original_replicas(record) if move.replicas is None else move.replicas
+            if move.replicas is not None:
+                replication_factor = TopicRecord.model_validate_json(topic.value).replication_factor
+                check_target(record, target, replication_factor, live)
+            reassign(record, target, live)
+            planned.append((kv, target))
+        written = []
+        for kv, target in planned:
+            changed = await self._update(kv, partial(reassign, target=target, live=live), "reassignment")
+            current = changed if changed is not None else _record(await self._get(kv.key) or kv)
+            if is_moving(current):
+                self._moving[kv.key] = current.partition_epoch
+            written.append(current)
+        return written
 
     async def _complete_moves(self) -> None:
         """Finish each move once its target is in sync: woken by every partition record change, it
@@ -399,8 +492,10 @@ class ControllerTerm:
         """Create the partitions a crashed predecessor did not write: where the creator
         assigned the replicas, as assigned. With fewer live brokers than the replication
         factor it waits for the next broker change rather than create under-replicated
-        partitions."""
-        live = self.live_registrations()
+        partitions; brokers being drained count only when the others are too few."""
+        live = self.placeable_registrations()
+        if len(live) < topic.replication_factor:
+            live = self.live_registrations()
         if len(live) < topic.replication_factor:
             self._log.warning(
                 "topic_creation_waiting_for_brokers",

@@ -26,6 +26,7 @@ from broker.cluster.records import (
     BROKERS_PREFIX,
     CLUSTER_CONFIGS_KEY,
     CONTROLLER_KEY,
+    DRAINING_PREFIX,
     PARTITIONS_PREFIX,
     TOPICS_PREFIX,
     BrokerRegistration,
@@ -48,7 +49,7 @@ CATCH_UP_TIMEOUT_S = 2.0
 
 
 class MetadataView:
-    """Topics, partition records (with their revisions), live brokers and the controller."""
+    """Topics, partition records (with their revisions), live brokers, drained brokers and the controller."""
 
     def __init__(
         self,
@@ -68,6 +69,8 @@ class MetadataView:
         self.partitions: dict[tuple[str, int], PartitionRecord] = {}
         self.partition_revisions: dict[tuple[str, int], int] = {}
         self.brokers: dict[int, BrokerRegistration] = {}
+        self.draining: set[int] = set()
+        """Brokers being drained (``/draining/<id>``): registered or not."""
         self.controller_id = -1
         self.revision = 0
         self.changed = asyncio.Event()
@@ -128,6 +131,7 @@ class MetadataView:
         seen_partitions = set()
         self.topics.clear()
         self.brokers.clear()
+        self.draining.clear()
         self.controller_id = -1
         if not any(kv.key == CLUSTER_CONFIGS_KEY for kv in values):
             self._on_cluster_configs({})
@@ -182,6 +186,8 @@ class MetadataView:
         elif key.startswith(BROKERS_PREFIX):
             registration = registration_from(KeyValue(key, value, mod_revision, mod_revision, None))
             self.brokers[registration.broker_id] = registration
+        elif key.startswith(DRAINING_PREFIX):
+            self.draining.add(int(key[len(DRAINING_PREFIX) :]))
         elif key == CONTROLLER_KEY:
             self.controller_id = int(json.loads(value)["broker_id"])
         elif key == CLUSTER_CONFIGS_KEY:
@@ -197,6 +203,8 @@ class MetadataView:
             self._on_partition_deleted(topic, partition)
         elif key.startswith(BROKERS_PREFIX):
             self.brokers.pop(int(key[len(BROKERS_PREFIX) :]), None)
+        elif key.startswith(DRAINING_PREFIX):
+            self.draining.discard(int(key[len(DRAINING_PREFIX) :]))
         elif key == CONTROLLER_KEY:
             self.controller_id = -1
         elif key == CLUSTER_CONFIGS_KEY:

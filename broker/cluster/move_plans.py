@@ -10,7 +10,9 @@ shared by two replicas of a partition is a partition one rack failure can take o
   its position in the list, so a drained preferred leader's partition gets a new
   preferred leader), to the eligible broker holding the fewest replicas, preferring a rack
   the partition does not use yet.
-- ``balance``: while some broker holds more than ``mean × (1 + tolerance)`` replicas (or
+- ``balance``: over the brokers of ``racks`` only (a broker left out, being drained or
+  gone, is neither a source nor a destination): while some broker holds more than
+  ``mean × (1 + tolerance)`` replicas (or
   fewer than ``mean × (1 - tolerance)``), one replica moves from the most loaded broker to
   the least loaded one that can take it, at most ``max_moves`` moves per plan, so a cluster
   is balanced in bounded steps; adding an empty broker and balancing spreads load onto it.
@@ -83,7 +85,7 @@ def balance(
 ) -> MovePlan:
     """Up to ``max_moves`` single-replica moves from the most to the least loaded brokers (see the module docstring)."""
     current = {key: list(replicas) for key, replicas in assignment.items()}
-    counts = replica_counts(current, racks)
+    counts = Counter({broker: count for broker, count in replica_counts(current, racks).items() if broker in racks})
     plan = MovePlan()
     mean = sum(counts.values()) / len(counts) if counts else 0.0
     for _ in range(max_moves):

@@ -47,6 +47,14 @@ class PartitionMove(BaseModel):
     replicas: list[int] | None
 
 
+class StartedMoves(BaseModel):
+    """The records of the partitions a plan (a drain, a balancing step) set moving, and the rack
+    compromises the plan made; also the body the controller's internal routes answer."""
+
+    records: list[PartitionRecord]
+    rack_warnings: list[str]
+
+
 def original_replicas(record: PartitionRecord) -> list[int]:
     """The replicas before the move (all of them when nothing moves)."""
     return [replica for replica in record.replicas if replica not in record.adding_replicas]

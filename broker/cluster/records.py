@@ -14,6 +14,9 @@ Layout (every value is JSON):
 - ``/producer-ids/next`` — the next idempotent producer id to hand out.
 - ``/configs/brokers`` — ``ClusterConfigsRecord``: the cluster-wide dynamic broker
   configs (Kafka's ``DYNAMIC_DEFAULT_BROKER_CONFIG``), written by the controller.
+- ``/draining/<id>`` — ``DrainingRecord``: the broker is being emptied, so the controller
+  places no new replica on it; written and removed by the controller, not bound to a
+  lease (a drain outlives the broker's restarts).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ BROKERS_PREFIX = "/brokers/"
 CONTROLLER_KEY = "/controller"
 PRODUCER_ID_KEY = "/producer-ids/next"
 CLUSTER_CONFIGS_KEY = "/configs/brokers"
+DRAINING_PREFIX = "/draining/"
 NO_LEADER = -1
 
 MAX_TOPIC_NAME_LENGTH = 249
@@ -63,9 +67,20 @@ def broker_key(broker_id: int) -> str:
     return f"{BROKERS_PREFIX}{broker_id}"
 
 
+def draining_key(broker_id: int) -> str:
+    return f"{DRAINING_PREFIX}{broker_id}"
+
+
 def parse_partition_key(key: str) -> tuple[str, int]:
     topic, _, partition = key[len(PARTITIONS_PREFIX) :].rpartition("/")
     return topic, int(partition)
+
+
+class DrainingRecord(BaseModel):
+    """A broker being drained, since when (wall clock ms)."""
+
+    broker_id: int
+    since_ms: int
 
 
 class ClusterConfigsRecord(BaseModel):

@@ -37,7 +37,10 @@ class Catalog:
         return self.view.controller_id
 
     def brokers(self) -> list[BrokerInfo]:
-        return [BrokerInfo(r.broker_id, r.url, r.rack, r.kafka_address) for _, r in sorted(self.view.brokers.items())]
+        return [
+            BrokerInfo(r.broker_id, r.url, r.rack, r.kafka_address, r.broker_id in self.view.draining)
+            for _, r in sorted(self.view.brokers.items())
+        ]
 
     def broker_ids(self) -> list[int]:
         """The registered brokers, ascending."""

@@ -21,7 +21,7 @@ from typing import Any
 from broker.cluster.controller import Controller
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.placement import assign_replicas
-from broker.cluster.reassignment import PartitionMove
+from broker.cluster.reassignment import PartitionMove, StartedMoves
 from broker.cluster.records import PRODUCER_ID_KEY, PartitionRecord, TopicRecord, validate_topic_name
 from broker.cluster.replica_assignment import check_brokers
 from broker.cluster.store import MetadataStore
@@ -91,6 +91,17 @@ class ControllerGateway:
         records = await self.controller.alter_reassignments(moves)
         return {"records": [record.model_dump() for record in records]}
 
+    async def drain_broker_on_controller(self, broker_id: int) -> dict:
+        records, warnings = await self.controller.drain_broker(broker_id)
+        return StartedMoves(records=records, rack_warnings=warnings).model_dump()
+
+    async def undrain_broker_on_controller(self, broker_id: int) -> dict:
+        return {"was_draining": await self.controller.undrain_broker(broker_id)}
+
+    async def balance_brokers_on_controller(self, tolerance: float, max_moves: int) -> dict:
+        records, warnings = await self.controller.balance_brokers(tolerance, max_moves)
+        return StartedMoves(records=records, rack_warnings=warnings).model_dump()
+
     async def elect_preferred_on_controller(self, topic: str | None) -> dict:
         elected = await self.controller.elect_preferred_leaders(topic)
         return {"elected": [record.model_dump() for record in elected]}
@@ -133,7 +144,8 @@ class ControllerGateway:
             live_ids = {b.broker_id for b in live}
             check_brokers(topic.assignment, live_ids, live_ids)
         else:
-            assign_replicas(topic.partitions_count, topic.replication_factor, [(b.broker_id, b.rack) for b in live])
+            placeable = [(b.broker_id, b.rack) for b in live if not b.draining]
+            assign_replicas(topic.partitions_count, topic.replication_factor, placeable)
         if topic.name in self.view.topics:
             raise TopicAlreadyExists(f"topic '{topic.name}' already exists")
 
@@ -252,6 +264,42 @@ class ControllerGateway:
             lambda c: self.alter_reassignments_on_controller(moves),
         )
         records = [PartitionRecord.model_validate(record) for record in answer["records"]]
+        await self._until_held(records)
+        return records
+
+    async def drain_broker(self, broker_id: int) -> StartedMoves:
+        """Mark ``broker_id`` drained and move every replica off it, on the controller; once this
+        broker's view holds the mark and the moves."""
+        answer = await self.on_controller(
+            "POST", f"drain/{broker_id}", None, lambda c: self.drain_broker_on_controller(broker_id)
+        )
+        started = StartedMoves.model_validate(answer)
+        await self._until_held(started.records)
+        await self.view.wait_for(lambda: broker_id in self.view.draining, METADATA_PROPAGATION_TIMEOUT_S)
+        return started
+
+    async def undrain_broker(self, broker_id: int) -> bool:
+        """Let ``broker_id`` take new replicas again; whether it was being drained."""
+        answer = await self.on_controller(
+            "POST", f"undrain/{broker_id}", None, lambda c: self.undrain_broker_on_controller(broker_id)
+        )
+        await self.view.wait_for(lambda: broker_id not in self.view.draining, METADATA_PROPAGATION_TIMEOUT_S)
+        return bool(answer["was_draining"])
+
+    async def balance_brokers(self, tolerance: float, max_moves: int) -> StartedMoves:
+        """One bounded balancing step on the controller (``move_plans.balance``); no records when balanced."""
+        answer = await self.on_controller(
+            "POST",
+            "balance",
+            {"tolerance": tolerance, "max_moves": max_moves},
+            lambda c: self.balance_brokers_on_controller(tolerance, max_moves),
+        )
+        started = StartedMoves.model_validate(answer)
+        await self._until_held(started.records)
+        return started
+
+    async def _until_held(self, records: Sequence[PartitionRecord]) -> None:
+        """Wait until this broker's view holds ``records`` (so a listing sent here next shows them)."""
 
         def held() -> bool:
             return all(
@@ -261,7 +309,6 @@ class ControllerGateway:
             )
 
         await self.view.wait_for(held, METADATA_PROPAGATION_TIMEOUT_S)
-        return records
 
     async def controlled_shutdown(self, broker_id: int) -> dict:
         """Ask the controller to move ``broker_id``'s leaderships away: ``{"moved": [partition records]}``."""

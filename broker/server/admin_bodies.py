@@ -16,6 +16,7 @@ from broker.server.resources import cluster_path
 from broker.server.responses import Metadata, Related, ResourceList, ResponseBody
 
 if TYPE_CHECKING:
+    from broker.cluster.records import PartitionRecord
     from broker.server.host import HttpHost
     from broker.topics.config_entries import ConfigEntry
 
@@ -96,6 +97,12 @@ ReplicaDataList = ResourceList[ReplicaData]
 ReassignmentDataList = ResourceList[ReassignmentData]
 
 
+class StartedReassignments(ReassignmentDataList):
+    """The moves a drain or a balancing step started, and where its plan had to share a rack."""
+
+    rack_warnings: list[str]
+
+
 def url(node: HttpHost, path: str) -> str:
     return f"{node.advertised_url}{path}"
 
@@ -127,3 +134,18 @@ def list_of(kind: str, node: HttpHost, path: str, items: list[dict[str, Any]]) -
 
 def topic_path(node: HttpHost, topic: str) -> str:
     return f"{cluster_path(node)}/topics/{topic}"
+
+
+def reassignment_body(node: HttpHost, record: PartitionRecord) -> dict[str, Any]:
+    """A moving partition as the REST Proxy shows it: the replicas it adds and removes."""
+    path = f"{topic_path(node, record.topic)}/partitions/{record.partition}"
+    return {
+        "kind": "KafkaReassignment",
+        "metadata": {"self": url(node, f"{path}/reassignment")},
+        "cluster_id": node.cluster_id,
+        "topic_name": record.topic,
+        "partition_id": record.partition,
+        "adding_replicas": record.adding_replicas,
+        "removing_replicas": record.removing_replicas,
+        "replicas": {"related": url(node, f"{path}/replicas")},
+    }

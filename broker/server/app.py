@@ -21,6 +21,7 @@ from aiohttp import web
 from broker.server import (
     routes_acls_batch,
     routes_broker_configs,
+    routes_broker_moves,
     routes_cluster,
     routes_configs,
     routes_console,
@@ -75,6 +76,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_topic_partitions.routes,
     routes_replicas.routes,
     routes_reassignments.routes,
+    routes_broker_moves.routes,
     routes_group_assignments.routes,
     routes_broker_configs.routes,
     routes_acls_batch.routes,

@@ -74,6 +74,7 @@ def broker_body(node: HttpHost, broker: BrokerInfo) -> dict[str, Any]:
         "rack": broker.rack,
         "url": broker.url,
         "kafka_address": broker.kafka_address,
+        "draining": broker.draining,
         "configs": related(node, f"{path}/configs"),
         "partition_replicas": related(node, f"{path}/partition-replicas"),
     }

@@ -102,6 +102,7 @@ class Broker(ResponseBody):
     rack: str | None
     url: str
     kafka_address: str | None
+    draining: bool = Field(description="being emptied: no new replica is placed on it")
     configs: Related
     partition_replicas: Related
 

@@ -138,6 +138,9 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", TOPIC + "/partitions/-/reassignment"): authorized(topic(DESCRIBE)),
     ("GET", PARTITION + "/reassignment"): authorized(topic(DESCRIBE)),
     ("POST", TOPICS + "/-/partitions/-/reassignment:alter"): authorized(cluster(AclOperation.ALTER)),
+    ("POST", CLUSTER + "/brokers/{broker_id}:drain"): authorized(cluster(AclOperation.ALTER)),
+    ("POST", CLUSTER + "/brokers/{broker_id}:undrain"): authorized(cluster(AclOperation.ALTER)),
+    ("POST", CLUSTER + "/brokers:balance"): authorized(cluster(AclOperation.ALTER)),
     ("GET", MEMBER + "/assignments"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
     ("GET", MEMBER + "/assignments/{topic_name}/partitions/{partition_id}"): authorized(
         group(DESCRIBE), topic(DESCRIBE)
@@ -160,6 +163,9 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("POST", "/internal/controller/controlled-shutdown/{broker_id}"): BROKERS,
     ("POST", "/internal/controller/elect-preferred"): BROKERS,
     ("POST", "/internal/controller/reassignments"): BROKERS,
+    ("POST", "/internal/controller/drain/{broker_id}"): BROKERS,
+    ("POST", "/internal/controller/undrain/{broker_id}"): BROKERS,
+    ("POST", "/internal/controller/balance"): BROKERS,
     ("GET", "/internal/partitions/{topic}"): BROKERS,
     ("GET", "/internal/groups"): BROKERS,
     ("POST", "/internal/controller/groups/offsets-topic"): BROKERS,

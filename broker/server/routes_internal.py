@@ -53,6 +53,13 @@ class ControllerCreatePartitions(BaseModel):
     partitions_count: int
 
 
+class ControllerBalance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tolerance: float
+    max_moves: int
+
+
 class ControllerElectPreferred(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -153,6 +160,24 @@ async def controller_elect_preferred(request: web.Request) -> web.Response:
 async def controller_alter_reassignments(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerAlterReassignments)
     return web.json_response(await _controller(request).alter_reassignments_on_controller(body.moves))
+
+
+@routes.post("/internal/controller/drain/{broker_id}", internal("Mark a broker drained and move its replicas off"))
+async def controller_drain_broker(request: web.Request) -> web.Response:
+    broker_id = path_int(request, "broker_id")
+    return web.json_response(await _controller(request).drain_broker_on_controller(broker_id))
+
+
+@routes.post("/internal/controller/undrain/{broker_id}", internal("Let a drained broker take new replicas again"))
+async def controller_undrain_broker(request: web.Request) -> web.Response:
+    broker_id = path_int(request, "broker_id")
+    return web.json_response(await _controller(request).undrain_broker_on_controller(broker_id))
+
+
+@routes.post("/internal/controller/balance", internal("One bounded step of balancing replicas", ControllerBalance))
+async def controller_balance_brokers(request: web.Request) -> web.Response:
+    body = await read_model(request, ControllerBalance)
+    return web.json_response(await _controller(request).balance_brokers_on_controller(body.tolerance, body.max_moves))
 
 
 @routes.get("/internal/partitions/{topic}", internal("The partitions of a topic this broker leads"))

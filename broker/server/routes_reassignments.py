@@ -19,22 +19,17 @@ topic shows its moves.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.cluster.reassignment import PartitionMove, is_moving
-from broker.cluster.records import PartitionRecord
 from broker.errors import InvalidRequest, NotFound
-from broker.server.admin_bodies import ReassignmentData, ReassignmentDataList, list_of, topic_path, url
+from broker.server.admin_bodies import ReassignmentData, ReassignmentDataList, list_of, reassignment_body, topic_path
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Body, Operation, Reply, RouteTable
 from broker.server.authorization import describable_topics
 from broker.server.params import INT32_MAX, JsonInt, node_of, partition_param, read_model
 from broker.server.resources import cluster_path
-
-if TYPE_CHECKING:
-    from broker.server.host import HttpHost
 
 PARTITIONS = "/v3/clusters/{cluster_id}/topics/{topic_name}/partitions"
 ALL_PARTITIONS = "/v3/clusters/{cluster_id}/topics/-/partitions/-/reassignment"
@@ -57,20 +52,6 @@ class AlterReassignmentsRequest(BaseModel):
     data: list[ReassignmentTarget] = Field(min_length=1)
 
 
-def _reassignment_body(node: HttpHost, record: PartitionRecord) -> dict[str, Any]:
-    path = f"{topic_path(node, record.topic)}/partitions/{record.partition}"
-    return {
-        "kind": "KafkaReassignment",
-        "metadata": {"self": url(node, f"{path}/reassignment")},
-        "cluster_id": node.cluster_id,
-        "topic_name": record.topic,
-        "partition_id": record.partition,
-        "adding_replicas": record.adding_replicas,
-        "removing_replicas": record.removing_replicas,
-        "replicas": {"related": url(node, f"{path}/replicas")},
-    }
-
-
 @routes.get(
     ALL_PARTITIONS,
     Operation(
@@ -83,7 +64,7 @@ async def list_all_reassignments(request: web.Request) -> web.Response:
     node = node_of(request)
     visible = describable_topics(request)
     items = [
-        _reassignment_body(node, record)
+        reassignment_body(node, record)
         for record in node.catalog.partition_records()
         if is_moving(record) and visible(record.topic)
     ]
@@ -103,7 +84,7 @@ async def list_topic_reassignments(request: web.Request) -> web.Response:
     node = node_of(request)
     topic = node.catalog.topic(request.match_info["topic_name"])
     records = (node.catalog.known_partition_record(topic.name, p) for p in range(topic.partitions_count))
-    items = [_reassignment_body(node, record) for record in records if record is not None and is_moving(record)]
+    items = [reassignment_body(node, record) for record in records if record is not None and is_moving(record)]
     path = f"{topic_path(node, topic.name)}/partitions/-/reassignment"
     return web.json_response(list_of("KafkaReassignmentList", node, path, items))
 
@@ -126,7 +107,7 @@ async def get_reassignment(request: web.Request) -> web.Response:
             topic_name=topic,
             partition_id=partition,
         )
-    return web.json_response(_reassignment_body(node, record))
+    return web.json_response(reassignment_body(node, record))
 
 
 @routes.post(
@@ -152,5 +133,5 @@ async def alter_reassignments(request: web.Request) -> web.Response:
     moves = [PartitionMove(topic=t.topic_name, partition=t.partition_id, replicas=t.replicas) for t in body.data]
     records = await node.controller_gateway.alter_reassignments(moves)
     path = f"{cluster_path(node)}/topics/-/partitions/-/reassignment"
-    items = [_reassignment_body(node, record) for record in records]
+    items = [reassignment_body(node, record) for record in records]
     return web.json_response(list_of("KafkaReassignmentList", node, path, items), status=202)

@@ -50,6 +50,13 @@ def test_balance_onto_an_added_broker_then_drain_one_and_stop_it_losing_nothing(
         lambda: all(1 not in s.replicas and s.leader_id != 1 for s in cluster.partitions(topic, via=2).values()),
         "no partition on broker 1 as the leaders describe it",
     )
+    listed = cluster.cli(["brokers", "list"], env=cluster.cli_env(via=2))
+    rows = {
+        url: line for line in listed.splitlines() for url in (b.url for b in cluster.brokers.values()) if url in line
+    }
+    assert "draining" in rows[cluster.brokers[1].url] and "draining" not in rows[cluster.brokers[2].url], listed
+    fresh = cluster.create_topic(f"{prefix}-after-drain", partitions=1, replication_factor=3)[0]
+    assert sorted(fresh.replicas) == [2, 3, 4], "a broker being drained got a new replica"
     cluster.brokers[1].stop()
     seen = len(producer.acknowledged)
     cluster.wait_until(lambda: len(producer.acknowledged) >= seen + 50, "records after broker 1 stopped")
@@ -60,6 +67,8 @@ def test_balance_onto_an_added_broker_then_drain_one_and_stop_it_losing_nothing(
     read = [value for _, value in read_all(cluster, topic, 0, via=2)]
     assert len(read) == len(set(read))
     assert not [ack.value for ack in producer.acknowledged if ack.value not in set(read)]
+    undrained = cluster.cli(["brokers", "undrain", "1"], env=cluster.cli_env(via=2))
+    assert "broker 1 takes new replicas again" in undrained, undrained
     added.stop()
 
 

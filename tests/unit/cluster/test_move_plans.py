@@ -58,6 +58,16 @@ def test_balancing_spreads_replicas_onto_an_added_broker_in_bounded_steps():
     assert all(len(set(replicas)) == len(replicas) for replicas in current.values())
 
 
+def test_balancing_never_moves_onto_or_counts_a_broker_left_out():
+    """Broker 1 is being drained (or gone): it is no destination, and its many replicas do not
+    drag the mean up so that the others look under-loaded."""
+    assignment = {**spread(6, [2, 3, 4]), **{("d", p): [1, 2 + p % 3] for p in range(9)}}
+    others: dict[int, str | None] = {2: None, 3: None, 4: None}
+    plan = balance(assignment, others, tolerance=0.0, max_moves=100)
+    assert all(1 not in target for target in plan.moves.values())
+    assert plan.moves == {}, "2, 3 and 4 each hold 7 replicas: balanced among themselves"
+
+
 def test_a_balanced_cluster_needs_no_move():
     assert balance(spread(8, [1, 2, 3, 4]), NO_RACKS).moves == {}
 

@@ -354,6 +354,27 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
         topic_setup,
     ),
     Recipe(
+        "POST",
+        C + "/brokers/{broker_id}:drain",
+        404,
+        lambda m, n: Call("POST", f"{m.cluster}/brokers/99:drain"),
+        on_cluster(AclOperation.ALTER),
+    ),
+    Recipe(
+        "POST",
+        C + "/brokers/{broker_id}:undrain",
+        200,
+        lambda m, n: Call("POST", f"{m.cluster}/brokers/99:undrain"),
+        on_cluster(AclOperation.ALTER),
+    ),
+    Recipe(
+        "POST",
+        C + "/brokers:balance",
+        202,
+        lambda m, n: Call("POST", f"{m.cluster}/brokers:balance", json={"max_moves": 1}),
+        on_cluster(AclOperation.ALTER),
+    ),
+    Recipe(
         "GET",
         M + "/assignments",
         200,
@@ -721,6 +742,16 @@ RECIPES: tuple[Recipe, ...] = (
     ),
     internal("POST", "/internal/controller/elect-preferred", "/internal/controller/elect-preferred", json={}),
     internal("POST", "/internal/controller/reassignments", "/internal/controller/reassignments", json={"moves": []}),
+    internal(
+        "POST",
+        "/internal/controller/drain/{broker_id}",
+        "/internal/controller/drain/1",
+        "/internal/controller/drain/99",
+    ),
+    internal("POST", "/internal/controller/undrain/{broker_id}", "/internal/controller/undrain/99"),
+    internal(
+        "POST", "/internal/controller/balance", "/internal/controller/balance", json={"tolerance": 0.1, "max_moves": 1}
+    ),
     internal("GET", "/internal/partitions/{topic}", "/internal/partitions/m0-exact"),
     internal("GET", "/internal/groups", "/internal/groups"),
     internal("POST", "/internal/controller/groups/offsets-topic", "/internal/controller/groups/offsets-topic"),
