@@ -28,6 +28,7 @@ from broker.kafka import (
     offsets,
     produce,
     producer_ids,
+    reassignments,
 )
 from broker.kafka.context import Handler, VersionRange
 
@@ -54,6 +55,8 @@ API_TABLE: tuple[Api, ...] = (
     Api(32, "DescribeConfigs", VersionRange(1, 4), describe_configs.handle),
     Api(33, "AlterConfigs", VersionRange(0, 2), alter_configs.alter_configs),
     Api(44, "IncrementalAlterConfigs", VersionRange(0, 1), alter_configs.incremental_alter_configs),
+    Api(45, "AlterPartitionReassignments", VersionRange(0, 1), reassignments.alter_partition_reassignments),
+    Api(46, "ListPartitionReassignments", VersionRange(0, 0), reassignments.list_partition_reassignments),
     Api(60, "DescribeCluster", VersionRange(0, 2), admin.describe_cluster),
     Api(36, "SaslAuthenticate", VersionRange(0, 2), authn.authenticate),
     # Consumer groups, classic protocol (broker.kafka.groups, broker.kafka.group_offsets)

@@ -9,11 +9,12 @@ second copy of a node operation (and does not import the node, which starts it).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from broker.acks import Acks
+from broker.cluster.reassignment import PartitionMove
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.console.sampling import ConsoleData
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
@@ -60,8 +61,8 @@ class KafkaRecords(Protocol):
 
 class KafkaAdmin(Protocol):
     """What the admin APIs ask of the controller (``broker.node.controller_gateway.ControllerGateway``), the
-    same calls the HTTP routes make: producer ids, topic creation and deletion, and the one alter of topic
-    configs and of the cluster-wide broker configs."""
+    same calls the HTTP routes make: producer ids, topic creation and deletion, the one alter of topic
+    configs and of the cluster-wide broker configs, and partition moves."""
 
     async def allocate_producer_id(self) -> int: ...
     def check_new_topic(self, topic: NewTopic) -> None: ...
@@ -75,6 +76,8 @@ class KafkaAdmin(Protocol):
     async def alter_cluster_configs(
         self, changes: dict[str, str | None], *, validate_only: bool = False
     ) -> dict[str, str]: ...
+
+    async def alter_reassignments(self, moves: Sequence[PartitionMove]) -> list[PartitionRecord]: ...
 
 
 class KafkaNode(Protocol):

@@ -108,3 +108,37 @@ def api_versions(version: int) -> Any:
         client_software_name="test",
         client_software_version="1.0",
     )
+
+
+def alter_partition_reassignments(version: int, moves: list[tuple[str, int, list[int] | None]]) -> Any:
+    topic_class = request_class(45, version, "ReassignableTopic")
+    partition_class = request_class(45, version, "ReassignablePartition")
+    names = sorted({name for name, _, _ in moves})
+    topics = tuple(
+        build(
+            topic_class,
+            name=name,
+            partitions=tuple(
+                build(partition_class, partition_index=p, replicas=None if r is None else tuple(r))
+                for n, p, r in moves
+                if n == name
+            ),
+        )
+        for name in names
+    )
+    return build(
+        request_class(45, version, "AlterPartitionReassignmentsRequest"),
+        timeout=millis(60000),
+        topics=topics,
+        allow_replication_factor_change=True,
+    )
+
+
+def list_partition_reassignments(version: int, topics: dict[str, list[int]] | None) -> Any:
+    topic_class = request_class(46, version, "ListPartitionReassignmentsTopics")
+    named = (
+        None
+        if topics is None
+        else tuple(build(topic_class, name=n, partition_indexes=tuple(p)) for n, p in topics.items())
+    )
+    return build(request_class(46, version, "ListPartitionReassignmentsRequest"), timeout=millis(60000), topics=named)
