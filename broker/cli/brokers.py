@@ -2,12 +2,12 @@
 
 - ``list``: each registered broker's address, rack, the replicas and leaderships it
   holds, and its state (``draining`` once ``drain`` marked it).
-- ``drain N`` (``POST …/brokers/N:drain``): the controller marks broker N drained, so no
+- ``drain N`` (``POST …/brokers:drain``): the controller marks broker N drained, so no
   new replica is placed on it, and moves every replica on it to the others
   (``move_plans.drain``: the least loaded broker, on a rack the partition does not use yet
   where one exists); then, once no partition names it, says that N may be stopped: a
   broker that holds no replica leads nothing and serves no follower.
-- ``undrain N`` (``POST …/brokers/N:undrain``): N takes new replicas again.
+- ``undrain N`` (``POST …/brokers:undrain``): N takes new replicas again.
 - ``balance`` (``POST …/brokers:balance``): one bounded step (``--batch`` moves) of
   ``move_plans.balance`` over the brokers not being drained, each step completed before
   the next is asked for, until every broker is within ``--tolerance`` of the mean replica

@@ -103,11 +103,11 @@ class AdminClient:
 
     async def drain_broker(self, broker_id: int) -> dict:
         """Mark the broker drained and move every replica off it: ``data`` (the moves) and ``rack_warnings``."""
-        return dict(await self.call("POST", f"/brokers/{broker_id}:drain"))
+        return dict(await self.call("POST", "/brokers:drain", {"broker_id": broker_id}))
 
     async def undrain_broker(self, broker_id: int) -> bool:
         """Let the broker take new replicas again; whether it was being drained."""
-        return bool((await self.call("POST", f"/brokers/{broker_id}:undrain"))["was_draining"])
+        return bool((await self.call("POST", "/brokers:undrain", {"broker_id": broker_id}))["was_draining"])
 
     async def balance_brokers(self, tolerance: float, max_moves: int) -> dict:
         """One bounded balancing step: ``data`` (the moves, none once balanced) and ``rack_warnings``."""

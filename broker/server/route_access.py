@@ -138,8 +138,8 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", TOPIC + "/partitions/-/reassignment"): authorized(topic(DESCRIBE)),
     ("GET", PARTITION + "/reassignment"): authorized(topic(DESCRIBE)),
     ("POST", TOPICS + "/-/partitions/-/reassignment:alter"): authorized(cluster(AclOperation.ALTER)),
-    ("POST", CLUSTER + "/brokers/{broker_id}:drain"): authorized(cluster(AclOperation.ALTER)),
-    ("POST", CLUSTER + "/brokers/{broker_id}:undrain"): authorized(cluster(AclOperation.ALTER)),
+    ("POST", CLUSTER + "/brokers:drain"): authorized(cluster(AclOperation.ALTER)),
+    ("POST", CLUSTER + "/brokers:undrain"): authorized(cluster(AclOperation.ALTER)),
     ("POST", CLUSTER + "/brokers:balance"): authorized(cluster(AclOperation.ALTER)),
     ("GET", MEMBER + "/assignments"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
     ("GET", MEMBER + "/assignments/{topic_name}/partitions/{partition_id}"): authorized(

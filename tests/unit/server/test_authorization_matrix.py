@@ -355,16 +355,16 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
     ),
     Recipe(
         "POST",
-        C + "/brokers/{broker_id}:drain",
+        C + "/brokers:drain",
         404,
-        lambda m, n: Call("POST", f"{m.cluster}/brokers/99:drain"),
+        lambda m, n: Call("POST", f"{m.cluster}/brokers:drain", json={"broker_id": 99}),
         on_cluster(AclOperation.ALTER),
     ),
     Recipe(
         "POST",
-        C + "/brokers/{broker_id}:undrain",
+        C + "/brokers:undrain",
         200,
-        lambda m, n: Call("POST", f"{m.cluster}/brokers/99:undrain"),
+        lambda m, n: Call("POST", f"{m.cluster}/brokers:undrain", json={"broker_id": 99}),
         on_cluster(AclOperation.ALTER),
     ),
     Recipe(
