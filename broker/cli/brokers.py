@@ -11,7 +11,9 @@
 - ``balance`` (``POST …/brokers:balance``): one bounded step (``--batch`` moves) of
   ``move_plans.balance`` over the brokers not being drained, each step completed before
   the next is asked for, until every broker is within ``--tolerance`` of the mean replica
-  count; adding an empty broker and running it spreads the load onto it.
+  count and then of the mean count of preferred leaderships (reorders, which copy nothing,
+  each followed by a preferred election); adding an empty broker and running it spreads
+  the load onto it.
 
 The moves are reassignments planned by the controller, so no acknowledged record is lost
 while they run; progress is shown as records copied. A plan that must put two replicas of

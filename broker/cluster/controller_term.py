@@ -43,7 +43,7 @@ from broker.cluster.election import (
 )
 from broker.cluster.leader_balance import partitions_to_rebalance
 from broker.cluster.membership import registration_from
-from broker.cluster.move_plans import MovePlan, balance, drain
+from broker.cluster.move_plans import MovePlan, balance, drain, even_leaders
 from broker.cluster.placement import assign_replicas
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, PrefixView, retry_unavailable
 from broker.cluster.reassignment import (
@@ -330,17 +330,29 @@ class ControllerTerm:
             return True
 
     async def balance_brokers(self, tolerance: float, max_moves: int) -> tuple[list[PartitionRecord], list[str]]:
-        """One bounded step of ``move_plans.balance`` over the brokers that take new replicas, planned on
-        where every partition is headed (the targets of moves under way); nothing when balanced."""
+        """One bounded step over the brokers that take new replicas: replica moves (``move_plans.balance``,
+        planned on where every partition is headed, the targets of moves under way) while replica
+        counts are uneven, then reorders of in-sync partitions that spread preferred leaders
+        (``move_plans.even_leaders``), each followed by a preferred election; nothing when balanced."""
         async with self._lock:
             await self.fence.check()
-            assignment = {
-                parse_partition_key(key): target_replicas(_record(kv))
-                for key, kv in self._partitions.snapshot().items()
-            }
+            records = [_record(kv) for kv in self._partitions.snapshot().values()]
             racks = {b: r.rack for b, r in self.placeable_registrations().items()}
+            assignment = {(r.topic, r.partition): target_replicas(r) for r in records}
             plan = balance(assignment, racks, tolerance, max_moves)
-            return await self._start_plan(plan, "balance"), plan.rack_warnings
+            if plan.moves:
+                return await self._start_plan(plan, "balance"), plan.rack_warnings
+            in_sync = {
+                (r.topic, r.partition): r.replicas
+                for r in records
+                if not is_moving(r) and set(r.isr) == set(r.replicas)
+            }
+            plan = even_leaders(in_sync, racks, tolerance, max_moves)
+            reordered = {(r.topic, r.partition): r for r in await self._start_plan(plan, "even_leaders")}
+            if reordered:
+                elected = await self._elect_preferred(PARTITIONS_PREFIX, set(reordered), "even_leaders")
+                reordered.update({(r.topic, r.partition): r for r in elected})
+            return [reordered[key] for key in sorted(reordered)], plan.rack_warnings
 
     async def _start_plan(self, plan: MovePlan, reason: str) -> list[PartitionRecord]:
         moves = [

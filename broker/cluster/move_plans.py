@@ -16,6 +16,11 @@ shared by two replicas of a partition is a partition one rack failure can take o
   fewer than ``mean × (1 - tolerance)``), one replica moves from the most loaded broker to
   the least loaded one that can take it, at most ``max_moves`` moves per plan, so a cluster
   is balanced in bounded steps; adding an empty broker and balancing spreads load onto it.
+- ``even_leaders``: while some broker is the preferred leader (first replica) of more than
+  ``mean × (1 + tolerance)`` partitions, one of its partitions puts first the replica whose
+  broker is preferred by fewest: a reorder, which moves no data and which the controller
+  follows with a preferred election. A drain hands the drained broker's preferred
+  leaderships to its replacements; this spreads them again.
 - ``generate``: Kafka's ``--generate``: every partition of the given topics placed afresh
   over the given brokers by the creation placement (``placement.assign_replicas``).
 
@@ -102,6 +107,48 @@ def balance(
     for key, target in sorted(plan.moves.items()):
         _warn_shared_rack(plan, key, target, racks)
     return plan
+
+
+def even_leaders(
+    assignment: Assignment, racks: Mapping[int, str | None], tolerance: float = 0.1, max_moves: int = 10
+) -> MovePlan:
+    """Up to ``max_moves`` reorders spreading preferred leaders over the brokers of ``racks`` (see the
+    module docstring); replicas stay where they are, so racks stay as they were."""
+    current = {key: list(replicas) for key, replicas in assignment.items() if replicas}
+    counts: Counter[int] = Counter(dict.fromkeys(racks, 0))
+    counts.update(replicas[0] for replicas in current.values() if replicas[0] in racks)
+    mean = sum(counts.values()) / len(counts) if counts else 0.0
+    plan = MovePlan()
+    for _ in range(max_moves):
+        if _within(counts, mean, tolerance):
+            break
+        source = max(counts, key=lambda broker: (counts[broker], -broker))
+        move = _leader_taker(current, counts, source)
+        if move is None:
+            break
+        key, destination = move
+        current[key] = [destination, *(replica for replica in current[key] if replica != destination)]
+        counts[source] -= 1
+        counts[destination] += 1
+        plan.moves[key] = current[key]
+    return plan
+
+
+def _leader_taker(
+    current: Mapping[Partition, list[int]], counts: Counter[int], source: int
+) -> tuple[Partition, int] | None:
+    """A partition ``source`` is preferred for and the replica of it preferred for fewest, at least two fewer."""
+    takers = [
+        (counts[candidate], candidate, key)
+        for key in sorted(current)
+        if current[key][0] == source
+        for candidate in current[key][1:]
+        if candidate in counts and counts[source] - counts[candidate] >= 2
+    ]
+    if not takers:
+        return None
+    _, candidate, key = min(takers)
+    return key, candidate
 
 
 def generate(assignment: Assignment, racks: Mapping[int, str | None], topics: Collection[str]) -> MovePlan:

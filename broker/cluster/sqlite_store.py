@@ -12,14 +12,15 @@ Why it is safe for many processes:
   Any live client deletes the keys of expired leases — in every write transaction
   and on every poll — so keys of a SIGKILLed holder still vanish within a poll period
   (default 15 ms) of their expiry.
-* A stall is not counted against a lease. A writer that waited for the write lock
-  while nobody committed for a while (one commit whose fsync stalled on a loaded disk)
-  pushes every lease alive at the last commit on by the time since that commit, before
-  it sweeps: otherwise the first write after a stall longer than a ttl swept every
-  lease at once, although each holder had been trying to renew all along. etcd
-  refreshes its leases for the same reason when it becomes available again. A quiet
-  spell with nobody waiting forgives nothing, so the lease of a holder that died still
-  expires a ttl after its last renewal.
+* A stall is not counted against a lease. Every write records when it took the write
+  lock; a writer that then waited for the lock at least ``STALL_MIN_MS`` (one commit whose
+  fsync stalled on a loaded disk) pushes every lease alive when the previous write took
+  the lock on by the time since, before it sweeps: otherwise the first write after a
+  stall longer than a ttl swept every lease at once, although each holder had been
+  trying to renew all along. etcd refreshes its leases for the same reason when it
+  becomes available again. A quiet spell with nobody waiting forgives nothing, so the
+  lease of a holder that died still expires a ttl after its last renewal, later only by
+  the stalls in between.
 * Watches are served from a change-log table. Each store polls the store-wide
   revision and wakes its watchers when it moved; its own writes wake them directly
   when they made a revision. A lease keep-alive makes none, so the brokers' heartbeats
@@ -76,15 +77,15 @@ LOCKED_RETRIES = 5
 LOCKED_RETRY_INITIAL_S = 0.01
 LOCKED_RETRY_MAX_S = 0.16
 POLL_INTERVAL_MS = 15
-STALL_MIN_MS = 250
-"""A stall is a wait for the write lock and a gap between commits both at least this long;
-the commits of a busy but working store come closer together."""
+STALL_MIN_MS = 500
+"""A wait for the write lock this long is a stall; a busy but working store hands the lock
+on sooner."""
 WATCH_BATCH_ROWS = 512
 PRUNE_EVERY_REVISIONS = 64
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    "INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compact_revision', 0), ('last_commit_ms', 0)",
+    "INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compact_revision', 0), ('last_write_started_ms', 0)",
     "CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL,"
     " create_revision INTEGER NOT NULL, mod_revision INTEGER NOT NULL, lease_id INTEGER)",
     "CREATE INDEX IF NOT EXISTS kv_by_lease ON kv (lease_id) WHERE lease_id IS NOT NULL",
@@ -191,12 +192,12 @@ class SqliteMetadataStore(MetadataStore):
         self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
         try:
             if sweep:
-                now_ms = wall_clock_ms()
-                self._forgive_stall(conn, requested_ms, _meta(conn, "last_commit_ms"), now_ms)
-                self._sweep_expired_leases(conn, now_ms)
+                started_ms = wall_clock_ms()
+                self._forgive_stall(conn, requested_ms, _meta(conn, "last_write_started_ms"), started_ms)
+                self._sweep_expired_leases(conn, started_ms)
+                conn.execute("UPDATE meta SET value = ? WHERE name = 'last_write_started_ms'", (started_ms,))
             result = body(conn)
             revision = _meta(conn, "revision")
-            conn.execute("UPDATE meta SET value = ? WHERE name = 'last_commit_ms'", (wall_clock_ms(),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -264,14 +265,14 @@ class SqliteMetadataStore(MetadataStore):
         return len(keys)
 
     @staticmethod
-    def _forgive_stall(conn: sqlite3.Connection, requested_ms: int, last_commit_ms: int, now_ms: int) -> None:
-        """Push on every lease alive at the last commit by the time since, when this writer
-        waited for the lock through a stall: no holder could renew during it either."""
-        stall_ms = now_ms - last_commit_ms
-        if now_ms - requested_ms < STALL_MIN_MS or stall_ms < STALL_MIN_MS:
+    def _forgive_stall(conn: sqlite3.Connection, requested_ms: int, previous_started_ms: int, now_ms: int) -> None:
+        """Push on every lease alive when the previous write took the lock by the time since, when
+        this writer waited for the lock through a stall: no holder could renew during it either."""
+        if now_ms - requested_ms < STALL_MIN_MS:
             return
+        stall_ms = now_ms - previous_started_ms
         extended = conn.execute(
-            "UPDATE leases SET expiry_ms = expiry_ms + ? WHERE expiry_ms > ?", (stall_ms, last_commit_ms)
+            "UPDATE leases SET expiry_ms = expiry_ms + ? WHERE expiry_ms > ?", (stall_ms, previous_started_ms)
         ).rowcount
         log.warning("lease_expiries_extended_after_stall", stall_ms=stall_ms, leases=extended)
 

@@ -10,8 +10,10 @@
 - ``POST …/brokers:undrain`` with ``{"broker_id": b}`` lets it take new replicas again (moves under way go on;
   cancel them with ``reassignment:alter``); 200 saying whether it was being drained.
 - ``POST …/brokers:balance`` with ``{"tolerance": 0.1, "max_moves": 10}`` starts one bounded
-  step of ``move_plans.balance`` over the live brokers that are not being drained; 202 with
-  the moves, an empty ``data`` once every broker is within the tolerance of the mean.
+  step of ``move_plans.balance`` over the live brokers that are not being drained, and once
+  replica counts are even, of ``move_plans.even_leaders`` (reorders, each partition's new
+  first replica elected); 202 with the moves, an empty ``data`` once every broker is within
+  the tolerance of the mean in both.
 
 Each is the controller's decision, under the lock every controller operation takes, so a
 plan never interleaves with a topic creation.

@@ -3,6 +3,7 @@ against the real sqlite store: a drained broker gets no new replica until it is 
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,20 @@ async def test_a_broker_nobody_knows_cannot_be_drained(four: InProcessCluster) -
     with pytest.raises(NotFound, match="broker 9 is neither registered nor holds a replica"):
         await controller.drain_broker(9)
     assert await four.observer.get(draining_key(9)) is None
+
+
+async def test_balancing_evens_out_preferred_leaders_once_replica_counts_are_even(four: InProcessCluster) -> None:
+    """Replicas are even over 2, 3 and 4 (1 is drained), but 4 leads four of six partitions: a step reorders
+    two partitions' replicas, moving no data, and elects their new first replicas."""
+    controller = (await four.wait_until_controller_sees({1, 2, 3, 4})).controller
+    assert await controller.drain_broker(1) == ([], [])
+    assignment = [[4, 2], [4, 3], [4, 2], [4, 3], [2, 3], [3, 2]]
+    await controller.create_topic(
+        NewTopic(name="skewed", partitions_count=6, replication_factor=2, assignment=assignment)
+    )
+    records, _ = await controller.balance_brokers(0.1, 10)
+    assert [(r.partition, r.replicas, r.leader) for r in records] == [(0, [2, 4], 2), (1, [3, 4], 3)]
+    assert all(not r.adding_replicas and not r.removing_replicas for r in records), "a reorder copies nothing"
+    leaders = Counter(r.leader for r in await four.partitions("skewed"))
+    assert leaders == {2: 2, 3: 2, 4: 2}
+    assert await controller.balance_brokers(0.1, 10) == ([], [])

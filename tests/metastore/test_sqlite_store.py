@@ -115,7 +115,7 @@ def _hold_the_write_lock(path: Path, held: threading.Event, seconds: float) -> N
 
 
 async def test_a_lease_survives_a_store_that_nobody_could_write_for_longer_than_its_ttl(tmp_path: Path) -> None:
-    """Regression: a write lock held for 1.5 s (one slow commit on a loaded machine) blocked every
+    """Regression: a write lock held for 2 s (one slow commit on a loaded machine) blocked every
     broker's keep-alive; the first write afterwards swept every lease as expired at once, and the
     live brokers re-registered with new epochs and were dropped from every ISR. The time a
     keep-alive waited while nobody committed is not counted against any lease; a lease nobody
@@ -130,7 +130,7 @@ async def test_a_lease_survives_a_store_that_nobody_could_write_for_longer_than_
         await other.put("/brokers/2", b"gone", lease=abandoned.id)
         renewing = asyncio.create_task(keep_lease_alive(store, kept, 200))
         held = threading.Event()
-        holder = asyncio.create_task(asyncio.to_thread(_hold_the_write_lock, path, held, 1.5))
+        holder = asyncio.create_task(asyncio.to_thread(_hold_the_write_lock, path, held, 2.0))
         await asyncio.to_thread(held.wait)
         await holder
         abandoned_at = time.monotonic()

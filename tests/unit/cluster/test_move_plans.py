@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
-from broker.cluster.move_plans import balance, drain, generate, replica_counts
+from broker.cluster.move_plans import balance, drain, even_leaders, generate, replica_counts
 from broker.errors import InvalidReplicaAssignment
 
 NO_RACKS: dict[int, str | None] = {1: None, 2: None, 3: None, 4: None}
@@ -88,3 +90,22 @@ def test_a_fresh_plan_places_the_topics_over_the_given_brokers_and_lists_only_wh
     after = {**assignment, **plan.moves}
     assert all(set(after[("t", p)]) <= {2, 3, 4} for p in (0, 1))
     assert after[("u", 0)] == [1, 2]
+
+
+def test_evening_leaders_reorders_replicas_until_each_broker_is_preferred_about_equally():
+    """After a drain gave broker 4 every preferred leadership it replaced: reorders only, no replica moves."""
+    assignment = {("t", p): [4, 2 + p % 2] for p in range(8)} | {("u", p): [2, 3] for p in range(2)}
+    plan = even_leaders(assignment, {2: None, 3: None, 4: None}, tolerance=0.1, max_moves=100)
+    current = {**assignment, **plan.moves}
+    assert all(sorted(current[key]) == sorted(assignment[key]) for key in assignment), "a replica moved"
+    firsts = Counter(replicas[0] for replicas in current.values())
+    assert max(firsts.values()) - min(firsts.values()) <= 1, firsts
+    assert even_leaders(current, {2: None, 3: None, 4: None}, tolerance=0.1).moves == {}
+
+
+def test_evening_leaders_is_bounded_per_step_and_ignores_brokers_left_out():
+    assignment = {("t", p): [1, 2, 3] for p in range(9)}
+    plan = even_leaders(assignment, {2: None, 3: None}, tolerance=0.0, max_moves=3)
+    assert plan.moves == {}, "broker 1 is left out (being drained): its preferred leaderships are the drain's"
+    step = even_leaders(assignment, {1: None, 2: None, 3: None}, tolerance=0.0, max_moves=3)
+    assert len(step.moves) == 3
