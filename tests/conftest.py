@@ -26,7 +26,6 @@ new examples when hunting bugs by hand.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Iterator
@@ -80,18 +79,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(autouse=True)
-def logging_as_it_was() -> Iterator[None]:
-    """Every test starts with the logging the one before it started with. A command run in-process
-    (``highwater bench …`` through typer's runner) configures logging as its process's owner; left in
-    place, its WARNING filter silently dropped the info events a later test on that worker captured."""
+def structlog_as_it_was() -> Iterator[None]:
+    """Every test starts with the structlog configuration the one before it started with. A command
+    run in-process (``highwater bench …`` through typer's runner) configures structlog as its
+    process's owner; left in place, its WARNING filter silently dropped the info events a later test
+    on that worker captured. The stdlib root logger is left alone: its handlers include pytest's
+    own capture handler of the phase under way, which must not outlive that phase."""
     saved = structlog.get_config()
     saved["processors"] = list(saved["processors"])
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
     yield
     structlog.configure(**saved)
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 @pytest.fixture
