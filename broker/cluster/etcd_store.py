@@ -54,6 +54,15 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
 _CONNECTION_ERRORS = (aetcd.ConnectionFailedError, aetcd.ConnectionTimeoutError)
+_UNAVAILABLE_TEXTS = (
+    "context deadline exceeded",
+    "context canceled",
+    "request timed out",
+    "leader changed",
+    "no leader",
+    "too many requests",
+)
+"""etcd's words (its ``rpctypes`` errors, gRPC's context errors) for a request it did not carry out."""
 WATCH_RETRY_BACKOFF_S = 0.1
 WATCH_RETRY_BACKOFF_MAX_S = 2.0
 
@@ -109,6 +118,17 @@ async def _channel_became_ready(channel: Any, timeout_s: float) -> bool:
 
 def _is_lease_not_found(error: Exception) -> bool:
     return "lease not found" in str(error)
+
+
+def is_unavailable(error: Exception) -> bool:
+    """Whether ``error`` is a failed call rather than etcd's answer to it: a lost connection, or a
+    request etcd gave up on (a timeout, a leader election under way). aetcd maps only some gRPC
+    codes to its connection errors; etcd reports the others as a plain ``ClientError`` whose
+    text says so. Raised as such, one killed the broker's lease keep-alive task while it was
+    cut off from etcd, and the broker never registered again once the link returned."""
+    if isinstance(error, _CONNECTION_ERRORS):
+        return True
+    return isinstance(error, aetcd.ClientError) and any(text in str(error) for text in _UNAVAILABLE_TEXTS)
 
 
 class EtcdMetadataStore(MetadataStore):
@@ -184,7 +204,9 @@ class EtcdMetadataStore(MetadataStore):
             client = await self._connected_client()
             try:
                 return await operation(client)
-            except _CONNECTION_ERRORS as error:
+            except aetcd.ClientError as error:
+                if not is_unavailable(error):
+                    raise
                 last_error = error
                 log.warning("etcd_call_failed", error=str(error), retriable=retriable)
                 await self._drop_client(client)
@@ -328,7 +350,11 @@ class EtcdMetadataStore(MetadataStore):
             except aetcd.RevisionCompactedError as error:
                 current = await self._current_revision()
                 raise CompactedError(next_revision, error.compacted_revision, current) from error
-            except (*_CONNECTION_ERRORS, aetcd.WatchTimeoutError, StoreUnavailableError) as error:
+            except (aetcd.ClientError, StoreUnavailableError) as error:
+                if isinstance(error, aetcd.ClientError) and not (
+                    is_unavailable(error) or isinstance(error, aetcd.WatchTimeoutError)
+                ):
+                    raise
                 log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=str(error))
             finally:
                 if stream is not None:

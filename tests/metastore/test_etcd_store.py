@@ -1,10 +1,15 @@
-"""etcd-only behaviour: a live watch survives a member crash; endpoint failover."""
+"""etcd-only behaviour: a live watch survives a member crash; endpoint failover; a failed call told from an answer."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
+import aetcd
+import pytest
+
+from broker.cluster.etcd_store import EtcdMetadataStore, is_unavailable
+from broker.cluster.store import StoreUnavailableError
 from broker.cluster.store_url import open_store
 from tests.metastore.test_contract import close_watch, summary, take
 from tests.support.brokers import free_port
@@ -71,3 +76,46 @@ async def test_empty_prefix_lists_and_watches_every_key(tmp_path: Path) -> None:
             await store.close()
     assert [kv.key for kv in listed] == ["/a", "zz"]
     assert summary(seen) == [("put", "/a", b"1"), ("put", "zz", b"2")]
+
+
+@pytest.mark.parametrize(
+    ("error", "unavailable"),
+    [
+        (aetcd.ClientError("context deadline exceeded"), True),
+        (aetcd.ClientError("etcdserver: request timed out"), True),
+        (aetcd.ClientError("etcdserver: leader changed"), True),
+        (aetcd.ConnectionFailedError("failed to connect to all addresses"), True),
+        (aetcd.ClientError("etcdserver: requested lease not found"), False),
+        (aetcd.PreconditionFailedError("etcdserver: mvcc: required revision has been compacted"), False),
+    ],
+)
+def test_a_failed_call_is_told_from_etcds_answer(error: Exception, unavailable: bool) -> None:
+    assert is_unavailable(error) is unavailable
+
+
+async def test_a_call_etcd_gave_up_on_is_store_unavailable_so_a_keep_alive_is_tried_again(tmp_path: Path) -> None:
+    """Regression: "context deadline exceeded" came out of the keep-alive as a plain ClientError, which
+    ended the broker's keep-alive task: cut off from etcd, a broker never registered again."""
+    with EtcdServer(tmp_path / "etcd") as server:
+        store = await open_store(server.url)
+        assert isinstance(store, EtcdMetadataStore)
+        calls = 0
+
+        async def gave_up(client: aetcd.Client) -> None:
+            nonlocal calls
+            calls += 1
+            raise aetcd.ClientError("context deadline exceeded")
+
+        async def refused(client: aetcd.Client) -> None:
+            raise aetcd.ClientError("etcdserver: requested lease not found")
+
+        try:
+            with pytest.raises(StoreUnavailableError, match="context deadline exceeded"):
+                await store._call(gave_up, retriable=True)
+            assert calls == 2, "a retriable call is tried on every endpoint and once more"
+            with pytest.raises(aetcd.ClientError, match="lease not found"):
+                await store._call(refused, retriable=True)
+            lease = await store.grant(2000)
+            assert await store.keep_alive(lease.id), "the client still works after the failed calls"
+        finally:
+            await store.close()
