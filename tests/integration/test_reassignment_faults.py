@@ -31,6 +31,16 @@ def _move(cluster: Cluster, topic: str, replicas: list[int], via: int) -> None:
     assert row["adding_replicas"], f"the move completed at once: {row}"
 
 
+def _under_load(cluster: Cluster, topic: str, replicas: list[int]) -> tuple[BackgroundProducer, BackgroundConsumer]:
+    """``topic`` on ``replicas``, with acks=all writes and a reader running, 100 records in."""
+    cluster.v3("POST", "/topics", {"topic_name": topic, "replicas_assignments": {"0": replicas}})
+    cluster.wait_for_topic(topic, 1)
+    producer = BackgroundProducer(cluster, topic).start()
+    consumer = BackgroundConsumer(cluster, topic).start()
+    cluster.wait_until(lambda: len(producer.acknowledged) >= 100, "records before the move")
+    return producer, consumer
+
+
 def _moved(cluster: Cluster, topic: str, replicas: list[int], via: int) -> bool:
     state = cluster.partitions(topic, via=via)[0]
     return state.replicas == replicas and sorted(state.isr) == sorted(replicas)
@@ -53,11 +63,7 @@ def test_a_new_replica_killed_while_it_copies_resumes_once_restarted(clusters: C
     target_id = max({1, 2, 3} - {controller})
     leaving, staying = sorted({1, 2, 3} - {target_id})
     topic = "moved-through-a-crash"
-    cluster.v3("POST", "/topics", {"topic_name": topic, "replicas_assignments": {"0": [leaving, staying]}})
-    cluster.wait_for_topic(topic, 1)
-    producer = BackgroundProducer(cluster, topic).start()
-    consumer = BackgroundConsumer(cluster, topic).start()
-    cluster.wait_until(lambda: len(producer.acknowledged) >= 100, "records before the move")
+    producer, consumer = _under_load(cluster, topic, [leaving, staying])
 
     target = cluster.brokers[target_id]
     target.pause()
@@ -82,11 +88,7 @@ def test_a_controller_killed_mid_move_is_succeeded_by_one_that_completes_it(clus
     controller = cluster.controller_id()
     target_id, staying = sorted({1, 2, 3} - {controller})
     topic = "moved-through-a-failover"
-    cluster.v3("POST", "/topics", {"topic_name": topic, "replicas_assignments": {"0": [controller, staying]}})
-    cluster.wait_for_topic(topic, 1)
-    producer = BackgroundProducer(cluster, topic).start()
-    consumer = BackgroundConsumer(cluster, topic).start()
-    cluster.wait_until(lambda: len(producer.acknowledged) >= 100, "records before the move")
+    producer, consumer = _under_load(cluster, topic, [controller, staying])
 
     target = cluster.brokers[target_id]
     target.pause()

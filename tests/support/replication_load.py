@@ -21,7 +21,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from tests.support.cluster import Cluster
 from tests.support.replication import TOPIC, Description, fetch_page, produce_one, wait_for_isr, wait_for_leader
@@ -47,19 +47,14 @@ def _live_broker(cluster: Cluster, rng: random.Random) -> int | None:
 
 
 @dataclass
-class BackgroundProducer:
-    cluster: Cluster
-    topic: str = TOPIC
-    acks: str = "all"
-    timeout_ms: int = 3000
-    seed: int = 1
-    acknowledged: list[Acknowledgement] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+class _Background:
+    """A loop (``_run``) on a thread of its own, from ``start`` until ``stop``."""
 
-    def start(self) -> BackgroundProducer:
-        self._thread = threading.Thread(target=self._run, name="background-producer", daemon=True)
+    _stop: threading.Event = field(default_factory=threading.Event, kw_only=True)
+    _thread: threading.Thread | None = field(default=None, kw_only=True)
+
+    def start(self) -> Self:
+        self._thread = threading.Thread(target=self._run, name=type(self).__name__, daemon=True)
         self._thread.start()
         return self
 
@@ -67,6 +62,20 @@ class BackgroundProducer:
         self._stop.set()
         assert self._thread is not None
         self._thread.join(30)
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class BackgroundProducer(_Background):
+    cluster: Cluster
+    topic: str = TOPIC
+    acks: str = "all"
+    timeout_ms: int = 3000
+    seed: int = 1
+    acknowledged: list[Acknowledgement] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
     def _run(self) -> None:
         rng = random.Random(self.seed)
@@ -93,7 +102,7 @@ class BackgroundProducer:
 
 
 @dataclass
-class BackgroundConsumer:
+class BackgroundConsumer(_Background):
     """Reads everything from offset 0; ``violations`` lists every page a reader must never get."""
 
     cluster: Cluster
@@ -103,18 +112,6 @@ class BackgroundConsumer:
     seen: list[tuple[int, str]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> BackgroundConsumer:
-        self._thread = threading.Thread(target=self._run, name="background-consumer", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        assert self._thread is not None
-        self._thread.join(30)
 
     def _run(self) -> None:
         rng = random.Random(self.seed)
@@ -153,7 +150,7 @@ class BackgroundConsumer:
 
 
 @dataclass
-class LatestOffsetWatcher:
+class LatestOffsetWatcher(_Background):
     """Polls ``…/partitions/{p}/offset`` of ``partitions`` through random live brokers."""
 
     cluster: Cluster
@@ -164,18 +161,6 @@ class LatestOffsetWatcher:
     answers: int = 0
     violations: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> LatestOffsetWatcher:
-        self._thread = threading.Thread(target=self._run, name="latest-offset-watcher", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        assert self._thread is not None
-        self._thread.join(30)
 
     def _run(self) -> None:
         rng = random.Random(self.seed)
