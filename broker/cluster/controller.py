@@ -209,7 +209,7 @@ class Controller:
                 try:
                     placed[:] = assign_added_partitions(existing, partitions_count, term.placeable())
                 except InvalidReplicationFactor as error:
-                    raise term.check_placeable(error) from None
+                    raise term.explain_unplaceable(error) from None
                 return topic.model_copy(update={"partitions_count": partitions_count})
 
             await self._update_topic(term, name, grow)

@@ -6,7 +6,9 @@ changes (and once at the start of the term, since brokers may have come and gone
 while nobody ruled), reconciles every partition record with it (``election.reconcile``):
 dead brokers leave ISRs, partitions they led get the next live ISR member, leaderless
 partitions get a returning ISR member, or, where the topic allows unclean election,
-any live replica.
+any live replica. It also moves partitions (reassignments, completed as their new replicas
+come in sync), and drains and balances brokers by planning moves (``move_plans``); a broker
+being drained (``/draining/<id>``) gets no new replica.
 
 Like Kafka's controller event queue, every operation runs under one lock, so
 decisions never interleave; every operation first checks the fence, so a deposed
@@ -189,7 +191,7 @@ class ControllerTerm:
             (broker_id, registration.rack) for broker_id, registration in sorted(self.placeable_registrations().items())
         ]
 
-    def check_placeable(self, error: InvalidReplicationFactor) -> InvalidReplicationFactor:
+    def explain_unplaceable(self, error: InvalidReplicationFactor) -> InvalidReplicationFactor:
         """A placement's refusal, saying which brokers took no new replica because they are being drained."""
         draining = sorted(self.draining_broker_ids() & self.live_broker_ids())
         if not draining:
@@ -229,7 +231,7 @@ class ControllerTerm:
                         partitions_count, replication_factor, self.placeable(), existing_leader_counts=leader_counts
                     )
                 except InvalidReplicationFactor as error:
-                    raise self.check_placeable(error) from None
+                    raise self.explain_unplaceable(error) from None
             topic = TopicRecord(
                 name=name,
                 partitions_count=partitions_count,
