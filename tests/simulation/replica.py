@@ -260,11 +260,16 @@ class SimProcess:
         self.call(self._apply_metadata, record, min_insync_replicas)
 
     def _apply_metadata(self, record: PartitionRecord, min_insync_replicas: int) -> None:
-        """``ReplicaManager.apply_topic_record``, then ``apply_partition_record``: role, then fetchers."""
+        """``ReplicaManager.apply_topic_record``, then ``apply_partition_record``: role, then fetchers.
+        A broker the record leaves out (a move removed it) resigns as the record says and stops
+        fetching; it keeps its log, which the broker would delete: added back, it must truncate."""
         was = (self.partition.is_leader, self.partition.leader_epoch)
         self.partition.apply_topic_config(self.broker.disk.log_config, min_insync_replicas)
         self.partition.apply_record(record, min_insync_replicas)
-        self.fetchers.update(self.partition)
+        if self.broker.broker_id in record.replicas:
+            self.fetchers.update(self.partition)
+        else:
+            self.fetchers.remove(self.partition)
         if (self.partition.is_leader, self.partition.leader_epoch) != was:
             self.hooks.trace(
                 f"b{self.broker.broker_id} {'leader' if self.partition.is_leader else 'follower'} of epoch "

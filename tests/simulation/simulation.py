@@ -9,8 +9,10 @@ it does not know), read through ``Partition.read``, deliver metadata, or a fault
 pause/resume, cut/heal links, a clock jump past ``replica_lag_time_max_ms`` (for
 everyone, or one broker's clock alone), a slow disk, a leader forgetting its fetch
 sessions; the network also loses and duplicates messages — then checks every invariant
-(``invariants.py``). ``heal`` ends a run: faults stop, everyone comes back, and the
-replicas must converge to identical logs holding every acknowledged record.
+(``invariants.py``). With the ``reassign`` profile an admin also moves the partition
+between brokers and cancels moves. ``heal`` ends a run: faults stop, everyone comes
+back, and the partition's replicas must converge to identical logs holding every
+acknowledged record.
 
 A failure raises ``SimulationFailure`` with the seed, the step and the last events.
 """
@@ -27,6 +29,7 @@ from pathlib import Path
 import structlog
 
 from broker.acks import Acks
+from broker.cluster.reassignment import is_moving
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, UnknownLeaderEpoch
 from broker.record.codec import encode_batch
@@ -52,6 +55,8 @@ log = structlog.get_logger(__name__)
 
 TRACE_LINES = 60
 STALE_RECORD_PROBABILITY = 0.2
+CANCEL_PROBABILITY = 0.3
+"""How often a reassignment event cancels the move under way rather than starting another."""
 HEAL_ROUNDS = 4_000
 IDEMPOTENT_PRODUCER_ID = 4_000
 
@@ -113,6 +118,8 @@ class Stats:
     """Idempotent retries acknowledged by a leader that already held the batch (rule 8 holding)."""
     messages_lost: int = 0
     messages_duplicated: int = 0
+    moves: int = 0
+    """Reassignments started, replaced or cancelled (the ``reassign`` profile)."""
     stale_fetches_refused: int = 0
     """Fetches from a dead incarnation (delayed past a restart) the leaders refused (KIP-903)."""
     invariant_checks: int = 0
@@ -166,7 +173,7 @@ class Simulation:
         )
         self.brokers = {
             broker_id: SimBroker(broker_id, directory / f"broker-{broker_id}", config, hooks)
-            for broker_id in self.controller.record.replicas
+            for broker_id in self.controller.broker_ids
         }
         for broker in self.brokers.values():
             broker.live.apply_metadata(self.controller.record, self.min_insync_replicas)
@@ -211,6 +218,8 @@ class Simulation:
         ]
         if self.config.alter_min_isr:
             events.append((0.5, self._alter_min_isr))
+        if self.config.reassign and self._faults_enabled:
+            events.append((0.4, self._reassign))
         if self._faults_enabled:
             events += [
                 (0.3, self._crash),
@@ -350,6 +359,18 @@ class Simulation:
             and self.controller.registered(broker.broker_id, broker.incarnation)
         ):
             broker.live.apply_metadata(self.controller.record if record is None else record, self.min_insync_replicas)
+
+    def _reassign(self) -> None:
+        """An admin moves the partition to a random set of brokers, or cancels the move under way."""
+        before = self.controller.record
+        if is_moving(before) and self.rng.random() < CANCEL_PROBABILITY:
+            target = None
+        else:
+            target = self.rng.sample(self.controller.broker_ids, self.controller.replication_factor)
+        if self.controller.reassign(target):
+            self.stats.moves += 1
+            self.trace(f"controller {'cancels the move' if target is None else f'moves the partition to {target}'}")
+            self._note_record_change(before)
 
     def _alter_min_isr(self) -> None:
         """An admin alters the topic's ``min.insync.replicas``; no broker knows yet."""
@@ -587,19 +608,23 @@ class Simulation:
             if message is not None:
                 self._handle(message)
 
+    def _replicas(self) -> list[SimBroker]:
+        return [self.brokers[broker_id] for broker_id in self.controller.record.replicas]
+
     def _converged(self) -> bool:
-        leader = self.brokers.get(self.controller.record.leader)
-        if leader is None or leader.leader_state is None:
+        record = self.controller.record
+        leader = self.brokers.get(record.leader)
+        if leader is None or leader.leader_state is None or is_moving(record):
             return False
         leader_end = leader.disk.opened_log.log_end_offset
-        return len(leader.leader_state.isr) == len(self.brokers) and all(
+        return len(leader.leader_state.isr) == len(record.replicas) and all(
             broker.disk.opened_log.log_end_offset == leader_end and broker.high_watermark == leader_end
-            for broker in self.brokers.values()
+            for broker in self._replicas()
         )
 
     def _check_converged(self) -> None:
         leader = self.brokers[self.controller.record.leader]
-        for broker in self.brokers.values():
+        for broker in self._replicas():
             if broker.disk.records != leader.disk.records:
                 raise InvariantViolation(
                     f"b{broker.broker_id}'s log differs from leader b{leader.broker_id}'s after healing"

@@ -31,7 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from broker.cluster.election import reconcile
+from broker.cluster.reassignment import (
+    check_target,
+    complete,
+    is_moving,
+    original_replicas,
+    reassign,
+    target_replicas,
+)
 from broker.cluster.records import PartitionRecord
+from broker.errors import InvalidReplicaAssignment
 from broker.replication import ProposeIsr
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.isr_change import IsrChangeAnswer, IsrChangeRefused, decide_isr_change
@@ -72,6 +81,16 @@ class SimConfig:
     alter_min_isr: bool = False
     """The topic's ``min.insync.replicas`` is altered during the run (1..broker_count), and each
     broker applies the new value when its watch delivers the topic record, at its own moment."""
+    replication_factor: int = 0
+    """Replicas of the partition, the first brokers; 0: every broker."""
+    reassign: bool = False
+    """The partition is moved during the run (KIP-455, ``broker.cluster.reassignment``): to a
+    random set of ``replication_factor`` live brokers, or a move under way is cancelled; the
+    controller completes a move once its target is in the ISR. A broker that is no longer a
+    replica stops fetching and keeps its log, so one added back later starts from a stale log."""
+    move_waits_for_sync: bool = True
+    """The controller completes a move only once its target is in the ISR. Off (a negative
+    control): it takes the target as in sync at once, as a controller that skipped the catch-up would."""
     fence_restarted_brokers: bool = True
     """Kafka's rule (ZK controller's bounced brokers, KRaft's new incarnation): a broker that
     re-registers with a new broker epoch is first handled as failed — removed from the ISR,
@@ -154,7 +173,9 @@ class SimController:
 
     def __init__(self, config: SimConfig) -> None:
         self.config = config
-        replicas = list(range(1, config.broker_count + 1))
+        self.broker_ids = list(range(1, config.broker_count + 1))
+        self.replication_factor = config.replication_factor or config.broker_count
+        replicas = self.broker_ids[: self.replication_factor]
         self.record = PartitionRecord(
             topic=TOPIC,
             partition=PARTITION,
@@ -164,9 +185,9 @@ class SimController:
             replicas=replicas,
             isr=replicas,
         )
-        self.last_heartbeat_ms: dict[int, int] = {broker_id: 0 for broker_id in replicas}
-        self.incarnations: dict[int, int] = {broker_id: 0 for broker_id in replicas}
-        self.live: set[int] = set(replicas)
+        self.last_heartbeat_ms: dict[int, int] = {broker_id: 0 for broker_id in self.broker_ids}
+        self.incarnations: dict[int, int] = {broker_id: 0 for broker_id in self.broker_ids}
+        self.live: set[int] = set(self.broker_ids)
         self.history: list[PartitionRecord] = [self.record]
 
     def heartbeat(self, broker_id: int, incarnation: int, now_ms: int) -> bool:
@@ -215,6 +236,29 @@ class SimController:
             self._set(answer)
         return answer
 
+    def reassign(self, target: list[int] | None) -> bool:
+        """Start, replace or cancel (``None``) a move, checked as the controller checks it; whether
+        the record changed. A move whose target is already in sync completes at once."""
+        record = self.record
+        try:
+            if target is not None:
+                check_target(record, target, self.replication_factor, self.live)
+            change = reassign(record, original_replicas(record) if target is None else target, self.live)
+        except InvalidReplicaAssignment:
+            return False
+        if change is None:
+            return False
+        self._set(change.record)
+        return True
+
     def _set(self, record: PartitionRecord) -> None:
+        """Write ``record``; a move whose target it brings in sync completes in a second write,
+        as the controller's completion loop does on the change."""
         self.record = record
         self.history.append(record)
+        if not self.config.move_waits_for_sync and is_moving(record):
+            record = record.model_copy(update={"isr": target_replicas(record)})
+        completed = complete(record, self.live)
+        if completed is not None:
+            self.record = completed.record
+            self.history.append(completed.record)
