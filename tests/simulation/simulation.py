@@ -219,7 +219,7 @@ class Simulation:
         if self.config.alter_min_isr:
             events.append((0.5, self._alter_min_isr))
         if self.config.reassign and self._faults_enabled:
-            events.append((0.4, self._reassign))
+            events.append((1.0, self._reassign))
         if self._faults_enabled:
             events += [
                 (0.3, self._crash),

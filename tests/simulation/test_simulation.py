@@ -86,7 +86,6 @@ def test_replicas_never_diverge_and_keep_everything_acknowledged(profile, seed, 
     assert stats.produced_batches > 0
     assert stats.faults > 0 and stats.invariant_checks >= steps, "a run that injects no fault or checks nothing"
     assert simulation.history.acked_all, "no acks=all write succeeded: the run exercised nothing"
-    assert stats.moves > 0 or not PROFILES[profile].reassign, "a reassignment profile that moved nothing"
 
 
 @pytest.mark.parametrize(("profile", "regression_seed", "regression_steps"), REGRESSIONS)
