@@ -3,7 +3,9 @@ copies resumes copying once restarted, and a controller SIGKILLed mid-move is su
 completes the move (the move lives in the partition record, not in the controller's memory).
 
 Each test runs a cluster of its own: it kills a broker. The new replica is held back (SIGSTOP) while
-the move starts, so the fault lands while it is still moving, whatever the machine's speed.
+the move starts, so the fault lands while it is still moving, whatever the machine's speed. The
+clusters keep their metadata in etcd: a broker stopped while it holds the sqlite store's write lock
+(a keep-alive's transaction) would hold up every other broker's writes, the move's among them.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def _nothing_lost(cluster: Cluster, topic: str, producer: BackgroundProducer, co
 
 
 def test_a_new_replica_killed_while_it_copies_resumes_once_restarted(clusters: Clusters) -> None:
-    cluster = clusters.start(ClusterSpec())
+    cluster = clusters.start(ClusterSpec(store="etcd"))
     controller = cluster.controller_id()
     target_id = max({1, 2, 3} - {controller})
     leaving, staying = sorted({1, 2, 3} - {target_id})
@@ -84,7 +86,7 @@ def test_a_new_replica_killed_while_it_copies_resumes_once_restarted(clusters: C
 
 
 def test_a_controller_killed_mid_move_is_succeeded_by_one_that_completes_it(clusters: Clusters) -> None:
-    cluster = clusters.start(ClusterSpec())
+    cluster = clusters.start(ClusterSpec(store="etcd"))
     controller = cluster.controller_id()
     target_id, staying = sorted({1, 2, 3} - {controller})
     topic = "moved-through-a-failover"

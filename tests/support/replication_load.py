@@ -42,6 +42,8 @@ class Acknowledgement:
 
 
 def _live_broker(cluster: Cluster, rng: random.Random) -> int | None:
+    """A running broker (possibly paused: a client meets those too), or None while every one is down;
+    the loops then wait, where asking "any broker" would find none (the threads died on it)."""
     live = [broker_id for broker_id, broker in cluster.brokers.items() if broker.alive]
     return rng.choice(live) if live else None
 
@@ -81,9 +83,12 @@ class BackgroundProducer(_Background):
         rng = random.Random(self.seed)
         sequence = 0
         while not self._stop.is_set():
+            via = _live_broker(self.cluster, rng)
+            if via is None:
+                self._stop.wait(RETRY_BACKOFF_S)
+                continue
             value = f"p-{sequence}"
             sequence += 1
-            via = _live_broker(self.cluster, rng)
             started_s = time.monotonic()
             try:
                 status, reply = produce_one(self.cluster, self.topic, value, self.acks, self.timeout_ms, via=via)
@@ -116,8 +121,11 @@ class BackgroundConsumer(_Background):
     def _run(self) -> None:
         rng = random.Random(self.seed)
         while not self._stop.is_set():
+            via = _live_broker(self.cluster, rng)
+            if via is None:
+                self._stop.wait(RETRY_BACKOFF_S)
+                continue
             try:
-                via = _live_broker(self.cluster, rng)
                 status, page = fetch_page(self.cluster, self.topic, self.position, via, timeout_ms=200)
             except TRANSIENT_ERRORS as error:
                 self.errors.append(type(error).__name__)
@@ -167,6 +175,9 @@ class LatestOffsetWatcher(_Background):
         while not self._stop.is_set():
             partition = rng.choice(self.partitions)
             via = _live_broker(self.cluster, rng)
+            if via is None:
+                self._stop.wait(RETRY_BACKOFF_S)
+                continue
             try:
                 status, body = self.cluster.v3("GET", f"/topics/{self.topic}/partitions/{partition}/offset", via=via)
             except TRANSIENT_ERRORS as error:
