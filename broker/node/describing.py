@@ -104,11 +104,16 @@ class PartitionDescriber:
 
     async def describe_partition(self, topic: str, partition: int) -> PartitionDescription:
         record = self.catalog.partition_record(topic, partition)
-        if record.leader >= 0 and not self._leads(record):
-            remote = await self._ask_leader(record.leader, topic)
-            if partition in remote:
-                return remote[partition]
-        return self._describe_local(record)
+        return await self._leader_description(record) or self._describe_local(record)
+
+    async def _leader_description(self, record: PartitionRecord) -> PartitionDescription | None:
+        """The partition as its leader describes it: this broker's own replica when it leads, else the
+        leader's answer; None without a leader or an answer."""
+        if record.leader < 0:
+            return None
+        if self._leads(record):
+            return self._describe_local(record)
+        return (await self._ask_leader(record.leader, record.topic)).get(record.partition)
 
     async def leader_offsets(self, topic: str, partition: int) -> PartitionDescription:
         """The partition as its leader describes it, for the offsets a reader positions itself by.
@@ -119,21 +124,10 @@ class PartitionDescriber:
         previous leader may have exposed a higher HW (KIP-207). Both are retriable.
         """
         record = self.catalog.partition_record(topic, partition)
-        if record.leader < 0:
-            raise LeaderNotAvailable(
-                f"{topic}-{partition} has no leader right now", topic_name=topic, partition_id=partition
-            )
-        if self._leads(record):
-            description = self._describe_local(record)
-        else:
-            answer = (await self._ask_leader(record.leader, topic)).get(partition)
-            if answer is None:
-                raise LeaderNotAvailable(
-                    f"the leader of {topic}-{partition}, broker {record.leader}, did not answer; retry",
-                    topic_name=topic,
-                    partition_id=partition,
-                )
-            description = answer
+        description = await self._leader_description(record)
+        if description is None:
+            leader = "it has no leader" if record.leader < 0 else f"its leader, broker {record.leader}, did not answer"
+            raise LeaderNotAvailable(f"{topic}-{partition}: {leader}; retry", topic_name=topic, partition_id=partition)
         if not description.latest_offset_available:
             raise OffsetNotAvailable(
                 f"{topic}-{partition}: leader {description.leader_id} is raising its high watermark "
