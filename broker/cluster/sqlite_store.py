@@ -193,7 +193,8 @@ class SqliteMetadataStore(MetadataStore):
         try:
             if sweep:
                 started_ms = wall_clock_ms()
-                self._forgive_stall(conn, requested_ms, _meta(conn, "last_write_started_ms"), started_ms)
+                if started_ms - requested_ms >= STALL_MIN_MS:
+                    self._forgive_stall(conn, _meta(conn, "last_write_started_ms"), started_ms)
                 self._sweep_expired_leases(conn, started_ms)
                 conn.execute("UPDATE meta SET value = ? WHERE name = 'last_write_started_ms'", (started_ms,))
             result = body(conn)
@@ -265,11 +266,9 @@ class SqliteMetadataStore(MetadataStore):
         return len(keys)
 
     @staticmethod
-    def _forgive_stall(conn: sqlite3.Connection, requested_ms: int, previous_started_ms: int, now_ms: int) -> None:
-        """Push on every lease alive when the previous write took the lock by the time since, when
-        this writer waited for the lock through a stall: no holder could renew during it either."""
-        if now_ms - requested_ms < STALL_MIN_MS:
-            return
+    def _forgive_stall(conn: sqlite3.Connection, previous_started_ms: int, now_ms: int) -> None:
+        """Push on every lease alive when the previous write took the lock by the time since: this
+        writer waited for the lock through a stall, and no holder could renew during it either."""
         stall_ms = now_ms - previous_started_ms
         extended = conn.execute(
             "UPDATE leases SET expiry_ms = expiry_ms + ? WHERE expiry_ms > ?", (stall_ms, previous_started_ms)
