@@ -121,12 +121,12 @@ def _is_lease_not_found(error: Exception) -> bool:
 
 
 def is_unavailable(error: Exception) -> bool:
-    """Whether ``error`` is a failed call rather than etcd's answer to it: a lost connection, or a
-    request etcd gave up on (a timeout, a leader election under way). aetcd maps only some gRPC
-    codes to its connection errors; etcd reports the others as a plain ``ClientError`` whose
-    text says so. Raised as such, one killed the broker's lease keep-alive task while it was
+    """Whether ``error`` is a failed call rather than etcd's answer to it: a lost connection, a
+    watch that timed out, or a request etcd gave up on (a timeout, a leader election under way).
+    aetcd maps only some gRPC codes to its connection errors; etcd reports the others as a plain
+    ``ClientError`` whose text says so. Raised as such, one killed the broker's lease keep-alive task while it was
     cut off from etcd, and the broker never registered again once the link returned."""
-    if isinstance(error, _CONNECTION_ERRORS):
+    if isinstance(error, (*_CONNECTION_ERRORS, aetcd.WatchTimeoutError)):
         return True
     return isinstance(error, aetcd.ClientError) and any(text in str(error) for text in _UNAVAILABLE_TEXTS)
 
@@ -351,9 +351,7 @@ class EtcdMetadataStore(MetadataStore):
                 current = await self._current_revision()
                 raise CompactedError(next_revision, error.compacted_revision, current) from error
             except (aetcd.ClientError, StoreUnavailableError) as error:
-                if isinstance(error, aetcd.ClientError) and not (
-                    is_unavailable(error) or isinstance(error, aetcd.WatchTimeoutError)
-                ):
+                if isinstance(error, aetcd.ClientError) and not is_unavailable(error):
                     raise
                 log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=str(error))
             finally:
