@@ -43,6 +43,9 @@ from config.topic import DAY_MS, GIB, MAX_SEGMENT_BYTES, MIB, FlushPolicy, Topic
 from config.unknown_names import environment_refusal, file_refusal
 from config.variables import PREFIX
 
+UNLIMITED_RATE = 2**63 - 1
+"""Kafka's default of a replication throttle rate (``Long.MAX_VALUE``): no throttle."""
+
 LOG_SETTING_TOPIC_FIELDS = {
     "log_segment_bytes": "segment_bytes",
     "log_segment_ms": "segment_ms",
@@ -129,6 +132,18 @@ class BrokerSettings(BaseSettings):
         description="how long a follower's fetch waits at the leader for new data; less than replica_lag_time_max_ms",
     )
     replica_fetch_max_bytes: int = Field(MIB, ge=1, description="bytes per partition in one follower fetch")
+    leader_replication_throttled_rate: int = Field(
+        UNLIMITED_RATE,
+        ge=0,
+        le=UNLIMITED_RATE,
+        description="bytes/s this broker sends, as leader, to replicas a move is adding (leader.replication.throttled.rate)",
+    )
+    follower_replication_throttled_rate: int = Field(
+        UNLIMITED_RATE,
+        ge=0,
+        le=UNLIMITED_RATE,
+        description="bytes/s this broker fetches for replicas a move is adding here (follower.replication.throttled.rate)",
+    )
     replica_high_watermark_checkpoint_interval_ms: int = Field(
         5000, ge=1, description="how often the broker writes its high watermarks to disk"
     )

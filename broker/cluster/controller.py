@@ -46,7 +46,6 @@ from broker.cluster.placement import assign_added_partitions
 from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS
 from broker.cluster.reassignment import PartitionMove
 from broker.cluster.records import (
-    CLUSTER_CONFIGS_KEY,
     CONTROLLER_KEY,
     PARTITIONS_PREFIX,
     ClusterConfigsRecord,
@@ -164,11 +163,13 @@ class Controller:
         async with term._lock:
             return await self._update_topic(term, name, compute)
 
-    async def update_cluster_configs(
-        self, compute: Callable[[dict[str, str]], dict[str, str]]
+    async def update_configs(
+        self, key: str, compute: Callable[[dict[str, str]], dict[str, str]]
     ) -> tuple[dict[str, str], int]:
-        """Write ``compute(current cluster-wide broker configs)`` by fenced CAS; the configs as
-        they now stand and the store revision at which they do (0 when nothing was ever written).
+        """Write ``compute(current configs)`` to the configs record at ``key`` (cluster-wide,
+        ``CLUSTER_CONFIGS_KEY``, or one broker's, ``broker_configs_key``) by fenced CAS; the
+        configs as they now stand and the store revision at which they do (0 when nothing
+        was ever written).
 
         ``compute`` may raise to refuse the change (nothing is written).
         """
@@ -176,15 +177,15 @@ class Controller:
         async with term._lock:
             while True:
                 await term.fence.check()
-                current = await self.store.get(CLUSTER_CONFIGS_KEY)
+                current = await self.store.get(key)
                 configs = ClusterConfigsRecord.model_validate_json(current.value).configs if current else {}
                 updated = compute(configs)
                 if updated == configs:
                     return configs, current.mod_revision if current else 0
                 value = ClusterConfigsRecord(configs=updated).model_dump_json().encode()
-                revision = await term.fence.put_if(CLUSTER_CONFIGS_KEY, value, current.mod_revision if current else 0)
+                revision = await term.fence.put_if(key, value, current.mod_revision if current else 0)
                 if revision is not None:
-                    self._log.info("cluster_configs_updated", configs=updated)
+                    self._log.info("configs_updated", key=key, configs=updated)
                     return updated, revision
 
     async def create_partitions(self, name: str, partitions_count: int) -> list[PartitionRecord]:

@@ -23,6 +23,7 @@ import structlog
 from broker.backoff import Backoff
 from broker.cluster.membership import registration_from
 from broker.cluster.records import (
+    BROKER_CONFIGS_PREFIX,
     BROKERS_PREFIX,
     CLUSTER_CONFIGS_KEY,
     CONTROLLER_KEY,
@@ -56,12 +57,14 @@ class MetadataView:
         store: MetadataStore,
         *,
         on_cluster_configs: Callable[[dict[str, str]], None],
+        on_broker_configs: Callable[[], None],
         on_topic: Callable[[TopicRecord], None],
         on_partition: Callable[[PartitionRecord], None],
         on_partition_deleted: Callable[[str, int], None],
     ) -> None:
         self._store = store
         self._on_cluster_configs = on_cluster_configs
+        self._on_broker_configs = on_broker_configs
         self._on_topic = on_topic
         self._on_partition = on_partition
         self._on_partition_deleted = on_partition_deleted
@@ -71,6 +74,8 @@ class MetadataView:
         self.brokers: dict[int, BrokerRegistration] = {}
         self.draining: set[int] = set()
         """Brokers being drained (``/draining/<id>``): registered or not."""
+        self.broker_configs: dict[int, dict[str, str]] = {}
+        """Each broker's own dynamic configs (``/configs/brokers/<id>``), registered or not."""
         self.controller_id = -1
         self.revision = 0
         self.changed = asyncio.Event()
@@ -132,6 +137,7 @@ class MetadataView:
         self.topics.clear()
         self.brokers.clear()
         self.draining.clear()
+        self.broker_configs.clear()
         self.controller_id = -1
         if not any(kv.key == CLUSTER_CONFIGS_KEY for kv in values):
             self._on_cluster_configs({})
@@ -141,6 +147,7 @@ class MetadataView:
             self._apply_put(kv.key, kv.value, kv.mod_revision)
         for key in set(self.partitions) - seen_partitions:
             self._apply_delete(f"{PARTITIONS_PREFIX}{key[0]}/{key[1]}")
+        self._on_broker_configs()
         self.revision = revision
         self.changed.set()
 
@@ -192,6 +199,10 @@ class MetadataView:
             self.controller_id = int(json.loads(value)["broker_id"])
         elif key == CLUSTER_CONFIGS_KEY:
             self._on_cluster_configs(ClusterConfigsRecord.model_validate_json(value).configs)
+        elif key.startswith(BROKER_CONFIGS_PREFIX):
+            broker_id = int(key[len(BROKER_CONFIGS_PREFIX) :])
+            self.broker_configs[broker_id] = ClusterConfigsRecord.model_validate_json(value).configs
+            self._on_broker_configs()
 
     def _apply_delete(self, key: str) -> None:
         if key.startswith(TOPICS_PREFIX):
@@ -209,3 +220,6 @@ class MetadataView:
             self.controller_id = -1
         elif key == CLUSTER_CONFIGS_KEY:
             self._on_cluster_configs({})
+        elif key.startswith(BROKER_CONFIGS_PREFIX):
+            self.broker_configs.pop(int(key[len(BROKER_CONFIGS_PREFIX) :]), None)
+            self._on_broker_configs()

@@ -14,6 +14,9 @@ Layout (every value is JSON):
 - ``/producer-ids/next`` — the next idempotent producer id to hand out.
 - ``/configs/brokers`` — ``ClusterConfigsRecord``: the cluster-wide dynamic broker
   configs (Kafka's ``DYNAMIC_DEFAULT_BROKER_CONFIG``), written by the controller.
+- ``/configs/brokers/<id>`` — ``ClusterConfigsRecord`` too: one broker's dynamic configs
+  (Kafka's ``DYNAMIC_BROKER_CONFIG``; only the replication throttle rates), written by
+  the controller, not bound to a lease (they outlive the broker's restarts).
 - ``/draining/<id>`` — ``DrainingRecord``: the broker is being emptied, so the controller
   places no new replica on it; written and removed by the controller, not bound to a
   lease (a drain outlives the broker's restarts).
@@ -34,6 +37,7 @@ BROKERS_PREFIX = "/brokers/"
 CONTROLLER_KEY = "/controller"
 PRODUCER_ID_KEY = "/producer-ids/next"
 CLUSTER_CONFIGS_KEY = "/configs/brokers"
+BROKER_CONFIGS_PREFIX = "/configs/brokers/"
 DRAINING_PREFIX = "/draining/"
 NO_LEADER = -1
 
@@ -67,6 +71,10 @@ def broker_key(broker_id: int) -> str:
     return f"{BROKERS_PREFIX}{broker_id}"
 
 
+def broker_configs_key(broker_id: int) -> str:
+    return f"{BROKER_CONFIGS_PREFIX}{broker_id}"
+
+
 def draining_key(broker_id: int) -> str:
     return f"{DRAINING_PREFIX}{broker_id}"
 
@@ -84,7 +92,7 @@ class DrainingRecord(BaseModel):
 
 
 class ClusterConfigsRecord(BaseModel):
-    """Broker config name (Kafka's, e.g. ``log.retention.ms``) -> value, set cluster-wide at runtime."""
+    """Broker config name (Kafka's, e.g. ``log.retention.ms``) -> value, set at runtime cluster-wide or for one broker."""
 
     configs: dict[str, str] = Field(default_factory=dict)
 

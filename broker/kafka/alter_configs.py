@@ -29,9 +29,11 @@ Kafka's rules kept here:
 - the broker resource with the empty name is the cluster-wide dynamic broker configs:
   its changes go to ``ControllerGateway.alter_cluster_configs``, the call of the HTTP
   ``/broker-configs`` routes (the legacy API replaces the whole set that is in force);
-- a broker resource naming this broker's id alters that broker alone, which highwater
-  keeps no configs for, so any config given is ``INVALID_CONFIG`` naming it, the HTTP
-  API's answer (``config_entries.broker_config_alter_refusal``); an empty list succeeds.
+- a broker resource naming this broker's id alters that broker alone: its replication
+  throttle rates go to ``ControllerGateway.alter_broker_configs``, the call of the HTTP
+  ``/brokers/{b}/configs`` routes, and any other config given is ``INVALID_CONFIG``
+  naming it, the HTTP API's answer (``config_entries.broker_config_alter_refusal``);
+  an empty list succeeds.
   Kafka answers a non-dynamic broker config with ``INVALID_REQUEST`` (KAFKA-13609 keeps
   that code for compatibility while naming INVALID_CONFIG the right one); here both
   doors answer the one decision with one code. Another id is ``INVALID_REQUEST``
@@ -188,7 +190,14 @@ async def _alter(node: KafkaNode, api_key: int, resource: Any, validate_only: bo
             await node.controller_gateway.alter_cluster_configs(changes, validate_only=validate_only)
             log.info("kafka.cluster_configs_altered", api_key=api_key, changes=changes, validate_only=validate_only)
         elif kind == BROKER:
-            _check_broker_alter(node, name, _changes(api_key, resource, dict))
+            own = node.catalog.broker_configs(node.settings.node_id)
+            changes = _changes(api_key, resource, lambda: own)
+            _check_broker_alter(node, name, changes)
+            if changes:
+                await node.controller_gateway.alter_broker_configs(
+                    node.settings.node_id, changes, validate_only=validate_only
+                )
+                log.info("kafka.broker_configs_altered", api_key=api_key, changes=changes, validate_only=validate_only)
         else:
             raise InvalidRequest(f"resource type {kind} has no alterable configs: only topics (2) and brokers (4) do")
     except Exception as error:  # noqa: BLE001 - every failure is this resource's error code; refusal logs the unexpected
@@ -204,14 +213,15 @@ def _changes(api_key: int, resource: Any, current: Callable[[], Mapping[str, str
 
 
 def _check_broker_alter(node: KafkaNode, name: str, changes: Changes) -> None:
-    """Raise unless the alter changes nothing on this broker."""
+    """Raise unless the alter is of this broker, and only of configs it may set for itself."""
     own_id = str(node.settings.node_id)
     if name != own_id:
         raise InvalidRequest(
             f"unexpected broker id {name!r}: broker {own_id} alters only its own configs "
             "(or the empty name for the cluster-wide defaults)"
         )
-    known = {entry.name for entry in broker_config_entries(node.settings, node.topic_configs.dynamic_defaults)}
+    own = node.catalog.broker_configs(node.settings.node_id)
+    known = {entry.name for entry in broker_config_entries(node.settings, node.topic_configs.dynamic_defaults, own)}
     refused_alter = broker_config_alter_refusal(list(changes), known)
     if refused_alter is not None:
         raise refused_alter

@@ -14,8 +14,8 @@ Resources, as Kafka answers them:
 
 Each resource gets its own error code; one bad resource never fails the others.
 A topic's entries and the cluster-wide ones are ``read_only=False`` (both are alterable,
-``alter_configs``); one broker's are ``read_only=True`` (highwater keeps no per-broker
-dynamic configs), as the HTTP API's ``is_read_only`` says.
+``alter_configs``); one broker's are ``read_only=True`` but its replication throttle
+rates (the only configs one broker may set for itself), as the HTTP API's ``is_read_only`` says.
 
 Authorization comes first, as in Kafka, so a refusal reveals nothing about the
 resource (``refused``, the rule the alter APIs share): DESCRIBE_CONFIGS on the topic
@@ -38,7 +38,13 @@ from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
-from broker.topics.config_entries import ConfigEntry, broker_config_entries, cluster_config_entries, select
+from broker.topics.config_entries import (
+    ConfigEntry,
+    broker_config_entries,
+    cluster_config_entries,
+    read_only_for_one_broker,
+    select,
+)
 
 API_KEY = 32
 TOPIC = 2
@@ -62,9 +68,16 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
                 outcome = (ErrorCode.none, None)
             except HighwaterError as error:
                 outcome = (kafka_error_code(error), error.message)
-        read_only = resource.resource_type == BROKER and resource.resource_name != ""
+        one_broker = resource.resource_type == BROKER and resource.resource_name != ""
         configs = tuple(
-            _config(version, entry, read_only, include_synonyms, include_documentation) for entry in entries
+            _config(
+                version,
+                entry,
+                one_broker and read_only_for_one_broker(entry.name),
+                include_synonyms,
+                include_documentation,
+            )
+            for entry in entries
         )
         results.append(
             build(
@@ -109,7 +122,8 @@ def _entries(context: RequestContext, resource_type: int, name: str) -> list[Con
                 f"unexpected broker id {name!r}: broker {node.settings.node_id} describes only its own configs "
                 "(or the empty name for the cluster-wide defaults)"
             )
-        return broker_config_entries(node.settings, node.topic_configs.dynamic_defaults)
+        own = node.catalog.broker_configs(node.settings.node_id)
+        return broker_config_entries(node.settings, node.topic_configs.dynamic_defaults, own)
     raise InvalidRequest(f"resource type {resource_type} has no configs here: only topics (2) and brokers (4) do")
 
 

@@ -103,6 +103,7 @@ class BrokerNode:
         self.view = MetadataView(
             store,
             on_cluster_configs=self._apply_cluster_configs,
+            on_broker_configs=self._apply_broker_configs,
             on_topic=self._apply_topic_record,
             on_partition=self._apply_partition_record,
             on_partition_deleted=self._apply_partition_deleted,
@@ -219,8 +220,13 @@ class BrokerNode:
             log.error("cluster_configs.not_applied", configs=configs, error=error.message)
             return
         log.info("cluster_configs.applied", configs=configs)
+        self.replicas.apply_throttle_rates()
         for topic in list(self.view.topics.values()):
             self.replicas.apply_topic_record(topic)
+
+    def _apply_broker_configs(self) -> None:
+        """The view's hook: a broker's own dynamic configs changed; only the throttle rates read them."""
+        self.replicas.apply_throttle_rates()
 
     def _apply_topic_record(self, topic: TopicRecord) -> None:
         self.replicas.apply_topic_record(topic)

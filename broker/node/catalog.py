@@ -42,6 +42,10 @@ class Catalog:
             for _, r in sorted(self.view.brokers.items())
         ]
 
+    def broker_configs(self, broker_id: int) -> dict[str, str]:
+        """Broker ``broker_id``'s own dynamic configs (``/configs/brokers/<id>``), a copy."""
+        return dict(self.view.broker_configs.get(broker_id, {}))
+
     def broker_ids(self) -> list[int]:
         """The registered brokers, ascending."""
         return sorted(self.view.brokers)

@@ -22,15 +22,30 @@ from broker.cluster.controller import Controller
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.placement import assign_replicas
 from broker.cluster.reassignment import PartitionMove, StartedMoves
-from broker.cluster.records import PRODUCER_ID_KEY, PartitionRecord, TopicRecord, validate_topic_name
+from broker.cluster.records import (
+    CLUSTER_CONFIGS_KEY,
+    PRODUCER_ID_KEY,
+    PartitionRecord,
+    TopicRecord,
+    broker_configs_key,
+    validate_topic_name,
+)
 from broker.cluster.replica_assignment import check_brokers
 from broker.cluster.store import MetadataStore
-from broker.errors import InvalidPartitions, InvalidTopic, NotController, ServiceUnavailable, TopicAlreadyExists
+from broker.errors import (
+    InvalidPartitions,
+    InvalidTopic,
+    NotController,
+    NotFound,
+    ServiceUnavailable,
+    TopicAlreadyExists,
+)
 from broker.node.catalog import Catalog
 from broker.node.forwarding import Forwarder
 from broker.topics import cluster_defaults
 from broker.topics.new_topic import NewTopic
 from broker.topics.policy import check_create_name, check_min_insync_replicas
+from broker.topics.throttle_rates import per_broker_altered
 from broker.waiting import RetryDeadline
 
 METADATA_PROPAGATION_TIMEOUT_S = 10.0
@@ -117,8 +132,14 @@ class ControllerGateway:
 
     async def alter_cluster_configs_on_controller(self, changes: dict[str, str | None]) -> dict:
         static = self.catalog.topic_configs.static_defaults
-        configs, revision = await self.controller.update_cluster_configs(
-            lambda current: cluster_defaults.altered(static, current, changes)
+        configs, revision = await self.controller.update_configs(
+            CLUSTER_CONFIGS_KEY, lambda current: cluster_defaults.altered(static, current, changes)
+        )
+        return {"configs": configs, "revision": revision}
+
+    async def alter_broker_configs_on_controller(self, broker_id: int, changes: dict[str, str | None]) -> dict:
+        configs, revision = await self.controller.update_configs(
+            broker_configs_key(broker_id), lambda current: per_broker_altered(current, changes)
         )
         return {"configs": configs, "revision": revision}
 
@@ -209,6 +230,32 @@ class ControllerGateway:
             "broker-configs",
             {"changes": changes},
             lambda c: self.alter_cluster_configs_on_controller(changes),
+        )
+        revision: int = answer["revision"]
+        await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)
+        configs: dict[str, str] = answer["configs"]
+        return configs
+
+    async def alter_broker_configs(
+        self, broker_id: int, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]:
+        """Set (a value) or remove (None) broker ``broker_id``'s own dynamic configs, all or nothing; its configs after.
+
+        Only the replication throttle rates may be set for one broker (``throttle_rates``):
+        ``InvalidConfig`` names the first other config, or bad value, and nothing is
+        written; ``NotFound`` for a broker that is not registered. The answer comes once
+        this broker's view holds the new record.
+        """
+        if broker_id not in self.view.brokers:
+            raise NotFound(f"broker {broker_id} is not registered", broker_id=broker_id)
+        expected = per_broker_altered(self.view.broker_configs.get(broker_id, {}), changes)
+        if validate_only:
+            return expected
+        answer = await self.on_controller(
+            "POST",
+            f"brokers/{broker_id}/configs",
+            {"changes": changes},
+            lambda c: self.alter_broker_configs_on_controller(broker_id, changes),
         )
         revision: int = answer["revision"]
         await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)

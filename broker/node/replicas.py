@@ -34,10 +34,12 @@ from broker.replica_io.partition import Partition
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchRequest, FetchResponse
+from broker.replication.throttle import ReplicationQuota
 from broker.storage.cleaner import clean_if_compacted
 from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
 from broker.storage.log_manager import LogManager
 from broker.topics.configs import TopicConfigs
+from broker.topics.throttle_rates import FOLLOWER_RATE, LEADER_RATE, rate_in_force
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
@@ -69,12 +71,17 @@ class ReplicaManager:
         self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
         self._checkpointed_hw: dict[tuple[str, int], int] = {}
         self.partitions: dict[tuple[str, int], Partition] = {}
+        self.follower_quota = ReplicationQuota(settings.follower_replication_throttled_rate)
+        """What this broker fetches for the replicas a move is adding here (``broker.replication.throttle``)."""
+        self.leader_quota = ReplicationQuota(settings.leader_replication_throttled_rate)
+        """What this broker sends, as leader, to the replicas a move is adding elsewhere."""
         self.fetchers = ReplicaFetcherManager(
             local_broker_id=self.node_id,
             broker_epoch=lambda: self.membership.broker_epoch,
             transport=HttpFetchTransport(self.session, self.view.inter_broker_url),
             max_wait_ms=settings.replica_fetch_wait_max_ms,
             max_bytes=settings.replica_fetch_max_bytes,
+            quota=self.follower_quota,
         )
         self._tasks: list[asyncio.Task] = []
         self._log_deletions: set[asyncio.Future] = set()
@@ -208,8 +215,18 @@ class ReplicaManager:
 
     async def serve_replica_fetch(self, request: FetchRequest) -> FetchResponse:
         return await serve_replica_fetch(
-            request, self.local_partition, self._registered_broker_epoch, self._fetch_sessions
+            request, self.local_partition, self._registered_broker_epoch, self._fetch_sessions, self.leader_quota
         )
+
+    def apply_throttle_rates(self) -> None:
+        """Take the replication throttle rates in force now (``throttle_rates``: per-broker, cluster-wide, static)."""
+        per_broker = self.view.broker_configs.get(self.node_id, {})
+        cluster_wide = self.topic_configs.dynamic_defaults
+        leader = rate_in_force(LEADER_RATE, self.settings, cluster_wide, per_broker)
+        follower = rate_in_force(FOLLOWER_RATE, self.settings, cluster_wide, per_broker)
+        if (leader, follower) != (self.leader_quota.rate, self.follower_quota.rate):
+            self.leader_quota.rate, self.follower_quota.rate = leader, follower
+            log.info("replication_throttle.rates", leader_rate=leader, follower_rate=follower)
 
     def _registered_broker_epoch(self, broker_id: int) -> int:
         """The broker epoch of ``broker_id``'s registration as this broker's watch last saw it."""

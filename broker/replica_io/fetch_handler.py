@@ -20,6 +20,12 @@ produce waits for. A follower behind the LEO may read cold data: the executor.
 The follower's broker epoch (KIP-903) is checked per partition by the core against
 the epoch this broker's metadata holds for that follower (``RegisteredBrokerEpoch``);
 this module only passes the two numbers.
+
+A follower's replica that a move is adding, not yet in sync, is throttled (Kafka's
+``leader.replication.throttled.rate``, ``broker.replication.throttle``): while the
+leader's quota is in debt its partition is read for nobody and left out of the answer,
+and the long poll waits no longer than the debt lasts; each read for it asks for at
+most ``round_bytes``, and what it is sent counts against the quota.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from broker.replica_io.trace import trace
 from broker.replication import FetchRequestFields
 from broker.replication.fetch_session import LeaderSessions, SessionRefused
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest, FetchResponse
+from broker.replication.throttle import ReplicationQuota, is_throttled
 from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
@@ -150,18 +157,30 @@ async def _read(
     )
 
 
+def _throttled(replica_id: int, to_read: list[tuple[Partition, FetchPartition, int, bool]]) -> set[tuple[str, int]]:
+    """The partitions to read for which ``replica_id`` is a replica a move is adding, not yet in sync."""
+    throttled = set()
+    for partition, fp, _, _ in to_read:
+        record = partition.record
+        if record is not None and is_throttled(replica_id, record.adding_replicas, record.isr):
+            throttled.add((fp.topic, fp.partition))
+    return throttled
+
+
 async def serve_replica_fetch(
     request: FetchRequest,
     lookup: PartitionLookup,
     registered_broker_epoch: RegisteredBrokerEpoch,
     sessions: LeaderSessions,
+    quota: ReplicationQuota | None = None,
 ) -> FetchResponse:
     """Answer one follower fetch covering many partitions; long-polls when nothing is new.
 
     Every partition of the follower's session is validated and recorded, and read when
-    the follower lacks records; the answer names only those the session says have news
-    (all of them in a full fetch).
+    the follower lacks records (unless it is throttled and ``quota`` is in debt); the
+    answer names only those the session says have news (all of them in a full fetch).
     """
+    quota = quota or ReplicationQuota()
     session = sessions.open(request)
     if isinstance(session, SessionRefused):
         log.info("replica_fetch.session_refused", replica_id=request.replica_id, error=session.error.name)
@@ -185,12 +204,17 @@ async def serve_replica_fetch(
                 assert partition is not None  # _record_fetch answered for a partition not found
                 watched.append(partition)
                 to_read.append((partition, fp, outcome, outcome >= partition.log_end_offset))
+        throttled = _throttled(request.replica_id, to_read) if quota.limited else set()
         while True:
             appended.clear()
             for partition in watched:
                 partition.appended.register(appended)
             news = list(refused)
+            debt_s = quota.wait_s(loop.time()) if throttled else 0.0
             for partition, fp, offset, at_tail in to_read:
+                key = (fp.topic, fp.partition)
+                if key in throttled and debt_s > 0:
+                    continue
                 if offset >= partition.log_end_offset and session.knows(
                     (fp.topic, fp.partition),
                     partition.high_watermark,
@@ -198,7 +222,11 @@ async def serve_replica_fetch(
                     partition.log_end_offset,
                 ):
                     continue
-                answer = await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail)
+                if key in throttled:
+                    answer = await _read(partition, fp, offset, quota.round_bytes(request.max_bytes), at_tail=at_tail)
+                    quota.record(len(answer.records), loop.time())
+                else:
+                    answer = await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail)
                 if session.has_news(answer):
                     news.append(answer)
             remaining = deadline - loop.time()
@@ -210,7 +238,7 @@ async def serve_replica_fetch(
             ):
                 session.answered(news)
                 return FetchResponse(news, session.session_id)
-            await wait_event(appended, remaining)
+            await wait_event(appended, min(remaining, debt_s) if debt_s > 0 else remaining)
             trace("leader.fetch_woken", replica_id=request.replica_id)
     finally:
         for partition in watched:

@@ -15,12 +15,19 @@ record reaches it (the core's ``fenced``).
 The fetches run in an incremental fetch session (``broker.replication.fetch_session``):
 a request names only the partitions whose fields changed, an answer only those with
 news; a failed request or a refused session starts over with a full fetch.
+
+Replicas a move is adding here, not yet in sync, are throttled (Kafka's
+``follower.replication.throttled.rate``, ``broker.replication.throttle``): while the
+broker's quota is in debt they are left out of the fetch, and the fetch of the others
+waits at the leader no longer than the debt lasts; a round that carries them asks for
+at most ``round_bytes``, and the bytes they receive are counted against the quota.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Callable
 
 import structlog
@@ -36,6 +43,7 @@ from broker.replication.fetch_wire import (
     FetchPartitionResponse,
     FetchRequest,
 )
+from broker.replication.throttle import ReplicationQuota, is_throttled
 from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
@@ -44,6 +52,10 @@ FETCH_BACKOFF_INITIAL_S = 0.05
 FETCH_BACKOFF_MAX_S = 0.25
 """A failed fetch, or an answer with partition errors, waits before the next: 50 ms, then
 doubling to 250 ms while failures go on; an answer that applied cleanly starts again at 50 ms."""
+THROTTLE_RECHECK_S = 1.0
+"""A fetcher holding back only throttled partitions looks again at least this often (a rate may change)."""
+
+Fetchable = list[tuple[Partition, FetchRequestFields]]
 
 
 class ReplicaFetcher:
@@ -58,6 +70,7 @@ class ReplicaFetcher:
         transport: FetchTransport,
         max_wait_ms: int,
         max_bytes: int,
+        quota: ReplicationQuota | None = None,
     ) -> None:
         self.leader_id = leader_id
         self._local_broker_id = local_broker_id
@@ -66,6 +79,7 @@ class ReplicaFetcher:
         self._session = FollowerSession()
         self._max_wait_ms = max_wait_ms
         self._max_bytes = max_bytes
+        self._quota = quota or ReplicationQuota()
         self.partitions: dict[tuple[str, int], Partition] = {}
         self._fields: dict[tuple[str, int], tuple[Partition, FetchRequestFields]] = {}
         self._stale: set[tuple[str, int]] = set()
@@ -91,7 +105,7 @@ class ReplicaFetcher:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
 
-    async def _fetchable(self) -> list[tuple[Partition, FetchRequestFields]]:
+    async def _fetchable(self) -> Fetchable:
         """Every partition to fetch, with its fields; only the stale ones are asked again.
 
         A partition's fetch fields change only when its log or its record does: when an
@@ -111,15 +125,25 @@ class ReplicaFetcher:
         return list(self._fields.values())
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             fetchable = await self._fetchable()
             if not fetchable or not self._transport.reachable(self.leader_id):
                 self._changed.clear()
                 await wait_event(self._changed, 1.0)
                 continue
+            throttled = self._throttled(fetchable)
+            debt_s = self._quota.wait_s(loop.time()) if throttled else 0.0
+            if debt_s > 0:
+                fetchable = [(p, f) for p, f in fetchable if (p.topic, p.partition) not in throttled]
+                throttled = set()
+                if not fetchable:
+                    self._changed.clear()
+                    await wait_event(self._changed, min(debt_s, THROTTLE_RECHECK_S))
+                    continue
             request = self._session.build(_wire_partition(p, fields) for p, fields in fetchable)
             try:
-                response = await self._transport.send(self.leader_id, self._request(request))
+                response = await self._transport.send(self.leader_id, self._request(request, bool(throttled), debt_s))
             except FetchTransportError as error:
                 self._session.reset()
                 log.warning("replica_fetch.failed", leader_id=self.leader_id, error=str(error))
@@ -135,12 +159,26 @@ class ReplicaFetcher:
                     error=response.session_error,
                 )
                 continue
+            if throttled:
+                moved = sum(len(r.records) for r in response.partitions if (r.topic, r.partition) in throttled)
+                self._quota.record(moved, loop.time())
             answered = self._answered(response.partitions)
             self._stale.update((partition.topic, partition.partition) for (partition, _), _ in answered)
             if await apply_responses(self.leader_id, answered):
                 await asyncio.sleep(self._backoff.next_delay())
             else:
                 self._backoff.reset()
+
+    def _throttled(self, fetchable: Fetchable) -> set[tuple[str, int]]:
+        """The partitions of ``fetchable`` whose replica here a move is adding and that are not in sync yet."""
+        if not self._quota.limited:
+            return set()
+        throttled = set()
+        for partition, _ in fetchable:
+            record = partition.record
+            if record is not None and is_throttled(self._local_broker_id, record.adding_replicas, record.isr):
+                throttled.add((partition.topic, partition.partition))
+        return throttled
 
     def _answered(
         self, responses: list[FetchPartitionResponse]
@@ -152,12 +190,15 @@ class ReplicaFetcher:
         fields = self._fields
         return [(sent, r) for r in responses if (sent := fields.get((r.topic, r.partition))) is not None]
 
-    def _request(self, session_request: SessionRequest) -> FetchRequest:
+    def _request(self, session_request: SessionRequest, carries_throttled: bool, debt_s: float) -> FetchRequest:
+        """The wire request: asking for ``round_bytes`` when it carries throttled partitions, and
+        waiting at the leader no longer than the quota's debt (``debt_s``) when it holds them back."""
+        max_wait_ms = min(self._max_wait_ms, math.ceil(debt_s * 1000)) if debt_s > 0 else self._max_wait_ms
         return FetchRequest(
             replica_id=self._local_broker_id,
             broker_epoch=self._broker_epoch(),
-            max_wait_ms=self._max_wait_ms,
-            max_bytes=self._max_bytes,
+            max_wait_ms=max_wait_ms,
+            max_bytes=self._quota.round_bytes(self._max_bytes) if carries_throttled else self._max_bytes,
             partitions=session_request.partitions,
             session_id=session_request.session_id,
             session_epoch=session_request.session_epoch,

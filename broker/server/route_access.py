@@ -184,6 +184,7 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("POST", "/internal/controller/topics/{topic}/configs"): BROKERS,
     ("POST", "/internal/controller/topics/{topic}/partitions"): BROKERS,
     ("POST", "/internal/controller/broker-configs"): BROKERS,
+    ("POST", "/internal/controller/brokers/{broker_id}/configs"): BROKERS,
     ("POST", V2_GROUP): authorized(group(READ)),
     ("DELETE", V2_INSTANCE): authorized(group(READ)),
     ("POST", V2_INSTANCE + "/subscription"): authorized(group(READ), in_handler="READ on every subscribed topic"),

@@ -15,10 +15,13 @@ The cluster-wide configs (``/broker-configs``) are every topic default
 controller writes and every broker applies, to its topic creation on both doors and
 to the replicas of every topic that does not override the config. The answer comes
 once the broker asked has applied it. A batch is all or nothing; ``validate_only``
-changes nothing. Per-broker alters (``/brokers/{b}/configs``) are refused with 400
-INVALID_CONFIG, nothing changed (``config_entries.broker_config_alter_refusal``, the
-refusal the Kafka listener's alter APIs answer too): one value for the whole cluster keeps every replica
-of a partition on the same rules, whichever broker holds it.
+changes nothing. They may also hold the replication throttle rates.
+
+Per-broker alters (``/brokers/{b}/configs``) set only the replication throttle rates
+(``throttle_rates``), a record the controller writes for that broker; any other config
+is refused with 400 INVALID_CONFIG and nothing changed (``config_entries.broker_config_alter_refusal``,
+the refusal the Kafka listener's alter APIs answer too): one value for the whole cluster
+keeps every replica of a partition on the same rules, whichever broker holds it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from broker.topics.config_entries import (
     broker_config_alter_refusal,
     broker_config_entries,
     cluster_config_entries,
+    read_only_for_one_broker,
 )
 
 if TYPE_CHECKING:
@@ -60,16 +64,26 @@ CLUSTER_CONFIGS = "/v3/clusters/{cluster_id}/broker-configs"
 NAME = path_param("name", {"type": "string"}, "a broker config name, e.g. log.retention.ms")
 PASSED_ON_HEADER = "X-Highwater-Passed-On-By"
 PASS_ON_TIMEOUT_S = 10.0
-READ_ONLY = f"{BROKER_CONFIGS_FIXED} (every alter is 400 INVALID_CONFIG, nothing changed)"
+READ_ONLY = f"{BROKER_CONFIGS_FIXED} (an alter of another config is 400 INVALID_CONFIG, nothing changed)"
 routes = RouteTable()
 
 
 def _local_configs(node: HttpHost) -> list[dict[str, Any]]:
     path = f"{cluster_path(node)}/brokers/{node.node_id}/configs"
     return [
-        config_body(node, "KafkaBrokerConfig", path, entry, read_only=True, broker_id=node.node_id)
+        config_body(
+            node,
+            "KafkaBrokerConfig",
+            path,
+            entry,
+            read_only=read_only_for_one_broker(entry.name),
+            broker_id=node.node_id,
+        )
         for entry in sorted(
-            broker_config_entries(node.settings, node.topic_configs.dynamic_defaults), key=lambda entry: entry.name
+            broker_config_entries(
+                node.settings, node.topic_configs.dynamic_defaults, node.catalog.broker_configs(node.node_id)
+            ),
+            key=lambda entry: entry.name,
         )
     ]
 
@@ -142,15 +156,20 @@ async def get_broker_config(request: web.Request) -> web.Response:
     raise NotFound(f"config {name!r} cannot be found for broker {broker_id}", broker_id=broker_id, name=name)
 
 
-async def _refuse_broker_alter(request: web.Request, names: list[str]) -> web.Response:
-    """404 for an unknown broker, 400 naming the first unknown or (every one is) read-only config.
+async def _alter_broker(
+    request: web.Request, changes: dict[str, str | None], validate_only: bool = False
+) -> web.Response:
+    """404 for an unknown broker, 400 naming the first unknown or read-only config; else the alter, then 204.
 
     An alter of nothing alters nothing, and is answered as done.
     """
-    known = {item["name"] for item in await _broker_configs(request, path_int(request, "broker_id"))}
-    refusal = broker_config_alter_refusal(names, known)
+    broker_id = path_int(request, "broker_id")
+    known = {item["name"] for item in await _broker_configs(request, broker_id)}
+    refusal = broker_config_alter_refusal(list(changes), known)
     if refusal is not None:
         raise refusal
+    if changes:
+        await node_of(request).controller_gateway.alter_broker_configs(broker_id, changes, validate_only=validate_only)
     return web.Response(status=204)
 
 
@@ -158,8 +177,8 @@ async def _refuse_broker_alter(request: web.Request, names: list[str]) -> web.Re
     "PUT",
     BROKERS + "/{broker_id}/configs/{name}",
     Operation(
-        "Alter a broker config: always 400, none is dynamic",
-        (Reply(204, "never answered"),),
+        "Set a replication throttle rate of one broker (a null value removes it)",
+        (Reply(204, "updated"),),
         (CLUSTER, BROKER, NAME),
         Body({JSON: UpdateConfigRequestData}),
         READ_ONLY,
@@ -167,28 +186,28 @@ async def _refuse_broker_alter(request: web.Request, names: list[str]) -> web.Re
 )
 async def update_broker_config(request: web.Request) -> web.Response:
     path_int(request, "broker_id")
-    await read_model(request, UpdateConfigRequestData)
-    return await _refuse_broker_alter(request, [request.match_info["name"]])
+    body = await read_model(request, UpdateConfigRequestData)
+    return await _alter_broker(request, {request.match_info["name"]: body.value})
 
 
 @routes.delete(
     BROKERS + "/{broker_id}/configs/{name}",
     Operation(
-        "Reset a broker config: always 400, none is dynamic",
-        (Reply(204, "never answered"),),
+        "Remove a replication throttle rate of one broker",
+        (Reply(204, "removed"),),
         (CLUSTER, BROKER, NAME),
         description=READ_ONLY,
     ),
 )
 async def reset_broker_config(request: web.Request) -> web.Response:
-    return await _refuse_broker_alter(request, [request.match_info["name"]])
+    return await _alter_broker(request, {request.match_info["name"]: None})
 
 
 @routes.post(
     BROKERS + "/{broker_id}/configs:alter",
     Operation(
-        "Alter broker configs: 400 for any config, none is dynamic",
-        (Reply(204, "an empty alter: nothing to change"),),
+        "Set or remove replication throttle rates of one broker, all or nothing; validate_only changes nothing",
+        (Reply(204, "altered (or, with validate_only, valid)"),),
         (CLUSTER, BROKER),
         Body({JSON: AlterConfigBatchRequestData}),
         READ_ONLY,
@@ -197,7 +216,7 @@ async def reset_broker_config(request: web.Request) -> web.Response:
 async def alter_broker_configs(request: web.Request) -> web.Response:
     path_int(request, "broker_id")
     body = await read_model(request, AlterConfigBatchRequestData)
-    return await _refuse_broker_alter(request, [entry.name for entry in body.data])
+    return await _alter_broker(request, body.changes(), body.validate_only)
 
 
 def _cluster_configs(node: HttpHost) -> list[dict[str, Any]]:

@@ -126,6 +126,16 @@ async def controller_alter_cluster_configs(request: web.Request) -> web.Response
 
 
 @routes.post(
+    "/internal/controller/brokers/{broker_id}/configs",
+    internal("Alter one broker's dynamic configs on the controller", ControllerAlterConfigs),
+)
+async def controller_alter_broker_configs(request: web.Request) -> web.Response:
+    broker_id = path_int(request, "broker_id")
+    body = await read_model(request, ControllerAlterConfigs)
+    return web.json_response(await _controller(request).alter_broker_configs_on_controller(broker_id, body.changes))
+
+
+@routes.post(
     "/internal/controller/topics/{topic}/partitions",
     internal("Grow a topic's partitions on the controller", ControllerCreatePartitions),
 )

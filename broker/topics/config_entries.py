@@ -26,8 +26,11 @@ back to); a topic's complete listing is ``TopicConfigs.describe``, which adds
 on the Kafka listener), so they cannot disagree on a config. Every topic config may be
 altered while the topic lives, through either door (the HTTP API's config routes, the
 Kafka listener's IncrementalAlterConfigs and AlterConfigs), so both report topic entries
-not read-only. Broker configs are read once at start (``BrokerSettings``), so both doors
-report them read-only and refuse any alter the same way (``broker_config_alter_refusal``).
+not read-only. A broker's topic defaults are read once at start (``BrokerSettings``) and
+changed only cluster-wide, so both doors report them read-only for one broker and refuse
+such an alter the same way (``broker_config_alter_refusal``); the replication throttle
+rates (``throttle_rates``) are the broker configs one broker may set for itself, listed
+with Kafka's ``DYNAMIC_BROKER_CONFIG`` source when it has.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from broker.errors import InvalidConfig
+from broker.topics.throttle_rates import RATE_SETTINGS, Layer, layers
 from config.broker import BrokerSettings
 from config.topic import TOPIC_CONFIG_NAMES, TopicDefaults, topic_config_field, topic_config_strings
 
@@ -45,6 +49,7 @@ class ConfigSource(enum.IntEnum):
     """Kafka's ``DescribeConfigsResponse.ConfigSource`` numbers."""
 
     DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
     DYNAMIC_DEFAULT_BROKER_CONFIG = 3
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
@@ -82,9 +87,16 @@ BROKER_CONFIG_NAMES_TO_FIELDS = {name: field for field, name in BROKER_CONFIG_NA
 BUILT_IN_DEFAULTS = TopicDefaults()
 
 BROKER_CONFIGS_FIXED = (
-    "highwater keeps no per-broker dynamic configs: set a topic default for the whole cluster instead "
-    "(/broker-configs, or the broker resource with the empty name)"
+    f"only {' and '.join(RATE_SETTINGS)} can be set for one broker: set a topic default for the whole cluster "
+    "instead (/broker-configs, or the broker resource with the empty name)"
 )
+
+_LAYER_SOURCES = {
+    Layer.PER_BROKER: ConfigSource.DYNAMIC_BROKER_CONFIG,
+    Layer.CLUSTER: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+    Layer.STATIC: ConfigSource.STATIC_BROKER_CONFIG,
+    Layer.DEFAULT: ConfigSource.DEFAULT_CONFIG,
+}
 
 
 @dataclass(frozen=True)
@@ -145,8 +157,11 @@ def topic_config_entries(
     return entries
 
 
-def broker_config_entries(settings: BrokerSettings, dynamic: Mapping[str, str]) -> list[ConfigEntry]:
-    """The broker's topic defaults under Kafka's broker config names (``dynamic`` the cluster-wide ones), and its id."""
+def broker_config_entries(
+    settings: BrokerSettings, dynamic: Mapping[str, str], per_broker: Mapping[str, str]
+) -> list[ConfigEntry]:
+    """The broker's topic defaults under Kafka's broker config names (``dynamic`` the cluster-wide ones), its id,
+    and its replication throttle rates (``per_broker``: the ones set for this broker alone)."""
     defaults = BrokerDefaults(settings.topic_defaults, dynamic)
     by_field = {
         TOPIC_CONFIG_NAMES[name]: value for name, value in topic_config_strings(defaults.static.topic_config()).items()
@@ -162,36 +177,55 @@ def broker_config_entries(settings: BrokerSettings, dynamic: Mapping[str, str]) 
     entries.append(
         ConfigEntry(broker_id.name, broker_id.value, broker_id.source, ConfigType.INT, documentation, (broker_id,))
     )
+    for name in RATE_SETTINGS:
+        synonyms = tuple(
+            Synonym(name, str(value), _LAYER_SOURCES[layer])
+            for value, layer in layers(name, settings, dynamic, per_broker)
+        )
+        entries.append(_rate_entry(name, synonyms))
     return entries
+
+
+def _rate_entry(name: str, synonyms: tuple[Synonym, ...]) -> ConfigEntry:
+    documentation = BrokerSettings.model_fields[RATE_SETTINGS[name]].description
+    return ConfigEntry(name, synonyms[0].value, synonyms[0].source, ConfigType.LONG, documentation, synonyms)
 
 
 def cluster_config_entries(defaults: BrokerDefaults) -> list[ConfigEntry]:
     """The cluster-wide dynamic broker configs set, sorted by name (Kafka's default broker resource)."""
     entries = []
     for name, value in sorted(defaults.dynamic.items()):
-        field = BROKER_CONFIG_NAMES_TO_FIELDS[name]
         synonym = Synonym(name, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
-        entries.append(_entry(name, field, value, synonym.source, (synonym,)))
+        if name in RATE_SETTINGS:
+            entries.append(_rate_entry(name, (synonym,)))
+        else:
+            entries.append(_entry(name, BROKER_CONFIG_NAMES_TO_FIELDS[name], value, synonym.source, (synonym,)))
     return entries
 
 
+def read_only_for_one_broker(name: str) -> bool:
+    """Whether one broker's config ``name`` cannot be altered for that broker alone (all but the throttle rates)."""
+    return name not in RATE_SETTINGS
+
+
 def read_only_broker_config(name: str) -> InvalidConfig:
-    """The refusal of an alter of broker config ``name`` (every one is read-only), naming it."""
+    """The refusal of an alter of broker config ``name`` for one broker, naming it."""
     return InvalidConfig(f"config {name} is read-only for one broker: {BROKER_CONFIGS_FIXED}", config=name)
 
 
 def broker_config_alter_refusal(names: Sequence[str], known: Collection[str]) -> InvalidConfig | None:
-    """Why an alter of one broker's configs ``names`` is refused: None for an alter of nothing (nothing to change).
+    """Why an alter of one broker's configs ``names`` is refused; None when every one may be set for it.
 
     Names the first config that is no broker config (``known``: the broker's entries),
-    else the first one, read-only for one broker. Why none is alterable per broker: one
-    value for the whole cluster (``broker.topics.cluster_defaults``) keeps every replica
-    of a partition on the same rules, whichever broker holds it.
+    else the first one that is read-only for one broker: every one but the throttle
+    rates, since one value for the whole cluster (``broker.topics.cluster_defaults``)
+    keeps every replica of a partition on the same rules, whichever broker holds it.
     """
     unknown = [name for name in names if name not in known]
     if unknown:
         return InvalidConfig(f"config {unknown[0]} is not a broker config of highwater", config=unknown[0])
-    return read_only_broker_config(names[0]) if names else None
+    fixed = [name for name in names if read_only_for_one_broker(name)]
+    return read_only_broker_config(fixed[0]) if fixed else None
 
 
 def select(entries: list[ConfigEntry], keys: tuple[str, ...] | None) -> list[ConfigEntry]:

@@ -21,6 +21,7 @@ async def _view_and_writer(tmp_path: Path):
     view = MetadataView(
         reader,
         on_cluster_configs=lambda configs: None,
+        on_broker_configs=lambda: None,
         on_topic=lambda topic: None,
         on_partition=lambda record: None,
         on_partition_deleted=lambda topic, p: None,

@@ -198,7 +198,7 @@ def test_a_member_is_assigned_a_grown_topics_new_partitions_and_the_assignment_i
     assert status == 404, error
 
 
-def test_every_broker_answers_for_every_brokers_configs_and_none_can_be_altered_for_one_broker(
+def test_every_broker_answers_for_every_brokers_configs_and_only_the_throttle_rates_are_its_own(
     cluster: Cluster,
 ) -> None:
     for broker_id in (1, 2, 3):
@@ -207,7 +207,10 @@ def test_every_broker_answers_for_every_brokers_configs_and_none_can_be_altered_
         by_name = {config["name"]: config for config in listing["data"]}
         assert by_name["broker.id"]["value"] == str(broker_id)
         assert {config["broker_id"] for config in listing["data"]} == {broker_id}
-        assert all(config["is_read_only"] for config in listing["data"])
+        assert {name for name, config in by_name.items() if not config["is_read_only"]} == {
+            "leader.replication.throttled.rate",
+            "follower.replication.throttled.rate",
+        }
         status, one = cluster.v3("GET", f"/brokers/{broker_id}/configs/log.retention.ms", via=1)
         assert (status, one["source"]) == (200, "DEFAULT_CONFIG"), one
         status, error = cluster.v3("PUT", f"/brokers/{broker_id}/configs/log.retention.ms", {"value": "1"}, via=1)
@@ -218,6 +221,41 @@ def test_every_broker_answers_for_every_brokers_configs_and_none_can_be_altered_
     assert cluster.v3("GET", "/brokers/9/configs", via=1)[0] == 404
     status, error = cluster.v3("POST", "/brokers/2/configs:alter", {"data": [{"name": "nope", "value": "1"}]}, via=1)
     assert (status, error["error"]) == (400, "INVALID_CONFIG"), error
+
+
+def _rate(cluster: Cluster, broker_id: int, via: int) -> tuple[str, str]:
+    status, config = cluster.v3("GET", f"/brokers/{broker_id}/configs/follower.replication.throttled.rate", via=via)
+    assert status == 200, config
+    return config["value"], config["source"]
+
+
+def test_a_throttle_rate_set_for_one_broker_is_that_brokers_alone_and_outranks_the_cluster_wide_one(
+    cluster: Cluster,
+) -> None:
+    unlimited = (str(2**63 - 1), "DEFAULT_CONFIG")
+    name = "follower.replication.throttled.rate"
+    try:
+        status, error = cluster.v3("PUT", f"/brokers/2/configs/{name}", {"value": "-5"}, via=1)
+        assert (status, error["error"]) == (400, "INVALID_CONFIG") and name in error["message"], error
+        status, error = cluster.v3(
+            "POST",
+            "/brokers/2/configs:alter",
+            {"data": [{"name": name, "value": "2000"}, {"name": "log.retention.ms", "value": "1"}]},
+            via=1,
+        )
+        assert (status, error["error"]) == (400, "INVALID_CONFIG") and "log.retention.ms" in error["message"], error
+        assert _rate(cluster, 2, via=1) == unlimited, "a refused batch sets nothing"
+        assert cluster.v3("PUT", f"/brokers/2/configs/{name}", {"value": "3000000"}, via=1)[0] == 204
+        cluster.wait_until(
+            lambda: _rate(cluster, 2, via=3) == ("3000000", "DYNAMIC_BROKER_CONFIG"), "broker 2 to apply its rate", 10
+        )
+        assert _rate(cluster, 1, via=1) == unlimited and _rate(cluster, 3, via=3) == unlimited
+        assert cluster.v3("PUT", f"/brokers/2/configs/{name}", {"value": "7"}, via=2)[0] == 204
+        assert _rate(cluster, 2, via=2) == ("7", "DYNAMIC_BROKER_CONFIG")
+        assert cluster.v3("PUT", "/brokers/9/configs/" + name, {"value": "7"}, via=1)[0] == 404
+    finally:
+        assert cluster.v3("DELETE", f"/brokers/2/configs/{name}", via=2)[0] == 204
+    assert _rate(cluster, 2, via=2) == unlimited
 
 
 def _acl(principal: str, resource_type: str, resource_name: str, operation: str) -> dict[str, str]:

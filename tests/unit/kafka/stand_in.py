@@ -59,6 +59,8 @@ class StandInNode:
     produced: list[tuple[str, int, bytes, Acks, int]] = field(default_factory=list)
     fetched: list[tuple[str, int, int, int, int]] = field(default_factory=list)
     latest_offset_available: bool = True
+    own_configs: dict[str, str] = field(default_factory=dict)
+    """This broker's own dynamic configs (the throttle rates)."""
 
     @property
     def catalog(self) -> StandInNode:
@@ -80,6 +82,9 @@ class StandInNode:
 
     def controller_id(self) -> int:
         return 2
+
+    def broker_configs(self, broker_id: int) -> dict[str, str]:
+        return dict(self.own_configs) if broker_id == self.settings.node_id else {}
 
     def topic_names(self) -> list[str]:
         return [TOPIC]

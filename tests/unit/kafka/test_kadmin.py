@@ -32,6 +32,7 @@ from broker.topics import cluster_defaults
 from broker.topics.config_entries import ConfigSource
 from broker.topics.configs import TopicConfigs
 from broker.topics.new_topic import NewTopic
+from broker.topics.throttle_rates import per_broker_altered
 from config.broker import BrokerSettings
 from config.topic import TopicDefaults
 from tests.unit.kafka import requests
@@ -80,6 +81,15 @@ class AdminStandIn(StandInNode):
         if not validate_only:
             self.topic_configs.apply_cluster_configs(configs)
             self.altered.append(("", changes))
+        return configs
+
+    async def alter_broker_configs(
+        self, broker_id: int, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]:
+        configs = per_broker_altered(self.own_configs, changes)
+        if not validate_only:
+            self.own_configs = configs
+            self.altered.append((str(broker_id), changes))
         return configs
 
     async def allocate_producer_id(self) -> int:
@@ -216,6 +226,15 @@ def test_a_transactional_id_is_refused_and_no_id_is_allocated(version: int) -> N
 
 @dataclass
 class StoreDownStandIn(AdminStandIn):
+    async def alter_broker_configs(
+        self, broker_id: int, changes: dict[str, str | None], *, validate_only: bool = False
+    ) -> dict[str, str]:
+        configs = per_broker_altered(self.own_configs, changes)
+        if not validate_only:
+            self.own_configs = configs
+            self.altered.append((str(broker_id), changes))
+        return configs
+
     async def allocate_producer_id(self) -> int:
         raise StoreUnavailableError("etcd is unreachable")
 

@@ -18,6 +18,7 @@ from broker.kafka.alter_configs import (
     incremental_changes,
     replacement_changes,
 )
+from broker.topics.config_entries import ConfigSource
 from tests.unit.kafka.requests import build, request_class
 from tests.unit.kafka.stand_in import TOPIC
 from tests.unit.kafka.test_kadmin import DESCRIBE_CONFIGS, AdminStandIn, describe_configs, exchange, versions
@@ -230,6 +231,29 @@ def test_one_brokers_configs_are_read_only_and_other_resource_types_have_none(ve
     assert unknown.error_message.startswith("config no.such.config cannot be set cluster-wide")
     assert "unexpected broker id '2'" in other_broker.error_message
     assert "resource type 8" in logger.error_message
+
+
+@pytest.mark.parametrize("version", versions(INCREMENTAL_ALTER_CONFIGS))
+def test_a_broker_sets_its_own_throttle_rates_and_describes_them_above_the_cluster_wide_ones(version: int) -> None:
+    node = AdminStandIn()
+    node.topic_configs.apply_cluster_configs({"follower.replication.throttled.rate": "5000"})
+    entries: Entries = [("leader.replication.throttled.rate", SET, "1000000")]
+    response = exchange(
+        node, INCREMENTAL_ALTER_CONFIGS, version, incremental_alter(version, [(BROKER_TYPE, "1", entries)])
+    )
+    assert [r.error_code for r in response.responses] == [ErrorCode.none]
+    assert node.own_configs == {"leader.replication.throttled.rate": "1000000"}
+    [listed] = exchange(node, DESCRIBE_CONFIGS, 4, describe_configs(4, [(BROKER_TYPE, "1", None)])).results
+    rates = {c.name: (c.value, c.config_source, c.read_only) for c in listed.configs if "throttled" in c.name}
+    assert rates == {
+        "leader.replication.throttled.rate": ("1000000", ConfigSource.DYNAMIC_BROKER_CONFIG, False),
+        "follower.replication.throttled.rate": ("5000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, False),
+    }
+    bad: Entries = [("leader.replication.throttled.rate", SET, "fast")]
+    refused = exchange(node, INCREMENTAL_ALTER_CONFIGS, version, incremental_alter(version, [(BROKER_TYPE, "1", bad)]))
+    assert [r.error_code for r in refused.responses] == [ErrorCode.invalid_config]
+    assert "leader.replication.throttled.rate" in refused.responses[0].error_message
+    assert node.own_configs == {"leader.replication.throttled.rate": "1000000"}, "a refused alter changes nothing"
 
 
 @pytest.mark.parametrize("version", versions(INCREMENTAL_ALTER_CONFIGS))

@@ -495,6 +495,12 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
     ),
     internal(
         "POST",
+        "/internal/controller/brokers/{broker_id}/configs",
+        "/internal/controller/brokers/1/configs",
+        json={"changes": {}},
+    ),
+    internal(
+        "POST",
         "/internal/controller/topics/{topic}/partitions",
         "/internal/controller/topics/m0-exact/partitions",
         "/internal/controller/topics/absent/partitions",

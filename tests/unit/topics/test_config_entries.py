@@ -55,7 +55,7 @@ def test_a_broker_default_someone_changed_is_a_static_broker_config() -> None:
 
 def test_broker_configs_use_kafkas_broker_names_and_types() -> None:
     settings = BrokerSettings(node_id=7, topic_defaults=TopicDefaults(replication_factor=3, retention_ms=1000))
-    entries = {e.name: e for e in broker_config_entries(settings, {})}
+    entries = {e.name: e for e in broker_config_entries(settings, {}, {})}
     assert (entries["default.replication.factor"].value, entries["default.replication.factor"].source) == (
         "3",
         ConfigSource.STATIC_BROKER_CONFIG,
@@ -67,7 +67,7 @@ def test_broker_configs_use_kafkas_broker_names_and_types() -> None:
 
 
 def test_select_keeps_named_configs_and_null_means_all() -> None:
-    entries = broker_config_entries(BrokerSettings(), {})
+    entries = broker_config_entries(BrokerSettings(), {}, {})
     assert select(entries, None) == entries
     assert [e.name for e in select(entries, ("broker.id", "no.such.config"))] == ["broker.id"]
     assert select(entries, ()) == []
@@ -100,7 +100,7 @@ def test_a_cluster_wide_dynamic_default_comes_before_the_static_setting() -> Non
 
 def test_broker_configs_and_the_cluster_resource_list_the_dynamic_defaults() -> None:
     settings = BrokerSettings(node_id=2)
-    entries = {e.name: e for e in broker_config_entries(settings, {"num.partitions": "6"})}
+    entries = {e.name: e for e in broker_config_entries(settings, {"num.partitions": "6"}, {})}
     assert (entries["num.partitions"].value, entries["num.partitions"].source) == (
         "6",
         ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
