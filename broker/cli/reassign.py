@@ -14,6 +14,14 @@ Kafka's ``kafka-reassign-partitions.sh`` as one command with four modes:
 - ``--cancel``: cancel the moves of one partition or of a plan's partitions (back to the
   original replicas).
 
+``--throttle BYTES_PER_S`` (execute) sets both replication throttle rates
+(``leader.replication.throttled.rate``, ``follower.replication.throttled.rate``) on every
+broker the moves involve before starting them, as Kafka's tool does: the copies the
+moves make travel at that rate, and nothing else is slowed. The per-broker throttle
+rates are removed from every broker once no partition moves: when a followed execute
+with ``--throttle`` ends, or by a ``--verify`` or a ``--cancel`` after which nothing
+moves (Kafka's tool removes them on the same occasions, rates set by hand included).
+
 ALTER on the cluster may move partitions (``POST …/reassignment:alter``); the listings
 need DESCRIBE on the topics. A usage mistake exits 2 naming it; a refusal exits 1 with
 the broker's error (nothing moved).
@@ -42,6 +50,7 @@ from broker.cli.moves import Partition, assignment_of, follow, racks_of, targets
 from broker.client.admin import AdminClient
 from broker.client.security import ClientSecurity
 from broker.cluster.move_plans import generate
+from broker.topics.throttle_rates import RATE_SETTINGS
 
 stdout_console = Console(highlight=False, soft_wrap=True)
 stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -119,6 +128,9 @@ def reassign(
     verify: Annotated[bool, typer.Option("--verify", help="Check a plan's partitions; exit 1 until done.")] = False,
     cancel: Annotated[bool, typer.Option("--cancel", help="Cancel the moves of the named partitions.")] = False,
     wait: Annotated[bool, typer.Option(help="Follow the moves until they complete.")] = True,
+    throttle: Annotated[
+        int | None, typer.Option(min=0, help="Copy at most this many bytes/s per broker while moving.")
+    ] = None,
     server: ServerOption = DEFAULT_SERVER,
     *,
     security: ClientSecurity,
@@ -135,11 +147,17 @@ def reassign(
         _verify(_read_plan(plan), server, security)
         return
     moves = _chosen(topic, partition, replicas, plan, cancel=cancel)
+    if throttle is not None and cancel:
+        raise fail("--throttle slows the copies of moves being started: leave it out of --cancel", EXIT_BAD_SETTINGS)
 
     async def run(client: AdminClient) -> list[dict]:
+        if throttle is not None:
+            await _set_throttle(client, moves, throttle)
         started = await client.alter_reassignments(targets(moves))
         if wait and not cancel:
             await follow(client, stderr_console, "moving")
+        if ((throttle is not None and wait) or cancel) and not await client.list_reassignments():
+            await _remove_throttles(client)
         return started
 
     started = run_client(server, run, security)
@@ -147,6 +165,21 @@ def reassign(
     stdout_console.print(f"{verb} {len(started)} partition(s)")
     if not wait or cancel:
         stdout_console.print(reassignments_table(started))
+
+
+async def _set_throttle(client: AdminClient, moves: dict[Partition, list[int] | None], rate: int) -> None:
+    """Both throttle rates at ``rate`` on each broker a move involves: its current replicas and its target."""
+    current = assignment_of(await client.describe_all_partitions())
+    involved = sorted({broker for key, target in moves.items() for broker in [*current.get(key, []), *(target or [])]})
+    for broker_id in involved:
+        await client.alter_broker_configs(broker_id, dict.fromkeys(RATE_SETTINGS, str(rate)))
+    stderr_console.print(f"throttling the copies to {rate} bytes/s on broker(s) {', '.join(map(str, involved))}")
+
+
+async def _remove_throttles(client: AdminClient) -> None:
+    """No partition moves: remove the per-broker throttle rates from every registered broker (Kafka's --verify)."""
+    for broker in await client.list_brokers():
+        await client.alter_broker_configs(broker["broker_id"], dict.fromkeys(RATE_SETTINGS))
 
 
 def _generate(topic: str | None, brokers: str | None, server: str, security: ClientSecurity) -> None:
@@ -174,6 +207,8 @@ def _verify(plan: Plan, server: str, security: ClientSecurity) -> None:
         return await client.describe_all_partitions(), await client.list_reassignments()
 
     partitions, moving = run_client(server, read, security)
+    if not moving:
+        run_client(server, _remove_throttles, security)
     current = assignment_of(partitions)
     in_progress = {(m["topic_name"], m["partition_id"]) for m in moving}
     table = Table(header_style="bold")

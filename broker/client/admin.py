@@ -101,6 +101,14 @@ class AdminClient:
         answer = await self.call("POST", "/topics/-/partitions/-/reassignment:alter", {"data": targets})
         return list(answer["data"])
 
+    async def alter_broker_configs(self, broker_id: int, changes: dict[str, str | None]) -> None:
+        """Set (a value) or remove (None) one broker's own dynamic configs (the replication throttle rates)."""
+        data = [
+            {"name": name, "operation": "DELETE"} if value is None else {"name": name, "value": value}
+            for name, value in changes.items()
+        ]
+        await self.call("POST", f"/brokers/{broker_id}/configs:alter", {"data": data})
+
     async def drain_broker(self, broker_id: int) -> dict:
         """Mark the broker drained and move every replica off it: ``data`` (the moves) and ``rack_warnings``."""
         return dict(await self.call("POST", "/brokers:drain", {"broker_id": broker_id}))

@@ -133,14 +133,16 @@ UNCOMMITTED_LAG = (
 )
 
 BROKER_CONFIGS = (
-    "lists the topic defaults the broker applies, under Kafka's broker config names, and broker.id; a default set "
-    "cluster-wide (/broker-configs) is DYNAMIC_DEFAULT_BROKER_CONFIG, the others STATIC_BROKER_CONFIG or "
-    "DEFAULT_CONFIG; every one is is_read_only for one broker: highwater keeps no per-broker dynamic configs, so "
-    "every replica of a partition follows the same rules whichever broker holds it"
+    "lists the topic defaults the broker applies, under Kafka's broker config names, broker.id and the two "
+    "replication throttle rates; a value set for this broker alone is DYNAMIC_BROKER_CONFIG, one set cluster-wide "
+    "(/broker-configs) DYNAMIC_DEFAULT_BROKER_CONFIG, the others STATIC_BROKER_CONFIG or DEFAULT_CONFIG; every one "
+    "but the throttle rates is is_read_only for one broker: topic defaults are set cluster-wide only, so every "
+    "replica of a partition follows the same rules whichever broker holds it"
 )
 BROKER_CONFIGS_READ_ONLY = (
-    "no per-broker dynamic configs (see the listing): an alter of any config for one broker answers 400 with "
-    "error_code 40005 (INVALID_CONFIG), nothing changed; set it cluster-wide with /broker-configs"
+    "only leader.replication.throttled.rate and follower.replication.throttled.rate can be set for one broker (see "
+    "the listing): an alter of any other config for one broker answers 400 with error_code 40005 (INVALID_CONFIG), "
+    "nothing changed; set it cluster-wide with /broker-configs"
 )
 TOPIC_CONFIG_ALTERS = (
     "compression.type is kept and listed with Kafka's values, but the broker never re-encodes batches, so every "
