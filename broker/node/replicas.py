@@ -40,9 +40,14 @@ from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
 from broker.storage.log_manager import LogManager
 from broker.topics.configs import TopicConfigs
 from broker.topics.throttle_rates import FOLLOWER_RATE, LEADER_RATE, rate_in_force
-from config.broker import BrokerSettings
+from config.broker import UNLIMITED_RATE, BrokerSettings
 
 log = structlog.get_logger(__name__)
+
+
+def _limit(rate: int) -> int | None:
+    """A configured rate as the quota takes it: Kafka's unlimited default is no limit at all."""
+    return None if rate >= UNLIMITED_RATE else rate
 
 
 class ReplicaManager:
@@ -71,9 +76,9 @@ class ReplicaManager:
         self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
         self._checkpointed_hw: dict[tuple[str, int], int] = {}
         self.partitions: dict[tuple[str, int], Partition] = {}
-        self.follower_quota = ReplicationQuota(settings.follower_replication_throttled_rate)
+        self.follower_quota = ReplicationQuota(_limit(settings.follower_replication_throttled_rate))
         """What this broker fetches for the replicas a move is adding here (``broker.replication.throttle``)."""
-        self.leader_quota = ReplicationQuota(settings.leader_replication_throttled_rate)
+        self.leader_quota = ReplicationQuota(_limit(settings.leader_replication_throttled_rate))
         """What this broker sends, as leader, to the replicas a move is adding elsewhere."""
         self.fetchers = ReplicaFetcherManager(
             local_broker_id=self.node_id,
@@ -222,8 +227,8 @@ class ReplicaManager:
         """Take the replication throttle rates in force now (``throttle_rates``: per-broker, cluster-wide, static)."""
         per_broker = self.view.broker_configs.get(self.node_id, {})
         cluster_wide = self.topic_configs.dynamic_defaults
-        leader = rate_in_force(LEADER_RATE, self.settings, cluster_wide, per_broker)
-        follower = rate_in_force(FOLLOWER_RATE, self.settings, cluster_wide, per_broker)
+        leader = _limit(rate_in_force(LEADER_RATE, self.settings, cluster_wide, per_broker))
+        follower = _limit(rate_in_force(FOLLOWER_RATE, self.settings, cluster_wide, per_broker))
         if (leader, follower) != (self.leader_quota.rate, self.follower_quota.rate):
             self.leader_quota.rate, self.follower_quota.rate = leader, follower
             log.info("replication_throttle.rates", leader_rate=leader, follower_rate=follower)

@@ -21,16 +21,14 @@ round``, and a copy that is always ready to fetch moves at the rate. The bucket 
 at most ``BURST_S`` of the rate, and ``round_bytes`` caps what one round asks for, so
 the excess over a whole move is bounded by a fraction of a second's worth.
 
-Invariant: a rate of ``UNLIMITED`` (Kafka's default, ``Long.MAX_VALUE``) throttles
-nothing and records nothing.
+Invariant: a quota without a rate (``None``: Kafka's default, ``Long.MAX_VALUE``, as
+the drivers give it) throttles nothing and records nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-
-from config.broker import UNLIMITED_RATE as UNLIMITED
 
 BURST_S = 0.1
 """The most a quiet quota saves up, in seconds of its rate."""
@@ -51,22 +49,22 @@ def is_throttled(replica_id: int, adding_replicas: Collection[int], isr: Collect
 class ReplicationQuota:
     """One broker's byte rate for its throttled replicas (one per side: follower, leader).
 
-    ``rate`` is bytes per second and may change at any time (a config alter); times are
-    seconds on any monotonic clock the caller owns.
+    ``rate`` is bytes per second (None: no limit) and may change at any time (a config
+    alter); times are seconds on any monotonic clock the caller owns.
     """
 
-    rate: int = UNLIMITED
+    rate: int | None = None
     _tokens: float = 0.0
     _at: float | None = None
 
     @property
     def limited(self) -> bool:
-        return self.rate < UNLIMITED
+        return self.rate is not None
 
     def record(self, nbytes: int, now: float) -> None:
         """Count ``nbytes`` moved for throttled replicas at ``now``."""
-        if self.limited:
-            self._refill(now)
+        if self.rate is not None:
+            self._refill(self.rate, now)
             self._tokens -= nbytes
 
     def exceeded(self, now: float) -> bool:
@@ -75,18 +73,18 @@ class ReplicationQuota:
 
     def wait_s(self, now: float) -> float:
         """How long until the debt is paid (0 when there is none, or no limit)."""
-        if not self.limited:
+        if self.rate is None:
             return 0.0
-        self._refill(now)
+        self._refill(self.rate, now)
         return max(0.0, -self._tokens / self.rate) if self.rate > 0 else float("inf")
 
     def round_bytes(self, max_bytes: int) -> int:
         """What one fetch round that carries throttled partitions may ask for, at most ``max_bytes``."""
-        if not self.limited:
+        if self.rate is None:
             return max_bytes
         return min(max_bytes, max(MIN_ROUND_BYTES, int(self.rate * ROUND_S)))
 
-    def _refill(self, now: float) -> None:
+    def _refill(self, rate: int, now: float) -> None:
         if self._at is not None and now > self._at:
-            self._tokens = min(self.rate * BURST_S, self._tokens + self.rate * (now - self._at))
+            self._tokens = min(rate * BURST_S, self._tokens + rate * (now - self._at))
         self._at = now if self._at is None else max(self._at, now)

@@ -14,6 +14,7 @@ from tests.rest_spec import models as m
 from tests.rest_spec.harness import SpecCaller
 
 INVALID_CONFIG = 40005
+THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 
 
 def _topic_configs(spec: SpecCaller, topic: str) -> dict[str, m.TopicConfigData]:
@@ -54,12 +55,13 @@ def walk_topic_configs(spec: SpecCaller, topic: str) -> None:
 
 
 def walk_broker_configs(spec: SpecCaller, broker_ids: list[int]) -> None:
-    """Every broker answers for its own configs (the one called passes the others on); none can be altered
-    for one broker (the cluster-wide ones can: ``walk_cluster_configs``)."""
+    """Every broker answers for its own configs (the one called passes the others on); none but the
+    replication throttle rates can be altered for one broker (the cluster-wide ones can: ``walk_cluster_configs``)."""
     for broker_id in broker_ids:
         listed = spec.call("listKafkaBrokerConfigs", {"broker_id": broker_id}, expect=200).model
         assert isinstance(listed, m.BrokerConfigDataList) and listed.data
-        assert all(c.broker_id == broker_id and c.is_read_only for c in listed.data)
+        assert all(c.broker_id == broker_id for c in listed.data)
+        assert {c.name for c in listed.data if not c.is_read_only} == set(THROTTLE_RATES)
         params = {"broker_id": broker_id, "name": "broker.id"}
         own_id = spec.call("getKafkaBrokerConfig", params, expect=200).model
         assert isinstance(own_id, m.BrokerConfigData) and own_id.value == str(broker_id)
@@ -76,6 +78,12 @@ def walk_broker_configs(spec: SpecCaller, broker_ids: list[int]) -> None:
     altered = spec.error("updateKafkaBrokerConfigBatch", {"broker_id": broker_ids[0]}, expect=400, body=batch)
     assert {put.error_code, reset.error_code, altered.error_code} == {INVALID_CONFIG}
     spec.call("updateKafkaBrokerConfigBatch", {"broker_id": broker_ids[0]}, expect=204, body={"data": []})
+    rate = {"broker_id": broker_ids[0], "name": THROTTLE_RATES[0]}
+    spec.call("updateKafkaBrokerConfig", rate, expect=204, body={"value": "1000000"})
+    set_rate = spec.call("getKafkaBrokerConfig", rate, expect=200).model
+    assert isinstance(set_rate, m.BrokerConfigData)
+    assert (set_rate.value, set_rate.source) == ("1000000", "DYNAMIC_BROKER_CONFIG")
+    spec.call("deleteKafkaBrokerConfig", rate, expect=204)
     after = spec.call("getKafkaBrokerConfig", params, expect=200).model
     assert isinstance(after, m.BrokerConfigData) and after.value == before.value
 
