@@ -7,8 +7,7 @@ names, and its id (``broker.id``), as the Kafka listener's DescribeConfigs lists
 the cluster-wide dynamic config sets one, ``STATIC_BROKER_CONFIG`` where the broker's
 settings differ from highwater's built-in default, ``DEFAULT_CONFIG`` elsewhere. Each
 broker knows only its own settings, so a request about another live broker is passed
-to it (once: a passed-on request is never passed on again) with the caller's
-principal, as group requests are passed to their coordinator.
+to it (``passing_on``).
 
 The cluster-wide configs (``/broker-configs``) are every topic default
 (``cluster_defaults.DYNAMIC_BROKER_CONFIGS``): an alter is a cluster record the
@@ -26,13 +25,11 @@ keeps every replica of a partition on the same rules, whichever broker holds it.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from aiohttp import web
 
-from broker.errors import NotFound, ServiceUnavailable
+from broker.errors import NotFound
 from broker.server.admin_bodies import (
     BrokerConfigData,
     BrokerConfigDataList,
@@ -42,12 +39,11 @@ from broker.server.admin_bodies import (
     list_of,
 )
 from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Reply, RouteTable, path_param
-from broker.server.authorization import client_host, principal_of
 from broker.server.params import node_of, path_int, read_model
+from broker.server.passing_on import pass_on
 from broker.server.resources import cluster_path
 from broker.server.routes_cluster import BROKER
 from broker.server.routes_configs import AlterConfigBatchRequestData, UpdateConfigRequestData
-from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
 from broker.topics.config_entries import (
     BROKER_CONFIGS_FIXED,
     broker_config_alter_refusal,
@@ -62,8 +58,6 @@ if TYPE_CHECKING:
 BROKERS = "/v3/clusters/{cluster_id}/brokers"
 CLUSTER_CONFIGS = "/v3/clusters/{cluster_id}/broker-configs"
 NAME = path_param("name", {"type": "string"}, "a broker config name, e.g. log.retention.ms")
-PASSED_ON_HEADER = "X-Highwater-Passed-On-By"
-PASS_ON_TIMEOUT_S = 10.0
 READ_ONLY = f"{BROKER_CONFIGS_FIXED} (an alter of another config is 400 INVALID_CONFIG, nothing changed)"
 routes = RouteTable()
 
@@ -88,31 +82,11 @@ def _local_configs(node: HttpHost) -> list[dict[str, Any]]:
     ]
 
 
-async def _pass_on(request: web.Request, node: HttpHost, broker_id: int, path: str) -> dict[str, Any]:
-    """``GET path`` on broker ``broker_id``, as the caller; ``NotFound`` for a broker that is not registered."""
-    url = node.catalog.broker_url(broker_id)
-    if url is None or PASSED_ON_HEADER in request.headers:
-        raise NotFound(f"broker {broker_id} is not registered in cluster {node.cluster_id!r}", broker_id=broker_id)
-    headers = {
-        PASSED_ON_HEADER: str(node.node_id),
-        FORWARDED_PRINCIPAL_HEADER: str(principal_of(request)),
-        FORWARDED_HOST_HEADER: client_host(request),
-    }
-    try:
-        reply = await node.forwarder.relay("GET", f"{url}{path}", None, headers, PASS_ON_TIMEOUT_S)
-        body: dict[str, Any] = json.loads(reply.body)
-    except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
-        raise ServiceUnavailable(f"could not reach broker {broker_id} at {url}: {error}") from None
-    if reply.status != 200:
-        raise NotFound(f"broker {broker_id} did not answer for its configs: {body.get('message')}")
-    return body
-
-
 async def _broker_configs(request: web.Request, broker_id: int) -> list[dict[str, Any]]:
     node = node_of(request)
     if broker_id == node.node_id:
         return _local_configs(node)
-    answer = await _pass_on(request, node, broker_id, f"{cluster_path(node)}/brokers/{broker_id}/configs")
+    answer = await pass_on(request, node, broker_id, f"{cluster_path(node)}/brokers/{broker_id}/configs")
     data: list[dict[str, Any]] = answer["data"]
     return data
 
