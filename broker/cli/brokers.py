@@ -1,7 +1,8 @@
 """``highwater brokers list|drain|undrain|balance``: the brokers, emptying one, spreading replicas over all.
 
 - ``list``: each registered broker's address, rack, the replicas and leaderships it
-  holds, and its state (``draining`` once ``drain`` marked it).
+  holds, the bytes of its replicas' logs (its ``log-dirs``), and its state (``draining``
+  once ``drain`` marked it).
 - ``drain N`` (``POST …/brokers:drain``): the controller marks broker N drained, so no
   new replica is placed on it, and moves every replica on it to the others
   (``move_plans.drain``: the least loaded broker, on a rack the partition does not use yet
@@ -26,6 +27,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.filesize import decimal
 from rich.table import Table
 
 from broker.cli.common import (
@@ -53,6 +55,12 @@ async def _cluster(client: AdminClient) -> tuple[list[dict], list[dict]]:
     return await client.list_brokers(), await client.describe_all_partitions()
 
 
+async def _listing(client: AdminClient) -> tuple[list[dict], list[dict], dict[int, int]]:
+    brokers, partitions = await _cluster(client)
+    sizes = {b["broker_id"]: sum((await client.replica_sizes(b["broker_id"])).values()) for b in brokers}
+    return brokers, partitions, sizes
+
+
 def _warn(started: dict) -> None:
     for warning in started["rack_warnings"]:
         stderr_console.print(f"highwater: {warning}", markup=False)
@@ -65,18 +73,26 @@ def list_brokers(
     *,
     security: ClientSecurity,
 ) -> None:
-    """Every registered broker: address, rack, replicas, leaderships and state."""
-    brokers, partitions = run_client(server, _cluster, security)
+    """Every registered broker: address, rack, replicas, leaderships, bytes and state."""
+    brokers, partitions, sizes = run_client(server, _listing, security)
     replicas = replica_counts(assignment_of(partitions), [b["broker_id"] for b in brokers])
     table = Table(header_style="bold")
-    for column in ("id", "address", "rack", "replicas", "leaders", "state"):
+    for column in ("id", "address", "rack", "replicas", "leaders", "bytes", "state"):
         table.add_column(column)
     for broker in sorted(brokers, key=lambda b: b["broker_id"]):
         broker_id = broker["broker_id"]
         leaders = sum(1 for p in partitions if p.get("leader_id") == broker_id)
         rack = broker.get("rack") or "-"
         state = "draining" if broker["draining"] else "live"
-        table.add_row(str(broker_id), broker["url"], rack, str(replicas[broker_id]), str(leaders), state)
+        table.add_row(
+            str(broker_id),
+            broker["url"],
+            rack,
+            str(replicas[broker_id]),
+            str(leaders),
+            decimal(sizes[broker_id]),
+            state,
+        )
     stdout_console.print(table)
 
 

@@ -109,6 +109,15 @@ class AdminClient:
         ]
         await self.call("POST", f"/brokers/{broker_id}/configs:alter", {"data": data})
 
+    async def replica_sizes(self, broker_id: int) -> dict[tuple[str, int], int]:
+        """``(topic, partition)`` -> the bytes broker ``broker_id``'s replica holds (its ``log-dirs``)."""
+        answer = await self.call("GET", f"/brokers/{broker_id}/log-dirs")
+        return {
+            (row["topic_name"], row["partition_id"]): row["size_bytes"]
+            for log_dir in answer["data"]
+            for row in log_dir["replicas"]
+        }
+
     async def drain_broker(self, broker_id: int) -> dict:
         """Mark the broker drained and move every replica off it: ``data`` (the moves) and ``rack_warnings``."""
         return dict(await self.call("POST", "/brokers:drain", {"broker_id": broker_id}))

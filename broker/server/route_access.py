@@ -139,6 +139,7 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", PARTITION + "/reassignment"): authorized(topic(DESCRIBE)),
     ("POST", TOPICS + "/-/partitions/-/reassignment:alter"): authorized(cluster(AclOperation.ALTER)),
     ("POST", CLUSTER + "/brokers:drain"): authorized(cluster(AclOperation.ALTER)),
+    ("GET", CLUSTER + "/brokers/{broker_id}/log-dirs"): authorized(cluster(AclOperation.DESCRIBE)),
     ("POST", CLUSTER + "/brokers:undrain"): authorized(cluster(AclOperation.ALTER)),
     ("POST", CLUSTER + "/brokers:balance"): authorized(cluster(AclOperation.ALTER)),
     ("GET", MEMBER + "/assignments"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),

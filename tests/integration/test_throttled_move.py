@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from rich.filesize import decimal
 
 from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
@@ -86,6 +87,28 @@ def test_reassign_with_throttle_copies_no_faster_than_the_rate_then_lifts_it(clu
 
         cluster.wait_until(lifted, f"broker {broker_id} to lift the throttle the move set")
     assert _log_bytes(cluster, 3, topic) == log_bytes, "the new replica holds another log than the leader"
+    _check_log_dirs(cluster, topic, log_bytes)
+
+
+def _check_log_dirs(cluster: Cluster, topic: str, log_bytes: int) -> None:
+    """Each broker's log-dirs (asked through broker 1, which passes the others on) and ``brokers list`` agree."""
+    sizes = {}
+    for broker_id in (1, 2, 3):
+        status, answer = cluster.v3("GET", f"/brokers/{broker_id}/log-dirs", via=1)
+        assert status == 200, answer
+        [log_dir] = answer["data"]
+        assert log_dir["broker_id"] == broker_id
+        assert log_dir["size_bytes"] == sum(row["size_bytes"] for row in log_dir["replicas"])
+        sizes[broker_id] = {row["topic_name"]: row["size_bytes"] for row in log_dir["replicas"]}
+    assert sizes[1][topic] == sizes[3][topic] == log_bytes
+    cluster.wait_until(
+        lambda: (
+            topic not in {row["topic_name"] for row in cluster.api("GET", "/brokers/2/log-dirs")["data"][0]["replicas"]}
+        ),
+        "broker 2 to drop the replica the move removed",
+    )
+    listed = cluster.cli(["brokers", "list"], env=cluster.cli_env(via=2))
+    assert "bytes" in listed and decimal(sum(sizes[3].values())) in listed, listed
 
 
 def test_the_leader_alone_throttles_a_copy_it_sends(cluster: Cluster, prefix: str) -> None:

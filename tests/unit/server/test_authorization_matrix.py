@@ -354,6 +354,13 @@ ADMIN_RECIPES: tuple[Recipe, ...] = (
         topic_setup,
     ),
     Recipe(
+        "GET",
+        C + "/brokers/{broker_id}/log-dirs",
+        200,
+        lambda m, n: Call("GET", f"{m.cluster}/brokers/1/log-dirs"),
+        on_cluster(AclOperation.DESCRIBE),
+    ),
+    Recipe(
         "POST",
         C + "/brokers:drain",
         404,
