@@ -215,7 +215,7 @@ class Controller:
 
             await self._update_topic(term, name, grow)
             first = partitions_count - len(placed)
-            return [await term.create_partition(name, first + i, r) for i, r in enumerate(placed)]
+            return await term.create_partitions(name, [(first + i, replicas) for i, replicas in enumerate(placed)])
 
     async def _update_topic(
         self, term: ControllerTerm, name: str, compute: Callable[[TopicRecord], TopicRecord]

@@ -28,6 +28,8 @@ already holds what we wrote (or, for a delete, is gone), the earlier attempt app
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from functools import partial
 
 import structlog
 
@@ -99,6 +101,42 @@ class ControllerFence:
                     return current.mod_revision
             await self.check()
             return None
+
+    async def create_all(self, items: Sequence[tuple[str, bytes]]) -> int | None:
+        """Fenced creation of every key of ``items`` at once (``MetadataStore.create_all_fenced``); the
+        revision of the last, or None if a key exists (nothing written). Raises ``NotController`` once
+        ``/controller`` no longer carries our epoch. A write whose outcome the store could not tell
+        is read back: done if every key holds its value."""
+        outcome_unknown = False
+        backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
+        while True:
+            self._raise_if_deposed()
+            try:
+                revision = await self.store.create_all_fenced(items, CONTROLLER_KEY, self.controller_epoch)
+            except StoreUnavailableError as error:
+                outcome_unknown = True
+                delay_ms = backoff.next_delay()
+                log.warning("controller_write_outcome_unknown", key=items[0][0], backoff_ms=delay_ms, error=str(error))
+                await asyncio.sleep(delay_ms / 1000)
+                continue
+            if revision is not None:
+                return revision
+            if outcome_unknown:
+                written = await self._written_revision(items)
+                if written is not None:
+                    return written
+            await self.check()
+            return None
+
+    async def _written_revision(self, items: Sequence[tuple[str, bytes]]) -> int | None:
+        """The last revision of ``items`` if every key holds its value (a write that did land), else None."""
+        revisions = []
+        for key, value in items:
+            current = await retry_unavailable(partial(self.store.get, key), f"read {key}")
+            if current is None or current.value != value:
+                return None
+            revisions.append(current.mod_revision)
+        return max(revisions)
 
     async def delete_if(self, key: str, expected_revision: int) -> bool:
         """Fenced compare-and-delete; False if ``key`` changed.

@@ -29,7 +29,7 @@ import asyncio
 import builtins
 import contextlib
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import aetcd
@@ -46,6 +46,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
     WatchEvent,
+    require_create_batch,
     require_fence_revision,
 )
 
@@ -268,6 +269,21 @@ class EtcdMetadataStore(MetadataStore):
             return [_fence_compare(client, fence_key, fence_revision), _key_compare(client, key, expected_revision)]
 
         return await self._put_when(key, value, lease, compare)
+
+    async def create_all_fenced(
+        self, items: Sequence[tuple[str, bytes]], fence_key: str, fence_revision: int
+    ) -> int | None:
+        require_fence_revision(fence_key, fence_revision)
+        require_create_batch(items)
+
+        def compare(client: aetcd.Client) -> list[Any]:
+            return [_fence_compare(client, fence_key, fence_revision)] + [
+                _key_compare(client, key, 0) for key, _ in items
+            ]
+
+        puts = [etcd_ops.Put(key.encode(), value) for key, value in items]
+        succeeded, responses = await self._transaction(compare, puts)
+        return int(responses[-1].response_put.header.revision) if succeeded else None
 
     async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:
         require_fence_revision(fence_key, fence_revision)

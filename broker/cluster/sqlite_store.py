@@ -47,7 +47,7 @@ import builtins
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,6 +65,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
     WatchEvent,
+    require_create_batch,
     require_fence_revision,
 )
 
@@ -347,6 +348,21 @@ class SqliteMetadataStore(MetadataStore):
             return self._put_locked(conn, key, value, lease)
 
         return await self._run_write(fenced_compare_and_put)
+
+    async def create_all_fenced(
+        self, items: Sequence[tuple[str, bytes]], fence_key: str, fence_revision: int
+    ) -> int | None:
+        require_fence_revision(fence_key, fence_revision)
+        require_create_batch(items)
+
+        def fenced_create_all(conn: sqlite3.Connection) -> int | None:
+            if _mod_revision(conn, fence_key) != fence_revision:
+                return None
+            if any(_mod_revision(conn, key) != 0 for key, _ in items):
+                return None
+            return max(self._put_locked(conn, key, value, None) for key, value in items)
+
+        return await self._run_write(fenced_create_all)
 
     async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:
         require_fence_revision(fence_key, fence_revision)

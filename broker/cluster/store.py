@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,6 +50,9 @@ import structlog
 log = structlog.get_logger(__name__)
 
 WatchEventType = Literal["put", "delete"]
+
+MAX_CREATE_BATCH = 127
+"""The most keys one ``create_all_fenced`` creates: with the fence's, 128 comparisons, etcd's default limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,14 @@ def require_fence_revision(fence_key: str, fence_revision: int) -> None:
     etcd's comparison, silently turning the fence off."""
     if fence_revision <= 0:
         raise ValueError(f"fence revision of {fence_key} must be positive, got {fence_revision}")
+
+
+def require_create_batch(items: Sequence[tuple[str, bytes]]) -> None:
+    """Reject a batch ``create_all_fenced`` cannot write in one step: empty, too long, or a key twice."""
+    if not 0 < len(items) <= MAX_CREATE_BATCH:
+        raise ValueError(f"a batch creates 1 to {MAX_CREATE_BATCH} keys, got {len(items)}")
+    if len({key for key, _ in items}) != len(items):
+        raise ValueError("a batch names a key twice")
 
 
 class MetadataStoreError(Exception):
@@ -166,6 +177,14 @@ class MetadataStore(abc.ABC):
         in which the fence can move). Returns the new revision, or None if either
         comparison failed (nothing written). ``fence_revision`` must be positive:
         a fence is always a key that exists. Raises ``LeaseNotFoundError``."""
+
+    @abc.abstractmethod
+    async def create_all_fenced(
+        self, items: Sequence[tuple[str, bytes]], fence_key: str, fence_revision: int
+    ) -> int | None:
+        """Create every key of ``items`` in one atomic step, each only if absent, guarded by
+        the fence as ``put_if_fenced``; the revision of the last write, or None if the fence
+        moved or any key exists (nothing written). At most ``MAX_CREATE_BATCH`` items."""
 
     @abc.abstractmethod
     async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:
