@@ -133,7 +133,6 @@ class LogManager:
             if log is None:
                 directory = self.data_dir / partition_directory_name(topic, partition)
                 log = PartitionLog.open(directory, config or self.default_config, topic=topic, partition=partition)
-                fsync_directory(self.data_dir)
                 self._logs[(topic, partition)] = log
                 logger.info("log_manager.log_created", topic=topic, partition=partition)
             elif config is not None:
