@@ -96,23 +96,31 @@ class GroupCommitFlusher:
 class IntervalFlusher:
     """Background fsync of ``interval``-policy logs every ``flush_interval_ms``.
 
-    ``logs`` is called on every tick, so logs created or deleted later are seen.
+    ``logs`` (every log of the broker) is asked again at most every ``refresh_ms``, so logs
+    created, deleted or switched to the interval policy later are seen within it; in
+    between, a tick looks only at the interval-policy logs found last time, skipping any
+    closed since. A tick that walked every log cost an idle broker with 10 000 replicas
+    a sixth of a core, and under the default ``fsync`` policy it never flushes anything.
     """
 
     logs: Callable[[], Iterable[PartitionLog]]
     tick_ms: int = 100
     clock_ms: Callable[[], int] = field(default=monotonic_ms)
+    refresh_ms: int = 1000
     _last_flush_ms: dict[PartitionLog, int] = field(default_factory=dict)
+    _refreshed_ms: int | None = None
     _task: asyncio.Task[None] | None = None
 
     async def flush_due(self) -> int:
         """fsync every interval-policy log whose interval has passed with unflushed data; return how many."""
         now_ms = self.clock_ms()
         flushed = 0
-        logs = list(self.logs())
-        self._last_flush_ms = {log: self._last_flush_ms.get(log, now_ms) for log in logs}
-        for log in logs:
-            if log.config.flush_policy != FLUSH_INTERVAL:
+        if self._refreshed_ms is None or now_ms - self._refreshed_ms >= self.refresh_ms:
+            logs = [log for log in self.logs() if log.config.flush_policy == FLUSH_INTERVAL]
+            self._last_flush_ms = {log: self._last_flush_ms.get(log, now_ms) for log in logs}
+            self._refreshed_ms = now_ms
+        for log in list(self._last_flush_ms):
+            if log.closed:
                 continue
             last_ms = self._last_flush_ms[log]
             if now_ms - last_ms < log.config.flush_interval_ms or log.recovery_point >= log.log_end_offset:

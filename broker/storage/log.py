@@ -405,6 +405,10 @@ class PartitionLog:
         self._log.info("log.segment_rolled", base_offset=segment.base_offset, reason=reason)
         return segment
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"log {self.topic}-{self.partition} is closed")

@@ -65,3 +65,34 @@ async def test_interval_flusher_runs_in_the_background(log_dir: Path) -> None:
         await asyncio.sleep(0.01)
     await flusher.stop()
     assert log.recovery_point == 1
+
+
+async def test_interval_flusher_asks_for_the_logs_once_per_refresh_and_skips_closed_ones(tmp_path: Path) -> None:
+    now = [0]
+    asked = []
+    first = open_log(tmp_path / "first-0", LogConfig(flush_policy="interval", flush_interval_ms=100))
+    later = open_log(tmp_path / "later-0", LogConfig(flush_policy="interval", flush_interval_ms=100))
+    logs = [first]
+
+    def every_log() -> list:
+        asked.append(now[0])
+        return list(logs)
+
+    flusher = IntervalFlusher(every_log, clock_ms=lambda: now[0], refresh_ms=1000)
+    assert await flusher.flush_due() == 0
+    logs.append(later)
+    for log in (first, later):
+        log.append_as_leader(make_batch(1), 0, 0)
+    now[0] = 500
+    assert await flusher.flush_due() == 1, "only the log known at the last refresh is flushed"
+    assert (first.recovery_point, later.recovery_point) == (1, 0)
+    now[0] = 1000
+    assert await flusher.flush_due() == 0, "a log first seen now waits its own interval"
+    now[0] = 1100
+    assert await flusher.flush_due() == 1
+    assert later.recovery_point == 1
+    assert asked == [0, 1000]
+    first.append_as_leader(make_batch(1), 0, 0)
+    first.close()
+    now[0] = 1500
+    assert await flusher.flush_due() == 0, "a closed log is left alone until the next refresh drops it"
