@@ -82,6 +82,8 @@ class ReplicaFetcher:
         self._quota = quota or ReplicationQuota()
         self.partitions: dict[tuple[str, int], Partition] = {}
         self._fields: dict[tuple[str, int], tuple[Partition, FetchRequestFields]] = {}
+        self._wire: dict[tuple[str, int], FetchPartition] = {}
+        """Each fetched partition's request entry, rebuilt only when its fields are (``_fetchable``)."""
         self._stale: set[tuple[str, int]] = set()
         self._changed = asyncio.Event()
         self._backoff = Backoff(FETCH_BACKOFF_INITIAL_S, FETCH_BACKOFF_MAX_S)
@@ -98,6 +100,7 @@ class ReplicaFetcher:
         key = (partition.topic, partition.partition)
         self.partitions.pop(key, None)
         self._fields.pop(key, None)
+        self._wire.pop(key, None)
         self._stale.discard(key)
 
     async def close(self) -> None:
@@ -120,8 +123,10 @@ class ReplicaFetcher:
             fields = await partition.fetch_request()
             if self.partitions.get(key) is partition and fields is not None and partition.leader_id == self.leader_id:
                 self._fields[key] = (partition, fields)
+                self._wire[key] = _wire_partition(partition, fields)
             else:
                 self._fields.pop(key, None)
+                self._wire.pop(key, None)
         return list(self._fields.values())
 
     async def _run(self) -> None:
@@ -134,14 +139,15 @@ class ReplicaFetcher:
                 continue
             throttled = self._throttled(fetchable)
             debt_s = self._quota.wait_s(loop.time()) if throttled else 0.0
+            wire: dict[tuple[str, int], FetchPartition] = self._wire
             if debt_s > 0:
-                fetchable = [(p, f) for p, f in fetchable if (p.topic, p.partition) not in throttled]
+                wire = {key: entry for key, entry in wire.items() if key not in throttled}
                 throttled = set()
-                if not fetchable:
+                if not wire:
                     self._changed.clear()
                     await wait_event(self._changed, min(debt_s, THROTTLE_RECHECK_S))
                     continue
-            request = self._session.build(_wire_partition(p, fields) for p, fields in fetchable)
+            request = self._session.build(wire)
             try:
                 response = await self._transport.send(self.leader_id, self._request(request, bool(throttled), debt_s))
             except FetchTransportError as error:

@@ -35,7 +35,7 @@ whether or not its offsets changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -83,12 +83,18 @@ class FollowerSession:
     sent: dict[PartitionKey, FetchPartition] = field(default_factory=dict)
     _pending: dict[PartitionKey, FetchPartition] = field(default_factory=dict)
 
-    def build(self, partitions: Iterable[FetchPartition]) -> SessionRequest:
-        """The request for a round fetching ``partitions``; call ``on_answered`` or ``reset`` after it."""
-        self._pending = {_key(p): p for p in partitions}
+    def build(self, partitions: Mapping[PartitionKey, FetchPartition]) -> SessionRequest:
+        """The request for a round fetching ``partitions`` (by key); call ``on_answered`` or ``reset`` after it.
+
+        A caller that keeps passing the same ``FetchPartition`` object for an unchanged
+        partition lets the comparison stop at identity: with thousands of partitions per
+        leader, comparing each one's fields every round was most of an idle follower's work.
+        """
+        self._pending = dict(partitions)
         if self.epoch == FULL_EPOCH:
             return SessionRequest(self.session_id, FULL_EPOCH, list(self._pending.values()), ())
-        changed = [p for key, p in self._pending.items() if self.sent.get(key) != p]
+        sent = self.sent
+        changed = [p for key, p in self._pending.items() if (was := sent.get(key)) is not p and was != p]
         forgotten = tuple(key for key in self.sent if key not in self._pending)
         return SessionRequest(self.session_id, self.epoch, changed, forgotten)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterable
 
 import pytest
 
@@ -19,6 +20,10 @@ from broker.replication.fetch_session import (
     SessionRequest,
 )
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
+
+
+def _by_key(partitions: Iterable[FetchPartition]) -> dict[tuple[str, int], FetchPartition]:
+    return {(p.topic, p.partition): p for p in partitions}
 
 
 def _partition(number: int, offset: int = 0, topic: str = "orders") -> FetchPartition:
@@ -44,7 +49,7 @@ def _sessions() -> LeaderSessions:
 
 
 def _round(follower: FollowerSession, leaders: LeaderSessions, partitions: list[FetchPartition]):
-    built = follower.build(partitions)
+    built = follower.build(_by_key(partitions))
     session = leaders.open(_request(2, built))
     if isinstance(session, SessionRefused):
         follower.on_answered(built.session_id, session.error)
@@ -139,7 +144,7 @@ def test_an_unknown_session_is_refused_and_the_follower_starts_over_with_a_full_
 def test_an_unexpected_epoch_is_refused() -> None:
     follower, leaders = FollowerSession(), _sessions()
     _round(follower, leaders, [_partition(0)])
-    built = follower.build([_partition(0)])
+    built = follower.build(_by_key([_partition(0)]))
     assert isinstance(leaders.open(_request(2, built)), LeaderSession)
     follower.reset()
     replayed = leaders.open(_request(2, built))
@@ -149,14 +154,14 @@ def test_an_unexpected_epoch_is_refused() -> None:
 def test_one_session_per_follower_broker_and_a_new_full_fetch_replaces_it() -> None:
     leaders = _sessions()
     for replica_id in (2, 3, 2, 2, 3):
-        full = FollowerSession().build([_partition(0)])
+        full = FollowerSession().build(_by_key([_partition(0)]))
         assert isinstance(leaders.open(_request(replica_id, full)), LeaderSession)
     assert sorted(leaders.by_replica) == [2, 3]
 
 
 def test_a_sessionless_fetch_opens_nothing_and_drops_the_followers_session() -> None:
     leaders = _sessions()
-    leaders.open(_request(2, FollowerSession().build([_partition(0)])))
+    leaders.open(_request(2, FollowerSession().build(_by_key([_partition(0)]))))
     sessionless = leaders.open(_request(2, SessionRequest(0, -1, [_partition(0)], ())))
     assert isinstance(sessionless, LeaderSession) and sessionless.answers_all
     assert leaders.by_replica == {}
@@ -180,7 +185,7 @@ def test_both_sides_agree_whatever_the_rounds_and_the_lost_requests(seed: int) -
         for n in rng.sample(sorted(offsets), rng.randint(0, 3)):
             offsets[n] += rng.randint(1, 5)
         fetched = [_partition(n, offsets[n]) for n in sorted(rng.sample(sorted(offsets), rng.randint(0, 8)))]
-        built = follower.build(fetched)
+        built = follower.build(_by_key(fetched))
         fate = rng.random()
         if fate < 0.1:
             follower.reset()
