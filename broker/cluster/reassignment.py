@@ -20,6 +20,16 @@ dropped). As in Kafka, the record keeps the original replicas' set, not their or
 cancelled move may leave another preferred leader, which a move to the old order restores. A change that would leave no in-sync replica is refused: it would lose the
 only replicas known to hold every acknowledged record.
 
+A target may name more or fewer replicas than the original (a change of the
+partition's replication factor, as ``kafka-reassign-partitions`` allows), by the same
+rules: a target holding every original replica only adds replicas and completes once
+they are in sync; a target within the original only removes replicas, so it completes
+as soon as every replica it keeps is in the ISR (at once when they already are) and a
+removed leader hands over then; any other both adds and removes. ``check_target``
+refuses a target with fewer replicas than the topic needs in sync for acks=all. Once
+every partition of a topic has settled on one replica count (``settled_replica_count``),
+the controller writes it as the topic record's ``replication_factor``.
+
 Every function returns ``None`` when nothing would change, so nothing is written and
 no epoch moves for nothing; a written change bumps ``partition_epoch``, and
 ``leader_epoch`` when the leader changes, like every other change of the record.
@@ -27,7 +37,7 @@ no epoch moves for nothing; a written change bumps ``partition_epoch``, and
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -122,12 +132,15 @@ def _with_leader(record: PartitionRecord, live: Collection[int]) -> PartitionRec
     return record.model_copy(update={"leader": leader, "isr": isr})
 
 
-def check_target(
-    record: PartitionRecord, target: Sequence[int], replication_factor: int, live: Collection[int]
-) -> None:
+def check_target(record: PartitionRecord, target: Sequence[int], min_replicas: int, live: Collection[int]) -> None:
     """Refuse a target naming no broker, a broker twice, a broker that is not alive (or is shutting
-    down), or another count of replicas than the topic's replication factor (changing a topic's
-    replication factor by reassignment is not supported); ``InvalidReplicaAssignment`` names it."""
+    down), or fewer than ``min_replicas`` brokers; ``InvalidReplicaAssignment`` names it.
+
+    ``min_replicas`` is the caller's to resolve: the controller passes the topic's effective
+    ``min.insync.replicas`` (``policy.min_reassigned_replicas``), below which acks=all could
+    never again be held by as many in-sync replicas as the topic asks for. Any other count
+    is a change of the partition's replication factor, which is allowed.
+    """
     where = f"{record.topic}-{record.partition}"
     details = {"topic_name": record.topic, "partition_id": record.partition}
     if not target:
@@ -142,12 +155,26 @@ def check_target(
             f"{where}: broker {dead[0]} is not a live broker (live: {alive}); a replica can only move to one",
             **details,
         )
-    if len(target) != replication_factor:
+    if len(target) < min_replicas:
         raise InvalidReplicaAssignment(
-            f"{where}: the target names {len(target)} broker(s) but topic '{record.topic}' has replication factor "
-            f"{replication_factor}; changing the replication factor by reassignment is not supported",
+            f"{where}: the target names {len(target)} broker(s) but topic '{record.topic}' needs {min_replicas} "
+            f"in sync for acks=all (its min.insync.replicas); name at least {min_replicas} or lower "
+            "min.insync.replicas first",
             **details,
         )
+
+
+def settled_replica_count(partitions_count: int, records: Iterable[PartitionRecord]) -> int | None:
+    """The replica count every one of a topic's ``partitions_count`` partitions has settled on, which the
+    topic record's ``replication_factor`` then states; ``None`` while a partition is missing (a creation
+    or growth under way) or moving, or while their counts differ (the record then keeps its value).
+    """
+    by_partition = {record.partition: record for record in records}
+    partitions = [by_partition.get(partition) for partition in range(partitions_count)]
+    if any(record is None or is_moving(record) for record in partitions):
+        return None
+    counts = {len(record.replicas) for record in partitions if record is not None}
+    return counts.pop() if len(counts) == 1 else None
 
 
 def moves_to_check(

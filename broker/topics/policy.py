@@ -16,7 +16,8 @@ checks through the node and the controller, so a rule is written once:
   a topic could never accept an ``acks=all`` write as its creator meant, so it is
   refused with ``INVALID_CONFIG`` naming both numbers rather than silently capped. A
   broker-wide default above a topic's replication factor, which the creator did not
-  ask for, counts as the replication factor (Kafka's KIP-966 ``effectiveMinIsr``).
+  ask for, counts as the replication factor (Kafka's KIP-966 ``effectiveMinIsr``). A
+  reassignment may not take a partition below it either (``min_reassigned_replicas``).
 
 Pure: no asyncio, no I/O.
 """
@@ -80,10 +81,14 @@ def _keeps_everything(name: str, config: str, value: object, required: str) -> I
     )
 
 
+def _gives_min_insync_replicas(configs: Mapping[str, str]) -> bool:
+    """Whether the topic's own configs set ``min.insync.replicas`` (under either spelling)."""
+    return any(TOPIC_CONFIG_NAMES.get(name, name) == "min_insync_replicas" for name in configs)
+
+
 def check_min_insync_replicas(configs: Mapping[str, str], config: TopicConfig, replication_factor: int) -> None:
     """Refuse a ``min.insync.replicas`` given in ``configs`` (resolved into ``config``) above the replication factor."""
-    given = any(TOPIC_CONFIG_NAMES.get(name, name) == "min_insync_replicas" for name in configs)
-    if given and config.min_insync_replicas > replication_factor:
+    if _gives_min_insync_replicas(configs) and config.min_insync_replicas > replication_factor:
         raise InvalidConfig(
             f"invalid config {MIN_INSYNC_REPLICAS}: {config.min_insync_replicas} is greater than the "
             f"replication factor {replication_factor}: a topic never has more replicas in sync than it has replicas",
@@ -91,3 +96,17 @@ def check_min_insync_replicas(configs: Mapping[str, str], config: TopicConfig, r
             min_insync_replicas=config.min_insync_replicas,
             replication_factor=replication_factor,
         )
+
+
+def min_reassigned_replicas(configs: Mapping[str, str], config: TopicConfig, current_replicas: int) -> int:
+    """The fewest replicas a partition now holding ``current_replicas`` may be reassigned to.
+
+    The topic's own ``min.insync.replicas`` (given in ``configs``, resolved into ``config``)
+    when it sets one, as creation holds it: fewer replicas could never hold an acks=all
+    write on as many as the topic asks for. A broker-wide default counts at most as the
+    partition's current count, as it does at creation (KIP-966's ``effectiveMinIsr``): a
+    partition created below the default keeps moving at its size, but none shrinks below it.
+    """
+    if _gives_min_insync_replicas(configs):
+        return config.min_insync_replicas
+    return min(config.min_insync_replicas, current_replicas)

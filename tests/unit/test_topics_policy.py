@@ -12,6 +12,7 @@ from broker.topics.policy import (
     check_create_name,
     check_delete,
     check_internal_configs,
+    min_reassigned_replicas,
 )
 from config.topic import TopicDefaults, parse_topic_configs
 
@@ -50,3 +51,22 @@ def test_internal_names_are_the_brokers_alone() -> None:
     check_create_name("orders", internal=False)
     check_client_append("orders")
     check_delete("orders")
+
+
+@pytest.mark.parametrize(
+    ("configs", "default", "current", "floor"),
+    [
+        ({"min.insync.replicas": "2"}, 1, 3, 2),
+        ({"min_insync_replicas": "3"}, 1, 3, 3),
+        ({}, 2, 3, 2),
+        ({}, 2, 1, 1),
+        ({"retention.ms": "1000"}, 3, 2, 2),
+    ],
+)
+def test_a_reassignment_keeps_the_topics_own_min_insync_replicas_and_a_default_at_most_the_current_count(
+    configs: dict[str, str], default: int, current: int, floor: int
+) -> None:
+    """The topic's own value binds (creation holds it within the replication factor); a broker-wide default
+    binds only up to the partition's current count, so a partition created below it can still move."""
+    resolved = parse_topic_configs(configs, TopicDefaults(min_insync_replicas=default).topic_config())
+    assert min_reassigned_replicas(configs, resolved, current) == floor

@@ -1,4 +1,5 @@
-"""Reassignment's record changes (KIP-455): target ∪ original while moving, completion once the target is in sync."""
+"""Reassignment's record changes (KIP-455): target ∪ original while moving, completion once the target is in sync,
+for targets of the original's length and of others (a change of the partition's replication factor)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from broker.cluster.reassignment import (
     moves_to_check,
     original_replicas,
     reassign,
+    settled_replica_count,
     target_replicas,
 )
 from broker.cluster.records import PartitionRecord
@@ -114,12 +116,79 @@ def test_a_change_that_would_leave_no_in_sync_replica_is_refused():
         ([], "names no broker"),
         ([1, 1, 2], "broker 1 more than once"),
         ([1, 2, 9], r"broker 9 is not a live broker \(live: 1, 2, 3, 4, 5\)"),
-        ([1, 2], "names 2 broker\\(s\\) but topic 't' has replication factor 3"),
+        ([4], r"t-0: the target names 1 broker\(s\) but topic 't' needs 2 in sync for acks=all"),
     ],
 )
 def test_a_target_that_cannot_be_is_refused_naming_why(target: list[int], message: str):
     with pytest.raises(InvalidReplicaAssignment, match=message):
-        check_target(record([1, 2, 3]), target, 3, ALL)
+        check_target(record([1, 2, 3]), target, 2, ALL)
+
+
+@pytest.mark.parametrize("target", [[1, 2, 3, 4], [2, 4], [5, 4, 3, 2, 1]])
+def test_a_target_of_another_length_than_the_original_is_accepted(target: list[int]):
+    check_target(record([1, 2, 3]), target, 2, ALL)
+
+
+def test_a_larger_target_only_adds_and_completes_once_the_added_replica_is_in_sync():
+    moving = written(reassign(record([1, 2, 3]), [1, 2, 3, 4], ALL))
+    assert (moving.replicas, moving.adding_replicas, moving.removing_replicas) == ([1, 2, 3, 4], [4], [])
+    assert (moving.isr, moving.leader, original_replicas(moving)) == ([1, 2, 3], 1, [1, 2, 3])
+    assert complete(moving, ALL) is None
+    done = written(complete(moving.model_copy(update={"isr": [1, 2, 3, 4]}), ALL))
+    assert (done.replicas, done.isr, is_moving(done)) == ([1, 2, 3, 4], [1, 2, 3, 4], False)
+    assert (done.leader, done.leader_epoch) == (1, 5)
+
+
+def test_a_smaller_target_in_sync_completes_at_once_and_a_removed_leader_hands_over():
+    shrunk = written(reassign(record([1, 2, 3], leader=3), [1, 2], ALL))
+    assert (shrunk.replicas, shrunk.isr, is_moving(shrunk)) == ([1, 2], [1, 2], False)
+    assert (shrunk.leader, shrunk.leader_epoch, shrunk.partition_epoch) == (1, 6, 10)
+
+
+def test_a_smaller_target_waits_for_the_replicas_it_keeps_to_be_in_sync():
+    shrinking = written(reassign(record([1, 2, 3], isr=[3, 1], leader=3), [1, 2], ALL))
+    assert (shrinking.replicas, shrinking.adding_replicas, shrinking.removing_replicas) == ([1, 2, 3], [], [3])
+    assert (shrinking.isr, shrinking.leader, target_replicas(shrinking)) == ([3, 1], 3, [1, 2])
+    assert complete(shrinking, ALL) is None
+    done = written(complete(shrinking.model_copy(update={"isr": [3, 1, 2]}), ALL))
+    assert (done.replicas, done.isr, done.leader, done.leader_epoch) == ([1, 2], [1, 2], 1, 6)
+
+
+def test_a_target_that_grows_and_replaces_at_once_needs_every_target_replica_in_sync():
+    moving = written(reassign(record([1, 2]), [3, 4, 1], ALL))
+    assert (moving.replicas, moving.adding_replicas, moving.removing_replicas) == ([3, 4, 1, 2], [3, 4], [2])
+    assert (original_replicas(moving), target_replicas(moving)) == ([1, 2], [3, 4, 1])
+    assert complete(moving.model_copy(update={"isr": [1, 2, 3]}), ALL) is None
+    done = written(complete(moving.model_copy(update={"isr": [1, 2, 3, 4]}), ALL))
+    assert (done.replicas, done.isr, done.leader, done.leader_epoch) == ([3, 4, 1], [1, 3, 4], 1, 5)
+
+
+@pytest.mark.parametrize(
+    ("original", "isr", "target", "back"),
+    [
+        ([1, 2, 3], [1, 2, 3, 4], [1, 2, 3, 4], [1, 2, 3]),
+        ([1, 2, 3], [1, 3], [1, 2], [1, 2, 3]),
+        ([1, 2], [1, 2, 3], [3, 4, 1], [1, 2]),
+    ],
+)
+def test_cancelling_a_move_of_another_length_returns_to_the_original_and_drops_the_copies(
+    original: list[int], isr: list[int], target: list[int], back: list[int]
+):
+    moving = written(reassign(record(original, isr=[m for m in isr if m in original]), target, ALL))
+    caught_up = moving.model_copy(update={"isr": [m for m in isr if m in moving.replicas]})
+    assert is_moving(caught_up)
+    cancelled = written(reassign(caught_up, original_replicas(caught_up), ALL))
+    assert (sorted(cancelled.replicas), cancelled.adding_replicas, cancelled.removing_replicas) == (back, [], [])
+    assert set(cancelled.isr) <= set(back) and cancelled.leader in cancelled.isr
+
+
+def test_a_topic_settles_on_a_replica_count_only_when_every_partition_holds_it_and_none_moves():
+    three, two = record([1, 2, 3]), record([1, 2]).model_copy(update={"partition": 1})
+    assert settled_replica_count(2, [three, three.model_copy(update={"partition": 1})]) == 3
+    assert settled_replica_count(2, [three, two]) is None, "counts differ"
+    assert settled_replica_count(2, [three]) is None, "partition 1 is missing"
+    growing = written(reassign(two, [1, 2, 3], ALL))
+    assert settled_replica_count(2, [three, growing]) is None, "partition 1 moves"
 
 
 def test_a_move_is_not_forgotten_while_the_view_still_holds_the_record_before_it():
