@@ -63,6 +63,7 @@ from broker.cluster.store import (
     StoreUnavailableError,
 )
 from broker.errors import InvalidReplicationFactor, LeaderNotAvailable, NotController, UnknownTopic
+from broker.topics.configs import TopicConfigs
 from broker.topics.new_topic import NewTopic
 from broker.topics.policy import check_create_name, check_delete
 
@@ -75,18 +76,21 @@ __all__ = ["Controller", "ControllerSettings"]
 
 class Controller:
     """This broker's controller elector; while it holds ``/controller``, the active
-    controller too. See the module docstring."""
+    controller too. See the module docstring. ``topic_configs`` is the broker's resolver of
+    topic configs, which each term's checks use (None: the built-in topic defaults)."""
 
     def __init__(
         self,
         store: MetadataStore,
         membership: BrokerMembership,
         settings: ControllerSettings | None = None,
+        topic_configs: TopicConfigs | None = None,
     ) -> None:
         self.store = store
         self.membership = membership
         self.broker_id = membership.broker_id
         self.settings = settings or ControllerSettings()
+        self.topic_configs = topic_configs
         self.controller_id = -1
         self.controller_epoch = -1
         self.term: ControllerTerm | None = None
@@ -279,7 +283,7 @@ class Controller:
 
     async def _lead(self, holder: KeyValue, lease: Lease) -> None:
         """Run a term until the first sign of deposition, then stop it."""
-        term = ControllerTerm(self.store, self.broker_id, holder.mod_revision, self.settings)
+        term = ControllerTerm(self.store, self.broker_id, holder.mod_revision, self.settings, self.topic_configs)
         self._log.info("controller_elected", controller_epoch=holder.mod_revision, lease_id=lease.id)
         self.term = term
         watchers = {

@@ -10,6 +10,13 @@ any live replica. It also moves partitions (reassignments, completed as their ne
 come in sync), and drains and balances brokers by planning moves (``move_plans``); a broker
 being drained (``/draining/<id>``) gets no new replica.
 
+A reassignment may change a partition's replica count. The topic record's
+``replication_factor`` then follows the rule ``TopicRecord`` states: once every partition
+of the topic has settled on one count, the controller writes that count, right after the
+write that settled the last partition (a started move that completes at once, a
+completion, a cancel), and, should it die in between, at its successor's first
+reconciliation.
+
 Like Kafka's controller event queue, every operation runs under one lock, so
 decisions never interleave; every operation first checks the fence, so a deposed
 term answers ``NotController`` at once; every write is a fenced compare-and-set
@@ -56,6 +63,7 @@ from broker.cluster.reassignment import (
     moves_to_check,
     original_replicas,
     reassign,
+    settled_replica_count,
     target_replicas,
 )
 from broker.cluster.records import (
@@ -77,8 +85,11 @@ from broker.cluster.records import (
 from broker.cluster.replica_assignment import check_brokers, initial_isr, ordered_assignment
 from broker.cluster.store import MAX_CREATE_BATCH, KeyValue, MetadataStore, StoreUnavailableError
 from broker.errors import InvalidReplicationFactor, NotFound, TopicAlreadyExists, UnknownPartition, UnknownTopic
+from broker.topics.configs import TopicConfigs
 from broker.topics.new_topic import NewTopic
+from broker.topics.policy import min_reassigned_replicas
 from broker.waiting import wait_event
+from config.topic import TopicDefaults
 
 log = structlog.get_logger(__name__)
 
@@ -101,13 +112,26 @@ class ControllerSettings:
 
 
 class ControllerTerm:
-    """The active controller's work for epoch ``controller_epoch``; see the module docstring."""
+    """The active controller's work for epoch ``controller_epoch``; see the module docstring.
 
-    def __init__(self, store: MetadataStore, broker_id: int, controller_epoch: int, settings: ControllerSettings):
+    ``topic_configs`` resolves a topic's configs as this broker does (its topic defaults
+    overlaid with the cluster-wide ones its view holds), for the checks that need a topic's
+    effective configs, as topic creation and config alters use the same on the controller.
+    """
+
+    def __init__(
+        self,
+        store: MetadataStore,
+        broker_id: int,
+        controller_epoch: int,
+        settings: ControllerSettings,
+        topic_configs: TopicConfigs | None = None,
+    ):
         self.store = store
         self.broker_id = broker_id
         self.controller_epoch = controller_epoch
         self.settings = settings
+        self.topic_configs = topic_configs or TopicConfigs(TopicDefaults())
         self.fence = ControllerFence(store, broker_id, controller_epoch)
         self.ready = asyncio.Event()
         self._brokers_changed = asyncio.Event()
@@ -382,8 +406,8 @@ class ControllerTerm:
             record = _record(kv)
             target = original_replicas(record) if move.replicas is None else move.replicas
             if move.replicas is not None:
-                replication_factor = TopicRecord.model_validate_json(topic.value).replication_factor
-                check_target(record, target, replication_factor, live)
+                min_replicas = self._min_replicas(TopicRecord.model_validate_json(topic.value), record)
+                check_target(record, target, min_replicas, live)
             reassign(record, target, live)
             planned.append((kv, target))
         written = []
@@ -393,7 +417,36 @@ class ControllerTerm:
             if is_moving(current):
                 self._moving[kv.key] = current.partition_epoch
             written.append(current)
+        for name in sorted({record.topic for record in written}):
+            await self._settle_replication_factor(name)
         return written
+
+    def _min_replicas(self, topic: TopicRecord, record: PartitionRecord) -> int:
+        """The fewest replicas ``record``'s partition may move to (``policy.min_reassigned_replicas``),
+        measured from its replicas before any move under way."""
+        config = self.topic_configs.parse(topic.configs)
+        return min_reassigned_replicas(topic.configs, config, len(original_replicas(record)))
+
+    async def _settle_replication_factor(self, name: str) -> None:
+        """Write the replica count every partition of topic ``name`` has settled on as its record's
+        ``replication_factor`` (``reassignment.settled_replica_count``); nothing while they differ, a
+        partition moves, or the record already says it. Recomputed on a fresh read when a CAS loses."""
+        key = topic_key(name)
+        while (current := await self._get(key)) is not None:
+            topic = TopicRecord.model_validate_json(current.value)
+            records = [_record(kv) for kv in await self._list(f"{PARTITIONS_PREFIX}{name}/")]
+            count = settled_replica_count(topic.partitions_count, records)
+            if count is None or count == topic.replication_factor:
+                return
+            updated = topic.model_copy(update={"replication_factor": count})
+            if await self.fence.put_if(key, updated.model_dump_json().encode(), current.mod_revision) is not None:
+                self._log.info(
+                    "topic_replication_factor_changed",
+                    topic=name,
+                    replication_factor=count,
+                    previous=topic.replication_factor,
+                )
+                return
 
     async def _complete_moves(self) -> None:
         """Finish each move once its target is in sync: woken by every partition record change, it
@@ -419,12 +472,16 @@ class ControllerTerm:
         held = {key: self._partitions.get(key) for key in self._moving}
         seen = {key: _record(kv) if kv is not None else None for key, kv in held.items()}
         check, forget = moves_to_check(self._moving, seen)
+        settled: set[str] = set()
         for key in forget:
             del self._moving[key]
         for key in check:
             kv = held[key]
             if kv is not None and await self._update(kv, partial(complete, live=live), "reassignment_completed"):
                 del self._moving[key]
+                settled.add(parse_partition_key(key)[0])
+        for name in sorted(settled):
+            await self._settle_replication_factor(name)
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
         """Move leadership back to ``replicas[0]`` wherever it is alive and in the ISR."""
@@ -486,21 +543,25 @@ class ControllerTerm:
         }
         partitions = await self._list(PARTITIONS_PREFIX)
         unclean_default = await self._unclean_default()
-        present: set[tuple[str, int]] = set()
+        present: dict[str, list[PartitionRecord]] = {}
         for kv in partitions:
-            topic_name, partition = parse_partition_key(kv.key)
+            topic_name, _ = parse_partition_key(kv.key)
             topic = topics.get(topic_name)
             if topic is None:
                 await self._delete_partition(kv)
                 continue
-            present.add((topic_name, partition))
+            present.setdefault(topic_name, []).append(_record(kv))
             unclean = _unclean_enabled(topic, unclean_default)
             compute = partial(reconcile, live_broker_ids=live, unclean_leader_election_enable=unclean)
             await self._update(kv, compute, "broker_change")
         for topic in topics.values():
-            missing = [p for p in range(topic.partitions_count) if (topic.name, p) not in present]
+            records = present.get(topic.name, [])
+            held = {record.partition for record in records}
+            missing = [p for p in range(topic.partitions_count) if p not in held]
             if missing:
                 await self._complete_topic_creation(topic, missing)
+            elif settled_replica_count(topic.partitions_count, records) not in (None, topic.replication_factor):
+                await self._settle_replication_factor(topic.name)
 
     async def _complete_topic_creation(self, topic: TopicRecord, missing: list[int]) -> None:
         """Create the partitions a crashed predecessor did not write: where the creator

@@ -100,6 +100,14 @@ class ClusterConfigsRecord(BaseModel):
 class TopicRecord(BaseModel):
     """A topic; the commit point of its creation (its partition records follow it).
 
+    ``replication_factor`` is the replica count of the topic's partitions. A reassignment
+    may change one partition's count (``broker.cluster.reassignment``); once every
+    partition has settled on one count (none missing, none moving), the controller writes
+    that count here, right after the partition write that settled it. While the counts
+    differ the record keeps its last value (Kafka, lacking a topic-wide figure, reports
+    partition 0's). Placement of added partitions takes partition 0's count, so a topic
+    grows like its first partition either way.
+
     ``replica_assignment`` is the creator's manual assignment (replica lists indexed by
     partition, ``broker.cluster.replica_assignment``), None when the controller placed the
     replicas itself. It is kept so that a controller completing a creation its predecessor

@@ -117,6 +117,7 @@ class BrokerNode:
                 leader_imbalance_per_broker_percentage=settings.leader_imbalance_per_broker_percentage,
                 unclean_leader_election_enable=settings.topic_defaults.unclean_leader_election_enable,
             ),
+            self.topic_configs,
         )
         self.groups = GroupCoordinator(self)
         self.console = ConsoleData(settings.console, self.groups)
