@@ -22,7 +22,10 @@ shared by two replicas of a partition is a partition one rack failure can take o
   follows with a preferred election. A drain hands the drained broker's preferred
   leaderships to its replacements; this spreads them again.
 - ``generate``: Kafka's ``--generate``: every partition of the given topics placed afresh
-  over the given brokers by the creation placement (``placement.assign_replicas``).
+  over the given brokers by the creation placement (``placement.assign_replicas``), each
+  with as many replicas as it has now (a reassignment may have changed one partition's).
+
+Every plan keeps each partition's replica count: changing it is the user's explicit move.
 
 Counts are replicas (each replica of a partition weighs the same); the broker with the
 lowest id wins a tie, so a plan is deterministic. Pure: no I/O.
@@ -153,15 +156,22 @@ def _leader_taker(
 
 def generate(assignment: Assignment, racks: Mapping[int, str | None], topics: Collection[str]) -> MovePlan:
     """Every partition of ``topics`` placed afresh over the brokers of ``racks`` (Kafka's ``--generate``);
-    only the partitions whose replicas change are in the plan."""
+    only the partitions whose replicas change are in the plan.
+
+    Each partition keeps its replica count: it takes its position in the creation placement
+    made at that count, so a topic of one count is placed as at creation, and one whose
+    counts differ (a reassignment changed some) is not brought to partition 0's.
+    """
     plan = MovePlan()
     brokers = sorted(racks.items())
     for topic in sorted(topics):
         keys = sorted(key for key in assignment if key[0] == topic)
-        if not keys:
-            continue
-        placed = assign_replicas(len(keys), len(assignment[keys[0]]), brokers, start_index=0)
-        for key, target in zip(keys, placed, strict=True):
+        placements = {
+            count: assign_replicas(len(keys), count, brokers, start_index=0)
+            for count in {len(assignment[key]) for key in keys}
+        }
+        for index, key in enumerate(keys):
+            target = placements[len(assignment[key])][index]
             if list(assignment[key]) != target:
                 plan.moves[key] = target
                 _warn_shared_rack(plan, key, target, racks)

@@ -92,6 +92,19 @@ def test_a_fresh_plan_places_the_topics_over_the_given_brokers_and_lists_only_wh
     assert after[("u", 0)] == [1, 2]
 
 
+def test_a_fresh_plan_and_balancing_keep_each_partitions_replica_count():
+    """A reassignment left partition 1 with three replicas where the others have two: plans place
+    every partition at its own count, never at partition 0's."""
+    assignment = {("t", 0): [1, 2], ("t", 1): [1, 2, 3], ("t", 2): [3, 1]}
+    brokers: dict[int, str | None] = {2: None, 3: None, 4: None, 5: None}
+    after = {**assignment, **generate(assignment, brokers, ["t"]).moves}
+    assert {key: len(replicas) for key, replicas in after.items()} == {("t", 0): 2, ("t", 1): 3, ("t", 2): 2}
+    assert all(set(replicas) <= set(brokers) and len(set(replicas)) == len(replicas) for replicas in after.values())
+    balanced = {**assignment, **balance(assignment, {1: None, **brokers}, tolerance=0.0, max_moves=10).moves}
+    assert {key: len(replicas) for key, replicas in balanced.items()} == {("t", 0): 2, ("t", 1): 3, ("t", 2): 2}
+    assert balanced != assignment, "the plan moved nothing, so it kept nothing either"
+
+
 def test_evening_leaders_reorders_replicas_until_each_broker_is_preferred_about_equally():
     """After a drain gave broker 4 every preferred leadership it replaced: reorders only, no replica moves."""
     assignment = {("t", p): [4, 2 + p % 2] for p in range(8)} | {("u", p): [2, 3] for p in range(2)}
