@@ -10,11 +10,13 @@ is all or nothing:
 - ``replicas`` starts or replaces a move; null cancels one, and cancelling a partition
   that is not moving is ``NO_REASSIGNMENT_IN_PROGRESS``;
 - an unknown topic or partition is ``UNKNOWN_TOPIC_OR_PARTITION``, a target the
-  controller refuses (a broker that is not alive or named twice, another replica count
-  than the topic's: highwater does not change replication factors) is
-  ``INVALID_REPLICA_ASSIGNMENT`` with the controller's message;
-- ``allow_replication_factor_change`` (v1) is answered as asked; a change is refused
-  either way.
+  controller refuses (a broker that is not alive or named twice, fewer replicas than the
+  topic's min.insync.replicas) is ``INVALID_REPLICA_ASSIGNMENT`` with the controller's
+  message;
+- a target of another length than the partition's replicas changes its replication
+  factor, unless the request says ``allow_replication_factor_change`` false (v1,
+  KIP-860): then it is ``INVALID_REPLICATION_FACTOR`` and nothing moves. The flag is
+  answered as asked.
 
 A listing names every moving partition (``topics`` null) or those asked for (named
 partitions that do not exist, or do not move, are left out, as Kafka leaves them),
@@ -32,7 +34,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
-from broker.cluster.reassignment import PartitionMove, is_moving
+from broker.cluster.reassignment import PartitionMove, is_moving, original_replicas
 from broker.errors import HighwaterError
 from broker.kafka import authz
 from broker.kafka.admin import refusal
@@ -52,12 +54,15 @@ async def alter_partition_reassignments(context: RequestContext, request: Decode
         refused = ErrorCode.cluster_authorization_failed, authz.refusal_message(AclOperation.ALTER, Resource.cluster())
     topic_class = shape(ALTER_PARTITION_REASSIGNMENTS, version, "ReassignableTopicResponse")
     partition_class = shape(ALTER_PARTITION_REASSIGNMENTS, version, "ReassignablePartitionResponse")
+    allow_replication_factor_change = getattr(body, "allow_replication_factor_change", True)
     topics = []
     for topic in body.topics:
         partitions = []
         for asked in topic.partitions:
             replicas = None if asked.replicas is None else [int(broker) for broker in asked.replicas]
-            error_code, message = refused or await _move(context, topic.name, asked.partition_index, replicas)
+            error_code, message = refused or await _move(
+                context, topic.name, asked.partition_index, replicas, allow_replication_factor_change
+            )
             partitions.append(
                 build(
                     partition_class,
@@ -73,18 +78,25 @@ async def alter_partition_reassignments(context: RequestContext, request: Decode
         throttle_time=NO_THROTTLE,
         error_code=error_code,
         error_message=message,
-        allow_replication_factor_change=getattr(body, "allow_replication_factor_change", True),
+        allow_replication_factor_change=allow_replication_factor_change,
         responses=tuple(topics),
     )
 
 
 async def _move(
-    context: RequestContext, topic: str, partition: int, replicas: list[int] | None
+    context: RequestContext, topic: str, partition: int, replicas: list[int] | None, allow_rf_change: bool
 ) -> tuple[ErrorCode, str | None]:
     node = context.node
     try:
-        if replicas is None and not is_moving(node.catalog.partition_record(topic, partition)):
+        record = node.catalog.partition_record(topic, partition)
+        if replicas is None and not is_moving(record):
             return ErrorCode.no_reassignment_in_progress, f"no reassignment is in progress for {topic}-{partition}"
+        current = len(original_replicas(record))
+        if replicas is not None and not allow_rf_change and len(replicas) != current:
+            return ErrorCode.invalid_replication_factor, (
+                f"{topic}-{partition}: the target changes its replication factor from {current} to {len(replicas)} "
+                "but allow_replication_factor_change is false"
+            )
         await node.controller_gateway.alter_reassignments(
             [PartitionMove(topic=topic, partition=partition, replicas=replicas)]
         )

@@ -110,7 +110,9 @@ def api_versions(version: int) -> Any:
     )
 
 
-def alter_partition_reassignments(version: int, moves: list[tuple[str, int, list[int] | None]]) -> Any:
+def alter_partition_reassignments(
+    version: int, moves: list[tuple[str, int, list[int] | None]], allow_replication_factor_change: bool = True
+) -> Any:
     topic_class = request_class(45, version, "ReassignableTopic")
     partition_class = request_class(45, version, "ReassignablePartition")
     names = sorted({name for name, _, _ in moves})
@@ -130,7 +132,7 @@ def alter_partition_reassignments(version: int, moves: list[tuple[str, int, list
         request_class(45, version, "AlterPartitionReassignmentsRequest"),
         timeout=millis(60000),
         topics=topics,
-        allow_replication_factor_change=True,
+        allow_replication_factor_change=allow_replication_factor_change,
     )
 
 

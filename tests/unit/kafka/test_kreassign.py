@@ -53,7 +53,7 @@ class MovingStandIn(AdminStandIn):
             record = self.partition_record(move.topic, move.partition)
             target = original_replicas(record) if move.replicas is None else move.replicas
             if move.replicas is not None:
-                check_target(record, target, 3, LIVE)
+                check_target(record, target, 2, LIVE)
             change = reassign(record, target, LIVE)
             if change is not None:
                 self.records[move.partition] = change.record
@@ -110,6 +110,40 @@ def test_cancelling_returns_to_the_original_replicas_and_a_partition_not_moving_
     assert sorted(node.records[0].replicas) == [1, 2, 3] and not is_moving(node.records[0]), (
         "in the order the move left"
     )
+
+
+@pytest.mark.parametrize("version", versions(ALTER))
+def test_a_target_of_another_length_changes_the_replication_factor_unless_the_request_forbids_it(
+    version: int,
+) -> None:
+    node = MovingStandIn()
+    body = alter_partition_reassignments(version, [(TOPIC, 0, [1, 2, 3, 4]), (TOPIC, 1, [1, 2])])
+    assert _answers(exchange(node, ALTER, version, body)) == {
+        (TOPIC, 0): (ErrorCode.none, None),
+        (TOPIC, 1): (ErrorCode.none, None),
+    }
+    assert (node.records[0].replicas, node.records[0].adding_replicas) == ([1, 2, 3, 4], [4])
+    assert (node.records[1].replicas, is_moving(node.records[1])) == ([1, 2], False)
+
+    below = _answers(exchange(node, ALTER, version, alter_partition_reassignments(version, [(TOPIC, 1, [1])])))
+    assert below[(TOPIC, 1)][0] == ErrorCode.invalid_replica_assignment
+    assert "needs 2 in sync" in (below[(TOPIC, 1)][1] or "")
+
+
+def test_a_request_that_forbids_a_replication_factor_change_moves_only_at_the_same_count() -> None:
+    """KIP-860 (version 1): ``allow_replication_factor_change`` false refuses a target of another length."""
+    node = MovingStandIn()
+    body = alter_partition_reassignments(1, [(TOPIC, 0, [1, 2, 3, 4]), (TOPIC, 1, [2, 3, 4])], False)
+    response = exchange(node, ALTER, 1, body)
+    assert response.allow_replication_factor_change is False
+    answers = _answers(response)
+    assert answers[(TOPIC, 0)] == (
+        ErrorCode.invalid_replication_factor,
+        f"{TOPIC}-0: the target changes its replication factor from 3 to 4 but allow_replication_factor_change "
+        "is false",
+    )
+    assert answers[(TOPIC, 1)] == (ErrorCode.none, None)
+    assert (node.records[0].replicas, is_moving(node.records[1])) == ([1, 2, 3], True)
 
 
 @dataclass
