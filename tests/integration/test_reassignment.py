@@ -4,6 +4,7 @@ A move keeps the original replicas until the new one is in sync (the controller'
 ``broker.cluster.reassignment``), so no acknowledged record is lost, none is written
 twice, a reader never goes back nor sees anything at or above the HW while the
 leader moves, and neither does the "latest" offset any broker answers (KIP-207); the replica that leaves deletes its log; a bad request moves nothing.
+A move may change a partition's replication factor; the topic's follows once every partition agrees.
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def test_a_move_in_progress_is_listed_and_a_cancel_returns_to_the_original_repli
     [
         ([2, 9], 400, "broker 9 is not a live broker"),
         ([2, 2], 400, "broker 2 more than once"),
-        ([2], 400, "replication factor 2"),
+        ([2], 400, "the target names 1 broker(s) but topic"),
         ("partition 7", 404, "no partition 7"),
     ],
 )
@@ -145,7 +146,12 @@ def test_a_request_with_a_bad_move_answers_what_is_wrong_and_moves_nothing(
     cluster: Cluster, prefix: str, replicas: object, status: int, named: str
 ) -> None:
     topic = f"{prefix}-kept"
-    cluster.v3("POST", "/topics", {"topic_name": topic, "replicas_assignments": {"0": [1, 2]}}, via=1)
+    body = {
+        "topic_name": topic,
+        "replicas_assignments": {"0": [1, 2]},
+        "configs": [{"name": "min.insync.replicas", "value": "2"}],
+    }
+    cluster.v3("POST", "/topics", body, via=1)
     cluster.wait_for_topic(topic, 1)
     good = {"topic_name": topic, "partition_id": 0, "replicas": [2, 3]}
     bad = (
@@ -159,3 +165,75 @@ def test_a_request_with_a_bad_move_answers_what_is_wrong_and_moves_nothing(
     assert cluster.partitions(topic, via=2)[0].replicas == [1, 2]
     status_twice, twice = _moves(cluster, [good, good])
     assert (status_twice, twice["error_code"]) == (400, 40001), twice
+
+
+def _replication_factor(cluster: Cluster, topic: str, via: int) -> int:
+    return int(cluster.api("GET", f"/topics/{topic}", via=via)["replication_factor"])
+
+
+def _settled(cluster: Cluster, topic: str, expected: dict[int, list[int]]) -> bool:
+    """Every partition on exactly ``expected`` (in order), every replica in sync, led by one of them, none moving."""
+    states = cluster.partitions(topic, via=3)
+    return {p: s.replicas for p, s in states.items()} == expected and all(
+        sorted(s.isr) == sorted(s.replicas) and s.leader_id in s.replicas for s in states.values()
+    )
+
+
+def test_a_topic_grows_from_two_replicas_to_three_and_back_keeping_every_record(cluster: Cluster, prefix: str) -> None:
+    """Each partition grows (an added replica copies the log), then shrinks off broker 1, which led
+    partition 0, so its leadership moves; the topic's replication factor changes once both partitions agree."""
+    topic = f"{prefix}-resized"
+    assignment = {"0": [1, 2], "1": [2, 3]}
+    configs = [{"name": "min.insync.replicas", "value": "2"}]
+    status, created = cluster.v3(
+        "POST", "/topics", {"topic_name": topic, "replicas_assignments": assignment, "configs": configs}, via=1
+    )
+    assert status == 201, created
+    cluster.wait_for_topic(topic, 2)
+    written: dict[int, list[str]] = {0: [], 1: []}
+
+    def produce(label: str) -> None:
+        for partition in (0, 1):
+            values = [f"{label}-{partition}-{i}" for i in range(20)]
+            status, answer = cluster.produce(topic, values, partition, via=2)
+            assert status == 207 and not answer["failures"], answer
+            written[partition] += values
+
+    produce("rf2")
+    status, answer = _moves(cluster, [{"topic_name": topic, "partition_id": 0, "replicas": [1, 2, 3]}])
+    assert status == 202, answer
+    assert [(row["adding_replicas"], row["removing_replicas"]) for row in answer["data"]] == [([3], [])]
+    cluster.wait_until(lambda: _settled(cluster, topic, {0: [1, 2, 3], 1: [2, 3]}), "partition 0 on three replicas")
+    assert _replication_factor(cluster, topic, via=3) == 2, "partition 1 still has two replicas"
+
+    assert _moves(cluster, [{"topic_name": topic, "partition_id": 1, "replicas": [2, 3, 1]}])[0] == 202
+    cluster.wait_until(lambda: _settled(cluster, topic, {0: [1, 2, 3], 1: [2, 3, 1]}), "partition 1 on three too")
+    cluster.wait_until(lambda: _replication_factor(cluster, topic, via=3) == 3, "the topic's replication factor 3")
+    produce("rf3")
+
+    status, refused = _moves(cluster, [{"topic_name": topic, "partition_id": 0, "replicas": [3]}])
+    assert (status, refused["error_code"]) == (400, 40002), refused
+    assert f"{topic}-0: the target names 1 broker(s)" in refused["message"], refused
+    assert "needs 2 in sync" in refused["message"], refused
+
+    status, answer = _moves(
+        cluster,
+        [
+            {"topic_name": topic, "partition_id": 0, "replicas": [2, 3]},
+            {"topic_name": topic, "partition_id": 1, "replicas": [2, 3]},
+        ],
+    )
+    assert status == 202, answer
+    cluster.wait_until(lambda: _settled(cluster, topic, {0: [2, 3], 1: [2, 3]}), "both partitions back on two")
+    assert cluster.partitions(topic, via=3)[0].leader_id in (2, 3), "broker 1 left: it cannot lead partition 0"
+    cluster.wait_until(lambda: _replication_factor(cluster, topic, via=1) == 2, "the topic's replication factor 2")
+    produce("rf2-again")
+
+    for partition in (0, 1):
+        for via in (2, 3):
+            read = [value for _, value in read_all(cluster, topic, partition, via=via)]
+            assert read == written[partition], (
+                f"{topic}-{partition} via {via}: {len(read)} of {len(written[partition])}"
+            )
+    left = [Path(cluster.brokers[1].data_dir) / partition_directory_name(topic, p) for p in (0, 1)]
+    cluster.wait_until(lambda: not any(path.exists() for path in left), "broker 1 to delete the logs it left")
