@@ -8,10 +8,11 @@ partition that is not moving has no reassignment (404, as the REST Proxy answers
 ``POST …/topics/-/partitions/-/reassignment:alter`` takes ``{"data": [{"topic_name",
 "partition_id", "replicas"}]}``: a broker list is the partition's target, ``null`` cancels
 its move. The whole request is checked before anything moves (an unknown topic or
-partition, a broker that is not alive, a broker named twice, another count of replicas
-than the topic's replication factor, a partition named twice: a 4xx naming it), and it
+partition, a broker that is not alive, a broker named twice, fewer replicas than the
+topic's min.insync.replicas needs, a partition named twice: a 4xx naming it), and it
 is answered 202 with each partition's reassignment as it stands once the move started
-(empty lists where the move completed at once, or was cancelled). ALTER on the cluster
+(empty lists where the move completed at once, or was cancelled). A target of another
+length than the partition's replicas changes its replication factor, as in Kafka. ALTER on the cluster
 may move replicas, as Kafka's ``AlterPartitionReassignments`` requires; DESCRIBE on a
 topic shows its moves.
 """
