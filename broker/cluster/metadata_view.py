@@ -45,6 +45,11 @@ log = structlog.get_logger(__name__)
 WATCH_RETRY_INITIAL_S = 0.1
 WATCH_RETRY_MAX_S = 2.0
 """A store that cannot be watched or listed is asked again after 0.1 s, doubling to 2 s while it stays down."""
+YIELD_EVERY_EVENTS = 50
+"""The watch lets the event loop run after this many events applied in a row: a store delivers
+a 10 000-partition topic's records at once, and applying each creates a replica, so without a
+pause the broker answered nothing (the controller's own answer to the creation included) for
+as long as that took."""
 CATCH_UP_TIMEOUT_S = 2.0
 """How long a request naming a topic this view has not seen yet waits for the watch."""
 
@@ -155,6 +160,7 @@ class MetadataView:
         backoff = Backoff(WATCH_RETRY_INITIAL_S, WATCH_RETRY_MAX_S)
         while True:
             try:
+                applied = 0
                 async for event in self._store.watch("/", self.revision + 1):
                     backoff.reset()
                     if event.type == "put":
@@ -163,6 +169,9 @@ class MetadataView:
                         self._apply_delete(event.key)
                     self.revision = event.mod_revision
                     self.changed.set()
+                    applied += 1
+                    if applied % YIELD_EVERY_EVENTS == 0:
+                        await asyncio.sleep(0)
             except CompactedError:
                 log.warning("metadata.watch_compacted", revision=self.revision)
                 await self._relist_with_retry()

@@ -78,16 +78,22 @@ class ControllerGateway:
     async def on_controller(self, method: str, path: str, body: dict | None, local_call: LocalCall) -> dict:
         """Run ``local_call`` if this broker is the controller, else forward to the controller."""
         retry = RetryDeadline(METADATA_PROPAGATION_TIMEOUT_S, CONTROLLER_RETRY_INITIAL_S, CONTROLLER_RETRY_MAX_S)
+        unanswered: str | None = None
         while True:
             if self.controller.is_active:
                 return await local_call(self.controller) or {}
-            url = self.view.inter_broker_url(self.view.controller_id)
-            if url is not None and self.view.controller_id != self.node_id:
+            controller_id = self.view.controller_id
+            url = self.view.inter_broker_url(controller_id)
+            if url is not None and controller_id != self.node_id:
                 try:
                     return await self.forwarder.json_call(method, f"{url}/internal/controller/{path}", body)
-                except (NotController, ServiceUnavailable):
-                    pass
+                except NotController:
+                    unanswered = None
+                except ServiceUnavailable as error:
+                    unanswered = f"the controller (broker {controller_id}) did not answer: {error.message}"
             if not await retry.pause():
+                if unanswered is not None:
+                    raise ServiceUnavailable(f"{unanswered}; retry shortly (the request may have been applied)")
                 raise ServiceUnavailable("no controller is available right now; retry shortly")
 
     # ------------------------------------------------------------ on the controller
