@@ -207,16 +207,9 @@ class ControllerGateway:
         expected = self.catalog.topic_configs.altered(self.catalog.topic(name), changes)
         if validate_only:
             return expected
-        answer = await self.on_controller(
-            "POST",
-            f"topics/{name}/configs",
-            {"changes": changes},
-            lambda c: self.alter_topic_configs_on_controller(name, changes),
+        return await self._alter_configs(
+            f"topics/{name}/configs", changes, lambda: self.alter_topic_configs_on_controller(name, changes)
         )
-        revision: int = answer["revision"]
-        await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)
-        configs: dict[str, str] = answer["configs"]
-        return configs
 
     async def alter_cluster_configs(
         self, changes: dict[str, str | None], *, validate_only: bool = False
@@ -231,16 +224,9 @@ class ControllerGateway:
         expected = cluster_defaults.altered(topic_configs.static_defaults, topic_configs.dynamic_defaults, changes)
         if validate_only:
             return expected
-        answer = await self.on_controller(
-            "POST",
-            "broker-configs",
-            {"changes": changes},
-            lambda c: self.alter_cluster_configs_on_controller(changes),
+        return await self._alter_configs(
+            "broker-configs", changes, lambda: self.alter_cluster_configs_on_controller(changes)
         )
-        revision: int = answer["revision"]
-        await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)
-        configs: dict[str, str] = answer["configs"]
-        return configs
 
     async def alter_broker_configs(
         self, broker_id: int, changes: dict[str, str | None], *, validate_only: bool = False
@@ -257,12 +243,16 @@ class ControllerGateway:
         expected = per_broker_altered(self.view.broker_configs.get(broker_id, {}), changes)
         if validate_only:
             return expected
-        answer = await self.on_controller(
-            "POST",
-            f"brokers/{broker_id}/configs",
-            {"changes": changes},
-            lambda c: self.alter_broker_configs_on_controller(broker_id, changes),
+        return await self._alter_configs(
+            f"brokers/{broker_id}/configs", changes, lambda: self.alter_broker_configs_on_controller(broker_id, changes)
         )
+
+    async def _alter_configs(
+        self, path: str, changes: dict[str, str | None], on_controller: Callable[[], Awaitable[dict]]
+    ) -> dict[str, str]:
+        """A configs alter on the controller (``path`` under ``/internal/controller``); the configs it
+        wrote, answered once this broker's view holds the record."""
+        answer = await self.on_controller("POST", path, {"changes": changes}, lambda c: on_controller())
         revision: int = answer["revision"]
         await self.view.wait_for(lambda: self.view.revision >= revision, METADATA_PROPAGATION_TIMEOUT_S)
         configs: dict[str, str] = answer["configs"]

@@ -33,6 +33,16 @@ UNLIMITED = (str(2**63 - 1), "DEFAULT_CONFIG")
 BATCHES, BATCH_RECORDS, RECORD_CHARS = 40, 100, 500
 
 
+def _filled_topic(cluster: Cluster, topic: str) -> int:
+    """A one-partition topic on brokers 1 (leading) and 2, filled by ``_fill``; the leader's log bytes."""
+    status, created = cluster.v3("POST", "/topics", {"topic_name": topic, "replicas_assignments": {"0": [1, 2]}})
+    assert status == 201, created
+    cluster.wait_for_topic(topic, 1)
+    log_bytes = _fill(cluster, topic)
+    assert log_bytes > 1_900_000, log_bytes
+    return log_bytes
+
+
 def _fill(cluster: Cluster, topic: str) -> int:
     """About 2 MB of incompressible records on partition 0, in batches of about 50 KB; the leader's log bytes."""
     for _ in range(BATCHES):
@@ -65,11 +75,7 @@ def _floor_s(log_bytes: int) -> float:
 
 def test_reassign_with_throttle_copies_no_faster_than_the_rate_then_lifts_it(cluster: Cluster, prefix: str) -> None:
     topic = f"{prefix}-throttled"
-    status, created = cluster.v3("POST", "/topics", {"topic_name": topic, "replicas_assignments": {"0": [1, 2]}})
-    assert status == 201, created
-    cluster.wait_for_topic(topic, 1)
-    log_bytes = _fill(cluster, topic)
-    assert log_bytes > 1_900_000, log_bytes
+    log_bytes = _filled_topic(cluster, topic)
 
     started = time.monotonic()
     out = cluster.cli(
@@ -113,10 +119,7 @@ def _check_log_dirs(cluster: Cluster, topic: str, log_bytes: int) -> None:
 
 def test_the_leader_alone_throttles_a_copy_it_sends(cluster: Cluster, prefix: str) -> None:
     topic = f"{prefix}-leader-throttled"
-    status, created = cluster.v3("POST", "/topics", {"topic_name": topic, "replicas_assignments": {"0": [1, 2]}})
-    assert status == 201, created
-    cluster.wait_for_topic(topic, 1)
-    log_bytes = _fill(cluster, topic)
+    log_bytes = _filled_topic(cluster, topic)
     assert cluster.v3("PUT", f"/brokers/1/configs/{RATES[0]}", {"value": str(RATE)}, via=1)[0] == 204
     try:
         assert _rate(cluster, 3, RATES[1]) == UNLIMITED, "the follower must not throttle in this test"

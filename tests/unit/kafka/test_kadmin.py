@@ -226,15 +226,6 @@ def test_a_transactional_id_is_refused_and_no_id_is_allocated(version: int) -> N
 
 @dataclass
 class StoreDownStandIn(AdminStandIn):
-    async def alter_broker_configs(
-        self, broker_id: int, changes: dict[str, str | None], *, validate_only: bool = False
-    ) -> dict[str, str]:
-        configs = per_broker_altered(self.own_configs, changes)
-        if not validate_only:
-            self.own_configs = configs
-            self.altered.append((str(broker_id), changes))
-        return configs
-
     async def allocate_producer_id(self) -> int:
         raise StoreUnavailableError("etcd is unreachable")
 
