@@ -133,8 +133,13 @@ def _with_leader(record: PartitionRecord, live: Collection[int]) -> PartitionRec
 
 
 def check_target(record: PartitionRecord, target: Sequence[int], min_replicas: int, live: Collection[int]) -> None:
-    """Refuse a target naming no broker, a broker twice, a broker that is not alive (or is shutting
-    down), or fewer than ``min_replicas`` brokers; ``InvalidReplicaAssignment`` names it.
+    """Refuse a target naming no broker, a broker twice, a new replica on a broker that is not alive
+    (or is shutting down), or fewer than ``min_replicas`` brokers; ``InvalidReplicaAssignment`` names it.
+
+    A replica the partition already has may stay in the target while its broker is down:
+    nothing moves to it, and the move completes once it is back in the ISR, as Kafka's
+    does. So a broker can be drained while another replica of its partitions is down
+    (the copies to the new brokers go on), where refusing would stop the whole drain.
 
     ``min_replicas`` is the caller's to resolve: the controller passes the topic's effective
     ``min.insync.replicas`` (``policy.min_reassigned_replicas``), below which acks=all could
@@ -148,7 +153,7 @@ def check_target(record: PartitionRecord, target: Sequence[int], min_replicas: i
     repeated = sorted({broker for broker in target if list(target).count(broker) > 1})
     if repeated:
         raise InvalidReplicaAssignment(f"{where}: the target names broker {repeated[0]} more than once", **details)
-    dead = [broker for broker in target if broker not in live]
+    dead = [broker for broker in target if broker not in live and broker not in record.replicas]
     if dead:
         alive = ", ".join(map(str, sorted(live))) or "none"
         raise InvalidReplicaAssignment(

@@ -74,3 +74,20 @@ async def test_balancing_evens_out_preferred_leaders_once_replica_counts_are_eve
     leaders = Counter(r.leader for r in await four.partitions("skewed"))
     assert leaders == {2: 2, 3: 2, 4: 2}
     assert await controller.balance_brokers(0.1, 10) == ([], [])
+
+
+async def test_a_broker_drains_while_another_replica_of_its_partitions_is_down(four: InProcessCluster) -> None:
+    """The down replica stays in the target (nothing moves to it); the copy to a live broker starts at once."""
+    controller_id = (await four.wait_until_controller_sees({1, 2, 3, 4})).broker_id
+    dead = max({2, 3, 4} - {controller_id})
+    drained = min({1, 2, 3, 4} - {controller_id, dead})
+    controller = four.brokers[controller_id].controller
+    await controller.create_topic(
+        NewTopic(name="half-down", partitions_count=1, replication_factor=2, assignment=[[drained, dead]])
+    )
+    await four.kill(dead)
+    await four.wait_until_controller_sees({1, 2, 3, 4} - {dead}, timeout_s=15.0)
+    [record], _ = await controller.drain_broker(drained)
+    assert record.removing_replicas == [drained] and dead in record.replicas
+    assert [b for b in record.adding_replicas if b in {drained, dead}] == []
+    assert (await four.partitions("half-down"))[0].adding_replicas == record.adding_replicas

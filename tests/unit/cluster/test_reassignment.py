@@ -124,6 +124,20 @@ def test_a_target_that_cannot_be_is_refused_naming_why(target: list[int], messag
         check_target(record([1, 2, 3]), target, 2, ALL)
 
 
+def test_a_replica_on_a_dead_broker_may_stay_but_none_may_move_to_one():
+    """Broker 3 is down: draining broker 1 onto 4 keeps 3's replica, and the move waits for 3 to be in sync."""
+    down = record([1, 2, 3], isr=[1, 2])
+    alive = ALL - {3}
+    check_target(down, [4, 2, 3], 2, alive)
+    with pytest.raises(InvalidReplicaAssignment, match="broker 5 is not a live broker"):
+        check_target(down, [4, 2, 5], 2, alive - {5})
+    moving = written(reassign(down, [4, 2, 3], alive))
+    assert (moving.adding_replicas, moving.removing_replicas, moving.isr) == ([4], [1], [1, 2])
+    assert complete(moving.model_copy(update={"isr": [1, 2, 4]}), alive) is None, "3 is not back in sync yet"
+    done = written(complete(moving.model_copy(update={"isr": [1, 2, 4, 3]}), ALL))
+    assert (done.replicas, sorted(done.isr)) == ([4, 2, 3], [2, 3, 4])
+
+
 @pytest.mark.parametrize("target", [[1, 2, 3, 4], [2, 4], [5, 4, 3, 2, 1]])
 def test_a_target_of_another_length_than_the_original_is_accepted(target: list[int]):
     check_target(record([1, 2, 3]), target, 2, ALL)
