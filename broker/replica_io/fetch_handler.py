@@ -41,7 +41,7 @@ from broker.replica_io.trace import trace
 from broker.replication import FetchRequestFields
 from broker.replication.fetch_session import LeaderSessions, SessionRefused
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest, FetchResponse
-from broker.replication.throttle import ReplicationQuota, is_throttled
+from broker.replication.throttle import ReplicationQuota
 from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
@@ -157,16 +157,6 @@ async def _read(
     )
 
 
-def _throttled(replica_id: int, to_read: list[tuple[Partition, FetchPartition, int, bool]]) -> set[tuple[str, int]]:
-    """The partitions to read for which ``replica_id`` is a replica a move is adding, not yet in sync."""
-    throttled = set()
-    for partition, fp, _, _ in to_read:
-        record = partition.record
-        if record is not None and is_throttled(replica_id, record.adding_replicas, record.isr):
-            throttled.add((fp.topic, fp.partition))
-    return throttled
-
-
 async def serve_replica_fetch(
     request: FetchRequest,
     lookup: PartitionLookup,
@@ -204,7 +194,11 @@ async def serve_replica_fetch(
                 assert partition is not None  # _record_fetch answered for a partition not found
                 watched.append(partition)
                 to_read.append((partition, fp, outcome, outcome >= partition.log_end_offset))
-        throttled = _throttled(request.replica_id, to_read) if quota.limited else set()
+        throttled = (
+            {(fp.topic, fp.partition) for p, fp, _, _ in to_read if p.throttles(request.replica_id)}
+            if quota.limited
+            else set()
+        )
         while True:
             appended.clear()
             for partition in watched:
@@ -216,7 +210,7 @@ async def serve_replica_fetch(
                 if key in throttled and debt_s > 0:
                     continue
                 if offset >= partition.log_end_offset and session.knows(
-                    (fp.topic, fp.partition),
+                    key,
                     partition.high_watermark,
                     partition.log_start_offset,
                     partition.log_end_offset,

@@ -43,7 +43,7 @@ from broker.replication.fetch_wire import (
     FetchPartitionResponse,
     FetchRequest,
 )
-from broker.replication.throttle import ReplicationQuota, is_throttled
+from broker.replication.throttle import ReplicationQuota
 from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
@@ -54,8 +54,6 @@ FETCH_BACKOFF_MAX_S = 0.25
 doubling to 250 ms while failures go on; an answer that applied cleanly starts again at 50 ms."""
 THROTTLE_RECHECK_S = 1.0
 """A fetcher holding back only throttled partitions looks again at least this often (a rate may change)."""
-
-Fetchable = list[tuple[Partition, FetchRequestFields]]
 
 
 class ReplicaFetcher:
@@ -83,7 +81,7 @@ class ReplicaFetcher:
         self.partitions: dict[tuple[str, int], Partition] = {}
         self._fields: dict[tuple[str, int], tuple[Partition, FetchRequestFields]] = {}
         self._wire: dict[tuple[str, int], FetchPartition] = {}
-        """Each fetched partition's request entry, rebuilt only when its fields are (``_fetchable``)."""
+        """Each fetched partition's request entry, rebuilt only when its fields are (``_refresh_stale``)."""
         self._stale: set[tuple[str, int]] = set()
         self._changed = asyncio.Event()
         self._backoff = Backoff(FETCH_BACKOFF_INITIAL_S, FETCH_BACKOFF_MAX_S)
@@ -108,8 +106,8 @@ class ReplicaFetcher:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
 
-    async def _fetchable(self) -> Fetchable:
-        """Every partition to fetch, with its fields; only the stale ones are asked again.
+    async def _refresh_stale(self) -> None:
+        """Recompute the fields (and request entry) of every stale partition; the others keep theirs.
 
         A partition's fetch fields change only when its log or its record does: when an
         answer was applied to it (``_run`` marks those stale) or when a record reached it
@@ -127,17 +125,16 @@ class ReplicaFetcher:
             else:
                 self._fields.pop(key, None)
                 self._wire.pop(key, None)
-        return list(self._fields.values())
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            fetchable = await self._fetchable()
-            if not fetchable or not self._transport.reachable(self.leader_id):
+            await self._refresh_stale()
+            if not self._fields or not self._transport.reachable(self.leader_id):
                 self._changed.clear()
                 await wait_event(self._changed, 1.0)
                 continue
-            throttled = self._throttled(fetchable)
+            throttled = self._throttled()
             debt_s = self._quota.wait_s(loop.time()) if throttled else 0.0
             wire: dict[tuple[str, int], FetchPartition] = self._wire
             if debt_s > 0:
@@ -175,16 +172,11 @@ class ReplicaFetcher:
             else:
                 self._backoff.reset()
 
-    def _throttled(self, fetchable: Fetchable) -> set[tuple[str, int]]:
-        """The partitions of ``fetchable`` whose replica here a move is adding and that are not in sync yet."""
+    def _throttled(self) -> set[tuple[str, int]]:
+        """The fetched partitions whose replica here a move is adding and that are not in sync yet."""
         if not self._quota.limited:
             return set()
-        throttled = set()
-        for partition, _ in fetchable:
-            record = partition.record
-            if record is not None and is_throttled(self._local_broker_id, record.adding_replicas, record.isr):
-                throttled.add((partition.topic, partition.partition))
-        return throttled
+        return {key for key, (partition, _) in self._fields.items() if partition.throttles(self._local_broker_id)}
 
     def _answered(
         self, responses: list[FetchPartitionResponse]

@@ -60,6 +60,7 @@ from broker.replication import (
     UpdateFollowerOffsets,
 )
 from broker.replication.isr_change import IsrChangeAnswer
+from broker.replication.throttle import is_throttled
 from broker.storage.flusher import GroupCommitFlusher
 from broker.storage.log import CheckedBatches, PartitionLog, ReadResult, check_batches
 from broker.storage.log_config import FLUSH_FSYNC, LogConfig
@@ -144,6 +145,12 @@ class Partition:
     @property
     def record(self) -> PartitionRecord | None:
         return self.core.record
+
+    def throttles(self, replica_id: int) -> bool:
+        """Whether ``replica_id``'s copy of this partition is throttled (``broker.replication.throttle``):
+        the record says a move is adding it, and it is not in the ISR yet."""
+        record = self.core.record
+        return record is not None and is_throttled(replica_id, record.adding_replicas, record.isr)
 
     @property
     def leader_id(self) -> int:

@@ -67,10 +67,6 @@ class ReplicationQuota:
             self._refill(self.rate, now)
             self._tokens -= nbytes
 
-    def exceeded(self, now: float) -> bool:
-        """Whether throttled replicas must wait (the quota is in debt) at ``now``."""
-        return self.wait_s(now) > 0
-
     def wait_s(self, now: float) -> float:
         """How long until the debt is paid (0 when there is none, or no limit)."""
         if self.rate is None:
