@@ -28,8 +28,9 @@ already holds what we wrote (or, for a delete, is gone), the earlier attempt app
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from typing import TypeVar
 
 import structlog
 
@@ -44,6 +45,8 @@ from broker.cluster.store import MetadataStore, StoreUnavailableError
 from broker.errors import NotController
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 
 class ControllerFence:
@@ -79,85 +82,78 @@ class ControllerFence:
     async def put_if(self, key: str, value: bytes, expected_revision: int) -> int | None:
         """Fenced compare-and-set; the new revision, or None if ``key`` changed.
         Raises ``NotController`` once ``/controller`` no longer carries our epoch."""
-        outcome_unknown = False
-        backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
-        while True:
-            self._raise_if_deposed()
-            try:
-                revision = await self.store.put_if_fenced(
-                    key, value, expected_revision, CONTROLLER_KEY, self.controller_epoch
-                )
-            except StoreUnavailableError as error:
-                outcome_unknown = True
-                delay_ms = backoff.next_delay()
-                log.warning("controller_write_outcome_unknown", key=key, backoff_ms=delay_ms, error=str(error))
-                await asyncio.sleep(delay_ms / 1000)
-                continue
-            if revision is not None:
-                return revision
-            if outcome_unknown:
-                current = await retry_unavailable(lambda: self.store.get(key), f"read {key}")
-                if current is not None and current.value == value:
-                    return current.mod_revision
-            await self.check()
-            return None
+
+        async def landed() -> int | None:
+            current = await retry_unavailable(partial(self.store.get, key), f"read {key}")
+            return current.mod_revision if current is not None and current.value == value else None
+
+        return await self._write(
+            key,
+            "controller_write_outcome_unknown",
+            lambda: self.store.put_if_fenced(key, value, expected_revision, CONTROLLER_KEY, self.controller_epoch),
+            landed,
+        )
 
     async def create_all(self, items: Sequence[tuple[str, bytes]]) -> int | None:
         """Fenced creation of every key of ``items`` at once (``MetadataStore.create_all_fenced``); the
         revision of the last, or None if a key exists (nothing written). Raises ``NotController`` once
         ``/controller`` no longer carries our epoch. A write whose outcome the store could not tell
         is read back: done if every key holds its value."""
-        outcome_unknown = False
-        backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
-        while True:
-            self._raise_if_deposed()
-            try:
-                revision = await self.store.create_all_fenced(items, CONTROLLER_KEY, self.controller_epoch)
-            except StoreUnavailableError as error:
-                outcome_unknown = True
-                delay_ms = backoff.next_delay()
-                log.warning("controller_write_outcome_unknown", key=items[0][0], backoff_ms=delay_ms, error=str(error))
-                await asyncio.sleep(delay_ms / 1000)
-                continue
-            if revision is not None:
-                return revision
-            if outcome_unknown:
-                written = await self._written_revision(items)
-                if written is not None:
-                    return written
-            await self.check()
-            return None
 
-    async def _written_revision(self, items: Sequence[tuple[str, bytes]]) -> int | None:
-        """The last revision of ``items`` if every key holds its value (a write that did land), else None."""
-        revisions = []
-        for key, value in items:
-            current = await retry_unavailable(partial(self.store.get, key), f"read {key}")
-            if current is None or current.value != value:
-                return None
-            revisions.append(current.mod_revision)
-        return max(revisions)
+        async def landed() -> int | None:
+            revisions = []
+            for key, value in items:
+                current = await retry_unavailable(partial(self.store.get, key), f"read {key}")
+                if current is None or current.value != value:
+                    return None
+                revisions.append(current.mod_revision)
+            return max(revisions)
+
+        return await self._write(
+            items[0][0],
+            "controller_write_outcome_unknown",
+            lambda: self.store.create_all_fenced(items, CONTROLLER_KEY, self.controller_epoch),
+            landed,
+        )
 
     async def delete_if(self, key: str, expected_revision: int) -> bool:
         """Fenced compare-and-delete; False if ``key`` changed.
         Raises ``NotController`` once ``/controller`` no longer carries our epoch."""
+
+        async def attempt() -> bool | None:
+            deleted = await self.store.delete_if_fenced(key, expected_revision, CONTROLLER_KEY, self.controller_epoch)
+            return True if deleted else None
+
+        async def landed() -> bool | None:
+            return True if await retry_unavailable(partial(self.store.get, key), f"read {key}") is None else None
+
+        return bool(await self._write(key, "controller_delete_outcome_unknown", attempt, landed))
+
+    async def _write(
+        self,
+        key: str,
+        unknown_event: str,
+        attempt: Callable[[], Awaitable[T | None]],
+        landed: Callable[[], Awaitable[T | None]],
+    ) -> T | None:
+        """The one fenced write loop: ``attempt`` (None: a comparison failed), retried while the store is
+        unavailable; after such an error a failed comparison asks ``landed`` whether an earlier attempt
+        applied. A comparison that failed for good checks the fence (``NotController``) and answers None."""
         outcome_unknown = False
         backoff = Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS)
         while True:
             self._raise_if_deposed()
             try:
-                deleted = await self.store.delete_if_fenced(
-                    key, expected_revision, CONTROLLER_KEY, self.controller_epoch
-                )
+                done = await attempt()
             except StoreUnavailableError as error:
                 outcome_unknown = True
                 delay_ms = backoff.next_delay()
-                log.warning("controller_delete_outcome_unknown", key=key, backoff_ms=delay_ms, error=str(error))
+                log.warning(unknown_event, key=key, backoff_ms=delay_ms, error=str(error))
                 await asyncio.sleep(delay_ms / 1000)
                 continue
-            if deleted:
-                return True
-            if outcome_unknown and await retry_unavailable(lambda: self.store.get(key), f"read {key}") is None:
-                return True
+            if done is not None:
+                return done
+            if outcome_unknown and (found := await landed()) is not None:
+                return found
             await self.check()
-            return False
+            return None
