@@ -51,7 +51,6 @@ from broker.cluster.records import (
     ClusterConfigsRecord,
     PartitionRecord,
     TopicRecord,
-    topic_key,
     validate_topic_name,
 )
 from broker.cluster.store import (
@@ -62,7 +61,7 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
 )
-from broker.errors import InvalidReplicationFactor, LeaderNotAvailable, NotController, UnknownTopic
+from broker.errors import InvalidReplicationFactor, LeaderNotAvailable, NotController
 from broker.topics.configs import TopicConfigs
 from broker.topics.new_topic import NewTopic
 from broker.topics.policy import check_create_name, check_delete
@@ -165,7 +164,7 @@ class Controller:
         """
         term = self.active_term()
         async with term._lock:
-            return await self._update_topic(term, name, compute)
+            return await term.update_topic(name, compute)
 
     async def update_configs(
         self, key: str, compute: Callable[[dict[str, str]], dict[str, str]]
@@ -217,30 +216,9 @@ class Controller:
                     raise term.explain_unplaceable(error) from None
                 return topic.model_copy(update={"partitions_count": partitions_count})
 
-            await self._update_topic(term, name, grow)
+            await term.update_topic(name, grow)
             first = partitions_count - len(placed)
             return await term.create_partitions(name, [(first + i, replicas) for i, replicas in enumerate(placed)])
-
-    async def _update_topic(
-        self, term: ControllerTerm, name: str, compute: Callable[[TopicRecord], TopicRecord]
-    ) -> tuple[TopicRecord, int]:
-        """``update_topic`` for a caller that holds the term's lock."""
-        key = topic_key(name)
-        while True:
-            await term.fence.check()
-            current = await self.store.get(key)
-            if current is None:
-                raise UnknownTopic(f"topic '{name}' does not exist", topic_name=name)
-            record = TopicRecord.model_validate_json(current.value)
-            updated = compute(record)
-            if updated == record:
-                return record, current.mod_revision
-            revision = await term.fence.put_if(key, updated.model_dump_json().encode(), current.mod_revision)
-            if revision is not None:
-                self._log.info(
-                    "topic_updated", topic=name, partitions_count=updated.partitions_count, configs=updated.configs
-                )
-                return updated, revision
 
     # ---- election ----------------------------------------------------------------
 

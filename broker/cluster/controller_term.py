@@ -33,6 +33,7 @@ partition records whose topic record is gone).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -434,24 +435,40 @@ class ControllerTerm:
 
     async def _settle_replication_factor(self, name: str) -> None:
         """Write the replica count every partition of topic ``name`` has settled on as its record's
-        ``replication_factor`` (``reassignment.settled_replica_count``); nothing while they differ, a
-        partition moves, or the record already says it. Recomputed on a fresh read when a CAS loses."""
-        key = topic_key(name)
-        while (current := await self._get(key)) is not None:
-            topic = TopicRecord.model_validate_json(current.value)
-            records = [_record(kv) for kv in await self._list(f"{PARTITIONS_PREFIX}{name}/")]
+        ``replication_factor`` (``reassignment.settled_replica_count``); nothing while they differ or a
+        partition moves. Replica lists change only under the lock this caller holds, so one read does."""
+        records = [_record(kv) for kv in await self._list(f"{PARTITIONS_PREFIX}{name}/")]
+
+        def settle(topic: TopicRecord) -> TopicRecord:
             count = settled_replica_count(topic.partitions_count, records)
-            if count is None or count == topic.replication_factor:
-                return
-            updated = topic.model_copy(update={"replication_factor": count})
-            if await self.fence.put_if(key, updated.model_dump_json().encode(), current.mod_revision) is not None:
+            return topic if count is None else topic.model_copy(update={"replication_factor": count})
+
+        with contextlib.suppress(UnknownTopic):
+            await self.update_topic(name, settle)
+
+    async def update_topic(self, name: str, compute: Callable[[TopicRecord], TopicRecord]) -> tuple[TopicRecord, int]:
+        """``Controller.update_topic`` for a caller that holds the lock: ``compute(current record)`` written
+        by fenced CAS (recomputed on a fresh read when the CAS loses); the record and its revision."""
+        key = topic_key(name)
+        while True:
+            await self.fence.check()
+            current = await self.store.get(key)
+            if current is None:
+                raise UnknownTopic(f"topic '{name}' does not exist", topic_name=name)
+            record = TopicRecord.model_validate_json(current.value)
+            updated = compute(record)
+            if updated == record:
+                return record, current.mod_revision
+            revision = await self.fence.put_if(key, updated.model_dump_json().encode(), current.mod_revision)
+            if revision is not None:
                 self._log.info(
-                    "topic_replication_factor_changed",
+                    "topic_updated",
                     topic=name,
-                    replication_factor=count,
-                    previous=topic.replication_factor,
+                    partitions_count=updated.partitions_count,
+                    replication_factor=updated.replication_factor,
+                    configs=updated.configs,
                 )
-                return
+                return updated, revision
 
     async def _complete_moves(self) -> None:
         """Finish each move once its target is in sync: woken by every partition record change, it
