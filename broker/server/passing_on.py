@@ -25,11 +25,15 @@ PASSED_ON_HEADER = "X-Highwater-Passed-On-By"
 PASS_ON_TIMEOUT_S = 10.0
 
 
+def not_registered(node: HttpHost, broker_id: int) -> NotFound:
+    return NotFound(f"broker {broker_id} is not registered in cluster {node.cluster_id!r}", broker_id=broker_id)
+
+
 async def pass_on(request: web.Request, node: HttpHost, broker_id: int, path: str) -> dict[str, Any]:
     """``GET path`` on broker ``broker_id``, as the caller; ``NotFound`` for a broker that is not registered."""
     url = node.catalog.broker_url(broker_id)
     if url is None or PASSED_ON_HEADER in request.headers:
-        raise NotFound(f"broker {broker_id} is not registered in cluster {node.cluster_id!r}", broker_id=broker_id)
+        raise not_registered(node, broker_id)
     headers = {
         PASSED_ON_HEADER: str(node.node_id),
         FORWARDED_PRINCIPAL_HEADER: str(principal_of(request)),

@@ -40,7 +40,7 @@ from broker.server.admin_bodies import (
 )
 from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Reply, RouteTable, path_param
 from broker.server.params import node_of, path_int, read_model
-from broker.server.passing_on import pass_on
+from broker.server.passing_on import not_registered, pass_on
 from broker.server.resources import cluster_path
 from broker.server.routes_cluster import BROKER
 from broker.server.routes_configs import AlterConfigBatchRequestData, UpdateConfigRequestData
@@ -135,15 +135,20 @@ async def _alter_broker(
 ) -> web.Response:
     """404 for an unknown broker, 400 naming the first unknown or read-only config; else the alter, then 204.
 
-    An alter of nothing alters nothing, and is answered as done.
+    Every broker lists the same config names (their values are its own), so the names are
+    checked against this broker's list, without asking broker ``broker_id``. An alter of
+    nothing alters nothing, and is answered as done.
     """
+    node = node_of(request)
     broker_id = path_int(request, "broker_id")
-    known = {item["name"] for item in await _broker_configs(request, broker_id)}
+    if node.catalog.broker_url(broker_id) is None:
+        raise not_registered(node, broker_id)
+    known = {item["name"] for item in _local_configs(node)}
     refusal = broker_config_alter_refusal(list(changes), known)
     if refusal is not None:
         raise refusal
     if changes:
-        await node_of(request).controller_gateway.alter_broker_configs(broker_id, changes, validate_only=validate_only)
+        await node.controller_gateway.alter_broker_configs(broker_id, changes, validate_only=validate_only)
     return web.Response(status=204)
 
 
