@@ -17,7 +17,7 @@
   the load onto it.
 
 The moves are reassignments planned by the controller, so no acknowledged record is lost
-while they run; progress is shown as records copied. A plan that must put two replicas of
+while they run; progress is shown as bytes copied (``moves.follow``). A plan that must put two replicas of
 a partition on one rack says so on stderr. Each needs ALTER on the cluster.
 """
 

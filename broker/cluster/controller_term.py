@@ -152,7 +152,7 @@ class ControllerTerm:
         """Reconcile on every broker change (and once at the start) and rebalance periodically,
         until deposed (``NotController``) or cancelled. A rebalance is not followed by a
         reconciliation: with nothing changed it would find nothing to do, after walking
-        every partition (with 10 000, a fifth of the controller's idle work)."""
+        every partition (with 10 000, a fifth of the controller's idle profile)."""
         loop = asyncio.get_running_loop()
         interval_s = self.settings.leader_imbalance_check_interval_ms / 1000
         moves: asyncio.Task[None] | None = None
@@ -617,7 +617,7 @@ class ControllerTerm:
 
         The pick reads the term's watched view of the partitions, not the store: it runs
         every few seconds, and listing 10 000 records from the store each time was a tenth
-        of the controller's idle work. Each election is a compare-and-set on the record as
+        of the controller's idle profile. Each election is a compare-and-set on the record as
         stored, so a pick from a view a moment old changes nothing it should not."""
         live = self.live_broker_ids()
         records = [_record(kv) for kv in self._partitions.snapshot().values()]

@@ -46,10 +46,10 @@ WATCH_RETRY_INITIAL_S = 0.1
 WATCH_RETRY_MAX_S = 2.0
 """A store that cannot be watched or listed is asked again after 0.1 s, doubling to 2 s while it stays down."""
 YIELD_EVERY_EVENTS = 50
-"""The watch lets the event loop run after this many events applied in a row: a store delivers
-a 10 000-partition topic's records at once, and applying each creates a replica, so without a
-pause the broker answered nothing (the controller's own answer to the creation included) for
-as long as that took."""
+"""The watch lets the event loop run after this many events applied in a row. A store hands
+over many at once (sqlite up to ``WATCH_BATCH_ROWS``, 512; etcd a whole watch response), and
+applying a new partition's record creates a replica, a few milliseconds each, so a batch of
+new partitions held every request this broker serves for a second or more."""
 CATCH_UP_TIMEOUT_S = 2.0
 """How long a request naming a topic this view has not seen yet waits for the watch."""
 
