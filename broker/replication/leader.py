@@ -49,7 +49,7 @@ from broker.replication.actions import (
     HwUpdate,
     ProposeIsr,
 )
-from broker.replication.broker_epoch import check_fetch_broker_epoch, is_isr_eligible
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, check_fetch_broker_epoch, is_isr_eligible
 from broker.replication.fencing import check_leader_epoch
 from broker.replication.fetch_validation import check_fetch_position
 from broker.replication.isr import IsrState, PendingIsrChange
@@ -468,13 +468,14 @@ class PartitionLeaderState:
         """Kafka ``updateFollowerFetchState``: record the LEO, maybe expand, recompute HW.
 
         A fetch from a new incarnation of the follower's broker starts its state
-        afresh (``ReplicaState.on_fetch``). Expansion comes first so that the joining
+        afresh (``ReplicaState.on_fetch``), logged when it replaces a known one (not at a
+        follower's first fetch, which every new partition sees). Expansion comes first so that the joining
         replica already counts in the maximal ISR when the HW is recomputed.
         """
         state = self._followers[replica_id]
         previous_broker_epoch = state.broker_epoch
         state.on_fetch(fetch_offset, self._log_end_offset, now_ms, broker_epoch)
-        if state.broker_epoch != previous_broker_epoch:
+        if previous_broker_epoch != UNKNOWN_BROKER_EPOCH and state.broker_epoch != previous_broker_epoch:
             log.info(
                 "follower_incarnation_recorded",
                 topic=self.topic,

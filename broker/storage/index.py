@@ -42,16 +42,22 @@ class IndexFile:
 
     entry_bytes: int = 0
 
-    def __init__(self, path: Path, base_offset: int) -> None:
+    def __init__(self, path: Path, base_offset: int, *, new: bool = False) -> None:
+        """Open the index at ``path`` (created empty if missing); with ``new`` the caller knows there
+        is no file yet, and it is created at the first ``write_pending`` instead (the segment seals
+        before every close), so a new partition costs one file, not three, until then."""
         self.path = path
         self.base_offset = base_offset
-        self.existed = path.exists()
+        self.existed = not new and path.exists()
         """False when the file had to be created: a missing index of a non-empty log is rebuilt."""
-        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
-        try:
-            self.loaded_size_bytes = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
+        self._on_disk = not new
+        self.loaded_size_bytes = 0
+        if not new:
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+            try:
+                self.loaded_size_bytes = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
         self._file_bytes = self.loaded_size_bytes
         self._pending = bytearray()
         self._unsynced = False
@@ -89,12 +95,17 @@ class IndexFile:
         """Hand the pending entries to the OS in one ``os.write``; the caller excludes appenders.
 
         All or nothing: a failed write is cut off the file again and the entries stay
-        pending, so the file never holds a partial or repeated entry.
+        pending, so the file never holds a partial or repeated entry. A new index's file is
+        created here, empty if nothing is pending: an empty file needs no fsync.
         """
-        if not self._pending or self._closed:
+        if (not self._pending and self._on_disk) or self._closed:
             return
         view = memoryview(bytes(self._pending))
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._on_disk = True
+        if not view:
+            os.close(fd)
+            return
         try:
             while view:
                 written = os.write(fd, view)
@@ -134,7 +145,7 @@ class IndexFile:
 
     def delete(self) -> None:
         self._pending.clear()
-        self.close()
+        self._closed = True
         self.path.unlink(missing_ok=True)
 
 
@@ -146,11 +157,11 @@ class OffsetIndex(IndexFile):
 
     entry_bytes = _ENTRY.size
 
-    def __init__(self, path: Path, base_offset: int) -> None:
-        super().__init__(path, base_offset)
+    def __init__(self, path: Path, base_offset: int, *, new: bool = False) -> None:
+        super().__init__(path, base_offset, new=new)
         self._relative_offsets = array("i")
         self._positions = array("i")
-        for relative_offset, position in _ENTRY.iter_unpack(self._read_all()):
+        for relative_offset, position in _ENTRY.iter_unpack(b"" if new else self._read_all()):
             self._relative_offsets.append(relative_offset)
             self._positions.append(position)
 

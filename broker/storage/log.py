@@ -138,6 +138,8 @@ class PartitionLog:
         self._directory_dirty = True
         self._parent_dirty = False
         """The log's directory was created and its entry in the data directory is not durable yet."""
+        self._epochs_unwritten = False
+        """The epoch cache holds entries its checkpoint does not (``_persist_epochs``)."""
         self._fsync_count = 0
         self._closed = False
         self._log = logger.bind(topic=topic, partition=partition)
@@ -163,7 +165,10 @@ class PartitionLog:
         its directory entries become durable with its first flush, which every acknowledged
         append waits for. Creating a partition then costs no fsync, where it cost three
         (directory fsyncs were 41 % of a broker's profile while it created 1 000 replicas); a
-        crash before the first flush can only lose an empty log, which is created again.
+        crash before the first flush can only lose an empty log, which is created again. It
+        is a directory and one file: its segment's indexes wait for the first seal and its
+        epoch checkpoint for the first flush (``_persist_epochs``), and its creation is logged
+        at debug level only (the replica's role change that follows is the event to read).
         """
         directory = Path(directory)
         if not directory.exists():
@@ -209,12 +214,12 @@ class PartitionLog:
             config,
             topic=topic,
             partition=partition,
-            segments=[LogSegment(directory, log_start_offset, config.index_interval_bytes)],
+            segments=[LogSegment(directory, log_start_offset, config.index_interval_bytes, new=True)],
             epoch_cache=LeaderEpochCache([]),
             log_start_offset=log_start_offset,
         )
         log._parent_dirty = True
-        log._log.info("log.created", log_start_offset=log_start_offset)
+        log._log.debug("log.created", log_start_offset=log_start_offset)
         return log
 
     # -- state -------------------------------------------------------------------------
@@ -277,6 +282,19 @@ class PartitionLog:
                 self._log.info("log.epoch_assigned", leader_epoch=leader_epoch, start_offset=start_offset)
 
     def _persist_epochs(self) -> None:
+        """Write the epoch checkpoint (under ``_lock``), or leave it to the first flush of a new log.
+
+        Until its first flush a new log's directory entry is not durable, so a checkpoint
+        fsynced inside it protects nothing a crash would not take anyway; and the first
+        flush writes it before the recovery point moves, so whatever recovery trusts has
+        its epochs on disk, and whatever it re-validates gives its epochs back from the
+        batch headers. Writing it here cost 2 fsyncs per led partition at creation, 29 %
+        of the controller's profile while it created 10 000 partitions.
+        """
+        if self._parent_dirty:
+            self._epochs_unwritten = True
+            return
+        self._epochs_unwritten = False
         self._epoch_checkpoint.write(self._epoch_cache.entries)
 
     # -- appending ---------------------------------------------------------------------
@@ -598,6 +616,8 @@ class PartitionLog:
                     active.seal()
                 directory_dirty, self._directory_dirty = self._directory_dirty, False
                 parent_dirty, self._parent_dirty = self._parent_dirty, False
+                if self._epochs_unwritten:
+                    self._persist_epochs()
             synced = active.sync_log()
             if seal_active:
                 synced = active.sync_indexes() or synced

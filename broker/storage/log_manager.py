@@ -134,7 +134,6 @@ class LogManager:
                 directory = self.data_dir / partition_directory_name(topic, partition)
                 log = PartitionLog.open(directory, config or self.default_config, topic=topic, partition=partition)
                 self._logs[(topic, partition)] = log
-                logger.info("log_manager.log_created", topic=topic, partition=partition)
             elif config is not None:
                 log.update_config(config)
             return log

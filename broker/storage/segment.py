@@ -71,15 +71,20 @@ def _write_all(fd: int, data: bytes | bytearray) -> int:
 class LogSegment:
     """A ``.log`` file plus its sparse indexes; knows its ``next_offset`` and largest timestamp."""
 
-    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int) -> None:
+    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int, *, new: bool = False) -> None:
+        """Open the segment at ``base_offset`` in ``directory``, its files created if missing.
+
+        ``new`` says the caller just created ``directory``, so no file of it exists: the
+        ``.log`` is created without a look at its size and the indexes wait for the first seal.
+        """
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.log_path = directory / segment_file_name(base_offset, LOG_SUFFIX)
         self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self._close_fd = weakref.finalize(self, os.close, self._fd)
-        self.index = OffsetIndex(directory / segment_file_name(base_offset, INDEX_SUFFIX), base_offset)
-        self.time_index = TimeIndex(directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX), base_offset)
-        self.size_bytes = os.fstat(self._fd).st_size
+        self.index = OffsetIndex(directory / segment_file_name(base_offset, INDEX_SUFFIX), base_offset, new=new)
+        self.time_index = TimeIndex(directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX), base_offset, new=new)
+        self.size_bytes = 0 if new else os.fstat(self._fd).st_size
         self.next_offset = base_offset
         self.max_timestamp_ms = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset

@@ -30,11 +30,11 @@ class TimeIndex(IndexFile):
 
     entry_bytes = _ENTRY.size
 
-    def __init__(self, path: Path, base_offset: int) -> None:
-        super().__init__(path, base_offset)
+    def __init__(self, path: Path, base_offset: int, *, new: bool = False) -> None:
+        super().__init__(path, base_offset, new=new)
         self._timestamps = array("q")
         self._relative_offsets = array("i")
-        for timestamp, relative_offset in _ENTRY.iter_unpack(self._read_all()):
+        for timestamp, relative_offset in _ENTRY.iter_unpack(b"" if new else self._read_all()):
             self._timestamps.append(timestamp)
             self._relative_offsets.append(relative_offset)
 

@@ -28,6 +28,7 @@ def test_leader_append_assigns_consecutive_offsets_and_stamps_epoch(log_dir: Pat
     headers = list(iter_batches(log.read(0, 1 << 20).data))  # CRC still valid after stamping
     assert [(h.base_offset, h.partition_leader_epoch) for h in headers] == [(0, 2), (3, 2), (5, 2)]
     assert log.epoch_cache.entries == [EpochEntry(2, 0)]
+    log.flush()  # a new log writes its epoch checkpoint with its first flush
     assert (log_dir / "leader-epoch-checkpoint").read_text() == "0\n1\n2 0\n"
 
 
