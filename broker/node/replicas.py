@@ -220,7 +220,12 @@ class ReplicaManager:
 
     async def serve_replica_fetch(self, request: FetchRequest) -> FetchResponse:
         return await serve_replica_fetch(
-            request, self.local_partition, self._registered_broker_epoch, self._fetch_sessions, self.leader_quota
+            request,
+            self.local_partition,
+            self._registered_broker_epoch,
+            self._fetch_sessions,
+            self.leader_quota,
+            quiet_refresh_s=self.settings.replica_lag_time_max_ms / 4000,
         )
 
     def apply_throttle_rates(self) -> None:

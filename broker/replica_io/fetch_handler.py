@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import structlog
 
@@ -39,7 +40,7 @@ from broker.errors import HighwaterError, NotLeaderOrFollower
 from broker.replica_io.partition import Partition
 from broker.replica_io.trace import trace
 from broker.replication import FetchRequestFields
-from broker.replication.fetch_session import LeaderSessions, SessionRefused
+from broker.replication.fetch_session import LeaderSession, LeaderSessions, PartitionKey, QuietRound, SessionRefused
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest, FetchResponse
 from broker.replication.throttle import ReplicationQuota
 from broker.waiting import wait_event
@@ -49,6 +50,10 @@ log = structlog.get_logger(__name__)
 PartitionLookup = Callable[[str, int], "Partition | None"]
 TAIL_READ_MAX_BYTES = 256 * 1024
 """The most a caught-up follower's fetch reads on the event loop (a page-cache copy)."""
+
+QUIET_REFRESH_S = 5.0
+"""How often a session records its quiet partitions anyway when the broker does not say
+(``ReplicaManager`` passes a quarter of ``replica_lag_time_max_ms``)."""
 
 RegisteredBrokerEpoch = Callable[[int], int]
 """Broker id -> its broker epoch in the metadata seen here, or ``UNKNOWN_BROKER_EPOCH``."""
@@ -65,6 +70,22 @@ def _error_response(fp: FetchPartition, error: HighwaterError, partition: Partit
     )
 
 
+@dataclass(slots=True)
+class _Recorded:
+    """A partition recorded this round, to be read from ``offset``.
+
+    ``repeated_at`` is the replica's generation when the core recorded a repeated fetch
+    in O(1) (else None): only then may the partition become quiet, and only while that
+    generation holds.
+    """
+
+    partition: Partition
+    fp: FetchPartition
+    offset: int
+    at_tail: bool
+    repeated_at: int | None
+
+
 def _record_fetch(
     request: FetchRequest,
     fp: FetchPartition,
@@ -72,8 +93,8 @@ def _record_fetch(
     registered_broker_epoch: int,
     *,
     repeated: bool,
-) -> FetchPartitionResponse | int:
-    """Validate and record one partition; an int is the offset to read records from.
+) -> FetchPartitionResponse | _Recorded:
+    """Validate and record one partition: the refusal to answer, or where to read from.
 
     ``repeated``: the session holds ``fp`` from an earlier request and this one did not
     name it; the core records that in O(1) when it can (``on_repeated_follower_fetch``).
@@ -92,7 +113,9 @@ def _record_fetch(
         broker_epoch=request.broker_epoch,
         registered_broker_epoch=registered_broker_epoch,
     ):
-        return fp.fetch_offset
+        return _Recorded(
+            partition, fp, fp.fetch_offset, fp.fetch_offset >= partition.log_end_offset, partition.generation
+        )
     fields = FetchRequestFields(
         replica_id=request.replica_id,
         fetch_offset=fp.fetch_offset,
@@ -121,7 +144,7 @@ def _record_fetch(
             error=outcome.error,
             diverging_epoch=outcome.diverging_epoch,
         )
-    return fp.fetch_offset
+    return _Recorded(partition, fp, fp.fetch_offset, fp.fetch_offset >= partition.log_end_offset, None)
 
 
 async def _read(
@@ -163,12 +186,16 @@ async def serve_replica_fetch(
     registered_broker_epoch: RegisteredBrokerEpoch,
     sessions: LeaderSessions,
     quota: ReplicationQuota | None = None,
+    *,
+    quiet_refresh_s: float = QUIET_REFRESH_S,
 ) -> FetchResponse:
     """Answer one follower fetch covering many partitions; long-polls when nothing is new.
 
     Every partition of the follower's session is validated and recorded, and read when
     the follower lacks records (unless it is throttled and ``quota`` is in debt); the
     answer names only those the session says have news (all of them in a full fetch).
+    Partitions the session found quiet (``fetch_session``) are skipped while their
+    replica is unchanged; one that changes while the fetch waits is recorded and read then.
     """
     quota = quota or ReplicationQuota()
     session = sessions.open(request)
@@ -178,34 +205,53 @@ async def serve_replica_fetch(
     follower_broker_epoch = registered_broker_epoch(request.replica_id)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait_ms / 1000
+    quiet_round = session.quiet_round(loop.time(), quiet_refresh_s, request.broker_epoch, follower_broker_epoch)
     appended = asyncio.Event()
     watched: list[Partition] = []
+    quiet: list[tuple[PartitionKey, FetchPartition, Partition]] = []
+    refused: list[FetchPartitionResponse] = []
+    to_read: list[_Recorded] = []
+
+    def record(fp: FetchPartition, *, repeated: bool) -> None:
+        outcome = _record_fetch(request, fp, lookup, follower_broker_epoch, repeated=repeated)
+        if isinstance(outcome, FetchPartitionResponse):
+            refused.append(outcome)
+        else:
+            to_read.append(outcome)
+
     try:
-        refused: list[FetchPartitionResponse] = []
-        to_read: list[tuple[Partition, FetchPartition, int, bool]] = []
         named = None if session.answers_all else {(fp.topic, fp.partition) for fp in request.partitions}
         for key, fp in session.partitions.items():
             repeated = named is not None and key not in named
-            outcome = _record_fetch(request, fp, lookup, follower_broker_epoch, repeated=repeated)
-            if isinstance(outcome, FetchPartitionResponse):
-                refused.append(outcome)
-            else:
-                partition = lookup(fp.topic, fp.partition)
-                assert partition is not None  # _record_fetch answered for a partition not found
+            partition = lookup(*key)
+            if partition is not None:
                 watched.append(partition)
-                to_read.append((partition, fp, outcome, outcome >= partition.log_end_offset))
+                if (
+                    repeated
+                    and quiet_round is not QuietRound.RECORD_ALL
+                    and session.is_quiet(key, partition.generation)
+                    and (quiet_round is QuietRound.SKIP or _record_quiet(request, fp, partition, follower_broker_epoch))
+                ):
+                    quiet.append((key, fp, partition))
+                    continue
+            session.stir(key)
+            record(fp, repeated=repeated)
         throttled = (
-            {(fp.topic, fp.partition) for p, fp, _, _ in to_read if p.throttles(request.replica_id)}
+            {(r.fp.topic, r.fp.partition) for r in to_read if r.partition.throttles(request.replica_id)}
             if quota.limited
             else set()
         )
+        woken = False
         while True:
             appended.clear()
             for partition in watched:
                 partition.appended.register(appended)
+            if quiet and woken:
+                quiet = _record_stirred(session, quiet, record)
             news = list(refused)
             debt_s = quota.wait_s(loop.time()) if throttled else 0.0
-            for partition, fp, offset, at_tail in to_read:
+            for recorded in to_read:
+                partition, fp, offset = recorded.partition, recorded.fp, recorded.offset
                 key = (fp.topic, fp.partition)
                 if key in throttled and debt_s > 0:
                     continue
@@ -215,12 +261,16 @@ async def serve_replica_fetch(
                     partition.log_start_offset,
                     partition.log_end_offset,
                 ):
+                    if recorded.repeated_at == partition.generation:
+                        session.mark_quiet(key, partition.generation)
                     continue
                 if key in throttled:
-                    answer = await _read(partition, fp, offset, quota.round_bytes(request.max_bytes), at_tail=at_tail)
+                    answer = await _read(
+                        partition, fp, offset, quota.round_bytes(request.max_bytes), at_tail=recorded.at_tail
+                    )
                     quota.record(len(answer.records), loop.time())
                 else:
-                    answer = await _read(partition, fp, offset, request.max_bytes, at_tail=at_tail)
+                    answer = await _read(partition, fp, offset, request.max_bytes, at_tail=recorded.at_tail)
                 if session.has_news(answer):
                     news.append(answer)
             remaining = deadline - loop.time()
@@ -233,7 +283,41 @@ async def serve_replica_fetch(
                 session.answered(news)
                 return FetchResponse(news, session.session_id)
             await wait_event(appended, min(remaining, debt_s) if debt_s > 0 else remaining)
+            woken = True
             trace("leader.fetch_woken", replica_id=request.replica_id)
     finally:
         for partition in watched:
             partition.appended.unregister(appended)
+
+
+def _record_quiet(
+    request: FetchRequest, fp: FetchPartition, partition: Partition, registered_broker_epoch: int
+) -> bool:
+    """A refresh round's record of a quiet partition, in O(1); False: it is quiet no more, record it in full."""
+    generation = partition.generation
+    return (
+        partition.record_repeated_follower_fetch(
+            request.replica_id,
+            fp.fetch_offset,
+            fp.current_leader_epoch,
+            broker_epoch=request.broker_epoch,
+            registered_broker_epoch=registered_broker_epoch,
+        )
+        and partition.generation == generation
+    )
+
+
+def _record_stirred(
+    session: LeaderSession,
+    quiet: list[tuple[PartitionKey, FetchPartition, Partition]],
+    record: Callable[..., None],
+) -> list[tuple[PartitionKey, FetchPartition, Partition]]:
+    """Record (for reading) the skipped quiet partitions whose replica changed since; return the rest."""
+    still_quiet = []
+    for key, fp, partition in quiet:
+        if session.is_quiet(key, partition.generation):
+            still_quiet.append((key, fp, partition))
+        else:
+            session.stir(key)
+            record(fp, repeated=True)
+    return still_quiet

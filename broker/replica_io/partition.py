@@ -60,6 +60,7 @@ from broker.replication import (
     UpdateFollowerOffsets,
 )
 from broker.replication.isr_change import IsrChangeAnswer
+from broker.replication.ready import NOTHING
 from broker.replication.throttle import is_throttled
 from broker.storage.flusher import GroupCommitFlusher
 from broker.storage.log import CheckedBatches, PartitionLog, ReadResult, check_batches
@@ -91,6 +92,10 @@ class AppendOutcome:
     base_offset: int
     last_offset: int
     log_append_time_ms: int
+
+
+_GENERATIONS = itertools.count(1)
+"""One sequence for every replica of the process, so no two states of any two replicas share a generation."""
 
 
 class Partition:
@@ -128,6 +133,10 @@ class Partition:
         self._log_lock = asyncio.Lock()
         self.hw_moved = Signal()
         self.appended = Signal()
+        self.generation = next(_GENERATIONS)
+        """Changes with every change of the replica's state (each ``Ready`` performed) or of its
+        log's ends; a fetch session skips a partition it found quiet at this generation
+        (``fetch_session``). Values are never reused, even by another replica of the same partition."""
         self._waiting: dict[Hashable, asyncio.Future[HighwaterError | None]] = {}
         self._request_ids = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
@@ -195,6 +204,7 @@ class Partition:
 
     def _perform(self, ready: Ready) -> None:
         """The synchronous parts of a ``Ready``; log actions are performed by their callers."""
+        self.generation = next(_GENERATIONS)
         if ready.assign_epoch is not None:
             self.log.assign_epoch(*ready.assign_epoch)
         if ready.role_changed:
@@ -248,8 +258,15 @@ class Partition:
         self.tick()
 
     def tick(self) -> None:
-        """Time-driven work (produce deadlines, the periodic ISR shrink check); safe to call any time."""
-        self._perform(self.core.tick(self._clock_ms()))
+        """Time-driven work (produce deadlines, the periodic ISR shrink check); safe to call any time.
+
+        A tick that asks for nothing changed nothing a fetch session watches, so it leaves the
+        generation alone: every partition ticks every half lag time, and each bump would make
+        every quiet partition of every session be recorded again.
+        """
+        ready = self.core.tick(self._clock_ms())
+        if ready != NOTHING:
+            self._perform(ready)
 
     # ------------------------------------------------------------ role changes
 
@@ -410,6 +427,7 @@ class Partition:
     def on_log_start_advanced(self) -> None:
         """Retention deleted segments: a leader's log start follows the log's."""
         self.core.on_log_start_advanced(self.log.log_start_offset)
+        self.generation = next(_GENERATIONS)
 
     # ----------------------------------------------------------- leader: reads
 

@@ -28,17 +28,35 @@ partition in the session the follower was sent the last HW, log start and log en
 offset the leader answered with. So leaving out an unchanged partition (either way)
 loses nothing.
 
-The leader still validates and records every partition of the session in every
-round, as Kafka does: a follower's fetch is what keeps it caught up (ISR membership),
-whether or not its offsets changed.
+The leader validates and records every partition of the session, as Kafka does: a
+follower's fetch is what keeps it caught up (ISR membership), whether or not its
+offsets changed. Except for **quiet** partitions, so that an idle round costs what
+changed and not what the session holds (10 000 idle partitions kept three brokers at
+25 to 30 % of a core each, 80 % of it recording and re-checking unchanged partitions):
+
+- a partition is quiet in a session once a round found that the follower repeated its
+  fetch, the leader's O(1) path recorded it (every replica in the ISR, no ISR change in
+  flight, the follower at its recorded LEO: ``PartitionLeaderState.on_repeated_follower_fetch``),
+  it was at the leader's log end and the session had nothing new to tell. The session
+  remembers the replica's change count (its *generation*, bumped by the driver on every
+  change of the replica's state or log) at that moment;
+- a later round skips it while its generation is unchanged: recording it again would
+  change nothing but the follower's fetch times, and answering it would say nothing;
+- a change to the replica (an append, the HW, the log start, the ISR, a role), a fetch
+  naming the partition, a forgotten partition, a new broker epoch of the follower or a
+  full fetch ends its quiet; and every ``refresh_s`` a round records every quiet
+  partition in O(1) again, so an idle follower's fetch times are never older than that
+  on the leader (the driver sets it well below the ISR lag time, so quiet never shrinks
+  an ISR).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
 
+from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
 
 PartitionKey = tuple[str, int]
@@ -117,6 +135,14 @@ class FollowerSession:
         self._pending = {}
 
 
+class QuietRound(Enum):
+    """What a round does with the partitions a session found quiet (``LeaderSession.quiet_round``)."""
+
+    SKIP = "skip"
+    REFRESH = "refresh"
+    RECORD_ALL = "record_all"
+
+
 @dataclass(slots=True)
 class LeaderSession:
     """The leader's side of one follower's session (Kafka's ``FetchSession``)."""
@@ -127,6 +153,43 @@ class LeaderSession:
     last_sent: dict[PartitionKey, tuple[int, int, int]] = field(default_factory=dict)
     answers_all: bool = True
     """The current request is a full fetch: every partition is answered."""
+    quiet: dict[PartitionKey, int] = field(default_factory=dict)
+    """Quiet partitions (module docstring) and their replica's generation when found quiet."""
+    quiet_broker_epoch: int = UNKNOWN_BROKER_EPOCH
+    """The follower's broker epoch the quiet partitions were found under."""
+    recorded_all_s: float | None = None
+    """When a round last recorded every partition (a full fetch or a refresh round)."""
+
+    def quiet_round(
+        self, now_s: float, refresh_s: float, broker_epoch: int, registered_broker_epoch: int
+    ) -> QuietRound:
+        """What this round does with quiet partitions (module docstring); called once per request.
+
+        ``RECORD_ALL`` in a full fetch, or when the follower's broker epoch is not the
+        registered one or not the one the quiet partitions were found under: none stays
+        quiet until a round finds it so again. ``REFRESH`` once ``refresh_s`` has passed
+        since every partition was last recorded: each quiet one is recorded in O(1) and
+        stays quiet if that holds. ``SKIP`` otherwise.
+        """
+        if self.answers_all or broker_epoch != registered_broker_epoch or broker_epoch != self.quiet_broker_epoch:
+            self.quiet.clear()
+            self.quiet_broker_epoch = broker_epoch
+            self.recorded_all_s = now_s
+            return QuietRound.RECORD_ALL
+        if self.recorded_all_s is None or now_s - self.recorded_all_s >= refresh_s:
+            self.recorded_all_s = now_s
+            return QuietRound.REFRESH
+        return QuietRound.SKIP
+
+    def is_quiet(self, key: PartitionKey, generation: int) -> bool:
+        return self.quiet.get(key) == generation
+
+    def mark_quiet(self, key: PartitionKey, generation: int) -> None:
+        self.quiet[key] = generation
+
+    def stir(self, key: PartitionKey) -> None:
+        """``key`` is not quiet any more (its replica changed since it was found so)."""
+        self.quiet.pop(key, None)
 
     def has_news(self, response: FetchPartitionResponse) -> bool:
         """Whether ``response`` must be sent: in a full fetch always, else only when it says something new."""
@@ -188,6 +251,9 @@ class LeaderSessions:
         for key in request.forgotten:
             found.partitions.pop(key, None)
             found.last_sent.pop(key, None)
+            found.quiet.pop(key, None)
+        for key in partitions:
+            found.quiet.pop(key, None)
         found.partitions.update(partitions)
         found.next_epoch = _next_epoch(found.next_epoch)
         found.answers_all = False

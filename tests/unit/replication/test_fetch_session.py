@@ -15,6 +15,7 @@ from broker.replication.fetch_session import (
     FollowerSession,
     LeaderSession,
     LeaderSessions,
+    QuietRound,
     SessionError,
     SessionRefused,
     SessionRequest,
@@ -199,3 +200,45 @@ def test_both_sides_agree_whatever_the_rounds_and_the_lost_requests(seed: int) -
         if isinstance(session, LeaderSession):
             assert session.partitions == {(p.topic, p.partition): p for p in fetched}
             assert session.partitions == follower.sent
+
+
+def _incremental_session(*partition_numbers: int) -> tuple[FollowerSession, LeaderSessions, LeaderSession]:
+    """A session past its full fetch, holding ``partition_numbers``."""
+    follower, leaders = FollowerSession(), _sessions()
+    _, session = _round(follower, leaders, [_partition(n) for n in partition_numbers])
+    assert isinstance(session, LeaderSession)
+    assert session.quiet_round(0.0, 5.0, 1, 1) is QuietRound.RECORD_ALL, "a full fetch records every partition"
+    _, session = _round(follower, leaders, [_partition(n) for n in partition_numbers])
+    assert isinstance(session, LeaderSession)
+    return follower, leaders, session
+
+
+def test_quiet_partitions_are_skipped_and_refreshed_every_interval() -> None:
+    _, _, session = _incremental_session(0, 1)
+    assert session.quiet_round(1.0, 5.0, 1, 1) is QuietRound.SKIP
+    session.mark_quiet(("orders", 0), 41)
+    assert session.is_quiet(("orders", 0), 41) and not session.is_quiet(("orders", 0), 42)
+    assert not session.is_quiet(("orders", 1), 41)
+    assert session.quiet_round(5.0, 5.0, 1, 1) is QuietRound.REFRESH, "5 s after the full fetch"
+    assert session.is_quiet(("orders", 0), 41), "a refresh keeps quiet partitions (the driver records them)"
+    assert session.quiet_round(9.9, 5.0, 1, 1) is QuietRound.SKIP
+    assert session.quiet_round(10.0, 5.0, 1, 1) is QuietRound.REFRESH
+
+
+def test_a_broker_epoch_other_than_the_registered_or_the_quiet_one_records_everything() -> None:
+    _, _, session = _incremental_session(0)
+    session.mark_quiet(("orders", 0), 7)
+    assert session.quiet_round(1.0, 5.0, 1, 2) is QuietRound.RECORD_ALL, "not the registered broker epoch"
+    assert not session.is_quiet(("orders", 0), 7)
+    session.mark_quiet(("orders", 0), 7)
+    assert session.quiet_round(1.1, 5.0, 2, 2) is QuietRound.RECORD_ALL, "a new incarnation: quiet was found under 1"
+    assert not session.is_quiet(("orders", 0), 7)
+
+
+def test_naming_or_forgetting_a_partition_ends_its_quiet() -> None:
+    follower, leaders, session = _incremental_session(0, 1, 2)
+    for number in (0, 1, 2):
+        session.mark_quiet(("orders", number), 7)
+    _, session = _round(follower, leaders, [_partition(0, offset=5), _partition(1)])
+    assert isinstance(session, LeaderSession)
+    assert [session.is_quiet(("orders", n), 7) for n in (0, 1, 2)] == [False, True, False]
