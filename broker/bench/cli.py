@@ -305,12 +305,24 @@ def scale_command(
     acks: AcksOption = Acks.ALL.value,
     json_file: JsonFile = None,
     plot_dir: Annotated[Path | None, typer.Option("--plot-dir", help="Write PNG plots (matplotlib) here.")] = None,
+    metadata: Annotated[
+        int | None,
+        typer.Option(
+            "--metadata",
+            min=1,
+            help="Instead of the sweeps: create, idle CPU, controller failover and restart at this many partitions.",
+        ),
+    ] = None,
+    idle_s: Annotated[
+        float, typer.Option("--idle-s", min=1.0, help="With --metadata: how long idle CPU is read.")
+    ] = 10.0,
     quiet: Quiet = False,
 ) -> None:
     """How throughput, ack latency and broker RSS grow with partitions and with connections (raw produce steps).
 
     Every step is a --duration-s raw produce (``broker.bench.scale``) after its topic has a leader
     and a full ISR on every partition; the brokers' VmRSS is read at the end of each step.
+    With --metadata N, the cluster's metadata targets at N partitions instead (``broker.bench.metadata_scale``).
     """
     from broker.bench import scale
     from broker.bench.cluster import spawned_cluster
@@ -318,6 +330,9 @@ def scale_command(
     from broker.bench.workloads import quiet_logging
 
     quiet_logging()
+    if metadata is not None:
+        _metadata_targets(spawn, metadata, replication_factor, idle_s, json_file, quiet)
+        return
     try:
         spec = WorkloadSpec(
             kind="produce",
@@ -355,6 +370,34 @@ def scale_command(
     if plot_dir is not None:
         for path in scale.write_plots(steps, plot_dir):
             console.print(f"wrote {path}")
+
+
+def _metadata_targets(
+    spawn: int, partitions: int, replication_factor: int, idle_s: float, json_file: Path | None, quiet: bool
+) -> None:
+    from broker.bench import metadata_scale, scale
+    from broker.bench.cluster import spawned_brokers
+    from broker.bench.scale_plan import MAX_PARTITIONS
+
+    try:
+        if partitions > MAX_PARTITIONS:
+            raise SpecError(f"--metadata is at most {MAX_PARTITIONS:,} partitions, got {partitions:,}")
+        if not 2 <= replication_factor <= spawn:
+            raise SpecError(
+                f"--metadata kills a broker: --replication-factor must be 2 to --spawn ({spawn}), got {replication_factor}"
+            )
+        spec = WorkloadSpec(kind="produce", partitions=1, replication_factor=replication_factor)
+        scale.ensure_open_files(scale.ScalePlan(spec, (partitions,), (1,), 0, 1), spawn)
+    except SpecError as error:
+        raise fail(str(error), EXIT_BAD_SETTINGS) from None
+    shown = Console(quiet=True) if quiet else console
+    with spawned_brokers(spawn) as spawned, shown.status("starting") as status:
+        figures = metadata_scale.run_metadata(spawned, partitions, replication_factor, idle_s, status.update)
+    console.print(metadata_scale.figures_table(figures))
+    for line in metadata_scale.detail_lines(figures):
+        console.print(line)
+    if json_file is not None:
+        json_file.write_text(json.dumps(metadata_scale.metadata_document(figures), indent=2) + "\n")
 
 
 if importlib.util.find_spec("broker.bench.spark") is not None:

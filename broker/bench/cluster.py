@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,11 +92,28 @@ def start_registered_brokers(
     read back from its registration in the store. A broker that exits or does not
     register within ``READY_TIMEOUT_S`` stops them all.
     """
+    return _start_registered(range(1, count + 1), root, store, broker_env, extra, log_mode="wb")
+
+
+def restart_registered_broker(
+    node_id: int, root: Path, store: str, broker_env: dict[str, str], *extra: str
+) -> DevBroker:
+    """Start broker ``node_id`` of ``start_registered_brokers`` again on its data directory, its log appended to.
+
+    Call it once its previous registration is gone (its lease expired): until then the
+    store still names the previous process's URL, and the new one refuses to start.
+    """
+    return _start_registered([node_id], root, store, broker_env, extra, log_mode="ab")[0]
+
+
+def _start_registered(
+    node_ids: Iterable[int], root: Path, store: str, broker_env: dict[str, str], extra: tuple[str, ...], log_mode: str
+) -> list[DevBroker]:
     processes: dict[int, subprocess.Popen] = {}
     env = {**os.environ, **broker_env}
-    for node_id in range(1, count + 1):
+    for node_id in node_ids:
         command = serve_command(node_id, 0, root / f"broker-{node_id}", store, *extra)
-        with open(root / f"broker-{node_id}.log", "wb") as log_file:
+        with open(root / f"broker-{node_id}.log", log_mode) as log_file:
             processes[node_id] = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
     try:
         urls = asyncio.run(_registered_urls(store, processes, READY_TIMEOUT_S))
@@ -158,10 +175,36 @@ async def wait_for_brokers(
         await client.close()
 
 
+@dataclass
+class SpawnedBrokers:
+    """What ``spawned_brokers`` started: the brokers, and what it takes to start one of them again."""
+
+    brokers: list[DevBroker]
+    root: Path
+    store: str
+    broker_env: dict[str, str]
+    extra: tuple[str, ...]
+
+    def restart(self, node_id: int) -> DevBroker:
+        """Start broker ``node_id`` again (``restart_registered_broker``); it replaces its entry in ``brokers``."""
+        broker = restart_registered_broker(node_id, self.root, self.store, self.broker_env, *self.extra)
+        self.brokers[:] = [broker if b.node_id == node_id else b for b in self.brokers]
+        return broker
+
+
 @contextlib.contextmanager
 def spawned_cluster(
     count: int, tls: SpawnedTls | None = None, basic: SpawnedBasicAuth | None = None, kafka: bool = False
 ) -> Iterator[list[DevBroker]]:
+    """``count`` broker processes in a temporary directory, stopped and removed on exit (``spawned_brokers``)."""
+    with spawned_brokers(count, tls, basic, kafka) as spawned:
+        yield spawned.brokers
+
+
+@contextlib.contextmanager
+def spawned_brokers(
+    count: int, tls: SpawnedTls | None = None, basic: SpawnedBasicAuth | None = None, kafka: bool = False
+) -> Iterator[SpawnedBrokers]:
     """``count`` broker processes in a temporary directory, stopped and removed on exit.
 
     HTTPS with ``tls``; with ``basic``, its user exists before the brokers start and they
@@ -179,17 +222,20 @@ def spawned_cluster(
             **(basic.broker_env if basic else {}),
             **({"HIGHWATER_KAFKA_LISTENER": KAFKA_LISTENER} if kafka else {}),
         }
-        brokers = start_registered_brokers(count, root, store, broker_env, "--log-level", "warning")
+        extra = ("--log-level", "warning")
+        spawned = SpawnedBrokers(
+            start_registered_brokers(count, root, store, broker_env, *extra), root, store, broker_env, extra
+        )
         try:
             security = client_security(tls, basic)
-            asyncio.run(wait_for_brokers([broker.url for broker in brokers], count, security=security))
-            yield brokers
+            asyncio.run(wait_for_brokers([broker.url for broker in spawned.brokers], count, security=security))
+            yield spawned
         except BaseException:
-            for broker in brokers:
+            for broker in spawned.brokers:
                 _print_log_tail(root, broker.node_id)
             raise
         finally:
-            stop_brokers(brokers, STOP_TIMEOUT_S)
+            stop_brokers(spawned.brokers, STOP_TIMEOUT_S)
 
 
 def _print_log_tail(root: Path, node_id: int, lines: int = 15) -> None:

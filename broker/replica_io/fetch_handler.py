@@ -191,11 +191,11 @@ async def serve_replica_fetch(
 ) -> FetchResponse:
     """Answer one follower fetch covering many partitions; long-polls when nothing is new.
 
-    Every partition of the follower's session is validated and recorded, and read when
-    the follower lacks records (unless it is throttled and ``quota`` is in debt); the
+    Every active partition of the follower's session is validated and recorded, and read
+    when the follower lacks records (unless it is throttled and ``quota`` is in debt); the
     answer names only those the session says have news (all of them in a full fetch).
-    Partitions the session found quiet (``fetch_session``) are skipped while their
-    replica is unchanged; one that changes while the fetch waits is recorded and read then.
+    Quiet partitions (``fetch_session``) are not looked at; one stirred while the fetch
+    waits wakes it and is recorded and read then.
     """
     quota = quota or ReplicationQuota()
     session = sessions.open(request)
@@ -206,51 +206,46 @@ async def serve_replica_fetch(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait_ms / 1000
     quiet_round = session.quiet_round(loop.time(), quiet_refresh_s, request.broker_epoch, follower_broker_epoch)
+    if quiet_round is QuietRound.REFRESH:
+        _refresh_quiet(request, session, lookup, follower_broker_epoch)
     appended = asyncio.Event()
+    session.wake = appended.set
     watched: list[Partition] = []
-    quiet: list[tuple[PartitionKey, FetchPartition, Partition]] = []
-    refused: list[FetchPartitionResponse] = []
-    to_read: list[_Recorded] = []
+    refused: dict[PartitionKey, FetchPartitionResponse] = {}
+    to_read: dict[PartitionKey, _Recorded] = {}
+    """What this request recorded per partition; a partition stirred while it waits is recorded again."""
+    named = None if session.answers_all else {(fp.topic, fp.partition) for fp in request.partitions}
 
-    def record(fp: FetchPartition, *, repeated: bool) -> None:
-        outcome = _record_fetch(request, fp, lookup, follower_broker_epoch, repeated=repeated)
+    def record(key: PartitionKey) -> None:
+        fp = session.partitions[key]
+        partition = lookup(*key)
+        if partition is not None:
+            watched.append(partition)
+        outcome = _record_fetch(
+            request, fp, lookup, follower_broker_epoch, repeated=named is not None and key not in named
+        )
+        to_read.pop(key, None)
         if isinstance(outcome, FetchPartitionResponse):
-            refused.append(outcome)
+            refused[key] = outcome
         else:
-            to_read.append(outcome)
+            to_read[key] = outcome
 
     try:
-        named = None if session.answers_all else {(fp.topic, fp.partition) for fp in request.partitions}
-        for key, fp in session.partitions.items():
-            repeated = named is not None and key not in named
-            partition = lookup(*key)
-            if partition is not None:
-                watched.append(partition)
-                if (
-                    repeated
-                    and quiet_round is not QuietRound.RECORD_ALL
-                    and session.is_quiet(key, partition.generation)
-                    and (quiet_round is QuietRound.SKIP or _record_quiet(request, fp, partition, follower_broker_epoch))
-                ):
-                    quiet.append((key, fp, partition))
-                    continue
-            session.stir(key)
-            record(fp, repeated=repeated)
+        for key in list(session.active):
+            record(key)
+        session.take_stirred()
         throttled = (
-            {(r.fp.topic, r.fp.partition) for r in to_read if r.partition.throttles(request.replica_id)}
-            if quota.limited
-            else set()
+            {key for key, r in to_read.items() if r.partition.throttles(request.replica_id)} if quota.limited else set()
         )
-        woken = False
         while True:
             appended.clear()
+            for key in session.take_stirred():
+                record(key)
             for partition in watched:
                 partition.appended.register(appended)
-            if quiet and woken:
-                quiet = _record_stirred(session, quiet, record)
-            news = list(refused)
+            news = list(refused.values())
             debt_s = quota.wait_s(loop.time()) if throttled else 0.0
-            for recorded in to_read:
+            for recorded in to_read.values():
                 partition, fp, offset = recorded.partition, recorded.fp, recorded.offset
                 key = (fp.topic, fp.partition)
                 if key in throttled and debt_s > 0:
@@ -261,8 +256,9 @@ async def serve_replica_fetch(
                     partition.log_start_offset,
                     partition.log_end_offset,
                 ):
-                    if recorded.repeated_at == partition.generation:
+                    if recorded.repeated_at == partition.generation and key in session.active:
                         session.mark_quiet(key, partition.generation)
+                        partition.watch_quiet(request.replica_id, session)
                     continue
                 if key in throttled:
                     answer = await _read(
@@ -283,41 +279,29 @@ async def serve_replica_fetch(
                 session.answered(news)
                 return FetchResponse(news, session.session_id)
             await wait_event(appended, min(remaining, debt_s) if debt_s > 0 else remaining)
-            woken = True
             trace("leader.fetch_woken", replica_id=request.replica_id)
     finally:
+        session.wake = None
         for partition in watched:
             partition.appended.unregister(appended)
 
 
-def _record_quiet(
-    request: FetchRequest, fp: FetchPartition, partition: Partition, registered_broker_epoch: int
-) -> bool:
-    """A refresh round's record of a quiet partition, in O(1); False: it is quiet no more, record it in full."""
-    generation = partition.generation
-    return (
-        partition.record_repeated_follower_fetch(
-            request.replica_id,
-            fp.fetch_offset,
-            fp.current_leader_epoch,
-            broker_epoch=request.broker_epoch,
-            registered_broker_epoch=registered_broker_epoch,
-        )
-        and partition.generation == generation
-    )
-
-
-def _record_stirred(
-    session: LeaderSession,
-    quiet: list[tuple[PartitionKey, FetchPartition, Partition]],
-    record: Callable[..., None],
-) -> list[tuple[PartitionKey, FetchPartition, Partition]]:
-    """Record (for reading) the skipped quiet partitions whose replica changed since; return the rest."""
-    still_quiet = []
-    for key, fp, partition in quiet:
-        if session.is_quiet(key, partition.generation):
-            still_quiet.append((key, fp, partition))
-        else:
+def _refresh_quiet(
+    request: FetchRequest, session: LeaderSession, lookup: PartitionLookup, registered_broker_epoch: int
+) -> None:
+    """Record every quiet partition's repeated fetch in O(1); stir those that changed or cannot be."""
+    for key, generation in list(session.quiet.items()):
+        partition = lookup(*key)
+        fp = session.partitions[key]
+        if (
+            partition is None
+            or partition.generation != generation
+            or not partition.record_repeated_follower_fetch(
+                request.replica_id,
+                fp.fetch_offset,
+                fp.current_leader_epoch,
+                broker_epoch=request.broker_epoch,
+                registered_broker_epoch=registered_broker_epoch,
+            )
+        ):
             session.stir(key)
-            record(fp, repeated=True)
-    return still_quiet

@@ -35,6 +35,7 @@ import itertools
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
 
@@ -94,6 +95,12 @@ class AppendOutcome:
     log_append_time_ms: int
 
 
+class QuietWatcher(Protocol):
+    """A leader's fetch session (``fetch_session.LeaderSession``) as a replica sees it."""
+
+    def stir(self, key: tuple[str, int]) -> None: ...
+
+
 _GENERATIONS = itertools.count(1)
 """One sequence for every replica of the process, so no two states of any two replicas share a generation."""
 
@@ -137,6 +144,8 @@ class Partition:
         """Changes with every change of the replica's state (each ``Ready`` performed) or of its
         log's ends; a fetch session skips a partition it found quiet at this generation
         (``fetch_session``). Values are never reused, even by another replica of the same partition."""
+        self._quiet_watchers: dict[int, QuietWatcher] = {}
+        """Per follower broker, the fetch session that found this replica quiet; stirred at the next change."""
         self._waiting: dict[Hashable, asyncio.Future[HighwaterError | None]] = {}
         self._request_ids = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
@@ -200,11 +209,27 @@ class Partition:
     def require_leader(self) -> PartitionLeaderState:
         return self.core.require_leader()
 
+    def watch_quiet(self, replica_id: int, session: QuietWatcher) -> None:
+        """``replica_id``'s fetch session found this replica quiet: stir it at the next change.
+
+        One session per follower broker: a newer session of the same follower replaces the older.
+        """
+        self._quiet_watchers[replica_id] = session
+
+    def _changed(self) -> None:
+        """A new generation, and every session that found this replica quiet hears of it (once)."""
+        self.generation = next(_GENERATIONS)
+        if self._quiet_watchers:
+            watchers, self._quiet_watchers = self._quiet_watchers, {}
+            key = (self.topic, self.partition)
+            for session in watchers.values():
+                session.stir(key)
+
     # ------------------------------------------------------- performing Ready
 
     def _perform(self, ready: Ready) -> None:
         """The synchronous parts of a ``Ready``; log actions are performed by their callers."""
-        self.generation = next(_GENERATIONS)
+        self._changed()
         if ready.assign_epoch is not None:
             self.log.assign_epoch(*ready.assign_epoch)
         if ready.role_changed:
@@ -291,6 +316,7 @@ class Partition:
         """The broker is stopping: every read and follower fetch waiting here answers now with what it has."""
         self.hw_moved.end()
         self.appended.end()
+        self._changed()
 
     def stop(self) -> None:
         """The replica is going away (topic deleted, broker stopping)."""
@@ -427,7 +453,7 @@ class Partition:
     def on_log_start_advanced(self) -> None:
         """Retention deleted segments: a leader's log start follows the log's."""
         self.core.on_log_start_advanced(self.log.log_start_offset)
-        self.generation = next(_GENERATIONS)
+        self._changed()
 
     # ----------------------------------------------------------- leader: reads
 

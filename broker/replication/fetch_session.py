@@ -40,14 +40,19 @@ changed and not what the session holds (10 000 idle partitions kept three broker
   it was at the leader's log end and the session had nothing new to tell. The session
   remembers the replica's change count (its *generation*, bumped by the driver on every
   change of the replica's state or log) at that moment;
-- a later round skips it while its generation is unchanged: recording it again would
-  change nothing but the follower's fetch times, and answering it would say nothing;
-- a change to the replica (an append, the HW, the log start, the ISR, a role), a fetch
-  naming the partition, a forgotten partition, a new broker epoch of the follower or a
-  full fetch ends its quiet; and every ``refresh_s`` a round records every quiet
-  partition in O(1) again, so an idle follower's fetch times are never older than that
-  on the leader (the driver sets it well below the ISR lag time, so quiet never shrinks
-  an ISR).
+- a later round does not look at it at all: recording it again would change nothing
+  but the follower's fetch times, and answering it would say nothing. A round goes
+  over the session's *active* partitions only, so an idle round costs O(changed);
+- the next change to the replica (an append, the HW, the log start, the ISR, a role)
+  *stirs* it: the driver registers the session on the replica when it marks it quiet,
+  and the replica's next change calls ``stir``, which makes it active again and wakes
+  the request parked on the session (``wake``). A fetch naming the partition, a
+  forgotten partition, a new broker epoch of the follower or a full fetch ends its
+  quiet too;
+- every ``refresh_s`` a round records every quiet partition in O(1) again, so an idle
+  follower's fetch times are never older than that on the leader. (A follower at the
+  leader's LEO is in sync whatever its fetch times say, as in Kafka, so quiet never
+  shrinks an ISR; the refresh keeps the times the describe APIs show honest.)
 """
 
 from __future__ import annotations
@@ -155,10 +160,20 @@ class LeaderSession:
     """The current request is a full fetch: every partition is answered."""
     quiet: dict[PartitionKey, int] = field(default_factory=dict)
     """Quiet partitions (module docstring) and their replica's generation when found quiet."""
+    active: dict[PartitionKey, None] = field(default_factory=dict)
+    """The partitions that are not quiet, in the order they became so: what a round records.
+    Invariant: ``active`` and ``quiet`` split the keys of ``partitions``."""
+    stirred: dict[PartitionKey, None] = field(default_factory=dict)
+    """Partitions stirred out of quiet since the driver last took them (``take_stirred``)."""
+    wake: Callable[[], None] | None = None
+    """Called when a partition is stirred: the driver's way to wake the request parked on this session."""
     quiet_broker_epoch: int = UNKNOWN_BROKER_EPOCH
     """The follower's broker epoch the quiet partitions were found under."""
     recorded_all_s: float | None = None
     """When a round last recorded every partition (a full fetch or a refresh round)."""
+
+    def __post_init__(self) -> None:
+        self.active = dict.fromkeys(self.partitions)
 
     def quiet_round(
         self, now_s: float, refresh_s: float, broker_epoch: int, registered_broker_epoch: int
@@ -166,12 +181,15 @@ class LeaderSession:
         """What this round does with quiet partitions (module docstring); called once per request.
 
         ``RECORD_ALL`` in a full fetch, or when the follower's broker epoch is not the
-        registered one or not the one the quiet partitions were found under: none stays
-        quiet until a round finds it so again. ``REFRESH`` once ``refresh_s`` has passed
-        since every partition was last recorded: each quiet one is recorded in O(1) and
-        stays quiet if that holds. ``SKIP`` otherwise.
+        registered one or not the one the quiet partitions were found under: every quiet
+        partition is active again until a round finds it quiet again. ``REFRESH`` once
+        ``refresh_s`` has passed since every partition was last recorded: the driver
+        records each quiet one in O(1) and stirs those it cannot. ``SKIP`` otherwise.
+        Stirred partitions are active already; the list of them starts afresh.
         """
+        self.stirred.clear()
         if self.answers_all or broker_epoch != registered_broker_epoch or broker_epoch != self.quiet_broker_epoch:
+            self.active.update(dict.fromkeys(self.quiet))
             self.quiet.clear()
             self.quiet_broker_epoch = broker_epoch
             self.recorded_all_s = now_s
@@ -185,11 +203,25 @@ class LeaderSession:
         return self.quiet.get(key) == generation
 
     def mark_quiet(self, key: PartitionKey, generation: int) -> None:
-        self.quiet[key] = generation
+        """``key`` was found quiet at its replica's ``generation``; the driver stirs it at the next change."""
+        if key in self.partitions:
+            self.active.pop(key, None)
+            self.quiet[key] = generation
 
     def stir(self, key: PartitionKey) -> None:
-        """``key`` is not quiet any more (its replica changed since it was found so)."""
-        self.quiet.pop(key, None)
+        """``key``'s replica changed: a quiet ``key`` is active again and ``wake`` is called."""
+        if self.quiet.pop(key, None) is None:
+            return
+        self.active[key] = None
+        self.stirred[key] = None
+        if self.wake is not None:
+            self.wake()
+
+    def take_stirred(self) -> list[PartitionKey]:
+        """The partitions stirred since the last call (or the round's start), now active."""
+        stirred = list(self.stirred)
+        self.stirred.clear()
+        return stirred
 
     def has_news(self, response: FetchPartitionResponse) -> bool:
         """Whether ``response`` must be sent: in a full fetch always, else only when it says something new."""
@@ -252,8 +284,11 @@ class LeaderSessions:
             found.partitions.pop(key, None)
             found.last_sent.pop(key, None)
             found.quiet.pop(key, None)
+            found.active.pop(key, None)
+            found.stirred.pop(key, None)
         for key in partitions:
             found.quiet.pop(key, None)
+            found.active[key] = None
         found.partitions.update(partitions)
         found.next_epoch = _next_epoch(found.next_epoch)
         found.answers_all = False

@@ -8,21 +8,15 @@ developer's ``make run`` costs while no one uses it.
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from broker.bench.cpu import cpu_seconds
 from tests.support.cluster import ClusterSpec, start_cluster
 
 SETTLE_S = 3.0
-
-
-def process_cpu_s(pid: int) -> float:
-    """User + system CPU of a live process, from ``/proc/<pid>/stat`` (fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def idle_share(spec: ClusterSpec, seconds: float) -> float:
@@ -31,9 +25,9 @@ def idle_share(spec: ClusterSpec, seconds: float) -> float:
         cluster.create_topic("idle", 3, 3)
         time.sleep(SETTLE_S)
         pids = [broker.process.pid for broker in cluster.brokers.values() if broker.process is not None]
-        before = sum(map(process_cpu_s, pids))
+        before = sum(map(cpu_seconds, pids))
         time.sleep(seconds)
-        return (sum(map(process_cpu_s, pids)) - before) / seconds
+        return (sum(map(cpu_seconds, pids)) - before) / seconds
     finally:
         cluster.shutdown()
 

@@ -7,6 +7,7 @@ test); the one run against ``--server`` gets its broker from the harness.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +20,11 @@ kafka_broker = cluster_fixture(ClusterSpec(brokers=1, kafka=True))
 """One broker with a Kafka listener, for the run that is pointed at a server."""
 
 
-def _bench(arguments: list[str], results_file: Path) -> subprocess.CompletedProcess[str]:
-    """``highwater bench ARGUMENTS --quiet --json RESULTS_FILE`` in a process of its own; it must succeed."""
+def _bench(
+    arguments: list[str], results_file: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``highwater bench ARGUMENTS --quiet --json RESULTS_FILE`` in a process of its own (``env`` added to
+    its environment, which the brokers it spawns inherit); it must succeed."""
     completed = subprocess.run(
         [sys.executable, "-m", "broker", "bench", *arguments, "--quiet", "--json", str(results_file)],
         cwd=REPO_ROOT,
@@ -28,6 +32,7 @@ def _bench(arguments: list[str], results_file: Path) -> subprocess.CompletedProc
         text=True,
         timeout=180,
         check=False,
+        env={**os.environ, **(env or {})},
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     return completed
@@ -116,6 +121,22 @@ def test_bench_scale_steps_through_partitions_and_connections_with_rss_and_plots
     )
     assert all(path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for path in plots.iterdir())
     assert "highwater bench scale" in completed.stdout and "RSS growth per connection" in completed.stdout
+
+
+def test_bench_scale_metadata_creates_idles_fails_the_controller_over_and_restarts_it(tmp_path: Path) -> None:
+    """A short lease (2 s) so the killed controller is noticed quickly; every figure is measured and ordered."""
+    results_file = tmp_path / "metadata.json"
+    arguments = ["scale", "--metadata", "24", "--spawn", "3", "--replication-factor", "3", "--idle-s", "1"]
+    completed = _bench(arguments, results_file, env={"HIGHWATER_BROKER_SESSION_TIMEOUT_MS": "2000"})
+    figures = json.loads(results_file.read_text())
+    assert (figures["partitions"], figures["replication_factor"]) == (24, 3)
+    assert 0 < figures["create_answered_s"] <= figures["create_ready_s"]
+    assert [0 <= share < 100 for share in figures["idle_cpu_percent_per_broker"]] == [True] * 3
+    assert figures["killed_controller"] in (1, 2, 3)
+    assert 1.5 < figures["new_controller_s"] <= figures["all_led_s"], "the lease of 2 s runs out first"
+    assert figures["restart_in_sync_s"] > 0
+    assert set(figures["targets"]) == {"create", "idle", "failover", "restart"}
+    assert "highwater bench scale --metadata: 24 partitions, RF 3" in completed.stdout
 
 
 def test_bench_kafka_load_on_a_spawned_broker_has_every_record_acknowledged(tmp_path: Path) -> None:

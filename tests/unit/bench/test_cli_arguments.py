@@ -75,6 +75,12 @@ def test_latency_command_refuses_bad_arguments_before_starting_anything(argument
         (["bench", "scale", "--connections", "10,1"], "--connections values must be distinct and ascending"),
         (["bench", "scale", "--spawn", "1"], "--replication-factor 3 needs that many brokers"),
         (["bench", "scale", "--duration-s", "0"], "--duration-s must be positive"),
+        (
+            ["bench", "scale", "--metadata", "100", "--spawn", "2", "--replication-factor", "3"],
+            "--replication-factor must be 2 to --spawn (2), got 3",
+        ),
+        (["bench", "scale", "--metadata", "100", "--replication-factor", "1"], "kills a broker"),
+        (["bench", "scale", "--metadata", "10000000"], "--metadata is at most"),
     ],
 )
 def test_scale_command_refuses_bad_steps_before_starting_anything(arguments: list[str], message: str) -> None:

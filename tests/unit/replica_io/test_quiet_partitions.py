@@ -147,3 +147,19 @@ async def test_a_tick_that_asks_for_nothing_keeps_the_partition_quiet(tmp_path: 
     clock.now_ms += 60_000
     follower.leader.tick()
     assert follower.leader.generation == generation, "the ISR check found the follower caught up: nothing changed"
+
+
+async def test_a_partition_found_quiet_and_stirred_within_one_fetch_is_answered_once(tmp_path: Path) -> None:
+    clock = Clock()
+    leader = partition_on_disk(tmp_path, broker_id=1, flush_policy=FLUSH_INTERVAL, clock_ms=clock)
+    leader.apply_record(leadership(1, replicas=(1, 2)), min_insync_replicas=1)
+    await leader.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
+    follower = Follower(leader, 2, LeaderSessions(new_session_id=lambda: SESSION_ID))
+    await follower.fetch(1)
+    parked = asyncio.create_task(follower.fetch(max_wait_ms=60_000))
+    await asyncio.sleep(0.05)
+    assert not parked.done(), "the fetch found the partition quiet and parked"
+    await leader.append(encode_batch([(None, b"b")]), Acks.ONE, timeout_ms=1_000)
+    async with asyncio.timeout(5):
+        response = await parked
+    assert [(p.partition, p.log_end_offset) for p in response.partitions] == [(0, 2)]

@@ -242,3 +242,42 @@ def test_naming_or_forgetting_a_partition_ends_its_quiet() -> None:
     _, session = _round(follower, leaders, [_partition(0, offset=5), _partition(1)])
     assert isinstance(session, LeaderSession)
     assert [session.is_quiet(("orders", n), 7) for n in (0, 1, 2)] == [False, True, False]
+
+
+def test_a_stirred_partition_is_active_again_and_wakes_the_parked_request() -> None:
+    _, _, session = _incremental_session(0, 1)
+    woken: list[int] = []
+    session.wake = lambda: woken.append(1)
+    session.mark_quiet(("orders", 0), 7)
+    assert list(session.active) == [("orders", 1)]
+    session.stir(("orders", 1))
+    assert woken == [] and session.take_stirred() == [], "stirring an active partition changes nothing"
+    session.stir(("orders", 0))
+    assert woken == [1] and set(session.active) == {("orders", 0), ("orders", 1)}
+    assert session.take_stirred() == [("orders", 0)] and session.take_stirred() == []
+
+
+def test_active_and_quiet_always_split_the_session_s_partitions() -> None:
+    rng = random.Random(29)
+    follower, leaders = FollowerSession(), _sessions()
+    offsets = {n: 0 for n in range(8)}
+    _, session = _round(follower, leaders, [_partition(n) for n in offsets])
+    assert isinstance(session, LeaderSession)
+    for step in range(400):
+        action = rng.choice(["quiet", "stir", "round", "grow", "forget", "record_all"])
+        key = ("orders", rng.choice(list(offsets)))
+        if action == "quiet":
+            session.mark_quiet(key, step)
+        elif action == "stir":
+            session.stir(key)
+        elif action == "grow":
+            offsets[key[1]] += 1
+        elif action == "forget" and len(offsets) > 1:
+            offsets.pop(key[1])
+        elif action == "record_all":
+            session.quiet_round(float(step), 5.0, 1, 2)
+        if action in ("round", "grow", "forget"):
+            _, session = _round(follower, leaders, [_partition(n, offset) for n, offset in offsets.items()])
+            assert isinstance(session, LeaderSession)
+        assert set(session.active) | set(session.quiet) == set(session.partitions)
+        assert not set(session.active) & set(session.quiet)

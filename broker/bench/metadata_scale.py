@@ -1,0 +1,239 @@
+"""``highwater bench scale --metadata N``: the cluster's metadata at N partitions, against its targets.
+
+Four figures on spawned brokers and one topic of N partitions (replication factor RF):
+
+1. **create**: from the create request until it is answered, and until every partition
+   has a leader and a full ISR (``cluster.prepare_topic``'s readiness);
+2. **idle CPU**: each broker's CPU time (``/proc/<pid>/stat``) over ``idle_s`` once the
+   topic is ready and nothing is produced, as % of one core;
+3. **controller failover**: the controller is killed (SIGKILL: no controlled shutdown,
+   its leaderships stay where they were). Its death is noticed when its lease expires
+   (``broker_session_timeout_ms``, 6 s unless set), so the figure comes in two parts:
+   until another broker is listed as controller (the lease), and from then until every
+   partition is led by a live broker (the new controller's work);
+4. **restart**: the killed broker starts again on its data directory; from its start
+   until every partition's ISR is full again.
+
+``TARGETS`` are the ones the cluster is held to at 10 000 partitions on ``highwater
+dev`` (3 brokers, RF 3): create in 10 s, idle at 5 % of a core, every partition led
+again 5 s after the new controller took over, every ISR full 60 s after the restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.table import Table
+
+from broker.bench.cluster import SpawnedBrokers
+from broker.bench.cpu import cpu_seconds
+from broker.client.admin import AdminClient
+from broker.client.http import ClusterClient
+from broker.client.types import PartitionInfo
+from broker.errors import HighwaterError
+
+POLL_S = 0.5
+"""How often the partitions listing is read while waiting (it describes every partition)."""
+WAIT_TIMEOUT_S = 900.0
+REQUEST_TIMEOUT_MS = 600_000
+TOPIC = "metadata-scale"
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    limit: float
+    unit: str
+
+
+TARGETS = {
+    "create": Target("create, every partition led with a full ISR", 10.0, "s"),
+    "idle": Target("idle CPU, busiest broker", 5.0, "% of a core"),
+    "failover": Target("failover, new controller to every partition led", 5.0, "s"),
+    "restart": Target("restart, back in every ISR", 60.0, "s"),
+}
+
+
+@dataclass(frozen=True)
+class MetadataFigures:
+    partitions: int
+    replication_factor: int
+    create_answered_s: float
+    create_ready_s: float
+    idle_cpu_percent: tuple[float, ...]
+    """Per broker, in node id order."""
+    killed_controller: int
+    new_controller_s: float
+    """From the kill until another broker is listed as controller."""
+    all_led_s: float
+    """From the kill until every partition is led by a live broker."""
+    restart_in_sync_s: float
+
+    def measured(self) -> dict[str, float]:
+        """Each target's figure: what ``TARGETS`` holds the run to."""
+        return {
+            "create": self.create_ready_s,
+            "idle": max(self.idle_cpu_percent),
+            "failover": self.all_led_s - self.new_controller_s,
+            "restart": self.restart_in_sync_s,
+        }
+
+
+def verdicts(figures: MetadataFigures) -> list[tuple[Target, float, bool]]:
+    """Each target, the figure measured for it, and whether the figure meets it."""
+    measured = figures.measured()
+    return [(target, measured[key], measured[key] <= target.limit) for key, target in TARGETS.items()]
+
+
+def figures_table(figures: MetadataFigures) -> Table:
+    table = Table(
+        title=f"highwater bench scale --metadata: {figures.partitions:,} partitions, RF {figures.replication_factor}"
+    )
+    for header in ("figure", "measured", "target", "met"):
+        table.add_column(header, justify="left" if header == "figure" else "right")
+    for target, value, met in verdicts(figures):
+        table.add_row(
+            target.name, f"{value:,.2f} {target.unit}", f"≤ {target.limit:g} {target.unit}", "yes" if met else "no"
+        )
+    return table
+
+
+def detail_lines(figures: MetadataFigures) -> list[str]:
+    idle = " / ".join(f"{value:.1f}" for value in figures.idle_cpu_percent)
+    return [
+        f"create answered after {figures.create_answered_s:.2f} s; every partition led with a full ISR after "
+        f"{figures.create_ready_s:.2f} s",
+        f"idle CPU per broker: {idle} % of a core",
+        f"controller {figures.killed_controller} killed: a new controller listed after {figures.new_controller_s:.2f} s "
+        f"(its lease), every partition led by a live broker after {figures.all_led_s:.2f} s",
+        f"broker {figures.killed_controller} restarted: every ISR full after {figures.restart_in_sync_s:.2f} s",
+    ]
+
+
+def metadata_document(figures: MetadataFigures) -> dict:
+    return {
+        "partitions": figures.partitions,
+        "replication_factor": figures.replication_factor,
+        "create_answered_s": figures.create_answered_s,
+        "create_ready_s": figures.create_ready_s,
+        "idle_cpu_percent_per_broker": list(figures.idle_cpu_percent),
+        "killed_controller": figures.killed_controller,
+        "new_controller_s": figures.new_controller_s,
+        "all_led_s": figures.all_led_s,
+        "restart_in_sync_s": figures.restart_in_sync_s,
+        "targets": {
+            key: {"limit": target.limit, "unit": target.unit, "measured": value, "met": met}
+            for key, (target, value, met) in zip(TARGETS, verdicts(figures))
+        },
+    }
+
+
+def run_metadata(
+    spawned: SpawnedBrokers, partitions: int, replication_factor: int, idle_s: float, say: Callable[[str], None]
+) -> MetadataFigures:
+    """The four steps of the module docstring, in order, on ``spawned``; ``say`` hears each step start."""
+    urls = [broker.url for broker in spawned.brokers]
+    say(f"creating {partitions:,} partitions (RF {replication_factor})")
+    answered_s, ready_s = asyncio.run(_create(urls, partitions, replication_factor))
+    say(f"measuring idle CPU for {idle_s:g} s")
+    idle = _idle_cpu_percent([broker.process.pid for broker in spawned.brokers], idle_s)
+    controller = asyncio.run(_controller_id(urls[0]))
+    say(f"killing the controller, broker {controller}")
+    victim = next(broker for broker in spawned.brokers if broker.node_id == controller)
+    survivors = [broker.url for broker in spawned.brokers if broker.node_id != controller]
+    killed_at = time.monotonic()
+    victim.process.send_signal(signal.SIGKILL)
+    victim.process.wait()
+    new_controller_s, all_led_s = asyncio.run(_failover(survivors, controller, killed_at))
+    say(f"restarting broker {controller}")
+    restarted_at = time.monotonic()
+    spawned.restart(controller)
+    restart_s = asyncio.run(_all_in_sync([broker.url for broker in spawned.brokers], replication_factor)) - restarted_at
+    return MetadataFigures(
+        partitions, replication_factor, answered_s, ready_s, idle, controller, new_controller_s, all_led_s, restart_s
+    )
+
+
+def _client(urls: list[str]) -> ClusterClient:
+    return ClusterClient(urls, request_timeout_ms=REQUEST_TIMEOUT_MS)
+
+
+async def _create(urls: list[str], partitions: int, replication_factor: int) -> tuple[float, float]:
+    """Seconds until the create answered, and until every partition had a leader and a full ISR."""
+    client = _client(urls)
+    try:
+        started = time.monotonic()
+        await AdminClient(client).create_topic(TOPIC, partitions, replication_factor, {})
+        answered = time.monotonic() - started
+        await _wait_for(client, lambda infos: _all(infos, partitions, lambda i: _in_sync(i, replication_factor)))
+        return answered, time.monotonic() - started
+    finally:
+        await client.close()
+
+
+def _idle_cpu_percent(pids: list[int], idle_s: float) -> tuple[float, ...]:
+    before = [cpu_seconds(pid) for pid in pids]
+    time.sleep(idle_s)
+    return tuple(100 * (cpu_seconds(pid) - used) / idle_s for pid, used in zip(pids, before))
+
+
+async def _controller_id(url: str) -> int:
+    """The controller's broker id as ``url`` lists it (-1 while there is none)."""
+    client = _client([url])
+    try:
+        cluster = (await client.json_call("GET", f"{url}/v3/clusters"))["data"][0]
+        related = (cluster.get("controller") or {}).get("related")
+        return int(related.rsplit("/", 1)[1]) if related else -1
+    finally:
+        await client.close()
+
+
+async def _failover(survivors: list[str], killed: int, killed_at: float) -> tuple[float, float]:
+    """Seconds from ``killed_at`` until a live controller is listed, and until every partition is led by a live broker."""
+    deadline = time.monotonic() + WAIT_TIMEOUT_S
+    while await _controller_id(survivors[0]) in (killed, -1):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no controller but broker {killed} was listed within {WAIT_TIMEOUT_S:.0f} s")
+        await asyncio.sleep(0.05)
+    new_controller_s = time.monotonic() - killed_at
+    client = _client(survivors)
+    try:
+        await _wait_for(client, lambda infos: _all(infos, None, lambda i: i.leader_id not in (None, killed)))
+    finally:
+        await client.close()
+    return new_controller_s, time.monotonic() - killed_at
+
+
+async def _all_in_sync(urls: list[str], replication_factor: int) -> float:
+    """The monotonic time at which every partition was seen with a full ISR."""
+    client = _client(urls)
+    try:
+        await _wait_for(client, lambda infos: _all(infos, None, lambda i: _in_sync(i, replication_factor)))
+        return time.monotonic()
+    finally:
+        await client.close()
+
+
+def _in_sync(info: PartitionInfo, replication_factor: int) -> bool:
+    return info.leader_id is not None and len(info.isr) == replication_factor
+
+
+def _all(infos: list[PartitionInfo], expected: int | None, holds: Callable[[PartitionInfo], bool]) -> bool:
+    return bool(infos) and (expected is None or len(infos) == expected) and all(holds(info) for info in infos)
+
+
+async def _wait_for(client: ClusterClient, done: Callable[[list[PartitionInfo]], bool]) -> None:
+    deadline = time.monotonic() + WAIT_TIMEOUT_S
+    while True:
+        try:
+            if done(await client.partitions(TOPIC)):
+                return
+        except HighwaterError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"topic {TOPIC} did not get there within {WAIT_TIMEOUT_S:.0f} s")
+        await asyncio.sleep(POLL_S)
