@@ -94,15 +94,16 @@ class ControllerFence:
             landed,
         )
 
-    async def create_all(self, items: Sequence[tuple[str, bytes]]) -> int | None:
-        """Fenced creation of every key of ``items`` at once (``MetadataStore.create_all_fenced``); the
-        revision of the last, or None if a key exists (nothing written). Raises ``NotController`` once
-        ``/controller`` no longer carries our epoch. A write whose outcome the store could not tell
-        is read back: done if every key holds its value."""
+    async def put_all(self, items: Sequence[tuple[str, bytes, int]]) -> int | None:
+        """Fenced compare-and-set of every ``(key, value, expected_revision)`` at once
+        (``MetadataStore.put_all_fenced``, 0: create); the revision of the last write, or None if a
+        key is not as expected (nothing written). Raises ``NotController`` once ``/controller`` no
+        longer carries our epoch. A write whose outcome the store could not tell is read back:
+        done if every key holds its value."""
 
         async def landed() -> int | None:
             revisions = []
-            for key, value in items:
+            for key, value, _ in items:
                 current = await retry_unavailable(partial(self.store.get, key), f"read {key}")
                 if current is None or current.value != value:
                     return None
@@ -112,7 +113,7 @@ class ControllerFence:
         return await self._write(
             items[0][0],
             "controller_write_outcome_unknown",
-            lambda: self.store.create_all_fenced(items, CONTROLLER_KEY, self.controller_epoch),
+            lambda: self.store.put_all_fenced(items, CONTROLLER_KEY, self.controller_epoch),
             landed,
         )
 

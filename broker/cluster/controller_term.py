@@ -84,7 +84,7 @@ from broker.cluster.records import (
     topic_key,
 )
 from broker.cluster.replica_assignment import check_brokers, initial_isr, ordered_assignment
-from broker.cluster.store import MAX_CREATE_BATCH, KeyValue, MetadataStore, StoreUnavailableError
+from broker.cluster.store import MAX_PUT_BATCH, KeyValue, MetadataStore, StoreUnavailableError
 from broker.errors import InvalidReplicationFactor, NotFound, TopicAlreadyExists, UnknownPartition, UnknownTopic
 from broker.topics.configs import TopicConfigs
 from broker.topics.new_topic import NewTopic
@@ -566,6 +566,7 @@ class ControllerTerm:
         partitions = await self._list(PARTITIONS_PREFIX)
         unclean_default = await self._unclean_default()
         present: dict[str, list[PartitionRecord]] = {}
+        updates: list[tuple[KeyValue, ComputeChange]] = []
         for kv in partitions:
             topic_name, _ = parse_partition_key(kv.key)
             topic = topics.get(topic_name)
@@ -574,8 +575,8 @@ class ControllerTerm:
                 continue
             present.setdefault(topic_name, []).append(_record(kv))
             unclean = _unclean_enabled(topic, unclean_default)
-            compute = partial(reconcile, live_broker_ids=live, unclean_leader_election_enable=unclean)
-            await self._update(kv, compute, "broker_change")
+            updates.append((kv, partial(reconcile, live_broker_ids=live, unclean_leader_election_enable=unclean)))
+        await self._update_batched(updates, "broker_change")
         for topic in topics.values():
             records = present.get(topic.name, [])
             held = {record.partition for record in records}
@@ -635,6 +636,30 @@ class ControllerTerm:
         written = [await self._update(kv, compute, reason) for kv in await self._list(prefix)]
         return [record for record in written if record is not None]
 
+    async def _update_batched(self, updates: Sequence[tuple[KeyValue, ComputeChange]], reason: str) -> None:
+        """``_update`` of each record, the changes written ``MAX_PUT_BATCH`` per store transaction.
+
+        A broker's death changes every partition it held, each a metadata write: one write
+        per record took 27 s to lead 10 000 partitions again after a controller failover. A
+        batch is one compare-and-set of all its records at once; a batch one of whose records
+        changed meanwhile (a leader's ISR change, say) is written one record at a time, each
+        recomputed on what is stored.
+        """
+        changes = []
+        for kv, compute in updates:
+            change = compute(_record(kv))
+            if change is not None:
+                changes.append((kv, compute, self._stamp_leader_broker_epoch(change)))
+        for start in range(0, len(changes), MAX_PUT_BATCH):
+            batch = changes[start : start + MAX_PUT_BATCH]
+            items = [(kv.key, change.record.model_dump_json().encode(), kv.mod_revision) for kv, _, change in batch]
+            if await self.fence.put_all(items) is None:
+                for kv, compute, _ in batch:
+                    await self._update(kv, compute, reason)
+                continue
+            for _, _, change in batch:
+                self._log_change(change, reason)
+
     async def _update(self, kv: KeyValue, compute: ComputeChange, reason: str) -> PartitionRecord | None:
         """Apply ``compute`` to the record by fenced CAS, re-reading and recomputing
         whenever somebody else changed it first. The record written, or None when
@@ -661,7 +686,7 @@ class ControllerTerm:
         return dataclasses.replace(change, record=stamped)
 
     async def create_partitions(self, topic: str, placed: Sequence[tuple[int, list[int]]]) -> list[PartitionRecord]:
-        """Write new partitions' records (``new_partition_record``), ``MAX_CREATE_BATCH`` per store transaction.
+        """Write new partitions' records (``new_partition_record``), ``MAX_PUT_BATCH`` per store transaction.
 
         One commit per partition made creation cost a metadata write per partition (a
         1 000-partition topic took 8 s); a batch is one. A batch some record of which
@@ -669,13 +694,12 @@ class ControllerTerm:
         record at a time instead, keeping each record that exists.
         """
         records: list[PartitionRecord] = []
-        for start in range(0, len(placed), MAX_CREATE_BATCH):
+        for start in range(0, len(placed), MAX_PUT_BATCH):
             batch = [
-                self.new_partition_record(topic, p, replicas)
-                for p, replicas in placed[start : start + MAX_CREATE_BATCH]
+                self.new_partition_record(topic, p, replicas) for p, replicas in placed[start : start + MAX_PUT_BATCH]
             ]
-            items = [(partition_key(topic, r.partition), r.model_dump_json().encode()) for r in batch]
-            if await self.fence.create_all(items) is None:
+            items = [(partition_key(topic, r.partition), r.model_dump_json().encode(), 0) for r in batch]
+            if await self.fence.put_all(items) is None:
                 batch = [await self._create_partition(record) for record in batch]
             else:
                 self._log.info(

@@ -46,8 +46,8 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
     WatchEvent,
-    require_create_batch,
     require_fence_revision,
+    require_put_batch,
 )
 
 log = structlog.get_logger(__name__)
@@ -270,18 +270,18 @@ class EtcdMetadataStore(MetadataStore):
 
         return await self._put_when(key, value, lease, compare)
 
-    async def create_all_fenced(
-        self, items: Sequence[tuple[str, bytes]], fence_key: str, fence_revision: int
+    async def put_all_fenced(
+        self, items: Sequence[tuple[str, bytes, int]], fence_key: str, fence_revision: int
     ) -> int | None:
         require_fence_revision(fence_key, fence_revision)
-        require_create_batch(items)
+        require_put_batch(items)
 
         def compare(client: aetcd.Client) -> list[Any]:
             return [_fence_compare(client, fence_key, fence_revision)] + [
-                _key_compare(client, key, 0) for key, _ in items
+                _key_compare(client, key, expected) for key, _, expected in items
             ]
 
-        puts = [etcd_ops.Put(key.encode(), value) for key, value in items]
+        puts = [etcd_ops.Put(key.encode(), value) for key, value, _ in items]
         succeeded, responses = await self._transaction(compare, puts)
         return int(responses[-1].response_put.header.revision) if succeeded else None
 

@@ -65,8 +65,8 @@ from broker.cluster.store import (
     MetadataStore,
     StoreUnavailableError,
     WatchEvent,
-    require_create_batch,
     require_fence_revision,
+    require_put_batch,
 )
 
 log = structlog.get_logger(__name__)
@@ -349,20 +349,20 @@ class SqliteMetadataStore(MetadataStore):
 
         return await self._run_write(fenced_compare_and_put)
 
-    async def create_all_fenced(
-        self, items: Sequence[tuple[str, bytes]], fence_key: str, fence_revision: int
+    async def put_all_fenced(
+        self, items: Sequence[tuple[str, bytes, int]], fence_key: str, fence_revision: int
     ) -> int | None:
         require_fence_revision(fence_key, fence_revision)
-        require_create_batch(items)
+        require_put_batch(items)
 
-        def fenced_create_all(conn: sqlite3.Connection) -> int | None:
+        def fenced_put_all(conn: sqlite3.Connection) -> int | None:
             if _mod_revision(conn, fence_key) != fence_revision:
                 return None
-            if any(_mod_revision(conn, key) != 0 for key, _ in items):
+            if any(_mod_revision(conn, key) != expected for key, _, expected in items):
                 return None
-            return max(self._put_locked(conn, key, value, None) for key, value in items)
+            return max(self._put_locked(conn, key, value, None) for key, value, _ in items)
 
-        return await self._run_write(fenced_create_all)
+        return await self._run_write(fenced_put_all)
 
     async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:
         require_fence_revision(fence_key, fence_revision)

@@ -51,8 +51,8 @@ log = structlog.get_logger(__name__)
 
 WatchEventType = Literal["put", "delete"]
 
-MAX_CREATE_BATCH = 127
-"""The most keys one ``create_all_fenced`` creates: with the fence's, 128 comparisons, etcd's default limit."""
+MAX_PUT_BATCH = 127
+"""The most keys one ``put_all_fenced`` writes: with the fence's, 128 comparisons, etcd's default limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +93,11 @@ def require_fence_revision(fence_key: str, fence_revision: int) -> None:
         raise ValueError(f"fence revision of {fence_key} must be positive, got {fence_revision}")
 
 
-def require_create_batch(items: Sequence[tuple[str, bytes]]) -> None:
-    """Reject a batch ``create_all_fenced`` cannot write in one step: empty, too long, or a key twice."""
-    if not 0 < len(items) <= MAX_CREATE_BATCH:
-        raise ValueError(f"a batch creates 1 to {MAX_CREATE_BATCH} keys, got {len(items)}")
-    if len({key for key, _ in items}) != len(items):
+def require_put_batch(items: Sequence[tuple[str, bytes, int]]) -> None:
+    """Reject a batch ``put_all_fenced`` cannot write in one step: empty, too long, or a key twice."""
+    if not 0 < len(items) <= MAX_PUT_BATCH:
+        raise ValueError(f"a batch writes 1 to {MAX_PUT_BATCH} keys, got {len(items)}")
+    if len({key for key, _, _ in items}) != len(items):
         raise ValueError("a batch names a key twice")
 
 
@@ -179,12 +179,13 @@ class MetadataStore(abc.ABC):
         a fence is always a key that exists. Raises ``LeaseNotFoundError``."""
 
     @abc.abstractmethod
-    async def create_all_fenced(
-        self, items: Sequence[tuple[str, bytes]], fence_key: str, fence_revision: int
+    async def put_all_fenced(
+        self, items: Sequence[tuple[str, bytes, int]], fence_key: str, fence_revision: int
     ) -> int | None:
-        """Create every key of ``items`` in one atomic step, each only if absent, guarded by
-        the fence as ``put_if_fenced``; the revision of the last write, or None if the fence
-        moved or any key exists (nothing written). At most ``MAX_CREATE_BATCH`` items."""
+        """Write every ``(key, value, expected_revision)`` of ``items`` in one atomic step, each
+        only if its ``mod_revision`` is the expected one (0: the key is absent), guarded by the
+        fence as ``put_if_fenced``; the revision of the last write, or None if the fence moved
+        or any key is not as expected (nothing written). At most ``MAX_PUT_BATCH`` items."""
 
     @abc.abstractmethod
     async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:

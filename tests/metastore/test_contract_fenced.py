@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from broker.cluster.controller_fence import ControllerFence
-from broker.cluster.store import MAX_CREATE_BATCH, LeaseNotFoundError, MetadataStore, WatchEvent
+from broker.cluster.store import MAX_PUT_BATCH, LeaseNotFoundError, MetadataStore, WatchEvent
 from broker.errors import NotController
 from tests.metastore.conftest import Backend
 from tests.metastore.test_contract import close_watch, take
@@ -228,37 +228,55 @@ async def test_controller_fence_tells_a_changed_record_from_a_lost_epoch(store: 
     assert current is not None and (current.value, current.mod_revision) == (b"v1", created)
 
 
-async def test_a_fenced_batch_creates_every_key_at_once_or_none(store: MetadataStore) -> None:
+async def test_a_fenced_batch_of_creations_writes_every_key_at_once_or_none(store: MetadataStore) -> None:
     epoch = await claim_fence(store)
-    keys = [f"/partitions/t/{p}" for p in range(MAX_CREATE_BATCH)]
+    keys = [f"/partitions/t/{p}" for p in range(MAX_PUT_BATCH)]
     watch = store.watch("/partitions/", await store_revision(store) + 1)
     try:
-        last = await store.create_all_fenced([(key, key.encode()) for key in keys], FENCE, epoch)
+        last = await store.put_all_fenced([(key, key.encode(), 0) for key in keys], FENCE, epoch)
         assert last is not None and last > epoch
         listed, revision = await store.list("/partitions/t/")
         assert sorted(kv.key for kv in listed) == sorted(keys) and revision == last
         assert {kv.value for kv in listed} == {key.encode() for key in keys}
-        seen = await take(watch, MAX_CREATE_BATCH)
+        seen = await take(watch, MAX_PUT_BATCH)
         assert sorted(event.key for event in seen) == sorted(keys)
     finally:
         await close_watch(watch)
 
     before = await store_revision(store)
-    clash = [("/partitions/u/0", b"new"), ("/partitions/t/5", b"again")]
-    assert await store.create_all_fenced(clash, FENCE, epoch) is None
+    clash = [("/partitions/u/0", b"new", 0), ("/partitions/t/5", b"again", 0)]
+    assert await store.put_all_fenced(clash, FENCE, epoch) is None
     assert await store.get("/partitions/u/0") is None, "one existing key must stop the whole batch"
     assert await store_revision(store) == before
     await store.put(FENCE, b"broker-2")
-    assert await store.create_all_fenced([("/partitions/u/0", b"new")], FENCE, epoch) is None
+    assert await store.put_all_fenced([("/partitions/u/0", b"new", 0)], FENCE, epoch) is None
     assert await store.get("/partitions/u/0") is None, "a moved fence must stop the batch"
 
 
-@pytest.mark.parametrize("size", [0, MAX_CREATE_BATCH + 1])
+async def _value(store: MetadataStore, key: str) -> bytes | None:
+    kv = await store.get(key)
+    return None if kv is None else kv.value
+
+
+async def test_a_fenced_batch_of_updates_needs_every_key_at_its_expected_revision(store: MetadataStore) -> None:
+    epoch = await claim_fence(store)
+    revisions = [await store.put(f"/partitions/v/{p}", b"old") for p in range(3)]
+    stale = [(f"/partitions/v/{p}", b"new", revision) for p, revision in enumerate(revisions)]
+    stale[1] = ("/partitions/v/1", b"new", revisions[1] - 1)
+    assert await store.put_all_fenced(stale, FENCE, epoch) is None
+    assert [await _value(store, f"/partitions/v/{p}") for p in range(3)] == [b"old"] * 3
+    fresh = [(f"/partitions/v/{p}", b"new", revision) for p, revision in enumerate(revisions)]
+    last = await store.put_all_fenced(fresh, FENCE, epoch)
+    assert last is not None and last > max(revisions)
+    assert [await _value(store, f"/partitions/v/{p}") for p in range(3)] == [b"new"] * 3
+
+
+@pytest.mark.parametrize("size", [0, MAX_PUT_BATCH + 1])
 async def test_a_batch_of_no_key_or_of_more_than_etcd_takes_is_refused_before_any_write(
     store: MetadataStore, size: int
 ) -> None:
     epoch = await claim_fence(store)
-    with pytest.raises(ValueError, match="a batch creates"):
-        await store.create_all_fenced([(f"/k/{i}", b"v") for i in range(size)], FENCE, epoch)
+    with pytest.raises(ValueError, match="a batch writes"):
+        await store.put_all_fenced([(f"/k/{i}", b"v", 0) for i in range(size)], FENCE, epoch)
     with pytest.raises(ValueError, match="names a key twice"):
-        await store.create_all_fenced([("/k/1", b"v"), ("/k/1", b"w")], FENCE, epoch)
+        await store.put_all_fenced([("/k/1", b"v", 0), ("/k/1", b"w", 0)], FENCE, epoch)
