@@ -257,11 +257,13 @@ class ReplicaManager:
             await loop.run_in_executor(None, self._write_checkpoints)
 
     async def _isr_shrink_loop(self) -> None:
-        """Kafka's ``isr-expiration`` task: every lag time / 2."""
+        """Kafka's ``isr-expiration`` task: every lag time / 2, on the replicas this broker leads
+        (a follower's tick does nothing, and two thirds of an RF 3 broker's replicas are followers)."""
         while True:
             await asyncio.sleep(self.settings.replica_lag_time_max_ms / 2000)
             for partition in list(self.partitions.values()):
-                partition.tick()
+                if partition.is_leader:
+                    partition.tick()
 
     async def _retention_loop(self) -> None:
         loop = asyncio.get_running_loop()
