@@ -230,6 +230,20 @@ async def serve_replica_fetch(
         else:
             to_read[key] = outcome
 
+    def read_stirred(key: PartitionKey) -> None:
+        """A partition stirred out of quiet while this request waits: read, not recorded.
+
+        It was quiet when the request arrived, so the request's fetch of it is what the
+        session already holds; recording it now would count a fetch sent before the change
+        as one made after it (after a controlled shutdown took the follower out of the ISR,
+        that put it straight back in). The follower's next request records it.
+        """
+        partition = lookup(*key)
+        if partition is not None:
+            watched.append(partition)
+            fp = session.partitions[key]
+            to_read[key] = _Recorded(partition, fp, fp.fetch_offset, True, None)
+
     try:
         for key in list(session.active):
             record(key)
@@ -240,7 +254,7 @@ async def serve_replica_fetch(
         while True:
             appended.clear()
             for key in session.take_stirred():
-                record(key)
+                read_stirred(key)
             for partition in watched:
                 partition.appended.register(appended)
             news = list(refused.values())

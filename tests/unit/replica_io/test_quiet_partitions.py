@@ -17,6 +17,7 @@ from broker.acks import Acks
 from broker.record.codec import encode_batch
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.partition import Partition
+from broker.replication import ProposeIsr
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchPartition, FetchRequest, FetchResponse
 from broker.storage.log_config import FLUSH_INTERVAL
@@ -163,3 +164,32 @@ async def test_a_partition_found_quiet_and_stirred_within_one_fetch_is_answered_
     async with asyncio.timeout(5):
         response = await parked
     assert [(p.partition, p.log_end_offset) for p in response.partitions] == [(0, 2)]
+
+
+async def test_a_fetch_parked_across_an_isr_shrink_does_not_put_the_follower_back(tmp_path: Path) -> None:
+    """The controller takes a follower out of the ISR (its controlled shutdown) while the
+    follower's last fetch is parked here: waking that fetch must not record it as a new
+    one, or the leader would propose the follower back at once (KIP-841)."""
+    proposals: list[ProposeIsr] = []
+
+    async def remember(proposal: ProposeIsr) -> None:
+        proposals.append(proposal)
+
+    clock = Clock()
+    leader = partition_on_disk(tmp_path, broker_id=1, flush_policy=FLUSH_INTERVAL, propose_isr=remember, clock_ms=clock)
+    record = leadership(1, replicas=(1, 2, 3))
+    leader.apply_record(record, min_insync_replicas=1)
+    await leader.append(encode_batch([(None, b"a")]), Acks.ONE, timeout_ms=1_000)
+    second, third = (Follower(leader, r, LeaderSessions(new_session_id=lambda: SESSION_ID)) for r in (2, 3))
+    for follower in (second, third):
+        await follower.fetch(1)
+    for follower in (second, third):
+        await follower.fetch()
+        assert (await follower.fetch()).partitions == []
+    parked = asyncio.create_task(second.fetch(max_wait_ms=300))
+    await asyncio.sleep(0.05)
+    leader.apply_record(record.model_copy(update={"isr": [1, 3], "partition_epoch": 8}), min_insync_replicas=1)
+    async with asyncio.timeout(5):
+        await parked
+    await asyncio.sleep(0)
+    assert proposals == []
