@@ -152,9 +152,6 @@ class PartitionDescriber:
         configs = self.catalog.topic_configs.effective(topic.configs)
         return TopicDescription(name, partitions, topic.replication_factor, configs, topic.internal)
 
-    async def list_topics(self) -> list[TopicDescription]:
-        return [await self.describe_topic(name) for name in sorted(self.view.topics)]
-
     def metrics(self) -> list[PartitionDescription]:
         return [
             self._describe_local(self.view.partitions[key])

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from broker.descriptions import BrokerInfo, PartitionDescription, TopicDescription
+    from broker.cluster.records import TopicRecord
+    from broker.descriptions import BrokerInfo, PartitionDescription
     from broker.server.host import HttpHost
 
 
@@ -138,14 +139,16 @@ def topic_resource(
     }
 
 
-def topic_body(node: HttpHost, topic: TopicDescription) -> dict[str, Any]:
+def topic_body(node: HttpHost, topic: TopicRecord) -> dict[str, Any]:
+    """A topic from its record: nothing in it needs a partition's leader, so a topic just created
+    (its partitions not yet known to this broker) or of 10 000 partitions answers at once."""
     return topic_resource(
         node,
         topic.name,
         internal=topic.internal,
         replication_factor=topic.replication_factor,
-        partitions_count=len(topic.partitions),
-        configs=topic.configs,
+        partitions_count=topic.partitions_count,
+        configs=node.topic_configs.effective(topic.configs),
     )
 
 

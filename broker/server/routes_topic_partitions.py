@@ -48,4 +48,4 @@ async def update_partition_count(request: web.Request) -> web.Response:
     name = request.match_info["topic_name"]
     body = await read_model(request, UpdatePartitionCountRequestData)
     await node.controller_gateway.create_partitions(name, body.partitions_count)
-    return web.json_response(topic_body(node, await node.describer.describe_topic(name)))
+    return web.json_response(topic_body(node, node.catalog.topic(name)))

@@ -203,7 +203,8 @@ class ElectPreferredRequest(BaseModel):
 async def list_topics(request: web.Request) -> web.Response:
     node = node_of(request)
     visible = describable_topics(request)
-    items = [topic_body(node, topic) for topic in await node.describer.list_topics() if visible(topic.name)]
+    topics = node.catalog.topic_records()
+    items = [topic_body(node, topics[name]) for name in sorted(topics) if visible(name)]
     return web.json_response(list_body("KafkaTopicList", node, f"{cluster_path(node)}/topics", items))
 
 
@@ -244,7 +245,7 @@ async def create_topic(request: web.Request) -> web.Response:
     except TopicAlreadyExists:
         require(request, AclOperation.DESCRIBE, Resource.topic(body.topic_name))
         raise
-    response = web.json_response(topic_body(node, await node.describer.describe_topic(new.name)), status=201)
+    response = web.json_response(topic_body(node, node.catalog.topic(new.name)), status=201)
     response.headers["Location"] = f"{node.advertised_url}{cluster_path(node)}/topics/{new.name}"
     return response
 
@@ -254,7 +255,7 @@ async def create_topic(request: web.Request) -> web.Response:
 )
 async def get_topic(request: web.Request) -> web.Response:
     node = node_of(request)
-    return web.json_response(topic_body(node, await node.describer.describe_topic(request.match_info["topic_name"])))
+    return web.json_response(topic_body(node, node.catalog.topic(request.match_info["topic_name"])))
 
 
 @routes.delete(
