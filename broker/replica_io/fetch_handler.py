@@ -89,7 +89,7 @@ class _Recorded:
 def _record_fetch(
     request: FetchRequest,
     fp: FetchPartition,
-    lookup: PartitionLookup,
+    partition: Partition | None,
     registered_broker_epoch: int,
     *,
     repeated: bool,
@@ -101,7 +101,6 @@ def _record_fetch(
     A partition this broker does not know yet (its record has not arrived here) is a
     retriable NOT_LEADER_OR_FOLLOWER, as Kafka answers, so the follower retries.
     """
-    partition = lookup(fp.topic, fp.partition)
     if partition is None:
         return _error_response(
             fp, NotLeaderOrFollower(f"{fp.topic}-{fp.partition} has no replica on this broker yet"), None
@@ -211,22 +210,19 @@ async def serve_replica_fetch(
     appended = asyncio.Event()
     session.wake = appended.set
     watched: list[Partition] = []
-    refused: dict[PartitionKey, FetchPartitionResponse] = {}
+    refused: list[FetchPartitionResponse] = []
     to_read: dict[PartitionKey, _Recorded] = {}
-    """What this request recorded per partition; a partition stirred while it waits is recorded again."""
+    """What to read per partition; a partition stirred while the request waits is read anew."""
     named = None if session.answers_all else {(fp.topic, fp.partition) for fp in request.partitions}
 
     def record(key: PartitionKey) -> None:
-        fp = session.partitions[key]
         partition = lookup(*key)
         if partition is not None:
             watched.append(partition)
-        outcome = _record_fetch(
-            request, fp, lookup, follower_broker_epoch, repeated=named is not None and key not in named
-        )
-        to_read.pop(key, None)
+        repeated = named is not None and key not in named
+        outcome = _record_fetch(request, session.partitions[key], partition, follower_broker_epoch, repeated=repeated)
         if isinstance(outcome, FetchPartitionResponse):
-            refused[key] = outcome
+            refused.append(outcome)
         else:
             to_read[key] = outcome
 
@@ -247,7 +243,7 @@ async def serve_replica_fetch(
     try:
         for key in list(session.active):
             record(key)
-        session.take_stirred()
+        session.take_stirred()  # stirred before now (the refresh's too): active, so just recorded
         throttled = (
             {key for key, r in to_read.items() if r.partition.throttles(request.replica_id)} if quota.limited else set()
         )
@@ -257,7 +253,7 @@ async def serve_replica_fetch(
                 read_stirred(key)
             for partition in watched:
                 partition.appended.register(appended)
-            news = list(refused.values())
+            news = list(refused)
             debt_s = quota.wait_s(loop.time()) if throttled else 0.0
             for recorded in to_read.values():
                 partition, fp, offset = recorded.partition, recorded.fp, recorded.offset
@@ -304,12 +300,12 @@ def _refresh_quiet(
     request: FetchRequest, session: LeaderSession, lookup: PartitionLookup, registered_broker_epoch: int
 ) -> None:
     """Record every quiet partition's repeated fetch in O(1); stir those that changed or cannot be."""
-    for key, generation in list(session.quiet.items()):
+    for key in list(session.quiet):
         partition = lookup(*key)
         fp = session.partitions[key]
         if (
             partition is None
-            or partition.generation != generation
+            or not session.is_quiet(key, partition.generation)
             or not partition.record_repeated_follower_fetch(
                 request.replica_id,
                 fp.fetch_offset,

@@ -185,9 +185,7 @@ class LeaderSession:
         partition is active again until a round finds it quiet again. ``REFRESH`` once
         ``refresh_s`` has passed since every partition was last recorded: the driver
         records each quiet one in O(1) and stirs those it cannot. ``SKIP`` otherwise.
-        Stirred partitions are active already; the list of them starts afresh.
         """
-        self.stirred.clear()
         if self.answers_all or broker_epoch != registered_broker_epoch or broker_epoch != self.quiet_broker_epoch:
             self.active.update(dict.fromkeys(self.quiet))
             self.quiet.clear()
