@@ -138,8 +138,6 @@ class PartitionLog:
         self._directory_dirty = True
         self._parent_dirty = False
         """The log's directory was created and its entry in the data directory is not durable yet."""
-        self._epochs_unwritten = False
-        """The epoch cache holds entries its checkpoint does not (``_persist_epochs``)."""
         self._fsync_count = 0
         self._closed = False
         self._log = logger.bind(topic=topic, partition=partition)
@@ -292,9 +290,7 @@ class PartitionLog:
         of the controller's profile while it created 10 000 partitions.
         """
         if self._parent_dirty:
-            self._epochs_unwritten = True
             return
-        self._epochs_unwritten = False
         self._epoch_checkpoint.write(self._epoch_cache.entries)
 
     # -- appending ---------------------------------------------------------------------
@@ -616,7 +612,7 @@ class PartitionLog:
                     active.seal()
                 directory_dirty, self._directory_dirty = self._directory_dirty, False
                 parent_dirty, self._parent_dirty = self._parent_dirty, False
-                if self._epochs_unwritten:
+                if parent_dirty and self._epoch_cache.entries:
                     self._persist_epochs()
             synced = active.sync_log()
             if seal_active:
