@@ -37,6 +37,7 @@ from broker.client.admin import AdminClient
 from broker.client.errors import TlsHandshakeFailed
 from broker.client.http import ClusterClient
 from broker.client.security import ClientSecurity
+from broker.client.types import PartitionInfo
 from broker.cluster.membership import registration_from
 from broker.cluster.records import broker_key
 from broker.cluster.security_store import SecurityStore
@@ -254,11 +255,14 @@ async def prepare_topic(
     timeout_s: float = READY_TIMEOUT_S,
     security: ClientSecurity | None = None,
     on_progress: Callable[[int], None] | None = None,
+    on_created: Callable[[], None] | None = None,
+    poll_s: float = 0.1,
 ) -> str:
     """A fresh topic whose partitions all have a leader and ``replication_factor`` in-sync replicas.
 
-    ``on_progress`` hears the number of ready partitions after every look (thousands of
-    partitions take a while); ``timeout_s`` bounds the creation request as well as the wait.
+    ``on_created`` hears when the creation is answered; ``on_progress`` the number of ready
+    partitions after every look, every ``poll_s`` (thousands of partitions take a while).
+    ``timeout_s`` bounds the creation request as well as the wait.
     """
     topic = f"{prefix}-{uuid.uuid4().hex[:10]}"
     options = (security or ClientSecurity()).client_options()
@@ -267,16 +271,23 @@ async def prepare_topic(
         await AdminClient(client).create_topic(
             topic, partitions, replication_factor, {"min.insync.replicas": str(min_insync_replicas)}
         )
+        if on_created is not None:
+            on_created()
         deadline = time.monotonic() + timeout_s
         while True:
             infos = await client.partitions(topic)
-            ready = sum(1 for info in infos if info.leader_id is not None and len(info.isr) == replication_factor)
+            ready = sum(1 for info in infos if in_sync(info, replication_factor))
             if on_progress is not None:
                 on_progress(ready)
             if ready == partitions:
                 return topic
             if time.monotonic() > deadline:
                 raise RuntimeError(f"topic {topic} did not get leaders and full ISRs within {timeout_s} s")
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(poll_s)
     finally:
         await client.close()
+
+
+def in_sync(info: PartitionInfo, replication_factor: int) -> bool:
+    """A partition led, with ``replication_factor`` replicas in its ISR."""
+    return info.leader_id is not None and len(info.isr) == replication_factor

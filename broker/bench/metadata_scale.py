@@ -29,9 +29,8 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from broker.bench.cluster import SpawnedBrokers
+from broker.bench.cluster import SpawnedBrokers, in_sync, prepare_topic
 from broker.bench.cpu import cpu_seconds
-from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
 from broker.client.types import PartitionInfo
 from broker.errors import HighwaterError
@@ -40,7 +39,7 @@ POLL_S = 0.5
 """How often the partitions listing is read while waiting (it describes every partition)."""
 WAIT_TIMEOUT_S = 900.0
 REQUEST_TIMEOUT_MS = 600_000
-TOPIC = "metadata-scale"
+TOPIC_PREFIX = "metadata-scale"
 
 
 @dataclass(frozen=True)
@@ -138,7 +137,7 @@ def run_metadata(
     """The four steps of the module docstring, in order, on ``spawned``; ``say`` hears each step start."""
     urls = [broker.url for broker in spawned.brokers]
     say(f"creating {partitions:,} partitions (RF {replication_factor})")
-    answered_s, ready_s = asyncio.run(_create(urls, partitions, replication_factor))
+    topic, answered_s, ready_s = asyncio.run(_create(urls[0], partitions, replication_factor))
     say(f"measuring idle CPU for {idle_s:g} s")
     idle = _idle_cpu_percent([broker.process.pid for broker in spawned.brokers], idle_s)
     controller = asyncio.run(_controller_id(urls[0]))
@@ -148,31 +147,32 @@ def run_metadata(
     killed_at = time.monotonic()
     victim.process.send_signal(signal.SIGKILL)
     victim.process.wait()
-    new_controller_s, all_led_s = asyncio.run(_failover(survivors, controller, killed_at))
+    new_controller_s, all_led_s = asyncio.run(_failover(survivors, topic, controller, killed_at))
     say(f"restarting broker {controller}")
     restarted_at = time.monotonic()
     spawned.restart(controller)
-    restart_s = asyncio.run(_all_in_sync([broker.url for broker in spawned.brokers], replication_factor)) - restarted_at
+    urls = [broker.url for broker in spawned.brokers]
+    restart_s = asyncio.run(_wait_for(urls, topic, lambda info: in_sync(info, replication_factor))) - restarted_at
     return MetadataFigures(
         partitions, replication_factor, answered_s, ready_s, idle, controller, new_controller_s, all_led_s, restart_s
     )
 
 
-def _client(urls: list[str]) -> ClusterClient:
-    return ClusterClient(urls, request_timeout_ms=REQUEST_TIMEOUT_MS)
-
-
-async def _create(urls: list[str], partitions: int, replication_factor: int) -> tuple[float, float]:
-    """Seconds until the create answered, and until every partition had a leader and a full ISR."""
-    client = _client(urls)
-    try:
-        started = time.monotonic()
-        await AdminClient(client).create_topic(TOPIC, partitions, replication_factor, {})
-        answered = time.monotonic() - started
-        await _wait_for(client, lambda infos: _all(infos, partitions, lambda i: _in_sync(i, replication_factor)))
-        return answered, time.monotonic() - started
-    finally:
-        await client.close()
+async def _create(url: str, partitions: int, replication_factor: int) -> tuple[str, float, float]:
+    """The topic, and the seconds until its creation was answered and until every partition was in sync."""
+    started = time.monotonic()
+    answered: list[float] = []
+    topic = await prepare_topic(
+        url,
+        partitions,
+        replication_factor,
+        min_insync_replicas=1,
+        prefix=TOPIC_PREFIX,
+        timeout_s=WAIT_TIMEOUT_S,
+        on_created=lambda: answered.append(time.monotonic() - started),
+        poll_s=POLL_S,
+    )
+    return topic, answered[0], time.monotonic() - started
 
 
 def _idle_cpu_percent(pids: list[int], idle_s: float) -> tuple[float, ...]:
@@ -183,16 +183,14 @@ def _idle_cpu_percent(pids: list[int], idle_s: float) -> tuple[float, ...]:
 
 async def _controller_id(url: str) -> int:
     """The controller's broker id as ``url`` lists it (-1 while there is none)."""
-    client = _client([url])
+    client = ClusterClient([url], request_timeout_ms=REQUEST_TIMEOUT_MS)
     try:
-        cluster = (await client.json_call("GET", f"{url}/v3/clusters"))["data"][0]
-        related = (cluster.get("controller") or {}).get("related")
-        return int(related.rsplit("/", 1)[1]) if related else -1
+        return int((await client.json_call("GET", f"{url}/v3/clusters"))["data"][0]["controller_id"])
     finally:
         await client.close()
 
 
-async def _failover(survivors: list[str], killed: int, killed_at: float) -> tuple[float, float]:
+async def _failover(survivors: list[str], topic: str, killed: int, killed_at: float) -> tuple[float, float]:
     """Seconds from ``killed_at`` until a live controller is listed, and until every partition is led by a live broker."""
     deadline = time.monotonic() + WAIT_TIMEOUT_S
     while await _controller_id(survivors[0]) in (killed, -1):
@@ -200,40 +198,24 @@ async def _failover(survivors: list[str], killed: int, killed_at: float) -> tupl
             raise RuntimeError(f"no controller but broker {killed} was listed within {WAIT_TIMEOUT_S:.0f} s")
         await asyncio.sleep(0.05)
     new_controller_s = time.monotonic() - killed_at
-    client = _client(survivors)
-    try:
-        await _wait_for(client, lambda infos: _all(infos, None, lambda i: i.leader_id not in (None, killed)))
-    finally:
-        await client.close()
+    await _wait_for(survivors, topic, lambda info: info.leader_id not in (None, killed))
     return new_controller_s, time.monotonic() - killed_at
 
 
-async def _all_in_sync(urls: list[str], replication_factor: int) -> float:
-    """The monotonic time at which every partition was seen with a full ISR."""
-    client = _client(urls)
+async def _wait_for(urls: list[str], topic: str, holds: Callable[[PartitionInfo], bool]) -> float:
+    """The monotonic time at which every partition of ``topic`` was seen to satisfy ``holds``."""
+    client = ClusterClient(urls, request_timeout_ms=REQUEST_TIMEOUT_MS)
+    deadline = time.monotonic() + WAIT_TIMEOUT_S
     try:
-        await _wait_for(client, lambda infos: _all(infos, None, lambda i: _in_sync(i, replication_factor)))
-        return time.monotonic()
+        while True:
+            try:
+                infos = await client.partitions(topic)
+                if infos and all(holds(info) for info in infos):
+                    return time.monotonic()
+            except HighwaterError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"topic {topic} did not get there within {WAIT_TIMEOUT_S:.0f} s")
+            await asyncio.sleep(POLL_S)
     finally:
         await client.close()
-
-
-def _in_sync(info: PartitionInfo, replication_factor: int) -> bool:
-    return info.leader_id is not None and len(info.isr) == replication_factor
-
-
-def _all(infos: list[PartitionInfo], expected: int | None, holds: Callable[[PartitionInfo], bool]) -> bool:
-    return bool(infos) and (expected is None or len(infos) == expected) and all(holds(info) for info in infos)
-
-
-async def _wait_for(client: ClusterClient, done: Callable[[list[PartitionInfo]], bool]) -> None:
-    deadline = time.monotonic() + WAIT_TIMEOUT_S
-    while True:
-        try:
-            if done(await client.partitions(TOPIC)):
-                return
-        except HighwaterError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"topic {TOPIC} did not get there within {WAIT_TIMEOUT_S:.0f} s")
-        await asyncio.sleep(POLL_S)

@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 import structlog
 
@@ -93,6 +94,8 @@ from broker.waiting import wait_event
 from config.topic import TopicDefaults
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 UNCLEAN_LEADER_ELECTION_CONFIG = "unclean.leader.election.enable"
 
@@ -667,8 +670,7 @@ class ControllerTerm:
             change = compute(_record(kv))
             if change is not None:
                 changes.append((kv, compute, self._stamp_leader_broker_epoch(change)))
-        for start in range(0, len(changes), MAX_PUT_BATCH):
-            batch = changes[start : start + MAX_PUT_BATCH]
+        for batch in _in_batches(changes):
             items = [(kv.key, change.record.model_dump_json().encode(), kv.mod_revision) for kv, _, change in batch]
             if await self.fence.put_all(items) is None:
                 for kv, compute, _ in batch:
@@ -711,10 +713,8 @@ class ControllerTerm:
         record at a time instead, keeping each record that exists.
         """
         records: list[PartitionRecord] = []
-        for start in range(0, len(placed), MAX_PUT_BATCH):
-            batch = [
-                self.new_partition_record(topic, p, replicas) for p, replicas in placed[start : start + MAX_PUT_BATCH]
-            ]
+        for chunk in _in_batches(placed):
+            batch = [self.new_partition_record(topic, p, replicas) for p, replicas in chunk]
             items = [(partition_key(topic, r.partition), r.model_dump_json().encode(), 0) for r in batch]
             if await self.fence.put_all(items) is None:
                 batch = [await self._create_partition(record) for record in batch]
@@ -809,6 +809,11 @@ class ControllerTerm:
             self._log.info("partition_leader_changed", **fields)
         else:
             self._log.info("partition_isr_changed", **fields)
+
+
+def _in_batches(items: Sequence[T]) -> list[Sequence[T]]:
+    """``items`` cut into runs of at most ``MAX_PUT_BATCH``: what one ``put_all`` writes."""
+    return [items[start : start + MAX_PUT_BATCH] for start in range(0, len(items), MAX_PUT_BATCH)]
 
 
 def _record(kv: KeyValue) -> PartitionRecord:
