@@ -133,7 +133,11 @@ def test_bench_scale_metadata_creates_idles_fails_the_controller_over_and_restar
     assert 0 < figures["create_answered_s"] <= figures["create_ready_s"]
     assert [0 <= share < 100 for share in figures["idle_cpu_percent_per_broker"]] == [True] * 3
     assert figures["killed_controller"] in (1, 2, 3)
-    assert 1.5 < figures["new_controller_s"] <= figures["all_led_s"], "the lease of 2 s runs out first"
+    # The lease runs out 2 s after its last renewal, which may come up to the heartbeat interval (1 s) or,
+    # late on a loaded machine, more before the kill: no lower bound but zero holds every run.
+    assert 0 < figures["new_controller_s"] <= figures["all_led_s"], (
+        "a new controller comes before every partition is led"
+    )
     assert figures["restart_in_sync_s"] > 0
     assert set(figures["targets"]) == {"create", "idle", "failover", "restart"}
     assert "highwater bench scale --metadata: 24 partitions, RF 3" in completed.stdout
