@@ -27,6 +27,7 @@ from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.cluster.store import MetadataStore
 from broker.node.isr_proposals import propose_isr
+from broker.replica_io.background import every, tick_led
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import HttpFetchTransport
 from broker.replica_io.fetcher import ReplicaFetcherManager
@@ -101,9 +102,12 @@ class ReplicaManager:
     def start_background(self) -> None:
         self.interval_flusher.start()
         for name, coroutine in (
-            ("hw-checkpoint", self._checkpoint_loop()),
+            (
+                "hw-checkpoint",
+                every(self.settings.replica_high_watermark_checkpoint_interval_ms / 1000, self._checkpoint),
+            ),
             ("retention", self._retention_loop()),
-            ("isr-shrink", self._isr_shrink_loop()),
+            ("isr-shrink", every(self.settings.replica_lag_time_max_ms / 2000, self._tick_led)),
         ):
             self._tasks.append(asyncio.create_task(coroutine, name=name))
 
@@ -249,21 +253,11 @@ class ReplicaManager:
         """Runs in the executor; ``LogManager`` serialises it with every other checkpoint write."""
         self.logs.checkpoint_all({key: p.high_watermark for key, p in self.partitions.items()})
 
-    async def _checkpoint_loop(self) -> None:
-        interval_s = self.settings.replica_high_watermark_checkpoint_interval_ms / 1000
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(interval_s)
-            await loop.run_in_executor(None, self._write_checkpoints)
+    async def _checkpoint(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self._write_checkpoints)
 
-    async def _isr_shrink_loop(self) -> None:
-        """Kafka's ``isr-expiration`` task: every lag time / 2, on the replicas this broker leads
-        (a follower's tick does nothing, and two thirds of an RF 3 broker's replicas are followers)."""
-        while True:
-            await asyncio.sleep(self.settings.replica_lag_time_max_ms / 2000)
-            for partition in list(self.partitions.values()):
-                if partition.is_leader:
-                    partition.tick()
+    def _tick_led(self) -> None:
+        tick_led(self.partitions.values())
 
     async def _retention_loop(self) -> None:
         loop = asyncio.get_running_loop()

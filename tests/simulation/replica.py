@@ -27,6 +27,7 @@ from typing import Any
 from broker.acks import Acks
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, StaleBrokerEpoch
+from broker.replica_io.background import every, tick_led
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import FetchTransportError
 from broker.replica_io.fetcher import ReplicaFetcherManager
@@ -203,19 +204,15 @@ class SimProcess:
         )
         self.sessions = self.new_sessions()
         IntervalFlusher(lambda: [self.partition.log], tick_ms=50, clock_ms=self.loop.clock_ms).start()
-        self.loop.create_task(self._every(self.config.replica_lag_time_max_ms / 2, self.partition.tick))
-        self.loop.create_task(self._every(self.config.hw_checkpoint_interval_ms, self._checkpoint_high_watermark))
+        self.loop.create_task(every(self.config.replica_lag_time_max_ms / 2000, lambda: tick_led([self.partition])))
+        self.loop.create_task(every(self.config.hw_checkpoint_interval_ms / 1000, self._checkpoint_high_watermark))
 
     def new_sessions(self) -> LeaderSessions:
         """A leader's fetch-session cache, its session ids random as the broker's."""
         return LeaderSessions(new_session_id=lambda: self.hooks.rng.randrange(1, 2**31))
 
-    async def _every(self, interval_ms: float, action: Callable[[], None]) -> None:
-        while True:
-            await asyncio.sleep(interval_ms / 1000)
-            action()
-
     def _checkpoint_high_watermark(self) -> None:
+        """The simulated disk keeps the one replica's checkpointed HW (the broker writes a file)."""
         self.broker.hw_checkpoint = self.partition.high_watermark
 
     # ------------------------------------------------------------ running the loop
