@@ -270,14 +270,23 @@ class EtcdMetadataStore(MetadataStore):
 
         return await self._put_when(key, value, lease, compare)
 
+    async def put_all_if(self, items: Sequence[tuple[str, bytes, int]]) -> int | None:
+        return await self._put_all_when(items, [])
+
     async def put_all_fenced(
         self, items: Sequence[tuple[str, bytes, int]], fence_key: str, fence_revision: int
     ) -> int | None:
         require_fence_revision(fence_key, fence_revision)
+        return await self._put_all_when(items, [(fence_key, fence_revision)])
+
+    async def _put_all_when(
+        self, items: Sequence[tuple[str, bytes, int]], fences: builtins.list[tuple[str, int]]
+    ) -> int | None:
+        """Every item's compare-and-set in one ``Txn``, guarded by each ``(fence_key, revision)`` too."""
         require_put_batch(items)
 
-        def compare(client: aetcd.Client) -> list[Any]:
-            return [_fence_compare(client, fence_key, fence_revision)] + [
+        def compare(client: aetcd.Client) -> builtins.list[Any]:
+            return [_fence_compare(client, key, revision) for key, revision in fences] + [
                 _key_compare(client, key, expected) for key, _, expected in items
             ]
 

@@ -349,20 +349,29 @@ class SqliteMetadataStore(MetadataStore):
 
         return await self._run_write(fenced_compare_and_put)
 
+    async def put_all_if(self, items: Sequence[tuple[str, bytes, int]]) -> int | None:
+        return await self._put_all_when(items, lambda conn: True)
+
     async def put_all_fenced(
         self, items: Sequence[tuple[str, bytes, int]], fence_key: str, fence_revision: int
     ) -> int | None:
         require_fence_revision(fence_key, fence_revision)
+        return await self._put_all_when(items, lambda conn: _mod_revision(conn, fence_key) == fence_revision)
+
+    async def _put_all_when(
+        self, items: Sequence[tuple[str, bytes, int]], guard: Callable[[sqlite3.Connection], bool]
+    ) -> int | None:
+        """Every item's compare-and-set in one transaction, only if ``guard`` holds too."""
         require_put_batch(items)
 
-        def fenced_put_all(conn: sqlite3.Connection) -> int | None:
-            if _mod_revision(conn, fence_key) != fence_revision:
+        def put_all(conn: sqlite3.Connection) -> int | None:
+            if not guard(conn):
                 return None
             if any(_mod_revision(conn, key) != expected for key, _, expected in items):
                 return None
             return max(self._put_locked(conn, key, value, None) for key, value, _ in items)
 
-        return await self._run_write(fenced_put_all)
+        return await self._run_write(put_all)
 
     async def delete_if_fenced(self, key: str, expected_revision: int, fence_key: str, fence_revision: int) -> bool:
         require_fence_revision(fence_key, fence_revision)

@@ -52,7 +52,7 @@ log = structlog.get_logger(__name__)
 WatchEventType = Literal["put", "delete"]
 
 MAX_PUT_BATCH = 127
-"""The most keys one ``put_all_fenced`` writes: with the fence's, 128 comparisons, etcd's default limit."""
+"""The most keys one ``put_all_if`` or ``put_all_fenced`` writes: with a fence's, 128 comparisons, etcd's default limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ def require_fence_revision(fence_key: str, fence_revision: int) -> None:
 
 
 def require_put_batch(items: Sequence[tuple[str, bytes, int]]) -> None:
-    """Reject a batch ``put_all_fenced`` cannot write in one step: empty, too long, or a key twice."""
+    """Reject a batch ``put_all_if``/``put_all_fenced`` cannot write in one step: empty, too long, or a key twice."""
     if not 0 < len(items) <= MAX_PUT_BATCH:
         raise ValueError(f"a batch writes 1 to {MAX_PUT_BATCH} keys, got {len(items)}")
     if len({key for key, _, _ in items}) != len(items):
@@ -177,6 +177,14 @@ class MetadataStore(abc.ABC):
         in which the fence can move). Returns the new revision, or None if either
         comparison failed (nothing written). ``fence_revision`` must be positive:
         a fence is always a key that exists. Raises ``LeaseNotFoundError``."""
+
+    @abc.abstractmethod
+    async def put_all_if(self, items: Sequence[tuple[str, bytes, int]]) -> int | None:
+        """Write every ``(key, value, expected_revision)`` of ``items`` in one atomic step, each
+        only if its ``mod_revision`` is the expected one (0: the key is absent); the revision
+        of the last write, or None if any key is not as expected (nothing written). At most
+        ``MAX_PUT_BATCH`` items. Kafka's AlterPartition carries many partitions' changes in
+        one request; this is its one write."""
 
     @abc.abstractmethod
     async def put_all_fenced(

@@ -80,6 +80,29 @@ async def test_put_if_requires_the_current_mod_revision(store: MetadataStore) ->
     assert current is not None and (current.value, current.mod_revision) == (b"epoch-2", second)
 
 
+async def test_a_batch_of_compare_and_sets_writes_every_key_or_none(store: MetadataStore) -> None:
+    revisions = [await store.put(f"/partitions/t/{p}", b"old") for p in range(3)]
+    batch = [(f"/partitions/t/{p}", b"new", revision) for p, revision in enumerate(revisions)]
+    batch.append(("/partitions/t/3", b"created", 0))
+    stale = [*batch[:1], ("/partitions/t/1", b"new", revisions[1] - 1), *batch[2:]]
+    assert await store.put_all_if(stale) is None
+    assert [await _value(store, f"/partitions/t/{p}") for p in range(4)] == [b"old", b"old", b"old", None]
+    last = await store.put_all_if(batch)
+    assert last is not None and last > max(revisions)
+    assert [await _value(store, f"/partitions/t/{p}") for p in range(4)] == [b"new", b"new", b"new", b"created"]
+    assert await store.put_all_if([("/partitions/t/4", b"x", 0), ("/partitions/t/3", b"again", 0)]) is None
+    assert await store.get("/partitions/t/4") is None, "one existing key must stop the whole batch"
+    with pytest.raises(ValueError, match="names a key twice"):
+        await store.put_all_if([("/k/1", b"v", 0), ("/k/1", b"w", 0)])
+    with pytest.raises(ValueError, match="a batch writes"):
+        await store.put_all_if([])
+
+
+async def _value(store: MetadataStore, key: str) -> bytes | None:
+    kv = await store.get(key)
+    return None if kv is None else kv.value
+
+
 async def test_delete_if_requires_the_current_mod_revision(store: MetadataStore) -> None:
     first = await store.put("/brokers/7", b"x")
     second = await store.put("/brokers/7", b"y")
