@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import secrets
 from collections.abc import Callable
 
@@ -26,7 +25,7 @@ from broker.cluster.membership import BrokerMembership
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.cluster.store import MetadataStore
-from broker.node.isr_proposals import propose_isr
+from broker.node.isr_proposals import IsrProposals
 from broker.replica_io.background import every, tick_led
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import HttpFetchTransport
@@ -71,7 +70,7 @@ class ReplicaManager:
         self.session = session
         self.topic_configs = topic_configs
         self._on_partition_role = on_partition_role
-        self._propose_isr = functools.partial(propose_isr, store)
+        self.isr_proposals = IsrProposals(store)
         self.logs = LogManager(settings.data_dir, topic_configs.log_config({}))
         self.flusher = GroupCommitFlusher()
         self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
@@ -200,7 +199,7 @@ class ReplicaManager:
             self.flusher,
             local_broker_id=self.node_id,
             replica_lag_time_max_ms=self.settings.replica_lag_time_max_ms,
-            propose_isr=self._propose_isr,
+            propose_isr=self.isr_proposals.propose,
             high_watermark=self._checkpointed_hw.pop(key, 0),
         )
         self.partitions[key] = partition
@@ -297,6 +296,7 @@ class ReplicaManager:
         await self.interval_flusher.stop()
         for partition in self.partitions.values():
             partition.stop()
+        await self.isr_proposals.close()
         await asyncio.gather(*self._log_deletions, return_exceptions=True)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._write_checkpoints)
