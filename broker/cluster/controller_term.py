@@ -56,7 +56,7 @@ from broker.cluster.leader_balance import partitions_to_rebalance
 from broker.cluster.membership import registration_from
 from broker.cluster.move_plans import MovePlan, balance, drain, even_leaders
 from broker.cluster.placement import assign_replicas
-from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, PrefixView, retry_unavailable
+from broker.cluster.prefix_view import INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, ParsedValues, PrefixView, retry_unavailable
 from broker.cluster.reassignment import (
     PartitionMove,
     check_target,
@@ -140,10 +140,10 @@ class ControllerTerm:
         self.ready = asyncio.Event()
         self._brokers_changed = asyncio.Event()
         self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._brokers_changed.set)
+        self._registrations = ParsedValues(self._brokers, registration_from)
         self._partitions_changed = asyncio.Event()
         self._partitions = PrefixView(store, PARTITIONS_PREFIX, on_change=self._partitions_changed.set)
-        self._parsed_records: dict[str, tuple[int, PartitionRecord]] = {}
-        """``_watched_records``' parse of each record, with the revision it was parsed at."""
+        self._records = ParsedValues(self._partitions, _record)
         self._draining = PrefixView(store, DRAINING_PREFIX)
         self._moving: dict[str, int] = {}
         """Key -> partition epoch of the partitions being reassigned, as written: the only records the
@@ -200,7 +200,7 @@ class ControllerTerm:
     def live_registrations(self) -> dict[int, BrokerRegistration]:
         """Registered brokers that are not in controlled shutdown (a broker leaves that
         state by re-registering, i.e. with a new broker epoch)."""
-        registrations = {r.broker_id: r for r in map(registration_from, self._brokers.snapshot().values())}
+        registrations = {r.broker_id: r for r in self._registrations.values()}
         for broker_id, broker_epoch in list(self._shutting_down.items()):
             registration = registrations.get(broker_id)
             if registration is None or registration.broker_epoch != broker_epoch:
@@ -373,7 +373,7 @@ class ControllerTerm:
         (``move_plans.even_leaders``), each followed by a preferred election; nothing when balanced."""
         async with self._lock:
             await self.fence.check()
-            records = self._watched_records()
+            records = self._records.values()
             racks = {b: r.rack for b, r in self.placeable_registrations().items()}
             assignment = {(r.topic, r.partition): target_replicas(r) for r in records}
             plan = balance(assignment, racks, tolerance, max_moves)
@@ -551,24 +551,28 @@ class ControllerTerm:
             for broker_id, registration in registrations.items()
             if self._broker_epochs.get(broker_id, registration.broker_epoch) != registration.broker_epoch
         }
+        listed = await self._list(PARTITIONS_PREFIX)
         restarted |= {
             record.leader
-            for record in map(_record, await self._list(PARTITIONS_PREFIX))
+            for record in map(_record, listed)
             if record.leader in registrations
             and record.leader_broker_epoch != registrations[record.leader].broker_epoch
         }
         if restarted:
             self._log.info("brokers_restarted", brokers=sorted(restarted))
-            await self._reconcile_with(set(registrations) - restarted)
+            await self._reconcile_with(set(registrations) - restarted, listed)
         self._broker_epochs = {broker_id: r.broker_epoch for broker_id, r in registrations.items()}
-        await self._reconcile_with(set(registrations))
+        await self._reconcile_with(set(registrations), None if restarted else listed)
 
-    async def _reconcile_with(self, live: set[int]) -> None:
+    async def _reconcile_with(self, live: set[int], partitions: list[KeyValue] | None = None) -> None:
+        """Reconcile every partition record with ``live``: those of ``partitions`` when given (a
+        listing just read; listing 10 000 records twice was a tenth of a failover), else a new listing."""
         topics = {
             kv.key[len(TOPICS_PREFIX) :]: TopicRecord.model_validate_json(kv.value)
             for kv in await self._list(TOPICS_PREFIX)
         }
-        partitions = await self._list(PARTITIONS_PREFIX)
+        if partitions is None:
+            partitions = await self._list(PARTITIONS_PREFIX)
         unclean_default = await self._unclean_default()
         present: dict[str, list[PartitionRecord]] = {}
         updates: list[tuple[KeyValue, ComputeChange]] = []
@@ -626,28 +630,13 @@ class ControllerTerm:
         of the controller's idle profile. Each election is a compare-and-set on the record as
         stored, so a pick from a view a moment old changes nothing it should not."""
         live = self.live_broker_ids()
-        records = self._watched_records()
+        records = self._records.values()
         chosen = set(partitions_to_rebalance(records, live, self.settings.leader_imbalance_per_broker_percentage))
         if not chosen:
             return
         preferred = sorted({r.replicas[0] for r in records if (r.topic, r.partition) in chosen})
         self._log.info("leader_rebalance", partitions=len(chosen), preferred_leaders=preferred)
         await self._elect_preferred(PARTITIONS_PREFIX, chosen, "auto_leader_rebalance")
-
-    def _watched_records(self) -> list[PartitionRecord]:
-        """Every partition record of the term's watched view, each parsed once per revision.
-
-        The periodic leader rebalance reads them all: parsing 10 000 records from JSON every
-        interval was a third of an idle controller's profile.
-        """
-        parsed: dict[str, tuple[int, PartitionRecord]] = {}
-        for key, kv in self._partitions.snapshot().items():
-            cached = self._parsed_records.get(key)
-            parsed[key] = (
-                cached if cached is not None and cached[0] == kv.mod_revision else (kv.mod_revision, _record(kv))
-            )
-        self._parsed_records = parsed
-        return [record for _, record in parsed.values()]
 
     # ---- fenced record writes ----------------------------------------------------
 

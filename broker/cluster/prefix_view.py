@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import structlog
 
@@ -143,3 +143,28 @@ class PrefixView:
         changed.set()
         if self._on_change is not None:
             self._on_change()
+
+
+class ParsedValues(Generic[T]):
+    """The values of a ``PrefixView``, each parsed once per revision of its key.
+
+    A controller reads every partition record for its periodic leader balance, and every
+    registration for each record it writes; parsing the JSON on every read was a third of
+    an idle controller's profile, and after a failover an eighth of the new controller's.
+    """
+
+    def __init__(self, view: PrefixView, parse: Callable[[KeyValue], T]) -> None:
+        self._view = view
+        self._parse = parse
+        self._parsed: dict[str, tuple[int, T]] = {}
+
+    def values(self) -> list[T]:
+        """Every key's parsed value as the view holds it now, in the view's key order."""
+        parsed: dict[str, tuple[int, T]] = {}
+        for key, kv in self._view.snapshot().items():
+            cached = self._parsed.get(key)
+            parsed[key] = (
+                cached if cached is not None and cached[0] == kv.mod_revision else (kv.mod_revision, self._parse(kv))
+            )
+        self._parsed = parsed
+        return [value for _, value in parsed.values()]
