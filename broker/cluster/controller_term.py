@@ -168,7 +168,7 @@ class ControllerTerm:
             self._moving = {
                 kv.key: record.partition_epoch
                 for kv in self._partitions.snapshot().values()
-                if is_moving(record := _record(kv))
+                if is_moving(record := self._records.of(kv))
             }
             moves = loop.create_task(self._complete_moves(), name=f"controller-moves {self.controller_epoch}")
             next_rebalance = loop.time() + interval_s
@@ -260,7 +260,7 @@ class ControllerTerm:
                 partitions_count, replication_factor = len(assignment), len(assignment[0])
                 placed = assignment
             else:
-                leader_counts = Counter(_record(kv).leader for kv in await self._list(PARTITIONS_PREFIX))
+                leader_counts = Counter(self._records.of(kv).leader for kv in await self._list(PARTITIONS_PREFIX))
                 try:
                     placed = assign_replicas(
                         partitions_count, replication_factor, self.placeable(), existing_leader_counts=leader_counts
@@ -340,7 +340,7 @@ class ControllerTerm:
         async with self._lock:
             await self.fence.check()
             assignment = {
-                parse_partition_key(key): target_replicas(_record(kv))
+                parse_partition_key(key): target_replicas(self._records.of(kv))
                 for key, kv in self._partitions.snapshot().items()
             }
             named = any(broker_id in replicas for replicas in assignment.values())
@@ -414,7 +414,7 @@ class ControllerTerm:
                     topic_name=move.topic,
                     partition_id=move.partition,
                 )
-            record = _record(kv)
+            record = self._records.of(kv)
             target = original_replicas(record) if move.replicas is None else move.replicas
             if move.replicas is not None:
                 min_replicas = self._min_replicas(TopicRecord.model_validate_json(topic.value), record)
@@ -424,7 +424,7 @@ class ControllerTerm:
         written = []
         for kv, target in planned:
             changed = await self._update(kv, partial(reassign, target=target, live=live), "reassignment")
-            current = changed if changed is not None else _record(await self._get(kv.key) or kv)
+            current = changed if changed is not None else self._records.of(await self._get(kv.key) or kv)
             if is_moving(current):
                 self._moving[kv.key] = current.partition_epoch
             written.append(current)
@@ -442,7 +442,7 @@ class ControllerTerm:
         """Write the replica count every partition of topic ``name`` has settled on as its record's
         ``replication_factor`` (``reassignment.settled_replica_count``); nothing while they differ or a
         partition moves. Replica lists change only under the lock this caller holds, so one read does."""
-        records = [_record(kv) for kv in await self._list(f"{PARTITIONS_PREFIX}{name}/")]
+        records = [self._records.of(kv) for kv in await self._list(f"{PARTITIONS_PREFIX}{name}/")]
 
         def settle(topic: TopicRecord) -> TopicRecord:
             count = settled_replica_count(topic.partitions_count, records)
@@ -497,7 +497,7 @@ class ControllerTerm:
     async def _complete_caught_up_moves(self) -> None:
         live = self.live_broker_ids()
         held = {key: self._partitions.get(key) for key in self._moving}
-        seen = {key: _record(kv) if kv is not None else None for key, kv in held.items()}
+        seen = {key: self._records.of(kv) if kv is not None else None for key, kv in held.items()}
         check, forget = moves_to_check(self._moving, seen)
         settled: set[str] = set()
         for key in forget:
@@ -554,7 +554,7 @@ class ControllerTerm:
         listed = await self._list(PARTITIONS_PREFIX)
         restarted |= {
             record.leader
-            for record in map(_record, listed)
+            for record in map(self._records.of, listed)
             if record.leader in registrations
             and record.leader_broker_epoch != registrations[record.leader].broker_epoch
         }
@@ -582,7 +582,7 @@ class ControllerTerm:
             if topic is None:
                 await self._delete_partition(kv)
                 continue
-            present.setdefault(topic_name, []).append(_record(kv))
+            present.setdefault(topic_name, []).append(self._records.of(kv))
             unclean = _unclean_enabled(topic, unclean_default)
             updates.append((kv, partial(reconcile, live_broker_ids=live, unclean_leader_election_enable=unclean)))
         await self._update_batched(updates, "broker_change")
@@ -656,7 +656,7 @@ class ControllerTerm:
         """
         changes = []
         for kv, compute in updates:
-            change = compute(_record(kv))
+            change = compute(self._records.of(kv))
             if change is not None:
                 changes.append((kv, compute, self._stamp_leader_broker_epoch(change)))
         for batch in _in_batches(changes):
@@ -674,7 +674,7 @@ class ControllerTerm:
         nothing needed to change (or the record is gone)."""
         current: KeyValue | None = kv
         while current is not None:
-            change = compute(_record(current))
+            change = compute(self._records.of(current))
             if change is None:
                 return None
             change = self._stamp_leader_broker_epoch(change)
@@ -739,7 +739,7 @@ class ControllerTerm:
         key = partition_key(record.topic, record.partition)
         if await self.fence.put_if(key, record.model_dump_json().encode(), 0) is None:
             existing = await self._get(key)
-            return _record(existing) if existing is not None else record
+            return self._records.of(existing) if existing is not None else record
         self._log.info(
             "partition_created",
             topic=record.topic,
