@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
@@ -655,10 +655,11 @@ class ControllerTerm:
         recomputed on what is stored.
         """
         changes = []
+        live = self.live_registrations()
         for kv, compute in updates:
             change = compute(self._records.of(kv))
             if change is not None:
-                changes.append((kv, compute, self._stamp_leader_broker_epoch(change)))
+                changes.append((kv, compute, _with_leader_broker_epoch(change, live)))
         for batch in _in_batches(changes):
             items = [(kv.key, change.record.model_dump_json().encode(), kv.mod_revision) for kv, _, change in batch]
             if await self.fence.put_all(items) is None:
@@ -677,21 +678,12 @@ class ControllerTerm:
             change = compute(self._records.of(current))
             if change is None:
                 return None
-            change = self._stamp_leader_broker_epoch(change)
+            change = _with_leader_broker_epoch(change, self.live_registrations())
             if await self.fence.put_if(current.key, change.record.model_dump_json().encode(), current.mod_revision):
                 self._log_change(change, reason)
                 return change.record
             current = await self._get(current.key)
         return None
-
-    def _stamp_leader_broker_epoch(self, change: PartitionChange) -> PartitionChange:
-        """Every written record names the broker epoch of its leader (see ``PartitionRecord``)."""
-        registration = self.live_registrations().get(change.record.leader)
-        broker_epoch = registration.broker_epoch if registration is not None else -1
-        if change.record.leader_broker_epoch == broker_epoch:
-            return change
-        stamped = change.record.model_copy(update={"leader_broker_epoch": broker_epoch})
-        return dataclasses.replace(change, record=stamped)
 
     async def create_partitions(self, topic: str, placed: Sequence[tuple[int, list[int]]]) -> list[PartitionRecord]:
         """Write new partitions' records (``new_partition_record``), ``MAX_PUT_BATCH`` per store transaction.
@@ -803,6 +795,18 @@ class ControllerTerm:
 def _in_batches(items: Sequence[T]) -> list[Sequence[T]]:
     """``items`` cut into runs of at most ``MAX_PUT_BATCH``: what one ``put_all`` writes."""
     return [items[start : start + MAX_PUT_BATCH] for start in range(0, len(items), MAX_PUT_BATCH)]
+
+
+def _with_leader_broker_epoch(change: PartitionChange, live: Mapping[int, BrokerRegistration]) -> PartitionChange:
+    """Every written record names the broker epoch of its leader (see ``PartitionRecord``).
+
+    ``live`` is read once per batch of changes: reading the registrations for each of a
+    failover's 10 000 records was a tenth of the new controller's profile."""
+    registration = live.get(change.record.leader)
+    broker_epoch = registration.broker_epoch if registration is not None else -1
+    if change.record.leader_broker_epoch == broker_epoch:
+        return change
+    return dataclasses.replace(change, record=change.record.model_copy(update={"leader_broker_epoch": broker_epoch}))
 
 
 def _record(kv: KeyValue) -> PartitionRecord:

@@ -172,11 +172,8 @@ class ParsedValues(Generic[T]):
 
     def values(self) -> list[T]:
         """Every key's parsed value as the view holds it now, in the view's key order."""
-        parsed: dict[str, tuple[int, T]] = {}
-        for key, kv in self._view.snapshot().items():
-            cached = self._parsed.get(key)
-            parsed[key] = (
-                cached if cached is not None and cached[0] == kv.mod_revision else (kv.mod_revision, self._parse(kv))
-            )
-        self._parsed = parsed
-        return [value for _, value in parsed.values()]
+        held = self._view.snapshot()
+        values = [self.of(kv) for kv in held.values()]
+        if len(self._parsed) > len(values):
+            self._parsed = {key: parsed for key, parsed in self._parsed.items() if key in held}
+        return values
