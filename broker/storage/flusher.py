@@ -85,6 +85,7 @@ class GroupCommitFlusher:
             for pending in (waiters, state.next_fsync):
                 if pending is not None and not pending.done():
                     pending.cancel()
+            state.next_fsync = None
             raise
         finally:
             state.driver = None

@@ -1,4 +1,5 @@
 import asyncio
+import contextlib
 from pathlib import Path
 
 from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
@@ -96,3 +97,28 @@ async def test_interval_flusher_asks_for_the_logs_once_per_refresh_and_skips_clo
     first.close()
     now[0] = 1500
     assert await flusher.flush_due() == 0, "a closed log is left alone until the next refresh drops it"
+
+
+async def test_a_flush_after_a_cancelled_driver_waits_for_a_new_fsync(log_dir: Path) -> None:
+    """Regression: a cancelled driver cancelled the next fsync's future but left it as the one
+    to join, so a later caller failed with CancelledError at once and the next driver died
+    answering it (InvalidStateError), found by the seeded simulation."""
+    log = open_log(log_dir)
+    flusher = GroupCommitFlusher()
+    log.append_as_leader(make_batch(1), 0, 0)
+    first = asyncio.create_task(flusher.flush(log))
+    await asyncio.sleep(0)
+    queued = asyncio.create_task(flusher.flush(log))
+    await asyncio.sleep(0)
+    (driver,) = [task for task in asyncio.all_tasks() if task.get_name() == "group-commit-orders-0"]
+    driver.cancel()
+    for cancelled in (first, queued):
+        with contextlib.suppress(asyncio.CancelledError):
+            await cancelled
+    log.append_as_leader(make_batch(1), 0, 0)
+    running = asyncio.create_task(flusher.flush(log))
+    await asyncio.sleep(0)
+    log.append_as_leader(make_batch(1), 0, 0)
+    await flusher.flush(log)
+    await running
+    assert log.recovery_point == 3
