@@ -29,7 +29,6 @@ on a leader the high watermark never moves back.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import itertools
 import time
@@ -86,6 +85,9 @@ no answer came (the outcome is unknown: the change may have been written)."""
 ISR_RETRY_INITIAL_S = 0.05
 ISR_RETRY_MAX_S = 1.0
 """An ISR change that got no answer is asked again: after 50 ms, doubling up to 1 s."""
+FLUSH_RETRY_INITIAL_S = 0.01
+FLUSH_RETRY_MAX_S = 1.0
+"""A failed fsync is asked again after 10 ms, doubling to 1 s while the disk keeps failing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +155,7 @@ class Partition:
         """When ``_timer`` fires (meaningful only while ``_timer`` is set)."""
         self._isr_task: asyncio.Task | None = None
         self._flush_tasks: set[asyncio.Task] = set()
+        self._flush_backoff = Backoff(FLUSH_RETRY_INITIAL_S, FLUSH_RETRY_MAX_S)
         """Group commits the core asked for (``Ready.start_flush``), held until they report."""
         self._producers: ProducerStateManager | None = None
         self._min_insync_replicas = 0
@@ -259,13 +262,17 @@ class Partition:
         """One group-committed fsync (shared with the acks=all producers'), then its offset to the core.
 
         A failed fsync is reported too, with the recovery point it did not move, so the
-        core may ask again; the error is the flusher's to log.
+        core may ask again; the error is the flusher's to log. It is reported after a
+        back-off: a disk that failed every fsync at once had the core ask again at once,
+        for ever, and the event loop spun (the seeded simulation's crashed disks do). A
+        flush cancelled (the replica stopping) reports nothing, so it asks for no other.
         """
         try:
-            with contextlib.suppress(Exception):
-                await self._flusher.flush(self.log)
-        finally:
-            self._perform(self.core.on_flushed(self.log.recovery_point, self._clock_ms()))
+            await self._flusher.flush(self.log)
+            self._flush_backoff.reset()
+        except Exception:  # noqa: BLE001 - the flusher logs it; the report below lets the core ask again
+            await asyncio.sleep(self._flush_backoff.next_delay())
+        self._perform(self.core.on_flushed(self.log.recovery_point, self._clock_ms()))
 
     def _schedule_tick(self, deadline_ms: int) -> None:
         """One timer per partition, at the earliest deadline the core asked for."""

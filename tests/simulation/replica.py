@@ -362,6 +362,8 @@ class SimProcess:
             for task in tasks:
                 task.cancel()
             self.loop.run_until(self.loop.time())
+        left = asyncio.all_tasks(self.loop)
+        assert not left, f"b{self.broker.broker_id}'s tasks outlive its crash: {sorted(t.get_name() for t in left)}"
         self.loop.close()
         return hanging
 
