@@ -56,6 +56,12 @@ REGRESSIONS = [
         272,
         id="isr-expansion-answer-lost-2",
     ),
+    pytest.param(
+        "3-brokers-min-isr-altered-fsync-power-loss",
+        202064879,
+        4_000,
+        id="crashed-disk-flush-retried-at-once",
+    ),
 ]
 """(profile, seed, steps) of failures found and fixed, replayed on every run.
 
