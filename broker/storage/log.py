@@ -138,6 +138,8 @@ class PartitionLog:
         self._directory_dirty = True
         self._parent_dirty = False
         """The log's directory was created and its entry in the data directory is not durable yet."""
+        self._epochs_unwritten = False
+        """The epoch cache holds entries the checkpoint does not: the next flush writes it (``assign_epoch``)."""
         self._fsync_count = 0
         self._closed = False
         self._log = logger.bind(topic=topic, partition=partition)
@@ -273,10 +275,20 @@ class PartitionLog:
             return self._epoch_cache.end_offset_for(leader_epoch, self._log_end_offset)
 
     def assign_epoch(self, leader_epoch: int, start_offset: int) -> None:
-        """Record that ``leader_epoch`` starts at ``start_offset`` (a new leader: its LEO)."""
+        """Record that ``leader_epoch`` starts at ``start_offset`` (a new leader: its LEO).
+
+        The checkpoint waits for the next flush (Kafka's KAFKA-15046): a new leader of a
+        log that holds data wrote it at once, two fsyncs on the event loop per partition,
+        a quarter of a new controller's profile while it took over 3 300 leaderships.
+        Safe because an assignment only adds an entry at the log end: the flush writes the
+        checkpoint before the recovery point passes any batch of the new epoch, recovery
+        rebuilds the epochs of every batch above the recovery point from their headers,
+        and an epoch that a crash takes before it had a batch was never in a follower's
+        log. Truncations, which remove entries, still write at once (``_persist_epochs``).
+        """
         with self._lock:
             if self._epoch_cache.assign(leader_epoch, start_offset):
-                self._persist_epochs()
+                self._epochs_unwritten = True
                 self._log.info("log.epoch_assigned", leader_epoch=leader_epoch, start_offset=start_offset)
 
     def _persist_epochs(self) -> None:
@@ -290,8 +302,10 @@ class PartitionLog:
         of the controller's profile while it created 10 000 partitions.
         """
         if self._parent_dirty:
+            self._epochs_unwritten = True
             return
         self._epoch_checkpoint.write(self._epoch_cache.entries)
+        self._epochs_unwritten = False
 
     # -- appending ---------------------------------------------------------------------
 
@@ -377,7 +391,7 @@ class PartitionLog:
                         start_offset=header.base_offset,
                     )
             if epochs_changed:
-                self._persist_epochs()
+                self._epochs_unwritten = True
             return info
 
     def _append_locked(self, data: bytes | bytearray, headers: Sequence[BatchHeader], now_ms: int) -> AppendInfo:
@@ -612,7 +626,7 @@ class PartitionLog:
                     active.seal()
                 directory_dirty, self._directory_dirty = self._directory_dirty, False
                 parent_dirty, self._parent_dirty = self._parent_dirty, False
-                if parent_dirty and self._epoch_cache.entries:
+                if self._epochs_unwritten:
                     self._persist_epochs()
             synced = active.sync_log()
             if seal_active:
