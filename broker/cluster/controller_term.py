@@ -370,10 +370,14 @@ class ControllerTerm:
         """One bounded step over the brokers that take new replicas: replica moves (``move_plans.balance``,
         planned on where every partition is headed, the targets of moves under way) while replica
         counts are uneven, then reorders of in-sync partitions that spread preferred leaders
-        (``move_plans.even_leaders``), each followed by a preferred election; nothing when balanced."""
+        (``move_plans.even_leaders``), each followed by a preferred election; nothing when balanced.
+
+        The plan reads the records from the store, not the term's watched view: an operator
+        who creates a topic and then balances must have the new partitions counted, and the
+        view may not hold them yet (a balance right after a create planned nothing)."""
         async with self._lock:
             await self.fence.check()
-            records = self._records.values()
+            records = [self._records.of(kv) for kv in await self._list(PARTITIONS_PREFIX)]
             racks = {b: r.rack for b, r in self.placeable_registrations().items()}
             assignment = {(r.topic, r.partition): target_replicas(r) for r in records}
             plan = balance(assignment, racks, tolerance, max_moves)
