@@ -335,13 +335,15 @@ class ControllerTerm:
         (``move_plans.drain``) in one reassignment; the moved records and the plan's rack warnings.
 
         A broker that is not registered may be drained as long as a partition names it (a
-        dead machine's replicas are moved off it as well as a live one's).
+        dead machine's replicas are moved off it as well as a live one's). The plan reads the
+        records from the store, as ``balance_brokers`` does: the term's watched view may not
+        hold a topic created a moment before, whose replicas would stay on the broker.
         """
         async with self._lock:
             await self.fence.check()
             assignment = {
-                parse_partition_key(key): target_replicas(self._records.of(kv))
-                for key, kv in self._partitions.snapshot().items()
+                parse_partition_key(kv.key): target_replicas(self._records.of(kv))
+                for kv in await self._list(PARTITIONS_PREFIX)
             }
             named = any(broker_id in replicas for replicas in assignment.values())
             if broker_id not in self.registered_broker_ids() and not named:
