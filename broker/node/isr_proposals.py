@@ -8,8 +8,8 @@ unknown (the write may have been applied), so the partition asks again.
 
 Kafka's ``AlterPartitionManager`` keeps one request in flight per broker and sends every
 change queued meanwhile in the next one. ``IsrProposals`` does the same with the store:
-a restarted follower of 6 700 partitions is taken back into their ISRs by its leaders in
-tens of transactions, not 6 700 (one commit, one fsync and one watch event batch each).
+a restarted follower of 6 700 partitions is taken back into their ISRs with up to 127
+changes per transaction instead of one (each a commit, an fsync and a watch event batch).
 A lone change goes out at once, as before.
 """
 
@@ -114,19 +114,27 @@ async def _propose_all(store: MetadataStore, proposals: Sequence[ProposeIsr]) ->
     except Exception as error:  # noqa: BLE001 - a store failure leaves the outcome unknown (None)
         log.warning("isr_change.read_failed", partitions=len(proposals), error=str(error))
         return [None] * len(proposals)
-    taken = [i for i, answer in enumerate(answers) if isinstance(answer, PartitionRecord)]
+    taken = [
+        (i, answer, kv)
+        for i, (answer, kv) in enumerate(zip(answers, currents, strict=True))
+        if isinstance(answer, PartitionRecord) and kv is not None
+    ]
     if not taken:
         return answers
     try:
-        written = await store.put_all_if([_item(proposals[i], answers[i], currents[i]) for i in taken])
+        written = await store.put_all_if(
+            [(kv.key, record.model_dump_json().encode(), kv.mod_revision) for _, record, kv in taken]
+        )
     except Exception as error:  # noqa: BLE001 - the outcome of every change taken is unknown (None)
         log.warning("isr_change.write_failed", partitions=len(taken), error=str(error))
-        return [None if i in taken else answer for i, answer in enumerate(answers)]
+        for i, _, _ in taken:
+            answers[i] = None
+        return answers
     if written is None and len(taken) == 1:
-        answers[taken[0]] = RECORD_CHANGED
+        answers[taken[0][0]] = RECORD_CHANGED
     elif written is None:
-        again = await asyncio.gather(*(_propose_all(store, [proposals[i]]) for i in taken))
-        for i, (answer,) in zip(taken, again, strict=True):
+        again = await asyncio.gather(*(_propose_all(store, [proposals[i]]) for i, _, _ in taken))
+        for (i, _, _), (answer,) in zip(taken, again, strict=True):
             answers[i] = answer
     return answers
 
@@ -149,11 +157,6 @@ def _decide(proposal: ProposeIsr, current: KeyValue | None, registered: dict[int
             record_moved=answer.record_moved,
         )
     return answer
-
-
-def _item(proposal: ProposeIsr, record: IsrChangeAnswer | None, current: KeyValue | None) -> tuple[str, bytes, int]:
-    assert isinstance(record, PartitionRecord) and current is not None
-    return (partition_key(proposal.topic, proposal.partition), record.model_dump_json().encode(), current.mod_revision)
 
 
 async def _registrations(store: MetadataStore, broker_ids: Iterable[int]) -> dict[int, int]:

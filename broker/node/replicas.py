@@ -106,7 +106,10 @@ class ReplicaManager:
                 every(self.settings.replica_high_watermark_checkpoint_interval_ms / 1000, self._checkpoint),
             ),
             ("retention", self._retention_loop()),
-            ("isr-shrink", every(self.settings.replica_lag_time_max_ms / 2000, self._tick_led)),
+            (
+                "isr-shrink",
+                every(self.settings.replica_lag_time_max_ms / 2000, lambda: tick_led(self.partitions.values())),
+            ),
         ):
             self._tasks.append(asyncio.create_task(coroutine, name=name))
 
@@ -254,9 +257,6 @@ class ReplicaManager:
 
     async def _checkpoint(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._write_checkpoints)
-
-    def _tick_led(self) -> None:
-        tick_led(self.partitions.values())
 
     async def _retention_loop(self) -> None:
         loop = asyncio.get_running_loop()

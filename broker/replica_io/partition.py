@@ -155,8 +155,9 @@ class Partition:
         """When ``_timer`` fires (meaningful only while ``_timer`` is set)."""
         self._isr_task: asyncio.Task | None = None
         self._flush_tasks: set[asyncio.Task] = set()
-        self._flush_backoff = Backoff(FLUSH_RETRY_INITIAL_S, FLUSH_RETRY_MAX_S)
         """Group commits the core asked for (``Ready.start_flush``), held until they report."""
+        self._flush_backoff = Backoff(FLUSH_RETRY_INITIAL_S, FLUSH_RETRY_MAX_S)
+        """The wait before a failed fsync is reported (and so asked again); reset by a good one."""
         self._producers: ProducerStateManager | None = None
         self._min_insync_replicas = 0
         """The topic's ``min.insync.replicas`` as last given (0 before the first record)."""
