@@ -86,10 +86,10 @@ async def test_a_batch_of_compare_and_sets_writes_every_key_or_none(store: Metad
     batch.append(("/partitions/t/3", b"created", 0))
     stale = [*batch[:1], ("/partitions/t/1", b"new", revisions[1] - 1), *batch[2:]]
     assert await store.put_all_if(stale) is None
-    assert [await _value(store, f"/partitions/t/{p}") for p in range(4)] == [b"old", b"old", b"old", None]
+    assert [await value_of(store, f"/partitions/t/{p}") for p in range(4)] == [b"old", b"old", b"old", None]
     last = await store.put_all_if(batch)
     assert last is not None and last > max(revisions)
-    assert [await _value(store, f"/partitions/t/{p}") for p in range(4)] == [b"new", b"new", b"new", b"created"]
+    assert [await value_of(store, f"/partitions/t/{p}") for p in range(4)] == [b"new", b"new", b"new", b"created"]
     assert await store.put_all_if([("/partitions/t/4", b"x", 0), ("/partitions/t/3", b"again", 0)]) is None
     assert await store.get("/partitions/t/4") is None, "one existing key must stop the whole batch"
     with pytest.raises(ValueError, match="names a key twice"):
@@ -98,7 +98,8 @@ async def test_a_batch_of_compare_and_sets_writes_every_key_or_none(store: Metad
         await store.put_all_if([])
 
 
-async def _value(store: MetadataStore, key: str) -> bytes | None:
+async def value_of(store: MetadataStore, key: str) -> bytes | None:
+    """The key's value, None when absent."""
     kv = await store.get(key)
     return None if kv is None else kv.value
 

@@ -18,7 +18,7 @@ from broker.cluster.controller_fence import ControllerFence
 from broker.cluster.store import MAX_PUT_BATCH, LeaseNotFoundError, MetadataStore, WatchEvent
 from broker.errors import NotController
 from tests.metastore.conftest import Backend
-from tests.metastore.test_contract import close_watch, take
+from tests.metastore.test_contract import close_watch, take, value_of
 
 FENCE = "/controller"
 
@@ -253,22 +253,17 @@ async def test_a_fenced_batch_of_creations_writes_every_key_at_once_or_none(stor
     assert await store.get("/partitions/u/0") is None, "a moved fence must stop the batch"
 
 
-async def _value(store: MetadataStore, key: str) -> bytes | None:
-    kv = await store.get(key)
-    return None if kv is None else kv.value
-
-
 async def test_a_fenced_batch_of_updates_needs_every_key_at_its_expected_revision(store: MetadataStore) -> None:
     epoch = await claim_fence(store)
     revisions = [await store.put(f"/partitions/v/{p}", b"old") for p in range(3)]
     stale = [(f"/partitions/v/{p}", b"new", revision) for p, revision in enumerate(revisions)]
     stale[1] = ("/partitions/v/1", b"new", revisions[1] - 1)
     assert await store.put_all_fenced(stale, FENCE, epoch) is None
-    assert [await _value(store, f"/partitions/v/{p}") for p in range(3)] == [b"old"] * 3
+    assert [await value_of(store, f"/partitions/v/{p}") for p in range(3)] == [b"old"] * 3
     fresh = [(f"/partitions/v/{p}", b"new", revision) for p, revision in enumerate(revisions)]
     last = await store.put_all_fenced(fresh, FENCE, epoch)
     assert last is not None and last > max(revisions)
-    assert [await _value(store, f"/partitions/v/{p}") for p in range(3)] == [b"new"] * 3
+    assert [await value_of(store, f"/partitions/v/{p}") for p in range(3)] == [b"new"] * 3
 
 
 @pytest.mark.parametrize("size", [0, MAX_PUT_BATCH + 1])

@@ -12,12 +12,21 @@ from pathlib import Path
 from broker.record.header import stamp
 from broker.storage.checkpoint import LeaderEpochCheckpointFile
 from broker.storage.epoch_cache import EpochEntry
-from broker.storage.log import LEADER_EPOCH_CHECKPOINT_FILE
+from broker.storage.log import LEADER_EPOCH_CHECKPOINT_FILE, PartitionLog
 from tests.unit.storage.helpers import make_batch, open_log
 
 
 def _checkpointed(log_dir: Path) -> list[EpochEntry]:
     return LeaderEpochCheckpointFile(log_dir / LEADER_EPOCH_CHECKPOINT_FILE).read()
+
+
+def _flushed_in_epoch_1(log_dir: Path) -> PartitionLog:
+    """A log holding two records of epoch 1, flushed: its checkpoint is [epoch 1 at 0]."""
+    log = open_log(log_dir)
+    log.assign_epoch(1, 0)
+    log.append_as_leader(make_batch(2), 1, 0)
+    log.flush()
+    return log
 
 
 def test_a_new_log_writes_its_first_epochs_with_its_first_flush(log_dir: Path) -> None:
@@ -29,10 +38,7 @@ def test_a_new_log_writes_its_first_epochs_with_its_first_flush(log_dir: Path) -
 
 
 def test_a_flushed_log_writes_an_assigned_epoch_with_its_next_flush(log_dir: Path) -> None:
-    log = open_log(log_dir)
-    log.assign_epoch(1, 0)
-    log.append_as_leader(make_batch(2), 1, 0)
-    log.flush()
+    log = _flushed_in_epoch_1(log_dir)
     assert _checkpointed(log_dir) == [EpochEntry(1, 0)]
     log.assign_epoch(2, 2)
     assert _checkpointed(log_dir) == [EpochEntry(1, 0)], "a new leader's assignment costs no fsync"
@@ -41,10 +47,7 @@ def test_a_flushed_log_writes_an_assigned_epoch_with_its_next_flush(log_dir: Pat
 
 
 def test_a_follower_writes_the_epochs_of_the_batches_it_appends_with_its_next_flush(log_dir: Path) -> None:
-    log = open_log(log_dir)
-    log.assign_epoch(1, 0)
-    log.append_as_leader(make_batch(2), 1, 0)
-    log.flush()
+    log = _flushed_in_epoch_1(log_dir)
     batch = bytearray(make_batch(2))
     stamp(batch, 0, 2, 3)
     log.append_as_follower(bytes(batch))
@@ -54,10 +57,7 @@ def test_a_follower_writes_the_epochs_of_the_batches_it_appends_with_its_next_fl
 
 
 def test_a_crash_before_the_flush_keeps_every_epoch_a_batch_holds(log_dir: Path) -> None:
-    log = open_log(log_dir)
-    log.assign_epoch(1, 0)
-    log.append_as_leader(make_batch(2), 1, 0)
-    log.flush()
+    log = _flushed_in_epoch_1(log_dir)
     log.assign_epoch(2, 2)
     log.append_as_leader(make_batch(1), 2, 0)
     log.assign_epoch(5, 3)
