@@ -231,7 +231,6 @@ class ReplicaManager:
             self._registered_broker_epoch,
             self._fetch_sessions,
             self.leader_quota,
-            quiet_refresh_s=self.settings.replica_lag_time_max_ms / 4000,
         )
 
     def apply_throttle_rates(self) -> None:

@@ -36,11 +36,12 @@ from dataclasses import dataclass
 
 import structlog
 
+from broker.clock import wall_clock_ms
 from broker.errors import HighwaterError, NotLeaderOrFollower
 from broker.replica_io.partition import Partition
 from broker.replica_io.trace import trace
 from broker.replication import FetchRequestFields
-from broker.replication.fetch_session import LeaderSession, LeaderSessions, PartitionKey, QuietRound, SessionRefused
+from broker.replication.fetch_session import LeaderSessions, PartitionKey, SessionRefused
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest, FetchResponse
 from broker.replication.throttle import ReplicationQuota
 from broker.waiting import wait_event
@@ -50,10 +51,6 @@ log = structlog.get_logger(__name__)
 PartitionLookup = Callable[[str, int], "Partition | None"]
 TAIL_READ_MAX_BYTES = 256 * 1024
 """The most a caught-up follower's fetch reads on the event loop (a page-cache copy)."""
-
-QUIET_REFRESH_S = 5.0
-"""How often a session records its quiet partitions anyway when the broker does not say
-(``ReplicaManager`` passes a quarter of ``replica_lag_time_max_ms``)."""
 
 RegisteredBrokerEpoch = Callable[[int], int]
 """Broker id -> its broker epoch in the metadata seen here, or ``UNKNOWN_BROKER_EPOCH``."""
@@ -186,15 +183,16 @@ async def serve_replica_fetch(
     sessions: LeaderSessions,
     quota: ReplicationQuota | None = None,
     *,
-    quiet_refresh_s: float = QUIET_REFRESH_S,
+    clock_ms: Callable[[], int] = wall_clock_ms,
 ) -> FetchResponse:
     """Answer one follower fetch covering many partitions; long-polls when nothing is new.
 
     Every active partition of the follower's session is validated and recorded, and read
     when the follower lacks records (unless it is throttled and ``quota`` is in debt); the
     answer names only those the session says have news (all of them in a full fetch).
-    Quiet partitions (``fetch_session``) are not looked at; one stirred while the fetch
-    waits wakes it and is recorded and read then.
+    Quiet partitions (``fetch_session``) are not looked at: the round is stamped once at
+    ``clock_ms`` (the partitions' clock), and their followers' states count it; one stirred
+    while the fetch waits wakes it and is recorded and read then.
     """
     quota = quota or ReplicationQuota()
     session = sessions.open(request)
@@ -204,9 +202,10 @@ async def serve_replica_fetch(
     follower_broker_epoch = registered_broker_epoch(request.replica_id)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait_ms / 1000
-    quiet_round = session.quiet_round(loop.time(), quiet_refresh_s, request.broker_epoch, follower_broker_epoch)
-    if quiet_round is QuietRound.REFRESH:
-        _refresh_quiet(request, session, lookup, follower_broker_epoch)
+    for key in session.take_released():
+        if (partition := lookup(*key)) is not None:
+            partition.unwatch_quiet(request.replica_id)
+    session.begin_round(clock_ms(), request.broker_epoch, follower_broker_epoch)
     appended = asyncio.Event()
     session.wake = appended.set
     watched: list[Partition] = []
@@ -294,24 +293,3 @@ async def serve_replica_fetch(
         session.wake = None
         for partition in watched:
             partition.appended.unregister(appended)
-
-
-def _refresh_quiet(
-    request: FetchRequest, session: LeaderSession, lookup: PartitionLookup, registered_broker_epoch: int
-) -> None:
-    """Record every quiet partition's repeated fetch in O(1); stir those that changed or cannot be."""
-    for key in list(session.quiet):
-        partition = lookup(*key)
-        fp = session.partitions[key]
-        if (
-            partition is None
-            or not session.is_quiet(key, partition.generation)
-            or not partition.record_repeated_follower_fetch(
-                request.replica_id,
-                fp.fetch_offset,
-                fp.current_leader_epoch,
-                broker_epoch=request.broker_epoch,
-                registered_broker_epoch=registered_broker_epoch,
-            )
-        ):
-            session.stir(key)

@@ -61,6 +61,7 @@ from broker.replication import (
 )
 from broker.replication.isr_change import IsrChangeAnswer
 from broker.replication.ready import NOTHING
+from broker.replication.replica_state import FetchRounds
 from broker.replication.throttle import is_throttled
 from broker.storage.flusher import GroupCommitFlusher
 from broker.storage.log import CheckedBatches, PartitionLog, ReadResult, check_batches
@@ -99,6 +100,8 @@ class AppendOutcome:
 
 class QuietWatcher(Protocol):
     """A leader's fetch session (``fetch_session.LeaderSession``) as a replica sees it."""
+
+    rounds: FetchRounds
 
     def stir(self, key: tuple[str, int]) -> None: ...
 
@@ -214,16 +217,26 @@ class Partition:
         return self.core.require_leader()
 
     def watch_quiet(self, replica_id: int, session: QuietWatcher) -> None:
-        """``replica_id``'s fetch session found this replica quiet: stir it at the next change.
+        """``replica_id``'s fetch session found this replica quiet: its rounds count as the
+        follower's fetches (``replica_state``) until the next change, which stirs it.
 
         One session per follower broker: a newer session of the same follower replaces the older.
+        Invariant: a follower state follows some session's rounds only while that session
+        is in ``_quiet_watchers``, so ``_changed`` stops every one of them.
         """
         self._quiet_watchers[replica_id] = session
+        self.core.follow_fetch_rounds(replica_id, session.rounds)
+
+    def unwatch_quiet(self, replica_id: int) -> None:
+        """``replica_id``'s session forgot this replica: its rounds are no longer this follower's fetches."""
+        if self._quiet_watchers.pop(replica_id, None) is not None:
+            self.core.stop_following_fetch_rounds(replica_id)
 
     def _changed(self) -> None:
         """A new generation, and every session that found this replica quiet hears of it (once)."""
         self.generation = next(_GENERATIONS)
         if self._quiet_watchers:
+            self.core.stop_following_fetch_rounds()
             watchers, self._quiet_watchers = self._quiet_watchers, {}
             key = (self.topic, self.partition)
             for session in watchers.values():

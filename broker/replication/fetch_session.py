@@ -43,26 +43,29 @@ changed and not what the session holds (10 000 idle partitions kept three broker
 - a later round does not look at it at all: recording it again would change nothing
   but the follower's fetch times, and answering it would say nothing. A round goes
   over the session's *active* partitions only, so an idle round costs O(changed);
+- the follower's fetch times still move with every round: the session stamps each
+  round's arrival once (``rounds``, ``begin_round``), and the leader's state of every
+  quiet partition's follower counts those stamps as its fetches (``replica_state``'s
+  ``FetchRounds``), exactly as recording each would have;
 - the next change to the replica (an append, the HW, the log start, the ISR, a role)
   *stirs* it: the driver registers the session on the replica when it marks it quiet,
   and the replica's next change calls ``stir``, which makes it active again and wakes
-  the request parked on the session (``wake``). A fetch naming the partition, a
-  forgotten partition, a new broker epoch of the follower or a full fetch ends its
-  quiet too;
-- every ``refresh_s`` a round records every quiet partition in O(1) again, so an idle
-  follower's fetch times are never older than that on the leader. (A follower at the
-  leader's LEO is in sync whatever its fetch times say, as in Kafka, so quiet never
-  shrinks an ISR; the refresh keeps the times the describe APIs show honest.)
+  the request parked on the session (``wake``); the replica stops counting the rounds
+  then. A fetch naming the partition, a new broker epoch of the follower or a full fetch
+  ends its quiet too (its next recorded fetch stops the counting), and so does a
+  forgotten partition (``take_released``: the driver stops the counting, since the
+  follower no longer fetches it). A session replaced or refused is never stamped again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum, IntEnum
+from enum import IntEnum
 
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.fetch_wire import FetchPartition, FetchPartitionResponse, FetchRequest
+from broker.replication.replica_state import FetchRounds
 
 PartitionKey = tuple[str, int]
 
@@ -140,14 +143,6 @@ class FollowerSession:
         self._pending = {}
 
 
-class QuietRound(Enum):
-    """What a round does with the partitions a session found quiet (``LeaderSession.quiet_round``)."""
-
-    SKIP = "skip"
-    REFRESH = "refresh"
-    RECORD_ALL = "record_all"
-
-
 @dataclass(slots=True)
 class LeaderSession:
     """The leader's side of one follower's session (Kafka's ``FetchSession``)."""
@@ -169,33 +164,30 @@ class LeaderSession:
     """Called when a partition is stirred: the driver's way to wake the request parked on this session."""
     quiet_broker_epoch: int = UNKNOWN_BROKER_EPOCH
     """The follower's broker epoch the quiet partitions were found under."""
-    recorded_all_s: float | None = None
-    """When a round last recorded every partition (a full fetch or a refresh round)."""
+    rounds: FetchRounds = field(default_factory=FetchRounds)
+    """This session's rounds, which the followers' states of its quiet partitions count as fetches."""
+    released: list[PartitionKey] = field(default_factory=list)
+    """Quiet partitions forgotten since the driver last took them (``take_released``)."""
 
     def __post_init__(self) -> None:
         self.active = dict.fromkeys(self.partitions)
 
-    def quiet_round(
-        self, now_s: float, refresh_s: float, broker_epoch: int, registered_broker_epoch: int
-    ) -> QuietRound:
-        """What this round does with quiet partitions (module docstring); called once per request.
+    def begin_round(self, now_ms: int, broker_epoch: int, registered_broker_epoch: int) -> None:
+        """A request of this session arrived at ``now_ms``; called once per request, before any recording.
 
-        ``RECORD_ALL`` in a full fetch, or when the follower's broker epoch is not the
-        registered one or not the one the quiet partitions were found under: every quiet
-        partition is active again until a round finds it quiet again. ``REFRESH`` once
-        ``refresh_s`` has passed since every partition was last recorded: the driver
-        records each quiet one in O(1) and stirs those it cannot. ``SKIP`` otherwise.
+        In a full fetch, or when the follower's broker epoch is not the registered one or
+        not the one the quiet partitions were found under, every quiet partition is active
+        again (the round records each) and the rounds so far are left behind: a new
+        ``FetchRounds`` starts, and the states that followed the old one keep what it said.
+        Otherwise the round is stamped, and every quiet partition's follower state counts it.
         """
         if self.answers_all or broker_epoch != registered_broker_epoch or broker_epoch != self.quiet_broker_epoch:
             self.active.update(dict.fromkeys(self.quiet))
             self.quiet.clear()
             self.quiet_broker_epoch = broker_epoch
-            self.recorded_all_s = now_s
-            return QuietRound.RECORD_ALL
-        if self.recorded_all_s is None or now_s - self.recorded_all_s >= refresh_s:
-            self.recorded_all_s = now_s
-            return QuietRound.REFRESH
-        return QuietRound.SKIP
+            self.rounds = FetchRounds()
+            return
+        self.rounds.last_ms = now_ms
 
     def is_quiet(self, key: PartitionKey, generation: int) -> bool:
         return self.quiet.get(key) == generation
@@ -214,6 +206,12 @@ class LeaderSession:
         self.stirred[key] = None
         if self.wake is not None:
             self.wake()
+
+    def take_released(self) -> list[PartitionKey]:
+        """The quiet partitions forgotten since the last call: their followers' states must stop
+        counting this session's rounds (the follower no longer fetches them)."""
+        released, self.released = self.released, []
+        return released
 
     def take_stirred(self) -> list[PartitionKey]:
         """The partitions stirred since the last call (or the round's start), now active."""
@@ -281,7 +279,8 @@ class LeaderSessions:
         for key in request.forgotten:
             found.partitions.pop(key, None)
             found.last_sent.pop(key, None)
-            found.quiet.pop(key, None)
+            if found.quiet.pop(key, None) is not None:
+                found.released.append(key)
             found.active.pop(key, None)
             found.stirred.pop(key, None)
         for key in partitions:

@@ -53,7 +53,7 @@ from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, check_fetch_br
 from broker.replication.fencing import check_leader_epoch
 from broker.replication.fetch_validation import check_fetch_position
 from broker.replication.isr import IsrState, PendingIsrChange
-from broker.replication.replica_state import ReplicaState
+from broker.replication.replica_state import FetchRounds, ReplicaState
 from broker.storage.epoch_cache import LeaderEpochCache
 
 log = structlog.get_logger(__name__)
@@ -402,6 +402,24 @@ class PartitionLeaderState:
             return False
         state.on_fetch(fetch_offset, self._log_end_offset, now_ms, broker_epoch)
         return True
+
+    def follow_rounds(self, replica_id: int, rounds: FetchRounds) -> None:
+        """``replica_id``'s partition is quiet in its fetch session: its rounds count as its fetches.
+
+        Called only right after ``on_repeated_follower_fetch`` recorded it at this leader's
+        LEO, with nothing changed since; the driver calls ``stop_following_rounds`` at the
+        next change of this replica (``replica_state``'s module docstring).
+        """
+        state = self._followers.get(replica_id)
+        if state is not None:
+            state.follow(rounds)
+
+    def stop_following_rounds(self, replica_id: int | None = None) -> None:
+        """``replica_id``'s (every follower's, with None) fetch session rounds count no more."""
+        states = self._followers.values() if replica_id is None else [self._followers.get(replica_id)]
+        for state in states:
+            if state is not None:
+                state.stop_following()
 
     def validate_follower_fetch(
         self,

@@ -53,6 +53,7 @@ from broker.replication.isr_change import IsrChangeAnswer, IsrChangeRefused
 from broker.replication.leader import PartitionLeaderState
 from broker.replication.purgatory import DelayedProducePurgatory, ProduceCompletion
 from broker.replication.ready import NOTHING, Ready
+from broker.replication.replica_state import FetchRounds
 
 log = structlog.get_logger(__name__)
 
@@ -460,6 +461,16 @@ class PartitionReplica:
         )
 
     # ------------------------------------------------------------------ follower
+
+    def follow_fetch_rounds(self, replica_id: int, rounds: FetchRounds) -> None:
+        """While leader: ``PartitionLeaderState.follow_rounds``."""
+        if self.leader_state is not None:
+            self.leader_state.follow_rounds(replica_id, rounds)
+
+    def stop_following_fetch_rounds(self, replica_id: int | None = None) -> None:
+        """While leader: ``PartitionLeaderState.stop_following_rounds``."""
+        if self.leader_state is not None:
+            self.leader_state.stop_following_rounds(replica_id)
 
     def fetch_request(self, log_view: LocalLogView) -> FetchRequestFields | None:
         """What this follower asks its leader for next, or None while it must not fetch."""

@@ -40,6 +40,17 @@ UNKNOWN_OFFSET = -1
 
 
 @dataclass(slots=True)
+class FetchRounds:
+    """The rounds of one follower's fetch session: when its latest request arrived.
+
+    Stamped by the session once per request (``LeaderSession.begin_round``), read by every
+    ``ReplicaState`` following it; never stamped again once the session ended.
+    """
+
+    last_ms: int | None = None
+
+
+@dataclass(slots=True)
 class ReplicaState:
     """Fetch state of one follower, as the leader sees it.
 
@@ -55,6 +66,8 @@ class ReplicaState:
     last_caught_up_time_ms: int | None = None
     broker_epoch: int = UNKNOWN_BROKER_EPOCH
     """The incarnation whose fetches this state records (unknown before the first fetch)."""
+    rounds: FetchRounds | None = None
+    """The session rounds this state follows while its partition is quiet (module docstring)."""
 
     @classmethod
     def reset_for_new_leader(cls, broker_id: int, in_isr: bool, now_ms: int) -> ReplicaState:
@@ -73,6 +86,7 @@ class ReplicaState:
     def on_fetch(self, fetch_offset: int, leader_log_end_offset: int, now_ms: int, broker_epoch: int) -> None:
         """Record a fetch at ``fetch_offset`` by incarnation ``broker_epoch`` while the leader's
         LEO is ``leader_log_end_offset``."""
+        self.stop_following()
         if is_new_incarnation(self.broker_epoch, broker_epoch):
             self.log_end_offset = UNKNOWN_OFFSET
             self.last_fetch_time_ms = None
@@ -92,8 +106,33 @@ class ReplicaState:
         self.last_fetch_leader_log_end_offset = max(leader_log_end_offset, self.last_fetch_leader_log_end_offset)
         self.last_fetch_time_ms = now_ms
 
+    def follow(self, rounds: FetchRounds) -> None:
+        """Count ``rounds`` as fetches at this state's LEO from now on.
+
+        Only right after a fetch at the leader's LEO was recorded and while nothing has changed
+        since: the leader calls ``stop_following`` at the next change (module docstring).
+        """
+        self.settle()
+        self.rounds = rounds
+
+    def stop_following(self) -> None:
+        """Fold in the rounds followed so far and follow them no more."""
+        self.settle()
+        self.rounds = None
+
+    def settle(self) -> None:
+        """Take the latest round followed as this follower's latest fetch, caught up."""
+        if self.rounds is None or self.rounds.last_ms is None:
+            return
+        round_ms = self.rounds.last_ms
+        if self.last_fetch_time_ms is None or round_ms > self.last_fetch_time_ms:
+            self.last_fetch_time_ms = round_ms
+        if self.last_caught_up_time_ms is None or round_ms > self.last_caught_up_time_ms:
+            self.last_caught_up_time_ms = round_ms
+
     def is_caught_up(self, leader_log_end_offset: int, now_ms: int, replica_lag_time_max_ms: int) -> bool:
         """Kafka ``isCaughtUp``: LEO equals the leader's, or caught up within the lag time."""
+        self.settle()
         if self.log_end_offset == leader_log_end_offset:
             return True
         if self.last_caught_up_time_ms is None:
@@ -102,6 +141,7 @@ class ReplicaState:
 
     def caught_up_ms_ago(self, now_ms: int) -> int | None:
         """Milliseconds since the follower was last caught up (``None``: never, this epoch)."""
+        self.settle()
         if self.last_caught_up_time_ms is None:
             return None
         return now_ms - self.last_caught_up_time_ms

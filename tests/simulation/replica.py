@@ -297,6 +297,7 @@ class SimProcess:
             lambda topic, partition: self.partition if (topic, partition) == (TOPIC, PARTITION) else None,
             self.hooks.registered_broker_epoch,
             self.sessions,
+            clock_ms=self.loop.clock_ms,
         )
         if any(isinstance(answer.error, StaleBrokerEpoch) for answer in response.partitions):
             self.broker.stale_fetches_refused += 1

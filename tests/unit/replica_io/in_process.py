@@ -22,10 +22,14 @@ BROKER_EPOCH = 5
 
 
 class InProcessTransport:
-    """Delivers each fetch to the leader's handler directly; ``failures`` fetches fail first, every one while ``down``."""
+    """Delivers each fetch to the leader's handler directly; ``failures`` fetches fail first, every one while ``down``.
 
-    def __init__(self, leader: Partition, failures: int = 0) -> None:
+    ``clock_ms`` is the leader's clock: the handler stamps each round with it.
+    """
+
+    def __init__(self, leader: Partition, failures: int = 0, clock_ms: Callable[[], int] = wall_clock_ms) -> None:
         self.leader = leader
+        self.clock_ms = clock_ms
         self.sessions = LeaderSessions(new_session_id=lambda: 77)
         self.failures = failures
         self.down = False
@@ -44,6 +48,7 @@ class InProcessTransport:
             lambda topic, partition: self.leader if (topic, partition) == (TOPIC, 0) else None,
             lambda broker_id: BROKER_EPOCH,
             self.sessions,
+            clock_ms=self.clock_ms,
         )
 
 

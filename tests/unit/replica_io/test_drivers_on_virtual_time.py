@@ -70,7 +70,7 @@ def test_a_follower_cut_off_leaves_the_isr_once_it_lags_for_the_lag_time_of_brok
         """(ms from the cut to the shrink, the HW after it, the shrink)."""
         controller = Controller(loop)
         leader, follower = leader_and_follower(tmp_path, propose_isr=controller.propose, clock_ms=loop.clock_ms)
-        transport = InProcessTransport(leader)
+        transport = InProcessTransport(leader, clock_ms=loop.clock_ms)
         fetchers = fetching(follower, transport)
         _isr_expiration(loop, leader)
         try:
@@ -101,7 +101,7 @@ def test_a_follower_never_reached_leaves_the_isr_and_an_acks_all_write_below_min
         leader, follower = leader_and_follower(
             tmp_path, min_insync_replicas=2, propose_isr=controller.propose, clock_ms=loop.clock_ms
         )
-        transport = InProcessTransport(leader)
+        transport = InProcessTransport(leader, clock_ms=loop.clock_ms)
         transport.down = True
         fetchers = fetching(follower, transport)
         _isr_expiration(loop, leader)

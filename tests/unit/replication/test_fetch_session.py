@@ -15,7 +15,6 @@ from broker.replication.fetch_session import (
     FollowerSession,
     LeaderSession,
     LeaderSessions,
-    QuietRound,
     SessionError,
     SessionRefused,
     SessionRequest,
@@ -207,32 +206,39 @@ def _incremental_session(*partition_numbers: int) -> tuple[FollowerSession, Lead
     follower, leaders = FollowerSession(), _sessions()
     _, session = _round(follower, leaders, [_partition(n) for n in partition_numbers])
     assert isinstance(session, LeaderSession)
-    assert session.quiet_round(0.0, 5.0, 1, 1) is QuietRound.RECORD_ALL, "a full fetch records every partition"
+    rounds = session.rounds
+    session.mark_quiet(("orders", partition_numbers[0]), 1)
+    session.begin_round(0, 1, 1)
+    assert session.rounds is not rounds and session.rounds.last_ms is None, "a full fetch leaves the rounds behind"
+    assert not session.quiet, "and records every partition"
     _, session = _round(follower, leaders, [_partition(n) for n in partition_numbers])
     assert isinstance(session, LeaderSession)
     return follower, leaders, session
 
 
-def test_quiet_partitions_are_skipped_and_refreshed_every_interval() -> None:
+def test_an_incremental_round_is_stamped_and_keeps_quiet_partitions_quiet() -> None:
     _, _, session = _incremental_session(0, 1)
-    assert session.quiet_round(1.0, 5.0, 1, 1) is QuietRound.SKIP
+    session.begin_round(1_000, 1, 1)
+    assert session.rounds.last_ms == 1_000
     session.mark_quiet(("orders", 0), 41)
     assert session.is_quiet(("orders", 0), 41) and not session.is_quiet(("orders", 0), 42)
     assert not session.is_quiet(("orders", 1), 41)
-    assert session.quiet_round(5.0, 5.0, 1, 1) is QuietRound.REFRESH, "5 s after the full fetch"
-    assert session.is_quiet(("orders", 0), 41), "a refresh keeps quiet partitions (the driver records them)"
-    assert session.quiet_round(9.9, 5.0, 1, 1) is QuietRound.SKIP
-    assert session.quiet_round(10.0, 5.0, 1, 1) is QuietRound.REFRESH
+    rounds = session.rounds
+    session.begin_round(2_500, 1, 1)
+    assert session.rounds is rounds and rounds.last_ms == 2_500
+    assert session.is_quiet(("orders", 0), 41), "the driver does not look at it: its follower counts the stamp"
 
 
 def test_a_broker_epoch_other_than_the_registered_or_the_quiet_one_records_everything() -> None:
     _, _, session = _incremental_session(0)
     session.mark_quiet(("orders", 0), 7)
-    assert session.quiet_round(1.0, 5.0, 1, 2) is QuietRound.RECORD_ALL, "not the registered broker epoch"
-    assert not session.is_quiet(("orders", 0), 7)
+    stamped = session.rounds
+    session.begin_round(1_000, 1, 2)
+    assert not session.is_quiet(("orders", 0), 7), "not the registered broker epoch"
+    assert session.rounds is not stamped and stamped.last_ms is None, "the old rounds are never stamped again"
     session.mark_quiet(("orders", 0), 7)
-    assert session.quiet_round(1.1, 5.0, 2, 2) is QuietRound.RECORD_ALL, "a new incarnation: quiet was found under 1"
-    assert not session.is_quiet(("orders", 0), 7)
+    session.begin_round(1_100, 2, 2)
+    assert not session.is_quiet(("orders", 0), 7), "a new incarnation: quiet was found under 1"
 
 
 def test_naming_or_forgetting_a_partition_ends_its_quiet() -> None:
@@ -242,6 +248,8 @@ def test_naming_or_forgetting_a_partition_ends_its_quiet() -> None:
     _, session = _round(follower, leaders, [_partition(0, offset=5), _partition(1)])
     assert isinstance(session, LeaderSession)
     assert [session.is_quiet(("orders", n), 7) for n in (0, 1, 2)] == [False, True, False]
+    assert session.take_released() == [("orders", 2)], "forgotten while quiet: its follower must stop counting rounds"
+    assert session.take_released() == []
 
 
 def test_a_stirred_partition_is_active_again_and_wakes_the_parked_request() -> None:
@@ -275,7 +283,7 @@ def test_active_and_quiet_always_split_the_session_s_partitions() -> None:
         elif action == "forget" and len(offsets) > 1:
             offsets.pop(key[1])
         elif action == "record_all":
-            session.quiet_round(float(step), 5.0, 1, 2)
+            session.begin_round(step, 1, 2)
         if action in ("round", "grow", "forget"):
             _, session = _round(follower, leaders, [_partition(n, offset) for n, offset in offsets.items()])
             assert isinstance(session, LeaderSession)
