@@ -150,6 +150,9 @@ class ControllerTerm:
         completion loop reads, and it judges none on an older record (its view may lag its own writes)."""
         self._lock = asyncio.Lock()
         self._shutting_down: dict[int, int] = {}
+        self._balanced: tuple[int, frozenset[int]] | None = None
+        """The partitions view's revision and the live brokers when a leader balance check last
+        found nothing to move: the same inputs pick the same nothing (``_rebalance_imbalanced_brokers``)."""
         self._broker_epochs: dict[int, int] = {}
         self._log = log.bind(controller_id=broker_id, controller_epoch=controller_epoch)
 
@@ -634,11 +637,18 @@ class ControllerTerm:
         The pick reads the term's watched view of the partitions, not the store: it runs
         every few seconds, and listing 10 000 records from the store each time was a tenth
         of the controller's idle profile. Each election is a compare-and-set on the record as
-        stored, so a pick from a view a moment old changes nothing it should not."""
+        stored, so a pick from a view a moment old changes nothing it should not. The pick is a
+        function of the records and the live brokers, so a check with neither changed since one
+        that found nothing is skipped (the scan of 10 000 records every 5 s was 6 to 10 % of an
+        idle controller's profile)."""
         live = self.live_broker_ids()
+        inputs = (self._partitions.revision, frozenset(live))
+        if inputs == self._balanced:
+            return
         records = self._records.values()
         chosen = set(partitions_to_rebalance(records, live, self.settings.leader_imbalance_per_broker_percentage))
         if not chosen:
+            self._balanced = inputs
             return
         preferred = sorted({r.replicas[0] for r in records if (r.topic, r.partition) in chosen})
         self._log.info("leader_rebalance", partitions=len(chosen), preferred_leaders=preferred)

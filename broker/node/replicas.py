@@ -73,7 +73,7 @@ class ReplicaManager:
         self.isr_proposals = IsrProposals(store)
         self.logs = LogManager(settings.data_dir, topic_configs.log_config({}))
         self.flusher = GroupCommitFlusher()
-        self.interval_flusher = IntervalFlusher(lambda: [p.log for p in self.partitions.values()])
+        self.interval_flusher = IntervalFlusher()
         self._checkpointed_hw: dict[tuple[str, int], int] = {}
         self.partitions: dict[tuple[str, int], Partition] = {}
         self.follower_quota = ReplicationQuota(_limit(settings.follower_replication_throttled_rate))
@@ -182,7 +182,11 @@ class ReplicaManager:
         min_insync_replicas = self.topic_configs.parse(topic.configs).min_insync_replicas
         for partition_id in range(topic.partitions_count):
             partition = self.partitions.get((topic.name, partition_id))
-            if partition is not None and partition.apply_topic_config(log_config, min_insync_replicas):
+            if partition is None:
+                continue
+            changed = partition.apply_topic_config(log_config, min_insync_replicas)
+            self.interval_flusher.watch(partition.log)
+            if changed:
                 log.info(
                     "partition.topic_config_applied",
                     topic=topic.name,
@@ -206,6 +210,7 @@ class ReplicaManager:
             high_watermark=self._checkpointed_hw.pop(key, 0),
         )
         self.partitions[key] = partition
+        self.interval_flusher.watch(log_)
         return partition
 
     def apply_partition_deleted(self, topic: str, partition: int) -> None:

@@ -15,7 +15,7 @@ fsynced only by ``PartitionLog.close``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -97,31 +97,32 @@ class GroupCommitFlusher:
 class IntervalFlusher:
     """Background fsync of ``interval``-policy logs every ``flush_interval_ms``.
 
-    ``logs`` (every log of the broker) is asked again at most every ``refresh_ms``, so logs
-    created, deleted or switched to the interval policy later are seen within it; in
-    between, a tick looks only at the interval-policy logs found last time, skipping any
-    closed since. A tick that walked every log was 10 to 17 % of an idle broker's profile
-    with 10 000 replicas, and under the default ``fsync`` policy it never flushes anything.
+    Its owner names every log it opens and every log whose config changed (``watch``), so
+    a tick looks only at the interval-policy logs, never at every log of the broker: a
+    walk of every log each second was 9 % of an idle broker's profile with 10 000
+    replicas, and under the default ``fsync`` policy it never flushes anything. A closed
+    log is dropped at the next tick.
     """
 
-    logs: Callable[[], Iterable[PartitionLog]]
     tick_ms: int = 100
     clock_ms: Callable[[], int] = field(default=monotonic_ms)
-    refresh_ms: int = 1000
     _last_flush_ms: dict[PartitionLog, int] = field(default_factory=dict)
-    _refreshed_ms: int | None = None
     _task: asyncio.Task[None] | None = None
+
+    def watch(self, log: PartitionLog) -> None:
+        """``log`` was opened or its config changed: flushed from now on exactly when its policy is ``interval``."""
+        if log.config.flush_policy == FLUSH_INTERVAL:
+            self._last_flush_ms.setdefault(log, self.clock_ms())
+        else:
+            self._last_flush_ms.pop(log, None)
 
     async def flush_due(self) -> int:
         """fsync every interval-policy log whose interval has passed with unflushed data; return how many."""
         now_ms = self.clock_ms()
         flushed = 0
-        if self._refreshed_ms is None or now_ms - self._refreshed_ms >= self.refresh_ms:
-            logs = [log for log in self.logs() if log.config.flush_policy == FLUSH_INTERVAL]
-            self._last_flush_ms = {log: self._last_flush_ms.get(log, now_ms) for log in logs}
-            self._refreshed_ms = now_ms
         for log in list(self._last_flush_ms):
             if log.closed:
+                del self._last_flush_ms[log]
                 continue
             last_ms = self._last_flush_ms[log]
             if now_ms - last_ms < log.config.flush_interval_ms or log.recovery_point >= log.log_end_offset:
@@ -131,7 +132,8 @@ class IntervalFlusher:
             except Exception as error:  # noqa: BLE001 - one failing log must not stop the others' flushes
                 logger.error("flush.failed", topic=log.topic, partition=log.partition, error=str(error))
                 continue
-            self._last_flush_ms[log] = now_ms
+            if log in self._last_flush_ms:
+                self._last_flush_ms[log] = now_ms
             flushed += 1
         return flushed
 

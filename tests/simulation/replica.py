@@ -203,7 +203,9 @@ class SimProcess:
             max_bytes=self.config.fetch_max_bytes,
         )
         self.sessions = self.new_sessions()
-        IntervalFlusher(lambda: [self.partition.log], tick_ms=50, clock_ms=self.loop.clock_ms).start()
+        interval_flusher = IntervalFlusher(tick_ms=50, clock_ms=self.loop.clock_ms)
+        interval_flusher.watch(self.partition.log)
+        interval_flusher.start()
         self.loop.create_task(every(self.config.replica_lag_time_max_ms / 2000, lambda: tick_led([self.partition])))
         self.loop.create_task(every(self.config.hw_checkpoint_interval_ms / 1000, self._checkpoint_high_watermark))
 

@@ -42,7 +42,9 @@ async def test_interval_flusher_flushes_only_due_interval_logs(tmp_path: Path) -
     now = [0]
     interval = open_log(tmp_path / "interval-0", LogConfig(flush_policy="interval", flush_interval_ms=1000))
     lazy = open_log(tmp_path / "lazy-0", LogConfig(flush_policy="os"))
-    flusher = IntervalFlusher(lambda: [interval, lazy], clock_ms=lambda: now[0])
+    flusher = IntervalFlusher(clock_ms=lambda: now[0])
+    flusher.watch(interval)
+    flusher.watch(lazy)
     for log in (interval, lazy):
         log.append_as_leader(make_batch(1), 0, 0)
     assert await flusher.flush_due() == 0  # interval not yet elapsed
@@ -57,7 +59,8 @@ async def test_interval_flusher_flushes_only_due_interval_logs(tmp_path: Path) -
 
 async def test_interval_flusher_runs_in_the_background(log_dir: Path) -> None:
     log = open_log(log_dir, LogConfig(flush_policy="interval", flush_interval_ms=20))
-    flusher = IntervalFlusher(lambda: [log], tick_ms=5)
+    flusher = IntervalFlusher(tick_ms=5)
+    flusher.watch(log)
     flusher.start()
     log.append_as_leader(make_batch(1), 0, 0)
     for _ in range(200):
@@ -68,35 +71,34 @@ async def test_interval_flusher_runs_in_the_background(log_dir: Path) -> None:
     assert log.recovery_point == 1
 
 
-async def test_interval_flusher_asks_for_the_logs_once_per_refresh_and_skips_closed_ones(tmp_path: Path) -> None:
+async def test_interval_flusher_follows_the_policy_of_each_watched_log_and_drops_closed_ones(tmp_path: Path) -> None:
     now = [0]
-    asked = []
     first = open_log(tmp_path / "first-0", LogConfig(flush_policy="interval", flush_interval_ms=100))
-    later = open_log(tmp_path / "later-0", LogConfig(flush_policy="interval", flush_interval_ms=100))
-    logs = [first]
-
-    def every_log() -> list:
-        asked.append(now[0])
-        return list(logs)
-
-    flusher = IntervalFlusher(every_log, clock_ms=lambda: now[0], refresh_ms=1000)
-    assert await flusher.flush_due() == 0
-    logs.append(later)
+    later = open_log(tmp_path / "later-0", LogConfig(flush_policy="os"))
+    flusher = IntervalFlusher(clock_ms=lambda: now[0])
+    flusher.watch(first)
+    flusher.watch(later)
     for log in (first, later):
         log.append_as_leader(make_batch(1), 0, 0)
     now[0] = 500
-    assert await flusher.flush_due() == 1, "only the log known at the last refresh is flushed"
+    assert await flusher.flush_due() == 1, "only the interval-policy log is flushed"
     assert (first.recovery_point, later.recovery_point) == (1, 0)
-    now[0] = 1000
-    assert await flusher.flush_due() == 0, "a log first seen now waits its own interval"
-    now[0] = 1100
+    later.update_config(LogConfig(flush_policy="interval", flush_interval_ms=100))
+    flusher.watch(later)
+    now[0] = 599
+    assert await flusher.flush_due() == 0, "a log switched to the interval policy waits its own interval"
+    now[0] = 600
     assert await flusher.flush_due() == 1
     assert later.recovery_point == 1
-    assert asked == [0, 1000]
+    first.update_config(LogConfig(flush_policy="os"))
+    flusher.watch(first)
     first.append_as_leader(make_batch(1), 0, 0)
-    first.close()
-    now[0] = 1500
-    assert await flusher.flush_due() == 0, "a closed log is left alone until the next refresh drops it"
+    later.append_as_leader(make_batch(1), 0, 0)
+    later.close()
+    now[0] = 5_000
+    assert await flusher.flush_due() == 0, "switched away from the interval policy, or closed: not flushed"
+    assert first.recovery_point == 1
+    assert flusher._last_flush_ms == {}, "the closed log is dropped"
 
 
 async def test_a_flush_after_a_cancelled_driver_waits_for_a_new_fsync(log_dir: Path) -> None:
