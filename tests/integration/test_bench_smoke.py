@@ -136,8 +136,9 @@ def test_bench_scale_metadata_creates_idles_fails_the_controller_over_and_restar
     # The lease runs out 2 s after its last renewal, which may come up to the heartbeat interval (1 s) or,
     # late on a loaded machine, more before the kill: no lower bound but zero holds every run.
     assert 0 < figures["new_controller_s"] <= figures["all_led_s"], (
-        "a new controller comes before every partition is led"
+        "a new controller comes before every partition is listed as led"
     )
+    assert 0 < figures["records_led_s"] <= figures["all_led_s"], "the records are written before a listing shows them"
     assert figures["restart_in_sync_s"] > 0
     assert set(figures["targets"]) == {"create", "idle", "failover", "restart"}
     assert "highwater bench scale --metadata: 24 partitions, RF 3" in completed.stdout
