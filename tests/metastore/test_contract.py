@@ -178,12 +178,44 @@ async def test_revoke_deletes_keys_at_once(store: MetadataStore) -> None:
 
 
 async def test_keep_alive_holds_a_key_past_its_ttl(backend: Backend, store: MetadataStore) -> None:
+    """Renewed every third of its ttl for two ttls, the key stays; renewals stopped, it expires.
+
+    Whether the renewals came in time is measured, not assumed: a loaded machine can hold
+    the keeper back past the ttl, and then the lease rightly expires. So the key must be
+    there when every renewal is known to have taken effect within a ttl of the one before
+    (each counted from the start of the previous call to the end of its own, an upper
+    bound). Otherwise the lease may rightly have expired, and what must hold is that a lease
+    a renewal found lost took its key with it.
+    """
+    renewals: list[tuple[float, float, bool]] = []
+    """(monotonic start, end, answer) of every keep-alive call."""
+    keep_alive = store.keep_alive
+
+    async def timed_keep_alive(lease_id: int) -> bool:
+        started = time.monotonic()
+        alive = await keep_alive(lease_id)
+        renewals.append((started, time.monotonic(), alive))
+        return alive
+
+    store.keep_alive = timed_keep_alive  # type: ignore[method-assign]
+    granted_from = time.monotonic()
     lease = await store.grant(backend.short_ttl_ms)
     await store.put("/brokers/1", b"alive", lease=lease.id)
     keeper = asyncio.create_task(keep_lease_alive(store, lease))
     await asyncio.sleep(2 * lease.ttl_ms / 1000)
-    assert await store.get("/brokers/1") is not None, "key expired although kept alive"
-    assert not keeper.done()
+    held = await store.get("/brokers/1") is not None
+    read_at = time.monotonic()
+    ttl_s = lease.ttl_ms / 1000
+    starts = [granted_from, *(started for started, _, _ in renewals)]
+    ends = [*(ended for _, ended, _ in renewals), read_at]
+    latest_gap_s = max(end - start for start, end in zip(starts, ends))
+    answers = [alive for _, _, alive in renewals]
+    if not all(answers):
+        assert not held, "the lease was lost, yet its key stayed"
+    if latest_gap_s < ttl_s:
+        assert all(answers), "a renewal in time found the lease gone"
+        assert held, f"key expired although renewed within {latest_gap_s * 1000:.0f} ms each time"
+        assert not keeper.done()
     keeper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await keeper
