@@ -4,8 +4,11 @@ Four figures on spawned brokers and one topic of N partitions (replication facto
 
 1. **create**: from the create request until it is answered, and until every partition
    has a leader and a full ISR (``cluster.prepare_topic``'s readiness);
-2. **idle CPU**: each broker's CPU time (``/proc/<pid>/stat``) over ``idle_s`` once the
-   topic is ready and nothing is produced, as % of one core;
+2. **idle CPU**: each broker's CPU time (``/proc/<pid>/stat``) over ``idle_s``, starting
+   ``idle_s`` after the topic is ready with nothing produced, as % of one core. The wait
+   lets the work a creation leaves behind finish first (the first HW checkpoint of every
+   new partition, the controller's first leader-balance scan of the new records), so the
+   window reads the cluster at rest;
 3. **controller failover**: the controller is killed (SIGKILL: no controlled shutdown,
    its leaderships stay where they were). Its death is noticed when its lease expires
    (``broker_session_timeout_ms``, 6 s unless set), so the figure comes in two parts:
@@ -116,7 +119,7 @@ def detail_lines(figures: MetadataFigures) -> list[str]:
     return [
         f"create answered after {figures.create_answered_s:.2f} s; every partition led with a full ISR after "
         f"{figures.create_ready_s:.2f} s",
-        f"idle CPU per broker: {idle} % of a core",
+        f"idle CPU per broker, at rest: {idle} % of a core",
         f"controller {figures.killed_controller} killed: a new controller listed after {figures.new_controller_s:.2f} s "
         f"(its lease), every record naming a live leader after {figures.records_led_s:.2f} s, every partition "
         f"listed as led by a live broker after {figures.all_led_s:.2f} s",
@@ -150,7 +153,8 @@ def run_metadata(
     urls = [broker.url for broker in spawned.brokers]
     say(f"creating {partitions:,} partitions (RF {replication_factor})")
     topic, answered_s, ready_s = asyncio.run(_create(urls[0], partitions, replication_factor))
-    say(f"measuring idle CPU for {idle_s:g} s")
+    say(f"measuring idle CPU for {idle_s:g} s, after {idle_s:g} s at rest")
+    time.sleep(idle_s)
     idle = _idle_cpu_percent([broker.process.pid for broker in spawned.brokers], idle_s)
     controller = asyncio.run(_controller_id(urls[0]))
     say(f"killing the controller, broker {controller}")
