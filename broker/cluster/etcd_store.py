@@ -20,7 +20,15 @@ How the contract maps onto etcd:
 * Several endpoints: the client talks to one at a time and moves to the next when a
   connection cannot be made. Reads, keep-alives and watches are retried on the next
   endpoint; a write that failed after it was sent raises ``StoreUnavailableError``
-  (outcome unknown — re-read, then retry; CAS makes that safe).
+  (outcome unknown — re-read, then retry; CAS makes that safe). Each store starts at an
+  endpoint of its own (at random), so the brokers of a cluster do not all talk to the
+  same member first.
+* A keep-alive attempt is given a sixth of the lease's ttl (at least
+  ``MIN_KEEP_ALIVE_ATTEMPT_S``), then the next endpoint is tried at once. A member cut
+  off from the network answers nothing, so a call to it waits for its deadline; with the
+  request timeout (5 s) against a 6 s session, every broker talking to a cut-off member
+  lost its lease before it moved to another member. Dropping the silent connection also
+  moves the store's watches, which would otherwise hear nothing from that member.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import asyncio
 import builtins
 import contextlib
 import math
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -53,6 +62,10 @@ from broker.cluster.store import (
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
+
+MIN_KEEP_ALIVE_ATTEMPT_S = 0.25
+"""The least a keep-alive attempt is given (a sixth of a 1 s lease would be 167 ms): an answer
+slower than that on a loaded machine is not a dead member, and each timeout drops the connection."""
 
 _CONNECTION_ERRORS = (aetcd.ConnectionFailedError, aetcd.ConnectionTimeoutError)
 _UNAVAILABLE_TEXTS = (
@@ -136,14 +149,21 @@ class EtcdMetadataStore(MetadataStore):
     """``MetadataStore`` on an etcd cluster; see the module docstring."""
 
     def __init__(
-        self, endpoints: list[tuple[str, int]], request_timeout_s: float = 5.0, connect_timeout_s: float = 2.0
+        self,
+        endpoints: list[tuple[str, int]],
+        request_timeout_s: float = 5.0,
+        connect_timeout_s: float = 2.0,
+        first_endpoint: int | None = None,
     ) -> None:
+        """``first_endpoint``: the index of the endpoint tried first (at random when None)."""
         if not endpoints:
             raise ValueError("at least one etcd endpoint is required")
         self.endpoints = endpoints
         self.request_timeout_s = request_timeout_s
         self.connect_timeout_s = connect_timeout_s
-        self._endpoint_index = 0
+        self._endpoint_index = random.randrange(len(endpoints)) if first_endpoint is None else first_endpoint
+        self._lease_ttl_ms: dict[int, int] = {}
+        """The ttl of each lease granted here: what bounds an attempt to keep it alive."""
         self._client: aetcd.Client | None = None
         self._connect_lock = asyncio.Lock()
         self._closed = False
@@ -196,15 +216,26 @@ class EtcdMetadataStore(MetadataStore):
         with contextlib.suppress(Exception):
             await failed.close()
 
-    async def _call(self, operation: Callable[[aetcd.Client], Awaitable[T]], retriable: bool) -> T:
-        """Run ``operation``; on a connection failure retry on the next endpoint if
-        ``retriable`` (reads, keep-alives), else raise ``StoreUnavailableError``."""
+    async def _call(
+        self,
+        operation: Callable[[aetcd.Client], Awaitable[T]],
+        retriable: bool,
+        attempt_timeout_s: float | None = None,
+    ) -> T:
+        """Run ``operation``; on a connection failure (or no answer within ``attempt_timeout_s``)
+        retry on the next endpoint if ``retriable`` (reads, keep-alives), else raise
+        ``StoreUnavailableError``."""
         attempts = len(self.endpoints) + 1 if retriable else 1
         last_error: Exception | None = None
         for _ in range(attempts):
             client = await self._connected_client()
             try:
-                return await operation(client)
+                async with asyncio.timeout(attempt_timeout_s):
+                    return await operation(client)
+            except TimeoutError:
+                last_error = TimeoutError(f"no answer within {attempt_timeout_s} s")
+                log.warning("etcd_call_unanswered", timeout_s=attempt_timeout_s, retriable=retriable)
+                await self._drop_client(client)
             except aetcd.ClientError as error:
                 if not is_unavailable(error):
                     raise
@@ -336,13 +367,25 @@ class EtcdMetadataStore(MetadataStore):
             raise ValueError(f"lease ttl_ms must be positive, got {ttl_ms}")
         ttl_s = max(1, math.ceil(ttl_ms / 1000))
         granted = await self._call(lambda client: client.lease(ttl_s), retriable=True)
-        return Lease(id=int(granted.id), ttl_ms=int(granted.ttl) * 1000)
+        lease = Lease(id=int(granted.id), ttl_ms=int(granted.ttl) * 1000)
+        self._lease_ttl_ms[lease.id] = lease.ttl_ms
+        return lease
 
     async def keep_alive(self, lease_id: int) -> bool:
-        reply = await self._call(lambda client: client.refresh_lease(lease_id), retriable=True)
-        return reply is not None and reply.TTL > 0
+        ttl_ms = self._lease_ttl_ms.get(lease_id)
+        attempt_timeout_s = (
+            max(ttl_ms / 6000, MIN_KEEP_ALIVE_ATTEMPT_S) if ttl_ms is not None else self.request_timeout_s
+        )
+        reply = await self._call(
+            lambda client: client.refresh_lease(lease_id), retriable=True, attempt_timeout_s=attempt_timeout_s
+        )
+        alive = reply is not None and reply.TTL > 0
+        if not alive:
+            self._lease_ttl_ms.pop(lease_id, None)
+        return alive
 
     async def revoke(self, lease_id: int) -> None:
+        self._lease_ttl_ms.pop(lease_id, None)
         try:
             await self._call(lambda client: client.revoke_lease(lease_id), retriable=True)
         except aetcd.ClientError as error:

@@ -9,8 +9,9 @@ import aetcd
 import pytest
 
 from broker.cluster.etcd_store import EtcdMetadataStore, is_unavailable
-from broker.cluster.store import StoreUnavailableError
+from broker.cluster.store import StoreUnavailableError, keep_lease_alive
 from broker.cluster.store_url import open_store
+from tests.chaos.proxy import CuttableProxy
 from tests.metastore.test_contract import close_watch, summary, take
 from tests.support.brokers import free_port
 from tests.support.etcd import EtcdServer
@@ -39,8 +40,8 @@ async def test_live_watch_survives_an_etcd_crash_without_losing_or_repeating_eve
 
 async def test_unreachable_first_endpoint_fails_over_to_the_next(tmp_path: Path) -> None:
     with EtcdServer(tmp_path / "etcd") as server:
-        dead_endpoint = f"127.0.0.1:{free_port()}"
-        store = await open_store(f"etcd://{dead_endpoint},{server.endpoint}")
+        dead_endpoint = ("127.0.0.1", free_port())
+        store = EtcdMetadataStore([dead_endpoint, ("127.0.0.1", server.client_port)], first_endpoint=0)
         try:
             revision = await store.put("/brokers/1", b"up")
             kv = await store.get("/brokers/1")
@@ -119,3 +120,28 @@ async def test_a_call_etcd_gave_up_on_is_store_unavailable_so_a_keep_alive_is_tr
             assert await store.keep_alive(lease.id), "the client still works after the failed calls"
         finally:
             await store.close()
+
+
+async def test_a_lease_kept_alive_outlives_its_first_endpoint_going_silent(tmp_path: Path) -> None:
+    """Issue 30: a member cut off from the network answers nothing. A keep-alive sent to it used
+    to wait out the 5 s request timeout, longer than a broker's 6 s session allows after the
+    renewal before it, so every broker talking to that member lost its lease. An attempt now
+    gets a sixth of the ttl before the next endpoint is tried."""
+    with EtcdServer(tmp_path / "etcd") as server:
+        silent = await CuttableProxy(server.client_port).start()
+        store = EtcdMetadataStore([("127.0.0.1", silent.port), ("127.0.0.1", server.client_port)], first_endpoint=0)
+        keeper: asyncio.Task[None] | None = None
+        try:
+            lease = await store.grant(2000)
+            await store.put("/brokers/1", b"alive", lease=lease.id)
+            keeper = asyncio.create_task(keep_lease_alive(store, lease))
+            silent.block()
+            await asyncio.sleep(2 * lease.ttl_ms / 1000)
+            assert await store.get("/brokers/1") is not None, "the lease expired behind the silent member"
+            assert not keeper.done()
+        finally:
+            if keeper is not None:
+                keeper.cancel()
+                await asyncio.gather(keeper, return_exceptions=True)
+            await store.close()
+            await silent.close()
