@@ -19,6 +19,12 @@ and the controller moves the broker's leaderships (Kafka's broker session).
 * If the lease is lost anyway (the process was paused too long), the broker
   re-registers with a new lease and a new broker epoch; listeners of
   ``wait_lease_lost`` (the controller) stop acting on the old lease first.
+* The registration's own key is watched too: once the live-broker view has passed the
+  registration's revision without it (deleted, or written by another), the broker takes
+  its lease as lost, whatever keep-alives answer, and registers again. On three hosts,
+  after a cut-off etcd member rejoined and forced elections, etcd 3.4 expired a broker's
+  lease while still answering its keep-alives: the broker stayed up, unregistered, and
+  refused every follower's fetch for ever.
 """
 
 from __future__ import annotations
@@ -81,7 +87,9 @@ class BrokerMembership:
         self.broker_epoch = -1
         self._lease_changed = asyncio.Event()
         self._registered = asyncio.Event()
-        self._brokers = PrefixView(store, BROKERS_PREFIX)
+        self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._check_own_registration)
+        self._registration_gone = asyncio.Event()
+        """Set when the view shows this broker's registration gone (``_check_own_registration``)."""
         self._heartbeat_task: asyncio.Task[None] | None = None
         self.failure: DuplicateBrokerId | None = None
         self._key = broker_key(registration.broker_id)
@@ -144,12 +152,39 @@ class BrokerMembership:
             self._heartbeat_task = None
         await self._brokers.close()
 
+    def _check_own_registration(self) -> None:
+        """After each change the view applied: once it has passed this registration's revision
+        without it (the key deleted, or written by another), the registration is gone."""
+        if self.lease is None or self._brokers.revision < self.broker_epoch:
+            return
+        own = self._brokers.get(self._key)
+        if own is None or own.mod_revision != self.broker_epoch:
+            self._registration_gone.set()
+
     async def _heartbeat_forever(self) -> None:
         while True:
             lease = self.lease
             assert lease is not None
-            await keep_lease_alive(self.store, lease, self.heartbeat_interval_ms)
-            self._log.warning("broker_lease_lost_reregistering", lease_id=lease.id, broker_epoch=self.broker_epoch)
+            self._registration_gone.clear()
+            self._check_own_registration()
+            keeper = asyncio.create_task(keep_lease_alive(self.store, lease, self.heartbeat_interval_ms))
+            gone = asyncio.create_task(self._registration_gone.wait())
+            try:
+                await asyncio.wait((keeper, gone), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (keeper, gone):
+                    task.cancel()
+                await asyncio.gather(keeper, gone, return_exceptions=True)
+            if not keeper.cancelled() and (error := keeper.exception()) is not None:
+                raise error
+            if keeper.cancelled():
+                self._log.warning(
+                    "broker_registration_gone_reregistering", lease_id=lease.id, broker_epoch=self.broker_epoch
+                )
+                with contextlib.suppress(StoreUnavailableError):
+                    await self.store.revoke(lease.id)
+            else:
+                self._log.warning("broker_lease_lost_reregistering", lease_id=lease.id, broker_epoch=self.broker_epoch)
             self._set_lease(None)
             try:
                 await self._register_once()

@@ -72,6 +72,28 @@ async def test_a_broker_whose_lease_was_lost_registers_again(cluster: InProcessC
     assert stored is not None and stored.lease == membership.lease.id
 
 
+async def test_a_broker_whose_registration_was_deleted_under_a_live_lease_registers_again(
+    cluster: InProcessCluster,
+) -> None:
+    """Its keep-alives still succeed (as etcd 3.4's did for a lease it had expired after a
+    cut-off member rejoined): the broker learns it from the watched key, revokes the old
+    lease and registers under a new one."""
+    membership = cluster.brokers[3].membership
+    old_lease, old_epoch = membership.lease, membership.broker_epoch
+    assert old_lease is not None
+    assert await cluster.observer.delete_if(broker_key(3), old_epoch)
+
+    async def re_registered() -> bool:
+        return membership.lease is not None and membership.lease.id != old_lease.id
+
+    await wait_until_async(re_registered, "re-registration with a new lease", 2.0)
+    assert membership.broker_epoch > old_epoch
+    stored = await cluster.observer.get(broker_key(3))
+    assert membership.lease is not None
+    assert stored is not None and stored.lease == membership.lease.id
+    assert not await cluster.observer.keep_alive(old_lease.id), "the old lease is revoked"
+
+
 async def test_live_broker_view_follows_joins_and_deaths(cluster: InProcessCluster) -> None:
     view = cluster.brokers[1].membership
 
