@@ -150,7 +150,7 @@ class ChaosCluster:
     def answered_states(self, topic: str) -> list[PartitionState] | None:
         """``topic``'s partitions, or None when the broker asked answers anything but 200 (one is restarting)."""
         status, reply = self.cluster.v3("GET", f"/topics/{topic}/partitions", timeout_s=5)
-        return [_partition_state(item) for item in reply["data"]] if status == 200 else None
+        return [partition_state(item) for item in reply["data"]] if status == 200 else None
 
     def partition_states(self, topic: str) -> list[PartitionState]:
         states = self.answered_states(topic)
@@ -201,14 +201,14 @@ class ChaosCluster:
         """
         directory = self.brokers[broker_id].data_dir / partition_directory_name(topic, partition)
         raw = b"".join(path.read_bytes() for path in sorted(directory.glob("*.log")))
-        return _below(raw, high_watermark)
+        return batches_below(raw, high_watermark)
 
     def replica_bytes_stopped(self, topic: str, partition: int, broker_id: int, high_watermark: int) -> bytes:
         """The same, through ``PartitionLog.open`` (recovery runs, as at the broker's next start), for a stopped broker."""
-        return _below(replica_log_bytes(self.cluster, broker_id, topic, partition), high_watermark)
+        return batches_below(replica_log_bytes(self.cluster, broker_id, topic, partition), high_watermark)
 
 
-def _below(raw: bytes, high_watermark: int) -> bytes:
+def batches_below(raw: bytes, high_watermark: int) -> bytes:
     """The prefix of ``raw`` made of whole batches that end below ``high_watermark``."""
     end = 0
     position = 0
@@ -221,7 +221,7 @@ def _below(raw: bytes, high_watermark: int) -> bytes:
     return raw[:end]
 
 
-def _partition_state(item: dict) -> PartitionState:
+def partition_state(item: dict) -> PartitionState:
     rows = item.get("replicas_state") or []
     leos = {int(row["broker_id"]): int(row["log_end_offset"]) for row in rows}
     return PartitionState(

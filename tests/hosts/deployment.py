@@ -1,0 +1,183 @@
+"""highwater as it is deployed across machines: one etcd member and one broker per test host.
+
+Each host of a ``HostNetwork`` runs a member of one 3-member etcd cluster (Debian's
+``etcd-server``, a real raft quorum over the bridge) and a broker listening on the host's
+own address, with every etcd member as its metadata endpoints and its host as its rack.
+The test process, the client host, reaches the brokers at their advertised URLs.
+
+The members run with ``--pre-vote`` (etcd 3.5's default, off in Debian's 3.4): without it
+a member cut off keeps raising its raft term, and on its return forces the others into
+elections; in 2 of 7 runs of the cut-off scenario a broker on another host lost its lease
+in that storm although its keep-alives were answered. A deployment sets it too.
+
+Nothing here waits by sleeping: each start waits for what it promises (etcd's ``/health``,
+every broker listing every broker), through ``wait_until``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+
+from tests.hosts.network import Host, HostNetwork
+from tests.support.cluster import setting_variables
+from tests.support.launcher import REPO_ROOT
+from tests.support.waiting import wait_until
+
+ETCD_CLIENT_PORT = 2379
+ETCD_PEER_PORT = 2380
+BROKER_PORT = 9092
+START_TIMEOUT_S = 30.0
+POLL_S = 0.1
+HTTP_TIMEOUT_S = 2.0
+
+
+def http_json(url: str, timeout_s: float = HTTP_TIMEOUT_S) -> tuple[int, object]:
+    """GET ``url``: its status and JSON body; status 0 when nothing answered."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, None
+    except (OSError, ValueError):
+        return 0, None
+
+
+class HostsDeployment:
+    """etcd members and brokers on the hosts of ``network``, their files under ``root``."""
+
+    def __init__(self, network: HostNetwork, root: Path, settings: Mapping[str, object] | None = None) -> None:
+        self.network = network
+        self.root = root
+        self.settings = dict(settings or {})
+        self.brokers: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def hosts(self) -> list[Host]:
+        return self.network.hosts
+
+    def host(self, node_id: int) -> Host:
+        return self.hosts[node_id - 1]
+
+    def url(self, node_id: int) -> str:
+        return f"http://{self.host(node_id).address}:{BROKER_PORT}"
+
+    @property
+    def urls(self) -> list[str]:
+        return [self.url(host.index) for host in self.hosts]
+
+    @property
+    def metadata_store(self) -> str:
+        return "etcd://" + ",".join(f"{host.address}:{ETCD_CLIENT_PORT}" for host in self.hosts)
+
+    def data_dir(self, node_id: int) -> Path:
+        return self.root / f"host-{node_id}" / "broker"
+
+    # --- etcd ---------------------------------------------------------------------
+
+    def start_etcd(self) -> None:
+        """One member per host, one cluster; returns once every member reports itself healthy."""
+        binary = shutil.which("etcd")
+        if binary is None:
+            raise RuntimeError("the `etcd` binary is missing; `make test` installs it (apt-get install etcd-server)")
+        members = ",".join(f"m{host.index}=http://{host.address}:{ETCD_PEER_PORT}" for host in self.hosts)
+        for host in self.hosts:
+            directory = self.root / f"host-{host.index}"
+            directory.mkdir(parents=True, exist_ok=True)
+            client, peer = f"http://{host.address}:{ETCD_CLIENT_PORT}", f"http://{host.address}:{ETCD_PEER_PORT}"
+            host.spawn(
+                [
+                    binary,
+                    "--name", f"m{host.index}",
+                    "--data-dir", str(directory / "etcd"),
+                    "--listen-client-urls", client,
+                    "--advertise-client-urls", client,
+                    "--listen-peer-urls", peer,
+                    "--initial-advertise-peer-urls", peer,
+                    "--initial-cluster", members,
+                    "--initial-cluster-state", "new",
+                    "--initial-cluster-token", "highwater-hosts",
+                    "--pre-vote",
+                ],
+                directory / "etcd.log",
+            )  # fmt: skip
+        for host in self.hosts:
+            self.wait_for_etcd_member(host)
+
+    def wait_for_etcd_member(self, host: Host, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Until ``host``'s member answers its ``/health`` as healthy (it is part of a quorum)."""
+        health = f"http://{host.address}:{ETCD_CLIENT_PORT}/health"
+        wait_until(
+            lambda: http_json(health)[1] == {"health": "true"} or None,
+            f"etcd member on host {host.index} healthy",
+            timeout_s,
+            POLL_S,
+        )
+
+    # --- brokers ------------------------------------------------------------------
+
+    def start_broker(self, node_id: int) -> subprocess.Popen[bytes]:
+        """Broker ``node_id`` on its host (log appended to ``host-N/broker.log``); not waited for."""
+        host = self.host(node_id)
+        settings = {"rack": f"host-{node_id}", "advertised_url": self.url(node_id), **self.settings}
+        argv = [
+            sys.executable, "-m", "broker", "serve",
+            "--node-id", str(node_id),
+            "--host", host.address,
+            "--port", str(BROKER_PORT),
+            "--data-dir", str(self.data_dir(node_id)),
+            "--metadata", self.metadata_store,
+            "--allow-anonymous",
+        ]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **setting_variables(settings)}
+        process = host.spawn(argv, self.root / f"host-{node_id}" / "broker.log", env)
+        self.brokers[node_id] = process
+        return process
+
+    def start(self) -> HostsDeployment:
+        """etcd, then every broker; returns once each broker lists all of them."""
+        self.start_etcd()
+        for host in self.hosts:
+            self.start_broker(host.index)
+        self.wait_for_brokers(set(self.brokers), set(self.brokers))
+        return self
+
+    def registered(self, node_id: int) -> set[int] | None:
+        """The broker ids broker ``node_id`` lists (None when it does not answer)."""
+        status, body = http_json(f"{self.url(node_id)}/v3/clusters")
+        if status != 200 or not isinstance(body, dict):
+            return None
+        cluster_id = body["data"][0]["cluster_id"]
+        status, brokers = http_json(f"{self.url(node_id)}/v3/clusters/{cluster_id}/brokers")
+        if status != 200 or not isinstance(brokers, dict):
+            return None
+        return {int(row["broker_id"]) for row in brokers["data"]}
+
+    def wait_for_brokers(self, asked: set[int], expected: set[int], timeout_s: float = START_TIMEOUT_S) -> None:
+        """Until every broker in ``asked`` lists exactly ``expected`` as registered."""
+        for node_id in asked:
+            wait_until(
+                partial(self._lists, node_id, expected),
+                f"broker {node_id} listing brokers {sorted(expected)}",
+                timeout_s,
+                POLL_S,
+            )
+
+    def _lists(self, node_id: int, expected: set[int]) -> bool | None:
+        """Whether broker ``node_id`` lists ``expected``; an exited broker fails the wait at once."""
+        process = self.brokers[node_id]
+        if process.poll() is not None:
+            raise AssertionError(f"broker {node_id} exited with {process.returncode}:\n{self.log_tail(node_id)}")
+        return self.registered(node_id) == expected or None
+
+    def log_tail(self, node_id: int, lines: int = 40) -> str:
+        path = self.root / f"host-{node_id}" / "broker.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""

@@ -1,0 +1,167 @@
+"""Test hosts: Linux network namespaces on one private bridge, made and removed by the tier.
+
+Each host is a namespace with one interface (``eth0``, the inside end of a veth pair whose
+outside end is enslaved to the bridge) and one address in ``SUBNET``. The test process
+itself is the client host: the bridge carries ``CLIENT_ADDRESS`` in the root namespace,
+so the test reaches every host and every host reaches it, and nothing is routed off the
+bridge (the hosts have no default route). Cutting a host off sets its ``eth0`` down inside
+its namespace: its processes keep running and hear nothing, as when a cable is pulled.
+
+Everything made here is named with ``PREFIX``, so ``remove_leftovers`` finds what an
+earlier run that died left behind (a namespace keeps its processes' sockets alive, and
+a bridge keeps the subnet's route) and removes it before a new network is made.
+Root only: the tier runs as root in CI, as the machine's guide says.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PREFIX = "hwh"
+BRIDGE = f"{PREFIX}br0"
+SUBNET = "10.213.59"
+"""A /24 of the private range chosen for the tier; the machine's own networks do not use it."""
+CLIENT_ADDRESS = f"{SUBNET}.1"
+NETNS_DIR = Path("/var/run/netns")
+
+
+def _ip(*arguments: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *arguments], check=check, capture_output=True, text=True)
+
+
+@dataclass
+class Host:
+    """One namespace: its name, its address, and the processes the tier started in it."""
+
+    index: int
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def namespace(self) -> str:
+        return f"{PREFIX}-{self.index}"
+
+    @property
+    def address(self) -> str:
+        return f"{SUBNET}.{10 + self.index}"
+
+    @property
+    def outside_link(self) -> str:
+        return f"{PREFIX}{self.index}o"
+
+    def spawn(self, argv: list[str], log_path: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Start ``argv`` inside this host's namespace, its output appended to ``log_path``."""
+        with open(log_path, "ab") as log_file:
+            process = subprocess.Popen(
+                ["ip", "netns", "exec", self.namespace, *argv],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        self.processes.append(process)
+        return process
+
+    def cut(self) -> None:
+        """Pull this host's cable: nothing in or out until ``reconnect``."""
+        _ip("-n", self.namespace, "link", "set", "eth0", "down")
+
+    def reconnect(self) -> None:
+        _ip("-n", self.namespace, "link", "set", "eth0", "up")
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the namespace, the tier's and any they started."""
+        pids = _ip("netns", "pids", self.namespace, check=False).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for process in self.processes:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+class HostNetwork:
+    """``count`` hosts on the bridge; ``close`` removes every namespace, link and process it made."""
+
+    def __init__(self, count: int) -> None:
+        self.hosts = [Host(index) for index in range(1, count + 1)]
+
+    def open(self) -> HostNetwork:
+        remove_leftovers()
+        try:
+            _ip("link", "add", BRIDGE, "type", "bridge")
+            _ip("addr", "add", f"{CLIENT_ADDRESS}/24", "dev", BRIDGE)
+            _ip("link", "set", BRIDGE, "up")
+            for host in self.hosts:
+                self._add(host)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    @staticmethod
+    def _add(host: Host) -> None:
+        inside = f"{PREFIX}{host.index}i"
+        _ip("netns", "add", host.namespace)
+        _ip("link", "add", host.outside_link, "type", "veth", "peer", "name", inside)
+        _ip("link", "set", inside, "netns", host.namespace)
+        _ip("-n", host.namespace, "link", "set", inside, "name", "eth0")
+        _ip("-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", "eth0")
+        _ip("-n", host.namespace, "link", "set", "eth0", "up")
+        _ip("-n", host.namespace, "link", "set", "lo", "up")
+        _ip("link", "set", host.outside_link, "master", BRIDGE)
+        _ip("link", "set", host.outside_link, "up")
+
+    def close(self) -> None:
+        for host in self.hosts:
+            host.kill_all()
+        remove_leftovers()
+
+    def __enter__(self) -> HostNetwork:
+        return self.open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def leftovers() -> list[str]:
+    """Namespaces and links named with ``PREFIX``: what a run left behind."""
+    namespaces = [line.split()[0] for line in _ip("netns", "list").stdout.splitlines() if line.strip()]
+    links = [
+        line.split(":")[1].strip().split("@")[0]
+        for line in _ip("-o", "link", "show").stdout.splitlines()
+        if ":" in line
+    ]
+    return [name for name in namespaces + links if name.startswith(PREFIX)]
+
+
+def remove_leftovers() -> None:
+    """Kill what runs in the tier's namespaces, then delete them and the tier's links."""
+    namespaces = [line.split()[0] for line in _ip("netns", "list").stdout.splitlines() if line.strip()]
+    for namespace in namespaces:
+        if namespace.startswith(PREFIX):
+            for pid in _ip("netns", "pids", namespace, check=False).stdout.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    deadline = time.monotonic() + 10
+    for namespace in namespaces:
+        if not namespace.startswith(PREFIX):
+            continue
+        while _ip("netns", "pids", namespace, check=False).stdout.split() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        _ip("netns", "delete", namespace, check=False)
+    for name in leftovers():
+        _ip("link", "delete", name, check=False)
+    remaining = leftovers()
+    if remaining:
+        raise RuntimeError(f"could not remove the host tier's leftovers: {remaining}")
