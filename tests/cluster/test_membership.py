@@ -9,6 +9,7 @@ import pytest
 
 from broker.cluster.membership import BrokerMembership, DuplicateBrokerId
 from broker.cluster.records import BrokerRegistration, broker_key
+from broker.cluster.store import Lease
 from broker.cluster.store_url import open_store
 from tests.cluster.harness import (
     HEARTBEAT_INTERVAL_MS,
@@ -61,13 +62,20 @@ async def test_a_broker_whose_lease_was_lost_registers_again(cluster: InProcessC
     old_lease, old_epoch = membership.lease, membership.broker_epoch
     assert old_lease is not None
     await cluster.observer.revoke(old_lease.id)
+    await _registered_again(cluster, membership, old_lease, old_epoch)
+
+
+async def _registered_again(
+    cluster: InProcessCluster, membership: BrokerMembership, old: Lease, old_epoch: int
+) -> None:
+    """Until ``membership`` holds a new lease; then its registration is stored under it, at a later epoch."""
 
     async def re_registered() -> bool:
-        return membership.lease is not None and membership.lease.id != old_lease.id
+        return membership.lease is not None and membership.lease.id != old.id
 
     await wait_until_async(re_registered, "re-registration with a new lease", 2.0)
     assert membership.broker_epoch > old_epoch
-    stored = await cluster.observer.get(broker_key(3))
+    stored = await cluster.observer.get(broker_key(membership.broker_id))
     assert membership.lease is not None
     assert stored is not None and stored.lease == membership.lease.id
 
@@ -82,15 +90,7 @@ async def test_a_broker_whose_registration_was_deleted_under_a_live_lease_regist
     old_lease, old_epoch = membership.lease, membership.broker_epoch
     assert old_lease is not None
     assert await cluster.observer.delete_if(broker_key(3), old_epoch)
-
-    async def re_registered() -> bool:
-        return membership.lease is not None and membership.lease.id != old_lease.id
-
-    await wait_until_async(re_registered, "re-registration with a new lease", 2.0)
-    assert membership.broker_epoch > old_epoch
-    stored = await cluster.observer.get(broker_key(3))
-    assert membership.lease is not None
-    assert stored is not None and stored.lease == membership.lease.id
+    await _registered_again(cluster, membership, old_lease, old_epoch)
     assert not await cluster.observer.keep_alive(old_lease.id), "the old lease is revoked"
 
 

@@ -150,16 +150,20 @@ class HostsDeployment:
         self.wait_for_brokers(set(self.brokers), set(self.brokers))
         return self
 
-    def registered(self, node_id: int) -> set[int] | None:
-        """The broker ids broker ``node_id`` lists (None when it does not answer)."""
+    def v3(self, node_id: int, path: str) -> list[dict] | None:
+        """The ``data`` rows broker ``node_id`` answers ``GET /v3/clusters/{id}{path}`` with
+        (None unless it answers 200)."""
         status, body = http_json(f"{self.url(node_id)}/v3/clusters")
         if status != 200 or not isinstance(body, dict):
             return None
         cluster_id = body["data"][0]["cluster_id"]
-        status, brokers = http_json(f"{self.url(node_id)}/v3/clusters/{cluster_id}/brokers")
-        if status != 200 or not isinstance(brokers, dict):
-            return None
-        return {int(row["broker_id"]) for row in brokers["data"]}
+        status, reply = http_json(f"{self.url(node_id)}/v3/clusters/{cluster_id}{path}")
+        return reply["data"] if status == 200 and isinstance(reply, dict) else None
+
+    def registered(self, node_id: int) -> set[int] | None:
+        """The broker ids broker ``node_id`` lists (None when it does not answer)."""
+        rows = self.v3(node_id, "/brokers")
+        return None if rows is None else {int(row["broker_id"]) for row in rows}
 
     def wait_for_brokers(self, asked: set[int], expected: set[int], timeout_s: float = START_TIMEOUT_S) -> None:
         """Until every broker in ``asked`` lists exactly ``expected`` as registered."""

@@ -30,7 +30,7 @@ from tests.chaos.checker import check_topic, summary_table
 from tests.chaos.cluster import PartitionState, batches_below, partition_state
 from tests.chaos.history import UNKNOWN, History
 from tests.chaos.workload import ProducerWriter, Reader, SingleRequestWriter, read_final_log
-from tests.hosts.deployment import POLL_S, HostsDeployment, http_json
+from tests.hosts.deployment import POLL_S, HostsDeployment
 from tests.hosts.network import HostNetwork
 from tests.support.waiting import wait_until
 
@@ -59,14 +59,8 @@ def deployment(network: HostNetwork, tmp_path: Path) -> Iterator[HostsDeployment
 
 
 def _states(deployment: HostsDeployment, via: int, topic: str) -> list[PartitionState] | None:
-    status, clusters = http_json(f"{deployment.url(via)}/v3/clusters")
-    if status != 200 or not isinstance(clusters, dict):
-        return None
-    cluster_id = clusters["data"][0]["cluster_id"]
-    status, reply = http_json(f"{deployment.url(via)}/v3/clusters/{cluster_id}/topics/{topic}/partitions")
-    if status != 200 or not isinstance(reply, dict):
-        return None
-    return [partition_state(item) for item in reply["data"]]
+    rows = deployment.v3(via, f"/topics/{topic}/partitions")
+    return None if rows is None else [partition_state(row) for row in rows]
 
 
 def _wait_for_partitions(
@@ -133,12 +127,9 @@ async def test_a_topic_across_three_hosts_takes_acks_all_writes_that_every_broke
         finally:
             await consumer.close()
         assert sorted(seen) == sorted(values), f"broker {node_id} served {len(seen)} of {len(values)}"
-    status, clusters = http_json(f"{deployment.url(1)}/v3/clusters")
-    assert status == 200 and isinstance(clusters, dict)
-    cluster_id = clusters["data"][0]["cluster_id"]
-    status, brokers = http_json(f"{deployment.url(1)}/v3/clusters/{cluster_id}/brokers")
-    assert isinstance(brokers, dict)
-    assert {int(row["broker_id"]): row["rack"] for row in brokers["data"]} == {
+    brokers = deployment.v3(1, "/brokers")
+    assert brokers is not None
+    assert {int(row["broker_id"]): row["rack"] for row in brokers} == {
         1: "host-1",
         2: "host-2",
         3: "host-3",
