@@ -134,6 +134,17 @@ def _is_lease_not_found(error: Exception) -> bool:
     return "lease not found" in str(error)
 
 
+def cancelled_by_a_closed_channel() -> bool:
+    """Whether a ``CancelledError`` the running task caught came from gRPC, not from a cancel.
+
+    grpc's asyncio calls raise ``CancelledError`` when their channel is closed under them,
+    as ``_drop_client`` does after another call on the same connection went unanswered. A
+    task nobody cancelled has nothing to stop for: the call failed, like a lost connection.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() == 0
+
+
 def is_unavailable(error: Exception) -> bool:
     """Whether ``error`` is a failed call rather than etcd's answer to it: a lost connection, a
     watch that timed out, or a request etcd gave up on (a timeout, a leader election under way).
@@ -235,6 +246,12 @@ class EtcdMetadataStore(MetadataStore):
             except TimeoutError:
                 last_error = TimeoutError(f"no answer within {attempt_timeout_s} s")
                 log.warning("etcd_call_unanswered", timeout_s=attempt_timeout_s, retriable=retriable)
+                await self._drop_client(client)
+            except asyncio.CancelledError:
+                if not cancelled_by_a_closed_channel():
+                    raise
+                last_error = ConnectionError("the connection was closed under the call")
+                log.warning("etcd_call_interrupted", retriable=retriable)
                 await self._drop_client(client)
             except aetcd.ClientError as error:
                 if not is_unavailable(error):
@@ -422,6 +439,10 @@ class EtcdMetadataStore(MetadataStore):
                 if isinstance(error, aetcd.ClientError) and not is_unavailable(error):
                     raise
                 log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=str(error))
+            except asyncio.CancelledError:
+                if not cancelled_by_a_closed_channel():
+                    raise
+                log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error="closed")
             finally:
                 if stream is not None:
                     with contextlib.suppress(Exception):

@@ -145,3 +145,23 @@ async def test_a_lease_kept_alive_outlives_its_first_endpoint_going_silent(tmp_p
                 await asyncio.gather(keeper, return_exceptions=True)
             await store.close()
             await silent.close()
+
+
+async def test_a_call_whose_connection_another_call_dropped_is_tried_on_the_next_endpoint(tmp_path: Path) -> None:
+    """A keep-alive unanswered by a silent member drops the connection, and gRPC cancels every
+    call still in flight on it: a read waiting there must move to the next endpoint, not end its
+    task as if cancelled (a broker stopped while cut off died of it, with a traceback)."""
+    with EtcdServer(tmp_path / "etcd") as server:
+        silent = await CuttableProxy(server.client_port).start()
+        store = EtcdMetadataStore([("127.0.0.1", silent.port), ("127.0.0.1", server.client_port)], first_endpoint=0)
+        try:
+            lease = await store.grant(2000)
+            await store.put("/brokers/1", b"alive")
+            silent.block()
+            reading = asyncio.create_task(store.get("/brokers/1"))
+            assert await store.keep_alive(lease.id), "renewed on the next endpoint"
+            read = await reading
+            assert read is not None and read.value == b"alive"
+        finally:
+            await store.close()
+            await silent.close()
