@@ -131,13 +131,29 @@ class BrokerMembership:
 
     async def deregister(self) -> None:
         """Leave the cluster now: stop renewing and revoke the lease, which deletes
-        ``/brokers/<id>`` (and ``/controller`` if this broker held it)."""
+        ``/brokers/<id>`` (and ``/controller`` if this broker held it).
+
+        The revoke is tried for one session timeout at most: renewals have stopped, so by
+        then the lease has expired on its own. A broker stopped while cut off from the store
+        used to retry the revoke until the link came back, and never exited.
+        """
         lease = self.lease
         await self._stop_tasks()
         self._set_lease(None)
-        if lease is not None:
-            await retry_unavailable(lambda: self.store.revoke(lease.id), "revoke broker lease")
-            self._log.info("broker_deregistered", lease_id=lease.id, broker_epoch=self.broker_epoch)
+        if lease is None:
+            return
+        try:
+            async with asyncio.timeout(self.session_timeout_ms / 1000):
+                await retry_unavailable(lambda: self.store.revoke(lease.id), "revoke broker lease")
+        except TimeoutError:
+            self._log.warning(
+                "broker_deregistration_abandoned",
+                lease_id=lease.id,
+                broker_epoch=self.broker_epoch,
+                session_timeout_ms=self.session_timeout_ms,
+            )
+            return
+        self._log.info("broker_deregistered", lease_id=lease.id, broker_epoch=self.broker_epoch)
 
     async def close(self) -> None:
         """Stop renewing and watching WITHOUT revoking: the registration vanishes when

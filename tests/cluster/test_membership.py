@@ -3,20 +3,25 @@ re-registration after a lost lease, and the live broker view."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
+from broker.cluster.etcd_store import EtcdMetadataStore
 from broker.cluster.membership import BrokerMembership, DuplicateBrokerId
 from broker.cluster.records import BrokerRegistration, broker_key
 from broker.cluster.store import Lease
 from broker.cluster.store_url import open_store
+from tests.chaos.proxy import CuttableProxy
 from tests.cluster.harness import (
     HEARTBEAT_INTERVAL_MS,
     SESSION_TIMEOUT_MS,
     TAKEOVER_MARGIN_MS,
     InProcessCluster,
 )
+from tests.support.etcd import EtcdServer
 from tests.support.waiting import wait_until_async
 
 
@@ -115,3 +120,28 @@ async def test_live_broker_view_follows_joins_and_deaths(cluster: InProcessClust
 def test_heartbeat_must_be_shorter_than_the_session() -> None:
     with pytest.raises(ValueError, match="must be less than"):
         BrokerMembership(None, BrokerRegistration(broker_id=1, url="http://x"), 1000, 1000)  # type: ignore[arg-type]
+
+
+async def test_a_broker_cut_off_from_the_store_deregisters_within_one_session(tmp_path: Path) -> None:
+    """Its revoke cannot reach etcd; the lease runs out on its own once renewals stop, so the
+    broker gives up after one session instead of retrying until the link returns (issue 30:
+    a broker stopped while its host was cut off never exited)."""
+    session_timeout_ms = 2000
+    with EtcdServer(tmp_path / "etcd") as server:
+        silent = await CuttableProxy(server.client_port).start()
+        store = EtcdMetadataStore([("127.0.0.1", silent.port)])
+        membership = BrokerMembership(
+            store, BrokerRegistration(broker_id=7, url="http://127.0.0.1:9007"), session_timeout_ms, 500
+        )
+        try:
+            await membership.register()
+            silent.block()
+            started = time.monotonic()
+            async with asyncio.timeout(10 * session_timeout_ms / 1000):
+                await membership.deregister()
+            took_ms = (time.monotonic() - started) * 1000
+        finally:
+            await store.close()
+            await silent.close()
+    assert session_timeout_ms <= took_ms <= session_timeout_ms + 1000
+    assert membership.lease is None
