@@ -10,11 +10,15 @@ its namespace: its processes keep running and hear nothing, as when a cable is p
 Everything made here is named with ``PREFIX``, so ``remove_leftovers`` finds what an
 earlier run that died left behind (a namespace keeps its processes' sockets alive, and
 a bridge keeps the subnet's route) and removes it before a new network is made.
-Root only: the tier runs as root in CI, as the machine's guide says.
+Root only: the tier runs as root in CI, as the machine's guide says. One network at a time
+per machine: ``open`` takes ``LOCK_PATH`` (an exclusive ``flock``) before it removes any
+leftover, so a second test run on the same machine waits instead of tearing down the
+first one's hosts.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -27,7 +31,7 @@ BRIDGE = f"{PREFIX}br0"
 SUBNET = "10.213.59"
 """A /24 of the private range chosen for the tier; the machine's own networks do not use it."""
 CLIENT_ADDRESS = f"{SUBNET}.1"
-NETNS_DIR = Path("/var/run/netns")
+LOCK_PATH = Path("/run/highwater-host-tier.lock")
 
 
 def _ip(*arguments: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -93,10 +97,13 @@ class HostNetwork:
 
     def __init__(self, count: int) -> None:
         self.hosts = [Host(index) for index in range(1, count + 1)]
+        self._lock_fd: int | None = None
 
     def open(self) -> HostNetwork:
-        remove_leftovers()
+        self._lock_fd = os.open(LOCK_PATH, os.O_CREAT | os.O_RDWR, 0o644)
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
         try:
+            remove_leftovers()
             _ip("link", "add", BRIDGE, "type", "bridge")
             _ip("addr", "add", f"{CLIENT_ADDRESS}/24", "dev", BRIDGE)
             _ip("link", "set", BRIDGE, "up")
@@ -121,9 +128,14 @@ class HostNetwork:
         _ip("link", "set", host.outside_link, "up")
 
     def close(self) -> None:
-        for host in self.hosts:
-            host.kill_all()
-        remove_leftovers()
+        try:
+            for host in self.hosts:
+                host.kill_all()
+            remove_leftovers()
+        finally:
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
 
     def __enter__(self) -> HostNetwork:
         return self.open()

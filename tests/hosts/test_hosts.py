@@ -6,12 +6,14 @@ one broker on each, reached by the test process as a client host of its own.
   others elect new leaders and keep their leases (etcd's quorum is on their side; a
   keep-alive sent to host 1's member moves on to another member in time), and the cut
   broker registers again and rejoins every ISR once its cable is back; the chaos checker
-  finds nothing acknowledged lost and nothing read taken back.
+  finds nothing acknowledged lost and nothing read taken back;
+- a broker stopped while its host is cut off exits cleanly within its bounds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,6 +39,8 @@ from tests.support.waiting import wait_until
 HOSTS = 3
 PARTITIONS = 3
 SETTINGS = {"log_level": "info"}
+STOP_TIMEOUT_S = 40.0
+"""The controlled shutdown's 15 s and one 6 s session for the deregistration, with room to spare."""
 CUT_TIMEOUT_S = 40.0
 """Leadership moves once the cut broker's lease (6 s) runs out; rejoining takes a fetch round and an ISR change."""
 
@@ -205,3 +209,20 @@ async def test_a_host_cut_off_loses_its_leaderships_and_rejoins_every_isr_once_r
     print(summary_table([report]))
     assert report.counts["acked"] > 0, "the workload wrote nothing"
     assert report.ok, report.violations
+
+
+def test_a_broker_stopped_while_its_host_is_cut_off_exits_cleanly(deployment: HostsDeployment) -> None:
+    """SIGTERM to a broker that reaches neither its peers nor a quorum of etcd: its controlled
+    shutdown and its deregistration each give up after their bounds (15 s, one 6 s session),
+    and it exits 0 without a traceback instead of retrying until the link returns."""
+    broker = deployment.brokers[1]
+    deployment.host(1).cut()
+    stopped_at = time.monotonic()
+    broker.send_signal(signal.SIGTERM)
+    returncode = broker.wait(STOP_TIMEOUT_S)
+    took_s = time.monotonic() - stopped_at
+    log = deployment.log_tail(1, lines=400)
+    print(f"broker 1 stopped while cut off: exited {returncode} after {took_s:.1f} s")
+    assert returncode == 0, log
+    assert "Traceback" not in log
+    assert "broker.stopped" in log
