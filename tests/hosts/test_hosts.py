@@ -7,6 +7,8 @@ one broker on each, reached by the test process as a client host of its own.
   keep-alive sent to host 1's member moves on to another member in time), and the cut
   broker registers again and rejoins every ISR once its cable is back; the chaos checker
   finds nothing acknowledged lost and nothing read taken back;
+- a rolling restart of every broker under acks=all load loses nothing (figure: the longest
+  time a partition went without an acknowledged write);
 - a broker stopped while its host is cut off exits cleanly within its bounds.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,24 +27,20 @@ from broker.client.http import ClusterClient
 from broker.client.types import TopicPartition
 from broker.cluster.records import broker_key
 from broker.cluster.store_url import open_store
-from broker.storage.log_manager import partition_directory_name
 from consumer import Consumer
 from producer import Producer
-from tests.chaos.checker import check_topic, summary_table
-from tests.chaos.cluster import PartitionState, batches_below, partition_state
-from tests.chaos.history import UNKNOWN, History
-from tests.chaos.workload import ProducerWriter, Reader, SingleRequestWriter, read_final_log
-from tests.hosts.deployment import POLL_S, HostsDeployment
+from tests.chaos.checker import summary_table
+from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions
+from tests.hosts.deployment import HostsDeployment
 from tests.hosts.network import HostNetwork
-from tests.support.waiting import wait_until
 
 HOSTS = 3
 PARTITIONS = 3
 SETTINGS = {"log_level": "info"}
 STOP_TIMEOUT_S = 40.0
 """The controlled shutdown's 15 s and one 6 s session for the deregistration, with room to spare."""
-CUT_TIMEOUT_S = 40.0
-"""Leadership moves once the cut broker's lease (6 s) runs out; rejoining takes a fetch round and an ISR change."""
+WAIT_S = 40.0
+"""For leadership to move (once a cut broker's lease, 6 s, runs out) or every ISR to be full again."""
 
 
 @pytest.fixture(scope="module")
@@ -62,38 +60,12 @@ def deployment(network: HostNetwork, tmp_path: Path) -> Iterator[HostsDeployment
             host.kill_all()
 
 
-def _states(deployment: HostsDeployment, via: int, topic: str) -> list[PartitionState] | None:
-    rows = deployment.v3(via, f"/topics/{topic}/partitions")
-    return None if rows is None else [partition_state(row) for row in rows]
-
-
-def _wait_for_partitions(
-    deployment: HostsDeployment,
-    via: int,
-    topic: str,
-    holds: Callable[[PartitionState], bool],
-    what: str,
-    timeout_s: float,
-) -> list[PartitionState]:
-    def reached() -> list[PartitionState] | None:
-        states = _states(deployment, via, topic)
-        return states if states and all(holds(state) for state in states) else None
-
-    return wait_until(reached, f"every partition of {topic} {what} (asked broker {via})", timeout_s, POLL_S)
-
-
 async def _create_topic(deployment: HostsDeployment, topic: str) -> None:
     client = ClusterClient(deployment.urls)
     try:
         await AdminClient(client).create_topic(topic, PARTITIONS, 3, {"min.insync.replicas": "2"})
     finally:
         await client.close()
-
-
-def _replica_bytes(deployment: HostsDeployment, node_id: int, topic: str, partition: int, high_watermark: int) -> bytes:
-    """The batches below ``high_watermark`` in broker ``node_id``'s segment files, read while it runs (settled)."""
-    directory = deployment.data_dir(node_id) / partition_directory_name(topic, partition)
-    return batches_below(b"".join(path.read_bytes() for path in sorted(directory.glob("*.log"))), high_watermark)
 
 
 async def _broker_epochs(deployment: HostsDeployment, node_ids: list[int]) -> dict[int, int | None]:
@@ -145,18 +117,8 @@ async def test_a_host_cut_off_loses_its_leaderships_and_rejoins_every_isr_once_r
 ) -> None:
     topic = "cut"
     await _create_topic(deployment, topic)
-    await asyncio.to_thread(
-        _wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync", CUT_TIMEOUT_S
-    )
-    history = History()
-    stop_writers, stop_readers = asyncio.Event(), asyncio.Event()
-    writers: list[ProducerWriter | SingleRequestWriter] = [
-        ProducerWriter("p0", deployment.urls, topic, PARTITIONS, "all", history),
-        SingleRequestWriter("s0", deployment.urls, topic, PARTITIONS, history),
-    ]
-    readers = [Reader("r0", deployment.urls, topic, PARTITIONS, history)]
-    writer_tasks = [asyncio.create_task(writer.run(stop_writers)) for writer in writers]
-    reader_tasks = [asyncio.create_task(reader.run(stop_readers)) for reader in readers]
+    await asyncio.to_thread(wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
+    load = CheckedLoad(deployment, topic, PARTITIONS, via=2).start()
     cut = deployment.host(1)
     survivors_before = await _broker_epochs(deployment, [2, 3])
     try:
@@ -165,47 +127,65 @@ async def test_a_host_cut_off_loses_its_leaderships_and_rejoins_every_isr_once_r
         cut_at = time.monotonic()
         cut.cut()
         await asyncio.to_thread(
-            _wait_for_partitions,
+            wait_for_partitions,
             deployment,
             2,
             topic,
             lambda s: s.leader_id in (2, 3) and 1 not in s.isr,
             "led by a broker on another host, without broker 1 in its ISR",
-            CUT_TIMEOUT_S,
+            WAIT_S,
         )
         new_leaders_s = time.monotonic() - cut_at
         reconnected_at = time.monotonic()
         cut.reconnect()
         await asyncio.to_thread(
-            _wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync again", CUT_TIMEOUT_S
+            wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync again", WAIT_S
         )
         rejoined_s = time.monotonic() - reconnected_at
         await asyncio.to_thread(deployment.wait_for_brokers, {1, 2, 3}, {1, 2, 3})
         assert await _broker_epochs(deployment, [2, 3]) == survivors_before, (
             "a broker on another host lost its lease while host 1 (and its etcd member) was cut off"
         )
+    except BaseException:
+        await load.stop()
+        raise
     finally:
         cut.reconnect()
-        stop_writers.set()
-        await asyncio.gather(*writer_tasks, return_exceptions=True)
-    settled = await asyncio.to_thread(
-        _wait_for_partitions, deployment, 2, topic, lambda s: s.settled, "settled", CUT_TIMEOUT_S
-    )
-    stop_readers.set()
-    await asyncio.gather(*reader_tasks, return_exceptions=True)
-    for op in history.writes:
-        if op.outcome is None:
-            op.complete(UNKNOWN, error="never completed")
-    high_watermarks = [state.high_watermark for state in settled]
-    final_log = await read_final_log(deployment.urls, topic, high_watermarks)
-    replica_bytes = {
-        partition: {
-            node_id: _replica_bytes(deployment, node_id, topic, partition, hw) for node_id in range(1, HOSTS + 1)
-        }
-        for partition, hw in enumerate(high_watermarks)
-    }
-    report = check_topic(history, topic, final_log, replica_bytes, durable=True)
+    report = await load.finish()
     print(f"host 1 cut: new leaders after {new_leaders_s:.2f} s; every ISR full {rejoined_s:.2f} s after the return")
+    print(summary_table([report]))
+    assert report.counts["acked"] > 0, "the workload wrote nothing"
+    assert report.ok, report.violations
+
+
+async def test_a_rolling_restart_under_acks_all_load_loses_nothing(deployment: HostsDeployment) -> None:
+    """Each broker in turn: SIGTERM (its controlled shutdown moves its leaderships), started
+    again on its data, and every ISR full before the next. The figure is the longest time
+    any partition went without an acknowledged write."""
+    topic = "rolling"
+    await _create_topic(deployment, topic)
+    await asyncio.to_thread(wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
+    load = CheckedLoad(deployment, topic, PARTITIONS, via=2).start()
+    started = time.monotonic()
+    try:
+        # Not a wait for a condition: the workload's history before the first restart.
+        await asyncio.sleep(1.0)
+        for node_id in range(1, HOSTS + 1):
+            process = deployment.brokers[node_id]
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.to_thread(process.wait, STOP_TIMEOUT_S) == 0, deployment.log_tail(node_id)
+            deployment.start_broker(node_id)
+            asker = node_id % HOSTS + 1
+            await asyncio.to_thread(
+                wait_for_partitions, deployment, asker, topic, lambda s: len(s.isr) == 3, "in sync again", WAIT_S
+            )
+    except BaseException:
+        await load.stop()
+        raise
+    restart_s = time.monotonic() - started
+    report = await load.finish()
+    gap_s = longest_write_gap_s(load.history, topic, PARTITIONS)
+    print(f"rolling restart of 3 brokers in {restart_s:.1f} s; longest gap between acknowledged writes {gap_s:.2f} s")
     print(summary_table([report]))
     assert report.counts["acked"] > 0, "the workload wrote nothing"
     assert report.ok, report.violations
