@@ -134,7 +134,7 @@ def _is_lease_not_found(error: Exception) -> bool:
     return "lease not found" in str(error)
 
 
-def cancelled_by_a_closed_channel() -> bool:
+def _cancelled_by_a_closed_channel() -> bool:
     """Whether a ``CancelledError`` the running task caught came from gRPC, not from a cancel.
 
     grpc's asyncio calls raise ``CancelledError`` when their channel is closed under them,
@@ -143,6 +143,16 @@ def cancelled_by_a_closed_channel() -> bool:
     """
     task = asyncio.current_task()
     return task is not None and task.cancelling() == 0
+
+
+def _call_failure(error: BaseException, attempt_timeout_s: float | None) -> str | None:
+    """What went wrong when ``error`` is a failed call (tried again on the next endpoint), or
+    None when it is etcd's answer or a real cancel (raised to the caller)."""
+    if isinstance(error, TimeoutError):
+        return f"no answer within {attempt_timeout_s} s"
+    if isinstance(error, asyncio.CancelledError):
+        return "the connection was closed under the call" if _cancelled_by_a_closed_channel() else None
+    return str(error) if isinstance(error, Exception) and is_unavailable(error) else None
 
 
 def is_unavailable(error: Exception) -> bool:
@@ -237,29 +247,19 @@ class EtcdMetadataStore(MetadataStore):
         retry on the next endpoint if ``retriable`` (reads, keep-alives), else raise
         ``StoreUnavailableError``."""
         attempts = len(self.endpoints) + 1 if retriable else 1
-        last_error: Exception | None = None
+        last_failure: str | None = None
         for _ in range(attempts):
             client = await self._connected_client()
             try:
                 async with asyncio.timeout(attempt_timeout_s):
                     return await operation(client)
-            except TimeoutError:
-                last_error = TimeoutError(f"no answer within {attempt_timeout_s} s")
-                log.warning("etcd_call_unanswered", timeout_s=attempt_timeout_s, retriable=retriable)
-                await self._drop_client(client)
-            except asyncio.CancelledError:
-                if not cancelled_by_a_closed_channel():
+            except (aetcd.ClientError, TimeoutError, asyncio.CancelledError) as error:
+                last_failure = _call_failure(error, attempt_timeout_s)
+                if last_failure is None:
                     raise
-                last_error = ConnectionError("the connection was closed under the call")
-                log.warning("etcd_call_interrupted", retriable=retriable)
+                log.warning("etcd_call_failed", error=last_failure, retriable=retriable)
                 await self._drop_client(client)
-            except aetcd.ClientError as error:
-                if not is_unavailable(error):
-                    raise
-                last_error = error
-                log.warning("etcd_call_failed", error=str(error), retriable=retriable)
-                await self._drop_client(client)
-        raise StoreUnavailableError(f"etcd request failed (outcome unknown for writes): {last_error}")
+        raise StoreUnavailableError(f"etcd request failed (outcome unknown for writes): {last_failure}")
 
     # ---- key-value operations --------------------------------------------------
 
@@ -440,7 +440,7 @@ class EtcdMetadataStore(MetadataStore):
                     raise
                 log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=str(error))
             except asyncio.CancelledError:
-                if not cancelled_by_a_closed_channel():
+                if not _cancelled_by_a_closed_channel():
                     raise
                 log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error="closed")
             finally:

@@ -191,8 +191,6 @@ class BrokerMembership:
                 for task in (keeper, gone):
                     task.cancel()
                 await asyncio.gather(keeper, gone, return_exceptions=True)
-            if not keeper.cancelled() and (error := keeper.exception()) is not None:
-                raise error
             if keeper.cancelled():
                 self._log.warning(
                     "broker_registration_gone_reregistering", lease_id=lease.id, broker_epoch=self.broker_epoch
@@ -200,6 +198,7 @@ class BrokerMembership:
                 with contextlib.suppress(StoreUnavailableError):
                     await self.store.revoke(lease.id)
             else:
+                keeper.result()
                 self._log.warning("broker_lease_lost_reregistering", lease_id=lease.id, broker_epoch=self.broker_epoch)
             self._set_lease(None)
             try:

@@ -79,12 +79,7 @@ class Host:
 
     def kill_all(self) -> None:
         """SIGKILL every process in the namespace, the tier's and any they started."""
-        pids = _ip("netns", "pids", self.namespace, check=False).stdout.split()
-        for pid in pids:
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_processes(self.namespace)
         for process in self.processes:
             try:
                 process.wait(10)
@@ -144,36 +139,46 @@ class HostNetwork:
         self.close()
 
 
+def _tier_namespaces() -> list[str]:
+    names = [line.split()[0] for line in _ip("netns", "list").stdout.splitlines() if line.strip()]
+    return [name for name in names if name.startswith(PREFIX)]
+
+
+def _tier_links() -> list[str]:
+    lines = _ip("-o", "link", "show").stdout.splitlines()
+    names = [line.split(":")[1].strip().split("@")[0] for line in lines if ":" in line]
+    return [name for name in names if name.startswith(PREFIX)]
+
+
+def _pids(namespace: str) -> list[int]:
+    return [int(pid) for pid in _ip("netns", "pids", namespace, check=False).stdout.split()]
+
+
+def _kill_processes(namespace: str) -> None:
+    for pid in _pids(namespace):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def leftovers() -> list[str]:
     """Namespaces and links named with ``PREFIX``: what a run left behind."""
-    namespaces = [line.split()[0] for line in _ip("netns", "list").stdout.splitlines() if line.strip()]
-    links = [
-        line.split(":")[1].strip().split("@")[0]
-        for line in _ip("-o", "link", "show").stdout.splitlines()
-        if ":" in line
-    ]
-    return [name for name in namespaces + links if name.startswith(PREFIX)]
+    return _tier_namespaces() + _tier_links()
 
 
 def remove_leftovers() -> None:
     """Kill what runs in the tier's namespaces, then delete them and the tier's links."""
-    namespaces = [line.split()[0] for line in _ip("netns", "list").stdout.splitlines() if line.strip()]
+    namespaces = _tier_namespaces()
     for namespace in namespaces:
-        if namespace.startswith(PREFIX):
-            for pid in _ip("netns", "pids", namespace, check=False).stdout.split():
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        _kill_processes(namespace)
     deadline = time.monotonic() + 10
     for namespace in namespaces:
-        if not namespace.startswith(PREFIX):
-            continue
-        while _ip("netns", "pids", namespace, check=False).stdout.split() and time.monotonic() < deadline:
+        while _pids(namespace) and time.monotonic() < deadline:
             time.sleep(0.05)
         _ip("netns", "delete", namespace, check=False)
-    for name in leftovers():
-        _ip("link", "delete", name, check=False)
+    for link in _tier_links():
+        _ip("link", "delete", link, check=False)
     remaining = leftovers()
     if remaining:
         raise RuntimeError(f"could not remove the host tier's leftovers: {remaining}")

@@ -1,7 +1,8 @@
 """The host tier, short: highwater on three hosts (network namespaces), one etcd member and
 one broker on each, reached by the test process as a client host of its own.
 
-- a topic replicated across the hosts takes acks=all writes, and each broker serves them;
+- a topic replicated across the hosts takes acks=all writes, and a reader bootstrapped from
+  any host's broker reads every one back; the brokers list their hosts as racks;
 - a host cut off from everyone (its broker and its etcd member) under acks=all load: the
   others elect new leaders and keep their leases (etcd's quorum is on their side; a
   keep-alive sent to host 1's member moves on to another member in time), and the cut
@@ -78,7 +79,7 @@ async def _broker_epochs(deployment: HostsDeployment, node_ids: list[int]) -> di
     return {node_id: kv.mod_revision if kv is not None else None for node_id, kv in registrations.items()}
 
 
-async def test_a_topic_across_three_hosts_takes_acks_all_writes_that_every_broker_serves(
+async def test_acks_all_writes_to_a_topic_across_three_hosts_are_read_back_from_any_host(
     deployment: HostsDeployment,
 ) -> None:
     await _create_topic(deployment, "spread")
