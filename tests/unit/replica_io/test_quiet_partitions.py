@@ -149,6 +149,22 @@ async def test_a_quiet_follower_that_stops_fetching_leaves_the_isr_once_it_lags(
     assert [(p.change, p.new_isr) for p in proposals] == [("shrink", (1,))]
 
 
+async def test_a_round_after_an_append_is_not_counted_as_a_fetch_at_the_new_end(tmp_path: Path) -> None:
+    """The append stirs the partition and stops its follower counting rounds at once: the next
+    round's stamp must not say the follower was caught up with a record it does not have."""
+    proposals: list[ProposeIsr] = []
+    clock = Clock()
+    (follower,) = await _leader_with_quiet_followers(tmp_path, clock, (1, 2), proposals)
+    await follower.leader.append(encode_batch([(None, b"b")]), Acks.ONE, timeout_ms=1_000)
+    clock.now_ms += LAG_MS + 1
+    await follower.fetch()
+    follower.leader.tick()
+    await asyncio.sleep(0)
+    assert [(p.change, p.new_isr) for p in proposals] == [("shrink", (1,))], (
+        "caught up last before the append, more than the lag time ago"
+    )
+
+
 async def test_a_forgotten_quiet_partition_counts_its_session_s_rounds_no_more(tmp_path: Path) -> None:
     clock = Clock()
     (follower,) = await _leader_with_quiet_followers(tmp_path, clock, (1, 2))
