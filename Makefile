@@ -78,20 +78,20 @@ SEED ?=
 DURATION ?= 600
 chaos: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests/chaos -p no:cacheprovider -s --chaos-seed $(or $(SEED),random) \
-		--chaos-duration-s $(DURATION) --timeout $$(( $(DURATION) * 2 + 600 ))
+		--chaos-duration-s $(DURATION) --timeout $$(( $(DURATION) * 2 + 600 )) -o faulthandler_timeout=0
 
 # The seeded simulation, long: make sim SEEDS=50 STEPS=20000 (random seeds; a failure prints its replay).
 SEEDS ?= 20
 STEPS ?= 10000
 sim: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests/simulation -p no:cacheprovider -s -q -k test_replicas_never_diverge \
-		--seeds $(SEEDS) --steps $(STEPS) --timeout $$(( $(STEPS) / 10 + 300 ))
+		--seeds $(SEEDS) --steps $(STEPS) --timeout $$(( $(STEPS) / 10 + 300 )) -o faulthandler_timeout=0
 
 # The fuzz tier alone, long: make fuzz EXAMPLES=200 (schemathesis examples per API operation).
 EXAMPLES ?= 200
 fuzz: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests/fuzz -p no:cacheprovider -s --fuzz-examples $(EXAMPLES) \
-		--timeout $$(( $(EXAMPLES) * 30 + 600 ))
+		--timeout $$(( $(EXAMPLES) * 30 + 600 )) -o faulthandler_timeout=0
 
 clean:
 	rm -rf $(VENV) .highwater-dev .pytest_cache .mypy_cache .ruff_cache
