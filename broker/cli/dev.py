@@ -46,7 +46,7 @@ from broker.cli.throwaway_tls import SpawnedTls, throwaway_tls
 from broker.cli.topics import partitions_table
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
-from broker.errors import HighwaterError, InvalidReplicationFactor, TopicAlreadyExists
+from broker.errors import HighwaterError, TopicAlreadyExists
 from broker.logging_setup import configure_logging
 
 DEMO_TOPIC = "demo"
@@ -188,27 +188,16 @@ async def _wait_registered(admin: AdminClient, count: int, timeout_s: float) -> 
 
 
 async def ensure_demo_topic(admin: AdminClient, replication_factor: int) -> None:
-    """Create the demo topic once the controller counts enough live brokers.
-
-    A broker listed by the first broker's view may not yet be live in the controller's
-    (each follows the registrations with its own watch), so a refusal for too few live
-    brokers is retried until ``DEMO_TOPIC_TIMEOUT_S``: the cluster is still forming.
-    """
-    deadline = time.monotonic() + DEMO_TOPIC_TIMEOUT_S
+    """Create the demo topic once the cluster lists enough brokers (the controller reads the
+    registrations before it places replicas, so what the first broker lists it counts too)."""
     await _wait_registered(admin, replication_factor, timeout_s=DEMO_TOPIC_TIMEOUT_S)
     configs = {"min.insync.replicas": str(min(2, replication_factor))}
-    while True:
-        try:
-            await admin.create_topic(DEMO_TOPIC, DEMO_PARTITIONS, replication_factor, configs)
-            break
-        except TopicAlreadyExists:
-            break
-        except InvalidReplicationFactor as error:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"could not create the demo topic: {error.message}") from None
-            await asyncio.sleep(0.1)
-        except HighwaterError as error:
-            raise RuntimeError(f"could not create the demo topic: {error.message}") from None
+    try:
+        await admin.create_topic(DEMO_TOPIC, DEMO_PARTITIONS, replication_factor, configs)
+    except TopicAlreadyExists:
+        pass
+    except HighwaterError as error:
+        raise RuntimeError(f"could not create the demo topic: {error.message}") from None
     await _wait_in_sync(admin, timeout_s=60)
 
 

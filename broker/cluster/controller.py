@@ -202,6 +202,7 @@ class Controller:
         """
         term = self.active_term()
         async with term._lock:
+            await term.catch_up_with_brokers()
             values, _ = await self.store.list(f"{PARTITIONS_PREFIX}{name}/")
             replicas = {record.partition: record.replicas for record in map(_partition_record, values)}
             placed: list[list[int]] = []

@@ -101,6 +101,9 @@ UNCLEAN_LEADER_ELECTION_CONFIG = "unclean.leader.election.enable"
 
 ComputeChange = Callable[[PartitionRecord], PartitionChange | None]
 
+BROKERS_CATCH_UP_TIMEOUT_S = 2.0
+"""How long a placement waits for the term's view to hold the registrations the store holds."""
+
 
 @dataclass(frozen=True)
 class ControllerSettings:
@@ -238,6 +241,19 @@ class ControllerTerm:
             f"{error.message}; brokers {draining} are being drained and take no new replica"
         )
 
+    async def catch_up_with_brokers(self) -> None:
+        """Wait (a moment at most) until this term's view holds every registration the store holds.
+
+        Kafka's controller places replicas over the registrations it keeps itself. Here
+        brokers register in the store and the term hears of it through its watch, so a
+        topic created just after the brokers registered (every broker already listing all
+        of them) was refused for too few live brokers (a host-tier run: "replication
+        factor 3 is larger than the 1 live broker", 30 ms after the third registration).
+        One read of the registrations before placing closes that window.
+        """
+        if not await self._brokers.catch_up(BROKERS_CATCH_UP_TIMEOUT_S):
+            self._log.warning("controller_brokers_view_behind_store", timeout_s=BROKERS_CATCH_UP_TIMEOUT_S)
+
     def registered_broker_ids(self) -> set[int]:
         """Every broker holding a registration, those in controlled shutdown included (Kafka's
         ``brokerRegistrations``: a manual assignment may name them, they just lead nothing yet)."""
@@ -254,6 +270,7 @@ class ControllerTerm:
         """
         async with self._lock:
             await self.fence.check()
+            await self.catch_up_with_brokers()
             live = self.live_registrations()
             name, partitions_count, replication_factor = new.name, new.partitions_count, new.replication_factor
             assignment = new.assignment

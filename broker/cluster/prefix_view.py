@@ -87,6 +87,29 @@ class PrefixView:
         """One key as of ``revision``, without copying the prefix."""
         return self._items.get(key)
 
+    async def catch_up(self, timeout_s: float) -> bool:
+        """Wait until the view holds every key the store holds now, each at least as new as there.
+
+        The watch trails the store by a poll or a hop: a decision that must not refuse on
+        what it has not heard of yet (a controller placing replicas a moment after brokers
+        registered) reads the prefix once and gives the watch ``timeout_s`` to deliver it.
+        A key deleted since is not waited for. Whether the view caught up in time.
+        """
+        items, _ = await retry_unavailable(lambda: self.store.list(self.prefix), f"list {self.prefix}")
+
+        def held() -> bool:
+            return all(
+                (mine := self._items.get(kv.key)) is not None and mine.mod_revision >= kv.mod_revision for kv in items
+            )
+
+        try:
+            async with asyncio.timeout(timeout_s):
+                while not held():
+                    await self.wait_changed()
+        except TimeoutError:
+            return False
+        return True
+
     async def wait_changed(self) -> None:
         """Return at the next applied change."""
         changed = self._changed
