@@ -29,6 +29,11 @@ How the contract maps onto etcd:
   request timeout (5 s) against a 6 s session, every broker talking to a cut-off member
   lost its lease before it moved to another member. Dropping the silent connection also
   moves the store's watches, which would otherwise hear nothing from that member.
+* A watch that fails drops its connection too. aetcd creates a client's watches one at
+  a time, each waiting up to the request timeout for the member to confirm it; on a
+  connection that had gone silent (a host cut off and back) the seven watches of a
+  broker were re-created 5 s apart on it, and its view stayed stale for 8 s after the
+  link returned, the broker still acting as leader of a partition that had moved.
 """
 
 from __future__ import annotations
@@ -153,6 +158,13 @@ def _call_failure(error: BaseException, attempt_timeout_s: float | None) -> str 
     if isinstance(error, asyncio.CancelledError):
         return "the connection was closed under the call" if _cancelled_by_a_closed_channel() else None
     return str(error) if isinstance(error, Exception) and is_unavailable(error) else None
+
+
+def _watch_failure(error: Exception) -> str:
+    """What a failed watch met, for its log line (aetcd's watch timeout says nothing itself)."""
+    if isinstance(error, aetcd.WatchTimeoutError):
+        return "the member did not confirm the watch within the request timeout"
+    return str(error) or type(error).__name__
 
 
 def is_unavailable(error: Exception) -> bool:
@@ -419,6 +431,7 @@ class EtcdMetadataStore(MetadataStore):
         backoff = Backoff(WATCH_RETRY_BACKOFF_S, WATCH_RETRY_BACKOFF_MAX_S)
         while not self._closed:
             stream = None
+            client: aetcd.Client | None = None
             try:
                 client = await self._connected_client()
                 stream = await client.watch(start, range_end=end, start_revision=next_revision)
@@ -438,7 +451,11 @@ class EtcdMetadataStore(MetadataStore):
             except (aetcd.ClientError, StoreUnavailableError) as error:
                 if isinstance(error, aetcd.ClientError) and not is_unavailable(error):
                     raise
-                log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=str(error))
+                log.warning(
+                    "etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=_watch_failure(error)
+                )
+                if client is not None:
+                    await self._drop_client(client)
             except asyncio.CancelledError:
                 if not _cancelled_by_a_closed_channel():
                     raise

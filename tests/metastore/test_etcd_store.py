@@ -165,3 +165,28 @@ async def test_a_call_whose_connection_another_call_dropped_is_tried_on_the_next
         finally:
             await store.close()
             await silent.close()
+
+
+async def test_a_watch_created_on_a_silent_connection_moves_to_the_next_endpoint(tmp_path: Path) -> None:
+    """A host-tier failure: aetcd waits up to the request timeout for a member to confirm each
+    new watch, one at a time, and a connection that has gone silent still looks ready. Retried
+    on that same connection, a broker's watches came back 5 s apart, its view stale meanwhile;
+    a watch that fails now drops the connection, and its retry goes to the next endpoint."""
+    with EtcdServer(tmp_path / "etcd") as server:
+        silent = await CuttableProxy(server.client_port).start()
+        store = EtcdMetadataStore(
+            [("127.0.0.1", silent.port), ("127.0.0.1", server.client_port)], request_timeout_s=1.0, first_endpoint=0
+        )
+        writer = await open_store(server.url)
+        try:
+            start = await store.put("/controller", b"1")
+            silent.block()
+            events = store.watch("/controller", start + 1)
+            await writer.put("/controller", b"2")
+            [event] = await take(events, 1)
+            await close_watch(events)
+        finally:
+            await writer.close()
+            await store.close()
+            await silent.close()
+    assert event.value == b"2"
