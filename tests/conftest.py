@@ -3,8 +3,9 @@
 ``--dist loadgroup`` hands each ``xdist_group`` whole to one worker and spreads the
 other tests one by one. A test that uses a module- or class-scoped fixture (a broker
 cluster shared by a module) is grouped with its module, so that cluster starts once,
-not once per worker; the tests that use one session-scoped cluster (the fuzz tier's)
-are grouped together for the same reason.
+not once per worker; the tests that use one session-scoped cluster (the fuzz tier's),
+or one package-scoped fixture (the host tier's hosts), are grouped together for the
+same reason.
 
 Every test that starts a Spark JVM (the session-scoped ``spark`` fixture, or the
 ``spark`` marker: a local-cluster job, the docs pages whose examples start Spark) carries
@@ -64,6 +65,8 @@ def _group(item: pytest.Item) -> str | None:
     definitions = [d for chain in fixture_info.name2fixturedefs.values() for d in chain] if fixture_info else []
     for definition in definitions:
         if definition.scope == "session" and is_cluster_fixture(definition.func):
+            return f"{definition.baseid}::{definition.argname}"
+        if definition.scope == "package":
             return f"{definition.baseid}::{definition.argname}"
     if any(definition.scope in SHARED_SCOPES for definition in definitions):
         return item.nodeid.split("::", 1)[0]

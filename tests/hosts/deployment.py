@@ -16,14 +16,17 @@ every broker listing every broker), through ``wait_until``.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -40,10 +43,30 @@ POLL_S = 0.1
 HTTP_TIMEOUT_S = 2.0
 
 
-def http_json(url: str, timeout_s: float = HTTP_TIMEOUT_S) -> tuple[int, object]:
+@dataclass(frozen=True)
+class ClientAccess:
+    """How the client host reaches brokers that serve HTTPS and ask for a user (None: plain HTTP, anonymous)."""
+
+    ca_file: Path
+    username: str
+    password: str
+
+    def context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca_file))
+
+    def authorization(self) -> str:
+        return "Basic " + base64.b64encode(f"{self.username}:{self.password}".encode()).decode()
+
+
+def http_json(url: str, timeout_s: float = HTTP_TIMEOUT_S, access: ClientAccess | None = None) -> tuple[int, object]:
     """GET ``url``: its status and JSON body; status 0 when nothing answered."""
+    request = urllib.request.Request(url)
+    context = None
+    if access is not None:
+        request.add_header("Authorization", access.authorization())
+        context = access.context()
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+        with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:
             return response.status, json.loads(response.read() or b"null")
     except urllib.error.HTTPError as error:
         return error.code, None
@@ -52,12 +75,20 @@ def http_json(url: str, timeout_s: float = HTTP_TIMEOUT_S) -> tuple[int, object]
 
 
 class HostsDeployment:
-    """etcd members and brokers on the hosts of ``network``, their files under ``root``."""
+    """etcd members and brokers on the hosts of ``network``, their files under ``root``; with
+    ``access``, brokers are reached over HTTPS as that user."""
 
-    def __init__(self, network: HostNetwork, root: Path, settings: Mapping[str, object] | None = None) -> None:
+    def __init__(
+        self,
+        network: HostNetwork,
+        root: Path,
+        settings: Mapping[str, object] | None = None,
+        access: ClientAccess | None = None,
+    ) -> None:
         self.network = network
         self.root = root
         self.settings = dict(settings or {})
+        self.access = access
         self.brokers: dict[int, subprocess.Popen[bytes]] = {}
 
     @property
@@ -68,7 +99,8 @@ class HostsDeployment:
         return self.hosts[node_id - 1]
 
     def url(self, node_id: int) -> str:
-        return f"http://{self.host(node_id).address}:{BROKER_PORT}"
+        scheme = "http" if self.access is None else "https"
+        return f"{scheme}://{self.host(node_id).address}:{BROKER_PORT}"
 
     @property
     def urls(self) -> list[str]:
@@ -137,8 +169,12 @@ class HostsDeployment:
             "--metadata", self.metadata_store,
             "--allow-anonymous",
         ]  # fmt: skip
-        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **setting_variables(settings)}
-        process = host.spawn(argv, self.root / f"host-{node_id}" / "broker.log", env)
+        return self.spawn_broker(node_id, argv, setting_variables(settings))
+
+    def spawn_broker(self, node_id: int, argv: list[str], variables: Mapping[str, str]) -> subprocess.Popen[bytes]:
+        """Run ``argv`` as broker ``node_id`` on its host with ``variables`` added to the environment."""
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **variables}
+        process = self.host(node_id).spawn(argv, self.root / f"host-{node_id}" / "broker.log", env)
         self.brokers[node_id] = process
         return process
 
@@ -153,11 +189,11 @@ class HostsDeployment:
     def v3(self, node_id: int, path: str) -> list[dict] | None:
         """The ``data`` rows broker ``node_id`` answers ``GET /v3/clusters/{id}{path}`` with
         (None unless it answers 200)."""
-        status, body = http_json(f"{self.url(node_id)}/v3/clusters")
+        status, body = http_json(f"{self.url(node_id)}/v3/clusters", access=self.access)
         if status != 200 or not isinstance(body, dict):
             return None
         cluster_id = body["data"][0]["cluster_id"]
-        status, reply = http_json(f"{self.url(node_id)}/v3/clusters/{cluster_id}{path}")
+        status, reply = http_json(f"{self.url(node_id)}/v3/clusters/{cluster_id}{path}", access=self.access)
         return reply["data"] if status == 200 and isinstance(reply, dict) else None
 
     def registered(self, node_id: int) -> set[int] | None:

@@ -32,22 +32,16 @@ from consumer import Consumer
 from producer import Producer
 from tests.chaos.checker import summary_table
 from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions
+from tests.hosts.conftest import HOSTS
 from tests.hosts.deployment import HostsDeployment
 from tests.hosts.network import HostNetwork
 
-HOSTS = 3
 PARTITIONS = 3
 SETTINGS = {"log_level": "info"}
 STOP_TIMEOUT_S = 40.0
 """The controlled shutdown's 15 s and one 6 s session for the deregistration, with room to spare."""
 WAIT_S = 40.0
 """For leadership to move (once a cut broker's lease, 6 s, runs out) or every ISR to be full again."""
-
-
-@pytest.fixture(scope="module")
-def network() -> Iterator[HostNetwork]:
-    with HostNetwork(HOSTS) as made:
-        yield made
 
 
 @pytest.fixture

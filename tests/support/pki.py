@@ -44,12 +44,15 @@ class Pki:
         return client_ssl_context(self.ca_file, self.client_cert, self.client_key)
 
 
-def make_pki(directory: Path, broker_not_after: datetime.datetime | None = None) -> Pki:
-    """A fresh CA and its certificates under ``directory``; ``broker_not_after`` dates the broker's expiry."""
+def make_pki(
+    directory: Path, broker_not_after: datetime.datetime | None = None, broker_names: tuple[str, ...] = BROKER_NAMES
+) -> Pki:
+    """A fresh CA and its certificates under ``directory``; ``broker_not_after`` dates the broker's
+    expiry, ``broker_names`` are the names and addresses its certificate is valid for."""
     directory.mkdir(parents=True, exist_ok=True)
     ca = trustme.CA()
     ca.cert_pem.write_to_path(directory / "ca.pem")
-    broker = ca.issue_cert(*BROKER_NAMES, not_after=broker_not_after)
+    broker = ca.issue_cert(*broker_names, not_after=broker_not_after)
     client = ca.issue_cert("alice.clients.test", common_name=CLIENT_CN)
     for name, leaf in (("broker", broker), ("client", client)):
         chain = directory / f"{name}.pem"
