@@ -5,15 +5,30 @@ of ``tests/hosts`` form one xdist group, so one worker makes the hosts, once).""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.hosts.deployment import HOSTS, HostsDeployment
 from tests.hosts.network import HostNetwork
 
-HOSTS = 3
+SETTINGS = {"log_level": "info"}
 
 
 @pytest.fixture(scope="package")
 def network() -> Iterator[HostNetwork]:
     with HostNetwork(HOSTS) as made:
         yield made
+
+
+@pytest.fixture
+def deployment(network: HostNetwork, tmp_path: Path) -> Iterator[HostsDeployment]:
+    """A started deployment (etcd on every host, then a broker on every host); every host is
+    reconnected and emptied of processes afterwards, whatever the test did to it."""
+    deployment = HostsDeployment(network, tmp_path, SETTINGS)
+    try:
+        yield deployment.start()
+    finally:
+        for host in network.hosts:
+            host.reconnect()
+            host.kill_all()

@@ -30,11 +30,19 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from broker.client.admin import AdminClient
+from broker.client.http import ClusterClient
+from broker.cluster.records import broker_key
+from broker.cluster.store_url import open_store
 from tests.hosts.network import Host, HostNetwork
 from tests.support.cluster import setting_variables
 from tests.support.launcher import REPO_ROOT
 from tests.support.waiting import wait_until
 
+HOSTS = 3
+"""Hosts of the tier's network: one etcd member and one broker on each."""
+TOPIC_PARTITIONS = 3
+"""Partitions of a scenario's topic: one led from each host."""
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
 BROKER_PORT = 9092
@@ -90,6 +98,7 @@ class HostsDeployment:
         self.settings = dict(settings or {})
         self.access = access
         self.brokers: dict[int, subprocess.Popen[bytes]] = {}
+        self.etcd_members: dict[int, subprocess.Popen[bytes]] = {}
 
     @property
     def hosts(self) -> list[Host]:
@@ -117,32 +126,46 @@ class HostsDeployment:
 
     def start_etcd(self) -> None:
         """One member per host, one cluster; returns once every member reports itself healthy."""
+        for host in self.hosts:
+            self.start_etcd_member(host.index)
+        for host in self.hosts:
+            self.wait_for_etcd_member(host)
+
+    def start_etcd_member(self, index: int) -> subprocess.Popen[bytes]:
+        """Host ``index``'s member, not waited for; started again on its data directory after a
+        kill, it rejoins the cluster (etcd ignores the initial-cluster flags once it has data)."""
         binary = shutil.which("etcd")
         if binary is None:
             raise RuntimeError("the `etcd` binary is missing; `make test` installs it (apt-get install etcd-server)")
         members = ",".join(f"m{host.index}=http://{host.address}:{ETCD_PEER_PORT}" for host in self.hosts)
-        for host in self.hosts:
-            directory = self.root / f"host-{host.index}"
-            directory.mkdir(parents=True, exist_ok=True)
-            client, peer = f"http://{host.address}:{ETCD_CLIENT_PORT}", f"http://{host.address}:{ETCD_PEER_PORT}"
-            host.spawn(
-                [
-                    binary,
-                    "--name", f"m{host.index}",
-                    "--data-dir", str(directory / "etcd"),
-                    "--listen-client-urls", client,
-                    "--advertise-client-urls", client,
-                    "--listen-peer-urls", peer,
-                    "--initial-advertise-peer-urls", peer,
-                    "--initial-cluster", members,
-                    "--initial-cluster-state", "new",
-                    "--initial-cluster-token", "highwater-hosts",
-                    "--pre-vote",
-                ],
-                directory / "etcd.log",
-            )  # fmt: skip
-        for host in self.hosts:
-            self.wait_for_etcd_member(host)
+        host = self.host(index)
+        directory = self.root / f"host-{index}"
+        directory.mkdir(parents=True, exist_ok=True)
+        client, peer = f"http://{host.address}:{ETCD_CLIENT_PORT}", f"http://{host.address}:{ETCD_PEER_PORT}"
+        process = host.spawn(
+            [
+                binary,
+                "--name", f"m{index}",
+                "--data-dir", str(directory / "etcd"),
+                "--listen-client-urls", client,
+                "--advertise-client-urls", client,
+                "--listen-peer-urls", peer,
+                "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", members,
+                "--initial-cluster-state", "new",
+                "--initial-cluster-token", "highwater-hosts",
+                "--pre-vote",
+            ],
+            directory / "etcd.log",
+        )  # fmt: skip
+        self.etcd_members[index] = process
+        return process
+
+    def kill_etcd_member(self, index: int) -> None:
+        """SIGKILL host ``index``'s member (its data directory stays)."""
+        process = self.etcd_members.pop(index)
+        process.kill()
+        process.wait(10)
 
     def wait_for_etcd_member(self, host: Host, timeout_s: float = START_TIMEOUT_S) -> None:
         """Until ``host``'s member answers its ``/health`` as healthy (it is part of a quorum)."""
@@ -185,6 +208,23 @@ class HostsDeployment:
             self.start_broker(host.index)
         self.wait_for_brokers(set(self.brokers), set(self.brokers))
         return self
+
+    async def create_topic(self, topic: str) -> None:
+        """``TOPIC_PARTITIONS`` partitions, one replica per host, acks=all needing two in sync."""
+        client = ClusterClient(self.urls)
+        try:
+            await AdminClient(client).create_topic(topic, TOPIC_PARTITIONS, HOSTS, {"min.insync.replicas": "2"})
+        finally:
+            await client.close()
+
+    async def broker_epochs(self, node_ids: list[int]) -> dict[int, int | None]:
+        """Each broker's epoch (its registration's revision) as etcd holds it; None when not registered."""
+        store = await open_store(self.metadata_store)
+        try:
+            registrations = {node_id: await store.get(broker_key(node_id)) for node_id in node_ids}
+        finally:
+            await store.close()
+        return {node_id: kv.mod_revision if kv is not None else None for node_id, kv in registrations.items()}
 
     def v3(self, node_id: int, path: str) -> list[dict] | None:
         """The ``data`` rows broker ``node_id`` answers ``GET /v3/clusters/{id}{path}`` with

@@ -18,77 +18,36 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-
-from broker.client.admin import AdminClient
-from broker.client.http import ClusterClient
 from broker.client.types import TopicPartition
-from broker.cluster.records import broker_key
-from broker.cluster.store_url import open_store
 from consumer import Consumer
 from producer import Producer
 from tests.chaos.checker import summary_table
 from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions
-from tests.hosts.conftest import HOSTS
-from tests.hosts.deployment import HostsDeployment
-from tests.hosts.network import HostNetwork
+from tests.hosts.deployment import HOSTS, TOPIC_PARTITIONS, HostsDeployment
 
-PARTITIONS = 3
-SETTINGS = {"log_level": "info"}
 STOP_TIMEOUT_S = 40.0
 """The controlled shutdown's 15 s and one 6 s session for the deregistration, with room to spare."""
 WAIT_S = 40.0
 """For leadership to move (once a cut broker's lease, 6 s, runs out) or every ISR to be full again."""
 
 
-@pytest.fixture
-def deployment(network: HostNetwork, tmp_path: Path) -> Iterator[HostsDeployment]:
-    deployment = HostsDeployment(network, tmp_path, SETTINGS)
-    try:
-        yield deployment.start()
-    finally:
-        for host in network.hosts:
-            host.reconnect()
-            host.kill_all()
-
-
-async def _create_topic(deployment: HostsDeployment, topic: str) -> None:
-    client = ClusterClient(deployment.urls)
-    try:
-        await AdminClient(client).create_topic(topic, PARTITIONS, 3, {"min.insync.replicas": "2"})
-    finally:
-        await client.close()
-
-
-async def _broker_epochs(deployment: HostsDeployment, node_ids: list[int]) -> dict[int, int | None]:
-    """Each broker's epoch (its registration's revision) as etcd holds it; None when not registered."""
-    store = await open_store(deployment.metadata_store)
-    try:
-        registrations = {node_id: await store.get(broker_key(node_id)) for node_id in node_ids}
-    finally:
-        await store.close()
-    return {node_id: kv.mod_revision if kv is not None else None for node_id, kv in registrations.items()}
-
-
 async def test_acks_all_writes_to_a_topic_across_three_hosts_are_read_back_from_any_host(
     deployment: HostsDeployment,
 ) -> None:
-    await _create_topic(deployment, "spread")
+    await deployment.create_topic("spread")
     values = [f"v{i}".encode() for i in range(300)]
     producer = Producer(deployment.urls, acks="all")
     await producer.start()
     try:
         for value in values:
-            await producer.send("spread", value, partition=int(value[1:]) % PARTITIONS)
+            await producer.send("spread", value, partition=int(value[1:]) % TOPIC_PARTITIONS)
         await producer.flush()
     finally:
         await producer.close()
     for node_id in range(1, HOSTS + 1):
         consumer = Consumer([deployment.url(node_id)], auto_offset_reset="earliest", fetch_max_wait_ms=100)
-        consumer.assign([TopicPartition("spread", p) for p in range(PARTITIONS)])
+        consumer.assign([TopicPartition("spread", p) for p in range(TOPIC_PARTITIONS)])
         seen: list[bytes] = []
         try:
             async with asyncio.timeout(30):
@@ -111,11 +70,11 @@ async def test_a_host_cut_off_loses_its_leaderships_and_rejoins_every_isr_once_r
     deployment: HostsDeployment,
 ) -> None:
     topic = "cut"
-    await _create_topic(deployment, topic)
+    await deployment.create_topic(topic)
     await asyncio.to_thread(wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
-    load = CheckedLoad(deployment, topic, PARTITIONS, via=2).start()
+    load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=2).start()
     cut = deployment.host(1)
-    survivors_before = await _broker_epochs(deployment, [2, 3])
+    survivors_before = await deployment.broker_epochs([2, 3])
     try:
         # Not a wait for a condition: the workload's history before the cut.
         await asyncio.sleep(1.0)
@@ -138,7 +97,7 @@ async def test_a_host_cut_off_loses_its_leaderships_and_rejoins_every_isr_once_r
         )
         rejoined_s = time.monotonic() - reconnected_at
         await asyncio.to_thread(deployment.wait_for_brokers, {1, 2, 3}, {1, 2, 3})
-        assert await _broker_epochs(deployment, [2, 3]) == survivors_before, (
+        assert await deployment.broker_epochs([2, 3]) == survivors_before, (
             "a broker on another host lost its lease while host 1 (and its etcd member) was cut off"
         )
     except BaseException:
@@ -158,9 +117,9 @@ async def test_a_rolling_restart_under_acks_all_load_loses_nothing(deployment: H
     again on its data, and every ISR full before the next. The figure is the longest time
     any partition went without an acknowledged write."""
     topic = "rolling"
-    await _create_topic(deployment, topic)
+    await deployment.create_topic(topic)
     await asyncio.to_thread(wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
-    load = CheckedLoad(deployment, topic, PARTITIONS, via=2).start()
+    load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=2).start()
     started = time.monotonic()
     try:
         # Not a wait for a condition: the workload's history before the first restart.
@@ -179,7 +138,7 @@ async def test_a_rolling_restart_under_acks_all_load_loses_nothing(deployment: H
         raise
     restart_s = time.monotonic() - started
     report = await load.finish()
-    gap_s = longest_write_gap_s(load.history, topic, PARTITIONS)
+    gap_s = longest_write_gap_s(load.history, topic, TOPIC_PARTITIONS)
     print(f"rolling restart of 3 brokers in {restart_s:.1f} s; longest gap between acknowledged writes {gap_s:.2f} s")
     print(summary_table([report]))
     assert report.counts["acked"] > 0, "the workload wrote nothing"
