@@ -236,6 +236,13 @@ class HostsDeployment:
         status, reply = http_json(f"{self.url(node_id)}/v3/clusters/{cluster_id}{path}", access=self.access)
         return reply["data"] if status == 200 and isinstance(reply, dict) else None
 
+    def controller_id(self, node_id: int) -> int | None:
+        """The controller broker ``node_id`` names (None when it does not answer)."""
+        status, body = http_json(f"{self.url(node_id)}/v3/clusters", access=self.access)
+        if status != 200 or not isinstance(body, dict):
+            return None
+        return int(body["data"][0]["controller"]["related"].rsplit("/", 1)[1])
+
     def registered(self, node_id: int) -> set[int] | None:
         """The broker ids broker ``node_id`` lists (None when it does not answer)."""
         rows = self.v3(node_id, "/brokers")

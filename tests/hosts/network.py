@@ -6,6 +6,8 @@ itself is the client host: the bridge carries ``CLIENT_ADDRESS`` in the root nam
 so the test reaches every host and every host reaches it, and nothing is routed off the
 bridge (the hosts have no default route). Cutting a host off sets its ``eth0`` down inside
 its namespace: its processes keep running and hear nothing, as when a cable is pulled.
+Cutting two hosts from each other only is a blackhole route to the other's address in
+each (``Host.block``): both keep reaching every other host.
 
 Everything made here is named with ``PREFIX``, so ``remove_leftovers`` finds what an
 earlier run that died left behind (a namespace keeps its processes' sockets alive, and
@@ -75,7 +77,14 @@ class Host:
         _ip("-n", self.namespace, "link", "set", "eth0", "down")
 
     def reconnect(self) -> None:
+        """Plug the cable back in and lift every ``block``."""
         _ip("-n", self.namespace, "link", "set", "eth0", "up")
+        _ip("-n", self.namespace, "route", "flush", "type", "blackhole")
+
+    def block(self, address: str) -> None:
+        """Drop whatever this host sends to ``address``, and nothing else: one direction of a
+        cut between two hosts that both still reach the rest (an asymmetric partition)."""
+        _ip("-n", self.namespace, "route", "add", "blackhole", f"{address}/32")
 
     def kill_all(self) -> None:
         """SIGKILL every process in the namespace, the tier's and any they started."""
