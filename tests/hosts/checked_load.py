@@ -113,9 +113,9 @@ class CheckedLoad:
         final_log = await read_final_log(self.deployment.urls, self.topic, high_watermarks)
         replicas = {
             partition: {
-                host.index: replica_bytes(self.deployment, host.index, self.topic, partition, high_watermark)
-                for host in self.deployment.hosts
+                node_id: replica_bytes(self.deployment, node_id, self.topic, partition, state.high_watermark)
+                for node_id in state.replica_leos
             }
-            for partition, high_watermark in enumerate(high_watermarks)
+            for partition, state in enumerate(settled)
         }
         return check_topic(self.history, self.topic, final_log, replicas, durable=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.deployment import HOSTS, HostsDeployment
+from tests.hosts.deployment import HOSTS, SPARE_HOSTS, HostsDeployment
 from tests.hosts.network import HostNetwork
 
 SETTINGS = {"log_level": "info"}
@@ -17,7 +17,7 @@ SETTINGS = {"log_level": "info"}
 
 @pytest.fixture(scope="package")
 def network() -> Iterator[HostNetwork]:
-    with HostNetwork(HOSTS) as made:
+    with HostNetwork(HOSTS + SPARE_HOSTS) as made:
         yield made
 
 

@@ -40,7 +40,9 @@ from tests.support.launcher import REPO_ROOT
 from tests.support.waiting import wait_until
 
 HOSTS = 3
-"""Hosts of the tier's network: one etcd member and one broker on each."""
+"""Hosts of a deployment: one etcd member and one broker on each."""
+SPARE_HOSTS = 1
+"""Hosts of the tier's network beyond the deployment's, for a broker added later."""
 TOPIC_PARTITIONS = 3
 """Partitions of a scenario's topic: one led from each host."""
 ETCD_CLIENT_PORT = 2379
@@ -102,10 +104,12 @@ class HostsDeployment:
 
     @property
     def hosts(self) -> list[Host]:
-        return self.network.hosts
+        """The hosts of the deployment proper (an etcd member and a broker each); the network's
+        further hosts are spares a scenario may add a broker on (``start_broker``)."""
+        return self.network.hosts[:HOSTS]
 
     def host(self, node_id: int) -> Host:
-        return self.hosts[node_id - 1]
+        return self.network.hosts[node_id - 1]
 
     def url(self, node_id: int) -> str:
         scheme = "http" if self.access is None else "https"
@@ -197,7 +201,9 @@ class HostsDeployment:
     def spawn_broker(self, node_id: int, argv: list[str], variables: Mapping[str, str]) -> subprocess.Popen[bytes]:
         """Run ``argv`` as broker ``node_id`` on its host with ``variables`` added to the environment."""
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **variables}
-        process = self.host(node_id).spawn(argv, self.root / f"host-{node_id}" / "broker.log", env)
+        directory = self.root / f"host-{node_id}"
+        directory.mkdir(parents=True, exist_ok=True)
+        process = self.host(node_id).spawn(argv, directory / "broker.log", env)
         self.brokers[node_id] = process
         return process
 
