@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run lint test chaos fuzz sim etcd kcat chromium clean
+.PHONY: run lint test chaos fuzz sim hosts etcd kcat faketime chromium clean
 
 # setuptools explains editable installs in a banner on every install, and pip warns about every index
 # location this machine names but lacks (-qq keeps errors only): the one line per step says enough.
@@ -39,6 +39,12 @@ kcat:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat >/dev/null; }
 	@kcat -V | head -1
 
+# The host tier sets a broker's clock off with libfaketime (Debian's faketime).
+faketime:
+	@command -v faketime >/dev/null 2>&1 || { \
+		echo "installing faketime (Debian's faketime) for the host tier's clock-skew scenario"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq faketime >/dev/null; }
+
 # The web console's browser tests drive Debian's Chromium through Playwright (never a downloaded browser).
 chromium:
 	@test -x /usr/bin/chromium || { \
@@ -66,7 +72,7 @@ lint: $(VENV)/.installed-test
 # Spark gives its Python workers a fixed 10 s to connect back, which they miss on a
 # machine shared with the broker-heavy workers of the first phase (tests/conftest.py).
 TEST_WORKERS ?= 4
-test: $(VENV)/.installed-test etcd kcat chromium
+test: $(VENV)/.installed-test etcd kcat faketime chromium
 	$(BIN)/python -m compileall -q -j 0 broker producer consumer spark_connector config tests
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --collect-only -q -p no:cacheprovider > /dev/null & \
 		$(MAKE) --no-print-directory lint; lint=$$?; wait $$!; exit $$lint
@@ -92,6 +98,14 @@ EXAMPLES ?= 200
 fuzz: $(VENV)/.installed-test
 	$(BIN)/python -m pytest tests/fuzz -p no:cacheprovider -s --fuzz-examples $(EXAMPLES) \
 		--timeout $$(( $(EXAMPLES) * 30 + 600 )) -o faulthandler_timeout=0
+
+# The host tier alone, long: make hosts RUNS=5 (every scenario, RUNS times over; root only, as in CI).
+RUNS ?= 3
+hosts: $(VENV)/.installed-test etcd faketime
+	@for run in $$(seq $(RUNS)); do \
+		echo "==> host tier, run $$run of $(RUNS)"; \
+		$(BIN)/python -m pytest tests/hosts -p no:cacheprovider -s -q || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) .highwater-dev .pytest_cache .mypy_cache .ruff_cache

@@ -183,11 +183,17 @@ class HostsDeployment:
 
     # --- brokers ------------------------------------------------------------------
 
-    def start_broker(self, node_id: int) -> subprocess.Popen[bytes]:
-        """Broker ``node_id`` on its host (log appended to ``host-N/broker.log``); not waited for."""
+    def start_broker(self, node_id: int, clock_offset: str | None = None) -> subprocess.Popen[bytes]:
+        """Broker ``node_id`` on its host (log appended to ``host-N/broker.log``); not waited for.
+
+        ``clock_offset`` (libfaketime's ``+2h``, ``-1h``...) sets its host's time of day
+        that far off; the monotonic clock, which timeouts and leases use, stays true.
+        """
         host = self.host(node_id)
         settings = {"rack": f"host-{node_id}", "advertised_url": self.url(node_id), **self.settings}
+        skew = [] if clock_offset is None else ["faketime", "-f", clock_offset]
         argv = [
+            *skew,
             sys.executable, "-m", "broker", "serve",
             "--node-id", str(node_id),
             "--host", host.address,
@@ -196,7 +202,10 @@ class HostsDeployment:
             "--metadata", self.metadata_store,
             "--allow-anonymous",
         ]  # fmt: skip
-        return self.spawn_broker(node_id, argv, setting_variables(settings))
+        variables = setting_variables(settings)
+        if clock_offset is not None:
+            variables["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        return self.spawn_broker(node_id, argv, variables)
 
     def spawn_broker(self, node_id: int, argv: list[str], variables: Mapping[str, str]) -> subprocess.Popen[bytes]:
         """Run ``argv`` as broker ``node_id`` on its host with ``variables`` added to the environment."""
