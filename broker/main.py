@@ -3,8 +3,9 @@
 The doors are the HTTP(S) app and, when ``kafka_listener`` is set, the Kafka listener;
 both see the node only through their own interfaces, and this module builds them beside
 each other. Both sockets are bound before the node starts, so ``--port 0`` (and a Kafka
-port of 0) resolve into the addresses the broker registers under. On a signal the doors
-close first (no new request reaches a node that is stopping), then the node stops.
+port of 0) resolve into the addresses the broker registers under. On a signal the node
+first hands its leaderships over while the doors are open (``BrokerNode.hand_over``: its
+followers and clients still reach it meanwhile), then the doors close, then the node stops.
 
 With ``tls.cert_file`` set the listener speaks only TLS and the default advertised URL
 is ``https://``: one port, one protocol, so a client that reaches it over plain HTTP is
@@ -64,6 +65,7 @@ async def serve(settings: BrokerSettings, stop: asyncio.Event) -> None:
         await stop.wait()
     finally:
         log.info("broker.stopping", node_id=settings.node_id)
+        await node.hand_over()
         await runner.cleanup()
         if kafka is not None:
             await kafka.close()
