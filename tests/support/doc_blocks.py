@@ -40,6 +40,7 @@ DOC_PAGES = (
     "docs/spark.md",
     "docs/cli.md",
     "docs/security.md",
+    "docs/operations.md",
     "docs/replication.md",
     "docs/configuration.md",
     "docs/console.md",
