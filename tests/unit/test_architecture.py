@@ -241,5 +241,6 @@ def _public_methods(path: Path, class_name: str) -> list[str]:
 
 def test_the_broker_node_only_wires_starts_and_stops():
     """Every door asks the node's pieces through its own protocol; a request method on the node would be a
-    pass-through a door could lean on instead (``HttpHost``, ``KafkaNode``, ``GroupHost``)."""
-    assert _public_methods(MODULES["broker.node.broker_node"], "BrokerNode") == ["start", "stop"]
+    pass-through a door could lean on instead (``HttpHost``, ``KafkaNode``, ``GroupHost``). Its lifecycle is
+    ``start``, ``hand_over`` (the first half of a stop, while the doors are open) and ``stop``."""
+    assert _public_methods(MODULES["broker.node.broker_node"], "BrokerNode") == ["hand_over", "start", "stop"]
