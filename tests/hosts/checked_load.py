@@ -18,10 +18,11 @@ from tests.chaos.checker import CheckReport, check_topic
 from tests.chaos.cluster import PartitionState, batches_below, partition_state
 from tests.chaos.history import OK, UNKNOWN, History
 from tests.chaos.workload import ProducerWriter, Reader, SingleRequestWriter, read_final_log
-from tests.hosts.deployment import POLL_S, HostsDeployment
+from tests.hosts.deployment import POLL_S, REPLICAS, HostsDeployment
 from tests.support.waiting import wait_until
 
 SETTLE_TIMEOUT_S = 40.0
+SYNC_TIMEOUT_S = 40.0
 
 
 def partition_states(deployment: HostsDeployment, via: int, topic: str) -> list[PartitionState] | None:
@@ -44,6 +45,18 @@ def wait_for_partitions(
         return states if states and all(holds(state) for state in states) else None
 
     return wait_until(reached, f"every partition of {topic} {what} (asked broker {via})", timeout_s, POLL_S)
+
+
+def in_sync(state: PartitionState) -> bool:
+    """Every replica of the partition in its ISR."""
+    return len(state.isr) == REPLICAS
+
+
+async def wait_in_sync(
+    deployment: HostsDeployment, via: int, topic: str, what: str = "in sync", timeout_s: float = SYNC_TIMEOUT_S
+) -> list[PartitionState]:
+    """Until broker ``via`` describes every partition of ``topic`` with every replica in its ISR."""
+    return await asyncio.to_thread(wait_for_partitions, deployment, via, topic, in_sync, what, timeout_s)
 
 
 def replica_bytes(deployment: HostsDeployment, node_id: int, topic: str, partition: int, high_watermark: int) -> bytes:

@@ -41,10 +41,12 @@ from tests.support.waiting import wait_until
 
 HOSTS = 3
 """Hosts of a deployment: one etcd member and one broker on each."""
-SPARE_HOSTS = 1
-"""Hosts of the tier's network beyond the deployment's, for a broker added later."""
+SPARE_HOSTS = 2
+"""Hosts of the tier's network beyond the deployment's: a broker added later, or five brokers."""
 TOPIC_PARTITIONS = 3
 """Partitions of a scenario's topic: one led from each host."""
+REPLICAS = 3
+"""Replicas of a scenario's topic's partitions: one per host of the deployment proper."""
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
 BROKER_PORT = 9092
@@ -117,7 +119,8 @@ class HostsDeployment:
 
     @property
     def urls(self) -> list[str]:
-        return [self.url(host.index) for host in self.hosts]
+        """The brokers started so far (the deployment's hosts' before any is)."""
+        return [self.url(node_id) for node_id in sorted(self.brokers) or [host.index for host in self.hosts]]
 
     @property
     def metadata_store(self) -> str:
@@ -216,19 +219,20 @@ class HostsDeployment:
         self.brokers[node_id] = process
         return process
 
-    def start(self) -> HostsDeployment:
-        """etcd, then every broker; returns once each broker lists all of them."""
+    def start(self, brokers: int = HOSTS) -> HostsDeployment:
+        """etcd, then a broker on each of the first ``brokers`` hosts (spares included beyond
+        the deployment's own); returns once each broker lists all of them."""
         self.start_etcd()
-        for host in self.hosts:
-            self.start_broker(host.index)
+        for node_id in range(1, brokers + 1):
+            self.start_broker(node_id)
         self.wait_for_brokers(set(self.brokers), set(self.brokers))
         return self
 
-    async def create_topic(self, topic: str) -> None:
-        """``TOPIC_PARTITIONS`` partitions, one replica per host, acks=all needing two in sync."""
+    async def create_topic(self, topic: str, partitions: int = TOPIC_PARTITIONS) -> None:
+        """``partitions`` partitions of three replicas, acks=all needing two in sync."""
         client = ClusterClient(self.urls)
         try:
-            await AdminClient(client).create_topic(topic, TOPIC_PARTITIONS, HOSTS, {"min.insync.replicas": "2"})
+            await AdminClient(client).create_topic(topic, partitions, REPLICAS, {"min.insync.replicas": "2"})
         finally:
             await client.close()
 

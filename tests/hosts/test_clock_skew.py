@@ -23,8 +23,7 @@ import urllib.request
 from datetime import datetime
 
 from tests.chaos.checker import summary_table
-from tests.chaos.cluster import PartitionState
-from tests.hosts.checked_load import CheckedLoad, wait_for_partitions
+from tests.hosts.checked_load import CheckedLoad, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import TOPIC_PARTITIONS, HostsDeployment
 
 SKEWS = {2: ("-1h", -3600.0), 3: ("+2h", 7200.0)}
@@ -47,10 +46,6 @@ def _stamped_at(deployment: HostsDeployment, node_id: int, topic: str) -> float:
     return datetime.fromisoformat(report["timestamp"]).timestamp()
 
 
-def _in_sync(state: PartitionState) -> bool:
-    return len(state.isr) == 3
-
-
 async def _restart(deployment: HostsDeployment, node_id: int, clock_offset: str | None) -> None:
     process = deployment.brokers[node_id]
     process.send_signal(signal.SIGTERM)
@@ -64,10 +59,10 @@ async def test_brokers_hours_apart_in_time_of_day_fail_over_and_keep_every_ackno
     topic, stamps = "skew", "skew-stamps"
     await deployment.create_topic(topic)
     await deployment.create_topic(stamps)
-    await asyncio.to_thread(wait_for_partitions, deployment, TRUE_CLOCK, topic, _in_sync, "in sync", WAIT_S)
+    await wait_in_sync(deployment, TRUE_CLOCK, topic)
     for node_id, (offset, _) in SKEWS.items():
         await _restart(deployment, node_id, offset)
-        await asyncio.to_thread(wait_for_partitions, deployment, TRUE_CLOCK, topic, _in_sync, "in sync again", WAIT_S)
+        await wait_in_sync(deployment, TRUE_CLOCK, topic, "in sync again")
     for node_id, (_, offset_s) in SKEWS.items():
         skew_s = await asyncio.to_thread(_stamped_at, deployment, node_id, stamps) - time.time()
         assert abs(skew_s - offset_s) < TOLERANCE_S, f"broker {node_id} stamps {skew_s:+.0f} s off, not {offset_s:+.0f}"
@@ -91,7 +86,7 @@ async def test_brokers_hours_apart_in_time_of_day_fail_over_and_keep_every_ackno
         )
         failover_s = time.monotonic() - killed_at
         deployment.start_broker(TRUE_CLOCK)
-        await asyncio.to_thread(wait_for_partitions, deployment, 2, topic, _in_sync, "in sync again", WAIT_S)
+        await wait_in_sync(deployment, 2, topic, "in sync again")
     except BaseException:
         await load.stop()
         raise

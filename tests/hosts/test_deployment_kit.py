@@ -29,7 +29,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
 from producer import Producer
-from tests.hosts.checked_load import wait_for_partitions
+from tests.hosts.checked_load import wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import ClientAccess, HostsDeployment
 from tests.hosts.kit import KIT, SystemdUnit, environment_file, local_argv
 from tests.hosts.network import Host, HostNetwork
@@ -139,7 +139,7 @@ async def test_the_kit_runs_three_hosts_with_tls_between_brokers_and_scram_users
         await AdminClient(client).create_topic(TOPIC, PARTITIONS, None, {})
     finally:
         await client.close()
-    await asyncio.to_thread(wait_for_partitions, deployment, 1, TOPIC, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
+    await wait_in_sync(deployment, 1, TOPIC)
     values = [f"kit-{i}".encode() for i in range(60)]
     producer = Producer(
         deployment.urls, acks="all", username="admin", password=ADMIN_PASSWORD, ssl_ca_file=str(pki.ca_file)

@@ -18,7 +18,7 @@ import time
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
 from tests.chaos.checker import summary_table
-from tests.hosts.checked_load import CheckedLoad, wait_for_partitions
+from tests.hosts.checked_load import CheckedLoad, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import HOSTS, TOPIC_PARTITIONS, HostsDeployment
 
 WAIT_S = 60.0
@@ -40,7 +40,7 @@ async def test_a_broker_on_a_new_host_takes_over_a_drained_brokers_replicas_unde
 ) -> None:
     topic = "grow"
     await deployment.create_topic(topic)
-    await asyncio.to_thread(wait_for_partitions, deployment, ASKED, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
+    await wait_in_sync(deployment, ASKED, topic)
     added = HOSTS + 1
     remaining = {2, 3, added}
     load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=ASKED).start()

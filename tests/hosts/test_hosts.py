@@ -23,7 +23,7 @@ from broker.client.types import TopicPartition
 from consumer import Consumer
 from producer import Producer
 from tests.chaos.checker import summary_table
-from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions
+from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import HOSTS, TOPIC_PARTITIONS, HostsDeployment
 
 STOP_TIMEOUT_S = 40.0
@@ -71,7 +71,7 @@ async def test_a_host_cut_off_loses_its_leaderships_and_rejoins_every_isr_once_r
 ) -> None:
     topic = "cut"
     await deployment.create_topic(topic)
-    await asyncio.to_thread(wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
+    await wait_in_sync(deployment, 2, topic)
     load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=2).start()
     cut = deployment.host(1)
     survivors_before = await deployment.broker_epochs([2, 3])
@@ -92,9 +92,7 @@ async def test_a_host_cut_off_loses_its_leaderships_and_rejoins_every_isr_once_r
         new_leaders_s = time.monotonic() - cut_at
         reconnected_at = time.monotonic()
         cut.reconnect()
-        await asyncio.to_thread(
-            wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync again", WAIT_S
-        )
+        await wait_in_sync(deployment, 2, topic, "in sync again")
         rejoined_s = time.monotonic() - reconnected_at
         await asyncio.to_thread(deployment.wait_for_brokers, {1, 2, 3}, {1, 2, 3})
         assert await deployment.broker_epochs([2, 3]) == survivors_before, (
@@ -118,7 +116,7 @@ async def test_a_rolling_restart_under_acks_all_load_loses_nothing(deployment: H
     any partition went without an acknowledged write."""
     topic = "rolling"
     await deployment.create_topic(topic)
-    await asyncio.to_thread(wait_for_partitions, deployment, 2, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
+    await wait_in_sync(deployment, 2, topic)
     load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=2).start()
     started = time.monotonic()
     try:
@@ -130,9 +128,7 @@ async def test_a_rolling_restart_under_acks_all_load_loses_nothing(deployment: H
             assert await asyncio.to_thread(process.wait, STOP_TIMEOUT_S) == 0, deployment.log_tail(node_id)
             deployment.start_broker(node_id)
             asker = node_id % HOSTS + 1
-            await asyncio.to_thread(
-                wait_for_partitions, deployment, asker, topic, lambda s: len(s.isr) == 3, "in sync again", WAIT_S
-            )
+            await wait_in_sync(deployment, asker, topic, "in sync again")
     except BaseException:
         await load.stop()
         raise

@@ -23,7 +23,7 @@ import time
 
 from tests.chaos.checker import summary_table
 from tests.chaos.history import OK, History
-from tests.hosts.checked_load import CheckedLoad, wait_for_partitions
+from tests.hosts.checked_load import CheckedLoad, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import TOPIC_PARTITIONS, HostsDeployment
 
 WAIT_S = 40.0
@@ -64,9 +64,7 @@ async def _led_without(deployment: HostsDeployment, via: int, topic: str, node_i
 
 async def _back_in_sync(deployment: HostsDeployment, node_id: int, via: int, topic: str) -> None:
     deployment.start_broker(node_id)
-    await asyncio.to_thread(
-        wait_for_partitions, deployment, via, topic, lambda s: len(s.isr) == 3, "in sync again", WAIT_S
-    )
+    await wait_in_sync(deployment, via, topic, "in sync again")
 
 
 async def test_acks_all_writes_go_on_without_an_etcd_quorum_and_elections_resume_when_it_returns(
@@ -74,7 +72,7 @@ async def test_acks_all_writes_go_on_without_an_etcd_quorum_and_elections_resume
 ) -> None:
     topic = "quorum"
     await deployment.create_topic(topic)
-    await asyncio.to_thread(wait_for_partitions, deployment, 1, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S)
+    await wait_in_sync(deployment, 1, topic)
     load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=1).start()
     try:
         # Not a wait for a condition: the workload's history before the first fault.

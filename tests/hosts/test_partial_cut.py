@@ -19,7 +19,7 @@ import time
 
 from tests.chaos.checker import summary_table
 from tests.chaos.history import OK, History
-from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions
+from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import HOSTS, TOPIC_PARTITIONS, HostsDeployment
 
 WAIT_S = 40.0
@@ -40,9 +40,7 @@ async def test_a_host_cut_from_the_controllers_host_only_leaves_every_partition_
 ) -> None:
     topic = "partial"
     await deployment.create_topic(topic)
-    states = await asyncio.to_thread(
-        wait_for_partitions, deployment, 1, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S
-    )
+    states = await wait_in_sync(deployment, 1, topic)
     leaders = [state.leader_id for state in states]
     controller = deployment.controller_id(1)
     assert controller is not None
@@ -73,9 +71,7 @@ async def test_a_host_cut_from_the_controllers_host_only_leaves_every_partition_
         deployment.host(controller).reconnect()
         deployment.host(other).reconnect()
         healed_at = time.monotonic()
-        await asyncio.to_thread(
-            wait_for_partitions, deployment, third, topic, lambda s: len(s.isr) == 3, "in sync again", WAIT_S
-        )
+        await wait_in_sync(deployment, third, topic, "in sync again")
         healed_s = time.monotonic() - healed_at
     except BaseException:
         await load.stop()

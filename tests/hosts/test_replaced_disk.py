@@ -24,7 +24,7 @@ from datetime import datetime
 from producer import Producer
 from tests.chaos.checker import summary_table
 from tests.chaos.cluster import PartitionState
-from tests.hosts.checked_load import CheckedLoad, partition_states, replica_bytes, wait_for_partitions
+from tests.hosts.checked_load import CheckedLoad, partition_states, replica_bytes, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import TOPIC_PARTITIONS, HostsDeployment
 
 FILL_TOPIC = "disk-fill"
@@ -91,9 +91,7 @@ async def test_a_broker_whose_disk_was_replaced_copies_everything_back_and_leads
     await deployment.create_topic(FILL_TOPIC)
     await deployment.create_topic("disk")
     for topic in (FILL_TOPIC, "disk"):
-        await asyncio.to_thread(
-            wait_for_partitions, deployment, ASKED, topic, lambda s: len(s.isr) == 3, "in sync", WAIT_S
-        )
+        await wait_in_sync(deployment, ASKED, topic)
     await _fill(deployment)
     load = CheckedLoad(deployment, "disk", TOPIC_PARTITIONS, via=ASKED).start()
     try:
@@ -106,9 +104,7 @@ async def test_a_broker_whose_disk_was_replaced_copies_everything_back_and_leads
         restarted_at = time.time()
         deployment.start_broker(REBUILT)
         led_without_data = await asyncio.to_thread(_leaders_without_data, deployment)
-        await asyncio.to_thread(
-            wait_for_partitions, deployment, ASKED, "disk", lambda s: len(s.isr) == 3, "in sync again", WAIT_S
-        )
+        await wait_in_sync(deployment, ASKED, "disk", "in sync again")
     except BaseException:
         await load.stop()
         raise
