@@ -28,9 +28,9 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	@touch $@
 
 etcd:
-	@command -v etcd >/dev/null 2>&1 || { \
-		echo "installing etcd (Debian's etcd-server) for the metadata store tests"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq etcd-server >/dev/null; }
+	@command -v etcd >/dev/null 2>&1 && command -v etcdctl >/dev/null 2>&1 || { \
+		echo "installing etcd (Debian's etcd-server and etcd-client) for the metadata store tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq etcd-server etcd-client >/dev/null; }
 	@etcd --version | head -1
 
 kcat:
