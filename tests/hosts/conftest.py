@@ -22,12 +22,18 @@ def network() -> Iterator[HostNetwork]:
 
 
 @pytest.fixture
-def deployment(network: HostNetwork, tmp_path: Path) -> Iterator[HostsDeployment]:
-    """A started deployment (etcd on every host, then a broker on every host); every host is
-    reconnected and emptied of processes afterwards, whatever the test did to it."""
+def brokers() -> int:
+    """Brokers a deployment starts, one per host from the first; a module overrides it for more."""
+    return HOSTS
+
+
+@pytest.fixture
+def deployment(network: HostNetwork, tmp_path: Path, brokers: int) -> Iterator[HostsDeployment]:
+    """A started deployment (etcd on the first three hosts, then ``brokers`` brokers); every host
+    is reconnected and emptied of processes afterwards, whatever the test did to it."""
     deployment = HostsDeployment(network, tmp_path, SETTINGS)
     try:
-        yield deployment.start()
+        yield deployment.start(brokers)
     finally:
         for host in network.hosts:
             host.reconnect()

@@ -1,9 +1,12 @@
 """highwater as it is deployed across machines: one etcd member and one broker per test host.
 
-Each host of a ``HostNetwork`` runs a member of one 3-member etcd cluster (Debian's
-``etcd-server``, a real raft quorum over the bridge) and a broker listening on the host's
-own address, with every etcd member as its metadata endpoints and its host as its rack.
-The test process, the client host, reaches the brokers at their advertised URLs.
+Each of the first ``HOSTS`` hosts of a ``HostNetwork`` runs a member of one 3-member etcd
+cluster (Debian's ``etcd-server``, a real raft quorum over the bridge) and a broker
+listening on the host's own address, with every etcd member as its metadata endpoints and
+its host as its rack; the spare hosts run a broker when a scenario starts one there. The
+test process, the client host, reaches the brokers at their advertised URLs. A broker
+may be started with its time of day set off (libfaketime), or from a command of its own
+(the deployment kit's).
 
 The members run with ``--pre-vote`` (etcd 3.5's default, off in Debian's 3.4): without it
 a member cut off keeps raising its raft term, and on its return forces the others into

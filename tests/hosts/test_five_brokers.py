@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -23,7 +21,6 @@ from tests.chaos.checker import summary_table
 from tests.chaos.history import OK, History
 from tests.hosts.checked_load import CheckedLoad, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import HOSTS, SPARE_HOSTS, HostsDeployment
-from tests.hosts.network import HostNetwork
 
 BROKERS = HOSTS + SPARE_HOSTS
 CUT = (4, 5)
@@ -32,14 +29,8 @@ WAIT_S = 40.0
 
 
 @pytest.fixture
-def five(network: HostNetwork, tmp_path: Path) -> Iterator[HostsDeployment]:
-    deployment = HostsDeployment(network, tmp_path, {"log_level": "info"})
-    try:
-        yield deployment.start(brokers=BROKERS)
-    finally:
-        for host in network.hosts:
-            host.reconnect()
-            host.kill_all()
+def brokers() -> int:
+    return BROKERS
 
 
 def _acked_since(history: History, topic: str, since_s: float) -> dict[int, int]:
@@ -64,22 +55,22 @@ async def _until_each_takes_a_write(
 
 
 async def test_five_brokers_losing_two_hosts_keep_every_partition_with_two_replicas_writable(
-    five: HostsDeployment,
+    deployment: HostsDeployment,
 ) -> None:
     topic = "five"
-    await five.create_topic(topic, PARTITIONS)
-    states = await wait_in_sync(five, 1, topic)
+    await deployment.create_topic(topic, PARTITIONS)
+    states = await wait_in_sync(deployment, 1, topic)
     survivors = {p: set(state.replica_leos) - set(CUT) for p, state in enumerate(states)}
     assert {len(left) for left in survivors.values()} >= {2}, f"no partition keeps two replicas: {survivors}"
-    load = CheckedLoad(five, topic, PARTITIONS, via=1).start()
+    load = CheckedLoad(deployment, topic, PARTITIONS, via=1).start()
     try:
         # Not a wait for a condition: the workload's history before the cut.
         await asyncio.sleep(1.0)
         for node_id in CUT:
-            five.host(node_id).cut()
+            deployment.host(node_id).cut()
         await asyncio.to_thread(
             wait_for_partitions,
-            five,
+            deployment,
             1,
             topic,
             lambda s: s.leader_id not in CUT and not set(s.isr) & set(CUT),
@@ -90,8 +81,8 @@ async def test_five_brokers_losing_two_hosts_keep_every_partition_with_two_repli
         writable = {p for p, left in survivors.items() if len(left) >= 2}
         acked = await _until_each_takes_a_write(load.history, topic, shrunk_at, writable)
         for node_id in CUT:
-            five.host(node_id).reconnect()
-        await wait_in_sync(five, 1, topic, "in sync again")
+            deployment.host(node_id).reconnect()
+        await wait_in_sync(deployment, 1, topic, "in sync again")
     except BaseException:
         await load.stop()
         raise
