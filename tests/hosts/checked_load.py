@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 from collections.abc import Callable
 
 from broker.storage.log_manager import partition_directory_name
@@ -63,6 +64,17 @@ def replica_bytes(deployment: HostsDeployment, node_id: int, topic: str, partiti
     """The batches below ``high_watermark`` in broker ``node_id``'s segment files, read while it runs (settled)."""
     directory = deployment.data_dir(node_id) / partition_directory_name(topic, partition)
     return batches_below(b"".join(path.read_bytes() for path in sorted(directory.glob("*.log"))), high_watermark)
+
+
+def acked_per_partition(
+    history: History, topic: str, partitions: int, since_s: float, until_s: float = math.inf
+) -> dict[int, int]:
+    """Acknowledged writes per partition whose acknowledgement came between ``since_s`` and ``until_s``."""
+    counts = dict.fromkeys(range(partitions), 0)
+    for op in history.writes:
+        if op.topic == topic and op.outcome == OK and op.completed_s is not None and since_s < op.completed_s < until_s:
+            counts[op.partition] += 1
+    return counts
 
 
 def longest_write_gap_s(history: History, topic: str, partitions: int) -> float:

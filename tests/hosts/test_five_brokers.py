@@ -18,8 +18,8 @@ import time
 import pytest
 
 from tests.chaos.checker import summary_table
-from tests.chaos.history import OK, History
-from tests.hosts.checked_load import CheckedLoad, wait_for_partitions, wait_in_sync
+from tests.chaos.history import History
+from tests.hosts.checked_load import CheckedLoad, acked_per_partition, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import HOSTS, SPARE_HOSTS, HostsDeployment
 
 BROKERS = HOSTS + SPARE_HOSTS
@@ -33,21 +33,13 @@ def brokers() -> int:
     return BROKERS
 
 
-def _acked_since(history: History, topic: str, since_s: float) -> dict[int, int]:
-    counts = dict.fromkeys(range(PARTITIONS), 0)
-    for op in history.writes:
-        if op.topic == topic and op.outcome == OK and op.completed_s is not None and op.completed_s > since_s:
-            counts[op.partition] += 1
-    return counts
-
-
 async def _until_each_takes_a_write(
     history: History, topic: str, since_s: float, partitions: set[int]
 ) -> dict[int, int]:
     """Acknowledged writes per partition since ``since_s``, once each of ``partitions`` has one."""
     deadline = time.monotonic() + WAIT_S
     while True:
-        acked = _acked_since(history, topic, since_s)
+        acked = acked_per_partition(history, topic, PARTITIONS, since_s)
         if all(acked[p] > 0 for p in partitions):
             return acked
         assert time.monotonic() < deadline, f"a partition with two replicas left took no write: {acked}"

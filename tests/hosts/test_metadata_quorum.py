@@ -22,23 +22,13 @@ import signal
 import time
 
 from tests.chaos.checker import summary_table
-from tests.chaos.history import OK, History
-from tests.hosts.checked_load import CheckedLoad, wait_for_partitions, wait_in_sync
+from tests.hosts.checked_load import CheckedLoad, acked_per_partition, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import TOPIC_PARTITIONS, HostsDeployment
 
 WAIT_S = 40.0
 SESSION_S = 6.0
 """The brokers' session timeout (the default): a lease etcd could expire would be gone by then."""
 QUORUM_LOST_S = 10.0
-
-
-def _acked_between(history: History, topic: str, start_s: float, end_s: float) -> dict[int, int]:
-    """Acknowledged writes per partition whose acknowledgement came between ``start_s`` and ``end_s``."""
-    counts = dict.fromkeys(range(TOPIC_PARTITIONS), 0)
-    for op in history.writes:
-        if op.topic == topic and op.outcome == OK and op.completed_s is not None and start_s < op.completed_s < end_s:
-            counts[op.partition] += 1
-    return counts
 
 
 async def _kill_broker(deployment: HostsDeployment, node_id: int) -> None:
@@ -91,7 +81,7 @@ async def test_acks_all_writes_go_on_without_an_etcd_quorum_and_elections_resume
         lost_at = time.monotonic()
         # Not a wait for a condition: the time without a quorum, longer than a session.
         await asyncio.sleep(QUORUM_LOST_S)
-        acked = _acked_between(load.history, topic, lost_at + SESSION_S, time.monotonic())
+        acked = acked_per_partition(load.history, topic, TOPIC_PARTITIONS, lost_at + SESSION_S, time.monotonic())
         still = [s.leader_id for s in wait_for_partitions(deployment, 1, topic, lambda s: True, "described", WAIT_S)]
         deployment.start_etcd_member(2)
         deployment.start_etcd_member(3)

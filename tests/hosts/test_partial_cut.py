@@ -18,21 +18,18 @@ import asyncio
 import time
 
 from tests.chaos.checker import summary_table
-from tests.chaos.history import OK, History
-from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions, wait_in_sync
+from tests.hosts.checked_load import (
+    CheckedLoad,
+    acked_per_partition,
+    longest_write_gap_s,
+    wait_for_partitions,
+    wait_in_sync,
+)
 from tests.hosts.deployment import HOSTS, TOPIC_PARTITIONS, HostsDeployment
 
 WAIT_S = 40.0
 LAG_TIME_S = 10.0
 """``replica_lag_time_max_ms``, the default: how long a leader waits for a follower it no longer hears."""
-
-
-def _acked_since(history: History, topic: str, since_s: float) -> dict[int, int]:
-    counts = dict.fromkeys(range(TOPIC_PARTITIONS), 0)
-    for op in history.writes:
-        if op.topic == topic and op.outcome == OK and op.completed_s is not None and op.completed_s > since_s:
-            counts[op.partition] += 1
-    return counts
 
 
 async def test_a_host_cut_from_the_controllers_host_only_leaves_every_partition_writable(
@@ -66,7 +63,7 @@ async def test_a_host_cut_from_the_controllers_host_only_leaves_every_partition_
         shrunk_s = time.monotonic() - cut_at
         # Not a wait for a condition: writes after the shrinks, to count.
         await asyncio.sleep(2.0)
-        acked = _acked_since(load.history, topic, cut_at + shrunk_s)
+        acked = acked_per_partition(load.history, topic, TOPIC_PARTITIONS, cut_at + shrunk_s)
         after = await asyncio.to_thread(wait_for_partitions, deployment, third, topic, lambda s: True, "read", WAIT_S)
         deployment.host(controller).reconnect()
         deployment.host(other).reconnect()
