@@ -61,6 +61,7 @@ def _host_environment(deployment: HostsDeployment, host: Host, pki: Pki) -> str:
         "HIGHWATER_NODE_ID": str(host.index),
         "HIGHWATER_HOST": "0.0.0.0",
         "HIGHWATER_ADVERTISED_URL": f"https://{address}:9092",
+        "HIGHWATER_INTER_BROKER_URL": f"https://{address}:9092",
         "HIGHWATER_RACK": f"host-{host.index}",
         "HIGHWATER_KAFKA_LISTENER": f"0.0.0.0:{KAFKA_PORT}",
         "HIGHWATER_KAFKA_ADVERTISED_LISTENER": f"{address}:{KAFKA_PORT}",

@@ -75,6 +75,7 @@ def test_each_compose_broker_is_a_valid_broker_of_its_own(service: str) -> None:
     printed = _print_config(variables)
     assert f"node_id = {service.removeprefix('broker-')}  # environment" in printed
     assert f'advertised_url = "https://{service}.highwater.internal:9092"  # environment' in printed
+    assert f'inter_broker_url = "https://{service}.highwater.internal:9092"  # environment' in printed
     assert services[service]["stop_grace_period"] == f"{SystemdUnit.read().timeout_stop_s:.0f}s"
 
 
