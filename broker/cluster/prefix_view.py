@@ -93,18 +93,19 @@ class PrefixView:
         The watch trails the store by a poll or a hop: a decision that must not refuse on
         what it has not heard of yet (a controller placing replicas a moment after brokers
         registered) reads the prefix once and gives the watch ``timeout_s`` to deliver it.
-        A key deleted since is not waited for. Whether the view caught up in time.
+        A key deleted since is not waited for. Whether the view caught up in time; the read
+        is inside that time too, so an unreachable store cannot hold the caller longer.
         """
-        items, _ = await retry_unavailable(lambda: self.store.list(self.prefix), f"list {self.prefix}")
 
-        def held() -> bool:
+        def held(items: list[KeyValue]) -> bool:
             return all(
                 (mine := self._items.get(kv.key)) is not None and mine.mod_revision >= kv.mod_revision for kv in items
             )
 
         try:
             async with asyncio.timeout(timeout_s):
-                while not held():
+                items, _ = await retry_unavailable(lambda: self.store.list(self.prefix), f"list {self.prefix}")
+                while not held(items):
                     await self.wait_changed()
         except TimeoutError:
             return False
