@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import ssl
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from broker.cluster.records import broker_key
 from broker.cluster.store_url import open_store
 from tests.hosts.network import Host, HostNetwork
 from tests.support.cluster import setting_variables
+from tests.support.etcd import member_command
 from tests.support.launcher import REPO_ROOT
 from tests.support.waiting import wait_until
 
@@ -51,6 +51,7 @@ TOPIC_PARTITIONS = 3
 REPLICAS = 3
 """Replicas of a scenario's topic's partitions: one per host of the deployment proper."""
 ETCD_CLIENT_PORT = 2379
+ETCD_CLUSTER_TOKEN = "highwater-hosts"
 ETCD_PEER_PORT = 2380
 BROKER_PORT = 9092
 START_TIMEOUT_S = 30.0
@@ -141,33 +142,24 @@ class HostsDeployment:
         for host in self.hosts:
             self.wait_for_etcd_member(host)
 
+    def etcd_initial_cluster(self) -> str:
+        """The members' ``name=peer URL`` list, as each member starts with and a restore rebuilds."""
+        return ",".join(f"m{host.index}=http://{host.address}:{ETCD_PEER_PORT}" for host in self.hosts)
+
+    def etcd_data_dir(self, index: int) -> Path:
+        return self.root / f"host-{index}" / "etcd"
+
     def start_etcd_member(self, index: int) -> subprocess.Popen[bytes]:
         """Host ``index``'s member, not waited for; started again on its data directory after a
         kill, it rejoins the cluster (etcd ignores the initial-cluster flags once it has data)."""
-        binary = shutil.which("etcd")
-        if binary is None:
-            raise RuntimeError("the `etcd` binary is missing; `make test` installs it (apt-get install etcd-server)")
-        members = ",".join(f"m{host.index}=http://{host.address}:{ETCD_PEER_PORT}" for host in self.hosts)
         host = self.host(index)
-        directory = self.root / f"host-{index}"
-        directory.mkdir(parents=True, exist_ok=True)
         client, peer = f"http://{host.address}:{ETCD_CLIENT_PORT}", f"http://{host.address}:{ETCD_PEER_PORT}"
+        command = member_command(f"m{index}", self.etcd_data_dir(index), client, peer, self.etcd_initial_cluster())
+        self.etcd_data_dir(index).parent.mkdir(parents=True, exist_ok=True)
         process = host.spawn(
-            [
-                binary,
-                "--name", f"m{index}",
-                "--data-dir", str(directory / "etcd"),
-                "--listen-client-urls", client,
-                "--advertise-client-urls", client,
-                "--listen-peer-urls", peer,
-                "--initial-advertise-peer-urls", peer,
-                "--initial-cluster", members,
-                "--initial-cluster-state", "new",
-                "--initial-cluster-token", "highwater-hosts",
-                "--pre-vote",
-            ],
-            directory / "etcd.log",
-        )  # fmt: skip
+            [*command, "--initial-cluster-token", ETCD_CLUSTER_TOKEN, "--pre-vote"],
+            self.etcd_data_dir(index).parent / "etcd.log",
+        )
         self.etcd_members[index] = process
         return process
 

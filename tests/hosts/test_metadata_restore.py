@@ -23,7 +23,13 @@ from broker.client.types import TopicPartition
 from consumer import Consumer
 from producer import Producer
 from tests.hosts.checked_load import replica_bytes, wait_for_partitions, wait_in_sync
-from tests.hosts.deployment import ETCD_CLIENT_PORT, ETCD_PEER_PORT, TOPIC_PARTITIONS, HostsDeployment
+from tests.hosts.deployment import (
+    ETCD_CLIENT_PORT,
+    ETCD_CLUSTER_TOKEN,
+    ETCD_PEER_PORT,
+    TOPIC_PARTITIONS,
+    HostsDeployment,
+)
 
 STOP_TIMEOUT_S = 40.0
 READ_TIMEOUT_S = 30.0
@@ -44,15 +50,14 @@ def _etcdctl(*arguments: str) -> None:
 
 def _restore(deployment: HostsDeployment, snapshot: Path) -> None:
     """Each member's data directory rebuilt from ``snapshot`` (etcd's disaster recovery)."""
-    members = ",".join(f"m{host.index}=http://{host.address}:{ETCD_PEER_PORT}" for host in deployment.hosts)
     for host in deployment.hosts:
-        data_dir = deployment.root / f"host-{host.index}" / "etcd"
+        data_dir = deployment.etcd_data_dir(host.index)
         shutil.rmtree(data_dir)
         _etcdctl(
             "snapshot", "restore", str(snapshot),
             "--name", f"m{host.index}",
-            "--initial-cluster", members,
-            "--initial-cluster-token", "highwater-hosts",
+            "--initial-cluster", deployment.etcd_initial_cluster(),
+            "--initial-cluster-token", ETCD_CLUSTER_TOKEN,
             "--initial-advertise-peer-urls", f"http://{host.address}:{ETCD_PEER_PORT}",
             "--data-dir", str(data_dir),
         )  # fmt: skip

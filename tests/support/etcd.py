@@ -27,14 +27,35 @@ ETCD_MISSING_MESSAGE = (
 )
 
 
+def etcd_binary() -> str:
+    """The ``etcd`` on PATH; a missing one fails the test, never skips it."""
+    binary = shutil.which("etcd")
+    if binary is None:
+        raise RuntimeError(ETCD_MISSING_MESSAGE)
+    return binary
+
+
+def member_command(name: str, data_dir: Path, client_url: str, peer_url: str, initial_cluster: str) -> list[str]:
+    """One member's ``etcd`` command line: its name, data directory and URLs, and the
+    ``name=peer URL,...`` of the cluster it forms (ignored once its data directory has one)."""
+    return [
+        etcd_binary(),
+        "--name", name,
+        "--data-dir", str(data_dir),
+        "--listen-client-urls", client_url,
+        "--advertise-client-urls", client_url,
+        "--listen-peer-urls", peer_url,
+        "--initial-advertise-peer-urls", peer_url,
+        "--initial-cluster", initial_cluster,
+        "--initial-cluster-state", "new",
+    ]  # fmt: skip
+
+
 class EtcdServer:
     """One etcd member on 127.0.0.1 with its own data dir; start, stop, restart."""
 
     def __init__(self, data_dir: Path, startup_timeout_s: float = 15.0) -> None:
-        binary = shutil.which("etcd")
-        if binary is None:
-            raise RuntimeError(ETCD_MISSING_MESSAGE)
-        self.binary = binary
+        etcd_binary()
         self.data_dir = data_dir
         self.client_port = free_port()
         self.peer_port = free_port()
@@ -54,30 +75,9 @@ class EtcdServer:
     def _command(self) -> list[str]:
         client = f"http://127.0.0.1:{self.client_port}"
         peer = f"http://127.0.0.1:{self.peer_port}"
-        return [
-            self.binary,
-            "--name",
-            "hw-test",
-            "--data-dir",
-            str(self.data_dir),
-            "--listen-client-urls",
-            client,
-            "--advertise-client-urls",
-            client,
-            "--listen-peer-urls",
-            peer,
-            "--initial-advertise-peer-urls",
-            peer,
-            "--initial-cluster",
-            f"hw-test={peer}",
-            "--initial-cluster-state",
-            "new",
-            # Short raft timers: a single member elects itself within ~100 ms.
-            "--heartbeat-interval",
-            "20",
-            "--election-timeout",
-            "200",
-        ]
+        # Short raft timers: a single member elects itself within ~100 ms.
+        timers = ["--heartbeat-interval", "20", "--election-timeout", "200"]
+        return member_command("hw-test", self.data_dir, client, peer, f"hw-test={peer}") + timers
 
     def start(self) -> None:
         if self.process is not None and self.process.poll() is None:
