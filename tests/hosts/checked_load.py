@@ -19,7 +19,7 @@ from tests.chaos.checker import CheckReport, check_topic
 from tests.chaos.cluster import PartitionState, batches_below, partition_state
 from tests.chaos.history import OK, UNKNOWN, History
 from tests.chaos.workload import ProducerWriter, Reader, SingleRequestWriter, read_final_log
-from tests.hosts.deployment import POLL_S, REPLICAS, HostsDeployment
+from tests.hosts.deployment import POLL_S, REPLICAS, TOPIC_PARTITIONS, HostsDeployment
 from tests.support.waiting import wait_until
 
 SETTLE_TIMEOUT_S = 40.0
@@ -144,3 +144,10 @@ class CheckedLoad:
             for partition, state in enumerate(settled)
         }
         return check_topic(self.history, self.topic, final_log, replicas, durable=True)
+
+
+async def start_checked_load(deployment: HostsDeployment, topic: str, via: int) -> CheckedLoad:
+    """A new ``topic`` (``TOPIC_PARTITIONS`` partitions), once every ISR is full, under the workload."""
+    await deployment.create_topic(topic)
+    await wait_in_sync(deployment, via, topic)
+    return CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via).start()

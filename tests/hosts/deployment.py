@@ -240,22 +240,24 @@ class HostsDeployment:
             await store.close()
         return {node_id: kv.mod_revision if kv is not None else None for node_id, kv in registrations.items()}
 
+    def cluster(self, node_id: int) -> dict | None:
+        """The cluster as broker ``node_id`` describes it (``GET /v3/clusters``), or None when it does not answer."""
+        status, body = http_json(f"{self.url(node_id)}/v3/clusters", access=self.access)
+        return body["data"][0] if status == 200 and isinstance(body, dict) else None
+
     def v3(self, node_id: int, path: str) -> list[dict] | None:
         """The ``data`` rows broker ``node_id`` answers ``GET /v3/clusters/{id}{path}`` with
         (None unless it answers 200)."""
-        status, body = http_json(f"{self.url(node_id)}/v3/clusters", access=self.access)
-        if status != 200 or not isinstance(body, dict):
+        cluster = self.cluster(node_id)
+        if cluster is None:
             return None
-        cluster_id = body["data"][0]["cluster_id"]
-        status, reply = http_json(f"{self.url(node_id)}/v3/clusters/{cluster_id}{path}", access=self.access)
+        status, reply = http_json(f"{self.url(node_id)}/v3/clusters/{cluster['cluster_id']}{path}", access=self.access)
         return reply["data"] if status == 200 and isinstance(reply, dict) else None
 
     def controller_id(self, node_id: int) -> int | None:
         """The controller broker ``node_id`` names (None when it does not answer)."""
-        status, body = http_json(f"{self.url(node_id)}/v3/clusters", access=self.access)
-        if status != 200 or not isinstance(body, dict):
-            return None
-        return int(body["data"][0]["controller"]["related"].rsplit("/", 1)[1])
+        cluster = self.cluster(node_id)
+        return None if cluster is None else int(cluster["controller"]["related"].rsplit("/", 1)[1])
 
     def registered(self, node_id: int) -> set[int] | None:
         """The broker ids broker ``node_id`` lists (None when it does not answer)."""

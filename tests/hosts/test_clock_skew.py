@@ -35,7 +35,8 @@ TOLERANCE_S = 300.0
 
 def _stamped_at(deployment: HostsDeployment, node_id: int, topic: str) -> float:
     """The timestamp broker ``node_id`` gives a record produced through it without one (epoch seconds)."""
-    [cluster] = json.loads(urllib.request.urlopen(f"{deployment.url(node_id)}/v3/clusters", timeout=5).read())["data"]
+    cluster = deployment.cluster(node_id)
+    assert cluster is not None, f"broker {node_id} does not answer"
     request = urllib.request.Request(
         f"{deployment.url(node_id)}/v3/clusters/{cluster['cluster_id']}/topics/{topic}/records",
         data=json.dumps({"partition_id": 0, "value": {"type": "JSON", "data": "stamp"}}).encode(),

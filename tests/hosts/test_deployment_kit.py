@@ -28,8 +28,8 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
-from producer import Producer
 from tests.hosts.checked_load import wait_for_partitions, wait_in_sync
+from tests.hosts.clients import produce_all
 from tests.hosts.deployment import ClientAccess, HostsDeployment
 from tests.hosts.kit import KIT, SystemdUnit, environment_file, local_argv
 from tests.hosts.network import Host, HostNetwork
@@ -142,16 +142,15 @@ async def test_the_kit_runs_three_hosts_with_tls_between_brokers_and_scram_users
         await client.close()
     await wait_in_sync(deployment, 1, TOPIC)
     values = [f"kit-{i}".encode() for i in range(60)]
-    producer = Producer(
-        deployment.urls, acks="all", username="admin", password=ADMIN_PASSWORD, ssl_ca_file=str(pki.ca_file)
+    await produce_all(
+        deployment.urls,
+        TOPIC,
+        values,
+        PARTITIONS,
+        username="admin",
+        password=ADMIN_PASSWORD,
+        ssl_ca_file=str(pki.ca_file),
     )
-    await producer.start()
-    try:
-        for index, value in enumerate(values):
-            await producer.send(TOPIC, value, partition=index % PARTITIONS)
-        await producer.flush()
-    finally:
-        await producer.close()
 
     for host in deployment.hosts:
         read = await asyncio.to_thread(_read_over_kafka, host, pki, len(values))

@@ -18,8 +18,8 @@ import time
 from broker.client.admin import AdminClient
 from broker.client.http import ClusterClient
 from tests.chaos.checker import summary_table
-from tests.hosts.checked_load import CheckedLoad, wait_for_partitions, wait_in_sync
-from tests.hosts.deployment import HOSTS, TOPIC_PARTITIONS, HostsDeployment
+from tests.hosts.checked_load import start_checked_load, wait_for_partitions
+from tests.hosts.deployment import HOSTS, HostsDeployment
 
 WAIT_S = 60.0
 STOP_TIMEOUT_S = 40.0
@@ -39,11 +39,9 @@ async def test_a_broker_on_a_new_host_takes_over_a_drained_brokers_replicas_unde
     deployment: HostsDeployment,
 ) -> None:
     topic = "grow"
-    await deployment.create_topic(topic)
-    await wait_in_sync(deployment, ASKED, topic)
     added = HOSTS + 1
     remaining = {2, 3, added}
-    load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=ASKED).start()
+    load = await start_checked_load(deployment, topic, via=ASKED)
     try:
         # Not a wait for a condition: the workload's history before the cluster grows.
         await asyncio.sleep(1.0)

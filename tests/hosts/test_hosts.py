@@ -19,11 +19,9 @@ import asyncio
 import signal
 import time
 
-from broker.client.types import TopicPartition
-from consumer import Consumer
-from producer import Producer
 from tests.chaos.checker import summary_table
-from tests.hosts.checked_load import CheckedLoad, longest_write_gap_s, wait_for_partitions, wait_in_sync
+from tests.hosts.checked_load import longest_write_gap_s, start_checked_load, wait_for_partitions, wait_in_sync
+from tests.hosts.clients import produce_all, read_back
 from tests.hosts.deployment import HOSTS, TOPIC_PARTITIONS, HostsDeployment
 
 STOP_TIMEOUT_S = 40.0
@@ -37,25 +35,9 @@ async def test_acks_all_writes_to_a_topic_across_three_hosts_are_read_back_from_
 ) -> None:
     await deployment.create_topic("spread")
     values = [f"v{i}".encode() for i in range(300)]
-    producer = Producer(deployment.urls, acks="all")
-    await producer.start()
-    try:
-        for value in values:
-            await producer.send("spread", value, partition=int(value[1:]) % TOPIC_PARTITIONS)
-        await producer.flush()
-    finally:
-        await producer.close()
+    await produce_all(deployment.urls, "spread", values)
     for node_id in range(1, HOSTS + 1):
-        consumer = Consumer([deployment.url(node_id)], auto_offset_reset="earliest", fetch_max_wait_ms=100)
-        consumer.assign([TopicPartition("spread", p) for p in range(TOPIC_PARTITIONS)])
-        seen: list[bytes] = []
-        try:
-            async with asyncio.timeout(30):
-                while len(seen) < len(values):
-                    for records in (await consumer.getmany(timeout_ms=200)).values():
-                        seen += [record.value for record in records if record.value is not None]
-        finally:
-            await consumer.close()
+        seen = await read_back([deployment.url(node_id)], "spread", len(values))
         assert sorted(seen) == sorted(values), f"broker {node_id} served {len(seen)} of {len(values)}"
     brokers = deployment.v3(1, "/brokers")
     assert brokers is not None
@@ -70,9 +52,7 @@ async def test_a_host_cut_off_loses_its_leaderships_and_rejoins_every_isr_once_r
     deployment: HostsDeployment,
 ) -> None:
     topic = "cut"
-    await deployment.create_topic(topic)
-    await wait_in_sync(deployment, 2, topic)
-    load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=2).start()
+    load = await start_checked_load(deployment, topic, via=2)
     cut = deployment.host(1)
     survivors_before = await deployment.broker_epochs([2, 3])
     try:
@@ -115,9 +95,7 @@ async def test_a_rolling_restart_under_acks_all_load_loses_nothing(deployment: H
     again on its data, and every ISR full before the next. The figure is the longest time
     any partition went without an acknowledged write."""
     topic = "rolling"
-    await deployment.create_topic(topic)
-    await wait_in_sync(deployment, 2, topic)
-    load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=2).start()
+    load = await start_checked_load(deployment, topic, via=2)
     started = time.monotonic()
     try:
         # Not a wait for a condition: the workload's history before the first restart.

@@ -22,7 +22,7 @@ import signal
 import time
 
 from tests.chaos.checker import summary_table
-from tests.hosts.checked_load import CheckedLoad, acked_per_partition, wait_for_partitions, wait_in_sync
+from tests.hosts.checked_load import acked_per_partition, start_checked_load, wait_for_partitions, wait_in_sync
 from tests.hosts.deployment import TOPIC_PARTITIONS, HostsDeployment
 
 WAIT_S = 40.0
@@ -61,9 +61,7 @@ async def test_acks_all_writes_go_on_without_an_etcd_quorum_and_elections_resume
     deployment: HostsDeployment,
 ) -> None:
     topic = "quorum"
-    await deployment.create_topic(topic)
-    await wait_in_sync(deployment, 1, topic)
-    load = CheckedLoad(deployment, topic, TOPIC_PARTITIONS, via=1).start()
+    load = await start_checked_load(deployment, topic, via=1)
     try:
         # Not a wait for a condition: the workload's history before the first fault.
         await asyncio.sleep(1.0)

@@ -19,20 +19,16 @@ import signal
 import subprocess
 from pathlib import Path
 
-from broker.client.types import TopicPartition
-from consumer import Consumer
-from producer import Producer
 from tests.hosts.checked_load import replica_bytes, wait_for_partitions, wait_in_sync
+from tests.hosts.clients import produce_all, read_back
 from tests.hosts.deployment import (
     ETCD_CLIENT_PORT,
     ETCD_CLUSTER_TOKEN,
     ETCD_PEER_PORT,
-    TOPIC_PARTITIONS,
     HostsDeployment,
 )
 
 STOP_TIMEOUT_S = 40.0
-READ_TIMEOUT_S = 30.0
 KEPT, LATER = "kept", "later"
 
 
@@ -63,44 +59,19 @@ def _restore(deployment: HostsDeployment, snapshot: Path) -> None:
         )  # fmt: skip
 
 
-async def _produce(deployment: HostsDeployment, topic: str, values: list[bytes]) -> None:
-    producer = Producer(deployment.urls, acks="all")
-    await producer.start()
-    try:
-        for index, value in enumerate(values):
-            await producer.send(topic, value, partition=index % TOPIC_PARTITIONS)
-        await producer.flush()
-    finally:
-        await producer.close()
-
-
-async def _read(deployment: HostsDeployment, topic: str, count: int) -> list[bytes]:
-    consumer = Consumer(deployment.urls, auto_offset_reset="earliest", fetch_max_wait_ms=100)
-    consumer.assign([TopicPartition(topic, p) for p in range(TOPIC_PARTITIONS)])
-    seen: list[bytes] = []
-    try:
-        async with asyncio.timeout(READ_TIMEOUT_S):
-            while len(seen) < count:
-                for records in (await consumer.getmany(timeout_ms=200)).values():
-                    seen += [record.value for record in records if record.value is not None]
-    finally:
-        await consumer.close()
-    return seen
-
-
 async def test_an_etcd_snapshot_restored_after_every_member_was_lost_brings_the_cluster_back(
     deployment: HostsDeployment,
 ) -> None:
     await deployment.create_topic(KEPT)
     await wait_in_sync(deployment, 1, KEPT)
     kept = [f"kept-{i}".encode() for i in range(90)]
-    await _produce(deployment, KEPT, kept)
+    await produce_all(deployment.urls, KEPT, kept)
     snapshot = deployment.root / "metadata.snapshot"
     _etcdctl("--endpoints", f"{deployment.host(1).address}:{ETCD_CLIENT_PORT}", "snapshot", "save", str(snapshot))
 
     await deployment.create_topic(LATER)
     await wait_in_sync(deployment, 1, LATER)
-    await _produce(deployment, LATER, [b"after-the-snapshot"] * 30)
+    await produce_all(deployment.urls, LATER, [b"after-the-snapshot"] * 30)
     for node_id, process in deployment.brokers.items():
         process.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(process.wait, STOP_TIMEOUT_S) == 0, deployment.log_tail(node_id)
@@ -114,10 +85,10 @@ async def test_an_etcd_snapshot_restored_after_every_member_was_lost_brings_the_
     assert {row["topic_name"] for row in topics} >= {KEPT}
     assert LATER not in {row["topic_name"] for row in topics}, "the restored store knows a topic created after it"
     await wait_in_sync(deployment, 1, KEPT, "in sync after the restore")
-    assert sorted(await _read(deployment, KEPT, len(kept))) == sorted(kept)
+    assert sorted(await read_back(deployment.urls, KEPT, len(kept))) == sorted(kept)
     more = [f"more-{i}".encode() for i in range(30)]
-    await _produce(deployment, KEPT, more)
-    assert sorted(await _read(deployment, KEPT, len(kept) + len(more))) == sorted(kept + more)
+    await produce_all(deployment.urls, KEPT, more)
+    assert sorted(await read_back(deployment.urls, KEPT, len(kept) + len(more))) == sorted(kept + more)
     settled = await asyncio.to_thread(
         wait_for_partitions, deployment, 1, KEPT, lambda s: s.settled, "settled", STOP_TIMEOUT_S
     )

@@ -21,10 +21,10 @@ import signal
 import time
 from datetime import datetime
 
-from producer import Producer
 from tests.chaos.checker import summary_table
 from tests.chaos.cluster import PartitionState
 from tests.hosts.checked_load import CheckedLoad, partition_states, replica_bytes, wait_for_partitions, wait_in_sync
+from tests.hosts.clients import produce_all
 from tests.hosts.deployment import TOPIC_PARTITIONS, HostsDeployment
 
 FILL_TOPIC = "disk-fill"
@@ -36,15 +36,8 @@ ASKED = 1
 
 
 async def _fill(deployment: HostsDeployment) -> None:
-    producer = Producer(deployment.urls, acks="all", linger_ms=5)
-    await producer.start()
-    try:
-        for index in range(FILL_RECORDS):
-            value = index.to_bytes(4, "big") * (FILL_RECORD_BYTES // 4)
-            await producer.send(FILL_TOPIC, value, partition=index % TOPIC_PARTITIONS)
-        await producer.flush()
-    finally:
-        await producer.close()
+    values = [index.to_bytes(4, "big") * (FILL_RECORD_BYTES // 4) for index in range(FILL_RECORDS)]
+    await produce_all(deployment.urls, FILL_TOPIC, values, linger_ms=5)
 
 
 def _events(deployment: HostsDeployment, node_id: int, event: str) -> list[dict]:
