@@ -32,6 +32,8 @@ class PartitionDescription:
     replicas: list[int]
     isr: list[int]
     log_start_offset: int
+    last_stable_offset: int
+    """Below it every transaction is decided: where a ``read_committed`` reader stops."""
     high_watermark: int
     log_end_offset: int
     replicas_state: list[dict] | None
@@ -58,10 +60,18 @@ class ProduceResult:
 
 @dataclass(frozen=True)
 class FetchResult:
+    """Whole batches below the bound the reader's isolation sets (the HW, or the LSO for ``read_committed``).
+
+    ``aborted``: for ``read_committed``, the (producer id, first offset) of every aborted
+    transaction with records in the answer, for ``broker.record.committed.kept_batches``.
+    """
+
     data: bytes
     high_watermark: int
     log_start_offset: int
     log_end_offset: int
+    last_stable_offset: int
+    aborted: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,3 +83,5 @@ class LeaderState:
     high_watermark: int
     latest_offset_available: bool
     """See ``PartitionDescription.latest_offset_available``."""
+    last_stable_offset: int
+    """"Latest" for a ``read_committed`` reader."""

@@ -83,6 +83,7 @@ from broker.errors.groups import (
     UnknownMemberId,
     UnsupportedAssignor,
 )
+from broker.errors.transactions import InvalidRecord, InvalidTxnState
 
 _ENVELOPE_FIELDS = ("error_code", "error", "message", "retriable")
 """The fields every error body has; any other field of a body is one of the error's ``details``."""
@@ -136,8 +137,10 @@ ERROR_TABLE: tuple[type[HighwaterError], ...] = (
     ClusterAuthorizationFailed,
     ResourceNotFound,
     ThrottlingQuotaExceeded,
+    InvalidTxnState,
+    InvalidRecord,
 )
-"""Every error a broker answers with: the broker's own, then the group coordinator's."""
+"""Every error a broker answers with: the broker's own, the group coordinator's, then the transactions'."""
 
 _BY_NAME: dict[str, type[HighwaterError]] = {row.name: row for row in ERROR_TABLE}
 

@@ -19,6 +19,7 @@ from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.console.sampling import ConsoleData
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
 from broker.groups.coordinator import GroupCoordinator
+from broker.isolation import Isolation
 from broker.kafka.codec import DecodedRequest
 from broker.node.security import NodeSecurity
 from broker.topics.configs import TopicConfigs
@@ -54,7 +55,15 @@ class KafkaRecords(Protocol):
     ) -> ProduceResult: ...
 
     async def fetch(
-        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int,
+        timeout_ms: int,
+        *,
+        forward: bool = True,
+        isolation: Isolation = Isolation.READ_UNCOMMITTED,
     ) -> FetchResult: ...
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None: ...

@@ -1,9 +1,10 @@
 """Fetch: records below the high watermark, through the node's router (``fetch``), with Kafka's long poll.
 
 The node's read already stops at the HW, so nothing at or above it reaches a Kafka
-consumer either; the answer's ``last_stable_offset`` is the HW (highwater has no
-transactions, so every record below the HW is stable) and ``isolation_level`` is
-accepted and changes nothing. Batches go out as the log holds them.
+consumer either. With ``isolation_level`` 1 (``read_committed``) it stops at the last
+stable offset instead, and the answer lists the aborted transactions with records in
+it, so the client drops their records, as Kafka's consumers do. Every answer carries
+the partition's ``last_stable_offset``. Batches go out as the log holds them.
 
 Long poll, as Kafka's ``DelayedFetch``: a first pass reads every partition without
 waiting; if that found fewer than ``min_bytes`` and ``max_wait_ms`` allows, every
@@ -27,8 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.schema.types import ProducerId
 from kio.static.primitive import i32, i64
 
+from broker.isolation import Isolation
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
@@ -54,6 +57,8 @@ class PartitionRead:
     data: bytes = b""
     high_watermark: int = -1
     log_start_offset: int = -1
+    last_stable_offset: int = -1
+    aborted: tuple[tuple[int, int], ...] = ()
 
 
 async def handle(context: RequestContext, request: DecodedRequest) -> Any:
@@ -73,10 +78,11 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     if getattr(body, "session_id", NO_SESSION) != NO_SESSION:
         return _response(version, ErrorCode.fetch_session_id_not_found, [], [])
     max_wait_ms = min(millis(body.max_wait), context.node.settings.fetch_max_wait_ms)
-    reads = await _read_all(context, asks, 0)
+    isolation = Isolation.from_kafka(body.isolation_level)
+    reads = await _read_all(context, asks, 0, isolation)
     if max_wait_ms > 0 and not _has_error(reads) and sum(len(r.data) for r in reads) < max(body.min_bytes, 1):
-        await _wait_for_any(context, asks, max_wait_ms)
-        reads = await _read_all(context, asks, 0)
+        await _wait_for_any(context, asks, max_wait_ms, isolation)
+        reads = await _read_all(context, asks, 0, isolation)
     answered = _within(reads, body.max_bytes)
     traffic = context.node.console.traffic
     for ask, read in zip(asks, answered, strict=True):
@@ -89,26 +95,37 @@ def _has_error(reads: list[PartitionRead]) -> bool:
     return any(read.error_code != ErrorCode.none for read in reads)
 
 
-async def _read_all(context: RequestContext, asks: list[PartitionAsk], timeout_ms: int) -> list[PartitionRead]:
-    return list(await asyncio.gather(*(_read(context, ask, timeout_ms) for ask in asks)))
+async def _read_all(
+    context: RequestContext, asks: list[PartitionAsk], timeout_ms: int, isolation: Isolation
+) -> list[PartitionRead]:
+    return list(await asyncio.gather(*(_read(context, ask, timeout_ms, isolation) for ask in asks)))
 
 
-async def _read(context: RequestContext, ask: PartitionAsk, timeout_ms: int) -> PartitionRead:
+async def _read(context: RequestContext, ask: PartitionAsk, timeout_ms: int, isolation: Isolation) -> PartitionRead:
     node = context.node
     try:
         leader_epoch = node.leaders.leader_state(ask.topic, ask.partition).leader_epoch
         require_leader_epoch(ask.topic, ask.partition, ask.current_leader_epoch, leader_epoch)
         result = await node.router.fetch(
-            ask.topic, ask.partition, ask.fetch_offset, ask.max_bytes, timeout_ms, forward=False
+            ask.topic, ask.partition, ask.fetch_offset, ask.max_bytes, timeout_ms, forward=False, isolation=isolation
         )
     except Exception as error:  # noqa: BLE001 - each partition answers its own error; the request goes on
         return PartitionRead(kafka_error_code(error))
-    return PartitionRead(ErrorCode.none, result.data, result.high_watermark, result.log_start_offset)
+    return PartitionRead(
+        ErrorCode.none,
+        result.data,
+        result.high_watermark,
+        result.log_start_offset,
+        result.last_stable_offset,
+        result.aborted,
+    )
 
 
-async def _wait_for_any(context: RequestContext, asks: list[PartitionAsk], max_wait_ms: int) -> None:
+async def _wait_for_any(
+    context: RequestContext, asks: list[PartitionAsk], max_wait_ms: int, isolation: Isolation
+) -> None:
     """Return once one partition has data or an error, or after ``max_wait_ms``."""
-    polls = {asyncio.ensure_future(_read(context, ask, max_wait_ms)) for ask in asks}
+    polls = {asyncio.ensure_future(_read(context, ask, max_wait_ms, isolation)) for ask in asks}
     try:
         pending = polls
         while pending:
@@ -127,13 +144,18 @@ def _within(reads: list[PartitionRead], max_bytes: int) -> list[PartitionRead]:
     total = 0
     for read in reads:
         over = read.data and total and total + len(read.data) > max_bytes
-        kept.append(PartitionRead(read.error_code, b"", read.high_watermark, read.log_start_offset) if over else read)
+        kept.append(
+            PartitionRead(read.error_code, b"", read.high_watermark, read.log_start_offset, read.last_stable_offset)
+            if over
+            else read
+        )
         total += len(kept[-1].data)
     return kept
 
 
 def _response(version: int, error_code: ErrorCode, asks: list[PartitionAsk], reads: list[PartitionRead]) -> Any:
     partition_class = shape(API_KEY, version, "PartitionData")
+    aborted_class = shape(API_KEY, version, "AbortedTransaction")
     by_topic: dict[str, list[Any]] = {}
     for ask, read in zip(asks, reads, strict=True):
         by_topic.setdefault(ask.topic, []).append(
@@ -142,9 +164,13 @@ def _response(version: int, error_code: ErrorCode, asks: list[PartitionAsk], rea
                 partition_index=i32(ask.partition),
                 error_code=read.error_code,
                 high_watermark=i64(read.high_watermark),
-                last_stable_offset=i64(read.high_watermark),
+                last_stable_offset=i64(read.last_stable_offset),
                 log_start_offset=i64(read.log_start_offset),
-                aborted_transactions=None,
+                aborted_transactions=tuple(
+                    build(aborted_class, producer_id=ProducerId(producer_id), first_offset=i64(first_offset))
+                    for producer_id, first_offset in read.aborted
+                )
+                or None,
                 preferred_read_replica=i32(-1),
                 records=read.data,
             )

@@ -1,7 +1,8 @@
 """ListOffsets and OffsetForLeaderEpoch: offsets a consumer positions itself with, asked of the leader.
 
 ListOffsets: ``-2`` (earliest) is the log start offset, ``-1`` (latest) the high
-watermark — never the log end offset, so a consumer that starts "at the end" cannot
+watermark (the last stable offset for ``isolation_level`` 1, ``read_committed``, as
+Kafka answers it) — never the log end offset, so a consumer that starts "at the end" cannot
 skip past records that are not yet visible, nor be placed above the HW — and any
 other timestamp is the first offset below the HW whose record has that timestamp or
 a later one (the node's ``offset_for_timestamp``), or -1 when there is none. While a
@@ -23,6 +24,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i64
 
+from broker.isolation import Isolation
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
@@ -39,6 +41,7 @@ async def list_offsets(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     partition_class = shape(LIST_OFFSETS, version, "ListOffsetsPartitionResponse")
     topic_class = shape(LIST_OFFSETS, version, "ListOffsetsTopicResponse")
+    isolation = Isolation.from_kafka(getattr(request.body, "isolation_level", 0))
     topics = []
     for topic in request.body.topics:
         partitions = []
@@ -49,6 +52,7 @@ async def list_offsets(context: RequestContext, request: DecodedRequest) -> Any:
                 asked.partition_index,
                 asked.timestamp,
                 getattr(asked, "current_leader_epoch", NO_EPOCH),
+                isolation,
             )
             partitions.append(
                 build(
@@ -65,7 +69,12 @@ async def list_offsets(context: RequestContext, request: DecodedRequest) -> Any:
 
 
 async def _list_one(
-    context: RequestContext, topic: str, partition: int, timestamp_ms: int, current_leader_epoch: int
+    context: RequestContext,
+    topic: str,
+    partition: int,
+    timestamp_ms: int,
+    current_leader_epoch: int,
+    isolation: Isolation,
 ) -> tuple[ErrorCode, int, int]:
     """(error code, offset, leader epoch) for one partition's query."""
     node = context.node
@@ -77,7 +86,8 @@ async def _list_one(
         if timestamp_ms == LATEST:
             if not state.latest_offset_available:
                 return ErrorCode.offset_not_available, -1, -1
-            return ErrorCode.none, state.high_watermark, state.leader_epoch
+            latest = state.last_stable_offset if isolation.committed else state.high_watermark
+            return ErrorCode.none, latest, state.leader_epoch
         if timestamp_ms < 0:
             return ErrorCode.unsupported_version, -1, -1
         offset = await node.router.offset_for_timestamp(topic, partition, timestamp_ms)

@@ -19,8 +19,11 @@ from typing import TypeVar
 import aiohttp
 
 from broker.acks import Acks
+from broker.descriptions import FetchResult
 from broker.error_table import decode_error_body
 from broker.errors import LeaderNotAvailable, NotLeaderOrFollower, ServiceUnavailable
+from broker.isolation import Isolation
+from broker.record.committed import parse_aborted
 from broker.waiting import RetryDeadline
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
@@ -48,14 +51,6 @@ async def retry_while_leadership_moves(call: Callable[[], Awaitable[T]], settle_
         except (NotLeaderOrFollower, LeaderNotAvailable):
             if not await retry.pause():
                 raise
-
-
-@dataclass(frozen=True, slots=True)
-class ForwardedRead:
-    data: bytes
-    high_watermark: int
-    log_start_offset: int
-    log_end_offset: int
 
 
 async def _raise_for_error(reply: aiohttp.ClientResponse, target: str) -> None:
@@ -114,20 +109,35 @@ class Forwarder:
         return json.loads(body)
 
     async def fetch(
-        self, leader_url: str, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int
-    ) -> ForwardedRead:
+        self,
+        leader_url: str,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int,
+        timeout_ms: int,
+        isolation: Isolation,
+    ) -> FetchResult:
         body, headers = await self._call(
             "GET",
             f"{self._partition_url(leader_url, topic, partition)}/records",
             timeout_ms / 1000 + 5,
-            params={"offset": str(offset), "max_bytes": str(max_bytes), "timeout_ms": str(timeout_ms)},
+            params={
+                "offset": str(offset),
+                "max_bytes": str(max_bytes),
+                "timeout_ms": str(timeout_ms),
+                "isolation": isolation.value,
+            },
             headers={"Accept": BATCH_CONTENT_TYPE},
         )
-        return ForwardedRead(
+        high_watermark = headers["X-High-Watermark"]
+        return FetchResult(
             data=body,
-            high_watermark=int(headers["X-High-Watermark"]),
+            high_watermark=int(high_watermark),
             log_start_offset=int(headers["X-Log-Start-Offset"]),
-            log_end_offset=int(headers.get("X-Log-End-Offset", headers["X-High-Watermark"])),
+            log_end_offset=int(headers.get("X-Log-End-Offset", high_watermark)),
+            last_stable_offset=int(headers.get("X-Last-Stable-Offset", high_watermark)),
+            aborted=parse_aborted(headers.get("X-Aborted-Transactions")),
         )
 
     async def offset_for_timestamp(self, leader_url: str, topic: str, partition: int, timestamp_ms: int) -> int | None:

@@ -29,7 +29,11 @@ class LocalLeaders:
         """This broker's leader replica's epoch and offsets; ``NotLeaderOrFollower`` if it does not lead it."""
         local = self._local_leader(topic, partition)
         return LeaderState(
-            local.leader_epoch, local.log_start_offset, local.high_watermark, local.latest_offset_available
+            local.leader_epoch,
+            local.log_start_offset,
+            local.high_watermark,
+            local.latest_offset_available,
+            local.last_stable_offset,
         )
 
     def log_start_offset(self, topic: str, partition: int) -> int:

@@ -23,6 +23,7 @@ from broker.cluster.records import PartitionRecord
 from broker.console.activity import TrafficCounters
 from broker.descriptions import FetchResult, ProduceResult
 from broker.errors import LeaderNotAvailable, NotLeaderOrFollower
+from broker.isolation import Isolation
 from broker.node.catalog import Catalog
 from broker.node.forwarding import Forwarder, retry_while_leadership_moves
 from broker.node.replicas import ReplicaManager
@@ -96,27 +97,52 @@ class RequestRouter:
         return ProduceResult(reply["base_offset"], reply["last_offset"], reply.get("log_append_time", -1))
 
     async def fetch(
-        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int,
+        timeout_ms: int,
+        *,
+        forward: bool = True,
+        isolation: Isolation = Isolation.READ_UNCOMMITTED,
     ) -> FetchResult:
         """Read from the leader; with ``forward`` (JSON readers) from any broker, waiting out a leader move."""
         if forward:
             return await retry_while_leadership_moves(
-                lambda: self._fetch_once(topic, partition, offset, max_bytes, timeout_ms, forward=True)
+                lambda: self._fetch_once(topic, partition, offset, max_bytes, timeout_ms, True, isolation)
             )
-        return await self._fetch_once(topic, partition, offset, max_bytes, timeout_ms, forward=False)
+        return await self._fetch_once(topic, partition, offset, max_bytes, timeout_ms, False, isolation)
 
     async def _fetch_once(
-        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int,
+        timeout_ms: int,
+        forward: bool,
+        isolation: Isolation,
     ) -> FetchResult:
         local, record = self._leader_or_raise(topic, partition)
-        if local is not None:
-            result = await local.read(offset, max_bytes, timeout_ms)
-            return FetchResult(result.data, local.high_watermark, local.log_start_offset, local.log_end_offset)
-        leader_url = self.view.inter_broker_url(record.leader)
-        if not forward or leader_url is None or record.leader == self.node_id:
-            raise self._not_leader(record)
-        read = await self.forwarder.fetch(leader_url, topic, partition, offset, max_bytes, timeout_ms)
-        return FetchResult(read.data, read.high_watermark, read.log_start_offset, read.log_end_offset)
+        if local is None:
+            leader_url = self.view.inter_broker_url(record.leader)
+            if not forward or leader_url is None or record.leader == self.node_id:
+                raise self._not_leader(record)
+            return await self.forwarder.fetch(leader_url, topic, partition, offset, max_bytes, timeout_ms, isolation)
+        result = await local.read(offset, max_bytes, timeout_ms, isolation)
+        aborted: tuple[tuple[int, int], ...] = ()
+        if isolation.committed and result.data:
+            found = local.log.transactions.aborted_between(offset, result.next_offset)
+            aborted = tuple((txn.producer_id, txn.first_offset) for txn in found)
+        return FetchResult(
+            result.data,
+            local.high_watermark,
+            local.log_start_offset,
+            local.log_end_offset,
+            local.last_stable_offset,
+            aborted,
+        )
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         """First offset below the HW with a timestamp at or after ``timestamp_ms``; asked of the leader."""

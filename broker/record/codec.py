@@ -40,6 +40,7 @@ from broker.clock import wall_clock_ms
 from broker.record.compression import NONE, compress
 from broker.record.header import (
     ATTRIBUTES_OFFSET,
+    CONTROL_MASK,
     MAGIC,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
@@ -130,6 +131,7 @@ def encode_batch(
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     timestamp_type: int = CREATE_TIME,
     is_transactional: bool = False,
+    is_control: bool = False,
     base_timestamp: int | None = None,
 ) -> bytes:
     """Encode ``records`` as one complete batch with offset deltas 0 .. len(records) - 1.
@@ -154,6 +156,8 @@ def encode_batch(
         attributes |= TIMESTAMP_TYPE_MASK
     if is_transactional:
         attributes |= TRANSACTIONAL_MASK
+    if is_control:
+        attributes |= CONTROL_MASK
     count = len(records)
     covered = b"".join(
         (

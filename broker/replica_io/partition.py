@@ -22,7 +22,8 @@ follower appends and truncations — so offsets are assigned in admission order.
 Reads run concurrently.
 
 Visibility rule (the reason the project exists): readers get only records below the
-high watermark. Invariant: ``log_start_offset <= high_watermark <= log_end_offset``;
+high watermark, and ``read_committed`` readers only below the last stable offset.
+Invariant: ``log_start_offset <= last_stable_offset <= high_watermark <= log_end_offset``;
 on a leader the high watermark never moves back.
 """
 
@@ -43,6 +44,8 @@ from broker.backoff import Backoff
 from broker.clock import wall_clock_ms
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
+from broker.errors.transactions import InvalidRecord, InvalidTxnState
+from broker.isolation import Isolation
 from broker.replica_io.signal import Signal
 from broker.replica_io.trace import trace
 from broker.replication import (
@@ -161,6 +164,7 @@ class Partition:
         """Group commits the core asked for (``Ready.start_flush``), held until they report."""
         self._flush_backoff = Backoff(FLUSH_RETRY_INITIAL_S, FLUSH_RETRY_MAX_S)
         """The wait before a failed fsync is reported (and so asked again); reset by a good one."""
+        self.log.transactions.on_high_watermark(high_watermark)
         self._producers: ProducerStateManager | None = None
         self._min_insync_replicas = 0
         """The topic's ``min.insync.replicas`` as last given (0 before the first record)."""
@@ -192,6 +196,11 @@ class Partition:
     @property
     def high_watermark(self) -> int:
         return self.core.high_watermark
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Below it every transaction is decided on every in-sync replica (``broker.storage.transactions``)."""
+        return self.log.transactions.last_stable_offset(self.core.high_watermark)
 
     @property
     def latest_offset_available(self) -> bool:
@@ -265,6 +274,7 @@ class Partition:
         if ready.propose_isr is not None:
             self._isr_task = asyncio.create_task(self._run_isr_proposal(ready.propose_isr))
         if ready.high_watermark_moved:
+            self.log.transactions.on_high_watermark(self.high_watermark)
             trace("leader.hw_raised", topic=self.topic, partition=self.partition, high_watermark=self.high_watermark)
             self.hw_moved.notify()
         if ready.role_changed:
@@ -366,6 +376,7 @@ class Partition:
         if refusal is not None:
             raise refusal
         checked = batch if isinstance(batch, CheckedBatches) else check_batches(batch)
+        self._refuse_transactional(checked)
         loop = asyncio.get_running_loop()
         async with self._log_lock:
             leader_epoch = self.core.require_leader().leader_epoch
@@ -396,6 +407,30 @@ class Partition:
             await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
             trace("leader.acked", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
         return outcome
+
+    def _refuse_transactional(self, batch: CheckedBatches) -> None:
+        """A producer never writes a control batch, and a transactional batch only into a transaction.
+
+        KIP-890's defense: a partition takes a transactional batch only once its
+        transaction coordinator has added the partition to that producer's ongoing
+        transaction, so a late or stray write can never open a transaction nobody will
+        end (which would hold the last stable offset back for ever) nor land in a later
+        transaction. No coordinator adds partitions yet, so every transactional batch is
+        refused, with nothing written.
+        """
+        for header in batch.headers:
+            if header.is_control:
+                raise InvalidRecord(
+                    f"a produce to {self.topic}-{self.partition} carries a control batch; "
+                    "only a partition leader writes transaction markers",
+                )
+            if header.is_transactional:
+                raise InvalidTxnState(
+                    f"{self.topic}-{self.partition} was not added to a transaction of producer "
+                    f"{header.producer_id} (epoch {header.producer_epoch}); this broker has no transaction "
+                    "coordinator yet, so it takes no transactional records",
+                    producer_id=header.producer_id,
+                )
 
     def _leader_append_is_cheap(self, batch: CheckedBatches, leader_epoch: int) -> bool:
         """Whether appending ``batch`` as leader only writes to the page cache.
@@ -478,15 +513,20 @@ class Partition:
 
     # ----------------------------------------------------------- leader: reads
 
-    async def read(self, offset: int, max_bytes: int, timeout_ms: int) -> ReadResult:
-        """Whole batches from ``offset`` below the HW; long-poll up to ``timeout_ms`` for some."""
+    async def read(
+        self, offset: int, max_bytes: int, timeout_ms: int, isolation: Isolation = Isolation.READ_UNCOMMITTED
+    ) -> ReadResult:
+        """Whole batches from ``offset`` below the HW (the LSO for ``read_committed``); long-poll up to
+        ``timeout_ms`` for some. The LSO moves only when the HW does or a marker is appended, and
+        a marker's append is followed by the HW passing it, so the HW's signal wakes both."""
         self.require_leader()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000
         while True:
             waiter = self.hw_moved.waiter()
             try:
-                result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, self.high_watermark)
+                bound = self.last_stable_offset if isolation.committed else self.high_watermark
+                result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, bound)
                 remaining = deadline - loop.time()
                 if result.data or remaining <= 0 or self.hw_moved.ended:
                     return result

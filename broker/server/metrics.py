@@ -51,6 +51,11 @@ class PartitionOffsetsCollector(Collector):
         log_start = GaugeMetricFamily(
             "highwater_partition_log_start_offset", "First offset still stored.", labels=labels
         )
+        last_stable = GaugeMetricFamily(
+            "highwater_partition_last_stable_offset",
+            "First offset of an undecided transaction (read_committed readers stop here); the HW when none.",
+            labels=labels,
+        )
         isr_size = GaugeMetricFamily("highwater_partition_isr_size", "In-sync replicas (leader's view).", labels=labels)
         under_replicated = GaugeMetricFamily(
             "highwater_under_replicated_partitions", "Partitions led here whose ISR is smaller than the replicas."
@@ -64,6 +69,7 @@ class PartitionOffsetsCollector(Collector):
             log_end.add_metric(values, partition.log_end_offset)
             high_watermark.add_metric(values, partition.high_watermark)
             log_start.add_metric(values, partition.log_start_offset)
+            last_stable.add_metric(values, partition.last_stable_offset)
             if partition.leader_id != self._node.node_id:
                 continue
             isr_size.add_metric(values, len(partition.isr))
@@ -73,7 +79,7 @@ class PartitionOffsetsCollector(Collector):
             )
         under_replicated.add_metric([], under_replicated_count)
         under_min_isr.add_metric([], under_min_isr_count)
-        yield from (log_end, high_watermark, log_start, isr_size, under_replicated, under_min_isr)
+        yield from (log_end, high_watermark, log_start, last_stable, isr_size, under_replicated, under_min_isr)
 
     def _effective_min_isr(self, topic: str, replication_factor: int) -> int:
         """min(min.insync.replicas, replication factor), as Kafka's ``Partition.isUnderMinIsr``:

@@ -92,6 +92,7 @@ def partition_body(node: HttpHost, partition: PartitionDescription) -> dict[str,
         "replicas": list(partition.replicas),
         "isr": list(partition.isr),
         "log_start_offset": partition.log_start_offset,
+        "last_stable_offset": partition.last_stable_offset,
         "high_watermark": partition.high_watermark,
         "log_end_offset": partition.log_end_offset,
     }

@@ -137,6 +137,7 @@ class Partition(ResponseBody):
     replica_ids: list[int]
     isr: list[int]
     log_start_offset: Offset
+    last_stable_offset: Offset = Field(description="below it every transaction is decided; read_committed stops here")
     high_watermark: Offset
     log_end_offset: Offset
     replicas_state: list[dict[str, Any]] = Field(description="only from the leader")
@@ -153,6 +154,7 @@ class Offsets(ResponseBody):
     partition_id: int
     earliest_offset: Offset
     latest_offset: Offset = Field(description="the high watermark")
+    last_stable_offset: Offset = Field(description="where read_committed readers stop")
     log_end_offset: Offset
     timestamp: int
     offset: int | None = Field(description="first offset with timestamp >= ?timestamp")
@@ -227,6 +229,7 @@ class ReadResponse(ResponseBody):
     data: list[ReadRecord]
     next_offset: Offset
     high_watermark: Offset
+    last_stable_offset: Offset
     log_start_offset: Offset
     throttle_time_ms: ThrottleTime
 

@@ -3,11 +3,15 @@
 Query: ``offset`` (default: the log start offset), ``max_records`` (JSON only, default
 500 like Kafka's ``max.poll.records``), ``max_bytes`` (default ``fetch_max_bytes_default``),
 ``timeout_ms`` (long-poll, default 0, at most ``fetch_max_wait_ms``), ``format``
-(``binary`` default, ``string``, ``json``; see ``json_records``).
+(``binary`` default, ``string``, ``json``; see ``json_records``), ``isolation``
+(``read_uncommitted`` default, or ``read_committed``: up to the last stable offset,
+aborted transactions' records dropped).
 
 The HW rule is enforced twice: the node returns only whole batches below the high
-watermark, and this layer drops any record at or above the HW it was told about, so a
-reader can never see an offset that might still be truncated away.
+watermark (the last stable offset for ``read_committed``), and this layer drops any
+record at or above the bound it was told about, so a reader can never see an offset
+that might still be truncated away, nor (``read_committed``) one whose transaction is
+undecided.
 
 Batches are whole, so the first one may start before ``offset``: its earlier records are
 skipped. ``next_offset`` is where the next read should start: after the last record
@@ -18,8 +22,11 @@ reader never loops on empty answers. A node fetch ends at a segment boundary; th
 layer fetches on (``fetch_span``) so a page is as full as its limits allow.
 
 With ``Accept: application/vnd.kafka.batch.v2`` the body is the raw batches and the
-offsets come in ``X-High-Watermark``, ``X-Log-Start-Offset``, ``X-Log-End-Offset`` and
-``X-Next-Offset``.
+offsets come in ``X-High-Watermark``, ``X-Last-Stable-Offset``, ``X-Log-Start-Offset``,
+``X-Log-End-Offset`` and ``X-Next-Offset``; a ``read_committed`` answer lists the aborted
+transactions with records in it in ``X-Aborted-Transactions`` (``pid:first_offset,…``),
+and the reader drops their records itself (``broker.record.committed``), as a Kafka
+client does.
 
 A principal with a ``consumer_byte_rate`` quota is checked before the read (refused only
 when it already owes more than the longest throttle) and metered after it with the
@@ -35,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from broker.errors import InvalidRequest
+from broker.isolation import Isolation
+from broker.record.committed import format_aborted, kept_batches
 from broker.record.decode import iter_batches_with_records
 from broker.record.header import iter_batches, next_offset_after
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable, query_param
@@ -60,14 +69,33 @@ def read_format(text: str | None) -> ReadFormat:
         raise InvalidRequest(f"format must be one of {choices}, got {text!r}", parameter="format") from None
 
 
+def read_isolation(text: str | None) -> Isolation:
+    try:
+        return Isolation.parse(text or Isolation.READ_UNCOMMITTED.value)
+    except ValueError as error:
+        raise InvalidRequest(str(error), parameter="isolation") from None
+
+
 def records_to_json(
-    topic: str, partition: int, data: bytes, offset: int, high_watermark: int, max_records: int, fmt: ReadFormat
+    topic: str,
+    partition: int,
+    data: bytes,
+    offset: int,
+    high_watermark: int,
+    max_records: int,
+    fmt: ReadFormat,
+    aborted: tuple[tuple[int, int], ...] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Records of ``data`` from ``offset`` below ``high_watermark``, at most ``max_records``; and the next offset."""
+    """Records of ``data`` from ``offset`` below ``high_watermark``, at most ``max_records``; and the next offset.
+
+    ``high_watermark`` is the reader's bound (the LSO for ``read_committed``); with ``aborted``
+    (``read_committed``) the records of those aborted transactions are skipped like control records.
+    """
+    kept = None if aborted is None else {header.base_offset for header in kept_batches(data, aborted)}
     rendered: list[dict[str, Any]] = []
     next_offset = offset
     for header, records in iter_batches_with_records(data):
-        if not header.is_control:
+        if not header.is_control and (kept is None or header.base_offset in kept):
             for record in records:
                 if record.offset < offset:
                     continue
@@ -96,8 +124,11 @@ class Span:
     data: bytes
     next_offset: int
     high_watermark: int
+    last_stable_offset: int
     log_start_offset: int
     log_end_offset: int
+    aborted: tuple[tuple[int, int], ...]
+    """For ``read_committed``: the aborted transactions with records in ``data``, from every fetch of the span."""
 
 
 async def fetch_span(
@@ -110,6 +141,7 @@ async def fetch_span(
     timeout_ms: int,
     *,
     forward: bool,
+    isolation: Isolation = Isolation.READ_UNCOMMITTED,
 ) -> Span:
     """Fetch until ``max_bytes``, about ``max_records`` offsets, or the high watermark.
 
@@ -119,21 +151,36 @@ async def fetch_span(
     ``forward``: JSON readers may ask any broker; binary readers (the client library)
     are told who leads instead (421), so they fetch from the leader directly.
     """
-    result = await node.router.fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward)
+    result = await node.router.fetch(
+        topic, partition, offset, max_bytes, timeout_ms, forward=forward, isolation=isolation
+    )
     chunks = [result.data]
+    aborted = set(result.aborted)
     total_bytes = len(result.data)
     next_offset = next_offset_after(result.data, offset)
     while result.data and total_bytes < max_bytes and next_offset - offset < max_records:
-        if next_offset >= result.high_watermark:
+        bound = result.last_stable_offset if isolation.committed else result.high_watermark
+        if next_offset >= bound:
             break
-        result = await node.router.fetch(topic, partition, next_offset, max_bytes - total_bytes, 0, forward=forward)
+        result = await node.router.fetch(
+            topic, partition, next_offset, max_bytes - total_bytes, 0, forward=forward, isolation=isolation
+        )
         data = whole_batches_within(result.data, max_bytes - total_bytes)
         if not data:
             break
         chunks.append(data)
+        aborted.update(result.aborted)
         total_bytes += len(data)
         next_offset = next_offset_after(data, next_offset)
-    return Span(b"".join(chunks), next_offset, result.high_watermark, result.log_start_offset, result.log_end_offset)
+    return Span(
+        b"".join(chunks),
+        next_offset,
+        result.high_watermark,
+        result.last_stable_offset,
+        result.log_start_offset,
+        result.log_end_offset,
+        tuple(sorted(aborted, key=lambda pair: pair[1])),
+    )
 
 
 def count_client_read(request: web.Request, topic: str, offset: int, next_offset: int, size: int) -> None:
@@ -185,6 +232,11 @@ def count_client_read(request: web.Request, topic: str, offset: int, next_offset
                 {"enum": [item.value for item in ReadFormat], "default": ReadFormat.BINARY.value},
                 "rendering of keys and values",
             ),
+            query_param(
+                "isolation",
+                {"enum": [item.value for item in Isolation], "default": Isolation.READ_UNCOMMITTED.value},
+                "read_committed: up to the last stable offset, aborted transactions' records dropped",
+            ),
         ),
     ),
 )
@@ -201,6 +253,7 @@ async def read_records(request: web.Request) -> web.StreamResponse:
     )
     timeout_ms = query_int(query, "timeout_ms", 0, maximum=settings.fetch_max_wait_ms)
     fmt = read_format(query.get("format"))
+    isolation = read_isolation(query.get("isolation"))
     if offset is None:
         offset = (await node.describer.describe_partition(topic, partition)).log_start_offset
     assert max_records is not None and max_bytes is not None and timeout_ms is not None
@@ -215,6 +268,7 @@ async def read_records(request: web.Request) -> web.StreamResponse:
         MAX_RECORDS_LIMIT if raw else max_records,
         timeout_ms,
         forward=not raw,
+        isolation=isolation,
     )
     delay_ms = record_fetch(request, len(span.data))
     if raw:
@@ -222,18 +276,24 @@ async def read_records(request: web.Request) -> web.StreamResponse:
         headers = {
             "Content-Type": BATCH_CONTENT_TYPE,
             "X-High-Watermark": str(span.high_watermark),
+            "X-Last-Stable-Offset": str(span.last_stable_offset),
             "X-Log-Start-Offset": str(span.log_start_offset),
             "X-Log-End-Offset": str(span.log_end_offset),
             "X-Next-Offset": str(span.next_offset),
         }
+        if isolation.committed:
+            headers["X-Aborted-Transactions"] = format_aborted(span.aborted)
         return await throttled(web.Response(body=span.data, headers=headers), delay_ms)
-    data, next_offset = records_to_json(topic, partition, span.data, offset, span.high_watermark, max_records, fmt)
+    bound = span.last_stable_offset if isolation.committed else span.high_watermark
+    aborted = span.aborted if isolation.committed else None
+    data, next_offset = records_to_json(topic, partition, span.data, offset, bound, max_records, fmt, aborted)
     count_client_read(request, topic, offset, next_offset, len(span.data))
     return await throttled_json(
         {
             "data": data,
             "next_offset": next_offset,
             "high_watermark": span.high_watermark,
+            "last_stable_offset": span.last_stable_offset,
             "log_start_offset": span.log_start_offset,
         },
         delay_ms,

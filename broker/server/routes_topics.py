@@ -326,6 +326,7 @@ async def get_offsets(request: web.Request) -> web.Response:
         "partition_id": partition.partition,
         "earliest_offset": partition.log_start_offset,
         "latest_offset": partition.high_watermark,
+        "last_stable_offset": partition.last_stable_offset,
         "log_end_offset": partition.log_end_offset,
     }
     if timestamp_ms is not None:

@@ -13,7 +13,11 @@ Invariants:
   So an acknowledgement flush fsyncs the active ``.log`` alone, and a rolled segment's
   indexes are fsynced before the recovery point moves past it;
 - leader epochs never decrease along the log, and the epoch cache (persisted to
-  ``leader-epoch-checkpoint`` on every change) has no entry at or past ``log_end_offset``.
+  ``leader-epoch-checkpoint`` on every change) has no entry at or past ``log_end_offset``;
+- ``transactions`` describes exactly the batches below ``log_end_offset``: every append
+  feeds it, a truncation replays the log into a new one, and an open takes it from the
+  clean close's snapshot or replays (``broker.storage.transaction_snapshot``).
+  Retention never deletes a segment at or above its last stable offset.
 
 Concurrency: the core is synchronous. Every change (appends, truncation, retention,
 roll) holds ``self._lock``; readers hold no lock. A reader takes ``log_end_offset``
@@ -45,6 +49,7 @@ from broker.errors import (
     RecordTooLarge,
     UnexpectedAppendOffset,
 )
+from broker.record.control import decode_marker
 from broker.record.header import BatchHeader, iter_batches, stamp
 from broker.storage.checkpoint import LeaderEpochCheckpointFile, fsync_directory
 from broker.storage.epoch_cache import LeaderEpochCache
@@ -53,6 +58,8 @@ from broker.storage.log_retention import segments_to_retire
 from broker.storage.recovery import load_segments
 from broker.storage.segment import LogSegment
 from broker.storage.timestamp_lookup import exact_offset_for_timestamp
+from broker.storage.transaction_snapshot import read_snapshot, write_snapshot
+from broker.storage.transactions import PartitionTransactions
 
 logger = structlog.get_logger(__name__)
 
@@ -143,6 +150,8 @@ class PartitionLog:
         self._fsync_count = 0
         self._closed = False
         self._log = logger.bind(topic=topic, partition=partition)
+        self._transactions = PartitionTransactions()
+        """Replaced whole on truncation and at open; readers take the reference once."""
 
     @classmethod
     def open(
@@ -195,12 +204,17 @@ class PartitionLog:
             log_start_offset=start,
         )
         log._flush(seal_active=True)
+        snapshot = read_snapshot(directory, log_end_offset, log._last_batch())
+        log._transactions = log._replayed_transactions() if snapshot is None else snapshot
+        log._transactions.forget_below(start)
         log._log.info(
             "log.opened",
             log_start_offset=start,
             log_end_offset=log_end_offset,
             segments=len(segments),
             latest_epoch=epoch_cache.latest_epoch,
+            transactions_replayed=snapshot is None,
+            open_transactions=len(log._transactions.open_transactions),
         )
         return log
 
@@ -255,6 +269,46 @@ class PartitionLog:
     @property
     def segments(self) -> tuple[LogSegment, ...]:
         return self._segments
+
+    @property
+    def transactions(self) -> PartitionTransactions:
+        """The open and aborted transactions of the batches below the log end offset."""
+        return self._transactions
+
+    def _last_batch(self) -> BatchHeader | None:
+        for segment in reversed(self._segments):
+            if segment.size_bytes:
+                found = segment.find_batch(segment.next_offset - 1, segment.size_bytes)
+                return None if found is None else found.header
+        return None
+
+    def _replayed_transactions(self) -> PartitionTransactions:
+        """The transactions of every batch in the log, read from the segments (under the lock, or before sharing).
+
+        Reads each batch header, and the whole batch only for a control batch.
+        """
+        transactions = PartitionTransactions()
+        for segment in self._segments:
+            for scanned in segment.scanned_batches(segment.size_bytes):
+                header = scanned.header
+                if not header.is_transactional:
+                    continue
+                marker = None
+                if header.is_control:
+                    data = segment.pread(header.size, scanned.position)
+                    try:
+                        marker = decode_marker(data, dataclasses.replace(header, position=0))
+                    except CorruptRecord as error:
+                        self._log.error("log.marker_unreadable", offset=header.base_offset, error=error.message)
+                transactions.apply(header, marker)
+        return transactions
+
+    def _track_transactions(self, data: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
+        """Feed the appended batches to ``transactions`` (under the lock); only a control batch is decoded."""
+        transactions = self._transactions
+        for header in headers:
+            if header.is_transactional:
+                transactions.apply(header, decode_marker(data, header) if header.is_control else None)
 
     def batch_headers(self) -> list[BatchHeader]:
         """Every batch header of the log in offset order (rebuilding producer state)."""
@@ -397,6 +451,7 @@ class PartitionLog:
     def _append_locked(self, data: bytes | bytearray, headers: Sequence[BatchHeader], now_ms: int) -> AppendInfo:
         segment = self._maybe_roll(len(data), headers[-1].last_offset, now_ms)
         segment.append(data, headers)
+        self._track_transactions(data, headers)
         self._log_end_offset = headers[-1].next_offset
         return AppendInfo(
             base_offset=headers[0].base_offset,
@@ -518,6 +573,8 @@ class PartitionLog:
             self._log_start_offset = min(self._log_start_offset, new_end)
             if self._epoch_cache.truncate_from_end(new_end):
                 self._persist_epochs()
+            self._transactions = self._replayed_transactions()
+            self._transactions.forget_below(self._log_start_offset)
             self._log.info(
                 "log.truncated", requested_offset=offset, log_end_offset=new_end, previous_log_end_offset=previous_end
             )
@@ -534,6 +591,7 @@ class PartitionLog:
             self._directory_dirty = True
             self._epoch_cache.clear()
             self._persist_epochs()
+            self._transactions = PartitionTransactions()
             self._log.info("log.truncated_fully", log_start_offset=offset, log_end_offset=offset)
 
     def advance_log_start_offset(self, offset: int) -> bool:
@@ -554,16 +612,18 @@ class PartitionLog:
             self._log_start_offset = offset
             if self._epoch_cache.truncate_from_start(offset):
                 self._persist_epochs()
+            self._transactions.forget_below(offset)
             self._log.info("log.start_offset_advanced", log_start_offset=offset)
             return True
 
     def delete_retained_segments(self, now_ms: int, high_watermark: int) -> int:
         """Delete old segments by ``retention_ms``/``retention_bytes``; return how many.
 
-        Only whole segments entirely below ``high_watermark``, never the active one,
-        oldest first; the log start offset moves to the new first segment.
+        Only whole segments entirely below the last stable offset (so below
+        ``high_watermark``, and an open transaction's records stay until it is decided), never the active one, oldest first; the
+        log start offset moves to the new first segment.
         """
-        return self._delete_segments(self._config, now_ms, high_watermark)
+        return self._delete_segments(self._config, now_ms, self._transactions.last_stable_offset(high_watermark))
 
     def delete_segments_below_log_start(self) -> int:
         """Delete the whole segments below the log start offset; return how many.
@@ -691,6 +751,10 @@ class PartitionLog:
         with self._lock:
             if self._closed:
                 return
+            try:
+                write_snapshot(self.directory, self._log_end_offset, self._last_batch(), self._transactions)
+            except OSError as error:
+                self._log.warning("log.transactions_snapshot_failed", error=str(error))
             for segment in self._segments:
                 segment.close()
             self._closed = True

@@ -217,6 +217,10 @@ class LogSegment:
 
     # -- reading -------------------------------------------------------------------------
 
+    def scanned_batches(self, committed_size_bytes: int) -> Iterator[ScannedBatch]:
+        """Every batch header in the segment with its file position, in order, without reading the records."""
+        return scan_batches(self._fd, 0, committed_size_bytes, check_crc=False)
+
     def batch_headers(self, committed_size_bytes: int) -> Iterator[BatchHeader]:
         """Every batch header in the segment, in order, without reading the records."""
         for scanned in scan_batches(self._fd, 0, committed_size_bytes, check_crc=False):

@@ -8,6 +8,7 @@ import dataclasses
 
 from broker.console.activity import Traffic, TrafficCounters
 from broker.descriptions import FetchResult
+from broker.isolation import Isolation
 from broker.record.codec import RecordInput, encode_batch
 from tests.unit.kafka import requests
 from tests.unit.kafka.stand_in import BATCH, HIGH_WATERMARK, LOG_START, TOPIC, StandInNode
@@ -47,11 +48,19 @@ class EmptyUntilPolled(StandInNode):
         self.reads = 0
 
     async def fetch(
-        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int,
+        timeout_ms: int,
+        *,
+        forward: bool = True,
+        isolation: Isolation = Isolation.READ_UNCOMMITTED,
     ) -> FetchResult:
         self.reads += 1
-        await super().fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward)
-        return FetchResult(b"" if self.reads == 1 else BATCH, HIGH_WATERMARK, LOG_START, HIGH_WATERMARK)
+        await super().fetch(topic, partition, offset, max_bytes, timeout_ms, forward=forward, isolation=isolation)
+        return FetchResult(b"" if self.reads == 1 else BATCH, HIGH_WATERMARK, LOG_START, HIGH_WATERMARK, HIGH_WATERMARK)
 
 
 def test_a_long_polled_kafka_fetch_counts_the_records_it_answers_not_each_pass() -> None:

@@ -38,7 +38,9 @@ def produce(version: int, topic: str, records: bytes, acks: int = -1) -> Any:
     )
 
 
-def fetch(version: int, topic: str, offset: int, current_leader_epoch: int = -1, session_id: int = 0) -> Any:
+def fetch(
+    version: int, topic: str, offset: int, current_leader_epoch: int = -1, session_id: int = 0, isolation_level: int = 0
+) -> Any:
     part = build(
         request_class(1, version, "FetchPartition"),
         partition=0,
@@ -57,7 +59,7 @@ def fetch(version: int, topic: str, offset: int, current_leader_epoch: int = -1,
         max_wait=millis(0),
         min_bytes=0,
         max_bytes=1 << 20,
-        isolation_level=0,
+        isolation_level=isolation_level,
         session_id=session_id,
         session_epoch=-1,
         topics=(fetch_topic,),
@@ -66,7 +68,7 @@ def fetch(version: int, topic: str, offset: int, current_leader_epoch: int = -1,
     )
 
 
-def list_offsets(version: int, topic: str, timestamps: list[int]) -> Any:
+def list_offsets(version: int, topic: str, timestamps: list[int], isolation_level: int = 0) -> Any:
     parts = tuple(
         build(
             request_class(2, version, "ListOffsetsPartition"), partition_index=0, current_leader_epoch=-1, timestamp=t
@@ -75,7 +77,10 @@ def list_offsets(version: int, topic: str, timestamps: list[int]) -> Any:
     )
     list_topic = build(request_class(2, version, "ListOffsetsTopic"), name=topic, partitions=parts)
     return build(
-        request_class(2, version, "ListOffsetsRequest"), replica_id=-1, isolation_level=0, topics=(list_topic,)
+        request_class(2, version, "ListOffsetsRequest"),
+        replica_id=-1,
+        isolation_level=isolation_level,
+        topics=(list_topic,),
     )
 
 

@@ -12,6 +12,7 @@ from broker.acks import Acks
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceResult
 from broker.errors import UnknownTopic
+from broker.isolation import Isolation
 from broker.node.security import AUTHORIZATION_OFF
 from broker.security.authorizer import Decision
 from config.broker import BrokerSettings
@@ -22,6 +23,9 @@ APPEND_TIME_MS = 1_764_080_536_983
 LEADER_EPOCH = 7
 LOG_START = 2
 HIGH_WATERMARK = 13
+LAST_STABLE_OFFSET = 11
+ABORTED = ((7001, LOG_START),)
+"""What a read_committed fetch is answered: an open transaction at 11, one aborted from the log start."""
 OFFSET_AT_TIMESTAMP = 9
 LAST_TIMESTAMP = 1_500
 """A timestamp after it is found nowhere below the HW."""
@@ -115,7 +119,7 @@ class StandInNode:
 
     def leader_state(self, topic: str, partition: int) -> LeaderState:
         self._known(topic)
-        return LeaderState(LEADER_EPOCH, LOG_START, HIGH_WATERMARK, self.latest_offset_available)
+        return LeaderState(LEADER_EPOCH, LOG_START, HIGH_WATERMARK, self.latest_offset_available, LAST_STABLE_OFFSET)
 
     def log_start_offset(self, topic: str, partition: int) -> int:
         return LOG_START
@@ -133,12 +137,22 @@ class StandInNode:
         return ProduceResult(10, 12, APPEND_TIME_MS)
 
     async def fetch(
-        self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int, *, forward: bool = True
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int,
+        timeout_ms: int,
+        *,
+        forward: bool = True,
+        isolation: Isolation = Isolation.READ_UNCOMMITTED,
     ) -> FetchResult:
         assert not forward, "the Kafka door never forwards: clients go to the leader"
         self._known(topic)
         self.fetched.append((topic, partition, offset, max_bytes, timeout_ms))
-        return FetchResult(BATCH, HIGH_WATERMARK, LOG_START, HIGH_WATERMARK + 2)
+        if isolation.committed:
+            return FetchResult(BATCH, HIGH_WATERMARK, LOG_START, HIGH_WATERMARK + 2, LAST_STABLE_OFFSET, ABORTED)
+        return FetchResult(BATCH, HIGH_WATERMARK, LOG_START, HIGH_WATERMARK + 2, HIGH_WATERMARK)
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         self._known(topic)

@@ -23,10 +23,12 @@ from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.shapes import EPOCH
 from tests.unit.kafka import requests
 from tests.unit.kafka.stand_in import (
+    ABORTED,
     APPEND_TIME_MS,
     BATCH,
     EPOCH_END,
     HIGH_WATERMARK,
+    LAST_STABLE_OFFSET,
     LEADER_EPOCH,
     LOG_START,
     OFFSET_AT_TIMESTAMP,
@@ -108,6 +110,14 @@ def test_fetch_returns_the_stored_bytes_with_hw_and_last_stable_offset(version: 
         assert part.log_start_offset == LOG_START
 
 
+@pytest.mark.parametrize("version", versions(1))
+def test_a_read_committed_fetch_stops_at_the_last_stable_offset_and_lists_aborted_transactions(version: int) -> None:
+    response = exchange(StandInNode(), 1, version, requests.fetch(version, TOPIC, 5, isolation_level=1))
+    [part] = response.responses[0].partitions
+    assert (part.high_watermark, part.last_stable_offset) == (HIGH_WATERMARK, LAST_STABLE_OFFSET)
+    assert [(txn.producer_id, txn.first_offset) for txn in part.aborted_transactions] == list(ABORTED)
+
+
 @pytest.mark.parametrize(
     ("epoch", "code"),
     [(LEADER_EPOCH - 1, ErrorCode.fenced_leader_epoch), (LEADER_EPOCH + 1, ErrorCode.unknown_leader_epoch)],
@@ -135,6 +145,14 @@ def test_list_offsets_earliest_latest_and_by_timestamp(version: int) -> None:
         (ErrorCode.none, OFFSET_AT_TIMESTAMP),
         (ErrorCode.none, -1),
     ]
+
+
+@pytest.mark.parametrize("version", [v for v in versions(2) if v >= 2])
+def test_latest_for_a_read_committed_consumer_is_the_last_stable_offset(version: int) -> None:
+    """ListOffsets carries ``isolation_level`` from version 2 on."""
+    asked = requests.list_offsets(version, TOPIC, [-1], isolation_level=1)
+    response = exchange(StandInNode(), 2, version, asked)
+    assert [(p.error_code, p.offset) for p in response.topics[0].partitions] == [(ErrorCode.none, LAST_STABLE_OFFSET)]
 
 
 @pytest.mark.parametrize("version", versions(2))

@@ -1,0 +1,112 @@
+"""A partition log keeps its transactions with its batches: through appends, truncation, close, reopen and retention."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from structlog.testing import capture_logs
+
+from broker.record.header import read_header
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import LogConfig
+from broker.storage.transaction_snapshot import SNAPSHOT_FILE, write_snapshot
+from broker.storage.transactions import OpenTransaction, PartitionTransactions
+from tests.unit.storage.helpers import open_log
+from tests.unit.storage.transaction_batches import NOW_MS, data_batch, marker_batch
+
+P1, P2 = 1001, 1002
+EPOCH = 1
+
+
+def append(log: PartitionLog, *batches: bytes) -> list[int]:
+    return [log.append_as_leader(batch, EPOCH, NOW_MS).base_offset for batch in batches]
+
+
+def opened_with(directory: Path, config: LogConfig | None = None) -> tuple[PartitionLog, bool]:
+    """Open the log; and whether it replayed its batches for its transactions (no usable snapshot)."""
+    with capture_logs() as events:
+        log = open_log(directory, config)
+    (opened,) = [event for event in events if event["event"] == "log.opened"]
+    return log, opened["transactions_replayed"]
+
+
+def test_appends_open_and_close_transactions_in_the_log(log_dir: Path) -> None:
+    log = open_log(log_dir)
+    append(log, data_batch(P1, 2), data_batch(-1), data_batch(P2), marker_batch(P1, committed=False))
+    assert [(txn.producer_id, txn.first_offset) for txn in log.transactions.open_transactions] == [(P2, 3)]
+    assert [(txn.producer_id, txn.first_offset, txn.last_offset) for txn in log.transactions.aborted] == [(P1, 0, 4)]
+    assert log.transactions.last_stable_offset(log.log_end_offset) == 3
+
+
+def test_a_truncation_that_cuts_a_marker_reopens_its_transaction(log_dir: Path) -> None:
+    """A follower cut back to its leader's log: the transaction is open there, so it is here again."""
+    log = open_log(log_dir)
+    _, marker = append(log, data_batch(P1, 2), marker_batch(P1, committed=False))
+    log.truncate_to(marker)
+    assert [txn.first_offset for txn in log.transactions.open_transactions] == [0]
+    assert log.transactions.aborted == ()
+    log.truncate_to(0)
+    assert log.transactions.open_transactions == []
+
+
+def test_a_clean_close_lets_the_next_open_skip_the_replay(log_dir: Path) -> None:
+    log = open_log(log_dir)
+    append(log, data_batch(P1), data_batch(P2), marker_batch(P2, committed=False))
+    log.close()
+    reopened, replayed = opened_with(log_dir)
+    assert not replayed
+    assert [txn.producer_id for txn in reopened.transactions.open_transactions] == [P1]
+    assert [txn.producer_id for txn in reopened.transactions.aborted] == [P2]
+
+
+def test_a_snapshot_is_trusted_only_for_the_log_end_and_last_batch_it_names(log_dir: Path) -> None:
+    log = open_log(log_dir)
+    marker = marker_batch(P1, committed=True)
+    append(log, data_batch(P1), marker)
+    log.close()
+    planted = PartitionTransactions.restored([OpenTransaction(P2, 0, 0)], [], [])
+    last_batch = dataclasses.replace(read_header(marker), base_offset=1, partition_leader_epoch=EPOCH)
+    write_snapshot(log_dir, 2, last_batch, planted)
+    trusted, replayed = opened_with(log_dir)
+    assert not replayed and trusted.transactions.open_transactions == [OpenTransaction(P2, 0, 0)]
+    trusted.close()
+    write_snapshot(log_dir, 2, None, planted)
+    checked, replayed = opened_with(log_dir)
+    assert replayed and checked.transactions.open_transactions == []
+
+
+def test_a_torn_tail_cut_by_recovery_is_replayed_not_taken_from_the_snapshot(log_dir: Path) -> None:
+    log = open_log(log_dir)
+    append(log, data_batch(P1, 3), marker_batch(P1, committed=False))
+    log.close()
+    segment = log_dir / f"{0:020d}.log"
+    os.truncate(segment, segment.stat().st_size - 5)  # the marker torn by a crash
+    recovered, replayed = opened_with(log_dir)
+    assert replayed
+    assert recovered.log_end_offset == 3
+    assert [txn.first_offset for txn in recovered.transactions.open_transactions] == [0]
+
+
+def test_a_damaged_snapshot_file_means_a_replay(log_dir: Path) -> None:
+    log = open_log(log_dir)
+    append(log, data_batch(P1))
+    log.close()
+    path = log_dir / SNAPSHOT_FILE
+    path.write_bytes(path.read_bytes()[:-3])
+    reopened, replayed = opened_with(log_dir)
+    assert replayed and [txn.producer_id for txn in reopened.transactions.open_transactions] == [P1]
+
+
+def test_retention_keeps_every_segment_from_the_oldest_open_transaction_on(log_dir: Path) -> None:
+    one_batch = len(data_batch(P1))
+    log = open_log(log_dir, LogConfig(segment_bytes=one_batch, retention_ms=0))
+    append(log, data_batch(-1), data_batch(P1), data_batch(-1), data_batch(-1))
+    assert len(log.segments) == 4
+    end = log.log_end_offset
+    log.delete_retained_segments(NOW_MS + 60_000, end)
+    assert log.log_start_offset == 1, "the open transaction's segment and those after it stay"
+    append(log, marker_batch(P1, committed=True))
+    log.delete_retained_segments(NOW_MS + 60_000, log.log_end_offset)
+    assert log.log_start_offset == 4, "decided: only the active segment is left"
