@@ -83,7 +83,15 @@ from broker.errors.groups import (
     UnknownMemberId,
     UnsupportedAssignor,
 )
-from broker.errors.transactions import InvalidRecord, InvalidTxnState
+from broker.errors.transactions import (
+    ConcurrentTransactions,
+    InvalidProducerIdMapping,
+    InvalidRecord,
+    InvalidTransactionTimeout,
+    InvalidTxnState,
+    ProducerFenced,
+    TransactionalIdNotFound,
+)
 
 _ENVELOPE_FIELDS = ("error_code", "error", "message", "retriable")
 """The fields every error body has; any other field of a body is one of the error's ``details``."""
@@ -139,6 +147,11 @@ ERROR_TABLE: tuple[type[HighwaterError], ...] = (
     ThrottlingQuotaExceeded,
     InvalidTxnState,
     InvalidRecord,
+    ProducerFenced,
+    InvalidProducerIdMapping,
+    ConcurrentTransactions,
+    InvalidTransactionTimeout,
+    TransactionalIdNotFound,
 )
 """Every error a broker answers with: the broker's own, the group coordinator's, then the transactions'."""
 

@@ -25,3 +25,45 @@ class InvalidRecord(HighwaterError):
     name = "INVALID_RECORD"
     error_code = 40007
     http_status = 400
+
+
+class ProducerFenced(HighwaterError):
+    """A newer incarnation of this transactional id (or the transaction timeout) has bumped the epoch: this
+    producer is a zombie and must close."""
+
+    name = "PRODUCER_FENCED"
+    error_code = 40921
+    http_status = 409
+
+
+class InvalidProducerIdMapping(HighwaterError):
+    """The producer id is not the one the coordinator holds for this transactional id."""
+
+    name = "INVALID_PRODUCER_ID_MAPPING"
+    error_code = 40922
+    http_status = 409
+
+
+class ConcurrentTransactions(HighwaterError):
+    """The previous transaction of this transactional id is still being completed; retry shortly."""
+
+    name = "CONCURRENT_TRANSACTIONS"
+    error_code = 40923
+    http_status = 409
+    retriable = True
+
+
+class InvalidTransactionTimeout(HighwaterError):
+    """A transaction timeout outside 1 ms .. ``transaction_max_timeout_ms``."""
+
+    name = "INVALID_TRANSACTION_TIMEOUT"
+    error_code = 40008
+    http_status = 400
+
+
+class TransactionalIdNotFound(HighwaterError):
+    """No producer was initialised with this transactional id (or it expired)."""
+
+    name = "TRANSACTIONAL_ID_NOT_FOUND"
+    error_code = 40420
+    http_status = 404
