@@ -171,6 +171,21 @@ class BrokerSettings(BaseSettings):
         ge=1,
         description="partitions of __consumer_offsets (the group coordinators), fixed when the topic is first created",
     )
+    transaction_state_num_partitions: int = Field(
+        50,
+        ge=1,
+        description="partitions of __transaction_state (the transaction coordinators), fixed when it is first created",
+    )
+    transaction_max_timeout_ms: int = Field(
+        900_000,
+        ge=1,
+        description="the longest transaction timeout a producer may ask for (Kafka's transaction.max.timeout.ms)",
+    )
+    transaction_abort_timed_out_check_interval_ms: int = Field(
+        1_000,
+        ge=10,
+        description="how often a coordinator aborts the transactions open past their timeout (Kafka: 10 s)",
+    )
     rest_consumer_instance_timeout_ms: int = Field(
         300_000,
         ge=100,

@@ -29,6 +29,7 @@ from broker.kafka import (
     produce,
     producer_ids,
     reassignments,
+    transactions,
 )
 from broker.kafka.context import Handler, VersionRange
 
@@ -69,6 +70,9 @@ API_TABLE: tuple[Api, ...] = (
     Api(14, "SyncGroup", VersionRange(0, 5), groups.sync_group),
     Api(15, "DescribeGroups", VersionRange(0, 5), group_offsets.describe_groups),
     Api(16, "ListGroups", VersionRange(0, 4), group_offsets.list_groups),
+    # Transactions (broker.kafka.transactions)
+    Api(24, "AddPartitionsToTxn", VersionRange(0, 3), transactions.add_partitions_to_txn),
+    Api(26, "EndTxn", VersionRange(0, 3), transactions.end_txn),
 )
 
 APIS: Mapping[int, Api] = MappingProxyType({api.key: api for api in API_TABLE})

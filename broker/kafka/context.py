@@ -24,6 +24,7 @@ from broker.kafka.codec import DecodedRequest
 from broker.node.security import NodeSecurity
 from broker.topics.configs import TopicConfigs
 from broker.topics.new_topic import NewTopic
+from broker.transactions.coordinator import TransactionCoordinator
 from config.broker import BrokerSettings
 
 
@@ -51,7 +52,15 @@ class KafkaRecords(Protocol):
     """Produce and read at the leader (``broker.node.routing.RequestRouter``); the Kafka door never forwards."""
 
     async def produce(
-        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
+        self,
+        topic: str,
+        partition: int,
+        batch: bytes,
+        acks: Acks,
+        timeout_ms: int,
+        *,
+        forward: bool = True,
+        transactional_id: str | None = None,
     ) -> ProduceResult: ...
 
     async def fetch(
@@ -107,6 +116,8 @@ class KafkaNode(Protocol):
     topic_configs: TopicConfigs
     # consumer groups (classic protocol): the coordinator the HTTP groups use
     groups: GroupCoordinator
+    # transactions (KIP-98, KIP-890): the transactional ids this broker coordinates
+    transactions: TransactionCoordinator
 
     @property
     def catalog(self) -> KafkaCatalog: ...

@@ -46,6 +46,7 @@ HEARTBEAT = 12
 LEAVE_GROUP = 13
 SYNC_GROUP = 14
 GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
 FIRST_BATCHED_FIND_COORDINATOR = 4
 FIRST_BATCHED_LEAVE_GROUP = 3
 
@@ -118,18 +119,31 @@ async def find_coordinator(context: RequestContext, request: DecodedRequest) -> 
 async def _coordinator(
     context: RequestContext, key_type: int, key: str
 ) -> tuple[ErrorCode, str | None, BrokerId, str, i32]:
-    """(error code, message, node id, host, port) of the coordinator of group ``key``."""
+    """(error code, message, node id, host, port) of the coordinator of group (key type 0) or
+    transactional id (key type 1) ``key``; either needs DESCRIBE on it, as in Kafka."""
     nowhere = (BrokerId(-1), "", i32(-1))
-    if key_type != GROUP_KEY_TYPE:
-        return ErrorCode.invalid_request, "highwater coordinates consumer groups only (no transactions)", *nowhere
+    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
+        return (
+            ErrorCode.invalid_request,
+            f"unknown coordinator key type {key_type} (0: group, 1: transaction)",
+            *nowhere,
+        )
+    kind = "group" if key_type == GROUP_KEY_TYPE else "transactional id"
     try:
-        require_group(context, AclOperation.DESCRIBE, key)
-        leader = await context.node.groups.coordinator_id(key)
+        if key_type == GROUP_KEY_TYPE:
+            require_group(context, AclOperation.DESCRIBE, key)
+            leader = await context.node.groups.coordinator_id(key)
+        else:
+            resource = Resource.transactional_id(key)
+            if not authz.authorized(context.node, AclOperation.DESCRIBE, resource):
+                message = authz.refusal_message(AclOperation.DESCRIBE, resource)
+                return ErrorCode.transactional_id_authorization_failed, message, *nowhere
+            leader = await context.node.transactions.coordinator_id(key)
     except Exception as error:  # noqa: BLE001 - every failure is this key's error code
         return group_error_code(error), str(error), *nowhere
     address = next((b.kafka_address for b in context.node.catalog.brokers() if b.broker_id == leader), None)
     if address is None:
-        message = f"broker {leader} coordinates group {key!r} but has no Kafka listener"
+        message = f"broker {leader} coordinates {kind} {key!r} but has no Kafka listener"
         return ErrorCode.coordinator_not_available, message, *nowhere
     host, port = split_host_port(address)
     return ErrorCode.none, None, BrokerId(leader), host, i32(port)

@@ -40,11 +40,12 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any | None
     version = request.prefix.api_version
     acks = KAFKA_ACKS.get(body.acks)
     timeout_ms = millis(body.timeout)
+    transactional_id = getattr(body, "transactional_id", None)
     jobs = [
         (
             topic.name,
             partition.index,
-            _produce_one(context, topic.name, partition.index, partition.records, acks, timeout_ms),
+            _produce_one(context, topic.name, partition.index, partition.records, acks, timeout_ms, transactional_id),
         )
         for topic in body.topic_data
         for partition in topic.partition_data
@@ -83,7 +84,13 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any | None
 
 
 async def _produce_one(
-    context: RequestContext, topic: str, partition: int, records: bytes | None, acks: Acks | None, timeout_ms: int
+    context: RequestContext,
+    topic: str,
+    partition: int,
+    records: bytes | None,
+    acks: Acks | None,
+    timeout_ms: int,
+    transactional_id: str | None,
 ) -> tuple[ErrorCode, int, int, int, str | None]:
     """(error code, base offset, log append time, log start offset, message) of one partition's append."""
     if acks is None:
@@ -91,7 +98,9 @@ async def _produce_one(
     if not records:
         return ErrorCode.corrupt_message, -1, -1, -1, "no record batch for this partition"
     try:
-        result = await context.node.router.produce(topic, partition, records, acks, timeout_ms, forward=False)
+        result = await context.node.router.produce(
+            topic, partition, records, acks, timeout_ms, forward=False, transactional_id=transactional_id
+        )
     except Exception as error:  # every failure is this partition's error code, never the connection's
         if not isinstance(error, HighwaterError):
             log.exception("kafka.produce_failed", topic=topic, partition=partition)

@@ -15,13 +15,8 @@ Only a principal that may WRITE some topic gets an id (Kafka's rule, and
 ``POST …/producer-ids``'s): anyone else is answered ``CLUSTER_AUTHORIZATION_FAILED``
 and nothing is allocated, so a user without ACLs cannot drain the id space.
 
-A ``transactional_id`` is answered ``TRANSACTIONAL_ID_AUTHORIZATION_FAILED``, not
-``UNSUPPORTED_VERSION``: highwater has no transactions, so no principal can hold the
-WRITE permission on any transactional id that Kafka asks for here, which is exactly
-that error's meaning; and every client treats it as fatal at once and says
-"transactional id authorization failed", where ``UNSUPPORTED_VERSION`` for a version
-the broker itself advertised would read as a client/broker bug and some clients retry
-it. The response has no message field, so the refusal is also logged.
+A ``transactional_id`` goes to the transaction coordinator
+(``broker.kafka.transactions``): it fences every older incarnation of the id, as Kafka's does.
 
 The allocator is a compare-and-set on the metadata store: when the store cannot be
 reached the answer is ``COORDINATOR_NOT_AVAILABLE``, which clients retry (Kafka's
@@ -43,6 +38,7 @@ from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.kafka.transactions import init_transactional_producer_id
 from broker.security.acl import AclOperation, ResourceType
 
 log = structlog.get_logger(__name__)
@@ -54,10 +50,8 @@ NO_PRODUCER_ID = -1
 
 async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
-    transactional_id = request.body.transactional_id
-    if transactional_id is not None:
-        log.info("kafka.transactions_refused", transactional_id=transactional_id)
-        return _answer(version, ErrorCode.transactional_id_authorization_failed)
+    if request.body.transactional_id is not None:
+        return _answer(version, *await init_transactional_producer_id(context, request))
     if not authz.authorized_for_some(context.node, AclOperation.WRITE, ResourceType.TOPIC):
         return _answer(version, ErrorCode.cluster_authorization_failed)
     try:

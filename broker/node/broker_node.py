@@ -47,9 +47,12 @@ from broker.node.meta_properties import MetaProperties
 from broker.node.replicas import ReplicaManager
 from broker.node.routing import RequestRouter
 from broker.node.security import NodeSecurity
+from broker.node.transaction_calls import CoordinatorCalls
+from broker.replica_io.partition import Partition
 from broker.security.broker_token import broker_authorization
 from broker.tls import default_advertised_url, inter_broker_ssl
 from broker.topics.configs import TopicConfigs
+from broker.transactions.coordinator import TransactionCoordinator
 from config.broker import BrokerSettings
 
 log = structlog.get_logger(__name__)
@@ -121,9 +124,17 @@ class BrokerNode:
             self.topic_configs,
         )
         self.groups = GroupCoordinator(self)
+        self.transactions = TransactionCoordinator(self)
         self.console = ConsoleData(settings.console, self.groups)
         self.replicas = ReplicaManager(
-            settings, store, self.membership, self.view, self.session, self.topic_configs, self.groups.on_partition_role
+            settings,
+            store,
+            self.membership,
+            self.view,
+            self.session,
+            self.topic_configs,
+            self._on_partition_role,
+            CoordinatorCalls(self.node_id, self.transactions, self.view, self.forwarder),
         )
         self.catalog = Catalog(self.node_id, self.view, self.topic_configs)
         self.describer = PartitionDescriber(self.catalog, self.view, self.replicas, self.forwarder)
@@ -170,6 +181,7 @@ class BrokerNode:
         await self.controller.start()
         self.replicas.start_background()
         self.groups.start()
+        self.transactions.start()
         self.console.start()
         log.info(
             "broker.started",
@@ -206,6 +218,7 @@ class BrokerNode:
         await self.security.close()
         await self.console.stop()
         await self.groups.stop()
+        await self.transactions.stop()
         await self.replicas.close()
         await self.membership.deregister()
         await self.session.close()
@@ -251,6 +264,11 @@ class BrokerNode:
         """The view's hook: the replicas act on the record first; the console only notes it afterwards."""
         self.replicas.apply_partition_record(record)
         self.console.on_partition_record(record)
+
+    def _on_partition_role(self, partition: Partition) -> None:
+        """The replicas' hook after every partition record: the coordinators load or drop what they lead."""
+        self.groups.on_partition_role(partition)
+        self.transactions.on_partition_role(partition)
 
     def _apply_partition_deleted(self, topic: str, partition: int) -> None:
         self.replicas.apply_partition_deleted(topic, partition)

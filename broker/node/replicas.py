@@ -31,6 +31,7 @@ from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import HttpFetchTransport
 from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition
+from broker.replica_io.transactional import TransactionCalls
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchRequest, FetchResponse
@@ -62,6 +63,7 @@ class ReplicaManager:
         session: aiohttp.ClientSession,
         topic_configs: TopicConfigs,
         on_partition_role: Callable[[Partition], None],
+        transaction_calls: TransactionCalls | None = None,
     ) -> None:
         self.settings = settings
         self.node_id = settings.node_id
@@ -70,6 +72,7 @@ class ReplicaManager:
         self.session = session
         self.topic_configs = topic_configs
         self._on_partition_role = on_partition_role
+        self._transaction_calls = transaction_calls
         self.isr_proposals = IsrProposals(store)
         self.logs = LogManager(settings.data_dir, topic_configs.log_config({}))
         self.flusher = GroupCommitFlusher()
@@ -208,6 +211,7 @@ class ReplicaManager:
             replica_lag_time_max_ms=self.settings.replica_lag_time_max_ms,
             propose_isr=self.isr_proposals.propose,
             high_watermark=self._checkpointed_hw.pop(key, 0),
+            transaction_calls=self._transaction_calls,
         )
         self.partitions[key] = partition
         self.interval_flusher.watch(log_)

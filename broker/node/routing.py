@@ -80,17 +80,22 @@ class RequestRouter:
         timeout_ms: int,
         *,
         forward: bool = True,
+        transactional_id: str | None = None,
     ) -> ProduceResult:
-        """Append a client's batch; internal topics are refused here, whichever door the batch came through."""
+        """Append a client's batch; internal topics are refused here, whichever door the batch came through.
+
+        A transactional batch carries its producer's ``transactional_id`` (the leader verifies it
+        with the coordinator, KIP-890); such a produce is never forwarded.
+        """
         check_client_append(topic)
         local, record = self._leader_or_raise(topic, partition)
         if local is not None:
-            outcome = await local.append(batch, acks, timeout_ms)
+            outcome = await local.append(batch, acks, timeout_ms, transactional_id)
             size = len(batch.data) if isinstance(batch, CheckedBatches) else len(batch)
             self.traffic.produced(topic, outcome.last_offset - outcome.base_offset + 1, size)
             return ProduceResult(outcome.base_offset, outcome.last_offset, outcome.log_append_time_ms)
         leader_url = self.view.inter_broker_url(record.leader)
-        if not forward or leader_url is None or record.leader == self.node_id:
+        if not forward or transactional_id is not None or leader_url is None or record.leader == self.node_id:
             raise self._not_leader(record)
         data = batch.data if isinstance(batch, CheckedBatches) else batch
         reply = await self.forwarder.produce(leader_url, topic, partition, bytes(data), acks, timeout_ms)

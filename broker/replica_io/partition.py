@@ -44,10 +44,11 @@ from broker.backoff import Backoff
 from broker.clock import wall_clock_ms
 from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
-from broker.errors.transactions import InvalidRecord, InvalidTxnState
 from broker.isolation import Isolation
+from broker.record.control import TransactionMarker, encode_marker_batch
 from broker.replica_io.signal import Signal
 from broker.replica_io.trace import trace
+from broker.replica_io.transactional import TransactionalWrites, TransactionCalls
 from broker.replication import (
     AppendRecords,
     FetchOutcome,
@@ -128,6 +129,7 @@ class Partition:
         propose_isr: IsrProposer,
         high_watermark: int,
         clock_ms: Callable[[], int] = wall_clock_ms,
+        transaction_calls: TransactionCalls | None = None,
     ) -> None:
         self.topic = topic
         self._clock_ms = clock_ms
@@ -165,6 +167,8 @@ class Partition:
         self._flush_backoff = Backoff(FLUSH_RETRY_INITIAL_S, FLUSH_RETRY_MAX_S)
         """The wait before a failed fsync is reported (and so asked again); reset by a good one."""
         self.log.transactions.on_high_watermark(high_watermark)
+        self.transactional = TransactionalWrites(topic, partition, log_, transaction_calls)
+        """What this leader verified of transactional producers (KIP-890); forgotten at every role change."""
         self._producers: ProducerStateManager | None = None
         self._min_insync_replicas = 0
         """The topic's ``min.insync.replicas`` as last given (0 before the first record)."""
@@ -260,6 +264,7 @@ class Partition:
             self.log.assign_epoch(*ready.assign_epoch)
         if ready.role_changed:
             self._producers = None
+            self.transactional.reset()
             if self._isr_task is not None:
                 self._isr_task.cancel()
                 self._isr_task = None
@@ -360,26 +365,65 @@ class Partition:
 
     # ------------------------------------------------------------ leader: produce
 
-    async def append(self, batch: bytes | CheckedBatches, acks: Acks, timeout_ms: int) -> AppendOutcome:
-        """Append as leader; return once the batch meets ``acks``.
+    async def append(
+        self, batch: bytes | CheckedBatches, acks: Acks, timeout_ms: int, transactional_id: str | None = None
+    ) -> AppendOutcome:
+        """Append a producer's batch as leader; return once the batch meets ``acks``.
 
         A ``bytes`` batch is checked (headers, CRC) here, once, before the log lock;
         ``CheckedBatches`` were checked at the edge and are not checksummed again.
+        A control batch is refused, and a transactional one is verified with its
+        coordinator first (``transactional``, KIP-890): nothing of either is written.
 
         acks=all is refused before the append when the committed ISR is below min ISR
         (nothing written). acks=1 answers once the bytes are in the OS (never in a
         Python buffer). acks=all also waits for the fsync its flush policy asks for and
         for the HW to pass the batch with the maximal ISR holding min ISR.
         """
+        refusal = self.core.admit_produce(acks_all=acks is Acks.ALL)
+        if refusal is not None:
+            raise refusal
+        checked = batch if isinstance(batch, CheckedBatches) else check_batches(batch)
+        still_verified = await self.transactional.admit(checked, transactional_id)
+        return await self._append_checked(checked, acks, timeout_ms, still_verified)
+
+    async def write_marker(
+        self, marker: TransactionMarker, serial: int, transactional_id: str, timeout_ms: int
+    ) -> AppendOutcome:
+        """Append the COMMIT or ABORT marker of transaction ``serial`` as leader, acks=all.
+
+        Asked by the transaction coordinator once the outcome is durable. A stale marker
+        (its transaction already ended here) is refused (``transactional.check_marker``).
+        """
+        self.require_leader()
+        before_marker = await self.transactional.check_marker(marker, serial, transactional_id)
+        checked = check_batches(encode_marker_batch(marker, self._clock_ms()))
+        outcome = await self._append_checked(checked, Acks.ALL, timeout_ms, before_marker)
+        log.info(
+            "partition.marker_written",
+            topic=self.topic,
+            partition=self.partition,
+            producer_id=marker.producer_id,
+            producer_epoch=marker.producer_epoch,
+            committed=marker.committed,
+            serial=serial,
+            offset=outcome.base_offset,
+        )
+        return outcome
+
+    async def _append_checked(
+        self, checked: CheckedBatches, acks: Acks, timeout_ms: int, under_lock: Callable[[], None] | None
+    ) -> AppendOutcome:
+        """The append itself; ``under_lock`` runs first under the log lock and may refuse it."""
         acks_all = acks is Acks.ALL
         refusal = self.core.admit_produce(acks_all=acks_all)
         if refusal is not None:
             raise refusal
-        checked = batch if isinstance(batch, CheckedBatches) else check_batches(batch)
-        self._refuse_transactional(checked)
         loop = asyncio.get_running_loop()
         async with self._log_lock:
             leader_epoch = self.core.require_leader().leader_epoch
+            if under_lock is not None:
+                under_lock()
             start_ns = time.monotonic_ns()
             if self._leader_append_is_cheap(checked, leader_epoch):
                 outcome = self._append_locked(checked, leader_epoch)
@@ -407,30 +451,6 @@ class Partition:
             await self._wait_for_replicas(outcome.last_offset + 1, timeout_ms)
             trace("leader.acked", topic=self.topic, partition=self.partition, offset=outcome.last_offset)
         return outcome
-
-    def _refuse_transactional(self, batch: CheckedBatches) -> None:
-        """A producer never writes a control batch, and a transactional batch only into a transaction.
-
-        KIP-890's defense: a partition takes a transactional batch only once its
-        transaction coordinator has added the partition to that producer's ongoing
-        transaction, so a late or stray write can never open a transaction nobody will
-        end (which would hold the last stable offset back for ever) nor land in a later
-        transaction. No coordinator adds partitions yet, so every transactional batch is
-        refused, with nothing written.
-        """
-        for header in batch.headers:
-            if header.is_control:
-                raise InvalidRecord(
-                    f"a produce to {self.topic}-{self.partition} carries a control batch; "
-                    "only a partition leader writes transaction markers",
-                )
-            if header.is_transactional:
-                raise InvalidTxnState(
-                    f"{self.topic}-{self.partition} was not added to a transaction of producer "
-                    f"{header.producer_id} (epoch {header.producer_epoch}); this broker has no transaction "
-                    "coordinator yet, so it takes no transactional records",
-                    producer_id=header.producer_id,
-                )
 
     def _leader_append_is_cheap(self, batch: CheckedBatches, leader_epoch: int) -> bool:
         """Whether appending ``batch`` as leader only writes to the page cache.

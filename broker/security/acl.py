@@ -27,6 +27,7 @@ class ResourceType(enum.StrEnum):
     TOPIC = "TOPIC"
     GROUP = "GROUP"
     CLUSTER = "CLUSTER"
+    TRANSACTIONAL_ID = "TRANSACTIONAL_ID"
 
 
 class PatternType(enum.StrEnum):
@@ -65,6 +66,10 @@ class Resource:
     @classmethod
     def group(cls, name: str) -> Resource:
         return cls(ResourceType.GROUP, name)
+
+    @classmethod
+    def transactional_id(cls, name: str) -> Resource:
+        return cls(ResourceType.TRANSACTIONAL_ID, name)
 
     @classmethod
     def cluster(cls) -> Resource:

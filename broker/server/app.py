@@ -41,6 +41,7 @@ from broker.server import (
     routes_security,
     routes_topic_partitions,
     routes_topics,
+    routes_transactions,
 )
 from broker.server.api_routes import RouteTable, register
 from broker.server.metrics import HttpMetrics
@@ -68,6 +69,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_records.routes,
     routes_ops.routes,
     routes_internal.routes,
+    routes_transactions.routes,
     routes_producer_ids.routes,
     routes_groups.routes,
     routes_security.routes,

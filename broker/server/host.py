@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from broker.node.routing import RequestRouter
     from broker.node.security import NodeSecurity
     from broker.topics.configs import TopicConfigs
+    from broker.transactions.coordinator import TransactionCoordinator
     from config.broker import BrokerSettings
 
 
@@ -66,6 +67,10 @@ class HttpHost(Protocol):
     @property
     def groups(self) -> GroupCoordinator:
         """The consumer groups this broker coordinates."""
+
+    @property
+    def transactions(self) -> TransactionCoordinator:
+        """The transactional ids this broker coordinates."""
 
     @property
     def console(self) -> ConsoleData:

@@ -3,8 +3,9 @@
 Every door (HTTP, the controller's internal routes, the Kafka listener) reaches these
 checks through the node and the controller, so a rule is written once:
 
-* **Internal topics** (``__consumer_offsets``) are the broker's own: it creates them
-  with the configs it needs and writes them through the group coordinator. Clients may
+* **Internal topics** (``__consumer_offsets``, ``__transaction_state``) are the broker's
+  own: it creates them with the configs it needs and writes them through the group and
+  transaction coordinators. Clients may
   not create one under its reserved name, append to one (Kafka's ReplicaManager:
   "Cannot append to internal topic"), or delete one — deleting ``__consumer_offsets``
   loses every group's committed offsets.
@@ -32,7 +33,10 @@ from config.topic import TOPIC_CONFIG_NAMES, TopicConfig
 OFFSETS_TOPIC = "__consumer_offsets"
 """The group coordinator's internal topic (``broker.groups.offsets_records`` says what it holds)."""
 
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC})
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+"""The transaction coordinator's internal topic (``broker.transactions.metadata`` says what it holds)."""
+
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 
 
@@ -58,7 +62,8 @@ def check_client_append(name: str) -> None:
 def check_delete(name: str) -> None:
     if is_internal_topic(name):
         raise InvalidTopic(
-            f"cannot delete internal topic '{name}': it holds every consumer group's committed offsets",
+            f"cannot delete internal topic '{name}': it holds every consumer group's committed offsets "
+            "or every transaction's state",
             topic_name=name,
         )
 

@@ -160,7 +160,10 @@ def test_acls_remove_without_a_filter_is_refused(metadata: str) -> None:
     ("args", "message"),
     [
         (("--operation", "WRTIE"), "operation must be one of ALL, READ, WRITE"),
-        (("--resource-type", "QUEUE"), "resource_type must be one of TOPIC, GROUP, CLUSTER (got 'QUEUE')"),
+        (
+            ("--resource-type", "QUEUE"),
+            "resource_type must be one of TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID (got 'QUEUE')",
+        ),
         (("--principal", "alice"), "principal must be User:<name> or User:* (got 'alice')"),
         (("--pattern-type", "MATCH"), "pattern_type must be one of LITERAL, PREFIXED"),
     ],

@@ -37,6 +37,7 @@ DOC_PAGES = (
     "docs/http-api.md",
     "docs/python-clients.md",
     "docs/kafka-clients.md",
+    "docs/transactions.md",
     "docs/spark.md",
     "docs/cli.md",
     "docs/security.md",

@@ -129,7 +129,15 @@ class StandInNode:
         return EPOCH_END
 
     async def produce(
-        self, topic: str, partition: int, batch: bytes, acks: Acks, timeout_ms: int, *, forward: bool = True
+        self,
+        topic: str,
+        partition: int,
+        batch: bytes,
+        acks: Acks,
+        timeout_ms: int,
+        *,
+        forward: bool = True,
+        transactional_id: str | None = None,
     ) -> ProduceResult:
         assert not forward, "the Kafka door never forwards: clients go to the leader"
         self._known(topic)

@@ -28,6 +28,8 @@ from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
 from broker.kafka.context import KafkaNode
 from broker.kafka.dispatch import Dispatcher, Routed, route
+from broker.security.acl import Resource, ResourceType
+from broker.security.authorizer import Decision
 from broker.topics import cluster_defaults
 from broker.topics.config_entries import ConfigSource
 from broker.topics.configs import TopicConfigs
@@ -37,7 +39,7 @@ from config.broker import BrokerSettings
 from config.topic import TopicDefaults
 from tests.unit.kafka import requests
 from tests.unit.kafka.requests import build, millis, request_class
-from tests.unit.kafka.stand_in import TOPIC, StandInNode
+from tests.unit.kafka.stand_in import TOPIC, OpenSecurity, StandInNode
 
 INIT_PRODUCER_ID, CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, DESCRIBE_CLUSTER = 22, 19, 20, 32, 60
 
@@ -215,9 +217,18 @@ def test_an_idempotent_producer_gets_a_fresh_id_from_the_allocator_and_epoch_0(v
     assert (second.producer_id, second.producer_epoch) == (4001, 0)
 
 
+class NoTransactionalIds(OpenSecurity):
+    """Every decision allows, except any on a transactional id."""
+
+    def decide(self, principal: object, host: str, operation: object, resource: Resource) -> Decision:
+        if resource.type is ResourceType.TRANSACTIONAL_ID:
+            return Decision(False, "no ACL on the transactional id")
+        return super().decide(principal, host, operation, resource)
+
+
 @pytest.mark.parametrize("version", versions(INIT_PRODUCER_ID))
-def test_a_transactional_id_is_refused_and_no_id_is_allocated(version: int) -> None:
-    node = AdminStandIn()
+def test_a_transactional_id_without_write_on_it_is_refused_and_no_id_is_allocated(version: int) -> None:
+    node = AdminStandIn(security=NoTransactionalIds())
     response = exchange(node, INIT_PRODUCER_ID, version, init_producer_id(version, transactional_id="tx-1"))
     assert response.error_code == ErrorCode.transactional_id_authorization_failed
     assert (response.producer_id, response.producer_epoch) == (-1, -1)

@@ -3,8 +3,8 @@
 ``read_committed`` readers stop at the last stable offset: below the oldest open
 transaction, and below any transaction whose marker the high watermark has not passed.
 Producers never write control batches, and (KIP-890) never transactional records into
-a partition no coordinator added to their transaction; nothing of such a produce is
-written. Transactional batches reach the log here the way they reach a follower: as
+a partition their coordinator has not verified as part of their open transaction;
+nothing of such a produce is written. Transactional batches reach the log here the way they reach a follower: as
 batches appended to the log itself.
 """
 
@@ -71,10 +71,13 @@ async def test_a_parked_read_committed_wakes_when_the_marker_is_below_the_hw(tmp
     assert partition.last_stable_offset == partition.high_watermark == 4
 
 
-async def test_a_transactional_produce_is_refused_whole_without_a_coordinator(tmp_path: Path) -> None:
+async def test_a_transactional_produce_is_refused_whole_unless_its_coordinator_verifies_it(tmp_path: Path) -> None:
+    """Without its transactional id, or without a coordinator to ask, nothing is written (KIP-890)."""
     partition = _leader(tmp_path)
-    with pytest.raises(InvalidTxnState, match=f"not added to a transaction of producer {P1}"):
+    with pytest.raises(InvalidTxnState, match=f"producer {P1} .* came without its transactional id"):
         await partition.append(data_batch(P1), Acks.ALL, timeout_ms=5_000)
+    with pytest.raises(InvalidTxnState, match=f"no transaction coordinator to verify producer {P1}"):
+        await partition.append(data_batch(P1), Acks.ALL, timeout_ms=5_000, transactional_id="writer")
     assert partition.log_end_offset == 0
 
 

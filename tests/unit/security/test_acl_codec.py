@@ -54,7 +54,10 @@ def test_a_listed_kafka_acl_object_can_be_posted_back() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"resource_type": "QUEUE"}, "resource_type must be one of TOPIC, GROUP, CLUSTER (got 'QUEUE')"),
+        (
+            {"resource_type": "QUEUE"},
+            "resource_type must be one of TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID (got 'QUEUE')",
+        ),
         ({"pattern_type": "MATCH"}, "pattern_type must be one of LITERAL, PREFIXED (got 'MATCH')"),
         ({"operation": "WRTIE"}, "operation must be one of ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE"),
         ({"permission": None}, "permission must be one of ALLOW, DENY (got None)"),

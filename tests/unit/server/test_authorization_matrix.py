@@ -243,6 +243,20 @@ def internal(method: str, route: str, path: str, broker_path: str | None = None,
     return Recipe(method, route, 0, call, who="brokers")
 
 
+MARKERS_FOR_NO_PARTITION = {
+    "transactional_id": "t",
+    "producer_id": 1,
+    "producer_epoch": 0,
+    "committed": True,
+    "coordinator_epoch": 0,
+    "serial": 1,
+    "partitions": [],
+}
+"""Harmless for a broker: a marker for no partition at all."""
+VERIFY_NO_ID = {"transactional_id": "", "producer_id": 1, "producer_epoch": 0, "topic": "t", "partition": 0}
+CONFIRM_NO_ID = {"transactional_id": "", "producer_id": 1, "serial": 1}
+"""Harmless for a broker: an empty transactional id is refused before anything is looked up."""
+
 DC, AC = AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS
 ADMIN_RECIPES: tuple[Recipe, ...] = (
     Recipe(
@@ -768,6 +782,14 @@ RECIPES: tuple[Recipe, ...] = (
     internal("GET", "/internal/partitions/{topic}", "/internal/partitions/m0-exact"),
     internal("GET", "/internal/groups", "/internal/groups"),
     internal("POST", "/internal/controller/groups/offsets-topic", "/internal/controller/groups/offsets-topic"),
+    internal(
+        "POST",
+        "/internal/controller/transactions/state-topic",
+        "/internal/controller/transactions/state-topic",
+    ),
+    internal("POST", "/internal/txn-markers", "/internal/txn-markers", json=MARKERS_FOR_NO_PARTITION),
+    internal("POST", "/internal/txn-verify", "/internal/txn-verify", json=VERIFY_NO_ID),
+    internal("POST", "/internal/txn-confirm", "/internal/txn-confirm", json=CONFIRM_NO_ID),
     Recipe(
         "GET", G + "/lag-history", 200, lambda m, n: Call("GET", f"{g(m, n)}/lag-history"), on_group(D), committed_setup
     ),

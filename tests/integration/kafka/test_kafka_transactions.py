@@ -1,0 +1,149 @@
+"""Transactions through the Kafka door with librdkafka (confluent-kafka), on a real 3-broker RF 3 cluster.
+
+A transactional producer commits and aborts; a ``read_committed`` consumer sees exactly
+the committed records and a ``read_uncommitted`` one everything; an open transaction
+holds ``read_committed`` readers at its first offset; a second incarnation of the same
+transactional id fences the first, whose commit then fails and whose open transaction
+is aborted.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import TopicPartition as CkTopicPartition
+
+from tests.integration.kafka.conftest import MIN_ISR_2
+from tests.support.cluster import Cluster
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def producer(cluster: Cluster, transactional_id: str) -> Producer:
+    made = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap(),
+            "transactional.id": transactional_id,
+            "transaction.timeout.ms": 60_000,
+            "linger.ms": 0,
+        }
+    )
+    made.init_transactions(30)
+    return made
+
+
+def read_all(cluster: Cluster, topic: str, partitions: int, isolation: str, timeout_s: float = 10) -> list[str]:
+    """Every value below the reader's bound, from offset 0, in offset order per partition."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap(),
+            "group.id": f"reader-{topic}-{isolation}-{time.monotonic_ns()}",
+            "isolation.level": isolation,
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        consumer.assign([CkTopicPartition(topic, p, 0) for p in range(partitions)])
+        values: list[str] = []
+        at_end: set[int] = set()
+        deadline = time.monotonic() + timeout_s
+        while len(at_end) < partitions and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error():
+                if message.error().code() == -191:  # _PARTITION_EOF: this partition's bound is reached
+                    at_end.add(message.partition())
+                    continue
+                raise KafkaException(message.error())
+            values.append(message.value().decode())
+        assert len(at_end) == partitions, "every partition reached its end"
+        return values
+    finally:
+        consumer.close()
+
+
+def test_committed_records_are_read_and_aborted_ones_are_not(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("txn-outcomes", partitions=2, configs=MIN_ISR_2)
+    writer = producer(kafka_cluster, "txn-outcomes-writer")
+    writer.begin_transaction()
+    for i in range(4):
+        writer.produce("txn-outcomes", f"committed-{i}".encode(), partition=i % 2)
+    writer.commit_transaction(30)
+    writer.begin_transaction()
+    for i in range(4):
+        writer.produce("txn-outcomes", f"aborted-{i}".encode(), partition=i % 2)
+    writer.flush(30)
+    writer.abort_transaction(30)
+    writer.begin_transaction()
+    writer.produce("txn-outcomes", b"committed-last", partition=0)
+    writer.commit_transaction(30)
+
+    committed = read_all(kafka_cluster, "txn-outcomes", 2, "read_committed")
+    assert sorted(committed) == ["committed-0", "committed-1", "committed-2", "committed-3", "committed-last"]
+    uncommitted = read_all(kafka_cluster, "txn-outcomes", 2, "read_uncommitted")
+    assert sorted(uncommitted) == sorted([*committed, "aborted-0", "aborted-1", "aborted-2", "aborted-3"])
+
+
+def test_an_open_transaction_holds_read_committed_readers_at_its_start(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("txn-open", configs=MIN_ISR_2)
+    plain = Producer({"bootstrap.servers": kafka_cluster.bootstrap(), "acks": "all"})
+    plain.produce("txn-open", b"before", partition=0)
+    plain.flush(30)
+    writer = producer(kafka_cluster, "txn-open-writer")
+    writer.begin_transaction()
+    writer.produce("txn-open", b"inside", partition=0)
+    writer.flush(30)
+    plain.produce("txn-open", b"after", partition=0)
+    plain.flush(30)
+    assert read_all(kafka_cluster, "txn-open", 1, "read_committed") == ["before"]
+    assert read_all(kafka_cluster, "txn-open", 1, "read_uncommitted") == ["before", "inside", "after"]
+    writer.commit_transaction(30)
+    assert read_all(kafka_cluster, "txn-open", 1, "read_committed") == ["before", "inside", "after"]
+
+
+def test_a_new_incarnation_fences_the_old_one_and_aborts_its_open_transaction(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("txn-zombie", configs=MIN_ISR_2)
+    zombie = producer(kafka_cluster, "txn-zombie-writer")
+    zombie.begin_transaction()
+    zombie.produce("txn-zombie", b"from-the-zombie", partition=0)
+    zombie.flush(30)
+    successor = producer(kafka_cluster, "txn-zombie-writer")
+    with pytest.raises(KafkaException) as refused:
+        zombie.commit_transaction(30)
+    assert refused.value.args[0].fatal(), refused.value.args[0]
+    successor.begin_transaction()
+    successor.produce("txn-zombie", b"from-the-successor", partition=0)
+    successor.commit_transaction(30)
+    assert read_all(kafka_cluster, "txn-zombie", 1, "read_committed") == ["from-the-successor"]
+
+
+def test_a_transaction_left_open_past_its_timeout_is_aborted_and_its_producer_fenced(kafka_cluster: Cluster) -> None:
+    kafka_cluster.create_topic("txn-abandoned", configs=MIN_ISR_2)
+    abandoned = Producer(
+        {
+            "bootstrap.servers": kafka_cluster.bootstrap(),
+            "transactional.id": "txn-abandoned-writer",
+            "transaction.timeout.ms": 2_000,
+            "linger.ms": 0,
+        }
+    )
+    abandoned.init_transactions(30)
+    abandoned.begin_transaction()
+    abandoned.produce("txn-abandoned", b"never-committed", partition=0)
+    abandoned.flush(30)
+    plain = Producer({"bootstrap.servers": kafka_cluster.bootstrap(), "acks": "all"})
+    plain.produce("txn-abandoned", b"after", partition=0)
+    plain.flush(30)
+
+    def stable() -> list[str] | None:
+        values = read_all(kafka_cluster, "txn-abandoned", 1, "read_committed", timeout_s=5)
+        return values if values else None
+
+    assert wait_until(stable, "the coordinator aborting the abandoned transaction", 30) == ["after"]
+    with pytest.raises(KafkaException):
+        abandoned.commit_transaction(10)
