@@ -53,6 +53,7 @@ from broker.groups.offsets_records import OffsetKey, OffsetValue, partition_for_
 from broker.groups.rest_driver import RestInstanceDriver
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch
+from broker.record.control import marker_of
 from broker.record.decode import iter_batches_with_records
 from broker.topics.new_topic import NewTopic
 from broker.topics.policy import OFFSETS_TOPIC, check_internal_configs
@@ -90,19 +91,30 @@ class ClassicGroupInUse(NonEmptyGroup):
     error_code = 40913
 
 
-def _replay(partition: Partition, shard: OffsetsShard) -> None:
-    """In the executor: every record from the log start to the log end, in order."""
-    offset = partition.log.log_start_offset
+def _replay(partition: Partition, shard: OffsetsShard, start: int) -> int:
+    """Every record from ``start`` to the log end as it is now, in order; returns where it stopped.
+
+    A transaction's records (TxnOffsetCommit) are pending until their producer's marker,
+    which applies (COMMIT) or drops (ABORT) them.
+    """
+    offset = max(start, partition.log.log_start_offset)
     end = partition.log.log_end_offset
     while offset < end:
         result = partition.log.read(offset, REPLAY_READ_BYTES, end)
         if not result.data:
             break
-        for _, records in iter_batches_with_records(result.data):
+        for header, records in iter_batches_with_records(result.data):
+            if header.is_control:
+                marker = marker_of(header, records[0].key, records[0].value) if records else None
+                if marker is not None and header.base_offset >= offset:
+                    shard.apply_marker(marker.producer_id, marker.committed)
+                continue
+            producer_id = header.producer_id if header.is_transactional else None
             for record in records:
                 if record.offset >= offset:
-                    shard.apply_record(record.offset, record.key, record.value)
+                    shard.apply_record(record.offset, record.key, record.value, producer_id)
         offset = result.next_offset
+    return offset
 
 
 class GroupCoordinator:
@@ -154,8 +166,13 @@ class GroupCoordinator:
             log.info("coordinator.unloaded", partition=partition.partition, leader_epoch=shard.leader_epoch)
 
     async def _load(self, partition: Partition, shard: OffsetsShard) -> None:
+        """Replay in the executor, then the tail appended meanwhile on the loop: a transaction marker
+        written while the replay ran is in that tail, and from ``loaded`` on the hook applies it."""
         started = time.monotonic()
-        await asyncio.get_running_loop().run_in_executor(None, _replay, partition, shard)
+        replayed = await asyncio.get_running_loop().run_in_executor(
+            None, _replay, partition, shard, partition.log.log_start_offset
+        )
+        _replay(partition, shard, replayed)
         shard.touch_instances(wall_clock_ms())
         shard.loaded = True
         log.info(
@@ -165,6 +182,23 @@ class GroupCoordinator:
             groups=len(shard.groups),
             records=shard.records_replayed,
             duration_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+
+    def on_transaction_marker(self, partition: Partition, producer_id: int, committed: bool) -> None:
+        """Hook: this broker's leader of ``partition`` wrote a transaction marker. In ``__consumer_offsets``
+        it ends the offsets the transaction committed there (TxnOffsetCommit)."""
+        if partition.topic != OFFSETS_TOPIC:
+            return
+        shard = self.shards.get(partition.partition)
+        if shard is None or not shard.loaded or shard.leader_epoch != partition.leader_epoch:
+            return
+        applied = shard.apply_marker(producer_id, committed)
+        log.info(
+            "coordinator.transaction_offsets_ended",
+            partition=partition.partition,
+            producer_id=producer_id,
+            committed=committed,
+            offsets=len(applied),
         )
 
     def led_partition(self, shard: OffsetsShard) -> Partition:
@@ -460,14 +494,65 @@ class GroupCoordinator:
         await self._check_commit_bounds(offsets)
         await self._write_commits(shard, shard.group(group_id), offsets)
 
-    async def coordinator_id(self, group_id: str) -> int:
-        """The broker that coordinates ``group_id`` now (the leader of its offsets partition)."""
+    async def transactional_commit(
+        self,
+        shard: OffsetsShard,
+        group_id: str,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        generation: int,
+        offsets: list[tuple[str, int, int, str]],
+    ) -> None:
+        """A Kafka TxnOffsetCommit (KIP-98, KIP-447): written as the transaction's records, applied at its COMMIT.
+
+        A member and generation given (not -1) are checked against the classic group, as
+        Kafka fences a zombie consumer-producer; the records are transactional, so the
+        partition's leader (this broker) verifies them with the transaction coordinator first.
+        """
+        for topic, partition_id, _, _ in offsets:
+            self.host.catalog.partition_record(topic, partition_id)
+        state = shard.group(group_id)
+        if generation >= 0 and state.classic is not None:
+            state.classic.validate_commit(member_id, generation, wall_clock_ms())
+        await self._check_commit_bounds(offsets)
+        timestamp = wall_clock_ms()
+        records = [
+            RecordInput(
+                OffsetKey(group_id, topic, partition_id).encode(),
+                OffsetValue(offset, metadata, timestamp).encode(),
+                (),
+                timestamp,
+            )
+            for topic, partition_id, offset, metadata in offsets
+        ]
+        batch = encode_batch(records, producer_id=producer_id, producer_epoch=producer_epoch, is_transactional=True)
+        outcome = await self.led_partition(shard).append(batch, Acks.ALL, COMMIT_TIMEOUT_MS, transactional_id)
+        state = shard.groups.setdefault(group_id, state)
+        pending = state.pending.setdefault(producer_id, {})
+        for index, (topic, partition_id, offset, metadata) in enumerate(offsets):
+            pending[(topic, partition_id)] = CommittedOffset(offset, metadata, timestamp, outcome.base_offset + index)
+        log.info(
+            "coordinator.transaction_offsets_written",
+            group_id=group_id,
+            transactional_id=transactional_id,
+            producer_id=producer_id,
+            partitions=len(offsets),
+        )
+
+    async def offsets_partition(self, group_id: str) -> int:
+        """The ``__consumer_offsets`` partition of ``group_id`` (the topic created first if need be)."""
         if not group_id:
             raise InvalidRequest("group id must not be empty")
         await self.ensure_offsets_topic()
         if not self._offsets_topic_ready():  # still being created: Kafka clients retry this answer
             raise CoordinatorNotAvailable(f"{OFFSETS_TOPIC} is being created; retry shortly")
-        partition_id = partition_for_group(group_id, self.host.catalog.partition_count(OFFSETS_TOPIC))
+        return partition_for_group(group_id, self.host.catalog.partition_count(OFFSETS_TOPIC))
+
+    async def coordinator_id(self, group_id: str) -> int:
+        """The broker that coordinates ``group_id`` now (the leader of its offsets partition)."""
+        partition_id = await self.offsets_partition(group_id)
         record = self.host.view.partitions.get((OFFSETS_TOPIC, partition_id))
         if record is None or record.leader < 0:
             raise CoordinatorNotAvailable(f"no coordinator for group {group_id!r} right now; retry shortly")

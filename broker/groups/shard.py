@@ -43,6 +43,9 @@ class GroupState:
     deleted_at_record_offset: dict[TopicPartition, int] = field(default_factory=dict)
     classic: ClassicGroup | None = None
     rest_instances: dict[str, RestInstance] = field(default_factory=dict)
+    pending: dict[int, dict[TopicPartition, CommittedOffset]] = field(default_factory=dict)
+    """Offsets committed inside a transaction (TxnOffsetCommit), by producer id, until its marker:
+    a COMMIT applies them, an ABORT drops them (``OffsetsShard.apply_marker``)."""
     """REST Proxy v2 consumer instances (``broker.groups.rest_instances``); a subscribed one is
     also in ``membership.members`` under its name once the coordinator has joined it."""
     """Members of Kafka's classic protocol (JoinGroup/SyncGroup), if a Kafka client joined; a group
@@ -51,7 +54,13 @@ class GroupState:
 
     @property
     def is_empty(self) -> bool:
-        return not self.membership.members and not self.classic_members and not self.offsets and not self.rest_instances
+        return (
+            not self.membership.members
+            and not self.classic_members
+            and not self.offsets
+            and not self.rest_instances
+            and not self.pending
+        )
 
     @property
     def classic_members(self) -> int:
@@ -95,11 +104,14 @@ class OffsetsShard:
         state = self.groups.get(group_id)
         return None if state is None or state.is_empty else state
 
-    def apply_record(self, record_offset: int, key: bytes | None, value: bytes | None) -> None:
+    def apply_record(
+        self, record_offset: int, key: bytes | None, value: bytes | None, producer_id: int | None = None
+    ) -> None:
         """Replay one ``__consumer_offsets`` record (unknown keys are skipped).
 
         An instance record replays with ``last_used_ms`` 0; the coordinator starts the idle
-        clocks when the load completes (``touch_instances``).
+        clocks when the load completes (``touch_instances``). ``producer_id``: the record
+        is a transaction's (TxnOffsetCommit), pending until that producer's marker.
         """
         parsed = OffsetKey.decode(key) if key is not None else None
         if parsed is None:
@@ -114,10 +126,28 @@ class OffsetsShard:
             state.apply_delete(tp, record_offset)
         else:
             decoded = OffsetValue.decode(value)
-            state.apply_commit(
-                tp, CommittedOffset(decoded.offset, decoded.metadata, decoded.commit_timestamp_ms, record_offset)
-            )
+            committed = CommittedOffset(decoded.offset, decoded.metadata, decoded.commit_timestamp_ms, record_offset)
+            if producer_id is None:
+                state.apply_commit(tp, committed)
+            else:
+                state.pending.setdefault(producer_id, {})[tp] = committed
         self.records_replayed += 1
+
+    def apply_marker(self, producer_id: int, committed: bool) -> list[tuple[str, TopicPartition, CommitSample]]:
+        """A transaction of ``producer_id`` ended in this partition: its pending offsets apply or go.
+
+        Returns the commits it applied that the lag windows sampled, as (group id, partition, sample).
+        """
+        applied = []
+        for group_id, state in self.groups.items():
+            offsets = state.pending.pop(producer_id, None)
+            if not offsets or not committed:
+                continue
+            for tp, offset in offsets.items():
+                sample = state.apply_commit(tp, offset)
+                if sample is not None:
+                    applied.append((group_id, tp, sample))
+        return applied
 
     def apply_instance(self, key: InstanceKey, value: bytes | None, now_ms: int) -> None:
         """An instance record: its latest value is the instance, a tombstone removes it."""

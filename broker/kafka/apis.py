@@ -72,7 +72,9 @@ API_TABLE: tuple[Api, ...] = (
     Api(16, "ListGroups", VersionRange(0, 4), group_offsets.list_groups),
     # Transactions (broker.kafka.transactions)
     Api(24, "AddPartitionsToTxn", VersionRange(0, 3), transactions.add_partitions_to_txn),
+    Api(25, "AddOffsetsToTxn", VersionRange(0, 3), transactions.add_offsets_to_txn),
     Api(26, "EndTxn", VersionRange(0, 3), transactions.end_txn),
+    Api(28, "TxnOffsetCommit", VersionRange(0, 3), transactions.txn_offset_commit),
 )
 
 APIS: Mapping[int, Api] = MappingProxyType({api.key: api for api in API_TABLE})

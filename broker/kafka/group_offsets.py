@@ -8,7 +8,10 @@ offset committed over HTTP is what a Kafka consumer resumes from.
 
 A request whose group check fails (not the coordinator, fenced, unknown topic, an
 offset above the high watermark) answers that error for every partition it names.
-OffsetFetch answers -1 (Kafka's "no committed offset") for a partition without one.
+OffsetFetch answers -1 (Kafka's "no committed offset") for a partition without one, and
+``UNSTABLE_OFFSET_COMMIT`` (retriable) to a ``require_stable`` fetch (KIP-447, what a
+``read_committed`` consumer sends) for a partition a transaction has committed an offset
+for that its marker has not settled yet.
 ListGroups lists the groups this broker coordinates, as Kafka's does (an admin client
 asks every broker); DescribeGroups answers ``Dead`` for a group that does not exist.
 
@@ -124,6 +127,9 @@ async def offset_fetch(context: RequestContext, request: DecodedRequest) -> Any:
     except Exception as error:  # noqa: BLE001 - the error is the answer
         state, code = None, group_error_code(error)
     committed = state.offsets if state is not None else {}
+    unstable: set[tuple[str, int]] = set()
+    if state is not None and getattr(body, "require_stable", False):
+        unstable = {tp for offsets in state.pending.values() for tp in offsets}
     refused: frozenset[str] = frozenset()
     if body.topics is None:
         asked: dict[str, list[int]] = {}
@@ -143,7 +149,9 @@ async def offset_fetch(context: RequestContext, request: DecodedRequest) -> Any:
     for name, partitions in asked.items():
         entries = []
         for index in partitions:
-            found = None if name in refused else committed.get((name, index))
+            pending = (name, index) in unstable
+            found = None if name in refused or pending else committed.get((name, index))
+            error_code = authz.REFUSED if name in refused else ErrorCode.unstable_offset_commit if pending else code
             entries.append(
                 build(
                     partition_class,
@@ -151,7 +159,7 @@ async def offset_fetch(context: RequestContext, request: DecodedRequest) -> Any:
                     committed_offset=i64(found.offset if found else NO_OFFSET),
                     committed_leader_epoch=i32(NO_LEADER_EPOCH),
                     metadata=found.metadata if found else "",
-                    error_code=authz.REFUSED if name in refused else code,
+                    error_code=error_code,
                 )
             )
         topics.append(

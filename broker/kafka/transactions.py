@@ -1,5 +1,6 @@
 """Kafka's transaction APIs for clients: InitProducerId with a transactional id, AddPartitionsToTxn,
-EndTxn (and FindCoordinator for key type 1, in ``broker.kafka.groups``).
+AddOffsetsToTxn, TxnOffsetCommit, EndTxn (and FindCoordinator for key type 1, in
+``broker.kafka.groups``).
 
 Each is the same call the coordinator (``broker.transactions.coordinator``) serves every
 door with; this module only translates. Authorization is Kafka's: WRITE on the
@@ -10,8 +11,14 @@ coordinator gets ``NOT_COORDINATOR`` and looks it up again.
 
 AddPartitionsToTxn is served up to version 3, the client versions; version 4 (a broker
 verifying for a partition leader, KIP-890) is the brokers' own business here, done over
-their internal API. AddOffsetsToTxn and TxnOffsetCommit (offsets inside a transaction)
-are not advertised yet.
+their internal API.
+
+Offsets inside a transaction (``send_offsets_to_transaction``): AddOffsetsToTxn adds the
+group's ``__consumer_offsets`` partition to the transaction (READ on the group); then
+TxnOffsetCommit, sent to the group's coordinator, writes the offsets as the
+transaction's records there (READ on the group and on each topic), and they apply only
+when the transaction's COMMIT marker reaches that partition
+(``GroupCoordinator.transactional_commit``).
 """
 
 from __future__ import annotations
@@ -27,14 +34,18 @@ from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
+from broker.kafka.groups import coordinating_shard, group_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, millis, shape
 from broker.security.acl import AclOperation, Resource
+from broker.topics.policy import OFFSETS_TOPIC
 
 log = structlog.get_logger(__name__)
 
 INIT_PRODUCER_ID = 22
 ADD_PARTITIONS_TO_TXN = 24
+ADD_OFFSETS_TO_TXN = 25
 END_TXN = 26
+TXN_OFFSET_COMMIT = 28
 NO_PRODUCER_ID = -1
 
 
@@ -100,6 +111,78 @@ async def add_partitions_to_txn(context: RequestContext, request: DecodedRequest
         results_by_topic_v3_and_below=tuple(
             build(topic_class, name=name, results_by_partition=tuple(parts)) for name, parts in by_topic.items()
         ),
+    )
+
+
+async def add_offsets_to_txn(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    body = request.body
+    code = ErrorCode.none
+    if not may_write_transactional_id(context, body.transactional_id):
+        code = ErrorCode.transactional_id_authorization_failed
+    elif not authz.authorized(context.node, AclOperation.READ, Resource.group(body.group_id)):
+        code = ErrorCode.group_authorization_failed
+    else:
+        try:
+            partition = await context.node.groups.offsets_partition(body.group_id)
+            await context.node.transactions.add_partitions(
+                body.transactional_id, int(body.producer_id), int(body.producer_epoch), [(OFFSETS_TOPIC, partition)]
+            )
+        except HighwaterError as error:
+            log.info("kafka.add_offsets_refused", transactional_id=body.transactional_id, error=error.message)
+            code = kafka_error_code(error)
+    return build(
+        shape(ADD_OFFSETS_TO_TXN, version, "AddOffsetsToTxnResponse"), throttle_time=NO_THROTTLE, error_code=code
+    )
+
+
+async def txn_offset_commit(context: RequestContext, request: DecodedRequest) -> Any:
+    version = request.prefix.api_version
+    body = request.body
+    asked = [(topic.name, p) for topic in body.topics for p in topic.partitions]
+    code = ErrorCode.none
+    refused: set[str] = set()
+    if not may_write_transactional_id(context, body.transactional_id):
+        code = ErrorCode.transactional_id_authorization_failed
+    elif not authz.authorized(context.node, AclOperation.READ, Resource.group(body.group_id)):
+        code = ErrorCode.group_authorization_failed
+    else:
+        refused = {
+            name
+            for name in {name for name, _ in asked}
+            if not authz.authorized(context.node, AclOperation.READ, Resource.topic(name))
+        }
+        offsets = [
+            (name, int(p.partition_index), int(p.committed_offset), p.committed_metadata or "")
+            for name, p in asked
+            if name not in refused
+        ]
+        try:
+            shard = await coordinating_shard(context, body.group_id)
+            await context.node.groups.transactional_commit(
+                shard,
+                body.group_id,
+                body.transactional_id,
+                int(body.producer_id),
+                int(body.producer_epoch),
+                getattr(body, "member_id", ""),
+                int(getattr(body, "generation_id", -1)),
+                offsets,
+            )
+        except Exception as error:  # noqa: BLE001 - the error is the answer
+            code = group_error_code(error)
+    partition_class = shape(TXN_OFFSET_COMMIT, version, "TxnOffsetCommitResponsePartition")
+    by_topic: dict[str, list[Any]] = {}
+    for name, p in asked:
+        answer = authz.REFUSED if name in refused else code
+        by_topic.setdefault(name, []).append(
+            build(partition_class, partition_index=p.partition_index, error_code=answer)
+        )
+    topic_class = shape(TXN_OFFSET_COMMIT, version, "TxnOffsetCommitResponseTopic")
+    return build(
+        shape(TXN_OFFSET_COMMIT, version, "TxnOffsetCommitResponse"),
+        throttle_time=NO_THROTTLE,
+        topics=tuple(build(topic_class, name=name, partitions=tuple(parts)) for name, parts in by_topic.items()),
     )
 
 

@@ -48,6 +48,7 @@ from broker.node.replicas import ReplicaManager
 from broker.node.routing import RequestRouter
 from broker.node.security import NodeSecurity
 from broker.node.transaction_calls import CoordinatorCalls
+from broker.record.control import TransactionMarker
 from broker.replica_io.partition import Partition
 from broker.security.broker_token import broker_authorization
 from broker.tls import default_advertised_url, inter_broker_ssl
@@ -135,6 +136,7 @@ class BrokerNode:
             self.topic_configs,
             self._on_partition_role,
             CoordinatorCalls(self.node_id, self.transactions, self.view, self.forwarder),
+            self._on_marker_written,
         )
         self.catalog = Catalog(self.node_id, self.view, self.topic_configs)
         self.describer = PartitionDescriber(self.catalog, self.view, self.replicas, self.forwarder)
@@ -269,6 +271,11 @@ class BrokerNode:
         """The replicas' hook after every partition record: the coordinators load or drop what they lead."""
         self.groups.on_partition_role(partition)
         self.transactions.on_partition_role(partition)
+
+    def _on_marker_written(self, partition: Partition, marker: TransactionMarker) -> None:
+        """The replicas' hook after a leader wrote a transaction marker: offsets committed in the
+        transaction (``__consumer_offsets``) apply or go."""
+        self.groups.on_transaction_marker(partition, marker.producer_id, marker.committed)
 
     def _apply_partition_deleted(self, topic: str, partition: int) -> None:
         self.replicas.apply_partition_deleted(topic, partition)

@@ -26,6 +26,7 @@ from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.cluster.store import MetadataStore
 from broker.node.isr_proposals import IsrProposals
+from broker.record.control import TransactionMarker
 from broker.replica_io.background import every, tick_led
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import HttpFetchTransport
@@ -64,6 +65,7 @@ class ReplicaManager:
         topic_configs: TopicConfigs,
         on_partition_role: Callable[[Partition], None],
         transaction_calls: TransactionCalls | None = None,
+        on_marker_written: Callable[[Partition, TransactionMarker], None] | None = None,
     ) -> None:
         self.settings = settings
         self.node_id = settings.node_id
@@ -73,6 +75,7 @@ class ReplicaManager:
         self.topic_configs = topic_configs
         self._on_partition_role = on_partition_role
         self._transaction_calls = transaction_calls
+        self._on_marker_written = on_marker_written
         self.isr_proposals = IsrProposals(store)
         self.logs = LogManager(settings.data_dir, topic_configs.log_config({}))
         self.flusher = GroupCommitFlusher()
@@ -212,6 +215,7 @@ class ReplicaManager:
             propose_isr=self.isr_proposals.propose,
             high_watermark=self._checkpointed_hw.pop(key, 0),
             transaction_calls=self._transaction_calls,
+            on_marker_written=self._on_marker_written,
         )
         self.partitions[key] = partition
         self.interval_flusher.watch(log_)

@@ -62,11 +62,15 @@ def decode_marker(buf: Buffer, header: BatchHeader) -> TransactionMarker | None:
     Raises ``CorruptRecord`` when the batch or its record cannot be read.
     """
     _, records = decode_batch(buf, header.position)
-    if not records or records[0].key is None or len(records[0].key) < _KEY.size:
+    return marker_of(header, records[0].key, records[0].value) if records else None
+
+
+def marker_of(header: BatchHeader, key: bytes | None, value: bytes | None) -> TransactionMarker | None:
+    """The marker a control batch's (first) record says, already decoded; None for another control type."""
+    if key is None or len(key) < _KEY.size:
         return None
-    _, kind = _KEY.unpack_from(records[0].key)
+    _, kind = _KEY.unpack_from(key)
     if kind not in (ABORT, COMMIT):
         return None
-    value = records[0].value
     coordinator_epoch = _VALUE.unpack_from(value)[1] if value is not None and len(value) >= _VALUE.size else 0
     return TransactionMarker(header.producer_id, header.producer_epoch, kind == COMMIT, coordinator_epoch)

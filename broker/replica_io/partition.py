@@ -130,8 +130,10 @@ class Partition:
         high_watermark: int,
         clock_ms: Callable[[], int] = wall_clock_ms,
         transaction_calls: TransactionCalls | None = None,
+        on_marker_written: Callable[[Partition, TransactionMarker], None] | None = None,
     ) -> None:
         self.topic = topic
+        self._on_marker_written = on_marker_written
         self._clock_ms = clock_ms
         self.partition = partition
         self.log = log_
@@ -409,6 +411,8 @@ class Partition:
             serial=serial,
             offset=outcome.base_offset,
         )
+        if self._on_marker_written is not None:
+            self._on_marker_written(self, marker)
         return outcome
 
     async def _append_checked(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
 
 from tests.integration.kafka.conftest import MIN_ISR_2
@@ -55,12 +55,14 @@ def read_all(cluster: Cluster, topic: str, partitions: int, isolation: str, time
             message = consumer.poll(0.5)
             if message is None:
                 continue
-            if message.error():
-                if message.error().code() == -191:  # _PARTITION_EOF: this partition's bound is reached
-                    at_end.add(message.partition())
+            error, partition, value = message.error(), message.partition(), message.value()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF and partition is not None:
+                    at_end.add(partition)  # this partition's bound is reached
                     continue
-                raise KafkaException(message.error())
-            values.append(message.value().decode())
+                raise KafkaException(error)
+            assert value is not None
+            values.append(value.decode())
         assert len(at_end) == partitions, "every partition reached its end"
         return values
     finally:
@@ -147,3 +149,56 @@ def test_a_transaction_left_open_past_its_timeout_is_aborted_and_its_producer_fe
     assert wait_until(stable, "the coordinator aborting the abandoned transaction", 30) == ["after"]
     with pytest.raises(KafkaException):
         abandoned.commit_transaction(10)
+
+
+def test_consume_transform_produce_commits_its_input_offsets_with_its_output(kafka_cluster: Cluster) -> None:
+    """``send_offsets_to_transaction``: the group's offsets move with a commit, and stay put with an abort."""
+    kafka_cluster.create_topic("ctp-in", configs=MIN_ISR_2)
+    kafka_cluster.create_topic("ctp-out", configs=MIN_ISR_2)
+    plain = Producer({"bootstrap.servers": kafka_cluster.bootstrap(), "acks": "all"})
+    for i in range(10):
+        plain.produce("ctp-in", f"in-{i}".encode(), partition=0)
+    plain.flush(30)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": kafka_cluster.bootstrap(),
+            "group.id": "ctp-group",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    writer = producer(kafka_cluster, "ctp-writer")
+    try:
+        consumer.subscribe(["ctp-in"])
+
+        def transform(count: int, *, commit: bool) -> None:
+            taken: list[Message] = []
+            deadline = time.monotonic() + 30
+            while len(taken) < count and time.monotonic() < deadline:
+                message = consumer.poll(0.5)
+                if message is not None and message.error() is None:
+                    taken.append(message)
+            assert len(taken) == count
+            writer.begin_transaction()
+            for message in taken:
+                value = message.value()
+                assert value is not None
+                writer.produce("ctp-out", value.replace(b"in-", b"out-"), partition=0)
+            writer.send_offsets_to_transaction(
+                consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 30
+            )
+            if commit:
+                writer.commit_transaction(30)
+            else:
+                writer.abort_transaction(30)
+
+        transform(6, commit=True)
+        assert [tp.offset for tp in consumer.committed([CkTopicPartition("ctp-in", 0)], 30)] == [6]
+        transform(4, commit=False)
+        assert [tp.offset for tp in consumer.committed([CkTopicPartition("ctp-in", 0)], 30)] == [6], "aborted"
+    finally:
+        consumer.close()
+    assert read_all(kafka_cluster, "ctp-out", 1, "read_committed") == [f"out-{i}" for i in range(6)]
+    lags = kafka_cluster.api("GET", "/consumer-groups/ctp-group/lags")
+    assert [(row["current_offset"], row["log_end_offset"]) for row in lags["data"]] == [(6, 10)]

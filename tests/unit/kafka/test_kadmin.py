@@ -220,8 +220,8 @@ def test_an_idempotent_producer_gets_a_fresh_id_from_the_allocator_and_epoch_0(v
 class NoTransactionalIds(OpenSecurity):
     """Every decision allows, except any on a transactional id."""
 
-    def decide(self, principal: object, host: str, operation: object, resource: Resource) -> Decision:
-        if resource.type is ResourceType.TRANSACTIONAL_ID:
+    def decide(self, principal: object, host: str, operation: object, resource: object) -> Decision:
+        if isinstance(resource, Resource) and resource.type is ResourceType.TRANSACTIONAL_ID:
             return Decision(False, "no ACL on the transactional id")
         return super().decide(principal, host, operation, resource)
 
