@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run lint test chaos fuzz sim hosts etcd kcat faketime chromium clean
+.PHONY: run lint test chaos fuzz sim hosts etcd kcat faketime chromium kafkajs clean
 
 # setuptools explains editable installs in a banner on every install, and pip warns about every index
 # location this machine names but lacks (-qq keeps errors only): the one line per step says enough.
@@ -39,6 +39,16 @@ kcat:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq kcat >/dev/null; }
 	@kcat -V | head -1
 
+# kafkajs (from npm, under .venv so `make clean` removes it) runs on Debian's Node for the Kafka-client tests.
+KAFKAJS := $(VENV)/kafkajs/node_modules/kafkajs/package.json
+kafkajs: $(KAFKAJS)
+$(KAFKAJS): | $(BIN)/python
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+		echo "installing Node (Debian's nodejs, npm) for the kafkajs tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs npm >/dev/null; }
+	@echo "==> installing kafkajs 2.2.4 into $(VENV)/kafkajs"
+	@npm install --silent --no-audit --no-fund --prefix $(VENV)/kafkajs kafkajs@2.2.4
+
 # The host tier sets a broker's clock off with libfaketime (Debian's faketime).
 faketime:
 	@command -v faketime >/dev/null 2>&1 || { \
@@ -72,7 +82,7 @@ lint: $(VENV)/.installed-test
 # Spark gives its Python workers a fixed 10 s to connect back, which they miss on a
 # machine shared with the broker-heavy workers of the first phase (tests/conftest.py).
 TEST_WORKERS ?= 4
-test: $(VENV)/.installed-test etcd kcat faketime chromium
+test: $(VENV)/.installed-test etcd kcat faketime chromium kafkajs
 	$(BIN)/python -m compileall -q -j 0 broker producer consumer spark_connector config tests
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest --collect-only -q -p no:cacheprovider > /dev/null & \
 		$(MAKE) --no-print-directory lint; lint=$$?; wait $$!; exit $$lint

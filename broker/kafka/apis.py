@@ -29,6 +29,7 @@ from broker.kafka import (
     produce,
     producer_ids,
     reassignments,
+    transaction_admin,
     transactions,
 )
 from broker.kafka.context import Handler, VersionRange
@@ -75,6 +76,9 @@ API_TABLE: tuple[Api, ...] = (
     Api(25, "AddOffsetsToTxn", VersionRange(0, 3), transactions.add_offsets_to_txn),
     Api(26, "EndTxn", VersionRange(0, 3), transactions.end_txn),
     Api(28, "TxnOffsetCommit", VersionRange(0, 3), transactions.txn_offset_commit),
+    Api(61, "DescribeProducers", VersionRange(0, 0), transaction_admin.describe_producers),
+    Api(65, "DescribeTransactions", VersionRange(0, 0), transaction_admin.describe_transactions),
+    Api(66, "ListTransactions", VersionRange(0, 1), transaction_admin.list_transactions),
 )
 
 APIS: Mapping[int, Api] = MappingProxyType({api.key: api for api in API_TABLE})

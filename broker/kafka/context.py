@@ -22,6 +22,7 @@ from broker.groups.coordinator import GroupCoordinator
 from broker.isolation import Isolation
 from broker.kafka.codec import DecodedRequest
 from broker.node.security import NodeSecurity
+from broker.replica_io.partition import ActiveProducer
 from broker.topics.configs import TopicConfigs
 from broker.topics.new_topic import NewTopic
 from broker.transactions.coordinator import TransactionCoordinator
@@ -46,6 +47,7 @@ class KafkaLeaders(Protocol):
     def leader_state(self, topic: str, partition: int) -> LeaderState: ...
     def log_start_offset(self, topic: str, partition: int) -> int: ...
     def end_offset_for_epoch(self, topic: str, partition: int, leader_epoch: int) -> tuple[int, int]: ...
+    async def active_producers(self, topic: str, partition: int) -> list[ActiveProducer]: ...
 
 
 class KafkaRecords(Protocol):

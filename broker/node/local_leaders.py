@@ -13,7 +13,7 @@ from broker.descriptions import LeaderState
 from broker.errors import NotLeaderOrFollower
 from broker.node.catalog import Catalog
 from broker.node.replicas import ReplicaManager
-from broker.replica_io.partition import Partition
+from broker.replica_io.partition import ActiveProducer, Partition
 
 
 class LocalLeaders:
@@ -35,6 +35,10 @@ class LocalLeaders:
             local.latest_offset_available,
             local.last_stable_offset,
         )
+
+    async def active_producers(self, topic: str, partition: int) -> list[ActiveProducer]:
+        """The producers this broker's leader replica knows (Kafka's DescribeProducers)."""
+        return await self._local_leader(topic, partition).active_producers()
 
     def log_start_offset(self, topic: str, partition: int) -> int:
         """The leader's log start offset, or -1 when this broker does not (or no longer) lead it."""

@@ -102,6 +102,15 @@ class AppendOutcome:
     log_append_time_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class ActiveProducer:
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    transaction_start_offset: int
+    """The first offset of the transaction it has open here; -1 when none is."""
+
+
 class QuietWatcher(Protocol):
     """A leader's fetch session (``fetch_session.LeaderSession``) as a replica sees it."""
 
@@ -503,6 +512,25 @@ class Partition:
             producers.load(self.log.batch_headers())
             self._producers = producers
         return producers
+
+    async def active_producers(self) -> list[ActiveProducer]:
+        """The producers this leader knows (Kafka's DescribeProducers): idempotent ones from the
+        producer state (loaded in the executor on first use), with the first offset of the
+        transaction each has open here, if any."""
+        self.require_leader()
+        async with self._log_lock:  # the appends build and feed the same producer state under it
+            producers = self._producers
+            if producers is None:
+                producers = await asyncio.get_running_loop().run_in_executor(None, self._producer_state)
+            known = producers.producers()
+        opened = {txn.producer_id: txn for txn in self.log.transactions.open_transactions}
+        found = {
+            pid: ActiveProducer(pid, epoch, sequence, opened[pid].first_offset if pid in opened else -1)
+            for pid, epoch, sequence in known
+        }
+        for pid, txn in opened.items():
+            found.setdefault(pid, ActiveProducer(pid, txn.producer_epoch, -1, txn.first_offset))
+        return [found[pid] for pid in sorted(found)]
 
     async def _wait_for_replicas(self, required_offset: int, timeout_ms: int) -> None:
         request_id = next(self._request_ids)

@@ -105,6 +105,10 @@ class ProducerStateManager:
             )
         return None
 
+    def producers(self) -> list[tuple[int, int, int]]:
+        """(producer id, epoch, last sequence) of every producer known here, by producer id."""
+        return sorted((pid, entry.epoch, entry.last_sequence) for pid, entry in self._producers.items())
+
     def record(self, header: BatchHeader) -> None:
         """Remember an appended batch (``header`` carries its assigned offsets)."""
         entry = self._producers.get(header.producer_id)

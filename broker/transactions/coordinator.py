@@ -34,6 +34,7 @@ from broker.backoff import Backoff
 from broker.clock import wall_clock_ms
 from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower, TopicAlreadyExists
 from broker.errors.groups import CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator
+from broker.errors.transactions import TransactionalIdNotFound
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.control import TransactionMarker
 from broker.record.decode import iter_batches_with_records
@@ -330,6 +331,15 @@ class TransactionCoordinator:
             and current.serial == serial
             and current.state.preparing
         )
+
+    async def state_of(self, transactional_id: str) -> TransactionMetadata:
+        """The id's state, from its coordinator: ``NOT_COORDINATOR`` elsewhere, ``TRANSACTIONAL_ID_NOT_FOUND``
+        for an id no producer initialised."""
+        shard = await self.shard_of(transactional_id)
+        state = shard.transactions.get(transactional_id)
+        if state is None:
+            raise TransactionalIdNotFound(f"no producer was initialised with transactional id {transactional_id!r}")
+        return state
 
     def describe(self) -> list[TransactionMetadata]:
         """Every transactional id this broker coordinates now."""

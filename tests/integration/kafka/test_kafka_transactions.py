@@ -14,10 +14,14 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i32
 
 from tests.integration.kafka.conftest import MIN_ISR_2
+from tests.integration.kafka.test_kafka_groups import call_once
 from tests.support.cluster import Cluster
 from tests.support.waiting import wait_until
+from tests.unit.kafka.requests import request_class
 
 pytestmark = pytest.mark.integration
 
@@ -202,3 +206,42 @@ def test_consume_transform_produce_commits_its_input_offsets_with_its_output(kaf
     assert read_all(kafka_cluster, "ctp-out", 1, "read_committed") == [f"out-{i}" for i in range(6)]
     lags = kafka_cluster.api("GET", "/consumer-groups/ctp-group/lags")
     assert [(row["current_offset"], row["log_end_offset"]) for row in lags["data"]] == [(6, 10)]
+
+
+def test_admin_apis_list_and_describe_an_open_transaction_and_its_producer(kafka_cluster: Cluster) -> None:
+    """ListTransactions (every broker), DescribeTransactions (the coordinator), DescribeProducers (the leader)."""
+    kafka_cluster.create_topic("txn-described", configs=MIN_ISR_2)
+    plain = Producer({"bootstrap.servers": kafka_cluster.bootstrap(), "acks": "all"})
+    plain.produce("txn-described", b"before", partition=0)
+    plain.flush(30)
+    writer = producer(kafka_cluster, "txn-described-writer")
+    writer.begin_transaction()
+    writer.produce("txn-described", b"inside", partition=0)
+    writer.flush(30)
+
+    listed = [
+        state
+        for address in kafka_cluster.kafka_addresses.values()
+        for state in call_once(address, request_class(66, 1, "ListTransactionsRequest")()).transaction_states
+        if state.transactional_id == "txn-described-writer"
+    ]
+    assert [state.transaction_state for state in listed] == ["Ongoing"], "one coordinator lists it"
+    describe = request_class(65, 0, "DescribeTransactionsRequest")(transactional_ids=("txn-described-writer",))
+    answers = [call_once(address, describe).transaction_states[0] for address in kafka_cluster.kafka_addresses.values()]
+    [described] = [answer for answer in answers if answer.error_code == ErrorCode.none]
+    assert {answer.error_code for answer in answers} == {ErrorCode.none, ErrorCode.not_coordinator}
+    assert (described.producer_id, described.transaction_state) == (listed[0].producer_id, "Ongoing")
+    assert [(topic.topic, list(topic.partitions)) for topic in described.topics] == [("txn-described", [0])]
+
+    leader = kafka_cluster.partitions("txn-described")[0].leader_id
+    ask = request_class(61, 0, "DescribeProducersRequest")(
+        topics=(request_class(61, 0, "TopicRequest")(name="txn-described", partition_indexes=(i32(0),)),)
+    )
+    [partition] = call_once(kafka_cluster.kafka_addresses[leader], ask).topics[0].partitions
+    assert partition.error_code == ErrorCode.none
+    [active] = [p for p in partition.active_producers if p.producer_id == described.producer_id]
+    assert active.current_txn_start_offset == 1
+    writer.commit_transaction(30)
+    [partition] = call_once(kafka_cluster.kafka_addresses[leader], ask).topics[0].partitions
+    [active] = [p for p in partition.active_producers if p.producer_id == described.producer_id]
+    assert active.current_txn_start_offset == -1
