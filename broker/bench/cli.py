@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from broker.acks import Acks
 from broker.bench.spec import KINDS, LOADS, SpecError, WorkloadSpec, acks_option
@@ -278,6 +279,67 @@ def latency_command(
     console.print(latency.verdict(broker, echo))
     if json_file is not None:
         json_file.write_text(json.dumps(latency.comparison_document(name, spec, broker, echo), indent=2) + "\n")
+
+
+@bench_app.command("transactions")
+def transactions_command(
+    server: Server = None,
+    spawn: Spawn = 0,
+    record_size: RecordSize = 100,
+    count: Annotated[int, typer.Option("--count", help="Records of each of the two runs.")] = 100_000,
+    per_transaction: Annotated[
+        int, typer.Option("--per-transaction", help="Records committed by each transaction.", min=1)
+    ] = 1_000,
+    partitions: Annotated[int, typer.Option("--partitions", help="Partitions of the benchmark topic.")] = 3,
+    replication_factor: Replication = 1,
+    min_insync_replicas: MinIsr = None,
+    json_file: JsonFile = None,
+    quiet: Quiet = False,
+) -> None:
+    """Transactional produce (librdkafka) next to idempotent produce on the same topic, and the commit latency.
+
+    ``broker.bench.transactions`` says what each run does. The brokers need Kafka
+    listeners: ``--spawn N`` starts them so, a ``--server`` must have them.
+    """
+    from broker.bench import transactions
+    from broker.bench.cluster import prepare_topic
+    from broker.bench.kafka_load import kafka_bootstrap
+    from broker.bench.workloads import quiet_logging
+
+    quiet_logging()
+    if bool(server) == bool(spawn):
+        raise fail("give exactly one of --server URL and --spawn N", EXIT_BAD_SETTINGS)
+    min_isr = min_insync_replicas or min(2, replication_factor)
+    invocation = Invocation(server, spawn, 1, False, json_file, quiet)
+    with _cluster(invocation, kafka=True) as (urls, security):
+        topic = asyncio.run(prepare_topic(urls[0], partitions, replication_factor, min_isr, security=security))
+        bootstrap = asyncio.run(kafka_bootstrap(urls))
+        try:
+            figures = transactions.run(bootstrap, topic, partitions, count, record_size, per_transaction)
+        except RuntimeError as error:
+            raise fail(str(error), EXIT_BAD_SETTINGS) from None
+    table = Table(title=f"transactions: {count} records of {record_size} B, {per_transaction} per transaction")
+    for column in ("idempotent rec/s", "transactional rec/s", "ratio", "commits", "commit p50 ms", "commit p99 ms"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        f"{figures.idempotent_records_per_s:,.0f}",
+        f"{figures.transactional_records_per_s:,.0f}",
+        f"{figures.ratio:.2f}",
+        str(figures.transactions),
+        f"{figures.commit_p50_ms:.2f}",
+        f"{figures.commit_p99_ms:.2f}",
+    )
+    console.print(table)
+    if json_file is not None:
+        document = transactions.figures_document(
+            figures,
+            count=count,
+            record_size=record_size,
+            per_transaction=per_transaction,
+            partitions=partitions,
+            replication_factor=replication_factor,
+        )
+        json_file.write_text(json.dumps(document, indent=2) + "\n")
 
 
 @bench_app.command("scale")

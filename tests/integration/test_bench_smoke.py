@@ -183,3 +183,12 @@ def test_bench_consume_with_the_kafka_load_reads_back_every_record(tmp_path: Pat
     assert scenario["runs"][0]["records"] == 3000
     assert scenario["mb_per_s"]["median"] > 0
     assert "consume 100 B RF1 acks=all kafka" in completed.stdout
+
+
+def test_bench_transactions_measures_idempotent_and_transactional_produce(tmp_path: Path) -> None:
+    results = tmp_path / "transactions.json"
+    _bench(["transactions", "--spawn", "1", "--count", "3000", "--per-transaction", "500"], results)
+    figures = json.loads(results.read_text())
+    assert figures["transactions"] == 6
+    assert figures["idempotent_records_per_s"] > 0 and figures["transactional_records_per_s"] > 0
+    assert 0 < figures["commit_p50_ms"] <= figures["commit_p99_ms"]
