@@ -67,6 +67,9 @@ WRITE_TIMEOUT_MS = 5000
 MARKER_TIMEOUT_MS = 5000
 MARKER_RETRY_INITIAL_S = 0.05
 MARKER_RETRY_MAX_S = 1.0
+PREPARE_WAIT_S = 5.0
+"""How long a request finding the last transaction still completing waits for it before answering
+``CONCURRENT_TRANSACTIONS``."""
 ROUTE_WAIT_S = 5.0
 ROUTE_RETRY_INITIAL_S = 0.05
 ROUTE_RETRY_MAX_S = 0.4
@@ -83,6 +86,8 @@ class TransactionShard:
     leader_epoch: int
     transactions: dict[str, TransactionMetadata] = field(default_factory=dict)
     locks: defaultdict[str, asyncio.Lock] = field(default_factory=lambda: defaultdict(asyncio.Lock))
+    completions: dict[str, asyncio.Event] = field(default_factory=dict)
+    """Set when the id's transaction in a prepare state completes (``TransactionCoordinator._wait_out_prepare``)."""
     loaded: bool = False
 
     def apply_record(self, key: bytes | None, value: bytes | None) -> None:
@@ -264,6 +269,7 @@ class TransactionCoordinator:
     ) -> tuple[int, int]:
         """(producer id, epoch) of the new incarnation of ``transactional_id``."""
         shard = await self.shard_of(transactional_id)
+        await self._wait_out_prepare(shard, transactional_id)
         async with shard.locks[transactional_id]:
             current = shard.transactions.get(transactional_id)
             new_id = (
@@ -289,6 +295,7 @@ class TransactionCoordinator:
         for topic, partition in partitions:
             self.host.catalog.partition_record(topic, partition)
         shard = await self.shard_of(transactional_id)
+        await self._wait_out_prepare(shard, transactional_id)
         async with shard.locks[transactional_id]:
             step = transitions.add_partitions(
                 shard.transactions.get(transactional_id),
@@ -312,6 +319,21 @@ class TransactionCoordinator:
                 wall_clock_ms(),
             )
             await self._apply(shard, transactional_id, step)
+
+    async def _wait_out_prepare(self, shard: TransactionShard, transactional_id: str) -> None:
+        """While the id's last transaction is completing (its markers being written), wait for it.
+
+        The next transaction may not begin before then (``CONCURRENT_TRANSACTIONS``), and a
+        client told so backs off before asking again. Waiting here answers as soon as it
+        completes; after ``PREPARE_WAIT_S`` the request goes on and is told to retry.
+        """
+        current = shard.transactions.get(transactional_id)
+        if current is None or not current.state.preparing:
+            return
+        event = shard.completions.setdefault(transactional_id, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(PREPARE_WAIT_S):
+                await event.wait()
 
     async def verify(
         self, transactional_id: str, producer_id: int, producer_epoch: int, topic: str, partition: int
@@ -368,6 +390,10 @@ class TransactionCoordinator:
         batch = encode_batch([RecordInput(state.key(), state.value(), (), timestamp)])
         await self._led_partition(shard).append(batch, Acks.ALL, WRITE_TIMEOUT_MS)
         shard.transactions[state.transactional_id] = state
+        if not state.state.preparing:
+            completed = shard.completions.pop(state.transactional_id, None)
+            if completed is not None:
+                completed.set()
         log.info(
             "transactions.state_written",
             transactional_id=state.transactional_id,
