@@ -182,6 +182,13 @@ class ConsumerSettings(ClientSecuritySettings):
         True, description="with a group_id, commit the positions of records handed out every auto_commit_interval_ms"
     )
     auto_commit_interval_ms: int = Field(5000, ge=1, description="period of the automatic commits")
+    isolation_level: Literal["read_uncommitted", "read_committed"] = Field(
+        "read_uncommitted",
+        description=(
+            "read_committed: read up to the last stable offset and never an aborted transaction's record "
+            "(Kafka's isolation.level)"
+        ),
+    )
     fetch_max_bytes: int = Field(50 * MIB, ge=1, description="bytes of one fetch across partitions")
     max_partition_fetch_bytes: int = Field(MIB, ge=1, description="bytes per partition in one fetch")
     fetch_max_wait_ms: int = Field(500, ge=0, description="long-poll time when no data is ready")

@@ -47,9 +47,10 @@ from broker.client.settings import build_settings
 from broker.client.types import TopicPartition
 from broker.clock import monotonic_ms
 from broker.errors import HighwaterError
+from broker.isolation import Isolation
 from config.client import ConsumerSettings
 from consumer.commits import AutoCommitter, OffsetCommitter
-from consumer.fetcher import Fetcher, FetchLimits
+from consumer.fetcher import Fetcher, FetchLimits, latest_offset
 from consumer.group import GroupMember, MembershipTimings
 from consumer.membership import MemberState, Subscription
 from consumer.positions import SubscriptionState
@@ -83,7 +84,8 @@ class Consumer:
         )
         lookup = self._committed_offset if config.group_id is not None else None
         self._unknown = UnknownTopics(self._client)
-        self._fetcher = Fetcher(self._client, self._subscriptions, limits, self._unknown, lookup)
+        self._isolation = Isolation(config.isolation_level)
+        self._fetcher = Fetcher(self._client, self._subscriptions, limits, self._unknown, lookup, self._isolation)
         self._iteration_buffer: deque[ConsumerRecord] = deque()
         self._started = False
         self._closed = False
@@ -194,13 +196,16 @@ class Consumer:
         await self._seek_to("earliest", partitions)
 
     async def seek_to_end(self, *partitions: TopicPartition) -> None:
-        """Move to the high watermark of each partition: only records produced from now on are read."""
+        """Move to the high watermark of each partition (the last stable offset with ``read_committed``):
+        only records produced from now on are read."""
         await self._seek_to("latest", partitions)
 
     async def _seek_to(self, strategy: str, partitions: Sequence[TopicPartition]) -> None:
         for tp in partitions or self._subscriptions.assigned():
             offsets = await self._client.list_offsets(tp)
-            self.seek(tp, offsets.earliest_offset if strategy == "earliest" else offsets.latest_offset)
+            self.seek(
+                tp, offsets.earliest_offset if strategy == "earliest" else latest_offset(offsets, self._isolation)
+            )
 
     def _after_seek(self, tp: TopicPartition) -> None:
         self._iteration_buffer = deque(r for r in self._iteration_buffer if (r.topic, r.partition) != tp)

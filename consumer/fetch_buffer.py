@@ -25,6 +25,7 @@ from itertools import repeat
 
 from broker.client.types import FetchResult, TopicPartition
 from broker.errors import CorruptRecord
+from broker.record.committed import AbortedFilter
 from broker.record.lazy import checked_batch
 from consumer.records import ConsumerRecord, FetchedRecord, PartitionBatch
 from consumer.truncation import epoch_went_back
@@ -54,7 +55,10 @@ class CompletedFetch:
     generation: int
     fetch_offset: int
     result: FetchResult
+    read_committed: bool = False
+    """Records below the last stable offset only, the aborted transactions' dropped (``AbortedFilter``)."""
     _data: memoryview | None = field(default=None, repr=False)
+    _aborted: AbortedFilter | None = field(default=None, repr=False)
     _next_batch_at: int = 0
     """Byte position of the first batch not yet read; it moves only past batches that were read whole."""
     _batch: PartitionBatch | None = field(default=None, repr=False)
@@ -73,7 +77,7 @@ class CompletedFetch:
         cursor never moves past a batch it could not read).
         """
         lower = max(position, self.fetch_offset)
-        high_watermark = self.result.high_watermark
+        high_watermark = self.result.last_stable_offset if self.read_committed else self.result.high_watermark
         taken: list[ConsumerRecord] = []
         epoch = last_leader_epoch
         consumed_to = position
@@ -144,12 +148,16 @@ class CompletedFetch:
         data = self._data
         if data is None:
             data = self._data = memoryview(self.result.data)
+            if self.read_committed:
+                self._aborted = AbortedFilter(self.result.aborted)
         end = len(data)
         while self._next_batch_at < end:
             header, view = checked_batch(data, self._next_batch_at)
             if header.base_offset >= high_watermark:
                 break
             self._next_batch_at += header.size
+            if self._aborted is not None and not self._aborted.keeps(header):
+                continue
             if header.is_control or header.records_count == 0:
                 continue
             if header.base_offset + header.last_offset_delta < lower:

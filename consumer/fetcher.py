@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
-from broker.client.types import TopicPartition
+from broker.client.types import PartitionOffsets, TopicPartition
 from broker.clock import monotonic_ms
 from broker.errors import (
     HighwaterError,
@@ -39,6 +39,7 @@ from broker.errors import (
     UnknownPartition,
     UnknownTopicOrPartition,
 )
+from broker.isolation import Isolation
 from broker.record.header import read_header
 from broker.waiting import wait_event
 from consumer.errors import (
@@ -58,6 +59,11 @@ MAX_QUEUED_FETCHES_PER_PARTITION = 2
 
 CommittedOffsetLookup = Callable[[TopicPartition], Awaitable[int | None]]
 """The group's committed offset of a partition (``None``: never committed)."""
+
+
+def latest_offset(offsets: PartitionOffsets, isolation: Isolation) -> int:
+    """ "Latest" as the reader sees it: the HW, or the last stable offset for ``read_committed`` (as Kafka's)."""
+    return offsets.last_stable_offset if isolation.committed else offsets.latest_offset
 
 
 class _Parked(Exception):
@@ -84,8 +90,10 @@ class Fetcher:
         limits: FetchLimits,
         unknown: UnknownTopics,
         committed_offset: CommittedOffsetLookup | None = None,
+        isolation: Isolation = Isolation.READ_UNCOMMITTED,
     ) -> None:
         self._client = client
+        self._isolation = isolation
         self._unknown = unknown
         self._committed_offset = committed_offset
         self._subscriptions = subscriptions
@@ -174,16 +182,19 @@ class Fetcher:
         max_bytes = self._limits.request_max_bytes
         self._reserved_bytes += max_bytes
         try:
-            result = await self._client.fetch(leader_url, tp, offset, max_bytes, self._limits.fetch_max_wait_ms)
+            result = await self._client.fetch(
+                leader_url, tp, offset, max_bytes, self._limits.fetch_max_wait_ms, self._isolation
+            )
         finally:
             self._reserved_bytes -= max_bytes
             self._room_freed.set()
         if state.generation != generation:
             return
         self.fetches_completed += 1
-        self._subscriptions.update_offsets(tp, result.high_watermark, result.log_start_offset)
+        bound = result.last_stable_offset if self._isolation.committed else result.high_watermark
+        self._subscriptions.update_offsets(tp, bound, result.log_start_offset)
         if result.data:
-            self._ready.append(CompletedFetch(tp, generation, offset, result))
+            self._ready.append(CompletedFetch(tp, generation, offset, result, self._isolation.committed))
             self._queued[tp] = self._queued.get(tp, 0) + 1
             self.buffered_bytes += len(result.data)
             self._next_fetch_offset[tp] = max(offset, result.next_offset)
@@ -252,7 +263,7 @@ class Fetcher:
             self._fail(error)
             raise _Parked from None
         offsets = await self._client.list_offsets(tp)
-        offset = offsets.earliest_offset if strategy == "earliest" else offsets.latest_offset
+        offset = offsets.earliest_offset if strategy == "earliest" else latest_offset(offsets, self._isolation)
         if self._subscriptions.complete_reset(tp, offset, generation):
             log.debug(
                 "consumer_position_reset topic=%s partition=%d strategy=%s offset=%d",

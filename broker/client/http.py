@@ -58,6 +58,8 @@ from broker.client.types import (
 from broker.client.unresponsive import UnresponsiveServers
 from broker.clock import monotonic_ms
 from broker.errors import HighwaterError, NotFound, ServiceUnavailable
+from broker.isolation import Isolation
+from broker.record.committed import parse_aborted
 from broker.tls import client_ssl_context
 
 BATCH_CONTENT_TYPE = "application/vnd.kafka.batch.v2"
@@ -331,13 +333,23 @@ class ClusterClient:
         )
 
     async def fetch(
-        self, leader_url: str, tp: TopicPartition, offset: int, max_bytes: int, timeout_ms: int
+        self,
+        leader_url: str,
+        tp: TopicPartition,
+        offset: int,
+        max_bytes: int,
+        timeout_ms: int,
+        isolation: Isolation = Isolation.READ_UNCOMMITTED,
     ) -> FetchResult:
-        """Raw batches from ``offset``, long-polling up to ``timeout_ms`` when nothing is below the HW."""
+        """Raw batches from ``offset``, long-polling up to ``timeout_ms`` when nothing is below the HW
+        (the LSO for ``read_committed``, whose answer also lists the aborted transactions in it)."""
+        params = {"offset": str(offset), "max_bytes": str(max_bytes), "timeout_ms": str(timeout_ms)}
+        if isolation.committed:
+            params["isolation"] = isolation.value
         body, headers = await self._request(
             "GET",
             f"{leader_url}{self.partition_path(tp)}/records",
-            params={"offset": str(offset), "max_bytes": str(max_bytes), "timeout_ms": str(timeout_ms)},
+            params=params,
             headers={"Accept": BATCH_CONTENT_TYPE},
             timeout_s=timeout_ms / 1000 + self.request_timeout_ms / 1000,
         )
@@ -348,6 +360,8 @@ class ClusterClient:
             log_start_offset=int(headers["X-Log-Start-Offset"]),
             log_end_offset=int(headers.get("X-Log-End-Offset", high_watermark)),
             next_offset=int(headers.get("X-Next-Offset", offset)),
+            last_stable_offset=int(headers.get("X-Last-Stable-Offset", high_watermark)),
+            aborted=parse_aborted(headers.get("X-Aborted-Transactions")),
         )
 
     async def list_offsets(self, tp: TopicPartition) -> PartitionOffsets:
@@ -374,6 +388,7 @@ class ClusterClient:
             earliest_offset=int(answer["earliest_offset"]),
             latest_offset=int(answer["latest_offset"]),
             log_end_offset=int(answer.get("log_end_offset", answer["latest_offset"])),
+            last_stable_offset=int(answer.get("last_stable_offset", answer["latest_offset"])),
         )
 
     async def init_producer_id(self) -> tuple[int, int] | None:

@@ -53,6 +53,8 @@ class PartitionOffsets:
     earliest_offset: int
     latest_offset: int
     log_end_offset: int
+    last_stable_offset: int
+    """"Latest" for a ``read_committed`` reader."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +80,7 @@ class FetchResult:
     log_start_offset: int
     log_end_offset: int
     next_offset: int
+    last_stable_offset: int = -1
+    """-1 from a broker that does not send it; a ``read_committed`` read is bounded by it."""
+    aborted: tuple[tuple[int, int], ...] = ()
+    """For ``read_committed``: the (producer id, first offset) of each aborted transaction with records here."""

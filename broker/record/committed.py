@@ -18,21 +18,30 @@ from broker.record.codec import Buffer
 from broker.record.header import BatchHeader, iter_batches
 
 
-def kept_batches(data: Buffer, aborted: Iterable[tuple[int, int]], *, check_crc: bool = False) -> Iterator[BatchHeader]:
-    """The data batches of ``data`` a ``read_committed`` reader keeps; ``aborted`` is (producer id, first offset) pairs."""
-    pending = [(first_offset, producer_id) for producer_id, first_offset in aborted]
-    heapq.heapify(pending)
-    aborting: set[int] = set()
-    for header in iter_batches(data, check_crc=check_crc):
+class AbortedFilter:
+    """The rule above, fed one batch header at a time in offset order (a reader that walks batches itself)."""
+
+    def __init__(self, aborted: Iterable[tuple[int, int]]) -> None:
+        self._pending = [(first_offset, producer_id) for producer_id, first_offset in aborted]
+        heapq.heapify(self._pending)
+        self._aborting: set[int] = set()
+
+    def keeps(self, header: BatchHeader) -> bool:
+        """Whether the batch holds records for an application (never a control batch)."""
+        pending = self._pending
         while pending and pending[0][0] <= header.last_offset:
-            aborting.add(heapq.heappop(pending)[1])
+            self._aborting.add(heapq.heappop(pending)[1])
         if header.is_control:
             if header.is_transactional:
-                aborting.discard(header.producer_id)
-            continue
-        if header.is_transactional and header.producer_id in aborting:
-            continue
-        yield header
+                self._aborting.discard(header.producer_id)
+            return False
+        return not (header.is_transactional and header.producer_id in self._aborting)
+
+
+def kept_batches(data: Buffer, aborted: Iterable[tuple[int, int]], *, check_crc: bool = False) -> Iterator[BatchHeader]:
+    """The data batches of ``data`` a ``read_committed`` reader keeps; ``aborted`` is (producer id, first offset) pairs."""
+    rule = AbortedFilter(aborted)
+    return (header for header in iter_batches(data, check_crc=check_crc) if rule.keeps(header))
 
 
 def format_aborted(aborted: Iterable[tuple[int, int]]) -> str:

@@ -9,6 +9,7 @@ is aborted.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -17,6 +18,8 @@ from confluent_kafka import TopicPartition as CkTopicPartition
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
+from broker.client.types import TopicPartition as HwTopicPartition
+from consumer import Consumer as HwConsumer
 from tests.integration.kafka.conftest import MIN_ISR_2
 from tests.integration.kafka.test_kafka_groups import call_once
 from tests.support.cluster import Cluster
@@ -245,3 +248,36 @@ def test_admin_apis_list_and_describe_an_open_transaction_and_its_producer(kafka
     [partition] = call_once(kafka_cluster.kafka_addresses[leader], ask).topics[0].partitions
     [active] = [p for p in partition.active_producers if p.producer_id == described.producer_id]
     assert active.current_txn_start_offset == -1
+
+
+async def test_the_python_consumer_reads_committed_records_only(kafka_cluster: Cluster) -> None:
+    """highwater's own consumer with ``isolation_level="read_committed"``, over HTTP, after librdkafka's transactions."""
+    kafka_cluster.create_topic("txn-python-reader", configs=MIN_ISR_2)
+    writer = producer(kafka_cluster, "txn-python-reader-writer")
+    for outcome, values in (("commit", ["c0", "c1"]), ("abort", ["a0"]), ("commit", ["c2"]), ("open", ["o0"])):
+        writer.begin_transaction()
+        for value in values:
+            writer.produce("txn-python-reader", value.encode(), partition=0)
+        writer.flush(30)
+        if outcome == "commit":
+            writer.commit_transaction(30)
+        elif outcome == "abort":
+            writer.abort_transaction(30)
+    tp = HwTopicPartition("txn-python-reader", 0)
+    seen: dict[str, list[bytes | None]] = {}
+    for isolation in ("read_committed", "read_uncommitted"):
+        async with HwConsumer(kafka_cluster.url(), auto_offset_reset="earliest", isolation_level=isolation) as reader:
+            reader.assign([tp])
+            records: list[bytes | None] = []
+            async with asyncio.timeout(20):
+                while len(records) < (3 if isolation == "read_committed" else 5):
+                    batch = (await reader.getmany(timeout_ms=500)).get(tp, [])
+                    records += [record.value for record in batch]
+            assert await reader.getmany(timeout_ms=300) == {}
+            seen[isolation] = records
+            if isolation == "read_committed":
+                await reader.seek_to_end(tp)
+                assert await reader.position(tp) == 7, "latest is the open transaction's first offset"
+    assert seen["read_committed"] == [b"c0", b"c1", b"c2"]
+    assert seen["read_uncommitted"] == [b"c0", b"c1", b"a0", b"c2", b"o0"]
+    writer.abort_transaction(30)
