@@ -1,8 +1,8 @@
 """The log cleaner: ``cleanup.policy=compact`` keeps the latest record of every key.
 
-Which segments: closed segments (never the active one) lying wholly below the high
-watermark — records a consumer may not yet see, or a follower may still have to
-match, are never touched (the same bound as retention).
+Which segments: closed segments (never the active one) lying wholly below the last
+stable offset — records a consumer may not yet see, a follower may still have to
+match, or an undecided transaction holds, are never touched (the bound of retention).
 
 What is kept (Kafka's rules, simplified to one pass over the cleanable segments):
 
@@ -11,7 +11,11 @@ What is kept (Kafka's rules, simplified to one pass over the cleanable segments)
 * a tombstone (null value) that is the latest for its key survives until its
   timestamp is ``delete_retention_ms`` old, so consumers that were behind still see
   the deletion; then it goes too;
-* records without a key are kept (a compacted topic has nothing to replace them by).
+* records without a key are kept (a compacted topic has nothing to replace them by);
+* transactions (KIP-98): an aborted transaction's records are removed and never count as
+  the latest of their key (they must not hide a committed record); control batches (the
+  COMMIT/ABORT markers) are kept whole and are no key's record: they end transactions
+  for every replica that replays the log, and their keys are the same for all markers.
 
 Offsets never change. Consecutive source batches with the same leader epoch, CreateTime
 timestamps and no producer id are merged into one batch spanning all their offsets;
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 import structlog
 
 from broker.record.codec import Record
+from broker.record.committed import AbortedFilter
 from broker.record.decode import iter_batches_with_records
 from broker.record.header import NO_PRODUCER_ID, TIMESTAMP_TYPE_MASK, BatchHeader
 from broker.storage.checkpoint import fsync_directory
@@ -65,10 +70,14 @@ def _batches(segment: LogSegment) -> Iterator[tuple[BatchHeader, list[Record]]]:
     yield from iter_batches_with_records(segment.pread(segment.size_bytes, 0))
 
 
-def build_offset_map(segments: list[LogSegment]) -> dict[bytes, int]:
+def build_offset_map(segments: list[LogSegment], aborted: list[tuple[int, int]]) -> dict[bytes, int]:
+    """Key -> the offset of its latest record among the data batches no aborted transaction holds."""
+    rule = AbortedFilter(aborted)
     latest: dict[bytes, int] = {}
     for segment in segments:
-        for _, records in _batches(segment):
+        for header, records in _batches(segment):
+            if not rule.keeps(header):
+                continue
             for record in records:
                 if record.key is not None:
                     latest[record.key] = record.offset
@@ -143,12 +152,23 @@ def _span_of(header: BatchHeader) -> BatchSpan:
     )
 
 
-def clean_segment(segment: LogSegment, latest: dict[bytes, int], tombstone_horizon_ms: int) -> tuple[bytes, int] | None:
-    """The cleaned bytes of ``segment`` and how many records they drop; None if nothing would go."""
+def clean_segment(
+    segment: LogSegment, latest: dict[bytes, int], tombstone_horizon_ms: int, rule: AbortedFilter
+) -> tuple[bytes, int] | None:
+    """The cleaned bytes of ``segment`` and how many records they drop; None if nothing would go.
+
+    ``rule`` has seen every batch before this segment (segments are cleaned in order).
+    """
     writer = _SpanWriter()
     removed = 0
     for header, records in _batches(segment):
-        kept = [record for record in records if _keep(record, latest, tombstone_horizon_ms)]
+        if header.is_control:
+            rule.keeps(header)
+            kept = records
+        elif not rule.keeps(header):
+            kept = []
+        else:
+            kept = [record for record in records if _keep(record, latest, tombstone_horizon_ms)]
         removed += len(records) - len(kept)
         writer.add(header, kept)
     writer.close_span()
@@ -187,14 +207,18 @@ def compact_log(partition_log: PartitionLog, now_ms: int, high_watermark: int) -
     if config.cleanup_policy != CLEANUP_COMPACT:
         return None
     segments = list(partition_log.segments)
-    cleanable = [s for s in segments[:-1] if s.next_offset <= high_watermark and s.size_bytes > 0]
+    stable = partition_log.transactions.last_stable_offset(high_watermark)
+    cleanable = [s for s in segments[:-1] if s.next_offset <= stable and s.size_bytes > 0]
     if not cleanable:
         return None
-    latest = build_offset_map(cleanable)
+    found = partition_log.transactions.aborted_between(cleanable[0].base_offset, stable)
+    aborted = [(txn.producer_id, txn.first_offset) for txn in found]
+    latest = build_offset_map(cleanable, aborted)
     horizon_ms = now_ms - config.delete_retention_ms
+    rule = AbortedFilter(aborted)
     cleaned_count = removed_total = before = after = 0
     for segment in cleanable:
-        result = clean_segment(segment, latest, horizon_ms)
+        result = clean_segment(segment, latest, horizon_ms, rule)
         if result is None:
             continue
         cleaned, removed = result
