@@ -6,8 +6,10 @@ saw none of the driver's state. The fetch goes straight to the partition leader
 (the planner's guess comes first in ``servers``); a ``421 NOT_LEADER_OR_FOLLOWER``
 names the new leader, an unreachable broker makes the next attempt try the others.
 
-The planned end never exceeds a high watermark, and records below a high watermark
-are never truncated, so a replay of the same task returns the same records. If a
+The planned end never exceeds a high watermark (the last stable offset for
+``read_committed``, whose pages drop the aborted transactions' batches), and records
+below a high watermark are never truncated, so a replay of the same task returns the
+same records. If a
 new leader's high watermark still lags the planned end, the fetch long-polls until it
 catches up; ``poll_timeout_ms`` without any progress fails the task.
 
@@ -29,6 +31,7 @@ from pyspark.sql.datasource import InputPartition
 
 from broker.client.library_log import library_logger
 from broker.client.security import ClientSecurity
+from broker.record.committed import committed_bytes, parse_aborted
 from spark_connector.arrow import records_to_arrow
 from spark_connector.http import BrokerConnections, BrokerUnreachable
 
@@ -58,6 +61,7 @@ class RangeTask(InputPartition):
     from_earliest: bool = False
     poll_timeout_ms: int = 120_000
     fetch_max_bytes: int = 8 * 1024 * 1024
+    read_committed: bool = False
     security: ClientSecurity = field(default_factory=ClientSecurity)
 
     @property
@@ -92,6 +96,8 @@ class LeaderFetcher:
         """One fetch at ``offset``: a page, or ``None`` when this attempt must be retried."""
         task = self.task
         path = f"{task.records_path}?offset={offset}&max_bytes={task.fetch_max_bytes}&timeout_ms={LONG_POLL_MS}"
+        if task.read_committed:
+            path += "&isolation=read_committed"
         try:
             answer = self.connections.request("GET", self.current, path, headers={"Accept": BATCH_CONTENT_TYPE})
         except BrokerUnreachable as error:
@@ -105,7 +111,10 @@ class LeaderFetcher:
             self._next_candidate()
             return None
         if answer.status == 200:
-            return Page(answer.body, int(answer.headers.get("x-next-offset", offset)))
+            data = answer.body
+            if task.read_committed:
+                data = committed_bytes(data, parse_aborted(answer.headers.get("x-aborted-transactions")))
+            return Page(data, int(answer.headers.get("x-next-offset", offset)))
         refusal = answer.error
         if answer.status == 421 and refusal.details.get("leader_url"):
             self.current = str(refusal.details["leader_url"]).rstrip("/")

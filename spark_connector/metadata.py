@@ -47,6 +47,11 @@ class PartitionState:
     leader_id: int | None
     log_start_offset: int
     high_watermark: int
+    last_stable_offset: int
+
+    def visible_end(self, read_committed: bool) -> int:
+        """Where a reader stops: the high watermark, or the last stable offset for ``read_committed``."""
+        return self.last_stable_offset if read_committed else self.high_watermark
 
 
 class ClusterMetadata:
@@ -119,6 +124,7 @@ class ClusterMetadata:
                 leader_id=item.get("leader_id"),
                 log_start_offset=int(item["log_start_offset"]),
                 high_watermark=int(item["high_watermark"]),
+                last_stable_offset=int(item.get("last_stable_offset", item["high_watermark"])),
             )
             for item in answer.json()["data"]
         ]

@@ -52,6 +52,8 @@ SOURCE_OPTIONS = (
         "includeheaders",
         "polltimeoutms",
         "fetchmaxbytes",
+        "isolationlevel",
+        "kafka.isolation.level",
     }
 )
 SINK_OPTIONS = SPARK_OWNED_OPTIONS | SECURITY_OPTIONS | {"servers", "topic", "lingerms", "batchsizebytes"}
@@ -91,6 +93,9 @@ class SourceOptions:
     include_headers: bool = False
     poll_timeout_ms: int = 120_000
     fetch_max_bytes: int = 8 * 1024 * 1024
+    read_committed: bool = False
+    """``isolationLevel`` (or Spark's ``kafka.isolation.level``) ``read_committed``: up to the last
+    stable offset, aborted transactions' records dropped."""
     security: ClientSecurity = field(default_factory=ClientSecurity)
 
     def matches(self, topic: str) -> bool:
@@ -196,6 +201,17 @@ def _offset_spec(options: dict[str, str], name: str, default: str, allowed: tupl
     return OffsetSpec("json", tuple(sorted(pairs)))
 
 
+def _read_committed(options: dict[str, str]) -> bool:
+    given = {name: options[name] for name in ("isolationlevel", "kafka.isolation.level") if name in options}
+    values = {value.strip().lower() for value in given.values()}
+    if len(values) > 1:
+        raise OptionError("options 'isolationLevel' and 'kafka.isolation.level' disagree; give one")
+    value = values.pop() if values else "read_uncommitted"
+    if value not in ("read_committed", "read_uncommitted"):
+        raise OptionError(f"option 'isolationLevel' must be read_committed or read_uncommitted, got {value!r}")
+    return value == "read_committed"
+
+
 def _assign(text: str) -> tuple[TopicPartition, ...]:
     try:
         parsed = json.loads(text)
@@ -240,6 +256,7 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
         include_headers=_bool(options, "includeHeaders", False),
         poll_timeout_ms=_positive_int(options, "pollTimeoutMs", 120_000) or 120_000,
         fetch_max_bytes=_positive_int(options, "fetchMaxBytes", 8 * 1024 * 1024) or 8 * 1024 * 1024,
+        read_committed=_read_committed(options),
         security=_security(options),
     )
 

@@ -36,15 +36,18 @@ def subscribed_partitions(metadata: ClusterMetadata, options: SourceOptions) -> 
     return states
 
 
-def resolve_offsets(spec: OffsetSpec, states: Mapping[TopicPartition, PartitionState]) -> PartitionOffsets:
-    """``earliest`` = log start offset, ``latest`` = high watermark, else the offset given."""
+def resolve_offsets(
+    spec: OffsetSpec, states: Mapping[TopicPartition, PartitionState], read_committed: bool = False
+) -> PartitionOffsets:
+    """``earliest`` = log start offset, ``latest`` = high watermark (last stable offset for
+    ``read_committed``), else the offset given."""
     resolved: PartitionOffsets = {}
     for topic_partition, state in states.items():
         wanted = spec.offset_for(topic_partition)
         if wanted == EARLIEST:
             resolved[topic_partition] = state.log_start_offset
         elif wanted == LATEST:
-            resolved[topic_partition] = state.high_watermark
+            resolved[topic_partition] = state.visible_end(read_committed)
         else:
             resolved[topic_partition] = wanted
     return resolved
@@ -134,6 +137,7 @@ def plan_tasks(
                     from_earliest=is_new,
                     poll_timeout_ms=options.poll_timeout_ms,
                     fetch_max_bytes=options.fetch_max_bytes,
+                    read_committed=options.read_committed,
                     security=options.security,
                 )
             )

@@ -59,7 +59,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def initialOffset(self) -> dict:
         with self._metadata() as metadata:
             states = subscribed_partitions(metadata, self.options)
-            offsets = resolve_offsets(self.options.starting_offsets, states)
+            offsets = resolve_offsets(self.options.starting_offsets, states, self.options.read_committed)
         log.debug("source.initial_offset offsets=%s", to_json_dict(offsets))
         return to_json_dict(offsets)
 
@@ -71,7 +71,8 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         """Snapshot the high watermarks once: this run drains up to them and then stops."""
         with self._metadata() as metadata:
             states = subscribed_partitions(metadata, self.options)
-        self._available_now_end = {tp: state.high_watermark for tp, state in states.items()}
+        committed = self.options.read_committed
+        self._available_now_end = {tp: state.visible_end(committed) for tp, state in states.items()}
         log.debug("source.available_now end=%s", to_json_dict(self._available_now_end))
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
@@ -81,7 +82,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             self._cluster_id = metadata.cluster_id
             self._leaders = leader_urls(metadata, states)
         kept = check_data_loss(self.options, start_offsets, states)
-        latest = {tp: state.high_watermark for tp, state in states.items()}
+        latest = {tp: state.visible_end(self.options.read_committed) for tp, state in states.items()}
         self._latest_high_watermarks = latest
         if self._available_now_end is not None:
             snapshot = self._available_now_end
@@ -131,12 +132,13 @@ class HighwaterBatchReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         with ClusterMetadata(self.options.servers, security=self.options.security) as metadata:
             states = subscribed_partitions(metadata, self.options)
-            start = resolve_offsets(self.options.starting_offsets, states)
-            end = resolve_offsets(self.options.ending_offsets, states)
+            committed = self.options.read_committed
+            start = resolve_offsets(self.options.starting_offsets, states, committed)
+            end = resolve_offsets(self.options.ending_offsets, states, committed)
             start = check_data_loss(self.options, start, states)
             for tp, state in states.items():
                 start[tp] = max(start[tp], state.log_start_offset)
-                end[tp] = min(end[tp], state.high_watermark)
+                end[tp] = min(end[tp], state.visible_end(committed))
                 if start[tp] > end[tp]:
                     raise OptionError(
                         f"option 'startingOffsets': offset {start[tp]} of {tp.topic}-{tp.partition} "

@@ -44,6 +44,12 @@ def kept_batches(data: Buffer, aborted: Iterable[tuple[int, int]], *, check_crc:
     return (header for header in iter_batches(data, check_crc=check_crc) if rule.keeps(header))
 
 
+def committed_bytes(data: Buffer, aborted: Iterable[tuple[int, int]]) -> bytes:
+    """The batches of ``data`` a ``read_committed`` reader keeps, back to back (for readers that decode bytes)."""
+    view = memoryview(data)
+    return b"".join(view[header.position : header.position + header.size] for header in kept_batches(data, aborted))
+
+
 def format_aborted(aborted: Iterable[tuple[int, int]]) -> str:
     """The ``X-Aborted-Transactions`` header of a binary ``read_committed`` answer: ``pid:first,pid:first``."""
     return ",".join(f"{producer_id}:{first_offset}" for producer_id, first_offset in aborted)

@@ -101,3 +101,16 @@ def test_sink_options_need_servers_and_reject_unknown_names():
     assert parse_sink_options({"servers": "http://h:1", "topic": "out"}).topic == "out"
     with pytest.raises(OptionError, match="acks"):
         parse_sink_options({"servers": "http://h:1", "topic": "out", "acks": "1"})
+
+
+def test_the_isolation_level_takes_either_name_and_refuses_what_it_does_not_know():
+    base = {"servers": "http://127.0.0.1:1", "subscribe": "t"}
+    assert not parse_source_options(base, streaming=True).read_committed
+    assert parse_source_options({**base, "isolationLevel": "read_committed"}, streaming=True).read_committed
+    assert parse_source_options({**base, "kafka.isolation.level": "READ_COMMITTED"}, streaming=False).read_committed
+    with pytest.raises(OptionError, match="must be read_committed or read_uncommitted"):
+        parse_source_options({**base, "isolationLevel": "serializable"}, streaming=True)
+    with pytest.raises(OptionError, match="disagree"):
+        parse_source_options(
+            {**base, "isolationLevel": "read_committed", "kafka.isolation.level": "read_uncommitted"}, streaming=True
+        )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from broker.record.committed import format_aborted, kept_batches, parse_aborted
+from broker.record.committed import committed_bytes, format_aborted, kept_batches, parse_aborted
+from broker.record.header import iter_batches
 from tests.unit.storage.transaction_batches import data_batch, laid_out, marker_batch
 
 P1, P2 = 1001, 1002
@@ -51,3 +52,9 @@ def test_the_header_form_round_trips() -> None:
     pairs = ((P1, 0), (P2, 17), (P1, 40))
     assert parse_aborted(format_aborted(pairs)) == pairs
     assert parse_aborted("") == () and parse_aborted(None) == ()
+
+
+def test_committed_bytes_are_the_kept_batches_back_to_back() -> None:
+    data, bases = laid_out(data_batch(-1), data_batch(P1), marker_batch(P1, committed=False), data_batch(P2))
+    kept = committed_bytes(data, [(P1, bases[1])])
+    assert [header.base_offset for header in iter_batches(kept)] == [bases[0], bases[3]]
