@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from broker.isolation import Isolation
+
 if TYPE_CHECKING:
     from broker.cluster.controller import Controller
     from broker.cluster.metadata_view import MetadataView
@@ -50,7 +52,16 @@ class LeaderDescriptions(Protocol):
 class LeaderReads(Protocol):
     """Reads answered by the partition's leader, wherever it is (``broker.node.routing.RequestRouter``)."""
 
-    async def fetch(self, topic: str, partition: int, offset: int, max_bytes: int, timeout_ms: int) -> FetchResult: ...
+    async def fetch(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int,
+        timeout_ms: int,
+        *,
+        isolation: Isolation = Isolation.READ_UNCOMMITTED,
+    ) -> FetchResult: ...
 
 
 class ControllerCalls(Protocol):

@@ -54,7 +54,9 @@ from broker.groups.rest_instances import (
     start_offset,
 )
 from broker.groups.rest_records import render_span
+from broker.isolation import Isolation
 from broker.record.codec import RecordInput, encode_batch
+from broker.record.committed import committed_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -263,10 +265,15 @@ class RestInstanceDriver:
 
     # ------------------------------------------------------------ positions and reads
 
-    async def ranges(self, topic: str) -> dict[int, tuple[int, int]]:
-        """``partition -> (log_start_offset, high_watermark)`` as the leaders describe them."""
+    async def ranges(self, topic: str, isolation: Isolation = Isolation.READ_UNCOMMITTED) -> dict[int, tuple[int, int]]:
+        """``partition -> (log_start_offset, end)`` as the leaders describe them; the end is the high
+        watermark, or the last stable offset for ``read_committed``."""
         described = await self.coordinator.host.describer.leader_descriptions(topic)
-        return {p: (d.log_start_offset, d.high_watermark) for p, d in described.items()}
+        committed = isolation.committed
+        return {
+            p: (d.log_start_offset, d.last_stable_offset if committed else d.high_watermark)
+            for p, d in described.items()
+        }
 
     async def starts(
         self, state: GroupState, instance: RestInstance, owned: frozenset[TopicPartition]
@@ -283,7 +290,7 @@ class RestInstanceDriver:
             if tp in instance.positions:
                 result[tp] = instance.positions[tp]
         for topic in sorted({t for t, _ in unknown}):
-            ranges = await self.ranges(topic)
+            ranges = await self.ranges(topic, instance.config.isolation)
             for tp in (tp for tp in unknown if tp[0] == topic):
                 if tp[1] not in ranges:
                     continue
@@ -294,8 +301,13 @@ class RestInstanceDriver:
                 )
         return result
 
-    async def _fetch(self, tp: TopicPartition, offset: int, max_bytes: int, timeout_ms: int) -> FetchResult:
-        return await self.coordinator.host.router.fetch(tp[0], tp[1], offset, max_bytes, timeout_ms)
+    async def _fetch(
+        self, instance: RestInstance, tp: TopicPartition, offset: int, max_bytes: int, timeout_ms: int
+    ) -> FetchResult:
+        isolation = instance.config.isolation
+        return await self.coordinator.host.router.fetch(
+            tp[0], tp[1], offset, max_bytes, timeout_ms, isolation=isolation
+        )
 
     async def read(
         self,
@@ -343,7 +355,7 @@ class RestInstanceDriver:
             if gathering.budget_bytes <= 0:
                 break
             try:
-                result = await self._fetch(tp, offset, gathering.budget_bytes, 0)
+                result = await self._fetch(instance, tp, offset, gathering.budget_bytes, 0)
             except OffsetOutOfRange:
                 self._out_of_range(instance, gathering, tp)
                 continue
@@ -358,7 +370,10 @@ class RestInstanceDriver:
         """
         cursors = gathering.cursors()
         budget = gathering.budget_bytes
-        tasks = {asyncio.create_task(self._fetch(tp, offset, budget, timeout_ms)): tp for tp, offset in cursors.items()}
+        tasks = {
+            asyncio.create_task(self._fetch(instance, tp, offset, budget, timeout_ms)): tp
+            for tp, offset in cursors.items()
+        }
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -380,12 +395,13 @@ class RestInstanceDriver:
     def _add(
         instance: RestInstance, gathering: Gathering, tp: TopicPartition, offset: int, result: FetchResult
     ) -> None:
+        committed = instance.config.isolation.committed
         span = render_span(
             tp[0],
             tp[1],
-            result.data,
+            committed_bytes(result.data, result.aborted) if committed else result.data,
             offset,
-            result.high_watermark,
+            result.last_stable_offset if committed else result.high_watermark,
             instance.config.format,
             gathering.budget_bytes,
             first_always_fits=not gathering.has_records,

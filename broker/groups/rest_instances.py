@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from broker.groups.assignors import TopicPartition
 from broker.groups.membership import Subscription
+from broker.isolation import Isolation
 
 RESET_POLICIES = ("earliest", "latest", "none")
 FORMATS = ("json", "binary")
@@ -68,6 +69,9 @@ class InstanceConfig:
     fetch_min_bytes: int = -1
     request_timeout_ms: int = 1000
     instance_timeout_ms: int = 300_000
+    isolation: Isolation = Isolation.READ_UNCOMMITTED
+    """Confluent's ``isolation.level``: ``read_committed`` reads stop at the last stable offset
+    and never hold an aborted transaction's record."""
 
     def to_document(self) -> dict[str, Any]:
         return {
@@ -77,6 +81,7 @@ class InstanceConfig:
             "fetch.min.bytes": self.fetch_min_bytes,
             "consumer.request.timeout.ms": self.request_timeout_ms,
             "consumer.instance.timeout.ms": self.instance_timeout_ms,
+            "isolation.level": self.isolation.value,
         }
 
     @classmethod
@@ -88,6 +93,7 @@ class InstanceConfig:
             int(document["fetch.min.bytes"]),
             int(document["consumer.request.timeout.ms"]),
             int(document["consumer.instance.timeout.ms"]),
+            Isolation(document.get("isolation.level", Isolation.READ_UNCOMMITTED.value)),
         )
 
 

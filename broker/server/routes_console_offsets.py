@@ -93,6 +93,7 @@ def _led_offsets(node: HttpHost, topic: str) -> list[dict[str, Any]]:
             "leader_epoch": described.leader_epoch,
             "isr": list(described.isr),
             "log_start_offset": described.log_start_offset,
+            "last_stable_offset": described.last_stable_offset,
             "high_watermark": described.high_watermark,
             "replicas": [
                 {key: replica[key] for key in ("broker_id", "log_end_offset", "in_sync", "caught_up_ms_ago")}
@@ -119,6 +120,7 @@ def _unanswered(record: PartitionRecord) -> dict[str, Any]:
         "leader_epoch": record.leader_epoch,
         "isr": list(record.isr),
         "log_start_offset": None,
+        "last_stable_offset": None,
         "high_watermark": None,
         "replicas": [
             {

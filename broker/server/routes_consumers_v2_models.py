@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel
 
 from broker.groups.rest_instances import InstanceConfig
+from broker.isolation import Isolation
 from broker.server.params import INT64_MAX, JsonInt
 from broker.server.partition_ids import PartitionId
 
@@ -63,6 +64,11 @@ class CreateConsumerInstanceRequest(BaseModel):
         ),
     )
     consumer_request_timeout_ms: IntText = Field(1000, alias="consumer.request.timeout.ms", ge=0, le=3_600_000)
+    isolation_level: Literal["read_uncommitted", "read_committed"] = Field(
+        "read_uncommitted",
+        alias="isolation.level",
+        description="read_committed: reads stop at the last stable offset and drop aborted transactions' records",
+    )
     consumer_instance_timeout_ms: Annotated[int, Field(ge=100, le=3_600_000), BeforeValidator(_number_text)] | None = (
         Field(
             None,
@@ -82,6 +88,7 @@ class CreateConsumerInstanceRequest(BaseModel):
             self.fetch_min_bytes,
             self.consumer_request_timeout_ms,
             timeout_ms,
+            Isolation(self.isolation_level),
         )
 
 

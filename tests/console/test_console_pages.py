@@ -107,6 +107,7 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
         prefix = f"partition-{p['partition_id']}"
         expect(page.get_by_test_id(f"{prefix}-size")).to_have_attribute("data-value", str(sizes[p["partition_id"]]))
         expect(page.get_by_test_id(f"{prefix}-hw")).to_have_text(str(p["high_watermark"]))
+        expect(page.get_by_test_id(f"{prefix}-lso")).to_have_text(str(p["last_stable_offset"]))
         expect(page.get_by_test_id(f"{prefix}-leader")).to_have_text(str(p["leader_id"]))
         expect(page.get_by_test_id(f"{prefix}-isr")).to_have_text(", ".join(map(str, p["isr"])))
         for replica in p["replica_ids"]:
@@ -117,6 +118,7 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
     open_page(page, console, f"/topics/{TOPIC}/partitions/0")
     first = console.api("GET", f"/topics/{TOPIC}/partitions/0/records?format=string&max_records=1")["data"][0]
     expect(page.get_by_test_id("high-watermark")).to_have_text(str(api_partitions[0]["high_watermark"]))
+    expect(page.get_by_test_id("last-stable")).to_have_text(str(api_partitions[0]["last_stable_offset"]))
     value = page.get_by_test_id(f"record-{first['offset']}-value")
     expect(value).to_have_attribute("data-kind", "json")
     assert json.loads(value.inner_text()) == json.loads(first["value"]["data"])

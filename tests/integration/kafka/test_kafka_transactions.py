@@ -42,6 +42,17 @@ def producer(cluster: Cluster, transactional_id: str) -> Producer:
     return made
 
 
+def wait_stable(cluster: Cluster, topic: str) -> None:
+    """Until every partition's last stable offset is its high watermark: a commit returns once its outcome
+    is durable, and its markers reach the partitions after it (``docs/transactions.md``)."""
+
+    def stable() -> bool:
+        partitions = cluster.api("GET", f"/topics/{topic}/partitions")["data"]
+        return all(p["last_stable_offset"] == p["high_watermark"] for p in partitions)
+
+    wait_until(stable, f"every transaction of {topic} decided", 30)
+
+
 def read_all(cluster: Cluster, topic: str, partitions: int, isolation: str, timeout_s: float = 10) -> list[str]:
     """Every value below the reader's bound, from offset 0, in offset order per partition."""
     consumer = Consumer(
@@ -91,6 +102,7 @@ def test_committed_records_are_read_and_aborted_ones_are_not(kafka_cluster: Clus
     writer.begin_transaction()
     writer.produce("txn-outcomes", b"committed-last", partition=0)
     writer.commit_transaction(30)
+    wait_stable(kafka_cluster, "txn-outcomes")
 
     committed = read_all(kafka_cluster, "txn-outcomes", 2, "read_committed")
     assert sorted(committed) == ["committed-0", "committed-1", "committed-2", "committed-3", "committed-last"]
@@ -112,6 +124,7 @@ def test_an_open_transaction_holds_read_committed_readers_at_its_start(kafka_clu
     assert read_all(kafka_cluster, "txn-open", 1, "read_committed") == ["before"]
     assert read_all(kafka_cluster, "txn-open", 1, "read_uncommitted") == ["before", "inside", "after"]
     writer.commit_transaction(30)
+    wait_stable(kafka_cluster, "txn-open")
     assert read_all(kafka_cluster, "txn-open", 1, "read_committed") == ["before", "inside", "after"]
 
 
@@ -128,6 +141,7 @@ def test_a_new_incarnation_fences_the_old_one_and_aborts_its_open_transaction(ka
     successor.begin_transaction()
     successor.produce("txn-zombie", b"from-the-successor", partition=0)
     successor.commit_transaction(30)
+    wait_stable(kafka_cluster, "txn-zombie")
     assert read_all(kafka_cluster, "txn-zombie", 1, "read_committed") == ["from-the-successor"]
 
 
@@ -206,6 +220,7 @@ def test_consume_transform_produce_commits_its_input_offsets_with_its_output(kaf
         assert [tp.offset for tp in consumer.committed([CkTopicPartition("ctp-in", 0)], 30)] == [6], "aborted"
     finally:
         consumer.close()
+    wait_stable(kafka_cluster, "ctp-out")
     assert read_all(kafka_cluster, "ctp-out", 1, "read_committed") == [f"out-{i}" for i in range(6)]
     lags = kafka_cluster.api("GET", "/consumer-groups/ctp-group/lags")
     assert [(row["current_offset"], row["log_end_offset"]) for row in lags["data"]] == [(6, 10)]
@@ -245,9 +260,14 @@ def test_admin_apis_list_and_describe_an_open_transaction_and_its_producer(kafka
     [active] = [p for p in partition.active_producers if p.producer_id == described.producer_id]
     assert active.current_txn_start_offset == 1
     writer.commit_transaction(30)
-    [partition] = call_once(kafka_cluster.kafka_addresses[leader], ask).topics[0].partitions
-    [active] = [p for p in partition.active_producers if p.producer_id == described.producer_id]
-    assert active.current_txn_start_offset == -1
+
+    def marker_written() -> bool:
+        """The commit returns once the outcome is durable; the marker reaches the partition after it."""
+        [partition] = call_once(kafka_cluster.kafka_addresses[leader], ask).topics[0].partitions
+        [active] = [p for p in partition.active_producers if p.producer_id == described.producer_id]
+        return active.current_txn_start_offset == -1
+
+    wait_until(marker_written, "the COMMIT marker in the partition", 30)
 
 
 async def test_the_python_consumer_reads_committed_records_only(kafka_cluster: Cluster) -> None:

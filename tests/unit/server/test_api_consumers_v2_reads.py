@@ -5,10 +5,13 @@ version is ``tests/integration/test_rest_v2_consumer.py``)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from typing import Any
 
+from broker.record.codec import RecordInput, encode_batch
 from tests.unit.server.conftest import Api
+from tests.unit.storage.transaction_batches import data_batch, marker_batch
 
 V2 = "application/vnd.kafka.v2+json"
 BINARY = "application/vnd.kafka.binary.v2+json"
@@ -85,3 +88,30 @@ async def test_fetch_min_bytes_never_reached_answers_at_the_timeout_with_what_it
     records = await read(api, path, timeout=300)
     assert time.monotonic() - started >= 0.3
     assert [r["offset"] for r in records] == [0, 1]
+
+
+async def test_a_read_committed_instance_reads_committed_records_only(group_api: Api) -> None:
+    """Confluent's ``isolation.level``; transactional records reach the log as a follower's would."""
+    api = group_api
+    await api.create_topic("txn-v2")
+    leader = api.node.replicas.local_partition("txn-v2", 0)
+    assert leader is not None
+    plain = encode_batch([RecordInput(None, b"plain", (), 1)])
+    for batch in (data_batch(1001, tag="aborted"), data_batch(1002, tag="committed"), plain):
+        leader.log.append_as_leader(batch, leader.leader_epoch, 0)
+    for batch in (
+        marker_batch(1001, committed=False),
+        marker_batch(1002, committed=True),
+        data_batch(1003, tag="open"),
+    ):
+        leader.log.append_as_leader(batch, leader.leader_epoch, 0)
+    await produce(api, "txn-v2", 0, 1)  # a plain write moves the HW over everything above
+    values: dict[str, list[bytes]] = {}
+    for isolation in ("read_committed", "read_uncommitted"):
+        path = await instance(api, f"txn-{isolation}", **{"isolation.level": isolation})
+        await assign(api, path, "txn-v2", 1)
+        values[isolation] = []
+        while records := await read(api, path, timeout=0):
+            values[isolation] += [base64.b64decode(r["value"])[:9] for r in records]
+    assert values["read_committed"] == [b"committed", b"plain"], "aborted dropped, stops at the open transaction"
+    assert values["read_uncommitted"] == [b"aborted-0", b"committed", b"plain", b"open-0", b"v" * 9]

@@ -18,6 +18,7 @@ function partitionRow(topic, p) {
     num(p.leader_epoch, `${prefix}-epoch`),
     h("td", { "data-testid": `${prefix}-isr` }, (p.isr ?? []).join(", ")),
     num(p.log_start_offset, `${prefix}-log-start`),
+    num(p.last_stable_offset, `${prefix}-lso`),
     num(p.high_watermark, `${prefix}-hw`),
     bytesCell(p.size_bytes, `${prefix}-size`),
     h(
@@ -87,7 +88,7 @@ export default async function topic({ main, live }, name) {
     const sum = totals(offsets);
     fill(sizes, card("Records", sum.records, "topic-records"), card("Bytes (leaders' logs)", sum.bytes === null ? null : fmtBytes(sum.bytes), "topic-bytes", false, sum.bytes));
     const rows = offsets.map((p) => partitionRow(name, p));
-    fill(partitions, table("Partitions", [["Partition"], ["Leader"], ["Epoch"], "ISR", ["Log start"], ["HW"], ["Size"], "Replicas (LEO)"], rows, "partitions"));
+    fill(partitions, table("Partitions", [["Partition"], ["Leader"], ["Epoch"], "ISR", ["Log start"], ["LSO"], ["HW"], ["Size"], "Replicas (LEO)"], rows, "partitions"));
   });
   live.every(5000, async () => {
     const activity = await optional(() => capi("/activity"));
