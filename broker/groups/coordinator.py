@@ -38,7 +38,7 @@ import structlog
 
 from broker.acks import Acks
 from broker.clock import wall_clock_ms
-from broker.errors import InvalidRequest, TopicAlreadyExists
+from broker.errors import InvalidRequest
 from broker.errors.groups import (
     CoordinatorLoadInProgress,
     CoordinatorNotAvailable,
@@ -47,6 +47,7 @@ from broker.errors.groups import (
 )
 from broker.groups.classic import ClassicGroup, ClassicGroupError, JoinRequest, JoinResult
 from broker.groups.commit_bounds import check_commit_offset
+from broker.groups.internal_topic import InternalTopic
 from broker.groups.lag import LagRow, group_lag_rows
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OffsetKey, OffsetValue, partition_for_group
@@ -55,8 +56,7 @@ from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.control import marker_of
 from broker.record.decode import iter_batches_with_records
-from broker.topics.new_topic import NewTopic
-from broker.topics.policy import OFFSETS_TOPIC, check_internal_configs
+from broker.topics.policy import OFFSETS_TOPIC
 from broker.waiting import RetryDeadline, wait_event
 
 if TYPE_CHECKING:
@@ -124,7 +124,13 @@ class GroupCoordinator:
         self.host = host
         self.shards: dict[int, OffsetsShard] = {}
         self.lag_snapshot: list[tuple[str, LagRow]] = []
-        self._create_lock = asyncio.Lock()
+        self.offsets_topic = InternalTopic(
+            host,
+            OFFSETS_TOPIC,
+            OFFSETS_TOPIC_CONFIGS,
+            lambda: host.settings.offsets_topic_num_partitions,
+            "groups/offsets-topic",
+        )
         self._tasks: list[asyncio.Task] = []
         self._background: set[asyncio.Task] = set()
         self._classic_changed = asyncio.Event()
@@ -210,40 +216,8 @@ class GroupCoordinator:
 
     # ------------------------------------------------------------ topic and routing
 
-    def _offsets_topic_ready(self) -> bool:
-        topic = self.host.view.topics.get(OFFSETS_TOPIC)
-        return topic is not None and all(
-            (OFFSETS_TOPIC, p) in self.host.view.partitions for p in range(topic.partitions_count)
-        )
-
     async def ensure_offsets_topic(self) -> None:
-        if self._offsets_topic_ready():
-            return
-        async with self._create_lock:
-            if OFFSETS_TOPIC not in self.host.view.topics:
-                await self.host.controller_gateway.on_controller(
-                    "POST", "groups/offsets-topic", {}, lambda controller: self.create_offsets_topic_on_controller()
-                )
-        await self.host.view.wait_for(self._offsets_topic_ready, ROUTE_WAIT_S)
-
-    async def create_offsets_topic_on_controller(self) -> dict:
-        """On the controller: create ``__consumer_offsets`` (internal) unless it exists."""
-        if OFFSETS_TOPIC in self.host.view.topics:
-            return {}
-        replication_factor = max(1, min(3, len(self.host.view.brokers)))
-        check_internal_configs(OFFSETS_TOPIC, self.host.topic_configs.parse(OFFSETS_TOPIC_CONFIGS))
-        try:
-            offsets_topic = NewTopic(
-                name=OFFSETS_TOPIC,
-                partitions_count=self.host.settings.offsets_topic_num_partitions,
-                replication_factor=replication_factor,
-                configs=OFFSETS_TOPIC_CONFIGS,
-            )
-            await self.host.controller.create_topic(offsets_topic, internal=True)
-            log.info("coordinator.offsets_topic_created", replication_factor=replication_factor)
-        except TopicAlreadyExists:
-            pass
-        return {}
+        await self.offsets_topic.ensure()
 
     async def route(self, group_id: str, *, forwarded: bool) -> OffsetsShard | str:
         """The loaded local shard of ``group_id``, or the coordinator's URL to forward to."""
@@ -546,7 +520,7 @@ class GroupCoordinator:
         if not group_id:
             raise InvalidRequest("group id must not be empty")
         await self.ensure_offsets_topic()
-        if not self._offsets_topic_ready():  # still being created: Kafka clients retry this answer
+        if not self.offsets_topic.ready():  # still being created: Kafka clients retry this answer
             raise CoordinatorNotAvailable(f"{OFFSETS_TOPIC} is being created; retry shortly")
         return partition_for_group(group_id, self.host.catalog.partition_count(OFFSETS_TOPIC))
 

@@ -517,4 +517,4 @@ async def local_groups(request: web.Request) -> web.Response:
 
 @routes.post("/internal/controller/groups/offsets-topic", internal("Create __consumer_offsets on the controller"))
 async def create_offsets_topic(request: web.Request) -> web.Response:
-    return web.json_response(await request.app[NODE_KEY].groups.create_offsets_topic_on_controller())
+    return web.json_response(await request.app[NODE_KEY].groups.offsets_topic.create_on_controller())

@@ -86,4 +86,4 @@ async def confirm(request: web.Request) -> web.Response:
 
 @routes.post("/internal/controller/transactions/state-topic", internal("Create __transaction_state on the controller"))
 async def create_state_topic(request: web.Request) -> web.Response:
-    return web.json_response(await request.app[NODE_KEY].transactions.create_topic_on_controller())
+    return web.json_response(await request.app[NODE_KEY].transactions.state_topic.create_on_controller())

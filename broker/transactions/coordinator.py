@@ -32,14 +32,14 @@ import structlog
 from broker.acks import Acks
 from broker.backoff import Backoff
 from broker.clock import wall_clock_ms
-from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower, TopicAlreadyExists
+from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower
 from broker.errors.groups import CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator
 from broker.errors.transactions import TransactionalIdNotFound
+from broker.groups.internal_topic import InternalTopic
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.control import TransactionMarker
 from broker.record.decode import iter_batches_with_records
-from broker.topics.new_topic import NewTopic
-from broker.topics.policy import TRANSACTION_STATE_TOPIC, check_internal_configs
+from broker.topics.policy import TRANSACTION_STATE_TOPIC
 from broker.transactions import transitions
 from broker.transactions.metadata import (
     TopicPartition,
@@ -121,7 +121,13 @@ class TransactionCoordinator:
     def __init__(self, host: TransactionHost) -> None:
         self.host = host
         self.shards: dict[int, TransactionShard] = {}
-        self._create_lock = asyncio.Lock()
+        self.state_topic = InternalTopic(
+            host,
+            TRANSACTION_STATE_TOPIC,
+            TRANSACTION_STATE_CONFIGS,
+            lambda: host.settings.transaction_state_num_partitions,
+            "transactions/state-topic",
+        )
         self._tasks: list[asyncio.Task] = []
         self._background: set[asyncio.Task] = set()
 
@@ -181,46 +187,6 @@ class TransactionCoordinator:
 
     # ------------------------------------------------------------ topic and routing
 
-    def _topic_ready(self) -> bool:
-        topic = self.host.view.topics.get(TRANSACTION_STATE_TOPIC)
-        return topic is not None and all(
-            (TRANSACTION_STATE_TOPIC, p) in self.host.view.partitions for p in range(topic.partitions_count)
-        )
-
-    async def _ensure_topic(self) -> None:
-        if self._topic_ready():
-            return
-        async with self._create_lock:
-            if TRANSACTION_STATE_TOPIC not in self.host.view.topics:
-                await self.host.controller_gateway.on_controller(
-                    "POST",
-                    "transactions/state-topic",
-                    {},
-                    lambda controller: self.create_topic_on_controller(),
-                )
-        await self.host.view.wait_for(self._topic_ready, ROUTE_WAIT_S)
-
-    async def create_topic_on_controller(self) -> dict:
-        """On the controller: create ``__transaction_state`` (internal) unless it exists."""
-        if TRANSACTION_STATE_TOPIC in self.host.view.topics:
-            return {}
-        replication_factor = max(1, min(3, len(self.host.view.brokers)))
-        check_internal_configs(TRANSACTION_STATE_TOPIC, self.host.topic_configs.parse(TRANSACTION_STATE_CONFIGS))
-        try:
-            await self.host.controller.create_topic(
-                NewTopic(
-                    name=TRANSACTION_STATE_TOPIC,
-                    partitions_count=self.host.settings.transaction_state_num_partitions,
-                    replication_factor=replication_factor,
-                    configs=TRANSACTION_STATE_CONFIGS,
-                ),
-                internal=True,
-            )
-            log.info("transactions.state_topic_created", replication_factor=replication_factor)
-        except TopicAlreadyExists:
-            pass
-        return {}
-
     def _partition_of(self, transactional_id: str) -> int:
         return partition_for_transactional_id(
             transactional_id, self.host.catalog.partition_count(TRANSACTION_STATE_TOPIC)
@@ -229,8 +195,8 @@ class TransactionCoordinator:
     async def coordinator_id(self, transactional_id: str) -> int:
         """The broker that coordinates ``transactional_id`` now (the leader of its partition)."""
         _require_id(transactional_id)
-        await self._ensure_topic()
-        if not self._topic_ready():
+        await self.state_topic.ensure()
+        if not self.state_topic.ready():
             raise CoordinatorNotAvailable(f"{TRANSACTION_STATE_TOPIC} is being created; retry shortly")
         record = self.host.view.partitions.get((TRANSACTION_STATE_TOPIC, self._partition_of(transactional_id)))
         if record is None or record.leader < 0:
@@ -240,7 +206,7 @@ class TransactionCoordinator:
     async def shard_of(self, transactional_id: str) -> TransactionShard:
         """The loaded local shard of ``transactional_id``; ``NOT_COORDINATOR`` when another broker leads it."""
         _require_id(transactional_id)
-        await self._ensure_topic()
+        await self.state_topic.ensure()
         partition_id = self._partition_of(transactional_id)
         retry = RetryDeadline(ROUTE_WAIT_S, ROUTE_RETRY_INITIAL_S, ROUTE_RETRY_MAX_S)
         while True:
