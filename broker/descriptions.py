@@ -40,6 +40,9 @@ class PartitionDescription:
     latest_offset_available: bool
     """False while a new leader's high watermark is below the start of its epoch: the HW a
     previous leader exposed may lie above it, so "latest" is not answered (KIP-207)."""
+    open_transactions: tuple[dict, ...] = ()
+    """The transactions open in the log, oldest first: ``producer_id``, ``producer_epoch``,
+    ``first_offset`` and ``started_ms`` (the first batch's timestamp)."""
 
 
 @dataclass(frozen=True)

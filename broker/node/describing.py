@@ -9,6 +9,8 @@ two are told apart (``leader_descriptions``).
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import structlog
 
 from broker.cluster.metadata_view import MetadataView
@@ -46,6 +48,7 @@ class PartitionDescriber:
             log_end_offset=local.log_end_offset if local else -1,
             replicas_state=local.replicas_state() if local else None,
             latest_offset_available=local.latest_offset_available if local else False,
+            open_transactions=tuple(asdict(txn) for txn in local.log.transactions.open_transactions) if local else (),
         )
 
     def describe_led_partitions(self, topic: str) -> list[PartitionDescription]:
@@ -109,6 +112,7 @@ class PartitionDescriber:
                 log_end_offset=item["log_end_offset"],
                 replicas_state=item.get("replicas_state"),
                 latest_offset_available=bool(item["latest_offset_available"]),
+                open_transactions=tuple(item.get("open_transactions", ())),
             )
             for item in body.get("data", [])
         }

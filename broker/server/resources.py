@@ -95,6 +95,7 @@ def partition_body(node: HttpHost, partition: PartitionDescription) -> dict[str,
         "last_stable_offset": partition.last_stable_offset,
         "high_watermark": partition.high_watermark,
         "log_end_offset": partition.log_end_offset,
+        "open_transactions": list(partition.open_transactions),
     }
     if partition.replicas_state is not None:
         body["replicas_state"] = partition.replicas_state

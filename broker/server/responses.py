@@ -140,6 +140,9 @@ class Partition(ResponseBody):
     last_stable_offset: Offset = Field(description="below it every transaction is decided; read_committed stops here")
     high_watermark: Offset
     log_end_offset: Offset
+    open_transactions: list[dict[str, Any]] = Field(
+        description="transactions open in the log, oldest first: producer_id, producer_epoch, first_offset, started_ms"
+    )
     replicas_state: list[dict[str, Any]] = Field(description="only from the leader")
     leader: Related = Field(description="absent while the partition has no leader")
     replicas: Related

@@ -34,7 +34,7 @@ from broker.storage.transactions import (
 )
 
 SNAPSHOT_FILE = "transactions.snapshot"
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
 
 
 def _last_batch_fields(last_batch: BatchHeader | None) -> list[int] | None:

@@ -44,6 +44,8 @@ class OpenTransaction:
     producer_id: int
     producer_epoch: int
     first_offset: int
+    started_ms: int
+    """The first batch's timestamp: how old the transaction is, as the console shows it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +124,7 @@ class PartitionTransactions:
         producer_id = header.producer_id
         if not header.is_control:
             if producer_id not in self._open:
-                opened = OpenTransaction(producer_id, header.producer_epoch, header.base_offset)
+                opened = OpenTransaction(producer_id, header.producer_epoch, header.base_offset, header.max_timestamp)
                 self._open = {**self._open, producer_id: opened}
             return
         if marker is None or producer_id not in self._open:

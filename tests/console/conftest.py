@@ -35,13 +35,14 @@ CHROMIUM_ARGS = [
 WIDE = ViewportSize(width=1280, height=900)
 NARROW = ViewportSize(width=800, height=900)
 CONSOLE_SPEC = ClusterSpec(
+    kafka=True,  # a transactional writer (librdkafka) opens transactions for the partition page
     settings={
         # A paused follower stays in the ISR for the whole pause, so the HW it holds back stays put.
         "replica_lag_time_max_ms": 30000,
         "broker_session_timeout_ms": 30000,
         "console.lag_sample_interval_ms": 200,
         "console.activity_sample_interval_ms": 500,
-    }
+    },
 )
 
 console = cluster_fixture(CONSOLE_SPEC, scope="module")

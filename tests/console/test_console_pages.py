@@ -16,6 +16,7 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
+from confluent_kafka import Producer as KafkaProducer
 from playwright.sync_api import Page, expect
 
 from tests.console.conftest import CONSOLE_SPEC, NARROW, Shoot
@@ -381,3 +382,21 @@ def test_isr_changes_are_listed_as_they_happen(clusters: Clusters, page: Page, s
     assert [rows.nth(i).get_attribute("data-kind") for i in range(len(events))] == [e["kind"] for e in events]
     shoot(page, "topic-isr-events")
     console.wait_for_brokers(set(console.brokers))
+
+
+def test_a_partition_lists_its_open_transactions_until_they_end(page: Page, console: Cluster) -> None:
+    topic = "console-txn"
+    console.create_topic(topic)
+    writer = KafkaProducer({"bootstrap.servers": console.bootstrap(), "transactional.id": f"{topic}-writer"})
+    writer.init_transactions(30)
+    writer.begin_transaction()
+    writer.produce(topic, b"inside", partition=0)
+    writer.flush(30)
+    [opened] = console.api("GET", f"/topics/{topic}/partitions/0")["open_transactions"]
+    open_page(page, console, f"/topics/{topic}/partitions/0")
+    row = f"open-transaction-{opened['producer_id']}"
+    expect(page.get_by_test_id(f"{row}-first-offset")).to_have_text(str(opened["first_offset"]))
+    expect(page.get_by_test_id("last-stable")).to_have_text(str(opened["first_offset"]))
+    writer.commit_transaction(30)
+    expect(page.get_by_test_id("open-transactions-none")).to_be_visible()
+    expect(page.get_by_test_id(row)).to_have_count(0)

@@ -77,6 +77,9 @@ async def test_partitions_report_the_last_stable_offset(api: Api) -> None:
     await _plain(api, "b")
     partition = await (await api.client.get(api.partition("t", 0))).json()
     assert (partition["log_start_offset"], partition["last_stable_offset"], partition["high_watermark"]) == (0, 1, 3)
+    [opened] = partition["open_transactions"]
+    assert (opened["producer_id"], opened["producer_epoch"], opened["first_offset"]) == (P1, 0, 1)
+    assert opened["started_ms"] > 0
     offsets = await (await api.client.get(f"{api.partition('t', 0)}/offset")).json()
     assert (offsets["last_stable_offset"], offsets["latest_offset"]) == (1, 3)
 

@@ -66,11 +66,11 @@ def test_a_snapshot_is_trusted_only_for_the_log_end_and_last_batch_it_names(log_
     marker = marker_batch(P1, committed=True)
     append(log, data_batch(P1), marker)
     log.close()
-    planted = PartitionTransactions.restored([OpenTransaction(P2, 0, 0)], [], [])
+    planted = PartitionTransactions.restored([OpenTransaction(P2, 0, 0, NOW_MS)], [], [])
     last_batch = dataclasses.replace(read_header(marker), base_offset=1, partition_leader_epoch=EPOCH)
     write_snapshot(log_dir, 2, last_batch, planted)
     trusted, replayed = opened_with(log_dir)
-    assert not replayed and trusted.transactions.open_transactions == [OpenTransaction(P2, 0, 0)]
+    assert not replayed and trusted.transactions.open_transactions == [OpenTransaction(P2, 0, 0, NOW_MS)]
     trusted.close()
     write_snapshot(log_dir, 2, None, planted)
     checked, replayed = opened_with(log_dir)

@@ -1,7 +1,7 @@
 // One partition: its offsets (live), a record browser from an offset or a time, and a form
 // that produces a test record with acks 0, 1 or all and says what the broker answered.
 import { capi } from "../api.js";
-import { enc, fill, fmtTime, h, loading, num, table, toMs } from "../dom.js";
+import { enc, fill, fmtDuration, fmtTime, h, loading, num, table, toMs } from "../dom.js";
 import { dataOf, render, textToBase64 } from "../records.js";
 import { card, section } from "./common.js";
 
@@ -14,6 +14,18 @@ function field(id, label, input) {
 function shown(base64, testid) {
   const value = render(base64);
   return h("td", { class: "wrap", "data-testid": testid, "data-kind": value.kind }, h("pre", {}, value.text));
+}
+
+function transactionRow(txn) {
+  // Open in this partition: it holds read_committed readers at its first offset until it ends.
+  return h(
+    "tr",
+    { "data-testid": `open-transaction-${txn.producer_id}` },
+    num(txn.producer_id),
+    num(txn.producer_epoch),
+    num(txn.first_offset, `open-transaction-${txn.producer_id}-first-offset`),
+    h("td", { class: "num" }, fmtDuration(Date.now() - txn.started_ms)),
+  );
 }
 
 function recordRow(record) {
@@ -44,6 +56,7 @@ function parseHeaders(text) {
 export default async function partition({ main, live }, topic, id) {
   const path = `/topics/${enc(topic)}/partitions/${id}`;
   const offsets = h("div", { class: "cards" }, loading());
+  const transactions = h("div", {}, loading());
   const from = h("input", { id: "browse-offset", type: "number", min: 0, autocomplete: "off" });
   const at = h("input", { id: "browse-time", type: "datetime-local", step: 1 });
   const browseNote = h("p", { class: "muted", "aria-live": "polite", "data-testid": "browse-note" });
@@ -144,6 +157,7 @@ export default async function partition({ main, live }, topic, id) {
     h("p", { class: "crumbs" }, h("a", { href: "#/topics" }, "Topics"), " / ", h("a", { href: `#/topics/${enc(topic)}` }, topic), " /"),
     h("h1", {}, `Partition ${topic}-${id}`),
     offsets,
+    section("Open transactions", transactions),
     section("Records (only below the high watermark)", browseForm, browseNote, records),
     section("Produce a test record", produceForm, produced),
   );
@@ -158,6 +172,13 @@ export default async function partition({ main, live }, topic, id) {
       card("Last stable", p.last_stable_offset, "last-stable"),
       card("High watermark", p.high_watermark, "high-watermark"),
       card("Log end", p.log_end_offset, "log-end"),
+    );
+    const open = p.open_transactions ?? [];
+    fill(
+      transactions,
+      open.length
+        ? table("Open transactions", [["Producer"], ["Epoch"], ["First offset"], ["Age"]], open.map(transactionRow), "open-transactions")
+        : h("p", { class: "muted", "data-testid": "open-transactions-none" }, "No transaction is open here."),
     );
   });
   await browse(undefined).catch((error) => {
