@@ -15,8 +15,9 @@ Invariants:
 - leader epochs never decrease along the log, and the epoch cache (persisted to
   ``leader-epoch-checkpoint`` on every change) has no entry at or past ``log_end_offset``;
 - ``transactions`` describes exactly the batches below ``log_end_offset``: every append
-  feeds it, a truncation replays the log into a new one, and an open takes it from the
-  clean close's snapshot or replays (``broker.storage.transaction_snapshot``).
+  feeds it; an open or a truncation takes it from the snapshot (written at every roll and
+  at a clean close) when the snapshot is anchored in the log, and replays what lies past it
+  (or the whole log) (``broker.storage.transaction_snapshot``).
   Retention never deletes a segment at or above its last stable offset.
 
 Concurrency: the core is synchronous. Every change (appends, truncation, retention,
@@ -204,16 +205,14 @@ class PartitionLog:
             log_start_offset=start,
         )
         log._flush(seal_active=True)
-        snapshot = read_snapshot(directory, log_end_offset, log._last_batch())
-        log._transactions = log._replayed_transactions() if snapshot is None else snapshot
-        log._transactions.forget_below(start)
+        log._transactions, replayed_from = log._transactions_from_disk()
         log._log.info(
             "log.opened",
             log_start_offset=start,
             log_end_offset=log_end_offset,
             segments=len(segments),
             latest_epoch=epoch_cache.latest_epoch,
-            transactions_replayed=snapshot is None,
+            transactions_replayed_from=replayed_from,
             open_transactions=len(log._transactions.open_transactions),
         )
         return log
@@ -275,23 +274,25 @@ class PartitionLog:
         """The open and aborted transactions of the batches below the log end offset."""
         return self._transactions
 
-    def _last_batch(self) -> BatchHeader | None:
-        for segment in reversed(self._segments):
-            if segment.size_bytes:
-                found = segment.find_batch(segment.next_offset - 1, segment.size_bytes)
-                return None if found is None else found.header
-        return None
-
-    def _replayed_transactions(self) -> PartitionTransactions:
-        """The transactions of every batch in the log, read from the segments (under the lock, or before sharing).
-
-        Reads each batch header, and the whole batch only for a control batch.
-        """
-        transactions = PartitionTransactions()
+    def _transactions_from_disk(self) -> tuple[PartitionTransactions, int]:
+        """The transactions of the log as it is now (under the lock, or before sharing), and the offset
+        the replay started at: the snapshot's end when it is anchored in this log, else the start."""
+        snapshot = read_snapshot(self.directory)
+        start = 0
+        if (
+            snapshot is not None
+            and self._segments[0].base_offset <= snapshot.end_offset <= self._log_end_offset
+            and snapshot.anchored_at(self._batch_ending_at(snapshot.end_offset))
+        ):
+            transactions, start = snapshot.transactions, snapshot.end_offset
+        else:
+            transactions = PartitionTransactions()
         for segment in self._segments:
+            if segment.next_offset <= start:
+                continue
             for scanned in segment.scanned_batches(segment.size_bytes):
                 header = scanned.header
-                if not header.is_transactional:
+                if header.base_offset < start or not header.is_transactional:
                     continue
                 marker = None
                 if header.is_control:
@@ -301,7 +302,28 @@ class PartitionLog:
                     except CorruptRecord as error:
                         self._log.error("log.marker_unreadable", offset=header.base_offset, error=error.message)
                 transactions.apply(header, marker)
-        return transactions
+        transactions.forget_below(self._log_start_offset)
+        return transactions, start
+
+    def _batch_ending_at(self, offset: int) -> BatchHeader | None:
+        """The batch whose next offset is ``offset``; None at the start of the log or when no batch ends there."""
+        for segment in reversed(self._segments):
+            if segment.base_offset < offset <= segment.next_offset and segment.size_bytes:
+                found = segment.find_batch(offset - 1, segment.size_bytes)
+                return found.header if found is not None and found.header.next_offset == offset else None
+        return None
+
+    def _write_transactions_snapshot(self) -> None:
+        """The transactions at the log end, for the next open or truncation to start from (under the lock)."""
+        try:
+            write_snapshot(
+                self.directory,
+                self._log_end_offset,
+                self._batch_ending_at(self._log_end_offset),
+                self._transactions,
+            )
+        except OSError as error:
+            self._log.warning("log.transactions_snapshot_failed", error=str(error))
 
     def _track_transactions(self, data: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
         """Feed the appended batches to ``transactions`` (under the lock); only a control batch is decoded."""
@@ -484,6 +506,7 @@ class PartitionLog:
         segment = LogSegment(self.directory, self._log_end_offset, self._config.index_interval_bytes)
         self._segments = (*self._segments, segment)
         self._directory_dirty = True
+        self._write_transactions_snapshot()
         self._log.info("log.segment_rolled", base_offset=segment.base_offset, reason=reason)
         return segment
 
@@ -573,8 +596,7 @@ class PartitionLog:
             self._log_start_offset = min(self._log_start_offset, new_end)
             if self._epoch_cache.truncate_from_end(new_end):
                 self._persist_epochs()
-            self._transactions = self._replayed_transactions()
-            self._transactions.forget_below(self._log_start_offset)
+            self._transactions, _ = self._transactions_from_disk()
             self._log.info(
                 "log.truncated", requested_offset=offset, log_end_offset=new_end, previous_log_end_offset=previous_end
             )
@@ -751,10 +773,7 @@ class PartitionLog:
         with self._lock:
             if self._closed:
                 return
-            try:
-                write_snapshot(self.directory, self._log_end_offset, self._last_batch(), self._transactions)
-            except OSError as error:
-                self._log.warning("log.transactions_snapshot_failed", error=str(error))
+            self._write_transactions_snapshot()
             for segment in self._segments:
                 segment.close()
             self._closed = True

@@ -24,12 +24,12 @@ def append(log: PartitionLog, *batches: bytes) -> list[int]:
     return [log.append_as_leader(batch, EPOCH, NOW_MS).base_offset for batch in batches]
 
 
-def opened_with(directory: Path, config: LogConfig | None = None) -> tuple[PartitionLog, bool]:
-    """Open the log; and whether it replayed its batches for its transactions (no usable snapshot)."""
+def opened_with(directory: Path, config: LogConfig | None = None) -> tuple[PartitionLog, int]:
+    """Open the log; and the offset its transactions were replayed from (its end: nothing replayed)."""
     with capture_logs() as events:
         log = open_log(directory, config)
     (opened,) = [event for event in events if event["event"] == "log.opened"]
-    return log, opened["transactions_replayed"]
+    return log, opened["transactions_replayed_from"]
 
 
 def test_appends_open_and_close_transactions_in_the_log(log_dir: Path) -> None:
@@ -55,8 +55,8 @@ def test_a_clean_close_lets_the_next_open_skip_the_replay(log_dir: Path) -> None
     log = open_log(log_dir)
     append(log, data_batch(P1), data_batch(P2), marker_batch(P2, committed=False))
     log.close()
-    reopened, replayed = opened_with(log_dir)
-    assert not replayed
+    reopened, replayed_from = opened_with(log_dir)
+    assert replayed_from == reopened.log_end_offset == 3, "nothing replayed"
     assert [txn.producer_id for txn in reopened.transactions.open_transactions] == [P1]
     assert [txn.producer_id for txn in reopened.transactions.aborted] == [P2]
 
@@ -69,12 +69,12 @@ def test_a_snapshot_is_trusted_only_for_the_log_end_and_last_batch_it_names(log_
     planted = PartitionTransactions.restored([OpenTransaction(P2, 0, 0, NOW_MS)], [], [])
     last_batch = dataclasses.replace(read_header(marker), base_offset=1, partition_leader_epoch=EPOCH)
     write_snapshot(log_dir, 2, last_batch, planted)
-    trusted, replayed = opened_with(log_dir)
-    assert not replayed and trusted.transactions.open_transactions == [OpenTransaction(P2, 0, 0, NOW_MS)]
+    trusted, replayed_from = opened_with(log_dir)
+    assert replayed_from == 2 and trusted.transactions.open_transactions == [OpenTransaction(P2, 0, 0, NOW_MS)]
     trusted.close()
     write_snapshot(log_dir, 2, None, planted)
-    checked, replayed = opened_with(log_dir)
-    assert replayed and checked.transactions.open_transactions == []
+    checked, replayed_from = opened_with(log_dir)
+    assert replayed_from == 0 and checked.transactions.open_transactions == []
 
 
 def test_a_torn_tail_cut_by_recovery_is_replayed_not_taken_from_the_snapshot(log_dir: Path) -> None:
@@ -83,8 +83,8 @@ def test_a_torn_tail_cut_by_recovery_is_replayed_not_taken_from_the_snapshot(log
     log.close()
     segment = log_dir / f"{0:020d}.log"
     os.truncate(segment, segment.stat().st_size - 5)  # the marker torn by a crash
-    recovered, replayed = opened_with(log_dir)
-    assert replayed
+    recovered, replayed_from = opened_with(log_dir)
+    assert replayed_from == 0
     assert recovered.log_end_offset == 3
     assert [txn.first_offset for txn in recovered.transactions.open_transactions] == [0]
 
@@ -95,8 +95,8 @@ def test_a_damaged_snapshot_file_means_a_replay(log_dir: Path) -> None:
     log.close()
     path = log_dir / SNAPSHOT_FILE
     path.write_bytes(path.read_bytes()[:-3])
-    reopened, replayed = opened_with(log_dir)
-    assert replayed and [txn.producer_id for txn in reopened.transactions.open_transactions] == [P1]
+    reopened, replayed_from = opened_with(log_dir)
+    assert replayed_from == 0 and [txn.producer_id for txn in reopened.transactions.open_transactions] == [P1]
 
 
 def test_retention_keeps_every_segment_from_the_oldest_open_transaction_on(log_dir: Path) -> None:
@@ -110,3 +110,26 @@ def test_retention_keeps_every_segment_from_the_oldest_open_transaction_on(log_d
     append(log, marker_batch(P1, committed=True))
     log.delete_retained_segments(NOW_MS + 60_000, log.log_end_offset)
     assert log.log_start_offset == 4, "decided: only the active segment is left"
+
+
+def test_after_a_crash_only_the_segments_past_the_last_roll_are_replayed(log_dir: Path) -> None:
+    """Each roll leaves a snapshot at the new segment's base; nothing is closed before the reopen."""
+    one_batch = len(data_batch(P1))
+    config = LogConfig(segment_bytes=one_batch * 2)
+    log = open_log(log_dir, config)
+    append(log, data_batch(P1), data_batch(-1), marker_batch(P1, committed=False), data_batch(P2), data_batch(-1))
+    assert [segment.base_offset for segment in log.segments] == [0, 2, 3]
+    crashed, replayed_from = opened_with(log_dir, config)
+    assert replayed_from == 3, "from the snapshot the last roll wrote"
+    assert [(t.producer_id, t.first_offset) for t in crashed.transactions.open_transactions] == [(P2, 3)]
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in crashed.transactions.aborted] == [(P1, 0, 2)]
+
+
+def test_a_truncation_across_rolled_segments_rebuilds_the_transactions(log_dir: Path) -> None:
+    one_batch = len(data_batch(P1))
+    log = open_log(log_dir, LogConfig(segment_bytes=one_batch * 2))
+    append(log, data_batch(P1), data_batch(-1), data_batch(P2), data_batch(-1), marker_batch(P2, committed=True))
+    with capture_logs() as events:
+        log.truncate_to(4)
+    assert [e for e in events if e["event"] == "log.truncated"]
+    assert [(t.producer_id, t.first_offset) for t in log.transactions.open_transactions] == [(P1, 0), (P2, 2)]
