@@ -56,7 +56,6 @@ from broker.groups.rest_instances import (
 from broker.groups.rest_records import render_span
 from broker.isolation import Isolation
 from broker.record.codec import RecordInput, encode_batch
-from broker.record.committed import committed_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -399,12 +398,13 @@ class RestInstanceDriver:
         span = render_span(
             tp[0],
             tp[1],
-            committed_bytes(result.data, result.aborted) if committed else result.data,
+            result.data,
             offset,
             result.last_stable_offset if committed else result.high_watermark,
             instance.config.format,
             gathering.budget_bytes,
             first_always_fits=not gathering.has_records,
+            aborted=result.aborted if committed else None,
         )
         gathering.add(tp, span)
 

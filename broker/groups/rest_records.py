@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from broker.record.committed import AbortedFilter
 from broker.record.decode import iter_batches_with_records
 
 
@@ -55,8 +57,13 @@ def render_span(
     budget_bytes: int,
     *,
     first_always_fits: bool = True,
+    aborted: Iterable[tuple[int, int]] | None = None,
 ) -> RenderedSpan:
     """Records of ``data`` in ``[start, high_watermark)`` while their sizes fit ``budget_bytes``.
+
+    With ``aborted`` (``read_committed``: ``high_watermark`` is then the last stable offset)
+    an aborted transaction's batches are passed over like control batches: no record, but
+    the next offset moves past them, so a read that finds nothing else still moves on.
 
     With ``first_always_fits`` (the answer has no record yet) the first record fits whatever
     its size, so a large record cannot stall a reader; without it (records of other partitions
@@ -66,8 +73,9 @@ def render_span(
     rendered: list[dict[str, Any]] = []
     next_offset = start
     used = 0
+    rule = AbortedFilter(aborted) if aborted is not None else None
     for header, records in iter_batches_with_records(data):
-        if not header.is_control:
+        if rule.keeps(header) if rule is not None else not header.is_control:
             for record in records:
                 if record.offset < start:
                     continue

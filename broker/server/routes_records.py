@@ -43,7 +43,7 @@ from aiohttp import web
 
 from broker.errors import InvalidRequest
 from broker.isolation import Isolation
-from broker.record.committed import format_aborted, kept_batches
+from broker.record.committed import AbortedFilter, format_aborted
 from broker.record.decode import iter_batches_with_records
 from broker.record.header import iter_batches, next_offset_after
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Operation, Reply, RouteTable, query_param
@@ -91,11 +91,11 @@ def records_to_json(
     ``high_watermark`` is the reader's bound (the LSO for ``read_committed``); with ``aborted``
     (``read_committed``) the records of those aborted transactions are skipped like control records.
     """
-    kept = None if aborted is None else {header.base_offset for header in kept_batches(data, aborted)}
+    rule = AbortedFilter(aborted) if aborted is not None else None
     rendered: list[dict[str, Any]] = []
     next_offset = offset
     for header, records in iter_batches_with_records(data):
-        if not header.is_control and (kept is None or header.base_offset in kept):
+        if rule.keeps(header) if rule is not None else not header.is_control:
             for record in records:
                 if record.offset < offset:
                     continue

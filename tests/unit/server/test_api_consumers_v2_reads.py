@@ -115,3 +115,21 @@ async def test_a_read_committed_instance_reads_committed_records_only(group_api:
             values[isolation] += [base64.b64decode(r["value"])[:9] for r in records]
     assert values["read_committed"] == [b"committed", b"plain"], "aborted dropped, stops at the open transaction"
     assert values["read_uncommitted"] == [b"aborted-0", b"committed", b"plain", b"open-0", b"v" * 9]
+
+
+async def test_a_read_committed_instance_moves_past_an_aborted_transaction_read_alone(group_api: Api) -> None:
+    """A read whose fetch holds only an aborted transaction's batches (or its marker) renders nothing,
+    and must still move the position past them, or every later read fetches them again."""
+    api = group_api
+    await api.create_topic("txn-v2-alone")
+    leader = api.node.replicas.local_partition("txn-v2-alone", 0)
+    assert leader is not None
+    for batch in (data_batch(1001, tag="aborted"), marker_batch(1001, committed=False)):
+        leader.log.append_as_leader(batch, leader.leader_epoch, 0)
+    await produce(api, "txn-v2-alone", 0, 1)  # offset 2, and the HW over all three
+    path = await instance(api, "txn-alone", **{"isolation.level": "read_committed"})
+    await assign(api, path, "txn-v2-alone", 1)
+    offsets: list[int] = []
+    for _ in range(4):  # max_bytes 1: each fetch holds one whole batch
+        offsets += [record["offset"] for record in await read(api, path, max_bytes=1, timeout=0)]
+    assert offsets == [2]
