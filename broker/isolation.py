@@ -21,6 +21,10 @@ class Isolation(Enum):
     def committed(self) -> bool:
         return self is Isolation.READ_COMMITTED
 
+    def visible_end(self, high_watermark: int, last_stable_offset: int) -> int:
+        """Where this reader stops: the high watermark, or the last stable offset for ``read_committed``."""
+        return last_stable_offset if self is Isolation.READ_COMMITTED else high_watermark
+
     @classmethod
     def parse(cls, text: str) -> Isolation:
         """Either spelling, in any case; ``ValueError`` naming the choices otherwise."""

@@ -63,7 +63,7 @@ CommittedOffsetLookup = Callable[[TopicPartition], Awaitable[int | None]]
 
 def latest_offset(offsets: PartitionOffsets, isolation: Isolation) -> int:
     """ "Latest" as the reader sees it: the HW, or the last stable offset for ``read_committed`` (as Kafka's)."""
-    return offsets.last_stable_offset if isolation.committed else offsets.latest_offset
+    return isolation.visible_end(offsets.latest_offset, offsets.last_stable_offset)
 
 
 class _Parked(Exception):
@@ -191,7 +191,7 @@ class Fetcher:
         if state.generation != generation:
             return
         self.fetches_completed += 1
-        bound = result.last_stable_offset if self._isolation.committed else result.high_watermark
+        bound = self._isolation.visible_end(result.high_watermark, result.last_stable_offset)
         self._subscriptions.update_offsets(tp, bound, result.log_start_offset)
         if result.data:
             self._ready.append(CompletedFetch(tp, generation, offset, result, self._isolation.committed))

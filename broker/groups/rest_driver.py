@@ -268,9 +268,8 @@ class RestInstanceDriver:
         """``partition -> (log_start_offset, end)`` as the leaders describe them; the end is the high
         watermark, or the last stable offset for ``read_committed``."""
         described = await self.coordinator.host.describer.leader_descriptions(topic)
-        committed = isolation.committed
         return {
-            p: (d.log_start_offset, d.last_stable_offset if committed else d.high_watermark)
+            p: (d.log_start_offset, isolation.visible_end(d.high_watermark, d.last_stable_offset))
             for p, d in described.items()
         }
 
@@ -394,17 +393,17 @@ class RestInstanceDriver:
     def _add(
         instance: RestInstance, gathering: Gathering, tp: TopicPartition, offset: int, result: FetchResult
     ) -> None:
-        committed = instance.config.isolation.committed
+        isolation = instance.config.isolation
         span = render_span(
             tp[0],
             tp[1],
             result.data,
             offset,
-            result.last_stable_offset if committed else result.high_watermark,
+            isolation.visible_end(result.high_watermark, result.last_stable_offset),
             instance.config.format,
             gathering.budget_bytes,
             first_always_fits=not gathering.has_records,
-            aborted=result.aborted if committed else None,
+            aborted=result.aborted if isolation.committed else None,
         )
         gathering.add(tp, span)
 

@@ -86,8 +86,11 @@ async def _list_one(
         if timestamp_ms == LATEST:
             if not state.latest_offset_available:
                 return ErrorCode.offset_not_available, -1, -1
-            latest = state.last_stable_offset if isolation.committed else state.high_watermark
-            return ErrorCode.none, latest, state.leader_epoch
+            return (
+                ErrorCode.none,
+                isolation.visible_end(state.high_watermark, state.last_stable_offset),
+                state.leader_epoch,
+            )
         if timestamp_ms < 0:
             return ErrorCode.unsupported_version, -1, -1
         offset = await node.router.offset_for_timestamp(topic, partition, timestamp_ms)

@@ -391,9 +391,6 @@ class Partition:
         Python buffer). acks=all also waits for the fsync its flush policy asks for and
         for the HW to pass the batch with the maximal ISR holding min ISR.
         """
-        refusal = self.core.admit_produce(acks_all=acks is Acks.ALL)
-        if refusal is not None:
-            raise refusal
         checked = batch if isinstance(batch, CheckedBatches) else check_batches(batch)
         still_verified = await self.transactional.admit(checked, transactional_id)
         return await self._append_checked(checked, acks, timeout_ms, still_verified)
@@ -427,7 +424,8 @@ class Partition:
     async def _append_checked(
         self, checked: CheckedBatches, acks: Acks, timeout_ms: int, under_lock: Callable[[], None] | None
     ) -> AppendOutcome:
-        """The append itself; ``under_lock`` runs first under the log lock and may refuse it."""
+        """The append itself, refused first when acks=all finds the ISR below min ISR (nothing written);
+        ``under_lock`` runs under the log lock and may refuse it too."""
         acks_all = acks is Acks.ALL
         refusal = self.core.admit_produce(acks_all=acks_all)
         if refusal is not None:
@@ -577,7 +575,7 @@ class Partition:
         while True:
             waiter = self.hw_moved.waiter()
             try:
-                bound = self.last_stable_offset if isolation.committed else self.high_watermark
+                bound = isolation.visible_end(self.high_watermark, self.last_stable_offset)
                 result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, bound)
                 remaining = deadline - loop.time()
                 if result.data or remaining <= 0 or self.hw_moved.ended:

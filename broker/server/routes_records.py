@@ -159,8 +159,7 @@ async def fetch_span(
     total_bytes = len(result.data)
     next_offset = next_offset_after(result.data, offset)
     while result.data and total_bytes < max_bytes and next_offset - offset < max_records:
-        bound = result.last_stable_offset if isolation.committed else result.high_watermark
-        if next_offset >= bound:
+        if next_offset >= isolation.visible_end(result.high_watermark, result.last_stable_offset):
             break
         result = await node.router.fetch(
             topic, partition, next_offset, max_bytes - total_bytes, 0, forward=forward, isolation=isolation
@@ -284,7 +283,7 @@ async def read_records(request: web.Request) -> web.StreamResponse:
         if isolation.committed:
             headers["X-Aborted-Transactions"] = format_aborted(span.aborted)
         return await throttled(web.Response(body=span.data, headers=headers), delay_ms)
-    bound = span.last_stable_offset if isolation.committed else span.high_watermark
+    bound = isolation.visible_end(span.high_watermark, span.last_stable_offset)
     aborted = span.aborted if isolation.committed else None
     data, next_offset = records_to_json(topic, partition, span.data, offset, bound, max_records, fmt, aborted)
     count_client_read(request, topic, offset, next_offset, len(span.data))
