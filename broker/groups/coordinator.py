@@ -117,6 +117,21 @@ def _replay(partition: Partition, shard: OffsetsShard, start: int) -> int:
     return offset
 
 
+def _offset_records(
+    group_id: str, offsets: Sequence[tuple[str, int, int | None, str]], timestamp_ms: int
+) -> list[RecordInput]:
+    """One ``__consumer_offsets`` record per (topic, partition, offset, metadata); offset None is a tombstone."""
+    return [
+        RecordInput(
+            OffsetKey(group_id, topic, partition_id).encode(),
+            None if offset is None else OffsetValue(offset, metadata, timestamp_ms).encode(),
+            (),
+            timestamp_ms,
+        )
+        for topic, partition_id, offset, metadata in offsets
+    ]
+
+
 class GroupCoordinator:
     """See the module docstring. ``node.groups`` of every broker; ``host`` is that broker."""
 
@@ -206,6 +221,8 @@ class GroupCoordinator:
             committed=committed,
             offsets=len(applied),
         )
+        if applied:
+            self.spawn(self._sample_lag([(topic, number, sample) for _, (topic, number), sample in applied]))
 
     def led_partition(self, shard: OffsetsShard) -> Partition:
         partition = self.host.replicas.local_partition(OFFSETS_TOPIC, shard.partition)
@@ -325,15 +342,7 @@ class GroupCoordinator:
             return
         group_id = state.membership.group_id
         timestamp = wall_clock_ms()
-        records = [
-            RecordInput(
-                OffsetKey(group_id, topic, partition_id).encode(),
-                None if offset is None else OffsetValue(offset, metadata, timestamp).encode(),
-                (),
-                timestamp,
-            )
-            for topic, partition_id, offset, metadata in offsets
-        ]
+        records = _offset_records(group_id, offsets, timestamp)
         outcome = await self.led_partition(shard).append(encode_batch(records), Acks.ALL, COMMIT_TIMEOUT_MS)
         state = shard.groups.setdefault(group_id, state)  # the expiry loop may have dropped it while empty
         sampled = []
@@ -492,15 +501,7 @@ class GroupCoordinator:
             state.classic.validate_commit(member_id, generation, wall_clock_ms())
         await self._check_commit_bounds(offsets)
         timestamp = wall_clock_ms()
-        records = [
-            RecordInput(
-                OffsetKey(group_id, topic, partition_id).encode(),
-                OffsetValue(offset, metadata, timestamp).encode(),
-                (),
-                timestamp,
-            )
-            for topic, partition_id, offset, metadata in offsets
-        ]
+        records = _offset_records(group_id, offsets, timestamp)
         batch = encode_batch(records, producer_id=producer_id, producer_epoch=producer_epoch, is_transactional=True)
         outcome = await self.led_partition(shard).append(batch, Acks.ALL, COMMIT_TIMEOUT_MS, transactional_id)
         state = shard.groups.setdefault(group_id, state)

@@ -43,14 +43,14 @@ class GroupState:
     deleted_at_record_offset: dict[TopicPartition, int] = field(default_factory=dict)
     classic: ClassicGroup | None = None
     rest_instances: dict[str, RestInstance] = field(default_factory=dict)
-    pending: dict[int, dict[TopicPartition, CommittedOffset]] = field(default_factory=dict)
-    """Offsets committed inside a transaction (TxnOffsetCommit), by producer id, until its marker:
-    a COMMIT applies them, an ABORT drops them (``OffsetsShard.apply_marker``)."""
     """REST Proxy v2 consumer instances (``broker.groups.rest_instances``); a subscribed one is
     also in ``membership.members`` under its name once the coordinator has joined it."""
     """Members of Kafka's classic protocol (JoinGroup/SyncGroup), if a Kafka client joined; a group
     has members of one protocol at a time, so ``classic.members`` and ``membership.members`` are
     never both non-empty."""
+    pending: dict[int, dict[TopicPartition, CommittedOffset]] = field(default_factory=dict)
+    """Offsets committed inside a transaction (TxnOffsetCommit), by producer id, until its marker:
+    a COMMIT applies them, an ABORT drops them (``OffsetsShard.apply_marker``)."""
 
     @property
     def is_empty(self) -> bool:
