@@ -47,15 +47,15 @@ from broker.errors.groups import (
 )
 from broker.groups.classic import ClassicGroup, ClassicGroupError, JoinRequest, JoinResult
 from broker.groups.commit_bounds import check_commit_offset
-from broker.groups.internal_topic import InternalTopic
+from broker.groups.internal_topic import InternalTopic, replay
 from broker.groups.lag import LagRow, group_lag_rows
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OffsetKey, OffsetValue, partition_for_group
 from broker.groups.rest_driver import RestInstanceDriver
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
-from broker.record.codec import RecordInput, encode_batch
+from broker.record.codec import Record, RecordInput, encode_batch
 from broker.record.control import marker_of
-from broker.record.decode import iter_batches_with_records
+from broker.record.header import BatchHeader
 from broker.topics.policy import OFFSETS_TOPIC
 from broker.waiting import RetryDeadline, wait_event
 
@@ -79,7 +79,6 @@ ROUTE_RETRY_INITIAL_S = 0.05
 ROUTE_RETRY_MAX_S = 0.4
 EXPIRY_CHECK_INTERVAL_S = 0.1
 LAG_METRICS_INTERVAL_S = 5.0
-REPLAY_READ_BYTES = 1024 * 1024
 CLASSIC_WAIT_MARGIN_S = 5.0
 """How much longer than the rebalance timeout a JoinGroup or SyncGroup waits before answering
 REBALANCE_IN_PROGRESS: the expiry loop ends every rebalance at its deadline, so this is a backstop."""
@@ -97,24 +96,18 @@ def _replay(partition: Partition, shard: OffsetsShard, start: int) -> int:
     A transaction's records (TxnOffsetCommit) are pending until their producer's marker,
     which applies (COMMIT) or drops (ABORT) them.
     """
-    offset = max(start, partition.log.log_start_offset)
-    end = partition.log.log_end_offset
-    while offset < end:
-        result = partition.log.read(offset, REPLAY_READ_BYTES, end)
-        if not result.data:
-            break
-        for header, records in iter_batches_with_records(result.data):
-            if header.is_control:
-                marker = marker_of(header, records[0].key, records[0].value) if records else None
-                if marker is not None and header.base_offset >= offset:
-                    shard.apply_marker(marker.producer_id, marker.committed)
-                continue
-            producer_id = header.producer_id if header.is_transactional else None
-            for record in records:
-                if record.offset >= offset:
-                    shard.apply_record(record.offset, record.key, record.value, producer_id)
-        offset = result.next_offset
-    return offset
+
+    def apply(header: BatchHeader, records: list[Record]) -> None:
+        if header.is_control:
+            marker = marker_of(header, records[0].key, records[0].value)
+            if marker is not None:
+                shard.apply_marker(marker.producer_id, marker.committed)
+            return
+        producer_id = header.producer_id if header.is_transactional else None
+        for record in records:
+            shard.apply_record(record.offset, record.key, record.value, producer_id)
+
+    return replay(partition.log, start, apply)
 
 
 def _offset_records(

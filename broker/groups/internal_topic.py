@@ -7,7 +7,8 @@ have the controller create it when it is missing, forwarded there if this broker
 not the controller, and to wait until this broker's metadata shows it (``ensure``);
 and, on the controller, the creation itself (``create_on_controller``): internal,
 compacted, never deleted by age or size (``check_internal_configs``), replication factor
-min(3, live brokers), the partition count the broker's settings give.
+min(3, live brokers), the partition count the broker's settings give. A coordinator
+that becomes a partition's leader rebuilds its state by replaying it (``replay``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from typing import TYPE_CHECKING, Protocol
 import structlog
 
 from broker.errors import TopicAlreadyExists
+from broker.record.codec import Record
+from broker.record.decode import iter_batches_with_records
+from broker.record.header import BatchHeader
 from broker.topics.new_topic import NewTopic
 from broker.topics.policy import check_internal_configs
 
@@ -26,11 +30,33 @@ if TYPE_CHECKING:
     from broker.cluster.controller import Controller
     from broker.cluster.metadata_view import MetadataView
     from broker.groups.host import ControllerCalls
+    from broker.storage.log import PartitionLog
     from broker.topics.configs import TopicConfigs
 
 log = structlog.get_logger(__name__)
 
 READY_WAIT_S = 5.0
+REPLAY_READ_BYTES = 1024 * 1024
+
+
+def replay(log_: PartitionLog, start: int, apply: Callable[[BatchHeader, list[Record]], None]) -> int:
+    """Every batch from ``start`` to the log end as it is now, in order, to ``apply``; returns where it stopped.
+
+    A read starts at a batch's first record, so records below ``start`` are left out, and a
+    batch that held only such records is not applied at all (a marker there was applied before).
+    """
+    offset = max(start, log_.log_start_offset)
+    end = log_.log_end_offset
+    while offset < end:
+        result = log_.read(offset, REPLAY_READ_BYTES, end)
+        if not result.data:
+            break
+        for header, records in iter_batches_with_records(result.data):
+            kept = records if header.base_offset >= offset else [r for r in records if r.offset >= offset]
+            if kept:
+                apply(header, kept)
+        offset = result.next_offset
+    return offset
 
 
 class InternalTopicHost(Protocol):

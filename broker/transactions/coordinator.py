@@ -35,10 +35,10 @@ from broker.clock import wall_clock_ms
 from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower
 from broker.errors.groups import CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator
 from broker.errors.transactions import TransactionalIdNotFound
-from broker.groups.internal_topic import InternalTopic
-from broker.record.codec import RecordInput, encode_batch
+from broker.groups.internal_topic import InternalTopic, replay
+from broker.record.codec import Record, RecordInput, encode_batch
 from broker.record.control import TransactionMarker
-from broker.record.decode import iter_batches_with_records
+from broker.record.header import BatchHeader
 from broker.topics.policy import TRANSACTION_STATE_TOPIC
 from broker.transactions import transitions
 from broker.transactions.metadata import (
@@ -73,7 +73,6 @@ PREPARE_WAIT_S = 5.0
 ROUTE_WAIT_S = 5.0
 ROUTE_RETRY_INITIAL_S = 0.05
 ROUTE_RETRY_MAX_S = 0.4
-REPLAY_READ_BYTES = 1024 * 1024
 PERMANENT_MARKER_REFUSALS = frozenset({"INVALID_TXN_STATE", "INVALID_PRODUCER_EPOCH", "UNKNOWN_TOPIC_OR_PARTITION"})
 """A leader's answers that asking again cannot change: a stale marker, or a partition deleted since."""
 
@@ -102,17 +101,12 @@ class TransactionShard:
 
 def _replay(partition: Partition, shard: TransactionShard) -> None:
     """In the executor: every record from the log start to the log end, in order."""
-    offset = partition.log.log_start_offset
-    end = partition.log.log_end_offset
-    while offset < end:
-        result = partition.log.read(offset, REPLAY_READ_BYTES, end)
-        if not result.data:
-            break
-        for _, records in iter_batches_with_records(result.data):
-            for record in records:
-                if record.offset >= offset:
-                    shard.apply_record(record.key, record.value)
-        offset = result.next_offset
+
+    def apply(header: BatchHeader, records: list[Record]) -> None:
+        for record in records:
+            shard.apply_record(record.key, record.value)
+
+    replay(partition.log, partition.log.log_start_offset, apply)
 
 
 class TransactionCoordinator:
