@@ -21,3 +21,13 @@ def make_batch(
 
 def open_log(directory: Path, config: LogConfig | None = None, **kwargs) -> PartitionLog:
     return PartitionLog.open(directory, config or LogConfig(), topic="orders", partition=0, **kwargs)
+
+
+def whole_log(log: PartitionLog) -> bytes:
+    """Every batch of ``log`` back to back (one read stops at a segment's end)."""
+    chunks, offset = [], log.log_start_offset
+    while offset < log.log_end_offset:
+        read = log.read(offset, 1 << 30)
+        chunks.append(read.data)
+        offset = read.next_offset
+    return b"".join(chunks)

@@ -16,6 +16,7 @@ from broker.record.header import iter_batches
 from broker.storage.cleaner import compact_log
 from broker.storage.log import PartitionLog
 from broker.storage.log_config import LogConfig
+from tests.unit.storage.helpers import whole_log
 from tests.unit.storage.transaction_batches import marker_batch
 
 NOW_MS = 1_700_000_000_000
@@ -29,19 +30,9 @@ def keyed(key: str, value: str, producer_id: int = -1, sequence: int = 0) -> byt
     return encode_batch(record, producer_id=producer_id, base_sequence=sequence, is_transactional=True)
 
 
-def everything(log: PartitionLog) -> bytes:
-    """The whole log's batches (a read stops at a segment's end)."""
-    chunks, offset = [], log.log_start_offset
-    while offset < log.log_end_offset:
-        read = log.read(offset, 1 << 30)
-        chunks.append(read.data)
-        offset = read.next_offset
-    return b"".join(chunks)
-
-
 def committed_view(log: PartitionLog) -> dict[str, str]:
     """Key -> latest value as a read_committed reader of the whole log sees it."""
-    data = everything(log)
+    data = whole_log(log)
     aborted = [(t.producer_id, t.first_offset) for t in log.transactions.aborted_between(0, log.log_end_offset)]
     view: dict[str, str] = {}
     for header in kept_batches(data, aborted):
@@ -73,7 +64,7 @@ def test_an_aborted_record_never_replaces_a_committed_one_and_markers_stay(tmp_p
     stats = compact_log(log, NOW_MS, log.log_end_offset)
     assert stats is not None and stats.records_removed == 4, "committed-1, committed-2, both aborted"
     assert committed_view(log) == before
-    markers = [(h.base_offset, h.records_count) for h in iter_batches(everything(log)) if h.is_control]
+    markers = [(h.base_offset, h.records_count) for h in iter_batches(whole_log(log)) if h.is_control]
     assert markers == [(2, 1), (5, 1), (7, 1)], "every marker kept whole"
     log.close()
     reopened = PartitionLog.open(tmp_path / "c-0", config, topic="c", partition=0, recovery_point=0)
@@ -92,4 +83,4 @@ def test_the_cleaner_stops_at_the_oldest_open_transaction(tmp_path: Path) -> Non
         log.append_as_leader(batch, 0, NOW_MS)
     stats = compact_log(log, NOW_MS, log.log_end_offset)
     assert stats is not None and stats.records_removed == 1, "only the segments below the open transaction"
-    assert [h.records_count for h in iter_batches(everything(log))] == [0, 1, 1, 1, 1]
+    assert [h.records_count for h in iter_batches(whole_log(log))] == [0, 1, 1, 1, 1]
