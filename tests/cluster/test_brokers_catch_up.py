@@ -98,13 +98,17 @@ async def test_a_topic_created_before_the_controller_heard_of_the_brokers_is_pla
     controller = Controller(store, first, MANUAL_SETTINGS)
     await controller.start()
     others = [await open_store(f"sqlite://{tmp_path / 'metadata.db'}") for _ in (2, 3)]
-    memberships = [await _register(other, broker_id) for other, broker_id in zip(others, (2, 3), strict=True)]
+    memberships: list[BrokerMembership] = []
     try:
 
         async def leads() -> bool:
             return controller.is_active
 
+        # The term lists /brokers/ once before it is ready: brokers 2 and 3 register after that,
+        # so only the (held) watch could tell the controller of them. Registered before, they
+        # raced that listing, and the listing sometimes held them already.
         await wait_until_async(leads, "broker 1 to lead", 5.0)
+        memberships = [await _register(other, broker_id) for other, broker_id in zip(others, (2, 3), strict=True)]
         assert controller.active_term().live_broker_ids() == {1}, "the held watch has delivered no other broker"
         store.release_on_list = True
         records = await controller.create_topic(NewTopic(name="spread", partitions_count=3, replication_factor=3))
