@@ -159,14 +159,14 @@ def _check_written(report: CheckReport, writes: list, final_counts: Counter) -> 
         report.violate("divergent", f"{value} is in the log but nobody wrote it")
 
 
-def summary_table(reports: list[CheckReport]) -> str:
+def summary_table(reports: list[CheckReport], columns: tuple[str, ...] = COLUMNS) -> str:
     """A fixed-width table, one row per topic plus a total."""
-    rows = [[report.topic, *(str(report.counts[c]) for c in COLUMNS)] for report in reports]
+    rows = [[report.topic, *(str(report.counts[c]) for c in columns)] for report in reports]
     total: Counter[str] = Counter()
     for report in reports:
-        total.update({c: report.counts[c] for c in COLUMNS})
-    rows.append(["total", *(str(total[c]) for c in COLUMNS)])
-    header = ["topic", *COLUMNS]
+        total.update({c: report.counts[c] for c in columns})
+    rows.append(["total", *(str(total[c]) for c in columns)])
+    header = ["topic", *columns]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.rjust(width) for cell, width in zip(row, widths)) for row in [header, *rows]]
     return "\n".join(lines)

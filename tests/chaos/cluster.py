@@ -54,6 +54,7 @@ class PartitionState:
     log_end_offset: int
     replica_leos: dict[int, int]
     leader_isr: tuple[int, ...]
+    last_stable_offset: int
 
     @property
     def settled(self) -> bool:
@@ -65,6 +66,11 @@ class PartitionState:
             and len(self.replica_leos) == REPLICATION_FACTOR
             and all(leo == self.high_watermark for leo in self.replica_leos.values())
         )
+
+    @property
+    def stable(self) -> bool:
+        """Settled, and every transaction decided with its markers below the HW (LSO = HW)."""
+        return self.settled and self.last_stable_offset == self.high_watermark
 
 
 class ChaosCluster:
@@ -83,19 +89,24 @@ class ChaosCluster:
         self.cluster_id = ""
 
     @classmethod
-    async def create(cls, root: Path, etcd: bool = False) -> ChaosCluster:
+    async def create(
+        cls, root: Path, etcd: bool = False, kafka: bool = False, settings: dict[str, object] | None = None
+    ) -> ChaosCluster:
         """Start the proxies first, on the running loop: their URLs go into the brokers' settings.
 
         ``etcd``: the metadata store is etcd, reached through a proxy per broker, instead of sqlite.
+        ``kafka``: each broker also runs a Kafka listener (``Cluster.bootstrap``), which clients reach
+        directly. ``settings`` go over ``CHAOS_SETTINGS``.
         """
         broker_ids = range(1, BROKER_COUNT + 1)
         proxies = {broker_id: await CuttableProxy(0).start() for broker_id in broker_ids}
         store_proxies = {broker_id: await CuttableProxy(0).start() for broker_id in broker_ids} if etcd else None
         spec = ClusterSpec(
             brokers=BROKER_COUNT,
-            settings=CHAOS_SETTINGS,
+            settings={**CHAOS_SETTINGS, **(settings or {})},
             per_broker={broker_id: {"inter_broker_url": proxy.url} for broker_id, proxy in proxies.items()},
             store="etcd" if etcd else "sqlite",
+            kafka=kafka,
         )
         return cls(Cluster(spec, root), proxies, store_proxies)
 
@@ -173,6 +184,10 @@ class ChaosCluster:
         """Until every broker is registered and every partition is settled (no writes in flight)."""
         return self._wait_for(topics, timeout_s, lambda state: state.settled, "settled")
 
+    def wait_stable(self, topics: list[str], timeout_s: float) -> dict[str, list[PartitionState]]:
+        """Until every partition is settled and stable (no transaction left undecided or unmarked)."""
+        return self._wait_for(topics, timeout_s, lambda state: state.stable, "stable")
+
     def _wait_for(
         self, topics: list[str], timeout_s: float, condition: Callable[[PartitionState], bool], what: str
     ) -> dict[str, list[PartitionState]]:
@@ -232,4 +247,5 @@ def partition_state(item: dict) -> PartitionState:
         log_end_offset=int(item["log_end_offset"]),
         replica_leos=leos,
         leader_isr=tuple(int(row["broker_id"]) for row in rows if row["in_sync"]),
+        last_stable_offset=int(item["last_stable_offset"]),
     )

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import structlog
 
 from broker.storage.log_manager import partition_directory_name
+from broker.topics.policy import TRANSACTION_STATE_TOPIC
+from broker.transactions.metadata import partition_for_transactional_id
 from tests.chaos.cluster import (
     HW_CHECKPOINT_FILE,
     LAG_TIME_MAX_MS,
@@ -33,6 +35,7 @@ from tests.chaos.cluster import (
     ChaosCluster,
 )
 from tests.chaos.history import FAIL, OK, UNKNOWN, History, WriteOp
+from tests.chaos.proxy import INBOUND
 from tests.support.waiting import wait_until
 
 log = structlog.get_logger(__name__)
@@ -41,6 +44,7 @@ DOWN_S = SESSION_TIMEOUT_MS / 1000 + 0.7
 PAUSE_S = max(SESSION_TIMEOUT_MS, LAG_TIME_MAX_MS) / 1000 + 1.5
 CUT_S = LAG_TIME_MAX_MS / 1000 * 2
 ZOMBIE_CUT_S = SESSION_TIMEOUT_MS / 1000 * 2.5
+MARKER_DELAY_S = LAG_TIME_MAX_MS / 1000 * 0.6
 TORN_TAIL_BYTES = 7
 ISR_CHANGE_TIMEOUT_S = 20.0
 """Bound on waiting for an ISR change that the rules guarantee (a dead follower leaves
@@ -298,6 +302,37 @@ async def delete_hw_checkpoint(target: FaultTarget) -> str:
     (broker.data_dir / HW_CHECKPOINT_FILE).unlink(missing_ok=True)
     await target.restart(broker_id)
     return f"SIGKILL broker {broker_id}, delete its HW checkpoint, restart"
+
+
+def kill_transaction_coordinator(transactional_id: str, state_partitions: int) -> Fault:
+    """SIGKILL the coordinator of ``transactional_id`` (the leader of its ``__transaction_state``
+    partition, of ``state_partitions``), likely in the middle of one of its transactions."""
+
+    async def fault(target: FaultTarget) -> str:
+        partition = partition_for_transactional_id(transactional_id, state_partitions)
+        coordinator = await asyncio.to_thread(target.chaos.leader_of, TRANSACTION_STATE_TOPIC, partition)
+        return await _kill_and_restart(target, coordinator, f"transaction coordinator of {transactional_id!r}")
+
+    return fault
+
+
+async def delay_markers(target: FaultTarget) -> str:
+    """Hold every request from its peers to the leader of partition 0 (transaction markers, replica
+    fetches) for ``MARKER_DELAY_S``, below the lag time so the ISR stays whole, then let them flow.
+
+    A commit is answered once its decision is durable, before its markers land, so a writer may
+    begin its next transaction meanwhile: the late marker must still close only the transaction
+    it was written for (the Bufstream scenario, held off by the coordinator's marker serials).
+    """
+    leader = await target.leader()
+    proxy = target.chaos.mesh.proxies[leader]
+    proxy.block(INBOUND)
+    try:
+        # The hold time is the fault itself: markers and fetches queue up behind the stalled link.
+        await asyncio.sleep(MARKER_DELAY_S)
+    finally:
+        proxy.heal(INBOUND)
+    return f"held requests from its peers to leader {leader} (markers, fetches) for {MARKER_DELAY_S:.1f} s"
 
 
 STORE_CUT_FAULTS: dict[str, Fault] = {"zombie_leader": zombie_leader}

@@ -1,4 +1,4 @@
-"""What the workload did and saw: every write's invocation and outcome, every record read.
+"""What the workload did and saw: every write's invocation and outcome, every transaction, every record read.
 
 Outcomes follow the write's meaning, not the error's name:
 
@@ -9,6 +9,15 @@ Outcomes follow the write's meaning, not the error's name:
   ``NOT_ENOUGH_REPLICAS_AFTER_APPEND``, ``NOT_LEADER_OR_FOLLOWER`` (maybe after the
   append), a lost connection, and every failure of a retrying producer (an earlier
   attempt may have landed).
+
+A transaction's outcome follows the protocol: only the producer's own EndTxn(commit) can
+commit it, so it is
+
+* ``committed`` — ``commit_transaction`` returned;
+* ``aborted`` — ``commit_transaction`` was never called (whatever ended it: the producer's
+  abort, a newer incarnation fencing it, its timeout at the coordinator);
+* ``unknown`` — a commit was asked for and its answer lost (an abort that follows may
+  find it already decided, so it proves nothing).
 """
 
 from __future__ import annotations
@@ -21,6 +30,10 @@ from broker.errors import HighwaterError, NotEnoughReplicas
 OK = "ok"
 FAIL = "fail"
 UNKNOWN = "unknown"
+COMMITTED = "committed"
+ABORTED = "aborted"
+READ_COMMITTED = "read_committed"
+READ_UNCOMMITTED = "read_uncommitted"
 
 
 @dataclass
@@ -43,6 +56,20 @@ class WriteOp:
         self.outcome, self.offset, self.error = outcome, offset, error
 
 
+@dataclass
+class TxnOp:
+    """One transaction of one transactional producer: each (partition, value) it produced, and its outcome."""
+
+    writer: str
+    topic: str
+    values: list[tuple[int, str]] = field(default_factory=list)
+    outcome: str | None = None
+    error: str | None = None
+
+    def complete(self, outcome: str, error: str | None = None) -> None:
+        self.outcome, self.error = outcome, error
+
+
 @dataclass(frozen=True)
 class ReadEvent:
     """One record handed to a reader; ``reader`` names one consumer across its restarts."""
@@ -60,6 +87,11 @@ class History:
     reads: list[ReadEvent] = field(default_factory=list)
     reader_errors: list[str] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
+    transactions: list[TxnOp] = field(default_factory=list)
+    client_errors: list[str] = field(default_factory=list)
+    """Errors the transactional clients met and recovered from (by aborting or a new incarnation)."""
+    isolation: dict[str, str] = field(default_factory=dict)
+    """Reader name → ``read_committed`` or ``read_uncommitted``; a reader not named here reads uncommitted."""
 
 
 def single_request_outcome(error: BaseException) -> str:

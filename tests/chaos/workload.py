@@ -6,7 +6,7 @@
 * ``SingleRequestWriter`` — one value per request through the shared ``ClusterClient``,
   never retried, so ``NOT_ENOUGH_REPLICAS`` is a *definite* failure the checker can hold
   the cluster to (that value must never be seen).
-* ``Reader`` — a ``Consumer`` assigned every partition from the earliest offset; after
+* ``Reader`` — a ``Consumer`` (``read_uncommitted`` unless told) assigned every partition from the earliest offset; after
   an error it is rebuilt and seeks past what it already saw, so one reader's offsets
   must still only increase.
 """
@@ -25,7 +25,17 @@ from broker.errors import HighwaterError
 from broker.record.codec import RecordInput, encode_batch
 from consumer import Consumer
 from producer import Producer
-from tests.chaos.history import FAIL, OK, UNKNOWN, History, ReadEvent, WriteOp, describe_error, single_request_outcome
+from tests.chaos.history import (
+    FAIL,
+    OK,
+    READ_UNCOMMITTED,
+    UNKNOWN,
+    History,
+    ReadEvent,
+    WriteOp,
+    describe_error,
+    single_request_outcome,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -115,14 +125,27 @@ class SingleRequestWriter:
 
 
 class Reader:
-    def __init__(self, name: str, servers: list[str], topic: str, partitions: int, history: History):
-        self.name, self.servers, self.history = name, servers, history
+    def __init__(
+        self,
+        name: str,
+        servers: list[str],
+        topic: str,
+        partitions: int,
+        history: History,
+        isolation_level: str = READ_UNCOMMITTED,
+    ):
+        self.name, self.servers, self.history, self.isolation_level = name, servers, history, isolation_level
         self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
         self.next_offsets: dict[TopicPartition, int] = {}
+        history.isolation[name] = isolation_level
 
     def _consumer(self) -> Consumer:
         consumer = Consumer(
-            self.servers, auto_offset_reset="earliest", fetch_max_wait_ms=200, request_timeout_ms=REQUEST_TIMEOUT_MS
+            self.servers,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=200,
+            request_timeout_ms=REQUEST_TIMEOUT_MS,
+            isolation_level=self.isolation_level,
         )
         consumer.assign(self.partitions)
         for tp, offset in self.next_offsets.items():
@@ -150,24 +173,27 @@ class Reader:
                 self.next_offsets[tp] = record.offset + 1
 
 
-async def read_final_log(servers: list[str], topic: str, high_watermarks: list[int]) -> dict[int, dict[int, str]]:
-    """Everything below each partition's settled HW, through the public API: offset → value."""
+async def read_final_log(
+    servers: list[str], topic: str, high_watermarks: list[int], isolation_level: str = READ_UNCOMMITTED
+) -> dict[int, dict[int, str]]:
+    """Everything below each partition's settled HW through the public API: offset → value.
+
+    For ``read_committed`` the partitions must also be stable (LSO = HW). Reading ends at
+    the consumer's position, not the last record's offset: a control batch may end a partition.
+    """
     final: dict[int, dict[int, str]] = {p: {} for p in range(len(high_watermarks))}
-    consumer = Consumer(servers, auto_offset_reset="earliest", fetch_max_wait_ms=100)
-    consumer.assign([TopicPartition(topic, p) for p in range(len(high_watermarks))])
+    consumer = Consumer(servers, auto_offset_reset="earliest", fetch_max_wait_ms=100, isolation_level=isolation_level)
+    partitions = [TopicPartition(topic, p) for p in range(len(high_watermarks))]
+    consumer.assign(partitions)
     try:
         async with asyncio.timeout(30):
-            while any(_next(final[p]) < hw for p, hw in enumerate(high_watermarks)):
+            while any([await consumer.position(tp) < hw for tp, hw in zip(partitions, high_watermarks)]):
                 for tp, records in (await consumer.getmany(timeout_ms=200)).items():
                     for record in records:
                         final[tp.partition][record.offset] = record.value.decode() if record.value else ""
     finally:
         await consumer.close()
     return final
-
-
-def _next(records: dict[int, str]) -> int:
-    return max(records) + 1 if records else 0
 
 
 __all__ = ["FAIL", "OK", "UNKNOWN", "ProducerWriter", "Reader", "SingleRequestWriter", "read_final_log"]
