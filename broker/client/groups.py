@@ -1,11 +1,7 @@
 """``GroupClient``: the consumer-group calls of the broker's public API (REST Proxy v3 paths).
 
-Every broker accepts a group request and forwards it to the group's coordinator (the
-leader of the group's ``__consumer_offsets`` partition), so any reachable broker will
-do. The client still remembers the coordinator a ``NOT_COORDINATOR`` answer names and
-asks it first, which saves the forwarding hop. Unreachable brokers are skipped in
-turn; every other error is raised for the caller to judge (``NOT_COORDINATOR``,
-``COORDINATOR_NOT_AVAILABLE`` and ``COORDINATOR_LOAD_IN_PROGRESS`` are retriable).
+Each is answered by the group's coordinator (the leader of the group's
+``__consumer_offsets`` partition), reached through ``CoordinatedCalls``.
 
 Importing ``broker.errors.groups`` registers the coordinator's error classes, so broker
 answers are rebuilt as ``UnknownMemberId``, ``FencedMemberEpoch`` ... by name.
@@ -17,11 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from broker.client.errors import BrokerUnreachable
+from broker.client.coordinated import CoordinatedCalls
 from broker.client.http import ClusterClient
 from broker.client.types import TopicPartition
-from broker.errors import ServiceUnavailable
-from broker.errors.groups import GroupIdNotFound, NotCoordinator
+from broker.errors.groups import GroupIdNotFound
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,34 +45,11 @@ class GroupClient:
     """Group membership and offsets over one ``ClusterClient`` (same session, same broker list)."""
 
     def __init__(self, client: ClusterClient) -> None:
-        self._client = client
-        self._coordinator_url: str | None = None
+        self._calls = CoordinatedCalls(client)
+        self._call = self._calls.call
 
     async def _group_path(self, group_id: str, suffix: str = "") -> str:
-        cluster_id = await self._client.cluster_id()
-        return f"/v3/clusters/{cluster_id}/consumer-groups/{group_id}{suffix}"
-
-    def _urls(self) -> list[str]:
-        urls = self._client.candidate_urls()
-        if self._coordinator_url is not None:
-            urls = [self._coordinator_url, *(url for url in urls if url != self._coordinator_url)]
-        return urls
-
-    async def _call(self, method: str, path: str, body: Any = None, **kwargs: Any) -> Any:
-        """Send to the known coordinator first, then any broker; follow one ``NOT_COORDINATOR`` hint."""
-        last_error: Exception | None = None
-        for url in self._urls():
-            try:
-                return await self._client.json_call(method, url + path, body, **kwargs)
-            except NotCoordinator as error:
-                hinted = error.details.get("coordinator_url")
-                self._coordinator_url = hinted if isinstance(hinted, str) else None
-                raise
-            except (BrokerUnreachable, ServiceUnavailable) as error:
-                if url == self._coordinator_url:
-                    self._coordinator_url = None
-                last_error = error
-        raise last_error or BrokerUnreachable("no broker URL to ask")
+        return await self._calls.cluster_path(f"/consumer-groups/{group_id}{suffix}")
 
     async def heartbeat(self, group_id: str, member_id: str, body: dict[str, Any]) -> HeartbeatAnswer:
         path = await self._group_path(group_id, f"/consumers/{member_id}:heartbeat")

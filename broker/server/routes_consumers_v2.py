@@ -18,18 +18,17 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 from pydantic import BaseModel
 
 from broker.clock import wall_clock_ms
 from broker.errors import HighwaterError, UnknownPartition, UnknownTopic
-from broker.errors.groups import CoordinatorNotAvailable
 from broker.groups.rest_instances import FORMATS, RestInstanceError, illegal_state
 from broker.groups.shard import OffsetsShard
 from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import Body, Operation, Param, Reply, RouteTable, link, path_param, query_param
-from broker.server.authorization import client_host, principal_of, require
+from broker.server.authorization import require
+from broker.server.coordinator_forwarding import forward_to_coordinator, forwarded
 from broker.server.params import NODE_KEY, parse_json, query_int, read_model, require_json
 from broker.server.routes_consumers_v2_models import (
     ConsumerAssignmentRequest,
@@ -45,8 +44,6 @@ from broker.server.routes_consumers_v2_models import (
     CreateConsumerInstanceRequest,
     CreateConsumerInstanceResponse,
 )
-from broker.server.routes_groups import FORWARD_TIMEOUT_S, FORWARDED_HEADER
-from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
 
 V2_JSON = "application/vnd.kafka.v2+json"
 BASE_URL_HEADER = "X-Highwater-Base-Url"
@@ -95,22 +92,13 @@ def v2_error(status: int, code: int, message: str, name: str) -> HighwaterError:
 
 
 async def _forward(request: web.Request, url: str) -> web.Response:
-    """Relay the call to the coordinator at ``url``; its answer comes back unchanged."""
-    node = request.app[NODE_KEY]
+    """Relay the call to the coordinator at ``url`` with the v2 media types and the base URL it answers with."""
     headers = {
-        FORWARDED_HEADER: str(node.node_id),
-        FORWARDED_PRINCIPAL_HEADER: str(principal_of(request)),
-        FORWARDED_HOST_HEADER: client_host(request),
         BASE_URL_HEADER: _base_url(request),
         "Content-Type": request.headers.get("Content-Type", V2_JSON),
         "Accept": request.headers.get("Accept", V2_JSON),
     }
-    body = await request.read() if request.body_exists else None
-    try:
-        reply = await node.forwarder.relay(request.method, f"{url}{request.rel_url}", body, headers, FORWARD_TIMEOUT_S)
-    except (TimeoutError, aiohttp.ClientError, OSError) as error:
-        raise CoordinatorNotAvailable(f"could not reach the group coordinator at {url}: {error}") from None
-    return web.Response(body=reply.body, status=reply.status, content_type=reply.content_type)
+    return await forward_to_coordinator(request, url, "group coordinator", headers)
 
 
 def _base_url(request: web.Request) -> str:
@@ -124,7 +112,7 @@ def coordinated(handler: Handler) -> Callable[[web.Request], Awaitable[web.Strea
         node = request.app[NODE_KEY]
         group_id = request.match_info["consumer_group_id"]
         try:
-            target = await node.groups.route(group_id, forwarded=FORWARDED_HEADER in request.headers)
+            target = await node.groups.route(group_id, forwarded=forwarded(request))
             if isinstance(target, str):
                 return await _forward(request, target)
             return await handler(request, target, group_id)

@@ -1,10 +1,8 @@
 """Consumer groups over HTTP: KIP-848 heartbeats, committed offsets, lag (REST Proxy v3 paths).
 
 Every per-group request is answered by the group's coordinator (the leader of its
-``__consumer_offsets`` partition). Any broker accepts it: a broker that is not the
-coordinator forwards the request unchanged and relays the answer, marking it with
-``X-Highwater-Forwarded-By`` so a coordinator change mid-flight ends in a retriable
-``NOT_COORDINATOR`` (with ``coordinator_id``/``coordinator_url``) rather than a loop.
+``__consumer_offsets`` partition); any broker accepts it and forwards it there
+(``broker.server.coordinator_forwarding``).
 
 Heartbeat: ``POST …/consumer-groups/{g}/consumers/{member}:heartbeat`` with
 ``{member_epoch, subscribed_topics | subscribed_topic_regex, owned_partitions?,
@@ -27,12 +25,11 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-import aiohttp
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.errors import InvalidRequest
-from broker.errors.groups import CoordinatorNotAvailable, GroupIdNotFound, UnknownMemberId
+from broker.errors.groups import GroupIdNotFound, UnknownMemberId
 from broker.groups.lag import LagRow, lag_summary
 from broker.groups.membership import LEAVE_EPOCH, HeartbeatRequest, Member, Subscription
 from broker.groups.shard import GroupState, OffsetsShard
@@ -50,7 +47,8 @@ from broker.server.api_routes import (
     path_param,
     query_param,
 )
-from broker.server.authorization import client_host, describable_topics, may, principal_of, require
+from broker.server.authorization import describable_topics, may, require
+from broker.server.coordinator_forwarding import forward_to_coordinator, forwarded
 from broker.server.group_bodies import group_body, groups_path, lag_body, member_body, offsets_body, partitions_by_topic
 from broker.server.group_responses import (
     Consumer,
@@ -65,16 +63,13 @@ from broker.server.partition_ids import PartitionId
 from broker.server.resources import list_body, metadata, related
 from broker.server.responses import Error, ResourceList
 from broker.server.routes_internal import internal
-from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
 
 if TYPE_CHECKING:
     from broker.server.host import HttpHost
 
-FORWARDED_HEADER = "X-Highwater-Forwarded-By"
 GROUP = "/v3/clusters/{cluster_id}/consumer-groups/{consumer_group_id}"
 MIN_HEARTBEAT_INTERVAL_MS = 100
 MAX_HEARTBEAT_INTERVAL_MS = 5000
-FORWARD_TIMEOUT_S = 35.0
 
 GROUP_ID = path_param("consumer_group_id", {"type": "string"}, "consumer group id")
 MEMBER = path_param("consumer_id", {"type": "string"}, "member id, chosen by the member (stable across its heartbeats)")
@@ -169,31 +164,15 @@ class CommitBody(BaseModel):
 Handler = Callable[[web.Request, OffsetsShard, str], Awaitable[web.StreamResponse]]
 
 
-async def _forward(request: web.Request, url: str) -> web.Response:
-    node = request.app[NODE_KEY]
-    headers = {
-        FORWARDED_HEADER: str(node.node_id),
-        FORWARDED_PRINCIPAL_HEADER: str(principal_of(request)),
-        FORWARDED_HOST_HEADER: client_host(request),
-        "Content-Type": "application/json",
-    }
-    body = await request.read() if request.body_exists else None
-    try:
-        reply = await node.forwarder.relay(request.method, f"{url}{request.rel_url}", body, headers, FORWARD_TIMEOUT_S)
-    except (TimeoutError, aiohttp.ClientError, OSError) as error:
-        raise CoordinatorNotAvailable(f"could not reach the group coordinator at {url}: {error}") from None
-    return web.Response(body=reply.body, status=reply.status, content_type="application/json")
-
-
 def coordinated(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """Run ``handler`` on the group's coordinator: here if it is this broker, else forwarded."""
 
     async def route(request: web.Request) -> web.StreamResponse:
         node = node_of(request)
         group_id = request.match_info["consumer_group_id"]
-        target = await node.groups.route(group_id, forwarded=FORWARDED_HEADER in request.headers)
+        target = await node.groups.route(group_id, forwarded=forwarded(request))
         if isinstance(target, str):
-            return await _forward(request, target)
+            return await forward_to_coordinator(request, target, "group coordinator")
         return await handler(request, target, group_id)
 
     return route

@@ -1,0 +1,50 @@
+"""Passing a request to the coordinator that must answer it (a group's or a transactional id's).
+
+Any broker accepts a coordinated request. One that is not the coordinator forwards it
+unchanged, as the caller (principal and host), and relays the answer; the forwarded
+request carries ``X-Highwater-Forwarded-By``, and a broker that receives it and is not
+the coordinator either answers ``NOT_COORDINATOR`` (retriable, naming the coordinator)
+instead of forwarding again: a coordinator change mid-flight never makes a loop.
+"""
+
+from __future__ import annotations
+
+import aiohttp
+from aiohttp import web
+
+from broker.errors.groups import CoordinatorNotAvailable
+from broker.server.authorization import client_host, principal_of
+from broker.server.params import NODE_KEY
+from broker.server.security_middleware import FORWARDED_HOST_HEADER, FORWARDED_PRINCIPAL_HEADER
+
+FORWARDED_HEADER = "X-Highwater-Forwarded-By"
+FORWARD_TIMEOUT_S = 35.0
+"""Past the longest wait a coordinated call makes (a heartbeat's, a commit's acks=all)."""
+
+
+def forwarded(request: web.Request) -> bool:
+    return FORWARDED_HEADER in request.headers
+
+
+async def forward_to_coordinator(
+    request: web.Request, url: str, what: str, extra_headers: dict[str, str] | None = None
+) -> web.Response:
+    """Relay ``request`` to the coordinator at ``url``; its answer comes back unchanged.
+
+    ``what`` names the coordinator in the error when it cannot be reached (retriable
+    ``COORDINATOR_NOT_AVAILABLE``).
+    """
+    node = request.app[NODE_KEY]
+    headers = {
+        FORWARDED_HEADER: str(node.node_id),
+        FORWARDED_PRINCIPAL_HEADER: str(principal_of(request)),
+        FORWARDED_HOST_HEADER: client_host(request),
+        "Content-Type": request.headers.get("Content-Type", "application/json"),
+        **(extra_headers or {}),
+    }
+    body = await request.read() if request.body_exists else None
+    try:
+        reply = await node.forwarder.relay(request.method, f"{url}{request.rel_url}", body, headers, FORWARD_TIMEOUT_S)
+    except (TimeoutError, aiohttp.ClientError, OSError) as error:
+        raise CoordinatorNotAvailable(f"could not reach the {what} at {url}: {error}") from None
+    return web.Response(body=reply.body, status=reply.status, content_type=reply.content_type)
