@@ -90,6 +90,7 @@ from broker.errors.transactions import (
     InvalidTransactionTimeout,
     InvalidTxnState,
     ProducerFenced,
+    TransactionalIdAuthorizationFailed,
     TransactionalIdNotFound,
 )
 
@@ -152,6 +153,7 @@ ERROR_TABLE: tuple[type[HighwaterError], ...] = (
     ConcurrentTransactions,
     InvalidTransactionTimeout,
     TransactionalIdNotFound,
+    TransactionalIdAuthorizationFailed,
 )
 """Every error a broker answers with: the broker's own, the group coordinator's, then the transactions'."""
 

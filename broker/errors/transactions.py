@@ -67,3 +67,11 @@ class TransactionalIdNotFound(HighwaterError):
     name = "TRANSACTIONAL_ID_NOT_FOUND"
     error_code = 40420
     http_status = 404
+
+
+class TransactionalIdAuthorizationFailed(HighwaterError):
+    """The principal may not use this transactional id (WRITE, or DESCRIBE to describe it, on TRANSACTIONAL_ID)."""
+
+    name = "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+    error_code = 40304
+    http_status = 403

@@ -41,6 +41,7 @@ from broker.server import (
     routes_security,
     routes_topic_partitions,
     routes_topics,
+    routes_transactional_producers,
     routes_transactions,
 )
 from broker.server.api_routes import RouteTable, register
@@ -70,6 +71,7 @@ ROUTE_TABLES: tuple[RouteTable, ...] = (
     routes_ops.routes,
     routes_internal.routes,
     routes_transactions.routes,
+    routes_transactional_producers.routes,
     routes_producer_ids.routes,
     routes_groups.routes,
     routes_security.routes,

@@ -20,6 +20,7 @@ from broker.errors import (
     TopicAuthorizationFailed,
     UnknownTopic,
 )
+from broker.errors.transactions import TransactionalIdAuthorizationFailed
 from broker.security.acl import AclOperation, Resource, ResourceType
 from broker.security.principal import ANONYMOUS, Principal
 from broker.server.params import NODE_KEY
@@ -33,6 +34,7 @@ _REFUSALS: dict[ResourceType, type[HighwaterError]] = {
     ResourceType.TOPIC: TopicAuthorizationFailed,
     ResourceType.GROUP: GroupAuthorizationFailed,
     ResourceType.CLUSTER: ClusterAuthorizationFailed,
+    ResourceType.TRANSACTIONAL_ID: TransactionalIdAuthorizationFailed,
 }
 
 

@@ -31,6 +31,7 @@ PARTITION = TOPIC + "/partitions/{partition_id}"
 GROUPS = CLUSTER + "/consumer-groups"
 GROUP = GROUPS + "/{consumer_group_id}"
 MEMBER = GROUP + "/consumers/{consumer_id}"
+TRANSACTION = CLUSTER + "/transactions/{transactional_id}"
 V2_GROUP = "/consumers/{consumer_group_id}"
 V2_INSTANCE = V2_GROUP + "/instances/{consumer_id}"
 
@@ -62,6 +63,10 @@ def topic(operation: AclOperation, *, hidden_as_missing: bool = False) -> Check:
 
 def group(operation: AclOperation) -> Check:
     return Check(ResourceType.GROUP, operation, "consumer_group_id")
+
+
+def transactional_id(operation: AclOperation) -> Check:
+    return Check(ResourceType.TRANSACTIONAL_ID, operation, "transactional_id")
 
 
 def cluster(operation: AclOperation) -> Check:
@@ -96,7 +101,9 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("POST", CLUSTER + "/partitions:elect-preferred"): authorized(cluster(AclOperation.ALTER)),
     ("POST", TOPIC + "/records"): authorized(topic(WRITE)),
     ("POST", TOPIC + "/records:batch"): authorized(topic(WRITE)),
-    ("POST", PARTITION + "/batches"): authorized(topic(WRITE)),
+    ("POST", PARTITION + "/batches"): authorized(
+        topic(WRITE), in_handler="WRITE on the TRANSACTIONAL_ID a transactional batch names"
+    ),
     ("GET", PARTITION + "/records"): authorized(topic(READ)),
     ("POST", CLUSTER + "/producer-ids"): authorized(
         in_handler="WRITE on some topic (Kafka's idempotent producer rule, authorizeByResourceType)"
@@ -107,7 +114,15 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("GET", MEMBER): authorized(group(DESCRIBE)),
     ("GET", GROUP): authorized(group(DESCRIBE)),
     ("DELETE", GROUP): authorized(group(AclOperation.DELETE)),
-    ("POST", GROUP + "/offsets"): authorized(group(READ), in_handler="READ on every topic committed to"),
+    ("POST", GROUP + "/offsets"): authorized(
+        group(READ), in_handler="READ on every topic committed to; WRITE on the TRANSACTIONAL_ID a commit names"
+    ),
+    ("POST", TRANSACTION + "/producer-id"): authorized(transactional_id(WRITE)),
+    ("POST", TRANSACTION + "/partitions"): authorized(transactional_id(WRITE), in_handler="WRITE on every topic added"),
+    ("POST", TRANSACTION + "/consumer-groups"): authorized(transactional_id(WRITE), in_handler="READ on the group"),
+    ("POST", TRANSACTION + ":commit"): authorized(transactional_id(WRITE)),
+    ("POST", TRANSACTION + ":abort"): authorized(transactional_id(WRITE)),
+    ("GET", TRANSACTION): authorized(transactional_id(DESCRIBE)),
     ("GET", GROUP + "/offsets"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
     ("GET", GROUP + "/lags"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
     ("GET", GROUP + "/lags/{topic_name}/partitions/{partition_id}"): authorized(group(DESCRIBE), topic(DESCRIBE)),

@@ -158,6 +158,14 @@ class CommitBody(BaseModel):
 
     member_id: str | None = Field(None, description="omit for a group without active members")
     member_epoch: JsonInt | None = Field(None, description="the member's current epoch (fencing)")
+    transactional_id: str | None = Field(
+        None,
+        min_length=1,
+        description="commit inside this producer's transaction (TxnOffsetCommit, after POST "
+        "…/transactions/{id}/consumer-groups): the offsets apply when it commits, and are dropped if it aborts",
+    )
+    producer_id: JsonInt | None = Field(None, ge=0, description="the transactional producer's id")
+    producer_epoch: JsonInt | None = Field(None, ge=0, le=32767, description="the transactional producer's epoch")
     offsets: list[OffsetEntry]
 
 
@@ -398,8 +406,32 @@ async def commit_offsets(request: web.Request, shard: OffsetsShard, group_id: st
     for topic in sorted({entry.topic_name for entry in body.offsets}):
         require(request, AclOperation.READ, Resource.topic(topic))
     offsets = [(e.topic_name, e.partition_id, e.offset, e.metadata) for e in body.offsets]
-    await node.groups.commit(shard, group_id, body.member_id, body.member_epoch, offsets)
+    if body.transactional_id is None:
+        await node.groups.commit(shard, group_id, body.member_id, body.member_epoch, offsets)
+    else:
+        await _transactional_commit(request, shard, group_id, body, offsets)
     return web.json_response(offsets_body(node, shard.group(group_id), None))
+
+
+async def _transactional_commit(
+    request: web.Request, shard: OffsetsShard, group_id: str, body: CommitBody, offsets: list
+) -> None:
+    """TxnOffsetCommit: WRITE on the transactional id too, and the producer that owns the transaction."""
+    assert body.transactional_id is not None
+    require(request, AclOperation.WRITE, Resource.transactional_id(body.transactional_id))
+    if body.producer_id is None or body.producer_epoch is None:
+        raise InvalidRequest("a commit naming a transactional_id also names its producer_id and producer_epoch")
+    generation = -1 if body.member_epoch is None else body.member_epoch
+    await request.app[NODE_KEY].groups.transactional_commit(
+        shard,
+        group_id,
+        body.transactional_id,
+        body.producer_id,
+        body.producer_epoch,
+        body.member_id or "",
+        generation,
+        offsets,
+    )
 
 
 @routes.get(

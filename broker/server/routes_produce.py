@@ -36,7 +36,9 @@ from broker.errors import CorruptRecord, HighwaterError, InvalidRequest, Request
 from broker.record.codec import LOG_APPEND_TIME
 from broker.record.decode import validate_produced_batches
 from broker.replica_io.trace import trace
+from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import CLUSTER, JSON, PARTITION, TOPIC, Body, Operation, Reply, RouteTable, query_param
+from broker.server.authorization import require
 from broker.server.json_records import (
     BatchEntry,
     BatchRequest,
@@ -77,6 +79,11 @@ ACKS = query_param(
     {"enum": [*(choice.value for choice in Acks), KAFKA_NUMBER_FOR_ALL], "default": Acks.ALL.value},
     "acknowledgement required before answering",
 )
+TRANSACTIONAL_ID = query_param(
+    "transactional_id",
+    {"type": "string", "minLength": 1},
+    "the producer's transactional id, for a batch of its open transaction (acks=all)",
+)
 PRODUCE_TIMEOUT = query_param(
     "timeout_ms",
     {"type": "integer", "minimum": 0, "maximum": PRODUCE_TIMEOUT_MAX_MS},
@@ -111,6 +118,20 @@ def _produce_params(request: web.Request, node: HttpHost) -> tuple[Acks, int]:
     return acks_param(request.query), timeout_param(
         request.query, settings.produce_timeout_ms_default, PRODUCE_TIMEOUT_MAX_MS
     )
+
+
+def _transactional_id(request: web.Request, acks: Acks) -> str | None:
+    """The transactional id a transactional batch names (WRITE on it is required, as Kafka's Produce
+    requires); its leader verifies with the id's coordinator that the partition is in the transaction."""
+    transactional_id = request.query.get("transactional_id")
+    if transactional_id is None:
+        return None
+    if not transactional_id:
+        raise InvalidRequest("transactional_id must not be empty; omit it for a batch outside transactions")
+    if acks is not Acks.ALL:
+        raise InvalidRequest(f"a transactional batch needs acks=all, not acks={acks.value}")
+    require(request, AclOperation.WRITE, Resource.transactional_id(transactional_id))
+    return transactional_id
 
 
 @routes.post(
@@ -248,7 +269,7 @@ async def produce_batch(request: web.Request) -> web.Response:
             Reply(200, "appended", {JSON: BatchAppended}),
             Reply(202, "acks=0: accepted before the append", {JSON: BatchAppended}),
         ),
-        (CLUSTER, TOPIC, PARTITION, ACKS, PRODUCE_TIMEOUT),
+        (CLUSTER, TOPIC, PARTITION, ACKS, PRODUCE_TIMEOUT, TRANSACTIONAL_ID),
         Body({BATCH_CONTENT_TYPE: {"type": "string", "format": "binary", "minLength": 61}}),
         INTERNAL_TOPIC_REFUSAL,
     ),
@@ -265,6 +286,7 @@ async def produce_binary(request: web.Request) -> web.Response:
     partition = partition_param(request)
     require_binary(request)
     acks, timeout_ms = _produce_params(request, node)
+    transactional_id = _transactional_id(request, acks)
     check_partition(node, topic, partition)
     check_client_append(topic)
     batch = await request.read()
@@ -282,7 +304,9 @@ async def produce_binary(request: web.Request) -> web.Response:
             "log_append_time": -1,
         }
         return await throttled_json(body, delay_ms, status=202)
-    result = await node.router.produce(topic, partition, checked, acks, timeout_ms, forward=False)
+    result = await node.router.produce(
+        topic, partition, checked, acks, timeout_ms, forward=False, transactional_id=transactional_id
+    )
     trace("produce.answered", topic=topic, partition=partition, offset=result.last_offset, entered_ns=entered_ns)
     body = {
         "cluster_id": node.cluster_id,

@@ -47,6 +47,7 @@ REFUSED = ("anonymous", "wrong_password", "no_acl", "denied")
 ALLOWED = ("exact", "prefixed", "super")
 BATCH = "application/vnd.kafka.batch.v2"
 TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
+TXN = ResourceType.TRANSACTIONAL_ID
 Need = tuple[ResourceType, str, AclOperation]
 
 
@@ -85,6 +86,8 @@ class Matrix:
         self.client = client
         self.node = node
         self.store = SecurityStore(node.store)
+        self.producers: dict[str, dict[str, int]] = {}
+        """Transactional id → the ``producer_id`` and ``producer_epoch`` its setup initialised."""
 
     @property
     def cluster(self) -> str:
@@ -115,6 +118,22 @@ class Matrix:
         await self.topic(names.topic)
         body = {"offsets": [{"topic_name": names.topic, "partition_id": 0, "offset": 1}]}
         await self.admin(Call("POST", f"{self.cluster}/consumer-groups/{names.group}/offsets", json=body), 200)
+
+    async def transactional(self, names: Names, *, partition: bool = False, group: bool = False) -> None:
+        """Initialise the transactional id ``names.topic`` (its topic made first); then, as asked, add
+        the topic's partition 0 or the group ``names.group`` to its transaction."""
+        await self.topic(names.topic)
+        path = f"{self.cluster}/transactions/{names.topic}"
+        response = await self.client.post(f"{path}/producer-id", json={}, headers=basic(ADMIN, PASSWORD))
+        assert response.status == 200, await response.text()
+        answer = await response.json()
+        producer = {key: answer[key] for key in ("producer_id", "producer_epoch")}
+        self.producers[names.topic] = producer
+        if partition:
+            added = {**producer, "partitions": [{"topic_name": names.topic, "partition_id": 0}]}
+            await self.admin(Call("POST", f"{path}/partitions", json=added), 200)
+        if group:
+            await self.admin(Call("POST", f"{path}/consumer-groups", json={**producer, "group_id": names.group}), 200)
 
     async def member(self, names: Names) -> None:
         await self.topic(names.topic)
@@ -172,6 +191,18 @@ async def committed_setup(matrix: Matrix, names: Names) -> None:
     await matrix.committed(names)
 
 
+async def producer_setup(matrix: Matrix, names: Names) -> None:
+    await matrix.transactional(names)
+
+
+async def in_transaction_setup(matrix: Matrix, names: Names) -> None:
+    await matrix.transactional(names, partition=True)
+
+
+async def group_in_transaction_setup(matrix: Matrix, names: Names) -> None:
+    await matrix.transactional(names, group=True)
+
+
 async def member_setup(matrix: Matrix, names: Names) -> None:
     await matrix.member(names)
 
@@ -210,6 +241,18 @@ def on_topic(operation: AclOperation) -> Callable[[Names], list[Need]]:
     return lambda names: [(TOPIC, names.topic, operation)]
 
 
+def on_transaction(
+    operation: AclOperation, *others: tuple[ResourceType, AclOperation]
+) -> Callable[[Names], list[Need]]:
+    """``operation`` on the transactional id (named like the recipe's topic), and each of ``others`` on the
+    recipe's topic or group."""
+
+    def needs(names: Names) -> list[Need]:
+        return [(TXN, names.topic, operation), *((kind, names.topic, op) for kind, op in others)]
+
+    return needs
+
+
 def on_group(operation: AclOperation, topic_operation: AclOperation | None = None) -> Callable[[Names], list[Need]]:
     def needs(names: Names) -> list[Need]:
         extra = [(TOPIC, names.topic, topic_operation)] if topic_operation else []
@@ -223,6 +266,7 @@ T = C + "/topics/{topic_name}"
 P = T + "/partitions/{partition_id}"
 G = C + "/consumer-groups/{consumer_group_id}"
 M = G + "/consumers/{consumer_id}"
+X = C + "/transactions/{transactional_id}"
 R, W, D = AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE
 
 
@@ -232,6 +276,22 @@ def t(m: Matrix, n: Names) -> str:
 
 def g(m: Matrix, n: Names) -> str:
     return f"{m.cluster}/consumer-groups/{n.group}"
+
+
+def x(m: Matrix, n: Names) -> str:
+    return f"{m.cluster}/transactions/{n.topic}"
+
+
+def transactional_batch(m: Matrix, n: Names) -> bytes:
+    """The first batch of the transaction ``n.topic``'s setup opened (sequence 0)."""
+    producer = m.producers[n.topic]
+    return encode_batch(
+        [RecordInput(None, b"v", [], 1_700_000_000_000)],
+        producer_id=producer["producer_id"],
+        producer_epoch=producer["producer_epoch"],
+        base_sequence=0,
+        is_transactional=True,
+    )
 
 
 def internal(method: str, route: str, path: str, broker_path: str | None = None, json: Any = None) -> Recipe:
@@ -620,6 +680,64 @@ RECIPES: tuple[Recipe, ...] = (
         topic_setup,
     ),
     Recipe(
+        "POST",
+        P + "/batches",
+        200,
+        lambda m, n: Call(
+            "POST",
+            f"{t(m, n)}/partitions/0/batches",
+            data=transactional_batch(m, n),
+            params={"transactional_id": n.topic},
+            headers={"Content-Type": BATCH},
+        ),
+        on_transaction(W, (TOPIC, W)),
+        in_transaction_setup,
+    ),
+    Recipe(
+        "POST",
+        X + "/producer-id",
+        200,
+        lambda m, n: Call("POST", f"{x(m, n)}/producer-id", json={"transaction_timeout_ms": 60_000}),
+        on_transaction(W),
+    ),
+    Recipe(
+        "POST",
+        X + "/partitions",
+        200,
+        lambda m, n: Call(
+            "POST",
+            f"{x(m, n)}/partitions",
+            json={**m.producers[n.topic], "partitions": [{"topic_name": n.topic, "partition_id": 0}]},
+        ),
+        on_transaction(W, (TOPIC, W)),
+        producer_setup,
+    ),
+    Recipe(
+        "POST",
+        X + "/consumer-groups",
+        200,
+        lambda m, n: Call("POST", f"{x(m, n)}/consumer-groups", json={**m.producers[n.topic], "group_id": n.group}),
+        on_transaction(W, (GROUP, R)),
+        producer_setup,
+    ),
+    Recipe(
+        "POST",
+        X + ":commit",
+        200,
+        lambda m, n: Call("POST", f"{x(m, n)}:commit", json=m.producers[n.topic]),
+        on_transaction(W),
+        in_transaction_setup,
+    ),
+    Recipe(
+        "POST",
+        X + ":abort",
+        200,
+        lambda m, n: Call("POST", f"{x(m, n)}:abort", json=m.producers[n.topic]),
+        on_transaction(W),
+        in_transaction_setup,
+    ),
+    Recipe("GET", X, 200, lambda m, n: Call("GET", x(m, n)), on_transaction(D), producer_setup),
+    Recipe(
         "GET",
         P + "/records",
         200,
@@ -650,6 +768,22 @@ RECIPES: tuple[Recipe, ...] = (
         ),
         on_group(R, R),
         topic_setup,
+    ),
+    Recipe(
+        "POST",
+        G + "/offsets",
+        200,
+        lambda m, n: Call(
+            "POST",
+            f"{g(m, n)}/offsets",
+            json={
+                "offsets": [{"topic_name": n.topic, "partition_id": 0, "offset": 1}],
+                "transactional_id": n.topic,
+                **m.producers[n.topic],
+            },
+        ),
+        on_transaction(W, (GROUP, R), (TOPIC, R)),
+        group_in_transaction_setup,
     ),
     Recipe("GET", G + "/offsets", 200, lambda m, n: Call("GET", f"{g(m, n)}/offsets"), on_group(D), committed_setup),
     Recipe("GET", G + "/lags", 200, lambda m, n: Call("GET", f"{g(m, n)}/lags"), on_group(D), committed_setup),
@@ -979,6 +1113,7 @@ async def matrix(tmp_path: Path) -> AsyncIterator[Matrix]:
     settings = broker_settings(
         tmp_path / "data",
         offsets_topic_num_partitions=1,
+        transaction_state_num_partitions=1,
         security={"authentication": "basic", "super_users": [ADMIN], "failed_logins_per_minute": 10_000},
     )
     node = await BrokerNode.start(settings)
