@@ -130,6 +130,17 @@ class ProducerSettings(ClientSecuritySettings):
     max_in_flight_requests_per_connection: int = Field(
         5, ge=1, description="unacknowledged produce requests per broker; at most 5 with enable_idempotence"
     )
+    transactional_id: str | None = Field(
+        None,
+        min_length=1,
+        description=(
+            "makes the producer transactional: begin_transaction/commit_transaction/abort_transaction, and a new "
+            "producer with the same id fences this one; needs enable_idempotence"
+        ),
+    )
+    transaction_timeout_ms: int = Field(
+        60_000, ge=1, description="the coordinator aborts a transaction still open this long after it began"
+    )
     request_timeout_ms: int = Field(30_000, ge=1, description=_REQUEST_TIMEOUT_MEANING)
     delivery_timeout_ms: int = Field(120_000, ge=1, description="give up on a record this long after send()")
     retry_backoff_ms: int = Field(100, ge=0, description=_RETRY_BACKOFF_MEANING)
@@ -152,6 +163,8 @@ class ProducerSettings(ClientSecuritySettings):
     def _kafka_rules(self) -> ProducerSettings:
         if self.enable_idempotence and self.acks != "all":
             raise ValueError(f"enable_idempotence needs acks='all' (got acks={self.acks!r})")
+        if self.transactional_id is not None and not self.enable_idempotence:
+            raise ValueError("transactional_id needs enable_idempotence (and so acks='all')")
         if self.enable_idempotence and self.max_in_flight_requests_per_connection > 5:
             raise ValueError("enable_idempotence needs max_in_flight_requests_per_connection <= 5")
         if self.delivery_timeout_ms < self.linger_ms + self.request_timeout_ms:

@@ -166,8 +166,10 @@ class ProducerBatch:
             self.deliveries.append(delivery)
             self.delivery_counts.append(count)
 
-    def stamp(self, producer_id: int, producer_epoch: int, base_sequence: int, compression: int) -> None:
-        """Fix the idempotence fields and encode the bytes every attempt will send."""
+    def stamp(
+        self, producer_id: int, producer_epoch: int, base_sequence: int, compression: int, transactional: bool = False
+    ) -> None:
+        """Fix the idempotence fields (and the transactional flag) and encode the bytes every attempt will send."""
         self.sealed = True
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
@@ -181,4 +183,5 @@ class ProducerBatch:
             producer_id=producer_id,
             producer_epoch=producer_epoch,
             base_sequence=base_sequence,
+            is_transactional=transactional,
         )

@@ -24,17 +24,20 @@ given and what is allowed (``broker.client.settings``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import partial
 from itertools import accumulate
 from typing import Any, Literal, Self, overload
 
 from broker.acks import Acks
-from broker.client.errors import BufferExhausted, ProducerClosed
+from broker.client.errors import BufferExhausted, IllegalTransactionState, ProducerClosed
+from broker.client.groups import GroupClient
 from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
 from broker.client.settings import build_settings
+from broker.client.transactions import TransactionClient
 from broker.client.types import ProduceAck, TopicPartition
 from broker.clock import monotonic_ms, wall_clock_ms
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
@@ -54,6 +57,7 @@ from producer.partitioner import StickyPartitioner
 from producer.rate import AckRate
 from producer.records import COMPRESSION_CODECS, UNKNOWN_OFFSET, RecordMetadata, SendManyResult
 from producer.sender import Sender, SendOptions
+from producer.transactions import TransactionManager
 
 log = library_logger(__name__)
 
@@ -96,8 +100,23 @@ class Producer:
             request_timeout_ms=config.request_timeout_ms,
             retry_backoff_ms=config.retry_backoff_ms,
             idempotent=config.enable_idempotence,
+            transactional_id=config.transactional_id,
         )
-        self._sender = Sender(self._client, self._accumulator, self._partitioner, options, self._complete)
+        self._transaction = (
+            None
+            if config.transactional_id is None
+            else TransactionManager(
+                TransactionClient(self._client, config.transactional_id),
+                config.transaction_timeout_ms,
+                config.retry_backoff_ms,
+                config.max_block_ms,
+                lambda: self._sender.wakeup(),  # noqa: PLW0108 - the sender is built next, around this manager
+            )
+        )
+        self._groups: GroupClient | None = None
+        self._sender = Sender(
+            self._client, self._accumulator, self._partitioner, options, self._complete, self._transaction
+        )
         self._sender_task: asyncio.Task[None] | None = None
         self._room_freed = asyncio.Event()
         """Set when a batch finishes (memory freed, the oldest batch maybe gone): what a back-pressured send waits for."""
@@ -206,6 +225,8 @@ class Producer:
             raise ProducerClosed("send() after close()")
         if self._sender_task is None:
             await self.start()
+        if self._transaction is not None:
+            self._transaction.require_open()
         if headers:
             header_list: list[tuple[str, bytes | None]] | None = list(headers)
             size_bytes = estimate_record_bytes(key, value, header_list)  # type: ignore[arg-type]
@@ -471,6 +492,8 @@ class Producer:
         tp = batch.tp
         if error is not None:
             self.failed_records += batch.record_count
+            if self._transaction is not None:
+                self._transaction.fail(error)
         base_offset = UNKNOWN_OFFSET if ack is None or ack.base_offset is None else ack.base_offset
         append_time = -1 if ack is None else ack.log_append_time_ms
         timestamps = batch.timestamps
@@ -487,6 +510,56 @@ class Producer:
                     else:
                         delivery.set_result(RecordMetadata(tp.topic, tp.partition, offset, timestamp))
             index += count
+
+    # ------------------------------------------------------------------ transactions
+
+    @property
+    def transactional(self) -> bool:
+        return self._transaction is not None
+
+    def _transactions(self) -> TransactionManager:
+        if self._transaction is None:
+            raise IllegalTransactionState("this producer has no transactional_id; transactions need one")
+        return self._transaction
+
+    def begin_transaction(self) -> None:
+        """Open a transaction: what is sent until ``commit_transaction`` is read (``read_committed``) all or none."""
+        self._transactions().begin()
+
+    async def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, int], group_id: str) -> None:
+        """Commit ``group_id``'s ``offsets`` (the next offset to read, per partition) with the transaction:
+        they apply when it commits, and never if it aborts (consume-transform-produce, exactly once)."""
+        if self._groups is None:
+            self._groups = GroupClient(self._client)
+        await self._transactions().send_offsets(offsets, group_id, self._groups)
+
+    async def commit_transaction(self) -> None:
+        """Send what the transaction still holds, then commit it; ``IllegalTransactionState`` if a batch of it
+        failed (abort it then). Returns once the outcome is durable; ``read_committed`` readers see the records
+        when the markers reach the partitions, just after."""
+        transaction = self._transactions()
+        transaction.require_open()
+        await self.flush()
+        await transaction.commit()
+
+    async def abort_transaction(self) -> None:
+        """Abort the transaction; its records are never shown to ``read_committed`` readers."""
+        transaction = self._transactions()
+        await self.flush()
+        renewal = self._sender.init_identity if self._sender.identity_renewal_needed else None
+        await transaction.abort(renewal)
+        self._sender.wakeup()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """``async with producer.transaction():`` commits at the end of the block, aborts if it raises."""
+        self.begin_transaction()
+        try:
+            yield
+        except BaseException:
+            await self.abort_transaction()
+            raise
+        await self.commit_transaction()
 
     async def flush(self, timeout_ms: int | None = None) -> None:
         """Send everything queued now, without waiting for ``linger_ms``, and wait for every answer."""

@@ -47,6 +47,7 @@ from producer.accumulator import RecordAccumulator
 from producer.batch import ProducerBatch
 from producer.partitioner import StickyPartitioner
 from producer.pipeline import PartitionPipeline, SequenceNumbers
+from producer.transactions import TransactionManager
 
 log = library_logger(__name__)
 
@@ -67,6 +68,7 @@ class SendOptions:
     request_timeout_ms: int
     retry_backoff_ms: int
     idempotent: bool
+    transactional_id: str | None = None
 
 
 class Sender:
@@ -77,12 +79,14 @@ class Sender:
         partitioner: StickyPartitioner,
         options: SendOptions,
         complete: Completion,
+        transaction: TransactionManager | None = None,
     ) -> None:
         self._client = client
         self._accumulator = accumulator
         self._partitioner = partitioner
         self._options = options
         self._complete = complete
+        self._transaction = transaction
         self.idempotent = options.idempotent
         self.producer_id = NO_PRODUCER_ID
         self.producer_epoch = NO_PRODUCER_EPOCH
@@ -98,10 +102,14 @@ class Sender:
     # ------------------------------------------------------------------ identity
 
     async def init_identity(self) -> None:
-        """Get a producer id for idempotence; without one (older broker) send without sequences."""
+        """Get a producer id for idempotence (from the transaction coordinator for a transactional
+        producer); without one (older broker) send without sequences."""
         if not self.idempotent:
             return
-        identity = await self._client.init_producer_id()
+        if self._transaction is not None:
+            identity: tuple[int, int] | None = await self._transaction.initialize()
+        else:
+            identity = await self._client.init_producer_id()
         if identity is None:
             log.warning("idempotence_unavailable reason=the cluster does not hand out producer ids")
             self.idempotent = False
@@ -110,7 +118,14 @@ class Sender:
         self._sequences.reset()
         for pipeline in self._pipelines.values():
             pipeline.forget_sequence_leader()
+        self._identity = IDENTITY_VALID
         log.debug("producer_id_assigned producer_id=%d producer_epoch=%d", self.producer_id, self.producer_epoch)
+
+    @property
+    def identity_renewal_needed(self) -> bool:
+        """A batch failed for good: its partition's sequence has a gap until a new identity is obtained
+        (a transactional producer gets it when its transaction is aborted)."""
+        return self._identity != IDENTITY_VALID
 
     # ------------------------------------------------------------------ loop
 
@@ -155,7 +170,11 @@ class Sender:
         blocked = False
         for tp in sorted(ready | retrying):
             blocked |= not self._send_partition(tp, current_ms, tp in ready)
-        if self._identity == IDENTITY_RENEWAL_NEEDED and not any(p.in_flight for p in self._pipelines.values()):
+        if (
+            self._identity == IDENTITY_RENEWAL_NEEDED
+            and self._transaction is None
+            and not any(p.in_flight for p in self._pipelines.values())
+        ):
             self._renew_identity()
         if blocked or retrying:
             backoff_ms = max(1, self._options.retry_backoff_ms)
@@ -176,6 +195,8 @@ class Sender:
         while True:
             batch = pipeline.next_retry(current_ms)
             if batch is None and has_ready and pipeline.can_send_new(current_ms, leader_url):
+                if not self._in_transaction(tp):
+                    return True
                 batch = self._accumulator.drain(tp)
                 if batch is not None:
                     available = self._client.metadata.available_partitions(tp.topic)
@@ -187,6 +208,17 @@ class Sender:
             task = asyncio.get_running_loop().create_task(self._send(batch, leader_url, pipeline))
             self._requests.add(task)
             task.add_done_callback(self._requests.discard)
+
+    def _in_transaction(self, tp: TopicPartition) -> bool:
+        """Whether ``tp``'s new batches may go: always outside transactions; inside one, once the coordinator
+        added ``tp`` to it (the sender is woken then). A transaction that failed fails what it still holds."""
+        transaction = self._transaction
+        if transaction is None or transaction.may_send(tp):
+            return True
+        if transaction.error is not None:
+            while (batch := self._accumulator.drain(tp)) is not None:
+                self._finish(batch, None, transaction.error)
+        return False
 
     def _max_in_flight(self) -> int:
         """Requests in flight per partition: HTTP requests on separate connections may reach the
@@ -204,7 +236,8 @@ class Sender:
             ):
                 return
             base_sequence = self._sequences.next_base_sequence(batch.tp, batch.record_count)
-            batch.stamp(self.producer_id, self.producer_epoch, base_sequence, self._options.compression)
+            transactional = self._transaction is not None
+            batch.stamp(self.producer_id, self.producer_epoch, base_sequence, self._options.compression, transactional)
         elif batch.encoded is None:
             batch.stamp(NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE, self._options.compression)
 
@@ -215,7 +248,12 @@ class Sender:
         self.requests_sent += 1
         try:
             ack = await self._client.produce(
-                leader_url, batch.tp, batch.encoded, self._options.acks, self._options.request_timeout_ms
+                leader_url,
+                batch.tp,
+                batch.encoded,
+                self._options.acks,
+                self._options.request_timeout_ms,
+                self._options.transactional_id,
             )
         except HighwaterError as error:
             self._on_error(batch, pipeline, error)
@@ -322,7 +360,6 @@ class Sender:
     async def _renew(self) -> None:
         try:
             await self.init_identity()
-            self._identity = IDENTITY_VALID
         except HighwaterError as error:
             log.warning("producer_id_renewal_failed error=%s message=%s", error.name, error.message)
             await asyncio.sleep(self._options.retry_backoff_ms / 1000)

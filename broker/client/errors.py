@@ -60,6 +60,15 @@ class ProducerClosed(HighwaterError):
     http_status = 400
 
 
+class IllegalTransactionState(HighwaterError):
+    """A transactional producer asked for what its transaction's state forbids (``send`` outside a
+    transaction, ``commit`` after a failed batch, anything once fenced); nothing was sent."""
+
+    name = "ILLEGAL_TRANSACTION_STATE"
+    error_code = 40011
+    http_status = 400
+
+
 class BufferExhausted(RequestTimedOut):
     """``send`` waited ``max_block_ms`` for ``buffer_memory`` to free up; nothing was queued."""
 

@@ -67,8 +67,13 @@ class GroupClient:
         offsets: Mapping[TopicPartition, int],
         member_id: str | None = None,
         member_epoch: int | None = None,
+        transaction: Mapping[str, Any] | None = None,
     ) -> None:
-        """Commit ``offsets`` (acks=all on the broker); a member commits with its current epoch."""
+        """Commit ``offsets`` (acks=all on the broker); a member commits with its current epoch.
+
+        ``transaction`` (``transactional_id``, ``producer_id``, ``producer_epoch``) commits them inside that
+        producer's transaction (TxnOffsetCommit): they apply when it commits.
+        """
         body: dict[str, Any] = {
             "offsets": [
                 {"topic_name": tp.topic, "partition_id": tp.partition, "offset": offset}
@@ -78,6 +83,7 @@ class GroupClient:
         if member_id is not None:
             body["member_id"] = member_id
             body["member_epoch"] = member_epoch
+        body.update(transaction or {})
         await self._call("POST", await self._group_path(group_id, "/offsets"), body)
 
     async def committed(self, group_id: str, topic: str | None = None) -> dict[TopicPartition, int]:

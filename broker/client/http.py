@@ -313,14 +313,24 @@ class ClusterClient:
         return f"/v3/clusters/{self.metadata.cluster_id}/topics/{tp.topic}/partitions/{tp.partition}"
 
     async def produce(
-        self, leader_url: str, tp: TopicPartition, batch: bytes, acks: Acks, timeout_ms: int
+        self,
+        leader_url: str,
+        tp: TopicPartition,
+        batch: bytes,
+        acks: Acks,
+        timeout_ms: int,
+        transactional_id: str | None = None,
     ) -> ProduceAck:
-        """POST one record batch v2 to the partition's leader; the leader's offsets for it."""
+        """POST one record batch v2 to the partition's leader; the leader's offsets for it. A transactional
+        batch names its producer's ``transactional_id`` (the leader verifies it with the coordinator)."""
+        params = {"acks": acks.value, "timeout_ms": str(timeout_ms)}
+        if transactional_id is not None:
+            params["transactional_id"] = transactional_id
         answer = await self._json(
             "POST",
             f"{leader_url}{self.partition_path(tp)}/batches",
             None,
-            params={"acks": acks.value, "timeout_ms": str(timeout_ms)},
+            params=params,
             data=batch,
             headers={"Content-Type": BATCH_CONTENT_TYPE},
             timeout_s=timeout_ms / 1000 + FETCH_TIMEOUT_MARGIN_S,

@@ -189,6 +189,7 @@ def encode_columns(
     producer_id: int = NO_PRODUCER_ID,
     producer_epoch: int = NO_PRODUCER_EPOCH,
     base_sequence: int = NO_SEQUENCE,
+    is_transactional: bool = False,
 ) -> bytes:
     """The producer's encoder: records given as columns, byte for byte what ``encode_batch`` writes.
 
@@ -211,7 +212,7 @@ def encode_columns(
         raise TypeError(f"record keys and values must be bytes or None, header keys str: {error}") from error
     payload = compress(compression, body) if compression != NONE else body
     covered = _CRC_COVERED_HEADER.pack(
-        compression,
+        compression | TRANSACTIONAL_MASK if is_transactional else compression,
         count - 1,
         base_timestamp,
         max(timestamps),

@@ -33,7 +33,13 @@ class Broker:
         self.refuse: Exception | None = None
 
     async def produce(
-        self, leader_url: str, tp: TopicPartition, batch: bytes, acks: object, timeout_ms: int
+        self,
+        leader_url: str,
+        tp: TopicPartition,
+        batch: bytes,
+        acks: object,
+        timeout_ms: int,
+        transactional_id: str | None = None,
     ) -> ProduceAck:
         self.requests.append(batch)
         if self.gate is not None:
@@ -218,7 +224,13 @@ class PacedBroker(Broker):
         self._server = asyncio.Lock()
 
     async def produce(
-        self, leader_url: str, tp: TopicPartition, batch: bytes, acks: object, timeout_ms: int
+        self,
+        leader_url: str,
+        tp: TopicPartition,
+        batch: bytes,
+        acks: object,
+        timeout_ms: int,
+        transactional_id: str | None = None,
     ) -> ProduceAck:
         async with self._server:
             await asyncio.sleep(len(batch) / self.bytes_per_ms / 1000)

@@ -49,13 +49,24 @@ def test_columns_encode_byte_for_byte_as_encode_batch_and_decode_back() -> None:
             RecordInput(keys[i] if keys else None, values[i], headers[i] if headers else [], timestamps[i])
             for i in range(len(values))
         ]
-        expected = encode_batch(records, producer_id=9, producer_epoch=3, base_sequence=2**31 - 2)
+        transactional = rng.random() < 0.5
+        expected = encode_batch(
+            records, producer_id=9, producer_epoch=3, base_sequence=2**31 - 2, is_transactional=transactional
+        )
         encoded = encode_columns(
-            values, timestamps, keys=keys, headers=headers, producer_id=9, producer_epoch=3, base_sequence=2**31 - 2
+            values,
+            timestamps,
+            keys=keys,
+            headers=headers,
+            producer_id=9,
+            producer_epoch=3,
+            base_sequence=2**31 - 2,
+            is_transactional=transactional,
         )
         assert encoded == expected
         header, decoded = decode_batch(encoded)
         assert header.records_count == len(values) and header.base_sequence == 2**31 - 2
+        assert header.is_transactional is transactional
         assert [r.value for r in decoded] == values
         assert [r.key for r in decoded] == (keys or [None] * len(values))
         assert [r.headers for r in decoded] == (headers or [[]] * len(values))
