@@ -38,7 +38,7 @@ from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
 from broker.client.settings import build_settings
 from broker.client.transactions import TransactionClient
-from broker.client.types import ProduceAck, TopicPartition
+from broker.client.types import OffsetAndMetadata, ProduceAck, TopicPartition
 from broker.clock import monotonic_ms, wall_clock_ms
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
 from broker.partitioner import partition_for_key
@@ -57,7 +57,7 @@ from producer.partitioner import StickyPartitioner
 from producer.rate import AckRate
 from producer.records import COMPRESSION_CODECS, UNKNOWN_OFFSET, RecordMetadata, SendManyResult
 from producer.sender import Sender, SendOptions
-from producer.transactions import TransactionManager
+from producer.transactions import TransactionManager, TxnPhase
 
 log = library_logger(__name__)
 
@@ -154,6 +154,13 @@ class Producer:
     @property
     def idempotent(self) -> bool:
         return self._sender.idempotent
+
+    @property
+    def producer_identity(self) -> tuple[int, int] | None:
+        """(producer id, epoch) the batches are stamped with; None before ``start`` or without idempotence."""
+        if not self._sender.idempotent or self._sender.producer_id < 0:
+            return None
+        return self._sender.producer_id, self._sender.producer_epoch
 
     async def start(self) -> None:
         """Connect: learn the cluster id and, for idempotence, a producer id.
@@ -522,11 +529,18 @@ class Producer:
             raise IllegalTransactionState("this producer has no transactional_id; transactions need one")
         return self._transaction
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open (begun, neither committed nor aborted yet)."""
+        return self._transaction is not None and self._transaction.phase is not TxnPhase.READY
+
     def begin_transaction(self) -> None:
         """Open a transaction: what is sent until ``commit_transaction`` is read (``read_committed``) all or none."""
         self._transactions().begin()
 
-    async def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, int], group_id: str) -> None:
+    async def send_offsets_to_transaction(
+        self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata], group_id: str
+    ) -> None:
         """Commit ``group_id``'s ``offsets`` (the next offset to read, per partition) with the transaction:
         they apply when it commits, and never if it aborts (consume-transform-produce, exactly once)."""
         if self._groups is None:

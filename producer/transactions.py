@@ -32,7 +32,7 @@ from broker.client.errors import IllegalTransactionState
 from broker.client.groups import GroupClient
 from broker.client.library_log import library_logger
 from broker.client.transactions import ProducerIdentity, TransactionClient
-from broker.client.types import TopicPartition
+from broker.client.types import OffsetAndMetadata, TopicPartition
 from broker.clock import monotonic_ms
 from broker.errors import HighwaterError, InvalidProducerEpoch
 from broker.errors.transactions import InvalidProducerIdMapping, ProducerFenced
@@ -135,7 +135,9 @@ class TransactionManager:
     def error(self) -> HighwaterError | None:
         return self._error
 
-    async def send_offsets(self, offsets: Mapping[TopicPartition, int], group_id: str, groups: GroupClient) -> None:
+    async def send_offsets(
+        self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata], group_id: str, groups: GroupClient
+    ) -> None:
         """Commit ``offsets`` for ``group_id`` inside the transaction: they apply when it commits."""
         self._require(TxnPhase.IN_TRANSACTION, "send offsets")
         producer = self._identity()

@@ -56,7 +56,25 @@ SOURCE_OPTIONS = (
         "kafka.isolation.level",
     }
 )
-SINK_OPTIONS = SPARK_OWNED_OPTIONS | SECURITY_OPTIONS | {"servers", "topic", "lingerms", "batchsizebytes"}
+SINK_OPTIONS = (
+    SPARK_OWNED_OPTIONS
+    | SECURITY_OPTIONS
+    | {
+        "servers",
+        "topic",
+        "lingerms",
+        "batchsizebytes",
+        "deliveryguarantee",
+        "transactionalidprefix",
+        "transactiontimeoutms",
+    }
+)
+EXACTLY_ONCE = "exactly_once"
+AT_LEAST_ONCE = "at_least_once"
+DELIVERY_GUARANTEES = (EXACTLY_ONCE, AT_LEAST_ONCE)
+DEFAULT_TRANSACTION_TIMEOUT_MS = 600_000
+"""A task's transaction stays open until Spark commits its batch: room for slow batches, under the
+brokers' ``transaction_max_timeout_ms`` (15 min by default)."""
 
 
 class OptionError(ValueError):
@@ -114,6 +132,14 @@ class SinkOptions:
     linger_ms: int = 5
     batch_size_bytes: int = 1024 * 1024
     security: ClientSecurity = field(default_factory=ClientSecurity)
+    delivery_guarantee: str = EXACTLY_ONCE
+    transactional_id_prefix: str | None = None
+    """None: derived from the streaming query's id (stable across its restarts), or per batch write."""
+    transaction_timeout_ms: int = DEFAULT_TRANSACTION_TIMEOUT_MS
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.delivery_guarantee == EXACTLY_ONCE
 
 
 def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
@@ -268,10 +294,20 @@ def parse_sink_options(raw: Mapping[str, str]) -> SinkOptions:
     topic = options.get("topic")
     if topic is not None and not topic.strip():
         raise OptionError("option 'topic' is empty")
+    guarantee = options.get("deliveryguarantee", EXACTLY_ONCE).strip().lower()
+    if guarantee not in DELIVERY_GUARANTEES:
+        raise OptionError(f"option 'deliveryGuarantee' must be one of {list(DELIVERY_GUARANTEES)}, got {guarantee!r}")
+    prefix = options.get("transactionalidprefix")
+    if prefix is not None and not prefix.strip():
+        raise OptionError("option 'transactionalIdPrefix' is empty")
     return SinkOptions(
         servers=_servers(options),
         topic=topic.strip() if topic else None,
         linger_ms=_positive_int(options, "lingerMs", 5) or 5,
         batch_size_bytes=_positive_int(options, "batchSizeBytes", 1024 * 1024) or 1024 * 1024,
         security=_security(options),
+        delivery_guarantee=guarantee,
+        transactional_id_prefix=prefix.strip() if prefix else None,
+        transaction_timeout_ms=_positive_int(options, "transactionTimeoutMs", DEFAULT_TRANSACTION_TIMEOUT_MS)
+        or DEFAULT_TRANSACTION_TIMEOUT_MS,
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from broker.client.coordinated import CoordinatedCalls
 from broker.client.http import ClusterClient
-from broker.client.types import TopicPartition
+from broker.client.types import OffsetAndMetadata, TopicPartition
 from broker.errors.groups import GroupIdNotFound
 
 
@@ -64,7 +64,7 @@ class GroupClient:
     async def commit(
         self,
         group_id: str,
-        offsets: Mapping[TopicPartition, int],
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
         member_id: str | None = None,
         member_epoch: int | None = None,
         transaction: Mapping[str, Any] | None = None,
@@ -74,10 +74,13 @@ class GroupClient:
         ``transaction`` (``transactional_id``, ``producer_id``, ``producer_epoch``) commits them inside that
         producer's transaction (TxnOffsetCommit): they apply when it commits.
         """
+        entries = [
+            (tp, OffsetAndMetadata(*e) if isinstance(e, tuple) else OffsetAndMetadata(e)) for tp, e in offsets.items()
+        ]
         body: dict[str, Any] = {
             "offsets": [
-                {"topic_name": tp.topic, "partition_id": tp.partition, "offset": offset}
-                for tp, offset in sorted(offsets.items())
+                {"topic_name": tp.topic, "partition_id": tp.partition, "offset": e.offset, "metadata": e.metadata}
+                for tp, e in sorted(entries)
             ]
         }
         if member_id is not None:
@@ -88,12 +91,20 @@ class GroupClient:
 
     async def committed(self, group_id: str, topic: str | None = None) -> dict[TopicPartition, int]:
         """The group's committed offsets (of ``topic`` only, if named); empty for an unknown group."""
+        return {tp: entry.offset for tp, entry in (await self.committed_with_metadata(group_id, topic)).items()}
+
+    async def committed_with_metadata(
+        self, group_id: str, topic: str | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """``committed``, with the metadata committed beside each offset."""
         params = {"topic": topic} if topic is not None else None
         try:
             answer = await self._call("GET", await self._group_path(group_id, "/offsets"), params=params)
         except GroupIdNotFound:
             return {}
         return {
-            TopicPartition(entry["topic_name"], int(entry["partition_id"])): int(entry["offset"])
+            TopicPartition(entry["topic_name"], int(entry["partition_id"])): OffsetAndMetadata(
+                int(entry["offset"]), str(entry.get("metadata") or "")
+            )
             for entry in answer.get("data", [])
         }

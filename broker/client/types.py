@@ -17,6 +17,13 @@ class TopicPartition(NamedTuple):
     partition: int
 
 
+class OffsetAndMetadata(NamedTuple):
+    """A committed offset (the next record to read) and the free text committed with it, as Kafka's."""
+
+    offset: int
+    metadata: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class BrokerInfo:
     broker_id: int

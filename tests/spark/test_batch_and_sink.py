@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.spark.cluster_ops import partitions, produce
-from tests.spark.queries import assert_each_offset_once, delivered, run_available_now, servers
+from tests.spark.queries import delivered, run_available_now, servers
 from tests.support.cluster import Cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -69,7 +69,9 @@ def test_batch_write_then_stream_copy_through_the_streaming_sink(
         .mode("append")
         .save()
     )
-    assert [p["high_watermark"] for p in partitions(cluster, source)] == [100, 100]
+    written = partitions(cluster, source)
+    assert all(p["last_stable_offset"] == p["high_watermark"] for p in written), "the write's transactions are open"
+    assert sum(p["high_watermark"] for p in written) > 200, "no transaction marker: the write was not transactional"
 
     query = (
         spark.readStream.format("highwater")
@@ -89,7 +91,6 @@ def test_batch_write_then_stream_copy_through_the_streaming_sink(
     options = {"servers": servers(cluster), "subscribe": copy, "startingOffsets": "earliest"}
     run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
     copied = delivered(spark, tmp_path / "out")
-    assert_each_offset_once(copied, {0: range(100), 1: range(100)})
     assert sorted(value for _, _, value in copied) == sorted(value for _, value, _ in rows)
     assert all(int(value.split(b"-")[1]) % 2 == partition for partition, _, value in copied)
 

@@ -103,6 +103,23 @@ def test_sink_options_need_servers_and_reject_unknown_names():
         parse_sink_options({"servers": "http://h:1", "topic": "out", "acks": "1"})
 
 
+def test_the_sink_is_exactly_once_unless_told_and_checks_its_transaction_options():
+    base = {"servers": "http://h:1", "topic": "out"}
+    default = parse_sink_options(base)
+    assert default.exactly_once and default.transactional_id_prefix is None
+    assert default.transaction_timeout_ms == 600_000
+    told = parse_sink_options(
+        {**base, "deliveryGuarantee": "AT_LEAST_ONCE", "transactionalIdPrefix": "orders", "transactionTimeoutMs": "9"}
+    )
+    assert (told.exactly_once, told.transactional_id_prefix, told.transaction_timeout_ms) == (False, "orders", 9)
+    with pytest.raises(OptionError, match="deliveryGuarantee"):
+        parse_sink_options({**base, "deliveryGuarantee": "at_most_once"})
+    with pytest.raises(OptionError, match="transactionalIdPrefix"):
+        parse_sink_options({**base, "transactionalIdPrefix": " "})
+    with pytest.raises(OptionError, match="transactionTimeoutMs"):
+        parse_sink_options({**base, "transactionTimeoutMs": "0"})
+
+
 def test_the_isolation_level_takes_either_name_and_refuses_what_it_does_not_know():
     base = {"servers": "http://127.0.0.1:1", "subscribe": "t"}
     assert not parse_source_options(base, streaming=True).read_committed
