@@ -1,8 +1,9 @@
-"""A streaming copy through the exactly-once sink, in a process of its own so a test can SIGKILL it mid-batch.
+"""The exactly-once copy in a process of its own, so a test can SIGKILL it mid-batch (driver, executors and
+Python workers at once) and restart it from its checkpoint.
 
-Run by ``test_exactly_once_sink.py``: ``local[2]``, ``maxRecordsPerTrigger`` small so the
-copy takes many micro-batches, a processing-time trigger so it never stops by itself.
-Prints ``started`` once the query runs.
+Run by ``test_exactly_once_sink.py`` as ``python -m tests.spark.exactly_once_job MODE SERVERS SOURCE SINK
+CHECKPOINT``: ``follow`` copies batch after batch until killed; ``drain`` copies what is there
+(``availableNow``) and prints the number of source records it read as its last line.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from tests.spark.conftest import session_builder
 from tests.spark.exactly_once_copy import start_copy
 
 
-def main(servers: str, source: str, sink: str, checkpoint: str) -> None:
+def main(mode: str, servers: str, source: str, sink: str, checkpoint: str) -> None:
     spark = session_builder("local[2]").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
-    query = start_copy(spark, servers, source, sink, checkpoint, available_now=False)
-    print("started", flush=True)
+    query = start_copy(spark, servers, source, sink, checkpoint, available_now=mode == "drain")
     query.awaitTermination()
+    if query.exception() is not None:
+        raise SystemExit(f"the copy failed: {query.exception()}")
+    print(sum(progress["numInputRows"] for progress in query.recentProgress), flush=True)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

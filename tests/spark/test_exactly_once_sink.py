@@ -24,7 +24,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from consumer import Consumer, TopicPartition
-from tests.spark.cluster_ops import partitions, produce
+from tests.spark.cluster_ops import partitions, produce, stable_partitions
 from tests.spark.exactly_once_copy import start_copy
 from tests.spark.queries import servers
 from tests.support.brokers import REPO_ROOT
@@ -50,13 +50,7 @@ def topics(cluster: Cluster, prefix: str, name: str) -> tuple[str, str, dict[int
 
 def committed_values(cluster: Cluster, topic: str) -> dict[int, list[bytes]]:
     """Every value a ``read_committed`` reader reads, per partition in offset order, once no transaction is open."""
-
-    def stable_ends() -> list[int] | None:
-        found = partitions(cluster, topic)
-        stable = all(p["last_stable_offset"] == p["high_watermark"] for p in found)
-        return [p["high_watermark"] for p in found] if stable else None
-
-    ends = cluster.wait_until(stable_ends, f"every transaction of {topic} decided")
+    ends = [p["high_watermark"] for p in stable_partitions(cluster, topic)]
     return asyncio.run(_read(cluster, topic, ends))
 
 
@@ -80,19 +74,24 @@ def finish(query: StreamingQuery) -> int:
     return sum(progress["numInputRows"] for progress in query.recentProgress)
 
 
-def test_a_query_killed_mid_run_and_restarted_copies_every_record_once(
-    prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
-) -> None:
-    source, sink, values = topics(cluster, prefix, "killed")
-    checkpoint = str(tmp_path / "checkpoint")
-    job = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.exactly_once_job", servers(cluster), source, sink, checkpoint],
+def copy_job(cluster: Cluster, mode: str, source: str, sink: str, checkpoint: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.exactly_once_job", mode, servers(cluster), source, sink, str(checkpoint)],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
+
+
+def test_a_query_killed_mid_run_and_restarted_copies_every_record_once(
+    prefix: str, cluster: Cluster, tmp_path: Path
+) -> None:
+    """Both runs in processes of their own: off the suite's Spark session, so beside its tests."""
+    source, sink, values = topics(cluster, prefix, "killed")
+    checkpoint = tmp_path / "checkpoint"
+    job = copy_job(cluster, "follow", source, sink, checkpoint)
     try:
 
         def copying() -> bool:
@@ -108,8 +107,10 @@ def test_a_query_killed_mid_run_and_restarted_copies_every_record_once(
         job.communicate()
     open_after_kill = [p["high_watermark"] - p["last_stable_offset"] for p in partitions(cluster, sink)]
     print(f"\nrecords of open transactions after the kill, per partition: {open_after_kill}")
-    restarted = start_copy(spark, servers(cluster), source, sink, checkpoint, available_now=True)
-    assert finish(restarted) > 0, "the killed query had copied everything already: the kill proved nothing"
+    restarted = copy_job(cluster, "drain", source, sink, checkpoint)
+    output, errors = restarted.communicate(timeout=240)
+    assert restarted.returncode == 0, errors[-3000:]
+    assert int(output.split()[-1]) > 0, "the killed query had copied everything already: the kill proved nothing"
     assert committed_values(cluster, sink) == values
 
 
