@@ -35,6 +35,7 @@ from broker.cli.partitions import partitions_app
 from broker.cli.quotas import quotas_app
 from broker.cli.records import consume, produce
 from broker.cli.topics import topics_app
+from broker.cli.transactions import transactions_app
 from broker.cli.users import users_app
 from broker.tls import TlsFileError, anonymous_listener_refusal
 from config.broker import BrokerSettings, load_broker_settings
@@ -54,6 +55,7 @@ app.add_typer(brokers_app, name="brokers")
 app.add_typer(topics_app, name="topics")
 app.add_typer(partitions_app, name="partitions")
 app.add_typer(groups_app, name="groups")
+app.add_typer(transactions_app, name="transactions")
 app.add_typer(users_app, name="users")
 app.add_typer(acls_app, name="acls")
 app.add_typer(quotas_app, name="quotas")

@@ -14,6 +14,7 @@ and principal names are percent-encoded: a name the broker refuses reaches it in
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -38,7 +39,13 @@ class AdminClient:
         """The id of the cluster the brokers answer for (asked once per client, then known)."""
         return await self._client.cluster_id()
 
-    async def call(self, method: str, path: str, body: Any = None, params: dict | None = None) -> Any:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        params: Mapping[str, Any] | Sequence[tuple[str, str]] | None = None,
+    ) -> Any:
         """``method`` on ``/v3/clusters/{cluster_id}<path>``; the decoded JSON answer (``{}`` when empty)."""
         path = f"/v3/clusters/{_name(await self._client.cluster_id())}{path}"
         last_error: HighwaterError | None = None
@@ -152,6 +159,15 @@ class AdminClient:
         """Records from ``offset`` below the high watermark, long-polling up to ``timeout_ms``."""
         params = {"offset": offset, "max_records": max_records, "timeout_ms": timeout_ms, "format": "string"}
         return await self.call("GET", f"/topics/{_name(topic)}/partitions/{partition}/records", params=params)
+
+    # ------------------------------------------------------------------ transactions
+
+    async def list_transactions(self, states: list[str] | None = None) -> list[dict]:
+        params = [("state", state) for state in states or ()]
+        return (await self.call("GET", "/transactions", params=params or None))["data"]
+
+    async def describe_transaction(self, transactional_id: str) -> dict:
+        return await self.call("GET", f"/transactions/{_name(transactional_id)}")
 
     # ------------------------------------------------------------------ consumer groups
 

@@ -123,6 +123,8 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("POST", TRANSACTION + ":commit"): authorized(transactional_id(WRITE)),
     ("POST", TRANSACTION + ":abort"): authorized(transactional_id(WRITE)),
     ("GET", TRANSACTION): authorized(transactional_id(DESCRIBE)),
+    ("GET", CLUSTER + "/transactions"): authorized(in_handler="lists only the ids the principal may DESCRIBE"),
+    ("GET", "/internal/transactions"): BROKERS,
     ("GET", GROUP + "/offsets"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
     ("GET", GROUP + "/lags"): authorized(group(DESCRIBE), in_handler="only topics the principal may DESCRIBE"),
     ("GET", GROUP + "/lags/{topic_name}/partitions/{partition_id}"): authorized(group(DESCRIBE), topic(DESCRIBE)),

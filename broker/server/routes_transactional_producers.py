@@ -24,32 +24,41 @@ abort; with the calls, the caller always knows which call's answer it lacks.
 Who may call: WRITE on the TRANSACTIONAL_ID for each (Kafka's rule; DESCRIBE to describe
 one); adding partitions also needs WRITE on each topic, adding a group's offsets READ on
 the group, both checked in the handler (the names are in the body). Each call runs on
-the id's coordinator; any broker forwards it there. The describe route takes ids without
+the id's coordinator; any broker forwards it there. The listing asks every broker for the
+ids it coordinates and shows those the caller may DESCRIBE. The describe route takes ids without
 ``:`` (so ``…/{id}:commit`` is never a describe); Kafka's DescribeTransactions takes any.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
+from broker.errors import InvalidRequest
 from broker.security.acl import AclOperation, Resource
-from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Reply, RouteTable, path_param
-from broker.server.authorization import require
+from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Reply, RouteTable, path_param, query_param
+from broker.server.authorization import may, require
 from broker.server.coordinator_forwarding import forward_to_coordinator, forwarded
 from broker.server.params import JsonInt, node_of, read_model
 from broker.server.partition_ids import PartitionId
-from broker.server.responses import ResponseBody
+from broker.server.responses import ResourceList, ResponseBody
+from broker.server.routes_internal import internal
 from broker.topics.policy import OFFSETS_TOPIC
-from broker.transactions.metadata import NO_START, TransactionMetadata
+from broker.transactions.metadata import NO_START, TransactionMetadata, TxnState
 
 routes = RouteTable()
 
 TRANSACTION = "/v3/clusters/{cluster_id}/transactions/{transactional_id}"
 TRANSACTIONAL_ID = path_param("transactional_id", {"type": "string", "minLength": 1}, "the producer's transactional id")
 TAGS = ("Transactions",)
+STATE_FILTER = query_param(
+    "state",
+    {"type": "string", "enum": [state.value for state in TxnState]},
+    "only transactions in this state (repeatable)",
+)
 INT16_MAX = 32767
 DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 """Kafka producers' default ``transaction.timeout.ms``."""
@@ -238,6 +247,47 @@ async def describe(request: web.Request, transactional_id: str) -> web.Response:
     return web.json_response(
         {"cluster_id": node.cluster_id, **transaction_body(await node.transactions.state_of(transactional_id))}
     )
+
+
+@routes.get(
+    "/v3/clusters/{cluster_id}/transactions",
+    Operation(
+        "List the cluster's transactional ids and their transactions (ListTransactions): each broker lists "
+        "those it coordinates; only ids the caller may DESCRIBE",
+        (Reply(200, "transactions", {JSON: ResourceList[Transaction]}),),
+        (CLUSTER, STATE_FILTER),
+        tags=TAGS,
+    ),
+)
+async def list_transactions(request: web.Request) -> web.Response:
+    node = node_of(request)
+    states = set(request.query.getall("state", []))
+    unknown = sorted(states - {state.value for state in TxnState})
+    if unknown:
+        raise InvalidRequest(f"state {unknown[0]!r} is not one of {[state.value for state in TxnState]}")
+    bodies = [transaction_body(state) for state in node.transactions.describe()]
+    others = [url for b in node.catalog.broker_ids() if b != node.node_id and (url := node.catalog.broker_url(b))]
+    answers = await asyncio.gather(
+        *(node.forwarder.json_call("GET", f"{url}/internal/transactions", timeout_s=5) for url in others),
+        return_exceptions=True,
+    )
+    for answer in answers:
+        if isinstance(answer, dict):
+            bodies.extend(answer.get("data", []))
+    visible = [
+        {"cluster_id": node.cluster_id, **body}
+        for body in bodies
+        if (not states or body["state"] in states)
+        and may(request, AclOperation.DESCRIBE, Resource.transactional_id(body["transactional_id"]))
+    ]
+    visible.sort(key=lambda body: body["transactional_id"])
+    path = f"{node.advertised_url}/v3/clusters/{node.cluster_id}/transactions"
+    return web.json_response({"kind": "KafkaTransactionList", "metadata": {"self": path}, "data": visible})
+
+
+@routes.get("/internal/transactions", internal("The transactional ids this broker coordinates"))
+async def local_transactions(request: web.Request) -> web.Response:
+    return web.json_response({"data": [transaction_body(state) for state in node_of(request).transactions.describe()]})
 
 
 def transaction_body(state: TransactionMetadata) -> dict:

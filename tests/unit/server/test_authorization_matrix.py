@@ -737,6 +737,7 @@ RECIPES: tuple[Recipe, ...] = (
         in_transaction_setup,
     ),
     Recipe("GET", X, 200, lambda m, n: Call("GET", x(m, n)), on_transaction(D), producer_setup),
+    Recipe("GET", C + "/transactions", 200, lambda m, n: Call("GET", f"{m.cluster}/transactions")),
     Recipe(
         "GET",
         P + "/records",
@@ -915,6 +916,7 @@ RECIPES: tuple[Recipe, ...] = (
     ),
     internal("GET", "/internal/partitions/{topic}", "/internal/partitions/m0-exact"),
     internal("GET", "/internal/groups", "/internal/groups"),
+    internal("GET", "/internal/transactions", "/internal/transactions"),
     internal("POST", "/internal/controller/groups/offsets-topic", "/internal/controller/groups/offsets-topic"),
     internal(
         "POST",
