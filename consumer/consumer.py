@@ -93,7 +93,7 @@ class Consumer:
 
     def _init_group(self, config: ConsumerSettings) -> None:
         self._groups = GroupClient(self._client)
-        self._member_state = MemberState(uuid.uuid4().hex)
+        self._member_state = MemberState(uuid.uuid4().hex, config.isolation_level)
         self._group_member: GroupMember | None = None
         self._assignment_version = 0
         self._committed_fetch: tuple[int, asyncio.Task[dict[TopicPartition, int]]] | None = None

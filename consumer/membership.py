@@ -66,8 +66,10 @@ class Acquire:
 class MemberState:
     """One member's epoch, subscription, owned partitions and latest target."""
 
-    def __init__(self, member_id: str) -> None:
+    def __init__(self, member_id: str, isolation_level: str = "read_uncommitted") -> None:
         self.member_id = member_id
+        self.isolation_level = isolation_level
+        """Sent with every heartbeat: the group's lag is measured where its members read up to."""
         self.member_epoch = JOIN_EPOCH
         self.subscription: Subscription | None = None
         self.owned: frozenset[TopicPartition] = frozenset()
@@ -92,6 +94,7 @@ class MemberState:
             "session_timeout_ms": session_timeout_ms,
             "rebalance_timeout_ms": rebalance_timeout_ms,
             "client_id": client_id,
+            "isolation_level": self.isolation_level,
         }
 
     def leave_body(self) -> dict[str, Any]:

@@ -3,9 +3,14 @@
 For every partition of every topic the group committed to or subscribes to:
 
 * ``log_end_offset`` is the leader's high watermark (what Kafka's tooling calls the log
-  end offset: the end of what a consumer can read), ``log_start_offset`` the leader's;
-* ``lag = log_end_offset - current_offset``; negative only for a committed offset beyond
-  the high watermark (``broker.groups.commit_bounds``), whose status is then ``AHEAD``;
+  end offset: the end of what a consumer can read), ``log_start_offset`` and
+  ``last_stable_offset`` the leader's;
+* ``lag = end - current_offset``, where the end is the last stable offset for a group
+  that reads ``read_committed`` (a member said so in its heartbeat, or a REST v2
+  instance's ``isolation.level``: ``isolation_level`` names it) and the high watermark
+  otherwise, as Kafka's tools measure it; so an open transaction a ``read_committed``
+  group cannot read yet is no lag. Negative only for a committed offset beyond the
+  high watermark (``broker.groups.commit_bounds``), whose status is then ``AHEAD``;
 * ``lag_ms`` is how long ago the record at the committed offset — the next one the
   group has to process — was appended: ``now - its timestamp``, read from the log (the
   first stored record at or after the committed offset, which after compaction or
@@ -30,6 +35,7 @@ from typing import TYPE_CHECKING
 from broker.errors import HighwaterError, OffsetOutOfRange
 from broker.groups.commit_bounds import lag as committed_lag
 from broker.groups.lag_status import AHEAD, group_status, partition_status
+from broker.isolation import Isolation
 from broker.record.decode import iter_records
 
 if TYPE_CHECKING:
@@ -51,6 +57,8 @@ class LagRow:
     instance_id: str | None
     client_id: str
     status: str
+    last_stable_offset: int | None = None
+    isolation_level: str = Isolation.READ_UNCOMMITTED.value
 
     def to_body(self) -> dict:
         return asdict(self)
@@ -84,13 +92,15 @@ async def _lag_ms(host: GroupHost, topic: str, partition: int, offset: int, lag:
 
 async def _topic_rows(host: GroupHost, state: GroupState, topic: str, now_ms: int) -> list[LagRow]:
     membership = state.membership
+    isolation = Isolation.READ_COMMITTED if membership.read_committed else Isolation.READ_UNCOMMITTED
     described = await host.describer.describe_partitions(topic)
     rows, ages = [], []
     for partition in described:
         tp = (topic, partition.partition)
         committed = state.offsets.get(tp)
         known = partition.high_watermark >= 0
-        lag = committed_lag(partition.high_watermark, committed.offset) if committed and known else None
+        end = isolation.visible_end(partition.high_watermark, partition.last_stable_offset)
+        lag = _lag(end, partition.high_watermark, committed.offset) if committed and known else None
         owner = membership.owner_of(tp)
         member = membership.members.get(owner) if owner else None
         rows.append(
@@ -112,6 +122,8 @@ async def _topic_rows(host: GroupHost, state: GroupState, topic: str, now_ms: in
                     now_ms,
                     nothing_to_read=known and partition.high_watermark == partition.log_start_offset,
                 ),
+                last_stable_offset=partition.last_stable_offset if known else None,
+                isolation_level=isolation.value,
             )
         )
         if lag is not None and committed is not None:
@@ -119,6 +131,14 @@ async def _topic_rows(host: GroupHost, state: GroupState, topic: str, now_ms: in
     for row, age in zip([row for row, _ in ages], await asyncio.gather(*(a for _, a in ages))):
         row.lag_ms = age
     return rows
+
+
+def _lag(end: int, high_watermark: int, committed_offset: int) -> int:
+    """``end - committed offset``, never below 0 for an offset at or below the HW (one between the LSO and
+    the HW has nothing a ``read_committed`` group could read yet); beyond the HW, the negative HW lag."""
+    if committed_offset > high_watermark:
+        return committed_lag(high_watermark, committed_offset)
+    return max(0, committed_lag(end, committed_offset))
 
 
 def _sort_key(row: LagRow) -> tuple:

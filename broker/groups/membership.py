@@ -74,6 +74,8 @@ class HeartbeatRequest:
     client_id: str = ""
     session_timeout_ms: int = 10_000
     rebalance_timeout_ms: int = 30_000
+    read_committed: bool | None = None
+    """Whether the member reads ``read_committed`` (stops at the LSO); None: unchanged (``False`` on join)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,7 @@ class Member:
     revoking: set[TopicPartition] = field(default_factory=set)
     revocation_deadline_ms: int | None = None
     subscribed_topics: frozenset[str] = frozenset()
+    read_committed: bool = False
 
 
 class ConsumerGroup:
@@ -136,6 +139,11 @@ class ConsumerGroup:
     def subscribed_topics(self) -> set[str]:
         return {topic for member in self.members.values() for topic in member.subscribed_topics}
 
+    @property
+    def read_committed(self) -> bool:
+        """Whether the group reads ``read_committed``: any of its members says so (its lag then ends at the LSO)."""
+        return any(member.read_committed for member in self.members.values())
+
     def check_invariants(self) -> None:
         """No partition owned twice; ``owners`` agrees with the members' sets."""
         seen: dict[TopicPartition, str] = {}
@@ -153,6 +161,8 @@ class ConsumerGroup:
     ) -> HeartbeatResponse:
         member = self._accept_member(request, now_ms)
         member.last_heartbeat_ms = now_ms
+        if request.read_committed is not None:
+            member.read_committed = request.read_committed
         member.session_timeout_ms = request.session_timeout_ms
         member.rebalance_timeout_ms = request.rebalance_timeout_ms
         if request.client_id:
@@ -185,6 +195,7 @@ class ConsumerGroup:
                 request.session_timeout_ms,
                 request.rebalance_timeout_ms,
                 now_ms,
+                read_committed=bool(request.read_committed),
             )
             self.members[member.member_id] = member
             self._bump("member_joined", member.member_id)

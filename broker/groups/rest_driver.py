@@ -228,6 +228,7 @@ class RestInstanceDriver:
             REST_CLIENT_ID,
             instance.config.instance_timeout_ms + busy_ms,
             busy_ms,
+            instance.config.isolation.committed,
         )
         answer = self.coordinator.heartbeat(shard, instance.group_id, request, membership.assignor)
         instance.retain_positions(answer.assignment)

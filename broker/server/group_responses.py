@@ -98,8 +98,8 @@ class ConsumerLag(ResponseBody):
     log_end_offset: int | None = Field(description="the partition's high watermark")
     log_start_offset: int | None
     lag: int | None = Field(
-        description="log_end_offset - current_offset; negative when the committed offset is beyond the "
-        "high watermark (status AHEAD)"
+        description="log_end_offset - current_offset (last_stable_offset - current_offset for a group that "
+        "reads read_committed); negative when the committed offset is beyond the high watermark (status AHEAD)"
     )
     lag_ms: int | None = Field(description="now - append time of the record at current_offset")
     last_commit_ms: int | None
@@ -108,6 +108,10 @@ class ConsumerLag(ResponseBody):
     client_id: str = Field(description='"" when no member owns the partition')
     status: Literal["OK", "WARN", "STOP", "STALL", "REWIND", "AHEAD"] = Field(
         description="Burrow's verdict; AHEAD: the committed offset is beyond the high watermark"
+    )
+    last_stable_offset: int | None = Field(description="below it every transaction is decided")
+    isolation_level: Literal["read_uncommitted", "read_committed"] = Field(
+        description="what the group's members read up to (from their heartbeats); the lag ends there"
     )
 
 

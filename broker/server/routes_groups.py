@@ -120,6 +120,9 @@ class HeartbeatBody(BaseModel):
     session_timeout_ms: JsonInt = Field(10_000, ge=100, le=3_600_000, description="expelled after this silence")
     client_id: str = ""
     server_assignor: Literal["uniform", "range"] = "uniform"
+    isolation_level: Literal["read_uncommitted", "read_committed"] | None = Field(
+        None, description="what the member reads up to; the group's lag ends at the LSO when it reads committed"
+    )
 
     def subscription(self) -> Subscription | None:
         if self.subscribed_topic_regex is not None:
@@ -153,6 +156,10 @@ class OffsetEntry(BaseModel):
     metadata: str = ""
 
 
+NO_PRODUCER = -1
+"""Kafka's "no producer id" (and epoch): a commit outside any transaction."""
+
+
 class CommitBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -164,8 +171,12 @@ class CommitBody(BaseModel):
         description="commit inside this producer's transaction (TxnOffsetCommit, after POST "
         "…/transactions/{id}/consumer-groups): the offsets apply when it commits, and are dropped if it aborts",
     )
-    producer_id: JsonInt | None = Field(None, ge=0, description="the transactional producer's id")
-    producer_epoch: JsonInt | None = Field(None, ge=0, le=32767, description="the transactional producer's epoch")
+    producer_id: JsonInt = Field(
+        NO_PRODUCER, ge=NO_PRODUCER, le=INT64_MAX, description="the transactional producer's id (-1: none)"
+    )
+    producer_epoch: JsonInt = Field(
+        NO_PRODUCER, ge=NO_PRODUCER, le=32767, description="the transactional producer's epoch (-1: none)"
+    )
     offsets: list[OffsetEntry]
 
 
@@ -305,6 +316,7 @@ async def heartbeat(request: web.Request, shard: OffsetsShard, group_id: str) ->
             body.client_id,
             body.session_timeout_ms,
             body.rebalance_timeout_ms,
+            None if body.isolation_level is None else body.isolation_level == "read_committed",
         ),
         body.server_assignor,
     )
@@ -419,7 +431,7 @@ async def _transactional_commit(
     """TxnOffsetCommit: WRITE on the transactional id too, and the producer that owns the transaction."""
     assert body.transactional_id is not None
     require(request, AclOperation.WRITE, Resource.transactional_id(body.transactional_id))
-    if body.producer_id is None or body.producer_epoch is None:
+    if body.producer_id == NO_PRODUCER or body.producer_epoch == NO_PRODUCER:
         raise InvalidRequest("a commit naming a transactional_id also names its producer_id and producer_epoch")
     generation = -1 if body.member_epoch is None else body.member_epoch
     await request.app[NODE_KEY].groups.transactional_commit(

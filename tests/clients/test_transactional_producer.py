@@ -205,3 +205,62 @@ def kafka_read_committed(cluster: Cluster, topic: str, partitions: int) -> list[
         consumer.close()
     assert len(at_end) == partitions, f"the Kafka reader reached the end of {sorted(at_end)} only"
     return values
+
+
+async def test_the_cli_lists_and_describes_transactional_ids(cluster: Cluster) -> None:
+    # short names: the tables fit an 80-column terminal without folding a cell
+    topic, finished, open_id = new_topic(cluster, "cli-txn"), "cli-done", "cli-open"
+    async with transactional(cluster, finished) as producer, producer.transaction():
+        await producer.send(topic, b"done", partition=0)
+    async with transactional(cluster, open_id) as holder:
+        holder.begin_transaction()
+        await (await holder.send(topic, b"pending", partition=1))
+        listed = await asyncio.to_thread(cluster.cli, ["transactions", "list"])
+        rows = {line.split()[0]: line.split() for line in listed.splitlines()[1:] if line.strip()}
+        assert rows[finished][3] == "CompleteCommit" and rows[finished][4] == "-"
+        assert rows[open_id][3:] == ["Ongoing", rows[open_id][4], "s"] and float(rows[open_id][4]) >= 0
+        ongoing = await asyncio.to_thread(cluster.cli, ["transactions", "list", "--state", "Ongoing"])
+        assert open_id in ongoing and finished not in ongoing
+        described = await asyncio.to_thread(cluster.cli, ["transactions", "describe", open_id])
+        assert f"{topic}-1" in described and "Ongoing" in described
+        await holder.abort_transaction()
+
+    def aborted() -> list[str]:
+        listing = cluster.api("GET", "/transactions?state=CompleteAbort")
+        return [t["transactional_id"] for t in listing["data"] if t["transactional_id"] in (finished, open_id)]
+
+    # an abort is answered once it is decided (PrepareAbort); it completes when its markers are written
+    assert await asyncio.to_thread(wait_until, aborted, "the aborted transaction complete", 20) == [open_id]
+
+
+async def test_a_read_committed_groups_lag_ends_at_the_last_stable_offset(
+    cluster: Cluster, names: Iterator[str]
+) -> None:
+    topic = new_topic(cluster, next(names), partitions=1)
+    tp = TopicPartition(topic, 0)
+    async with transactional(cluster, next(names)) as producer:
+        async with producer.transaction():
+            for i in range(3):
+                await producer.send(topic, b"committed-%d" % i, partition=0)
+        await asyncio.to_thread(wait_stable, cluster, topic)
+        producer.begin_transaction()  # offsets 0-2 committed, 3 their marker, 4-5 still open
+        for i in range(2):
+            await (await producer.send(topic, b"open-%d" % i, partition=0))
+        for isolation, expected_lag in (("read_committed", 0), ("read_uncommitted", 2)):
+            group = next(names)
+            async with Consumer(
+                cluster.url(), group_id=group, isolation_level=isolation, heartbeat_interval_ms=200
+            ) as member:
+                member.subscribe([topic])
+
+                async def joined(member: Consumer = member) -> bool:
+                    await member.getmany(timeout_ms=100)
+                    return tp in member.assignment()
+
+                await wait_until_async(joined, f"{group} to own {topic}-0", 20, 0.05)
+                await member.commit({tp: 4})
+                lags = await asyncio.to_thread(cluster.api, "GET", f"/consumer-groups/{group}/lags")
+                row = next(row for row in lags["data"] if row["topic_name"] == topic)
+                figures = (row["lag"], row["isolation_level"], row["last_stable_offset"], row["log_end_offset"])
+                assert figures == (expected_lag, isolation, 4, 6), row
+        await producer.abort_transaction()

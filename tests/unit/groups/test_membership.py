@@ -184,3 +184,16 @@ class GroupMachine(RuleBasedStateMachine):
 
 TestGroupMachine = GroupMachine.TestCase
 TestGroupMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
+def test_a_group_reads_committed_while_a_member_says_it_does() -> None:
+    group = ConsumerGroup("g")
+    group.heartbeat(HeartbeatRequest("a", 0, SUB, frozenset(), read_committed=True), COUNTS, 0)
+    epoch = group.members["a"].member_epoch
+    assert group.read_committed
+    group.heartbeat(HeartbeatRequest("a", epoch, None, None), COUNTS, 1)
+    assert group.read_committed, "a heartbeat that does not say keeps what the member said"
+    group.heartbeat(HeartbeatRequest("b", 0, SUB, frozenset()), COUNTS, 2)
+    assert not group.members["b"].read_committed and group.read_committed
+    group.heartbeat(HeartbeatRequest("a", group.members["a"].member_epoch, None, None, read_committed=False), COUNTS, 3)
+    assert not group.read_committed
