@@ -53,6 +53,7 @@ from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.offsets_records import OffsetKey, OffsetValue, partition_for_group
 from broker.groups.rest_driver import RestInstanceDriver
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
+from broker.groups.sharded_coordinator import ShardedCoordinator
 from broker.record.codec import Record, RecordInput, encode_batch
 from broker.record.control import marker_of
 from broker.record.header import BatchHeader
@@ -125,12 +126,12 @@ def _offset_records(
     ]
 
 
-class GroupCoordinator:
+class GroupCoordinator(ShardedCoordinator[OffsetsShard]):
     """See the module docstring. ``node.groups`` of every broker; ``host`` is that broker."""
 
     def __init__(self, host: GroupHost) -> None:
+        super().__init__(OFFSETS_TOPIC)
         self.host = host
-        self.shards: dict[int, OffsetsShard] = {}
         self.lag_snapshot: list[tuple[str, LagRow]] = []
         self.offsets_topic = InternalTopic(
             host,
@@ -139,45 +140,22 @@ class GroupCoordinator:
             lambda: host.settings.offsets_topic_num_partitions,
             "groups/offsets-topic",
         )
-        self._tasks: list[asyncio.Task] = []
-        self._background: set[asyncio.Task] = set()
         self._classic_changed = asyncio.Event()
         self.rest = RestInstanceDriver(self)
         """REST Proxy v2 consumer instances of the groups coordinated here (``broker.groups.rest_driver``)."""
 
     def start(self) -> None:
-        self._tasks.append(asyncio.create_task(self._expiry_loop(), name="group-expiry"))
-        self._tasks.append(asyncio.create_task(self._lag_metrics_loop(), name="group-lag-metrics"))
-
-    async def stop(self) -> None:
-        for task in [*self._tasks, *self._background]:
-            task.cancel()
-        for task in [*self._tasks, *self._background]:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self.shards.clear()
-
-    def spawn(self, coroutine) -> None:
-        task = asyncio.create_task(coroutine)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self.run_loop(self._expiry_loop(), "group-expiry")
+        self.run_loop(self._lag_metrics_loop(), "group-lag-metrics")
 
     # ------------------------------------------------------------ loading
 
-    def on_partition_role(self, partition: Partition) -> None:
-        """Hook: the broker's replicas applied a partition record to ``partition``."""
-        if partition.topic != OFFSETS_TOPIC:
-            return
-        shard = self.shards.get(partition.partition)
-        if partition.is_leader:
-            if shard is None or shard.leader_epoch != partition.leader_epoch:
-                shard = OffsetsShard(partition.partition, partition.leader_epoch)
-                self.shards[partition.partition] = shard
-                self.spawn(self._load(partition, shard))
-        elif shard is not None:
-            del self.shards[partition.partition]
-            self._classic_notify()
-            log.info("coordinator.unloaded", partition=partition.partition, leader_epoch=shard.leader_epoch)
+    def _new_shard(self, partition_id: int, leader_epoch: int) -> OffsetsShard:
+        return OffsetsShard(partition_id, leader_epoch)
+
+    def _unloaded(self, shard: OffsetsShard) -> None:
+        self._classic_notify()
+        log.info("coordinator.unloaded", partition=shard.partition, leader_epoch=shard.leader_epoch)
 
     async def _load(self, partition: Partition, shard: OffsetsShard) -> None:
         """Replay in the executor, then the tail appended meanwhile on the loop: a transaction marker

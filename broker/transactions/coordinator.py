@@ -36,6 +36,7 @@ from broker.errors import HighwaterError, InvalidRequest, NotLeaderOrFollower
 from broker.errors.groups import CoordinatorLoadInProgress, CoordinatorNotAvailable, NotCoordinator
 from broker.errors.transactions import TransactionalIdNotFound
 from broker.groups.internal_topic import InternalTopic, replay
+from broker.groups.sharded_coordinator import ShardedCoordinator
 from broker.record.codec import Record, RecordInput, encode_batch
 from broker.record.control import TransactionMarker
 from broker.record.header import BatchHeader
@@ -109,12 +110,12 @@ def _replay(partition: Partition, shard: TransactionShard) -> None:
     replay(partition.log, partition.log.log_start_offset, apply)
 
 
-class TransactionCoordinator:
+class TransactionCoordinator(ShardedCoordinator[TransactionShard]):
     """See the module docstring. ``node.transactions`` of every broker; ``host`` is that broker."""
 
     def __init__(self, host: TransactionHost) -> None:
+        super().__init__(TRANSACTION_STATE_TOPIC)
         self.host = host
-        self.shards: dict[int, TransactionShard] = {}
         self.state_topic = InternalTopic(
             host,
             TRANSACTION_STATE_TOPIC,
@@ -122,40 +123,17 @@ class TransactionCoordinator:
             lambda: host.settings.transaction_state_num_partitions,
             "transactions/state-topic",
         )
-        self._tasks: list[asyncio.Task] = []
-        self._background: set[asyncio.Task] = set()
 
     def start(self) -> None:
-        self._tasks.append(asyncio.create_task(self._timeout_loop(), name="transaction-timeouts"))
-
-    async def stop(self) -> None:
-        for task in [*self._tasks, *self._background]:
-            task.cancel()
-        for task in [*self._tasks, *self._background]:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self.shards.clear()
-
-    def _spawn(self, coroutine) -> None:
-        task = asyncio.create_task(coroutine)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self.run_loop(self._timeout_loop(), "transaction-timeouts")
 
     # ------------------------------------------------------------ loading
 
-    def on_partition_role(self, partition: Partition) -> None:
-        """Hook: the broker's replicas applied a partition record to ``partition``."""
-        if partition.topic != TRANSACTION_STATE_TOPIC:
-            return
-        shard = self.shards.get(partition.partition)
-        if partition.is_leader:
-            if shard is None or shard.leader_epoch != partition.leader_epoch:
-                shard = TransactionShard(partition.partition, partition.leader_epoch)
-                self.shards[partition.partition] = shard
-                self._spawn(self._load(partition, shard))
-        elif shard is not None:
-            del self.shards[partition.partition]
-            log.info("transactions.unloaded", partition=partition.partition, leader_epoch=shard.leader_epoch)
+    def _new_shard(self, partition_id: int, leader_epoch: int) -> TransactionShard:
+        return TransactionShard(partition_id, leader_epoch)
+
+    def _unloaded(self, shard: TransactionShard) -> None:
+        log.info("transactions.unloaded", partition=shard.partition, leader_epoch=shard.leader_epoch)
 
     async def _load(self, partition: Partition, shard: TransactionShard) -> None:
         started = time.monotonic()
@@ -170,7 +148,7 @@ class TransactionCoordinator:
         )
         for state in list(shard.transactions.values()):
             if state.state.preparing:
-                self._spawn(self._complete(shard, state))
+                self.spawn(self._complete(shard, state))
 
     def _led_partition(self, shard: TransactionShard) -> Partition:
         partition = self.host.replicas.local_partition(TRANSACTION_STATE_TOPIC, shard.partition)
@@ -340,7 +318,7 @@ class TransactionCoordinator:
         if state is not None:
             await self._write(shard, state)
             if state.state.preparing:
-                self._spawn(self._complete(shard, state))
+                self.spawn(self._complete(shard, state))
         if step.error is not None:
             raise step.error
         return shard.transactions[transactional_id]
