@@ -293,13 +293,16 @@ def transactions_command(
     partitions: Annotated[int, typer.Option("--partitions", help="Partitions of the benchmark topic.")] = 3,
     replication_factor: Replication = 1,
     min_insync_replicas: MinIsr = None,
+    client: Annotated[
+        str, typer.Option("--client", help="kafka (librdkafka, Kafka listeners) or http (highwater's producer).")
+    ] = "kafka",
     json_file: JsonFile = None,
     quiet: Quiet = False,
 ) -> None:
-    """Transactional produce (librdkafka) next to idempotent produce on the same topic, and the commit latency.
+    """Transactional produce next to idempotent produce on the same topic, and the commit latency.
 
-    ``broker.bench.transactions`` says what each run does. The brokers need Kafka
-    listeners: ``--spawn N`` starts them so, a ``--server`` must have them.
+    ``broker.bench.transactions`` says what each run does. With ``--client kafka`` the
+    brokers need Kafka listeners: ``--spawn N`` starts them so, a ``--server`` must have them.
     """
     from broker.bench import transactions
     from broker.bench.cluster import prepare_topic
@@ -309,16 +312,27 @@ def transactions_command(
     quiet_logging()
     if bool(server) == bool(spawn):
         raise fail("give exactly one of --server URL and --spawn N", EXIT_BAD_SETTINGS)
+    if client not in ("kafka", "http"):
+        raise fail(f"--client must be kafka or http, not {client!r}", EXIT_BAD_SETTINGS)
     min_isr = min_insync_replicas or min(2, replication_factor)
     invocation = Invocation(server, spawn, 1, False, json_file, quiet)
-    with _cluster(invocation, kafka=True) as (urls, security):
+    with _cluster(invocation, kafka=client == "kafka") as (urls, security):
         topic = asyncio.run(prepare_topic(urls[0], partitions, replication_factor, min_isr, security=security))
-        bootstrap = asyncio.run(kafka_bootstrap(urls))
         try:
-            figures = transactions.run(bootstrap, topic, partitions, count, record_size, per_transaction)
+            if client == "kafka":
+                bootstrap = asyncio.run(kafka_bootstrap(urls))
+                figures = transactions.run(bootstrap, topic, partitions, count, record_size, per_transaction)
+            else:
+                figures = asyncio.run(
+                    transactions.run_http(
+                        urls, topic, partitions, count, record_size, per_transaction, security.client_options()
+                    )
+                )
         except RuntimeError as error:
             raise fail(str(error), EXIT_BAD_SETTINGS) from None
-    table = Table(title=f"transactions: {count} records of {record_size} B, {per_transaction} per transaction")
+    table = Table(
+        title=f"transactions ({client}): {count} records of {record_size} B, {per_transaction} per transaction"
+    )
     for column in ("idempotent rec/s", "transactional rec/s", "ratio", "commits", "commit p50 ms", "commit p99 ms"):
         table.add_column(column, justify="right")
     table.add_row(
@@ -338,6 +352,7 @@ def transactions_command(
             per_transaction=per_transaction,
             partitions=partitions,
             replication_factor=replication_factor,
+            client=client,
         )
         json_file.write_text(json.dumps(document, indent=2) + "\n")
 

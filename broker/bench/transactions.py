@@ -1,8 +1,9 @@
-"""``highwater bench transactions``: what a transaction costs, through librdkafka.
+"""``highwater bench transactions``: what a transaction costs, through librdkafka or highwater's producer.
 
 Two runs on the same topic, one after the other, each sending ``count`` records of
-``record_size`` bytes round-robin over the partitions with acks=all from one
-confluent-kafka producer:
+``record_size`` bytes round-robin over the partitions with acks=all from one producer:
+confluent-kafka's through the Kafka listeners (``run``), or highwater's Python producer
+over HTTP (``run_http``, the same calls in aiokafka's shape):
 
 - **idempotent**: ``enable.idempotence`` on, no transactions: the reference (timed from
   after a first record per partition, so both runs start connected, with a producer id);
@@ -92,6 +93,54 @@ def run(
     transactional_s = time.perf_counter() - started
     if errors:
         raise RuntimeError(f"a record was not delivered: {errors[0]}")
+    ordered = sorted(commits_ms)
+    return TransactionFigures(
+        idempotent_records_per_s=count / idempotent_s,
+        transactional_records_per_s=count / transactional_s,
+        transactions=len(commits_ms),
+        commit_p50_ms=percentile(ordered, 50),
+        commit_p99_ms=percentile(ordered, 99),
+    )
+
+
+async def run_http(
+    urls: list[str],
+    topic: str,
+    partitions: int,
+    count: int,
+    record_size: int,
+    per_transaction: int,
+    client_options: dict[str, Any],
+) -> TransactionFigures:
+    """``run`` with highwater's ``Producer``; raises ``RuntimeError`` when a record was not delivered."""
+    from producer import Producer
+
+    value = b"x" * record_size
+    async with Producer(urls, linger_ms=LINGER_MS, **client_options) as idempotent:
+        for partition in range(partitions):  # connected, metadata and producer id held: the clock starts warm
+            await idempotent.send(topic, value, partition=partition, want_future=False)
+        await idempotent.flush()
+        started = time.perf_counter()
+        for i in range(count):
+            await idempotent.send(topic, value, partition=i % partitions, want_future=False)
+        await idempotent.flush()
+        idempotent_s = time.perf_counter() - started
+        failed = idempotent.failed_records
+    commits_ms = []
+    transactional = Producer(urls, linger_ms=LINGER_MS, transactional_id=f"bench-{topic}-http", **client_options)
+    async with transactional:
+        started = time.perf_counter()
+        for first in range(0, count, per_transaction):
+            transactional.begin_transaction()
+            for i in range(first, min(first + per_transaction, count)):
+                await transactional.send(topic, value, partition=i % partitions, want_future=False)
+            committing = time.perf_counter()
+            await transactional.commit_transaction()
+            commits_ms.append((time.perf_counter() - committing) * 1000)
+        transactional_s = time.perf_counter() - started
+        failed += transactional.failed_records
+    if failed:
+        raise RuntimeError(f"{failed} records were not delivered")
     ordered = sorted(commits_ms)
     return TransactionFigures(
         idempotent_records_per_s=count / idempotent_s,

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cluster import Cluster, ClusterSpec, cluster_fixture
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -185,10 +187,12 @@ def test_bench_consume_with_the_kafka_load_reads_back_every_record(tmp_path: Pat
     assert "consume 100 B RF1 acks=all kafka" in completed.stdout
 
 
-def test_bench_transactions_measures_idempotent_and_transactional_produce(tmp_path: Path) -> None:
+@pytest.mark.parametrize("client", ["kafka", "http"])
+def test_bench_transactions_measures_idempotent_and_transactional_produce(tmp_path: Path, client: str) -> None:
     results = tmp_path / "transactions.json"
-    _bench(["transactions", "--spawn", "1", "--count", "3000", "--per-transaction", "500"], results)
+    arguments = ["transactions", "--spawn", "1", "--count", "3000", "--per-transaction", "500", "--client", client]
+    _bench(arguments, results)
     figures = json.loads(results.read_text())
-    assert figures["transactions"] == 6
+    assert figures["transactions"] == 6 and figures["settings"]["client"] == client
     assert figures["idempotent_records_per_s"] > 0 and figures["transactional_records_per_s"] > 0
     assert 0 < figures["commit_p50_ms"] <= figures["commit_p99_ms"]
