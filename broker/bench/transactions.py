@@ -93,6 +93,10 @@ def run(
     transactional_s = time.perf_counter() - started
     if errors:
         raise RuntimeError(f"a record was not delivered: {errors[0]}")
+    return _figures(count, idempotent_s, transactional_s, commits_ms)
+
+
+def _figures(count: int, idempotent_s: float, transactional_s: float, commits_ms: list[float]) -> TransactionFigures:
     ordered = sorted(commits_ms)
     return TransactionFigures(
         idempotent_records_per_s=count / idempotent_s,
@@ -141,14 +145,7 @@ async def run_http(
         failed += transactional.failed_records
     if failed:
         raise RuntimeError(f"{failed} records were not delivered")
-    ordered = sorted(commits_ms)
-    return TransactionFigures(
-        idempotent_records_per_s=count / idempotent_s,
-        transactional_records_per_s=count / transactional_s,
-        transactions=len(commits_ms),
-        commit_p50_ms=percentile(ordered, 50),
-        commit_p99_ms=percentile(ordered, 99),
-    )
+    return _figures(count, idempotent_s, transactional_s, commits_ms)
 
 
 def figures_document(figures: TransactionFigures, **settings: Any) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Passing a request to the coordinator that must answer it (a group's or a transactional id's).
+"""Passing a request to the coordinator that must answer it (a group's or a transactional id's), and
+gathering what every coordinator holds (the cluster-wide listings).
 
 Any broker accepts a coordinated request. One that is not the coordinator forwards it
 unchanged, as the caller (principal and host), and relays the answer; the forwarded
@@ -8,6 +9,9 @@ instead of forwarding again: a coordinator change mid-flight never makes a loop.
 """
 
 from __future__ import annotations
+
+import asyncio
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -48,3 +52,22 @@ async def forward_to_coordinator(
     except (TimeoutError, aiohttp.ClientError, OSError) as error:
         raise CoordinatorNotAvailable(f"could not reach the {what} at {url}: {error}") from None
     return web.Response(body=reply.body, status=reply.status, content_type=reply.content_type)
+
+
+LISTING_TIMEOUT_S = 5.0
+
+
+async def from_every_coordinator(request: web.Request, local: list[dict[str, Any]], path: str) -> list[dict[str, Any]]:
+    """``local`` and what each other broker's internal ``path`` lists (``{"data": [...]}``): each broker
+    coordinates its own share. A broker that does not answer in ``LISTING_TIMEOUT_S`` is left out."""
+    node = request.app[NODE_KEY]
+    others = [url for b in node.catalog.broker_ids() if b != node.node_id and (url := node.catalog.broker_url(b))]
+    answers = await asyncio.gather(
+        *(node.forwarder.json_call("GET", f"{url}{path}", timeout_s=LISTING_TIMEOUT_S) for url in others),
+        return_exceptions=True,
+    )
+    gathered = list(local)
+    for answer in answers:
+        if isinstance(answer, dict):
+            gathered.extend(answer.get("data", []))
+    return gathered

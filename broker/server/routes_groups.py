@@ -20,7 +20,6 @@ spelling (``STABLE``), its ``type`` (``CONSUMER`` for the HTTP/KIP-848 protocol,
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -48,7 +47,7 @@ from broker.server.api_routes import (
     query_param,
 )
 from broker.server.authorization import describable_topics, may, require
-from broker.server.coordinator_forwarding import forward_to_coordinator, forwarded
+from broker.server.coordinator_forwarding import forward_to_coordinator, forwarded, from_every_coordinator
 from broker.server.group_bodies import group_body, groups_path, lag_body, member_body, offsets_body, partitions_by_topic
 from broker.server.group_responses import (
     Consumer,
@@ -518,15 +517,8 @@ async def get_lag_summary(request: web.Request, shard: OffsetsShard, group_id: s
 async def list_groups(request: web.Request) -> web.Response:
     """Every group of the cluster: each broker lists the groups it coordinates, merged here."""
     node = node_of(request)
-    bodies = [group_resource(node, state) for _, state in node.groups.local_groups()]
-    others = [url for b in node.catalog.broker_ids() if b != node.node_id and (url := node.catalog.broker_url(b))]
-    answers = await asyncio.gather(
-        *(node.forwarder.json_call("GET", f"{url}/internal/groups", timeout_s=5) for url in others),
-        return_exceptions=True,
-    )
-    for answer in answers:
-        if isinstance(answer, dict):
-            bodies.extend(answer.get("data", []))
+    local = [group_resource(node, state) for _, state in node.groups.local_groups()]
+    bodies = await from_every_coordinator(request, local, "/internal/groups")
     bodies = [body for body in bodies if may(request, AclOperation.DESCRIBE, Resource.group(body["consumer_group_id"]))]
     bodies.sort(key=lambda body: body["consumer_group_id"])
     return web.json_response(list_body("KafkaConsumerGroupList", node, groups_path(node), bodies))

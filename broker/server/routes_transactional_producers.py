@@ -31,7 +31,6 @@ ids it coordinates and shows those the caller may DESCRIBE. The describe route t
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -41,7 +40,7 @@ from broker.errors import InvalidRequest
 from broker.security.acl import AclOperation, Resource
 from broker.server.api_routes import CLUSTER, JSON, Body, Operation, Reply, RouteTable, path_param, query_param
 from broker.server.authorization import may, require
-from broker.server.coordinator_forwarding import forward_to_coordinator, forwarded
+from broker.server.coordinator_forwarding import forward_to_coordinator, forwarded, from_every_coordinator
 from broker.server.params import JsonInt, node_of, read_model
 from broker.server.partition_ids import PartitionId
 from broker.server.responses import ResourceList, ResponseBody
@@ -265,15 +264,8 @@ async def list_transactions(request: web.Request) -> web.Response:
     unknown = sorted(states - {state.value for state in TxnState})
     if unknown:
         raise InvalidRequest(f"state {unknown[0]!r} is not one of {[state.value for state in TxnState]}")
-    bodies = [transaction_body(state) for state in node.transactions.describe()]
-    others = [url for b in node.catalog.broker_ids() if b != node.node_id and (url := node.catalog.broker_url(b))]
-    answers = await asyncio.gather(
-        *(node.forwarder.json_call("GET", f"{url}/internal/transactions", timeout_s=5) for url in others),
-        return_exceptions=True,
-    )
-    for answer in answers:
-        if isinstance(answer, dict):
-            bodies.extend(answer.get("data", []))
+    local = [transaction_body(state) for state in node.transactions.describe()]
+    bodies = await from_every_coordinator(request, local, "/internal/transactions")
     visible = [
         {"cluster_id": node.cluster_id, **body}
         for body in bodies
