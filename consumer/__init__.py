@@ -2,7 +2,7 @@
 asyncio (``Consumer``) and blocking (``SyncConsumer``)."""
 
 from broker.client.errors import ClientConfigError
-from broker.client.types import TopicPartition
+from broker.client.types import ConsumerGroupMetadata, TopicPartition
 from broker.errors import UnknownTopicOrPartition
 from consumer.consumer import Consumer
 from consumer.errors import (
@@ -18,6 +18,7 @@ __all__ = [
     "ClientConfigError",
     "CommitFailedError",
     "Consumer",
+    "ConsumerGroupMetadata",
     "ConsumerRecord",
     "LogTruncationError",
     "NoOffsetForPartitionError",

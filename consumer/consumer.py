@@ -44,7 +44,7 @@ from broker.client.groups import GroupClient
 from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
 from broker.client.settings import build_settings
-from broker.client.types import TopicPartition
+from broker.client.types import ConsumerGroupMetadata, TopicPartition
 from broker.clock import monotonic_ms
 from broker.errors import HighwaterError
 from broker.isolation import Isolation
@@ -305,6 +305,11 @@ class Consumer:
     def member_id(self) -> str:
         """This consumer's id in its group (the ``consumer_id`` of the groups API)."""
         return self._member_state.member_id
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This member as it is now, for ``Producer.send_offsets_to_transaction`` (Kafka's ``groupMetadata()``)."""
+        group_id = self._require_group("group_metadata")
+        return ConsumerGroupMetadata(group_id, self.member_id, self.member_epoch)
 
     @property
     def member_epoch(self) -> int:

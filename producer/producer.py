@@ -38,7 +38,7 @@ from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
 from broker.client.settings import build_settings
 from broker.client.transactions import TransactionClient
-from broker.client.types import OffsetAndMetadata, ProduceAck, TopicPartition
+from broker.client.types import ConsumerGroupMetadata, OffsetAndMetadata, ProduceAck, TopicPartition
 from broker.clock import monotonic_ms, wall_clock_ms
 from broker.errors import HighwaterError, RecordTooLarge, UnknownPartition
 from broker.partitioner import partition_for_key
@@ -539,20 +539,27 @@ class Producer:
         self._transactions().begin()
 
     async def send_offsets_to_transaction(
-        self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata], group_id: str
+        self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata], group: str | ConsumerGroupMetadata
     ) -> None:
-        """Commit ``group_id``'s ``offsets`` (the next offset to read, per partition) with the transaction:
-        they apply when it commits, and never if it aborts (consume-transform-produce, exactly once)."""
+        """Commit a group's ``offsets`` (the next offset to read, per partition) with the transaction: they
+        apply when it commits, and never if it aborts (consume-transform-produce, exactly once).
+
+        ``group`` is the group's id, or the consuming member's ``Consumer.group_metadata()``: the
+        coordinator then refuses the offsets of a member fenced since (``STALE_MEMBER_EPOCH``,
+        ``UNKNOWN_MEMBER_ID``; KIP-447), and the transaction can only be aborted.
+        """
         if self._groups is None:
             self._groups = GroupClient(self._client)
-        await self._transactions().send_offsets(offsets, group_id, self._groups)
+        member = None if isinstance(group, str) else group
+        group_id = group if isinstance(group, str) else group.group_id
+        await self._transactions().send_offsets(offsets, group_id, self._groups, member)
 
     async def commit_transaction(self) -> None:
         """Send what the transaction still holds, then commit it; ``IllegalTransactionState`` if a batch of it
         failed (abort it then). Returns once the outcome is durable; ``read_committed`` readers see the records
         when the markers reach the partitions, just after."""
         transaction = self._transactions()
-        transaction.require_open()
+        transaction.require_committable()
         await self.flush()
         await transaction.commit()
 

@@ -32,7 +32,7 @@ from broker.client.errors import IllegalTransactionState
 from broker.client.groups import GroupClient
 from broker.client.library_log import library_logger
 from broker.client.transactions import ProducerIdentity, TransactionClient
-from broker.client.types import OffsetAndMetadata, TopicPartition
+from broker.client.types import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 from broker.clock import monotonic_ms
 from broker.errors import HighwaterError, InvalidProducerEpoch
 from broker.errors.transactions import InvalidProducerIdMapping, ProducerFenced
@@ -136,7 +136,11 @@ class TransactionManager:
         return self._error
 
     async def send_offsets(
-        self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata], group_id: str, groups: GroupClient
+        self,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+        group_id: str,
+        groups: GroupClient,
+        member: ConsumerGroupMetadata | None = None,
     ) -> None:
         """Commit ``offsets`` for ``group_id`` inside the transaction: they apply when it commits."""
         self._require(TxnPhase.IN_TRANSACTION, "send offsets")
@@ -145,13 +149,22 @@ class TransactionManager:
             await self._retrying("add_group", lambda: self._calls.add_group(producer, group_id))
             self._heard = True
             fields = self._calls.offsets_fields(producer)
-            await self._retrying("txn_offset_commit", lambda: groups.commit(group_id, offsets, transaction=fields))
+            member_id, member_epoch = (member.member_id, member.member_epoch) if member else (None, None)
+            await self._retrying(
+                "txn_offset_commit",
+                lambda: groups.commit(group_id, offsets, member_id, member_epoch, transaction=fields),
+            )
         except HighwaterError as error:
             self.fail(error)
             raise
 
     async def commit(self) -> None:
         """End the transaction with COMMIT once every batch of it is acknowledged (the caller flushed)."""
+        self.require_committable()
+        await self._end(commit=True)
+
+    def require_committable(self) -> None:
+        """A transaction is open and nothing of it failed."""
         if self.phase is TxnPhase.ABORTABLE:
             assert self._error is not None
             raise IllegalTransactionState(
@@ -160,7 +173,6 @@ class TransactionManager:
                 transactional_id=self.transactional_id,
             )
         self._require(TxnPhase.IN_TRANSACTION, "commit")
-        await self._end(commit=True)
 
     async def abort(self, reinitialize: Callable[[], Awaitable[None]] | None = None) -> None:
         """End the transaction with ABORT; or, given ``reinitialize`` (a batch failed for good and left a gap

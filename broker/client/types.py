@@ -17,6 +17,15 @@ class TopicPartition(NamedTuple):
     partition: int
 
 
+class ConsumerGroupMetadata(NamedTuple):
+    """A group member as it is now, Kafka's ``ConsumerGroupMetadata``: offsets sent with a transaction name
+    it, so the coordinator refuses them from a member that was fenced since (KIP-447)."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+
+
 class OffsetAndMetadata(NamedTuple):
     """A committed offset (the next record to read) and the free text committed with it, as Kafka's."""
 

@@ -461,8 +461,10 @@ class GroupCoordinator(ShardedCoordinator[OffsetsShard]):
     ) -> None:
         """A Kafka TxnOffsetCommit (KIP-98, KIP-447): written as the transaction's records, applied at its COMMIT.
 
-        A member and generation given (not -1) are checked against the classic group, as
-        Kafka fences a zombie consumer-producer; the records are transactional, so the
+        A member and generation given (not -1) are checked, as Kafka fences a zombie
+        consumer-producer (KIP-447): against the classic group's generation, or a consumer
+        group member's epoch; without them the offsets are taken, as Kafka takes them from
+        producers that do not name a member. The records are transactional, so the
         partition's leader (this broker) verifies them with the transaction coordinator first.
         """
         for topic, partition_id, _, _ in offsets:
@@ -470,6 +472,8 @@ class GroupCoordinator(ShardedCoordinator[OffsetsShard]):
         state = shard.group(group_id)
         if generation >= 0 and state.classic is not None:
             state.classic.validate_commit(member_id, generation, wall_clock_ms())
+        elif generation >= 0:
+            state.membership.validate_commit(member_id, generation)
         await self._check_commit_bounds(offsets)
         timestamp = wall_clock_ms()
         records = _offset_records(group_id, offsets, timestamp)

@@ -20,6 +20,7 @@ from confluent_kafka import KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from broker.client.errors import IllegalTransactionState
+from broker.errors.groups import StaleMemberEpoch
 from broker.errors.transactions import ProducerFenced
 from consumer import Consumer, TopicPartition
 from producer import Producer
@@ -264,3 +265,41 @@ async def test_a_read_committed_groups_lag_ends_at_the_last_stable_offset(
                 figures = (row["lag"], row["isolation_level"], row["last_stable_offset"], row["log_end_offset"])
                 assert figures == (expected_lag, isolation, 4, 6), row
         await producer.abort_transaction()
+
+
+async def test_offsets_of_a_member_fenced_since_are_refused_and_leave_only_abort(
+    cluster: Cluster, names: Iterator[str]
+) -> None:
+    source, sink, group = new_topic(cluster, next(names), partitions=1), new_topic(cluster, next(names)), next(names)
+    tp = TopicPartition(source, 0)
+    async with Producer(cluster.url(), linger_ms=0) as plain:
+        await asyncio.gather(*[await plain.send(source, b"in-%d" % i, partition=0) for i in range(4)])
+    async with (
+        transactional(cluster, next(names)) as producer,
+        Consumer(cluster.url(), group_id=group, isolation_level="read_committed", heartbeat_interval_ms=200) as member,
+    ):
+        member.subscribe([source])
+
+        async def joined() -> bool:
+            await member.getmany(timeout_ms=100)
+            return tp in member.assignment()
+
+        await wait_until_async(joined, f"{group} to own {source}-0", 20, 0.05)
+        current = member.group_metadata()
+        assert (current.group_id, current.member_id) == (group, member.member_id) and current.member_epoch > 0
+        async with producer.transaction():
+            await producer.send(sink, b"out-1", partition=0)
+            await producer.send_offsets_to_transaction({tp: 2}, current)
+        producer.begin_transaction()
+        await producer.send(sink, b"out-zombie", partition=0)
+        with pytest.raises(StaleMemberEpoch):
+            await producer.send_offsets_to_transaction({tp: 4}, current._replace(member_epoch=current.member_epoch - 1))
+        with pytest.raises(IllegalTransactionState, match="abort it"):
+            await producer.commit_transaction()
+        await producer.abort_transaction()
+
+        async def applied() -> bool:
+            return await member.committed(tp) == 2
+
+        await wait_until_async(applied, "the member's committed offset 2, not the zombie's 4", 20, 0.1)
+    assert await read(cluster, sink, 2, "read_committed") == ["out-1"]
