@@ -30,7 +30,9 @@ ADMIN = basic("admin")
 
 
 async def serve(tmp_path: Path, name: str, **security: Any) -> AsyncIterator[Api]:
-    settings = broker_settings(tmp_path / name, offsets_topic_num_partitions=1, security=security)
+    settings = broker_settings(
+        tmp_path / name, offsets_topic_num_partitions=1, transaction_state_num_partitions=1, security=security
+    )
     node = await BrokerNode.start(settings)
     try:
         async with TestClient(TestServer(create_app(node), host="127.0.0.1")) as client:
@@ -137,6 +139,24 @@ async def test_listings_show_only_what_the_principal_may_describe(secured: Api) 
     assert [group["consumer_group_id"] for group in groups["data"]] == ["group-mine"]
     everything = await (await secured.client.get(f"{secured.cluster}/topics", headers=ADMIN)).json()
     assert {topic["topic_name"] for topic in everything["data"]} >= {"mine", "theirs"}
+
+
+async def test_the_transactions_listing_shows_only_the_ids_the_principal_may_describe(secured: Api) -> None:
+    for name in ("txn-mine", "txn-theirs"):
+        initialised = await secured.client.post(
+            f"{secured.cluster}/transactions/{name}/producer-id", json={}, headers=ADMIN
+        )
+        assert initialised.status == 200, await initialised.text()
+    await add_user(secured, "alice")
+    await allow(secured, "User:alice", "TRANSACTIONAL_ID", "txn-mine", "DESCRIBE")
+    alice = basic("alice")
+
+    listing = await (await secured.client.get(f"{secured.cluster}/transactions", headers=alice)).json()
+    assert [t["transactional_id"] for t in listing["data"]] == ["txn-mine"]
+    refused = await secured.client.get(f"{secured.cluster}/transactions/txn-theirs", headers=alice)
+    assert (refused.status, (await refused.json())["error"]) == (403, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
+    everything = await (await secured.client.get(f"{secured.cluster}/transactions", headers=ADMIN)).json()
+    assert [t["transactional_id"] for t in everything["data"]] == ["txn-mine", "txn-theirs"]
 
 
 async def test_a_group_answers_only_about_the_topics_the_principal_may_describe(secured: Api) -> None:
