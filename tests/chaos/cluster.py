@@ -39,7 +39,8 @@ POLL_INTERVAL_S = 0.2
 
 @dataclass(frozen=True)
 class PartitionState:
-    """One partition as its leader reports it; ``replica_leos`` maps broker id → LEO.
+    """One partition as its leader reports it; ``replica_leos`` maps broker id → LEO (empty when the
+    describing broker could not ask the leader).
 
     ``isr`` is the partition record's; ``leader_isr`` is the committed ISR the leader itself
     holds, which decides whether acks=all is admitted. A broker's watch can show the stored
@@ -55,6 +56,9 @@ class PartitionState:
     replica_leos: dict[int, int]
     leader_isr: tuple[int, ...]
     last_stable_offset: int
+    replicas: tuple[int, ...] = ()
+    """The partition's replica ids, from its record: known even when the describe came from a broker's
+    own replica because the leader could not be asked (then ``replica_leos`` is empty)."""
 
     @property
     def settled(self) -> bool:
@@ -248,4 +252,5 @@ def partition_state(item: dict) -> PartitionState:
         replica_leos=leos,
         leader_isr=tuple(int(row["broker_id"]) for row in rows if row["in_sync"]),
         last_stable_offset=int(item["last_stable_offset"]),
+        replicas=tuple(int(replica) for replica in item.get("replica_ids", ())),
     )

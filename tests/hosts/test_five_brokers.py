@@ -52,7 +52,7 @@ async def test_five_brokers_losing_two_hosts_keep_every_partition_with_two_repli
     topic = "five"
     await deployment.create_topic(topic, PARTITIONS)
     states = await wait_in_sync(deployment, 1, topic)
-    survivors = {p: set(state.replica_leos) - set(CUT) for p, state in enumerate(states)}
+    survivors = {p: set(state.replicas) - set(CUT) for p, state in enumerate(states)}
     assert {len(left) for left in survivors.values()} >= {2}, f"no partition keeps two replicas: {survivors}"
     load = CheckedLoad(deployment, topic, PARTITIONS, via=1).start()
     try:
