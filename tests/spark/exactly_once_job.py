@@ -10,18 +10,27 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from spark_connector import register
-from tests.spark.conftest import session_builder
+from tests.spark.conftest import JAVA_OPTIONS, session_builder
 from tests.spark.exactly_once_copy import start_copy
 
 
 def main(mode: str, servers: str, source: str, sink: str, checkpoint: str) -> None:
-    spark = session_builder("local[2]").getOrCreate()
+    # the JVM's scratch space beside the checkpoint: a SIGKILLed run cannot remove it, the test's tmp_path goes
+    local_dir = Path(checkpoint).parent / "spark-local"
+    local_dir.mkdir(parents=True, exist_ok=True)
+    spark = (
+        session_builder("local[2]")
+        .config("spark.local.dir", str(local_dir))
+        .config("spark.driver.extraJavaOptions", f"{JAVA_OPTIONS} -Djava.io.tmpdir={local_dir}")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     query = start_copy(spark, servers, source, sink, checkpoint, available_now=mode == "drain")
