@@ -73,9 +73,9 @@ class ControllerCalls(Protocol):
         """Run ``local_call`` on this broker's controller if it is the active one, else forward the request."""
 
 
-class GroupHost(Protocol):
-    """The broker as the groups code sees it: settings, the metadata it follows (where
-    ``__consumer_offsets`` lives), and the node's pieces it asks, each through its own protocol."""
+class CoordinatorHost(Protocol):
+    """What every coordinator on an internal topic needs (this one and the transactions'): settings, the
+    metadata it follows (where its topic lives), the catalog and this broker's replicas of the topic."""
 
     node_id: int
     settings: BrokerSettings
@@ -87,6 +87,12 @@ class GroupHost(Protocol):
     def catalog(self) -> GroupCatalog: ...
     @property
     def replicas(self) -> LocalReplicas: ...
+
+
+class GroupHost(CoordinatorHost, Protocol):
+    """The broker as the groups code sees it: a coordinator's host, and the node's pieces the groups ask,
+    each through its own protocol."""
+
     @property
     def describer(self) -> LeaderDescriptions: ...
     @property
