@@ -26,8 +26,8 @@ from typing import TypeVar
 
 from broker.client.groups import GroupClient
 from broker.client.library_log import library_logger
+from broker.client.retrying import retrying
 from broker.client.types import TopicPartition
-from broker.clock import monotonic_ms
 from broker.errors import HighwaterError
 from broker.errors.groups import FencedMemberEpoch, StaleMemberEpoch, UnknownMemberId
 from consumer.errors import CommitFailedError
@@ -95,16 +95,12 @@ class OffsetCommitter:
         return await self._retrying("committed", lambda: self._groups.committed(self.group_id))
 
     async def _retrying(self, action: str, attempt: Callable[[], Awaitable[Result]]) -> Result:
-        deadline_ms = monotonic_ms() + self._request_timeout_ms
-        while True:
-            try:
-                return await attempt()
-            except HighwaterError as error:
-                retry = error.retriable or isinstance(error, StaleMemberEpoch)
-                if not retry or monotonic_ms() + self._retry_backoff_ms > deadline_ms:
-                    raise
-                log.debug("group_request_retry group_id=%s action=%s error=%s", self.group_id, action, error.name)
-                await asyncio.sleep(self._retry_backoff_ms / 1000)
+        def note(error: HighwaterError) -> None:
+            log.debug("group_request_retry group_id=%s action=%s error=%s", self.group_id, action, error.name)
+
+        return await retrying(
+            attempt, self._request_timeout_ms, self._retry_backoff_ms, also_retry=(StaleMemberEpoch,), on_retry=note
+        )
 
 
 class AutoCommitter:

@@ -31,9 +31,9 @@ from typing import TypeVar
 from broker.client.errors import IllegalTransactionState
 from broker.client.groups import GroupClient
 from broker.client.library_log import library_logger
+from broker.client.retrying import retrying
 from broker.client.transactions import ProducerIdentity, TransactionClient
 from broker.client.types import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
-from broker.clock import monotonic_ms
 from broker.errors import HighwaterError, InvalidProducerEpoch
 from broker.errors.transactions import InvalidProducerIdMapping, ProducerFenced
 
@@ -222,17 +222,12 @@ class TransactionManager:
             )
 
     async def _retrying(self, action: str, attempt: Callable[[], Awaitable[Result]]) -> Result:
-        deadline_ms = monotonic_ms() + self._max_block_ms
-        while True:
-            try:
-                return await attempt()
-            except HighwaterError as error:
-                if not error.retriable or monotonic_ms() + self._retry_backoff_ms > deadline_ms:
-                    raise
-                log.debug(
-                    "transaction_call_retry transactional_id=%s action=%s error=%s",
-                    self.transactional_id,
-                    action,
-                    error.name,
-                )
-                await asyncio.sleep(self._retry_backoff_ms / 1000)
+        def note(error: HighwaterError) -> None:
+            log.debug(
+                "transaction_call_retry transactional_id=%s action=%s error=%s",
+                self.transactional_id,
+                action,
+                error.name,
+            )
+
+        return await retrying(attempt, self._max_block_ms, self._retry_backoff_ms, on_retry=note)

@@ -33,9 +33,9 @@ from typing import Any
 from broker.client.groups import GroupClient
 from broker.client.http import ClusterClient
 from broker.client.library_log import library_logger
+from broker.client.retrying import retrying
 from broker.client.transactions import TransactionClient
 from broker.client.types import OffsetAndMetadata, TopicPartition
-from broker.clock import monotonic_ms
 from broker.errors import HighwaterError
 from producer import Producer
 from spark_connector.options import OptionError, SinkOptions
@@ -145,12 +145,4 @@ async def _end_all(options: SinkOptions, transactions: list[OpenTransaction], co
 async def _end(client: ClusterClient, transaction: OpenTransaction, commit: bool) -> None:
     calls = TransactionClient(client, transaction.transactional_id)
     producer = (transaction.producer_id, transaction.producer_epoch)
-    deadline_ms = monotonic_ms() + END_TIMEOUT_MS
-    while True:
-        try:
-            await calls.end(producer, commit)
-            return
-        except HighwaterError as error:
-            if not error.retriable or monotonic_ms() + RETRY_BACKOFF_MS > deadline_ms:
-                raise
-            await asyncio.sleep(RETRY_BACKOFF_MS / 1000)
+    await retrying(lambda: calls.end(producer, commit), END_TIMEOUT_MS, RETRY_BACKOFF_MS)
