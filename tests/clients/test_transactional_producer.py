@@ -59,19 +59,9 @@ def transactional(cluster: Cluster, transactional_id: str) -> Producer:
     return Producer(cluster.url(), transactional_id=transactional_id, linger_ms=0)
 
 
-def wait_stable(cluster: Cluster, topic: str) -> None:
-    """A commit returns once its outcome is durable; its markers reach the partitions just after."""
-
-    def stable() -> bool:
-        partitions = cluster.api("GET", f"/topics/{topic}/partitions")["data"]
-        return all(p["last_stable_offset"] == p["high_watermark"] for p in partitions)
-
-    wait_until(stable, f"every transaction of {topic} decided", 30)
-
-
 async def read(cluster: Cluster, topic: str, partitions: int, isolation_level: str) -> list[str]:
     """Every value below the HW (``read_committed``: the LSO, once stable), in offset order per partition."""
-    wait_stable(cluster, topic)
+    cluster.wait_stable(topic)
     tps = [TopicPartition(topic, p) for p in range(partitions)]
     ends = [p["high_watermark"] for p in cluster.api("GET", f"/topics/{topic}/partitions")["data"]]
     values: list[str] = []
@@ -167,7 +157,7 @@ async def test_offsets_sent_with_a_transaction_apply_only_if_it_commits(cluster:
             offsets = {TopicPartition(source, 0): end, TopicPartition(source, 1): end}
             await producer.send_offsets_to_transaction(offsets, group)
             await (producer.commit_transaction() if commit else producer.abort_transaction())
-            wait_stable(cluster, sink)
+            cluster.wait_stable(sink)
             if not commit:
                 assert await committed() == [None, None], "an aborted transaction's offsets were applied"
 
@@ -243,7 +233,7 @@ async def test_a_read_committed_groups_lag_ends_at_the_last_stable_offset(
         async with producer.transaction():
             for i in range(3):
                 await producer.send(topic, b"committed-%d" % i, partition=0)
-        await asyncio.to_thread(wait_stable, cluster, topic)
+        await asyncio.to_thread(cluster.wait_stable, topic)
         producer.begin_transaction()  # offsets 0-2 committed, 3 their marker, 4-5 still open
         for i in range(2):
             await (await producer.send(topic, b"open-%d" % i, partition=0))

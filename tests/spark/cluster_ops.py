@@ -24,17 +24,6 @@ def partitions(cluster: Cluster, topic: str) -> list[dict[str, Any]]:
     return sorted(answer["data"], key=lambda item: item["partition_id"])
 
 
-def stable_partitions(cluster: Cluster, topic: str) -> list[dict[str, Any]]:
-    """``partitions``, once every transaction of ``topic`` is decided (LSO = HW): a commit returns once its
-    outcome is durable, and its markers reach the partitions just after."""
-
-    def stable() -> list[dict[str, Any]] | None:
-        found = partitions(cluster, topic)
-        return found if all(p["last_stable_offset"] == p["high_watermark"] for p in found) else None
-
-    return cluster.wait_until(stable, f"every transaction of {topic} decided")
-
-
 def wait_for_retention(cluster: Cluster, topic: str) -> int:
     """Until retention has removed a segment of ``topic``-0; its log start offset then."""
     return int(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.spark.cluster_ops import produce, stable_partitions
+from tests.spark.cluster_ops import produce
 from tests.spark.queries import delivered, run_available_now, servers
 from tests.support.cluster import Cluster
 
@@ -69,8 +69,7 @@ def test_batch_write_then_stream_copy_through_the_streaming_sink(
         .mode("append")
         .save()
     )
-    written = stable_partitions(cluster, source)
-    assert sum(p["high_watermark"] for p in written) > 200, "no transaction marker: the write was not transactional"
+    assert sum(cluster.wait_stable(source)) > 200, "no transaction marker: the write was not transactional"
 
     query = (
         spark.readStream.format("highwater")

@@ -24,7 +24,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from consumer import Consumer, TopicPartition
-from tests.spark.cluster_ops import partitions, produce, stable_partitions
+from tests.spark.cluster_ops import partitions, produce
 from tests.spark.exactly_once_copy import start_copy
 from tests.spark.queries import servers
 from tests.support.brokers import REPO_ROOT
@@ -50,7 +50,7 @@ def topics(cluster: Cluster, prefix: str, name: str) -> tuple[str, str, dict[int
 
 def committed_values(cluster: Cluster, topic: str) -> dict[int, list[bytes]]:
     """Every value a ``read_committed`` reader reads, per partition in offset order, once no transaction is open."""
-    ends = [p["high_watermark"] for p in stable_partitions(cluster, topic)]
+    ends = cluster.wait_stable(topic)
     return asyncio.run(_read(cluster, topic, ends))
 
 

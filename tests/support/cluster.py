@@ -387,6 +387,18 @@ class Cluster:
             for p in self.api("GET", f"/topics/{topic}/partitions", via=via)["data"]
         }
 
+    def wait_stable(self, topic: str, timeout_s: float = 30.0) -> list[int]:
+        """Until every transaction of ``topic`` is decided (each partition's last stable offset is its high
+        watermark); the high watermarks then, by partition. A commit returns once its outcome is durable,
+        and its markers reach the partitions just after (``docs/transactions.md``)."""
+
+        def stable() -> list[int] | None:
+            found = sorted(self.api("GET", f"/topics/{topic}/partitions")["data"], key=lambda p: p["partition_id"])
+            decided = all(p["last_stable_offset"] == p["high_watermark"] for p in found)
+            return [p["high_watermark"] for p in found] if decided else None
+
+        return self.wait_until(stable, f"every transaction of {topic} decided", timeout_s)
+
     def led_by(self, topic: str, broker_id: int, via: int | None = None) -> dict[int, PartitionState]:
         return {p: s for p, s in self.partitions(topic, via).items() if s.leader_id == broker_id}
 

@@ -42,17 +42,6 @@ def producer(cluster: Cluster, transactional_id: str) -> Producer:
     return made
 
 
-def wait_stable(cluster: Cluster, topic: str) -> None:
-    """Until every partition's last stable offset is its high watermark: a commit returns once its outcome
-    is durable, and its markers reach the partitions after it (``docs/transactions.md``)."""
-
-    def stable() -> bool:
-        partitions = cluster.api("GET", f"/topics/{topic}/partitions")["data"]
-        return all(p["last_stable_offset"] == p["high_watermark"] for p in partitions)
-
-    wait_until(stable, f"every transaction of {topic} decided", 30)
-
-
 def read_all(cluster: Cluster, topic: str, partitions: int, isolation: str, timeout_s: float = 10) -> list[str]:
     """Every value below the reader's bound, from offset 0, in offset order per partition."""
     consumer = Consumer(
@@ -102,7 +91,7 @@ def test_committed_records_are_read_and_aborted_ones_are_not(kafka_cluster: Clus
     writer.begin_transaction()
     writer.produce("txn-outcomes", b"committed-last", partition=0)
     writer.commit_transaction(30)
-    wait_stable(kafka_cluster, "txn-outcomes")
+    kafka_cluster.wait_stable("txn-outcomes")
 
     committed = read_all(kafka_cluster, "txn-outcomes", 2, "read_committed")
     assert sorted(committed) == ["committed-0", "committed-1", "committed-2", "committed-3", "committed-last"]
@@ -124,7 +113,7 @@ def test_an_open_transaction_holds_read_committed_readers_at_its_start(kafka_clu
     assert read_all(kafka_cluster, "txn-open", 1, "read_committed") == ["before"]
     assert read_all(kafka_cluster, "txn-open", 1, "read_uncommitted") == ["before", "inside", "after"]
     writer.commit_transaction(30)
-    wait_stable(kafka_cluster, "txn-open")
+    kafka_cluster.wait_stable("txn-open")
     assert read_all(kafka_cluster, "txn-open", 1, "read_committed") == ["before", "inside", "after"]
 
 
@@ -141,7 +130,7 @@ def test_a_new_incarnation_fences_the_old_one_and_aborts_its_open_transaction(ka
     successor.begin_transaction()
     successor.produce("txn-zombie", b"from-the-successor", partition=0)
     successor.commit_transaction(30)
-    wait_stable(kafka_cluster, "txn-zombie")
+    kafka_cluster.wait_stable("txn-zombie")
     assert read_all(kafka_cluster, "txn-zombie", 1, "read_committed") == ["from-the-successor"]
 
 
@@ -220,7 +209,7 @@ def test_consume_transform_produce_commits_its_input_offsets_with_its_output(kaf
         assert [tp.offset for tp in consumer.committed([CkTopicPartition("ctp-in", 0)], 30)] == [6], "aborted"
     finally:
         consumer.close()
-    wait_stable(kafka_cluster, "ctp-out")
+    kafka_cluster.wait_stable("ctp-out")
     assert read_all(kafka_cluster, "ctp-out", 1, "read_committed") == [f"out-{i}" for i in range(6)]
     lags = kafka_cluster.api("GET", "/consumer-groups/ctp-group/lags")
     assert [(row["current_offset"], row["log_end_offset"]) for row in lags["data"]] == [(6, 10)]

@@ -17,7 +17,7 @@ from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 from kafka import KafkaProducer  # type: ignore[import-untyped]
 
 from tests.integration.kafka.conftest import MIN_ISR_2
-from tests.integration.kafka.test_kafka_transactions import read_all, wait_stable
+from tests.integration.kafka.test_kafka_transactions import read_all
 from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
@@ -30,7 +30,7 @@ ABORTED = ["aborted-0", "aborted-1"]
 
 
 def assert_only_committed(cluster: Cluster, topic: str, prefix: str) -> None:
-    wait_stable(cluster, topic)
+    cluster.wait_stable(topic)
     assert sorted(read_all(cluster, topic, 2, "read_committed")) == [f"{prefix}-{v}" for v in COMMITTED]
     everything = sorted(read_all(cluster, topic, 2, "read_uncommitted"))
     assert everything == sorted(f"{prefix}-{v}" for v in COMMITTED + ABORTED)

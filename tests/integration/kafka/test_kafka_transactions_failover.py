@@ -15,7 +15,7 @@ from kio.static.primitive import i8
 
 from tests.integration.kafka.conftest import KAFKA_SPEC, MIN_ISR_2
 from tests.integration.kafka.test_kafka_groups import call_once
-from tests.integration.kafka.test_kafka_transactions import producer, read_all, wait_stable
+from tests.integration.kafka.test_kafka_transactions import producer, read_all
 from tests.support.cluster import Cluster, cluster_fixture
 from tests.support.waiting import wait_until
 from tests.unit.kafka.requests import request_class
@@ -55,11 +55,11 @@ def test_an_open_transaction_commits_through_the_new_coordinator(kafka_cluster: 
 
     wait_until(moved, "a new coordinator for the transactional id", 30)
     writer.commit_transaction(60)
-    wait_stable(kafka_cluster, "txn-failover")
+    kafka_cluster.wait_stable("txn-failover")
     values = read_all(kafka_cluster, "txn-failover", 2, "read_committed", timeout_s=20)
     assert sorted(values) == [f"v-{i}" for i in range(6)]
     plain = Producer({"bootstrap.servers": kafka_cluster.bootstrap(survivor), "acks": "all"})
     plain.produce("txn-failover", b"after", partition=0)
     plain.flush(30)
-    wait_stable(kafka_cluster, "txn-failover")
+    kafka_cluster.wait_stable("txn-failover")
     assert "after" in read_all(kafka_cluster, "txn-failover", 2, "read_committed", timeout_s=20)
