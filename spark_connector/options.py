@@ -141,6 +141,13 @@ class SinkOptions:
     def exactly_once(self) -> bool:
         return self.delivery_guarantee == EXACTLY_ONCE
 
+    def topic_of(self, fields: Mapping[str, object]) -> str:
+        """A row's topic: its ``topic`` column, else the ``topic`` option."""
+        topic = fields.get("topic") or self.topic
+        if topic is None:
+            raise OptionError("a row has a null 'topic' and option 'topic' is not set")
+        return str(topic)
+
 
 def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
     return {str(key).lower(): str(value) for key, value in options.items()}

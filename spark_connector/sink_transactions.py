@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,7 @@ from broker.client.transactions import TransactionClient
 from broker.client.types import OffsetAndMetadata, TopicPartition
 from broker.errors import HighwaterError
 from producer import Producer
-from spark_connector.options import OptionError, SinkOptions
+from spark_connector.options import SinkOptions
 
 log = library_logger(__name__)
 
@@ -91,15 +92,12 @@ async def write_in_transaction(
     )
     try:
         await producer.start()
-        marker_topic = first.asDict().get("topic") or options.topic
-        if marker_topic is None:
-            raise OptionError("a row has a null 'topic' and option 'topic' is not set")
-        marker_key = TopicPartition(marker_topic, 0)
+        marker_key = TopicPartition(options.topic_of(first.asDict()), 0)
         if batch_id is not None and await _already_committed(producer, transactional_id, marker_key, batch_id):
             log.info("sink.batch_already_committed transactional_id=%s batch_id=%d", transactional_id, batch_id)
             return 0, None
         producer.begin_transaction()
-        count = await send_rows(producer, _chain(first, rows))
+        count = await send_rows(producer, itertools.chain([first], rows))
         if batch_id is not None:
             marker = {marker_key: OffsetAndMetadata(0, batch_marker(batch_id))}
             await producer.send_offsets_to_transaction(marker, transactional_id)
@@ -114,11 +112,6 @@ async def write_in_transaction(
         raise
     finally:
         await producer.close()
-
-
-def _chain(first: Any, rows: Iterator[Any]) -> Iterator[Any]:
-    yield first
-    yield from rows
 
 
 async def _already_committed(producer: Producer, group_id: str, marker_key: TopicPartition, batch_id: int) -> bool:

@@ -20,6 +20,7 @@ murmur2 partition, or sticky when there is no key), ``headers``
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -75,12 +76,9 @@ async def _send_rows(options: SinkOptions, producer: Producer, rows: Iterable[An
     deliveries = []
     for row in rows:
         fields = row.asDict(recursive=True)
-        topic = fields.get("topic") or options.topic
-        if topic is None:
-            raise OptionError("a row has a null 'topic' and option 'topic' is not set")
         deliveries.append(
             await producer.send(
-                topic,
+                options.topic_of(fields),
                 _as_bytes(fields["value"]),
                 key=_as_bytes(fields.get("key")),
                 headers=_headers(fields),
@@ -117,9 +115,7 @@ def write_task(options: SinkOptions, rows: Iterator[Any], prefix: str, batch_id:
         return SinkCommit(produce_rows(options, rows))
     transactional_id = f"{prefix}-{_task().partitionId()}"
 
-    async def send(producer: Producer, chained: Iterator[Any]) -> int:
-        return await _send_rows(options, producer, chained)
-
+    send = functools.partial(_send_rows, options)
     records, transaction = asyncio.run(write_in_transaction(options, rows, transactional_id, batch_id, send))
     return SinkCommit(records, transaction)
 

@@ -74,9 +74,7 @@ class GroupClient:
         ``transaction`` (``transactional_id``, ``producer_id``, ``producer_epoch``) commits them inside that
         producer's transaction (TxnOffsetCommit): they apply when it commits.
         """
-        entries = [
-            (tp, OffsetAndMetadata(*e) if isinstance(e, tuple) else OffsetAndMetadata(e)) for tp, e in offsets.items()
-        ]
+        entries = [(tp, e if isinstance(e, OffsetAndMetadata) else OffsetAndMetadata(e)) for tp, e in offsets.items()]
         body: dict[str, Any] = {
             "offsets": [
                 {"topic_name": tp.topic, "partition_id": tp.partition, "offset": e.offset, "metadata": e.metadata}
