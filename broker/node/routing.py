@@ -138,7 +138,7 @@ class RequestRouter:
         result = await local.read(offset, max_bytes, timeout_ms, isolation)
         aborted: tuple[tuple[int, int], ...] = ()
         if isolation.committed and result.data:
-            found = local.log.transactions.aborted_between(offset, result.next_offset)
+            found = local.log.aborted_between(offset, result.next_offset)
             aborted = tuple((txn.producer_id, txn.first_offset) for txn in found)
         return FetchResult(
             result.data,

@@ -29,7 +29,11 @@ files are removed, the copy renamed over ``<base>.log``, the directory fsynced, 
 new ``LogSegment`` with rebuilt indexes takes the old one's place in the segment tuple.
 A crash before the rename leaves the old segment and a stray file; after it, the new
 segment without indexes, which recovery rebuilds. Readers holding the old segment keep
-reading its (unlinked) file through their open descriptor.
+reading its (unlinked) file through their open descriptor. The segment's ``.txnindex``
+is rewritten whole with the same entries, anchored in the new last batch (an aborted
+transaction whose records are now gone keeps its entry: a reader drops nothing more);
+a crash before that leaves an index that no longer verifies, and the next open replays
+the log's transactions and writes it again.
 """
 
 from __future__ import annotations
@@ -188,6 +192,7 @@ def _swap(partition_log: PartitionLog, old: LogSegment, cleaned: bytes) -> bool:
         if old not in partition_log._segments:
             cleaned_path.unlink()
             return False
+        aborted = old.txn_index.entries()
         old.index.close()
         old.time_index.close()
         for index_path in (old.index.path, old.time_index.path):
@@ -197,6 +202,7 @@ def _swap(partition_log: PartitionLog, old: LogSegment, cleaned: bytes) -> bool:
         new = LogSegment(partition_log.directory, old.base_offset, old.index_interval_bytes)
         new.rebuild(check_crc=False, on_batch=lambda header: None)
         new.flush()
+        new.txn_index.persist(new.last_batch(), aborted)
         partition_log._segments = tuple(new if s is old else s for s in partition_log._segments)
     return True
 
@@ -211,7 +217,7 @@ def compact_log(partition_log: PartitionLog, now_ms: int, high_watermark: int) -
     cleanable = [s for s in segments[:-1] if s.next_offset <= stable and s.size_bytes > 0]
     if not cleanable:
         return None
-    found = partition_log.transactions.aborted_between(cleanable[0].base_offset, stable)
+    found = partition_log.aborted_between(cleanable[0].base_offset, stable)
     aborted = [(txn.producer_id, txn.first_offset) for txn in found]
     latest = build_offset_map(cleanable, aborted)
     horizon_ms = now_ms - config.delete_retention_ms

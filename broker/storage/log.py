@@ -17,7 +17,9 @@ Invariants:
 - ``transactions`` describes exactly the batches below ``log_end_offset``: every append
   feeds it; an open or a truncation takes it from the snapshot (written at every roll and
   at a clean close) when the snapshot is anchored in the log, and replays what lies past it
-  (or the whole log) (``broker.storage.transaction_snapshot``).
+  (or the whole log) (``broker.storage.transaction_snapshot``). Each segment's
+  ``txn_index`` holds the aborted transactions whose marker it holds: the active one's in
+  memory, a rolled one's in its ``.txnindex`` (``broker.storage.transaction_index``).
   Retention never deletes a segment at or above its last stable offset.
 
 Concurrency: the core is synchronous. Every change (appends, truncation, retention,
@@ -60,13 +62,18 @@ from broker.storage.recovery import load_segments
 from broker.storage.segment import LogSegment
 from broker.storage.timestamp_lookup import exact_offset_for_timestamp
 from broker.storage.transaction_snapshot import read_snapshot, write_snapshot
-from broker.storage.transactions import PartitionTransactions
+from broker.storage.transactions import AbortedTransaction, PartitionTransactions
 
 logger = structlog.get_logger(__name__)
 
 LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
 MAX_RELATIVE_OFFSET = 2**31 - 1
 """A segment rolls before a relative offset would overflow its int32 index entry."""
+
+
+def _holding(segments: Sequence[LogSegment], offset: int) -> int:
+    """Index of the segment holding ``offset`` (the last one starting at or below it; the first if none does)."""
+    return max(bisect.bisect_right(segments, offset, key=lambda s: s.base_offset) - 1, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +212,7 @@ class PartitionLog:
             log_start_offset=start,
         )
         log._flush(seal_active=True)
-        log._transactions, replayed_from = log._transactions_from_disk()
+        log._transactions, replayed_from = log._transactions_from_disk(verify_rolled=True)
         log._log.info(
             "log.opened",
             log_start_offset=start,
@@ -271,25 +278,45 @@ class PartitionLog:
 
     @property
     def transactions(self) -> PartitionTransactions:
-        """The open and aborted transactions of the batches below the log end offset."""
+        """The open and unreplicated transactions of the batches below the log end offset (the aborted ones:
+        ``aborted_between``)."""
         return self._transactions
 
-    def _transactions_from_disk(self) -> tuple[PartitionTransactions, int]:
-        """The transactions of the log as it is now (under the lock, or before sharing), and the offset
-        the replay started at: the snapshot's end when it is anchored in this log, else the start."""
+    def _transactions_from_disk(self, *, verify_rolled: bool) -> tuple[PartitionTransactions, int]:
+        """The transactions of the log as it is now, every segment's index set up (under the lock, or before
+        sharing); and the offset the replay started at.
+
+        From a snapshot anchored in this log at ``end_offset``: the rolled segments wholly
+        below the one holding it keep their ``.txnindex`` (read and checked at open,
+        ``verify_rolled``; already set up at a truncation), and the rest is replayed from
+        ``end_offset``. Without one, or when a rolled segment's index does not verify, the
+        whole log is replayed. Either way the replayed segments' indexes are written again.
+        """
+        segments = self._segments
         snapshot = read_snapshot(self.directory)
-        start = 0
         if (
             snapshot is not None
-            and self._segments[0].base_offset <= snapshot.end_offset <= self._log_end_offset
+            and segments[0].base_offset <= snapshot.end_offset <= self._log_end_offset
             and snapshot.anchored_at(self._batch_ending_at(snapshot.end_offset))
         ):
-            transactions, start = snapshot.transactions, snapshot.end_offset
-        else:
-            transactions = PartitionTransactions()
-        for segment in self._segments:
-            if segment.next_offset <= start:
-                continue
+            first = _holding(segments, snapshot.end_offset)
+            if not verify_rolled or all(s.txn_index.verify(s.last_batch()) for s in segments[:first]):
+                base = segments[first].base_offset
+                aborted = [txn for txn in snapshot.aborted if txn.last_offset >= base]
+                return self._replayed(snapshot.transactions, snapshot.end_offset, first, aborted), snapshot.end_offset
+            self._log.warning("log.transaction_index_unverified", snapshot_end_offset=snapshot.end_offset)
+        return self._replayed(PartitionTransactions(), 0, 0, []), 0
+
+    def _replayed(
+        self, transactions: PartitionTransactions, start: int, first: int, aborted: list[AbortedTransaction]
+    ) -> PartitionTransactions:
+        """Feed ``transactions`` the batches from ``start`` on (in ``segments[first:]``), writing each index met.
+
+        ``aborted`` holds those of ``segments[first]`` below ``start``.
+        """
+        segments = self._segments
+        for index in range(first, len(segments)):
+            segment = segments[index]
             for scanned in segment.scanned_batches(segment.size_bytes):
                 header = scanned.header
                 if header.base_offset < start or not header.is_transactional:
@@ -301,9 +328,15 @@ class PartitionLog:
                         marker = decode_marker(data, dataclasses.replace(header, position=0))
                     except CorruptRecord as error:
                         self._log.error("log.marker_unreadable", offset=header.base_offset, error=error.message)
-                transactions.apply(header, marker)
-        transactions.forget_below(self._log_start_offset)
-        return transactions, start
+                closed = transactions.apply(header, marker)
+                if closed is not None:
+                    aborted.append(closed)
+            if index == len(segments) - 1:
+                segment.txn_index.activate(aborted)
+            else:
+                segment.txn_index.persist(segment.last_batch(), aborted)
+                aborted = []
+        return transactions
 
     def _batch_ending_at(self, offset: int) -> BatchHeader | None:
         """The batch whose next offset is ``offset``; None at the start of the log or when no batch ends there."""
@@ -321,16 +354,22 @@ class PartitionLog:
                 self._log_end_offset,
                 self._batch_ending_at(self._log_end_offset),
                 self._transactions,
+                self._segments[-1].txn_index.active_entries,
             )
         except OSError as error:
             self._log.warning("log.transactions_snapshot_failed", error=str(error))
 
-    def _track_transactions(self, data: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
-        """Feed the appended batches to ``transactions`` (under the lock); only a control batch is decoded."""
+    def _track_transactions(self, segment: LogSegment, data: bytes | bytearray, headers: Sequence[BatchHeader]) -> None:
+        """Feed the batches appended to ``segment`` to ``transactions`` and its index (under the lock).
+
+        Only a control batch is decoded.
+        """
         transactions = self._transactions
         for header in headers:
             if header.is_transactional:
-                transactions.apply(header, decode_marker(data, header) if header.is_control else None)
+                closed = transactions.apply(header, decode_marker(data, header) if header.is_control else None)
+                if closed is not None:
+                    segment.txn_index.append(closed)
 
     def batch_headers(self) -> list[BatchHeader]:
         """Every batch header of the log in offset order (rebuilding producer state)."""
@@ -473,7 +512,7 @@ class PartitionLog:
     def _append_locked(self, data: bytes | bytearray, headers: Sequence[BatchHeader], now_ms: int) -> AppendInfo:
         segment = self._maybe_roll(len(data), headers[-1].last_offset, now_ms)
         segment.append(data, headers)
-        self._track_transactions(data, headers)
+        self._track_transactions(segment, data, headers)
         self._log_end_offset = headers[-1].next_offset
         return AppendInfo(
             base_offset=headers[0].base_offset,
@@ -498,6 +537,7 @@ class PartitionLog:
         else:
             return active
         active.seal()
+        active.txn_index.persist(active.last_batch())
         if self._recovery_point >= active.next_offset:
             # The new segment starts at the recovery point: from now on recovery trusts
             # ``active``, so it must be durable whole before the new segment exists.
@@ -539,12 +579,34 @@ class PartitionLog:
         bound = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
         if start_offset >= bound:
             return ReadResult(b"", start_offset, start_offset, bound)
-        first = max(bisect.bisect_right(segments, start_offset, key=lambda s: s.base_offset) - 1, 0)
-        for segment in segments[first:]:
+        for segment in segments[_holding(segments, start_offset) :]:
             found = segment.read(start_offset, max_bytes, bound, segment.size_bytes)
             if found is not None:
                 return ReadResult(found.data, found.first_batch_offset, found.next_offset, bound)
         return ReadResult(b"", start_offset, start_offset, bound)
+
+    def aborted_between(self, start: int, end: int) -> list[AbortedTransaction]:
+        """The aborted transactions with records in ``[start, end)``, in marker order: what a ``read_committed``
+        read of that range must drop (Kafka's ``collectAbortedTransactions``).
+
+        The segments' indexes from the one holding ``start`` on, until one says the search
+        is complete. No lock, as ``read``: a roll writes a segment's file before its index
+        stops answering from memory. Raises ``OffsetOutOfRange`` when retention deleted a
+        segment of the range during the search, as the read would have a moment later.
+        """
+        segments = self._segments
+        found: list[AbortedTransaction] = []
+        try:
+            for segment in segments[_holding(segments, start) :]:
+                if segment.txn_index.collect(start, end, found):
+                    break
+        except FileNotFoundError as error:
+            raise OffsetOutOfRange(
+                f"offset {start} of {self.topic}-{self.partition} was deleted by retention during the read",
+                log_start_offset=self._log_start_offset,
+                log_end_offset=self._log_end_offset,
+            ) from error
+        return found
 
     def offset_for_timestamp(self, timestamp_ms: int) -> int | None:
         """The first offset whose record timestamp is >= ``timestamp_ms`` (None if no such record).
@@ -596,7 +658,7 @@ class PartitionLog:
             self._log_start_offset = min(self._log_start_offset, new_end)
             if self._epoch_cache.truncate_from_end(new_end):
                 self._persist_epochs()
-            self._transactions, _ = self._transactions_from_disk()
+            self._transactions, _ = self._transactions_from_disk(verify_rolled=False)
             self._log.info(
                 "log.truncated", requested_offset=offset, log_end_offset=new_end, previous_log_end_offset=previous_end
             )
@@ -634,7 +696,6 @@ class PartitionLog:
             self._log_start_offset = offset
             if self._epoch_cache.truncate_from_start(offset):
                 self._persist_epochs()
-            self._transactions.forget_below(offset)
             self._log.info("log.start_offset_advanced", log_start_offset=offset)
             return True
 
@@ -756,11 +817,8 @@ class PartitionLog:
         point), so only the segments from there on are looked at: usually none.
         """
         segments = self._segments
-
-        def holding(offset: int) -> int:
-            return max(bisect.bisect_right(segments, offset, key=lambda s: s.base_offset) - 1, 0)
-
-        return [s for s in segments[holding(self._recovery_point) : holding(recovery_point)] if s.needs_flush]
+        passed = segments[_holding(segments, self._recovery_point) : _holding(segments, recovery_point)]
+        return [segment for segment in passed if segment.needs_flush]
 
     def close(self) -> None:
         """Flush whole, the active segment's indexes included (every policy fsyncs on close), and release the files.

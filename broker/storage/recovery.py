@@ -34,11 +34,12 @@ from broker.storage.segment import (
     TIME_INDEX_SUFFIX,
     LogSegment,
 )
+from broker.storage.transaction_index import TXN_INDEX_SUFFIX
 
 logger = structlog.get_logger(__name__)
 
 STRAY_SUFFIXES = (".cleaned", ".swap", ".tmp", ".deleted")
-_SEGMENT_FILE = re.compile(r"^(\d{20})(\.log|\.index|\.timeindex)$")
+_SEGMENT_FILE = re.compile(r"^(\d{20})(\.log|\.index|\.timeindex|\.txnindex)$")
 
 
 def delete_stray_files(directory: Path) -> list[Path]:
@@ -48,7 +49,7 @@ def delete_stray_files(directory: Path) -> list[Path]:
         match = _SEGMENT_FILE.match(path.name)
         orphan_index = (
             match is not None
-            and match.group(2) in (INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+            and match.group(2) in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
             and not (directory / (match.group(1) + LOG_SUFFIX)).exists()
         )
         if path.is_file() and (path.name.endswith(STRAY_SUFFIXES) or orphan_index):

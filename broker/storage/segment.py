@@ -1,4 +1,4 @@
-"""One segment of a partition log: ``<base offset>.log`` with its ``.index`` and ``.timeindex``.
+"""One segment of a partition log: ``<base offset>.log`` with its ``.index``, ``.timeindex`` and ``.txnindex``.
 
 Files are named by the segment's base offset in 20 digits, as Kafka names them. The
 ``.log`` file is record batch v2 bytes back to back, exactly as produced and stamped.
@@ -41,6 +41,7 @@ from broker.record.header import BatchHeader, peek_size, read_header
 from broker.storage.file_scan import ScannedBatch, TornBatch, scan_batches
 from broker.storage.index import OffsetIndex
 from broker.storage.time_index import NO_TIMESTAMP, TimeIndex
+from broker.storage.transaction_index import TXN_INDEX_SUFFIX, TransactionIndex
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -84,6 +85,8 @@ class LogSegment:
         self._close_fd = weakref.finalize(self, os.close, self._fd)
         self.index = OffsetIndex(directory / segment_file_name(base_offset, INDEX_SUFFIX), base_offset, new=new)
         self.time_index = TimeIndex(directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX), base_offset, new=new)
+        self.txn_index = TransactionIndex(directory / segment_file_name(base_offset, TXN_INDEX_SUFFIX))
+        """Its aborted transactions; the owning log sets it up at open (``PartitionLog._transactions_from_disk``)."""
         self.size_bytes = 0 if new else os.fstat(self._fd).st_size
         self.next_offset = base_offset
         self.max_timestamp_ms = NO_TIMESTAMP
@@ -217,6 +220,11 @@ class LogSegment:
 
     # -- reading -------------------------------------------------------------------------
 
+    def last_batch(self) -> ScannedBatch | None:
+        """The segment's last batch with its position (None when empty): what its ``.txnindex`` is anchored in."""
+        tail = self._tail
+        return tail[-1] if tail else None
+
     def scanned_batches(self, committed_size_bytes: int) -> Iterator[ScannedBatch]:
         """Every batch header in the segment with its file position, in order, without reading the records."""
         return scan_batches(self._fd, 0, committed_size_bytes, check_crc=False)
@@ -335,4 +343,5 @@ class LogSegment:
         """Unlink the files; the log descriptor closes once no reader holds this segment."""
         self.index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
         self.log_path.unlink(missing_ok=True)

@@ -6,7 +6,9 @@ per GB of 16 KB batches, paid by every partition at every start. The file
 ``transactions.snapshot`` holds the state at an ``end_offset`` (the log end at a clean
 close, or the base of the segment a roll started), and names the batch that ended
 there: its base offset, partition leader epoch and CRC-32C. Only what the log holds
-past ``end_offset`` is replayed.
+past ``end_offset`` is replayed. Beside the open and unreplicated transactions it holds
+the aborted ones of the segment that was active (those below ``end_offset``): the
+rolled segments keep theirs in their ``.txnindex`` (``broker.storage.transaction_index``).
 
 Invariant: a snapshot is used only when the log holds that same batch ending at
 ``end_offset`` (``PartitionLog._anchored``). Two replicas whose logs hold the same batch
@@ -36,7 +38,8 @@ from broker.storage.transactions import (
 )
 
 SNAPSHOT_FILE = "transactions.snapshot"
-SNAPSHOT_VERSION = 2
+SNAPSHOT_VERSION = 3
+"""3: ``aborted`` holds the active segment's aborted transactions only (2 held every one)."""
 
 
 def _last_batch_fields(last_batch: BatchHeader | None) -> list[int] | None:
@@ -46,9 +49,16 @@ def _last_batch_fields(last_batch: BatchHeader | None) -> list[int] | None:
 
 
 def write_snapshot(
-    directory: Path, end_offset: int, last_batch: BatchHeader | None, transactions: PartitionTransactions
+    directory: Path,
+    end_offset: int,
+    last_batch: BatchHeader | None,
+    transactions: PartitionTransactions,
+    aborted: list[AbortedTransaction],
 ) -> None:
-    """Replace the snapshot with ``transactions`` as of ``end_offset`` (no fsync: see the module docstring)."""
+    """Replace the snapshot with ``transactions`` and the active segment's ``aborted`` ones as of ``end_offset``.
+
+    No fsync: see the module docstring.
+    """
     body = json.dumps(
         {
             "version": SNAPSHOT_VERSION,
@@ -56,7 +66,7 @@ def write_snapshot(
             "last_batch": _last_batch_fields(last_batch),
             "open": [asdict(txn) for txn in transactions.open_transactions],
             "unreplicated": [asdict(txn) for txn in transactions.unreplicated],
-            "aborted": [asdict(txn) for txn in transactions.aborted],
+            "aborted": [asdict(txn) for txn in aborted],
         },
         separators=(",", ":"),
     ).encode()
@@ -74,6 +84,8 @@ class Snapshot:
     last_batch: list[int] | None
     """[base offset, partition leader epoch, CRC-32C] of the batch ending at ``end_offset``; None for an empty log."""
     transactions: PartitionTransactions
+    aborted: list[AbortedTransaction]
+    """The aborted transactions of the segment holding ``end_offset``, below it."""
 
     def anchored_at(self, last_batch: BatchHeader | None) -> bool:
         """Whether ``last_batch`` (the log's batch ending at ``end_offset``) is the one the snapshot names."""
@@ -93,8 +105,8 @@ def read_snapshot(directory: Path) -> Snapshot | None:
         transactions = PartitionTransactions.restored(
             [OpenTransaction(**txn) for txn in fields["open"]],
             [ClosedTransaction(**txn) for txn in fields["unreplicated"]],
-            [AbortedTransaction(**txn) for txn in fields["aborted"]],
         )
-        return Snapshot(int(fields["end_offset"]), fields["last_batch"], transactions)
+        aborted = [AbortedTransaction(**txn) for txn in fields["aborted"]]
+        return Snapshot(int(fields["end_offset"]), fields["last_batch"], transactions, aborted)
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -8,9 +8,10 @@ transactions at once. Pure: the log hands it headers and decoded markers.
 - A transactional data batch of a producer with no open transaction here opens one at
   the batch's base offset; later batches of that producer belong to it.
 - A COMMIT or ABORT marker (a control batch, ``broker.record.control``) closes the
-  producer's open transaction. An aborted one is remembered with its first offset, its
-  marker's offset and the last stable offset right after it: a ``read_committed``
-  reader is told which producers' records to drop in a range (``aborted_between``).
+  producer's open transaction. An aborted one is handed back to the log with its first
+  offset, its marker's offset and the last stable offset right after it, for the
+  segment's transaction index (``broker.storage.transaction_index``): a
+  ``read_committed`` reader is told which producers' records to drop in a range.
 - A closed transaction counts as undecided until the high watermark passes its
   marker (Kafka's "unreplicated transactions"): a leader that fails before its followers
   hold the marker leaves a log where the transaction is open, and a reader must not
@@ -20,12 +21,12 @@ Invariants:
 - ``last_stable_offset(hw) = min(hw, first offset of every open or unreplicated
   transaction)``: everything below it is decided on every in-sync replica, and it never
   exceeds the high watermark;
-- aborted transactions are kept in marker order, and each one's ``last_stable_offset``
+- aborted transactions come out in marker order, and each one's ``last_stable_offset``
   is at most the first offset of any transaction closed after it (a transaction open
   when it closed started at or above the first unstable offset then; one opened later
-  starts above its marker). So a search for the aborted transactions overlapping
-  ``[start, end)`` stops at the first whose ``last_stable_offset`` reaches ``end``,
-  as Kafka's does over its ``.txnindex``.
+  starts above its marker): the index's search relies on it.
+
+Memory: open and unreplicated transactions only; the aborted ones live in the indexes.
 
 Truncation is not undone here: the log replays its batches into a new instance.
 """
@@ -71,33 +72,28 @@ class AbortedTransaction:
 
 
 class PartitionTransactions:
-    """Open, unreplicated and aborted transactions of one partition replica, in the order its log holds them.
+    """Open and unreplicated transactions of one partition replica, in the order its log holds them.
 
-    Threads: ``apply`` and ``forget_below`` run under the log's lock, on the event loop or
-    in an executor; readers (the queries, ``on_high_watermark``) run anywhere without it.
-    So the dict of open transactions is replaced on every change, and the lists are
-    appended to or replaced, never cut in place: a reader always walks a whole object.
+    Threads: ``apply`` runs under the log's lock, on the event loop or in an executor;
+    readers (the queries, ``on_high_watermark``) run anywhere without it. So the dict of
+    open transactions is replaced on every change, and the list is appended to or
+    replaced, never cut in place: a reader always walks a whole object.
     """
 
     def __init__(self) -> None:
         self._open: dict[int, OpenTransaction] = {}
         self._unreplicated: list[ClosedTransaction] = []
-        self._aborted: list[AbortedTransaction] = []
         self._high_watermark = 0
         """The latest high watermark heard of: unreplicated transactions below it are dropped at the next close."""
 
     @classmethod
     def restored(
-        cls,
-        open_transactions: list[OpenTransaction],
-        unreplicated: list[ClosedTransaction],
-        aborted: list[AbortedTransaction],
+        cls, open_transactions: list[OpenTransaction], unreplicated: list[ClosedTransaction]
     ) -> PartitionTransactions:
         """The state a snapshot recorded (``broker.storage.transaction_snapshot``)."""
         transactions = cls()
         transactions._open = {txn.producer_id: txn for txn in open_transactions}
         transactions._unreplicated = sorted(unreplicated, key=lambda txn: txn.last_offset)
-        transactions._aborted = sorted(aborted, key=lambda txn: txn.last_offset)
         return transactions
 
     @property
@@ -109,26 +105,24 @@ class PartitionTransactions:
     def unreplicated(self) -> tuple[ClosedTransaction, ...]:
         return tuple(self._unreplicated)
 
-    @property
-    def aborted(self) -> tuple[AbortedTransaction, ...]:
-        """Every aborted transaction still in the log, in marker order."""
-        return tuple(self._aborted)
-
     def open_transaction(self, producer_id: int) -> OpenTransaction | None:
         return self._open.get(producer_id)
 
-    def apply(self, header: BatchHeader, marker: TransactionMarker | None) -> None:
-        """One appended batch (``header`` carries its assigned offsets; ``marker`` is its decoded control record)."""
+    def apply(self, header: BatchHeader, marker: TransactionMarker | None) -> AbortedTransaction | None:
+        """One appended batch (``header`` carries its assigned offsets; ``marker`` is its decoded control record).
+
+        Returns the transaction an ABORT marker closed, for the segment's index.
+        """
         if not header.is_transactional:
-            return
+            return None
         producer_id = header.producer_id
         if not header.is_control:
             if producer_id not in self._open:
                 opened = OpenTransaction(producer_id, header.producer_epoch, header.base_offset, header.max_timestamp)
                 self._open = {**self._open, producer_id: opened}
-            return
+            return None
         if marker is None or producer_id not in self._open:
-            return
+            return None
         remaining = dict(self._open)
         opened = remaining.pop(producer_id)
         self._open = remaining
@@ -136,9 +130,10 @@ class PartitionTransactions:
         if unreplicated and unreplicated[0].last_offset < self._high_watermark:
             unreplicated = self._unreplicated = unreplicated[_first_at_or_above(unreplicated, self._high_watermark) :]
         unreplicated.append(ClosedTransaction(producer_id, opened.first_offset, header.base_offset))
-        if not marker.committed:
-            first_open = min((txn.first_offset for txn in remaining.values()), default=header.next_offset)
-            self._aborted.append(AbortedTransaction(producer_id, opened.first_offset, header.base_offset, first_open))
+        if marker.committed:
+            return None
+        first_open = min((txn.first_offset for txn in remaining.values()), default=header.next_offset)
+        return AbortedTransaction(producer_id, opened.first_offset, header.base_offset, first_open)
 
     def on_high_watermark(self, high_watermark: int) -> None:
         """Transactions whose marker is below ``high_watermark`` are decided on every in-sync replica.
@@ -158,24 +153,7 @@ class PartitionTransactions:
             stable = min(stable, closed.first_offset)
         return stable
 
-    def aborted_between(self, start: int, end: int) -> list[AbortedTransaction]:
-        """Aborted transactions with records in ``[start, end)``, in marker order."""
-        aborted = self._aborted
-        found = []
-        for txn in aborted[_first_at_or_above(aborted, start) :]:
-            if txn.first_offset < end:
-                found.append(txn)
-            if txn.last_stable_offset >= end:
-                break
-        return found
 
-    def forget_below(self, log_start_offset: int) -> None:
-        """Retention or a log start move dropped everything below ``log_start_offset``: so do the aborted ones."""
-        first = _first_at_or_above(self._aborted, log_start_offset)
-        if first:
-            self._aborted = self._aborted[first:]
-
-
-def _first_at_or_above(transactions: list[ClosedTransaction] | list[AbortedTransaction], offset: int) -> int:
+def _first_at_or_above(transactions: list[ClosedTransaction], offset: int) -> int:
     """Index of the first transaction (in marker order) whose marker is at or above ``offset``."""
     return bisect.bisect_left(transactions, offset, key=lambda txn: txn.last_offset)

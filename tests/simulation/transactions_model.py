@@ -1,7 +1,8 @@
 """A seeded model of the transaction protocol, run on the broker's own pure decisions.
 
 The coordinator is ``broker.transactions.transitions``; each partition leader is a real
-``PartitionTransactions`` (the open and aborted transactions), ``TransactionGuard``
+``PartitionTransactions`` (the open transactions) with the aborted ones searched as a
+segment's index searches them (``collect_aborted``), ``TransactionGuard``
 (KIP-890) and ``ProducerStateManager`` (sequences), over a log of real batches. What is
 modelled is the network between them: every message (a producer's write, a
 coordinator's marker) is delivered in a random order, and a random share of them is
@@ -34,7 +35,8 @@ from broker.record.decode import decode_batch
 from broker.record.header import BatchHeader, read_header, stamp
 from broker.replication.txn_guard import Admission, MarkerCheck, TransactionGuard
 from broker.storage.producer_state import ProducerStateManager
-from broker.storage.transactions import PartitionTransactions
+from broker.storage.transaction_index import collect_aborted
+from broker.storage.transactions import AbortedTransaction, PartitionTransactions
 from broker.transactions import transitions
 from broker.transactions.metadata import TransactionMetadata, TxnState
 
@@ -69,6 +71,7 @@ class ModelPartition:
         self.data = bytearray()
         self.end = 0
         self.transactions = PartitionTransactions()
+        self.aborted: list[AbortedTransaction] = []
         self.producers = ProducerStateManager(TOPIC, number)
         self.guard = TransactionGuard(TOPIC, number)
 
@@ -81,14 +84,18 @@ class ModelPartition:
         self.data += batch
         stamp(self.data, position, self.end, LEADER_EPOCH)
         header = read_header(self.data, position)
-        self.transactions.apply(header, marker)
+        closed = self.transactions.apply(header, marker)
+        if closed is not None:
+            self.aborted.append(closed)
         self.end = header.next_offset
         self.transactions.on_high_watermark(self.end)
         return header
 
     def read_committed(self) -> list[str]:
         stable = self.transactions.last_stable_offset(self.end)
-        aborted = [(txn.producer_id, txn.first_offset) for txn in self.transactions.aborted_between(0, stable)]
+        found: list[AbortedTransaction] = []
+        collect_aborted(self.aborted, 0, stable, found)
+        aborted = [(txn.producer_id, txn.first_offset) for txn in found]
         values = []
         for header in kept_batches(bytes(self.data), aborted):
             if header.next_offset > stable:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from structlog.testing import capture_logs
+
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.committed import kept_batches
 from broker.record.decode import decode_batch
@@ -33,7 +35,7 @@ def keyed(key: str, value: str, producer_id: int = -1, sequence: int = 0) -> byt
 def committed_view(log: PartitionLog) -> dict[str, str]:
     """Key -> latest value as a read_committed reader of the whole log sees it."""
     data = whole_log(log)
-    aborted = [(t.producer_id, t.first_offset) for t in log.transactions.aborted_between(0, log.log_end_offset)]
+    aborted = [(t.producer_id, t.first_offset) for t in log.aborted_between(0, log.log_end_offset)]
     view: dict[str, str] = {}
     for header in kept_batches(data, aborted):
         _, records = decode_batch(data, header.position)
@@ -84,3 +86,33 @@ def test_the_cleaner_stops_at_the_oldest_open_transaction(tmp_path: Path) -> Non
     stats = compact_log(log, NOW_MS, log.log_end_offset)
     assert stats is not None and stats.records_removed == 1, "only the segments below the open transaction"
     assert [h.records_count for h in iter_batches(whole_log(log))] == [0, 1, 1, 1, 1]
+
+
+def test_a_cleaned_segment_keeps_its_aborted_transactions_anchored_in_its_new_content(tmp_path: Path) -> None:
+    """The cleaner merges the segment's last two batches, so its ``.txnindex`` is written again: a reopen trusts it."""
+    first_segment = [
+        keyed("k", "committed-1", P1),
+        marker_batch(P1, committed=True),
+        keyed("j", "aborted", P2),
+        marker_batch(P2, committed=False),
+        keyed("a", "1"),
+        keyed("b", "2"),
+    ]
+    config = LogConfig(segment_bytes=sum(map(len, first_segment)), cleanup_policy="compact", retention_ms=-1)
+    directory = tmp_path / "c-0"
+    log = PartitionLog.open(directory, config, topic="c", partition=0)
+    for batch in (*first_segment, keyed("z", "active")):
+        log.append_as_leader(batch, 0, NOW_MS)
+    assert [segment.base_offset for segment in log.segments] == [0, 6]
+    index = directory / f"{0:020d}.txnindex"
+    anchored_before = index.read_bytes()
+    stats = compact_log(log, NOW_MS, log.log_end_offset)
+    assert stats is not None and stats.segments_cleaned == 1
+    assert index.read_bytes() != anchored_before, "anchored in the merged last batch"
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in log.aborted_between(0, 7)] == [(P2, 2, 3)]
+    log.close()
+    with capture_logs() as events:
+        reopened = PartitionLog.open(directory, config, topic="c", partition=0)
+    assert [e["transactions_replayed_from"] for e in events if e["event"] == "log.opened"] == [7], "nothing replayed"
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in reopened.aborted_between(0, 7)] == [(P2, 2, 3)]
+    assert committed_view(reopened) == {"k": "committed-1", "a": "1", "b": "2", "z": "active"}

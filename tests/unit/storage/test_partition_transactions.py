@@ -1,4 +1,4 @@
-"""The pure transaction state of a partition: open transactions, the last stable offset, the aborted index."""
+"""The pure transaction state of a partition: open transactions, the last stable offset, the aborted ones."""
 
 from __future__ import annotations
 
@@ -51,63 +51,28 @@ def test_the_oldest_open_transaction_of_many_bounds_the_last_stable_offset() -> 
     assert transactions.last_stable_offset(offset) == offset == 6
 
 
-def test_an_abort_is_indexed_with_the_stable_offset_after_it() -> None:
+def test_an_abort_is_handed_out_with_the_stable_offset_after_it() -> None:
     transactions = PartitionTransactions()
-    offset = feed(transactions, data_batch(P1, 2), 0)  # 0-1
-    offset = feed(transactions, data_batch(P2, 1), offset)  # 2
-    offset = feed(transactions, marker_batch(P1, committed=False), offset)  # 3
-    offset = feed(transactions, marker_batch(P2, committed=False), offset)  # 4
-    assert transactions.aborted == (
+    aborted: list[AbortedTransaction] = []
+    offset = feed(transactions, data_batch(P1, 2), 0, aborted)  # 0-1
+    offset = feed(transactions, data_batch(P2, 1), offset, aborted)  # 2
+    offset = feed(transactions, marker_batch(P1, committed=False), offset, aborted)  # 3
+    offset = feed(transactions, marker_batch(P2, committed=False), offset, aborted)  # 4
+    assert aborted == [
         AbortedTransaction(P1, 0, 3, last_stable_offset=2),
         AbortedTransaction(P2, 2, 4, last_stable_offset=5),
-    )
+    ]
     assert offset == 5
 
 
-def test_a_commit_is_not_indexed_and_a_stray_marker_changes_nothing() -> None:
+def test_a_commit_is_not_handed_out_and_a_stray_marker_changes_nothing() -> None:
     transactions = PartitionTransactions()
-    offset = feed(transactions, data_batch(P1, 2), 0)
-    offset = feed(transactions, marker_batch(P1, committed=True), offset)
-    offset = feed(transactions, marker_batch(P2, committed=False), offset)
-    assert transactions.aborted == ()
+    aborted: list[AbortedTransaction] = []
+    offset = feed(transactions, data_batch(P1, 2), 0, aborted)
+    offset = feed(transactions, marker_batch(P1, committed=True), offset, aborted)
+    offset = feed(transactions, marker_batch(P2, committed=False), offset, aborted)
+    assert aborted == []
     assert transactions.last_stable_offset(offset) == offset
-
-
-def test_aborted_between_finds_the_overlapping_ones_and_stops_early() -> None:
-    transactions = PartitionTransactions()
-    offset = 0
-    for producer in (P1, P2, P3):  # each: 2 records then an abort, one after the other
-        offset = feed(transactions, data_batch(producer, 2), offset)
-        offset = feed(transactions, marker_batch(producer, committed=False), offset)
-    # P1: 0-1, marker 2; P2: 3-4, marker 5; P3: 6-7, marker 8
-    assert [txn.producer_id for txn in transactions.aborted_between(0, 9)] == [P1, P2, P3]
-    assert [txn.producer_id for txn in transactions.aborted_between(3, 5)] == [P2]
-    assert [txn.producer_id for txn in transactions.aborted_between(2, 3)] == [P1], "its marker is in the range"
-    assert transactions.aborted_between(9, 20) == []
-
-
-def test_a_long_transaction_spanning_a_later_abort_is_found() -> None:
-    """P1 opens first and aborts last; a read of the range after P2's abort still needs P1."""
-    transactions = PartitionTransactions()
-    offset = feed(transactions, data_batch(P1, 1), 0)  # 0
-    offset = feed(transactions, data_batch(P2, 1), offset)  # 1
-    offset = feed(transactions, marker_batch(P2, committed=False), offset)  # 2
-    offset = feed(transactions, data_batch(P1, 1, sequence=1), offset)  # 3
-    offset = feed(transactions, marker_batch(P1, committed=False), offset)  # 4
-    assert [txn.producer_id for txn in transactions.aborted_between(1, 3)] == [P2, P1]
-    assert [txn.producer_id for txn in transactions.aborted_between(3, 4)] == [P1]
-
-
-def test_forgetting_below_the_log_start_drops_only_whole_aborted_transactions() -> None:
-    transactions = PartitionTransactions()
-    offset = feed(transactions, data_batch(P1, 2), 0)
-    offset = feed(transactions, marker_batch(P1, committed=False), offset)  # marker 2
-    offset = feed(transactions, data_batch(P2, 2), offset)
-    offset = feed(transactions, marker_batch(P2, committed=False), offset)  # marker 5
-    transactions.forget_below(2)
-    assert [txn.producer_id for txn in transactions.aborted] == [P1, P2], "P1's marker is still in the log"
-    transactions.forget_below(3)
-    assert [txn.producer_id for txn in transactions.aborted] == [P2]
 
 
 def test_a_producer_transacts_again_after_its_marker() -> None:

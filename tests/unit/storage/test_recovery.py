@@ -137,6 +137,8 @@ def test_stray_files_are_deleted(written_log) -> None:
         "leader-epoch-checkpoint.tmp",
         "00000000000000000000.log.deleted",
         "00000000000000000999.index",
+        "00000000000000000999.txnindex",
+        "00000000000000000000.txnindex.tmp",
     ]
     for name in strays:
         (directory / name).write_bytes(b"x")

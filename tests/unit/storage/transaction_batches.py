@@ -7,7 +7,7 @@ import dataclasses
 from broker.record.codec import RecordInput, encode_batch
 from broker.record.control import TransactionMarker, decode_marker, encode_marker_batch
 from broker.record.header import BatchHeader, read_header, stamp
-from broker.storage.transactions import PartitionTransactions
+from broker.storage.transactions import AbortedTransaction, PartitionTransactions
 
 NOW_MS = 1_700_000_000_000
 
@@ -31,10 +31,20 @@ def at(batch: bytes, base_offset: int) -> BatchHeader:
     return dataclasses.replace(read_header(batch), base_offset=base_offset)
 
 
-def feed(transactions: PartitionTransactions, batch: bytes, base_offset: int) -> int:
-    """Apply ``batch`` at ``base_offset`` as the log does (a control batch decoded); return the next offset."""
+def feed(
+    transactions: PartitionTransactions,
+    batch: bytes,
+    base_offset: int,
+    aborted: list[AbortedTransaction] | None = None,
+) -> int:
+    """Apply ``batch`` at ``base_offset`` as the log does (a control batch decoded); return the next offset.
+
+    The transaction an ABORT closes goes to ``aborted``, as the log adds it to the segment's index.
+    """
     header = at(batch, base_offset)
-    transactions.apply(header, decode_marker(batch, read_header(batch)) if header.is_control else None)
+    closed = transactions.apply(header, decode_marker(batch, read_header(batch)) if header.is_control else None)
+    if closed is not None and aborted is not None:
+        aborted.append(closed)
     return header.next_offset
 
 
