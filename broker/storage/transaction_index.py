@@ -52,7 +52,7 @@ VERSION = 1
 HEADER = struct.Struct(">4sBqqiII")
 ENTRY = struct.Struct(">qqqq")
 READ_CHUNK_ENTRIES = 256
-"""Entries read per ``pread`` while a search walks a file forward from its first match."""
+"""The most entries read per ``pread`` while a search walks a file forward from its first match."""
 
 Anchor = tuple[int, int, int, int]
 """(position, base offset, partition leader epoch, CRC-32C) of a segment's last batch; (-1, -1, 0, 0) when empty."""
@@ -92,7 +92,12 @@ def collect_aborted(entries: Entries, start: int, end: int, found: list[AbortedT
 
 
 class _EntryFile:
-    """The entries of an open ``.txnindex`` descriptor, read on demand: a bisect costs log2(n) small reads."""
+    """The entries of an open ``.txnindex`` descriptor, read on demand.
+
+    A bisect jumps about: each of its log2(n) probes reads one entry. A walk forward
+    from there reads twice as many entries each time, up to ``READ_CHUNK_ENTRIES``: a
+    search usually stops after a few.
+    """
 
     def __init__(self, fd: int, count: int) -> None:
         self._fd = fd
@@ -104,8 +109,10 @@ class _EntryFile:
         return self._count
 
     def __getitem__(self, index: int, /) -> AbortedTransaction:
-        if not self._chunk_start <= index < self._chunk_start + len(self._chunk):
-            count = min(READ_CHUNK_ENTRIES, self._count - index)
+        chunk_end = self._chunk_start + len(self._chunk)
+        if not self._chunk_start <= index < chunk_end:
+            count = min(max(2 * len(self._chunk), 8), READ_CHUNK_ENTRIES) if index == chunk_end else 1
+            count = min(count, self._count - index)
             data = os.pread(self._fd, count * ENTRY.size, HEADER.size + index * ENTRY.size)
             self._chunk_start = index
             self._chunk = [AbortedTransaction(*fields) for fields in ENTRY.iter_unpack(data)]
