@@ -5,6 +5,8 @@ Run ``python -m broker.bench.txn_index`` (``--aborts``, ``--records-per-txn``,
 100 B records, each ended by an ABORT marker, with a plain 16 KiB batch after every
 tenth, to a log of ``--segment-mb`` segments (no fsync but the rolls'), then prints:
 
+- ``fill``: seconds for all the appends and the slowest one (a roll: it writes the
+  rolled segment's ``.txnindex`` and the transactions snapshot under the log's lock);
 - ``memory``: the Python heap the log holds for its aborted transactions (its active
   segment's index) next to what one list of them all takes (``tracemalloc``), and the
   bytes of the ``.txnindex`` files;
@@ -48,6 +50,8 @@ class TxnIndexFigures:
     aborts: int
     aborts_in_active: int
     segments: int
+    fill_s: float
+    slowest_append_ms: float
     held_bytes: int
     """Heap the log holds for aborted transactions after the run."""
     all_in_memory_bytes: int
@@ -62,6 +66,7 @@ class TxnIndexFigures:
     def lines(self) -> list[str]:
         return [
             f"aborted transactions {self.aborts:,} in {self.segments} segments",
+            f"fill: {self.fill_s:.2f} s, slowest append {self.slowest_append_ms:.1f} ms",
             f"memory: held {self.held_bytes / 1e6:,.2f} MB (all in memory: {self.all_in_memory_bytes / 1e6:,.2f} MB), "
             f".txnindex files {self.file_bytes / 1e6:,.2f} MB",
             f"search per 1 MiB read: rolled segment {self.search_rolled_us:,.1f} us, active {self.search_active_us:,.1f} us",
@@ -77,7 +82,8 @@ def _open(directory: Path, segment_bytes: int, recovery_point: int = 0) -> Parti
     )
 
 
-def _fill(log: PartitionLog, aborts: int, records_per_txn: int) -> None:
+def _fill(log: PartitionLog, aborts: int, records_per_txn: int) -> float:
+    """Append the transactions; return the slowest append's seconds."""
     record = encode_batch(
         [RecordInput(None, b"v" * 100, (), None)] * records_per_txn,
         producer_id=PRODUCER_ID,
@@ -87,12 +93,14 @@ def _fill(log: PartitionLog, aborts: int, records_per_txn: int) -> None:
     marker = encode_marker_batch(TransactionMarker(PRODUCER_ID, 0, False, 1), wall_clock_ms())
     plain = encode_batch([RecordInput(None, b"p" * PLAIN_BATCH_BYTES, (), None)])
     now_ms = wall_clock_ms()
+    slowest = 0.0
     for number in range(aborts):
-        log.append_as_leader(record, 0, now_ms)
-        log.append_as_leader(marker, 0, now_ms)
+        for batch in (record, marker, plain) if number % PLAIN_EVERY == 0 else (record, marker):
+            began = time.perf_counter()
+            log.append_as_leader(batch, 0, now_ms)
+            slowest = max(slowest, time.perf_counter() - began)
         log.transactions.on_high_watermark(log.log_end_offset)  # as the replica tells it: every follower has it
-        if number % PLAIN_EVERY == 0:
-            log.append_as_leader(plain, 0, now_ms)
+    return slowest
 
 
 def _heap_of_list(aborts: list[AbortedTransaction]) -> int:
@@ -123,7 +131,9 @@ def bench_txn_index(
 ) -> TxnIndexFigures:
     """Fill a log in ``directory`` (which must not exist) and measure it; the log is closed after."""
     log = _open(directory, segment_bytes)
-    _fill(log, aborts, records_per_txn)
+    began = time.perf_counter()
+    slowest_append_s = _fill(log, aborts, records_per_txn)
+    fill_s = time.perf_counter() - began
     everything = log.aborted_between(log.log_start_offset, log.log_end_offset)
     held = log.segments[-1].txn_index.active_entries
     rng = random.Random(seed)
@@ -150,6 +160,8 @@ def bench_txn_index(
         aborts=len(everything),
         aborts_in_active=len(held),
         segments=segments,
+        fill_s=fill_s,
+        slowest_append_ms=slowest_append_s * 1000,
         held_bytes=held_bytes,
         all_in_memory_bytes=all_in_memory_bytes,
         file_bytes=file_bytes,
