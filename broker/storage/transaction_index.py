@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Protocol
 
 from broker.errors import KafkaStorageError
-from broker.storage.checkpoint import TEMP_SUFFIX, fsync_directory
+from broker.storage.checkpoint import write_atomically
 from broker.storage.file_scan import ScannedBatch
 from broker.storage.transactions import AbortedTransaction
 
@@ -177,17 +177,7 @@ class TransactionIndex:
                 return
         except FileNotFoundError:
             pass
-        temp = self.path.with_name(self.path.name + TEMP_SUFFIX)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, self.path)
-        fsync_directory(self.path.parent)
+        write_atomically(self.path, data)
 
     def verify(self, last_batch: ScannedBatch | None) -> bool:
         """Take the file on disk as this rolled segment's index if it reads whole and is anchored in ``last_batch``.
