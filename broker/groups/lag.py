@@ -16,7 +16,9 @@ For every partition of every topic the group committed to or subscribes to:
   first stored record at or after the committed offset, which after compaction or
   retention may be a later one); 0 when the lag is 0 or negative;
 * a partition without a commit is listed with ``current_offset``, ``lag`` and
-  ``lag_ms`` null, never hidden;
+  ``lag_ms`` null, never hidden; so is one whose commit is negative (kafkajs's
+  ``resetOffsets`` commits ``-2``): no committed offset, as Kafka's tools read it
+  (``GroupState.position``), though ``last_commit_ms`` says when it was committed;
 * ``status`` is the Burrow verdict of ``broker.groups.lag_status``;
 * ``consumer_id`` and ``client_id`` are the owning member's, ``""`` when no member owns
   the partition (the REST Proxy's rows always carry strings); ``instance_id`` is null:
@@ -97,7 +99,8 @@ async def _topic_rows(host: GroupHost, state: GroupState, topic: str, now_ms: in
     rows, ages = [], []
     for partition in described:
         tp = (topic, partition.partition)
-        committed = state.offsets.get(tp)
+        committed = state.position(tp)
+        stored = state.offsets.get(tp)
         known = partition.high_watermark >= 0
         end = isolation.visible_end(partition.high_watermark, partition.last_stable_offset)
         lag = _lag(end, partition.high_watermark, committed.offset) if committed and known else None
@@ -112,7 +115,7 @@ async def _topic_rows(host: GroupHost, state: GroupState, topic: str, now_ms: in
                 log_start_offset=partition.log_start_offset if known else None,
                 lag=lag,
                 lag_ms=None,
-                last_commit_ms=committed.commit_timestamp_ms if committed else None,
+                last_commit_ms=stored.commit_timestamp_ms if stored else None,
                 consumer_id=owner or "",
                 instance_id=None,
                 client_id=member.client_id if member else "",

@@ -293,7 +293,7 @@ class RestInstanceDriver:
             for tp in (tp for tp in unknown if tp[0] == topic):
                 if tp[1] not in ranges:
                     continue
-                committed = state.offsets.get(tp)
+                committed = state.position(tp)
                 low, high = ranges[tp[1]]
                 result[tp] = instance.positions[tp] = start_offset(
                     None, committed.offset if committed else None, low, high, instance.config.auto_offset_reset

@@ -66,12 +66,35 @@ class GroupState:
     def classic_members(self) -> int:
         return len(self.classic.members) if self.classic is not None else 0
 
+    def position(self, tp: TopicPartition) -> CommittedOffset | None:
+        """The commit a consumer of ``tp`` resumes from: None when there is none, or when it is negative.
+
+        Kafka stores any offset a client commits, and kafkajs's ``resetOffsets`` commits its
+        ``-2`` (earliest) or ``-1`` (latest) literally; Kafka's consumers and tools then read a
+        negative one as no committed offset (the consumer follows its reset policy,
+        ``kafka-consumer-groups`` prints ``-``). So does every view here but OffsetFetch,
+        which answers what was stored, as Kafka does.
+        """
+        committed = self.offsets.get(tp)
+        return committed if committed is not None and committed.offset >= 0 else None
+
+    def positions(self) -> dict[TopicPartition, CommittedOffset]:
+        """Every partition's ``position`` that is one."""
+        return {tp: committed for tp, committed in self.offsets.items() if committed.offset >= 0}
+
     def apply_commit(self, tp: TopicPartition, committed: CommittedOffset) -> CommitSample | None:
+        """Apply a commit unless a newer commit or delete is applied already; the lag sample it makes, if any.
+
+        A negative offset (``position``) is stored but makes no sample: it is no position.
+        """
         current = self.offsets.get(tp)
         newest = max(current.record_offset if current else -1, self.deleted_at_record_offset.get(tp, -1))
         if committed.record_offset <= newest:
             return None
         self.offsets[tp] = committed
+        if committed.offset < 0:
+            self.windows.pop(tp, None)
+            return None
         sample = CommitSample(committed.offset, committed.commit_timestamp_ms, None)
         self.windows.setdefault(tp, new_window()).append(sample)
         return sample

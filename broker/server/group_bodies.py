@@ -49,7 +49,7 @@ def group_body(node: HttpHost, state: GroupState) -> dict[str, Any]:
         "group_epoch": membership.group_epoch if classic is None else classic.generation,
         "assignment_epoch": membership.assignment_epoch if classic is None else classic.generation,
         "members_count": len(membership.members) if classic is None else len(classic.members),
-        "committed_partitions": len(state.offsets),
+        "committed_partitions": len(state.positions()),
         "coordinator_id": node.node_id,
         "coordinator": _related(node, f"/v3/clusters/{node.cluster_id}/brokers/{node.node_id}"),
         "consumers": _related(node, f"{path}/consumers"),
@@ -86,7 +86,7 @@ def offsets_body(node: HttpHost, state: GroupState, topic: str | None) -> dict[s
             "metadata": committed.metadata,
             "commit_timestamp_ms": committed.commit_timestamp_ms,
         }
-        for (t, p), committed in sorted(state.offsets.items())
+        for (t, p), committed in sorted(state.positions().items())
         if topic is None or t == topic
     ]
     return {

@@ -390,7 +390,7 @@ async def commit(request: web.Request, shard: OffsetsShard, group_id: str) -> we
 @routes.get(
     INSTANCE + "/offsets",
     operation(
-        "The group's committed offsets of the given partitions (-1 where none)",
+        "The group's committed offsets of the given partitions (-1 where none, or where a negative one was committed)",
         Reply(200, "offsets", {V2_JSON: ConsumerCommittedResponse}),
         body=ConsumerCommittedRequest,
     ),
@@ -401,10 +401,10 @@ async def committed(request: web.Request, shard: OffsetsShard, group_id: str) ->
     partitions = [(p.topic, p.partition) for p in body.partitions]
     _check_partitions(request, partitions)
     request.app[NODE_KEY].groups.rest.instance(shard, group_id, _name(request), wall_clock_ms())
-    offsets = shard.group(group_id).offsets
+    state = shard.group(group_id)
     answer = []
     for tp in partitions:
-        found = offsets.get(tp)
+        found = state.position(tp)
         answer.append(
             {
                 "topic": tp[0],

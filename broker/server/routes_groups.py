@@ -448,7 +448,7 @@ async def _transactional_commit(
 @routes.get(
     GROUP + "/offsets",
     group_operation(
-        "Committed offsets",
+        "Committed offsets (a negative one, as kafkajs's resetOffsets commits, is no committed offset: not listed)",
         Reply(200, "offsets", {JSON: ConsumerGroupOffsets}),
         query_param("topic", {"type": "string"}, "only this topic"),
     ),
