@@ -53,7 +53,7 @@ from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH, check_fetch_br
 from broker.replication.fencing import check_leader_epoch
 from broker.replication.fetch_validation import check_fetch_position
 from broker.replication.isr import IsrState, PendingIsrChange
-from broker.replication.replica_state import FetchRounds, ReplicaState
+from broker.replication.replica_state import UNKNOWN_OFFSET, FetchRounds, ReplicaState
 from broker.storage.epoch_cache import LeaderEpochCache
 
 log = structlog.get_logger(__name__)
@@ -264,6 +264,17 @@ class PartitionLeaderState:
             )
         self._log_start_offset = max(self._log_start_offset, new_log_start_offset)
 
+    def low_watermark(self) -> int:
+        """Kafka's low watermark: the smallest log start offset among the leader and the in-sync followers.
+
+        What DeleteRecords answers: below it no in-sync replica holds a record any more.
+        A follower whose log start is not known yet in this epoch (it has not fetched)
+        makes it unknown, ``UNKNOWN_OFFSET`` (-1), as Kafka's is.
+        """
+        starts = [self._log_start_offset]
+        starts += [self._followers[b].log_start_offset for b in self._isr.committed if b != self.local_broker_id]
+        return UNKNOWN_OFFSET if UNKNOWN_OFFSET in starts else min(starts)
+
     def check_produce_admission(self) -> HighwaterError | None:
         """acks=all is refused *before* the append when the committed ISR is below min ISR.
 
@@ -333,14 +344,15 @@ class PartitionLeaderState:
         epoch_cache: LeaderEpochCache,
         broker_epoch: int,
         registered_broker_epoch: int,
+        log_start_offset: int | None = None,
     ) -> FetchOutcome:
         """Validate and record one follower fetch (Kafka ``fetchRecords`` for a follower).
 
         ``broker_epoch`` is the one the fetch carries; ``registered_broker_epoch`` the
         one the leader's metadata holds for ``replica_id`` (``UNKNOWN_BROKER_EPOCH`` if
-        it is not registered). A refused or diverging fetch does not touch the
-        follower's state. The response carries the HW as it was before this fetch was
-        processed.
+        it is not registered); ``log_start_offset`` the follower's, as its fetch says it.
+        A refused or diverging fetch does not touch the follower's state. The response
+        carries the HW as it was before this fetch was processed.
         """
         high_watermark_before = self._high_watermark
         rejection = self.validate_follower_fetch(
@@ -357,7 +369,7 @@ class PartitionLeaderState:
         if isinstance(rejection, DivergingEpoch):
             return self._fetch_outcome(high_watermark_before, diverging_epoch=rejection)
         hw_update, propose_isr = self.record_follower_fetch(
-            replica_id, fetch_offset, now_ms, broker_epoch, registered_broker_epoch
+            replica_id, fetch_offset, now_ms, broker_epoch, registered_broker_epoch, log_start_offset
         )
         return self._fetch_outcome(
             high_watermark_before,
@@ -482,6 +494,7 @@ class PartitionLeaderState:
         now_ms: int,
         broker_epoch: int,
         registered_broker_epoch: int,
+        log_start_offset: int | None = None,
     ) -> tuple[HwUpdate | None, ProposeIsr | None]:
         """Kafka ``updateFollowerFetchState``: record the LEO, maybe expand, recompute HW.
 
@@ -492,7 +505,7 @@ class PartitionLeaderState:
         """
         state = self._followers[replica_id]
         previous_broker_epoch = state.broker_epoch
-        state.on_fetch(fetch_offset, self._log_end_offset, now_ms, broker_epoch)
+        state.on_fetch(fetch_offset, self._log_end_offset, now_ms, broker_epoch, log_start_offset)
         if previous_broker_epoch != UNKNOWN_BROKER_EPOCH and state.broker_epoch != previous_broker_epoch:
             log.info(
                 "follower_incarnation_recorded",

@@ -431,6 +431,7 @@ class PartitionReplica:
             epoch_cache=log_view.epoch_cache,
             broker_epoch=broker_epoch,
             registered_broker_epoch=registered_broker_epoch,
+            log_start_offset=fields.log_start_offset,
         )
         ready = self._after_hw_update(outcome.hw_update, now_ms)
         proposal = self._propose(outcome.propose_isr)

@@ -61,6 +61,8 @@ class ReplicaState:
 
     broker_id: int
     log_end_offset: int = UNKNOWN_OFFSET
+    log_start_offset: int = UNKNOWN_OFFSET
+    """The follower's log start offset as its latest fetch said (DeleteRecords' low watermark waits for it)."""
     last_fetch_time_ms: int | None = None
     last_fetch_leader_log_end_offset: int = UNKNOWN_OFFSET
     last_caught_up_time_ms: int | None = None
@@ -83,12 +85,20 @@ class ReplicaState:
             last_caught_up_time_ms=now_ms if in_isr else None,
         )
 
-    def on_fetch(self, fetch_offset: int, leader_log_end_offset: int, now_ms: int, broker_epoch: int) -> None:
+    def on_fetch(
+        self,
+        fetch_offset: int,
+        leader_log_end_offset: int,
+        now_ms: int,
+        broker_epoch: int,
+        log_start_offset: int | None = None,
+    ) -> None:
         """Record a fetch at ``fetch_offset`` by incarnation ``broker_epoch`` while the leader's
-        LEO is ``leader_log_end_offset``."""
+        LEO is ``leader_log_end_offset``; ``log_start_offset`` is the follower's, when the fetch said it."""
         self.stop_following()
         if is_new_incarnation(self.broker_epoch, broker_epoch):
             self.log_end_offset = UNKNOWN_OFFSET
+            self.log_start_offset = UNKNOWN_OFFSET
             self.last_fetch_time_ms = None
             self.last_fetch_leader_log_end_offset = UNKNOWN_OFFSET
             self.last_caught_up_time_ms = None
@@ -103,6 +113,8 @@ class ReplicaState:
         ):
             self.last_caught_up_time_ms = caught_up_at
         self.log_end_offset = fetch_offset
+        if log_start_offset is not None:
+            self.log_start_offset = log_start_offset
         self.last_fetch_leader_log_end_offset = max(leader_log_end_offset, self.last_fetch_leader_log_end_offset)
         self.last_fetch_time_ms = now_ms
 

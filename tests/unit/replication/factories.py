@@ -82,6 +82,7 @@ def fetch(
     cache: LeaderEpochCache | None = None,
     broker_epoch: int | None = None,
     registered: int | None = None,
+    log_start_offset: int | None = None,
 ):
     """A well-behaved follower fetch in the leader's current epoch, by default from the
     registered incarnation of the follower's broker."""
@@ -94,4 +95,5 @@ def fetch(
         epoch_cache=cache if cache is not None else leader_cache(leader),
         broker_epoch=registered_broker_epoch(replica_id) if broker_epoch is None else broker_epoch,
         registered_broker_epoch=registered_broker_epoch(replica_id) if registered is None else registered,
+        log_start_offset=log_start_offset,
     )
