@@ -1,5 +1,6 @@
 """``highwater partitions elect-preferred``: move leaderships back to the preferred replicas
-(``partitions reassign`` and ``partitions reassignments`` move replicas: ``broker.cli.reassign``).
+(``partitions reassign`` and ``partitions reassignments`` move replicas: ``broker.cli.reassign``);
+``highwater partitions delete-records``: Kafka's ``kafka-delete-records``, one partition at a time.
 
 After a broker restarts, the partitions it led are led by other replicas; the
 controller's periodic rebalance (``auto_leader_rebalance_enable``) moves them back
@@ -64,6 +65,26 @@ def elect_preferred(
         return
     stdout_console.print(f"moved leadership of {len(elected)} partition(s) to the preferred replica")
     stdout_console.print(elected_table(elected))
+
+
+@partitions_app.command("delete-records")
+@security_options
+def delete_records(
+    topic: str,
+    partition: int,
+    before_offset: Annotated[
+        int,
+        typer.Option("--before-offset", help="Delete every record below this offset; -1: below the high watermark."),
+    ],
+    server: ServerOption = DEFAULT_SERVER,
+    *,
+    security: ClientSecurity,
+) -> None:
+    """Delete the partition's records below an offset: its log start rises there on every in-sync replica."""
+    low_watermark = run_client(server, lambda client: client.delete_records(topic, partition, before_offset), security)
+    stdout_console.print(
+        f"{topic}-{partition}: low watermark {low_watermark}, no in-sync replica holds a record below it"
+    )
 
 
 partitions_app.command("reassign")(reassign)

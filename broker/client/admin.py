@@ -95,6 +95,11 @@ class AdminClient:
         answer = await self.call("GET", path, params={"timestamp": str(timestamp_ms)})
         return None if answer.get("offset") is None else int(answer["offset"])
 
+    async def delete_records(self, topic: str, partition: int, before_offset: int) -> int:
+        """Delete every record of the partition below ``before_offset`` (-1: the high watermark); the low watermark."""
+        path = f"/topics/{_name(topic)}/partitions/{partition}/records:delete"
+        return int((await self.call("POST", path, {"before_offset": before_offset}))["low_watermark"])
+
     async def elect_preferred(self, topic: str | None) -> list[dict]:
         """Move leaderships back to the preferred replicas (one topic, or all); the partitions that moved."""
         body = {"topic_name": topic} if topic is not None else {}

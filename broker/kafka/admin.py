@@ -235,7 +235,7 @@ async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any
                 )
             )
             continue
-        outcome = _delete_refused(context, name)
+        outcome = delete_refused(context, name)
         if outcome is None:
             try:
                 await context.node.controller_gateway.delete_topic(name)
@@ -250,7 +250,7 @@ async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any
     )
 
 
-def _delete_refused(context: RequestContext, name: str) -> tuple[ErrorCode, str | None] | None:
+def delete_refused(context: RequestContext, name: str) -> tuple[ErrorCode, str | None] | None:
     """None when the principal may DELETE the topic; else its answer, which hides the topic from one
     that may not even DESCRIBE it (the HTTP route's ``hidden_as_missing``)."""
     topic = Resource.topic(name)

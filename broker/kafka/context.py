@@ -51,7 +51,7 @@ class KafkaLeaders(Protocol):
 
 
 class KafkaRecords(Protocol):
-    """Produce and read at the leader (``broker.node.routing.RequestRouter``); the Kafka door never forwards."""
+    """Produce, read and delete records at the leader (``broker.node.routing.RequestRouter``); the Kafka door never forwards."""
 
     async def produce(
         self,
@@ -78,6 +78,8 @@ class KafkaRecords(Protocol):
     ) -> FetchResult: ...
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None: ...
+
+    async def delete_records(self, topic: str, partition: int, before_offset: int, timeout_ms: int) -> int: ...
 
 
 class KafkaAdmin(Protocol):

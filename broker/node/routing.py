@@ -149,6 +149,17 @@ class RequestRouter:
             aborted,
         )
 
+    async def delete_records(self, topic: str, partition: int, before_offset: int, timeout_ms: int) -> int:
+        """DeleteRecords on the local leader (``Partition.delete_records``); the low watermark.
+
+        Not forwarded: a Kafka client sends it to the leader, and the HTTP route passes
+        it there itself. ``NOT_LEADER_OR_FOLLOWER`` here names the leader.
+        """
+        local, record = self._leader_or_raise(topic, partition)
+        if local is None:
+            raise self._not_leader(record)
+        return await local.delete_records(before_offset, timeout_ms)
+
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         """First offset below the HW with a timestamp at or after ``timestamp_ms``; asked of the leader."""
         local, record = self._leader_or_raise(topic, partition)

@@ -43,7 +43,7 @@ from broker.acks import Acks
 from broker.backoff import Backoff
 from broker.clock import wall_clock_ms
 from broker.cluster.records import PartitionRecord
-from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange
+from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange, RequestTimedOut
 from broker.isolation import Isolation
 from broker.record.control import TransactionMarker, encode_marker_batch
 from broker.replica_io.signal import Signal
@@ -74,6 +74,9 @@ from broker.storage.producer_state import ProducerStateManager, is_idempotent
 from broker.waiting import wait_event
 
 log = structlog.get_logger(__name__)
+
+DELETE_TO_HIGH_WATERMARK = -1
+"""DeleteRecords' offset that means "everything below the high watermark" (Kafka's ``HIGH_WATERMARK``)."""
 
 INLINE_APPEND_MAX_BYTES = 256 * 1024
 """Appends up to this many bytes are written from the event loop (see the module docstring).
@@ -161,6 +164,8 @@ class Partition:
         self._log_lock = asyncio.Lock()
         self.hw_moved = Signal()
         self.appended = Signal()
+        self.log_starts_reported = Signal()
+        """A follower fetch was recorded, with the follower's log start offset (``delete_records`` waits on it)."""
         self.generation = next(_GENERATIONS)
         """Changes with every change of the replica's state (each ``Ready`` performed) or of its
         log's ends; a fetch session skips a partition it found quiet at this generation
@@ -363,6 +368,7 @@ class Partition:
         """The broker is stopping: every read and follower fetch waiting here answers now with what it has."""
         self.hw_moved.end()
         self.appended.end()
+        self.log_starts_reported.end()
         self._changed()
 
     def stop(self) -> None:
@@ -561,6 +567,58 @@ class Partition:
         self.core.on_log_start_advanced(self.log.log_start_offset)
         self._changed()
 
+    async def delete_records(self, before_offset: int, timeout_ms: int) -> int:
+        """Kafka's DeleteRecords on the leader: every record below ``before_offset`` goes; the low watermark.
+
+        ``before_offset`` -1 means the high watermark (Kafka's ``HIGH_WATERMARK``); past
+        the high watermark it is refused (``OFFSET_OUT_OF_RANGE``), below the log start it
+        changes nothing. The log start moves at once (readers below it get
+        ``OFFSET_OUT_OF_RANGE``) and the segments wholly below it are deleted; the
+        followers follow it through their fetches (each answer carries it), and the call
+        returns once every in-sync replica's log start reached it: the low watermark,
+        at least ``before_offset``. If they have not within ``timeout_ms``:
+        ``REQUEST_TIMED_OUT``, the records gone from the leader all the same (as Kafka).
+        """
+        state = self.require_leader()
+        high_watermark = state.high_watermark
+        target = high_watermark if before_offset == DELETE_TO_HIGH_WATERMARK else before_offset
+        if not 0 <= target <= high_watermark:
+            raise OffsetOutOfRange(
+                f"cannot delete the records of {self.topic}-{self.partition} before offset {before_offset}: "
+                f"past the high watermark {high_watermark}",
+                log_start_offset=self.log.log_start_offset,
+                high_watermark=high_watermark,
+            )
+        loop = asyncio.get_running_loop()
+        if await loop.run_in_executor(None, self.log.advance_log_start_offset, target):
+            self.on_log_start_advanced()
+            deleted = await loop.run_in_executor(None, self.log.delete_segments_below_log_start)
+            log.info(
+                "partition.records_deleted",
+                topic=self.topic,
+                partition=self.partition,
+                log_start_offset=self.log.log_start_offset,
+                high_watermark=high_watermark,
+                segments_deleted=deleted,
+            )
+        deadline = loop.time() + timeout_ms / 1000
+        while True:
+            waiter = self.log_starts_reported.waiter()
+            try:
+                low_watermark = self.require_leader().low_watermark()
+                remaining = deadline - loop.time()
+                if low_watermark >= target:
+                    return low_watermark
+                if remaining <= 0 or self.log_starts_reported.ended:
+                    raise RequestTimedOut(
+                        f"the log start of {self.topic}-{self.partition} moved to {target} on the leader, but the "
+                        f"in-sync replicas had not all followed within {timeout_ms} ms (low watermark {low_watermark})",
+                        low_watermark=low_watermark,
+                    )
+                await wait_event(waiter, remaining)
+            finally:
+                self.log_starts_reported.unregister(waiter)
+
     # ----------------------------------------------------------- leader: reads
 
     async def read(
@@ -600,6 +658,8 @@ class Partition:
             now_ms=self._clock_ms(),
         )
         self._perform(ready)
+        if self.log_starts_reported.waiting:
+            self.log_starts_reported.notify()
         return outcome
 
     def record_repeated_follower_fetch(

@@ -30,13 +30,11 @@ def forwarded(request: web.Request) -> bool:
     return FORWARDED_HEADER in request.headers
 
 
-async def forward_to_coordinator(
-    request: web.Request, url: str, what: str, extra_headers: dict[str, str] | None = None
-) -> web.Response:
-    """Relay ``request`` to the coordinator at ``url``; its answer comes back unchanged.
+async def relay_as_caller(request: web.Request, url: str, extra_headers: dict[str, str] | None = None) -> web.Response:
+    """Relay ``request`` unchanged to the broker at ``url``, as the caller, marked forwarded; its answer as it is.
 
-    ``what`` names the coordinator in the error when it cannot be reached (retriable
-    ``COORDINATOR_NOT_AVAILABLE``).
+    The transport's failures (``TimeoutError``, ``aiohttp.ClientError``, ``OSError``)
+    reach the caller, which names what it could not reach.
     """
     node = request.app[NODE_KEY]
     headers = {
@@ -47,11 +45,22 @@ async def forward_to_coordinator(
         **(extra_headers or {}),
     }
     body = await request.read() if request.body_exists else None
+    reply = await node.forwarder.relay(request.method, f"{url}{request.rel_url}", body, headers, FORWARD_TIMEOUT_S)
+    return web.Response(body=reply.body, status=reply.status, content_type=reply.content_type)
+
+
+async def forward_to_coordinator(
+    request: web.Request, url: str, what: str, extra_headers: dict[str, str] | None = None
+) -> web.Response:
+    """Relay ``request`` to the coordinator at ``url``; its answer comes back unchanged.
+
+    ``what`` names the coordinator in the error when it cannot be reached (retriable
+    ``COORDINATOR_NOT_AVAILABLE``).
+    """
     try:
-        reply = await node.forwarder.relay(request.method, f"{url}{request.rel_url}", body, headers, FORWARD_TIMEOUT_S)
+        return await relay_as_caller(request, url, extra_headers)
     except (TimeoutError, aiohttp.ClientError, OSError) as error:
         raise CoordinatorNotAvailable(f"could not reach the {what} at {url}: {error}") from None
-    return web.Response(body=reply.body, status=reply.status, content_type=reply.content_type)
 
 
 LISTING_TIMEOUT_S = 5.0

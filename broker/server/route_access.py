@@ -105,6 +105,7 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
         topic(WRITE), in_handler="WRITE on the TRANSACTIONAL_ID a transactional batch names"
     ),
     ("GET", PARTITION + "/records"): authorized(topic(READ)),
+    ("POST", PARTITION + "/records:delete"): authorized(topic(AclOperation.DELETE)),
     ("POST", CLUSTER + "/producer-ids"): authorized(
         in_handler="WRITE on some topic (Kafka's idempotent producer rule, authorizeByResourceType)"
     ),

@@ -59,6 +59,14 @@ def check_client_append(name: str) -> None:
         raise InvalidTopic(f"cannot append to internal topic '{name}': only the broker writes it", topic_name=name)
 
 
+def check_delete_records(name: str) -> None:
+    """DeleteRecords on an internal topic is refused, as Kafka refuses it to clients: only the broker trims them."""
+    if is_internal_topic(name):
+        raise InvalidTopic(
+            f"cannot delete records of internal topic '{name}': only the broker writes it", topic_name=name
+        )
+
+
 def check_delete(name: str) -> None:
     if is_internal_topic(name):
         raise InvalidTopic(

@@ -748,6 +748,14 @@ RECIPES: tuple[Recipe, ...] = (
     ),
     Recipe(
         "POST",
+        P + "/records:delete",
+        200,
+        lambda m, n: Call("POST", f"{t(m, n)}/partitions/0/records:delete", json={"before_offset": -1}),
+        on_topic(AclOperation.DELETE),
+        topic_setup,
+    ),
+    Recipe(
+        "POST",
         C + "/producer-ids",
         200,
         lambda m, n: Call("POST", f"{m.cluster}/producer-ids"),
