@@ -40,6 +40,9 @@ class PartitionDescription:
     latest_offset_available: bool
     """False while a new leader's high watermark is below the start of its epoch: the HW a
     previous leader exposed may lie above it, so "latest" is not answered (KIP-207)."""
+    low_watermark: int = -1
+    """The smallest log start offset among the leader and its in-sync followers (Kafka's low watermark,
+    what DeleteRecords answers); -1 until each has fetched, and from a replica that does not lead."""
     open_transactions: tuple[dict, ...] = ()
     """The transactions open in the log, oldest first: ``producer_id``, ``producer_epoch``,
     ``first_offset`` and ``started_ms`` (the first batch's timestamp)."""

@@ -48,6 +48,7 @@ class PartitionDescriber:
             log_end_offset=local.log_end_offset if local else -1,
             replicas_state=local.replicas_state() if local else None,
             latest_offset_available=local.latest_offset_available if local else False,
+            low_watermark=local.low_watermark() if local else -1,
             open_transactions=tuple(asdict(txn) for txn in local.log.transactions.open_transactions) if local else (),
         )
 
@@ -112,6 +113,7 @@ class PartitionDescriber:
                 log_end_offset=item["log_end_offset"],
                 replicas_state=item.get("replicas_state"),
                 latest_offset_available=bool(item["latest_offset_available"]),
+                low_watermark=int(item.get("low_watermark", -1)),
                 open_transactions=tuple(item.get("open_transactions", ())),
             )
             for item in body.get("data", [])

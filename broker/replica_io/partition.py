@@ -245,6 +245,11 @@ class Partition:
     def require_leader(self) -> PartitionLeaderState:
         return self.core.require_leader()
 
+    def low_watermark(self) -> int:
+        """The leader's low watermark (``PartitionLeaderState.low_watermark``); -1 on a replica that does not lead."""
+        state = self.core.leader_state
+        return state.low_watermark() if state is not None else -1
+
     def watch_quiet(self, replica_id: int, session: QuietWatcher) -> None:
         """``replica_id``'s fetch session found this replica quiet: its rounds count as the
         follower's fetches (``replica_state``) until the next change, which stirs it.

@@ -137,6 +137,9 @@ class Partition(ResponseBody):
     replica_ids: list[int]
     isr: list[int]
     log_start_offset: Offset
+    low_watermark: int = Field(
+        description="the smallest log start offset among the in-sync replicas (DeleteRecords' answer); -1 while unknown"
+    )
     last_stable_offset: Offset = Field(description="below it every transaction is decided; read_committed stops here")
     high_watermark: Offset
     log_end_offset: Offset

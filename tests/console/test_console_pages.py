@@ -120,6 +120,7 @@ def test_every_page_loads_without_errors_and_shows_the_apis_numbers(page: Page, 
     first = console.api("GET", f"/topics/{TOPIC}/partitions/0/records?format=string&max_records=1")["data"][0]
     expect(page.get_by_test_id("high-watermark")).to_have_text(str(api_partitions[0]["high_watermark"]))
     expect(page.get_by_test_id("last-stable")).to_have_text(str(api_partitions[0]["last_stable_offset"]))
+    expect(page.get_by_test_id("low-watermark")).to_have_text(str(api_partitions[0]["log_start_offset"]))
     value = page.get_by_test_id(f"record-{first['offset']}-value")
     expect(value).to_have_attribute("data-kind", "json")
     assert json.loads(value.inner_text()) == json.loads(first["value"]["data"])

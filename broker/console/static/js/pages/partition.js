@@ -169,6 +169,7 @@ export default async function partition({ main, live }, topic, id) {
       card("Leader epoch", p.leader_epoch, "leader-epoch"),
       card("ISR", p.isr.join(", "), "isr"),
       card("Log start", p.log_start_offset, "log-start"),
+      card("Low watermark", p.low_watermark < 0 ? "-" : p.low_watermark, "low-watermark"),
       card("Last stable", p.last_stable_offset, "last-stable"),
       card("High watermark", p.high_watermark, "high-watermark"),
       card("Log end", p.log_end_offset, "log-end"),
