@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import structlog
 
+from broker.groups.consumer_protocol import subscribed_topics
+
 log = structlog.get_logger(__name__)
 
 EMPTY = "Empty"
@@ -44,6 +46,8 @@ PREPARING_REBALANCE = "PreparingRebalance"
 COMPLETING_REBALANCE = "CompletingRebalance"
 STABLE = "Stable"
 NO_GENERATION = -1
+CONSUMER_PROTOCOL_TYPE = "consumer"
+"""The protocol type of Kafka's consumers; Kafka Connect's workers and others use their own."""
 
 
 class ClassicGroupError(Exception):
@@ -112,6 +116,21 @@ class ClassicGroup:
         self.rebalance_deadline_ms: int | None = None
         self._join_results: dict[str, JoinResult] = {}
         self._log = log.bind(group_id=group_id)
+
+    def subscribed_topics(self) -> frozenset[str] | None:
+        """The topics the members subscribe to (``consumer_protocol``); None when any subscription is unknown.
+
+        Unknown for another protocol type than ``consumer`` and for metadata that does not read.
+        """
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None if self.members else frozenset()
+        topics: set[str] = set()
+        for member in self.members.values():
+            found = subscribed_topics(member.metadata(self.protocol_name))
+            if found is None:
+                return None
+            topics |= found
+        return frozenset(topics)
 
     # ------------------------------------------------------------ join
 

@@ -45,6 +45,7 @@ from broker.errors.groups import (
     NonEmptyGroup,
     NotCoordinator,
 )
+from broker.groups.assignors import TopicPartition
 from broker.groups.classic import ClassicGroup, ClassicGroupError, JoinRequest, JoinResult
 from broker.groups.commit_bounds import check_commit_offset
 from broker.groups.internal_topic import InternalTopic, replay
@@ -360,6 +361,21 @@ class GroupCoordinator(ShardedCoordinator[OffsetsShard]):
         offsets = [(topic, partition_id, None, "") for topic, partition_id in sorted(state.offsets)]
         await self._write_commits(shard, state, offsets)
         shard.groups.pop(group_id, None)
+        return len(offsets)
+
+    async def delete_offsets(self, shard: OffsetsShard, group_id: str, partitions: Sequence[TopicPartition]) -> int:
+        """Kafka's OffsetDelete: tombstones for the commits of ``partitions`` the group has; how many.
+
+        The caller leaves out the topics the group subscribes to while it has members
+        (``GroupState.subscribes_to``): their offsets are the members' positions.
+        """
+        state = shard.group(group_id)
+        offsets = [
+            (topic, partition_id, None, "")
+            for topic, partition_id in partitions
+            if (topic, partition_id) in state.offsets
+        ]
+        await self._write_commits(shard, state, offsets)
         return len(offsets)
 
     # ------------------------------------------------------------ classic protocol

@@ -66,6 +66,20 @@ class GroupState:
     def classic_members(self) -> int:
         return len(self.classic.members) if self.classic is not None else 0
 
+    def subscribes_to(self, topic: str) -> bool:
+        """Whether a member of the group subscribes to ``topic`` (OffsetDelete keeps such a topic's offsets).
+
+        HTTP and REST v2 members say their topics; a classic member's are read from its
+        JoinGroup metadata, and one that cannot be read counts as subscribed to every topic,
+        as in Kafka. A group without members subscribes to nothing.
+        """
+        if topic in self.membership.subscribed_topics():
+            return True
+        if not self.classic_members or self.classic is None:
+            return False
+        topics = self.classic.subscribed_topics()
+        return topics is None or topic in topics
+
     def position(self, tp: TopicPartition) -> CommittedOffset | None:
         """The commit a consumer of ``tp`` resumes from: None when there is none, or when it is negative.
 

@@ -42,7 +42,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i64
 
-from broker.groups.classic import EMPTY, ClassicGroupError
+from broker.groups.classic import CONSUMER_PROTOCOL_TYPE, EMPTY, ClassicGroupError
 from broker.groups.shard import GroupState
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
@@ -55,7 +55,6 @@ OFFSET_COMMIT = 8
 OFFSET_FETCH = 9
 DESCRIBE_GROUPS = 15
 LIST_GROUPS = 16
-CONSUMER_PROTOCOL = "consumer"
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
 NO_AUTHORIZED_OPERATIONS = -(2**31)
@@ -194,7 +193,7 @@ async def list_groups(context: RequestContext, request: DecodedRequest) -> Any:
         if not every_group and not authz.may(node, AclOperation.DESCRIBE, Resource.group(state.membership.group_id)):
             continue
         groups.append(
-            build(listed, group_id=state.membership.group_id, protocol_type=CONSUMER_PROTOCOL, group_state=name)
+            build(listed, group_id=state.membership.group_id, protocol_type=CONSUMER_PROTOCOL_TYPE, group_state=name)
         )
     return build(
         shape(LIST_GROUPS, version, "ListGroupsResponse"),
@@ -268,7 +267,7 @@ async def _describe(context: RequestContext, version: int, group_id: str) -> Any
         group_class,
         error_code=ErrorCode.none,
         group_state=group_state_name(state),
-        protocol_type=CONSUMER_PROTOCOL,
+        protocol_type=CONSUMER_PROTOCOL_TYPE,
         protocol_data=protocol,
         members=members,
         **common,

@@ -260,6 +260,21 @@ class ControllerGateway:
 
     async def create_partitions(self, name: str, partitions_count: int) -> None:
         """Kafka's CreatePartitions: grow a topic (``InvalidPartitions`` unless it grows)."""
+        self.check_new_partitions(name, partitions_count)
+        await self.on_controller(
+            "POST",
+            f"topics/{name}/partitions",
+            {"partitions_count": partitions_count},
+            lambda c: self.create_partitions_on_controller(name, partitions_count),
+        )
+        await self.view.wait_for(
+            lambda: all((name, p) in self.view.partitions for p in range(partitions_count)),
+            METADATA_PROPAGATION_TIMEOUT_S,
+        )
+
+    def check_new_partitions(self, name: str, partitions_count: int) -> None:
+        """Every check ``create_partitions`` makes before it asks the controller, and nothing created
+        (Kafka's ``validate_only``): the topic exists, is no internal one, and grows."""
         topic = self.catalog.topic(name)
         if topic.internal:
             raise InvalidTopic(
@@ -275,16 +290,6 @@ class ControllerGateway:
                 topic_name=name,
                 partitions_count=current,
             )
-        await self.on_controller(
-            "POST",
-            f"topics/{name}/partitions",
-            {"partitions_count": partitions_count},
-            lambda c: self.create_partitions_on_controller(name, partitions_count),
-        )
-        await self.view.wait_for(
-            lambda: all((name, p) in self.view.partitions for p in range(partitions_count)),
-            METADATA_PROPAGATION_TIMEOUT_S,
-        )
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
         """Kafka's ``kafka-leader-election --election-type PREFERRED``, run on the controller:
