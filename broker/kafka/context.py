@@ -21,6 +21,7 @@ from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceRes
 from broker.groups.coordinator import GroupCoordinator
 from broker.isolation import Isolation
 from broker.kafka.codec import DecodedRequest
+from broker.node.log_dirs import LogDirUsage
 from broker.node.security import NodeSecurity
 from broker.replica_io.partition import ActiveProducer
 from broker.topics.configs import TopicConfigs
@@ -48,6 +49,12 @@ class KafkaLeaders(Protocol):
     def log_start_offset(self, topic: str, partition: int) -> int: ...
     def end_offset_for_epoch(self, topic: str, partition: int, leader_epoch: int) -> tuple[int, int]: ...
     async def active_producers(self, topic: str, partition: int) -> list[ActiveProducer]: ...
+
+
+class KafkaReplicas(Protocol):
+    """This broker's replicas as a whole (``broker.node.replicas.ReplicaManager``)."""
+
+    def log_dir_usage(self) -> LogDirUsage: ...
 
 
 class KafkaRecords(Protocol):
@@ -129,6 +136,8 @@ class KafkaNode(Protocol):
     def catalog(self) -> KafkaCatalog: ...
     @property
     def leaders(self) -> KafkaLeaders: ...
+    @property
+    def replicas(self) -> KafkaReplicas: ...
     @property
     def router(self) -> KafkaRecords: ...
     @property

@@ -22,7 +22,7 @@ from broker.kafka.admin import delete_refused
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
-from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.kafka.shapes import NO_THROTTLE, build, millis, shape
 from broker.topics.policy import check_delete_records
 
 API_KEY = 21
@@ -31,7 +31,7 @@ UNKNOWN_LOW_WATERMARK = -1
 
 async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
-    timeout_ms = max(0, int(request.body.timeout.total_seconds() * 1000))
+    timeout_ms = max(0, millis(request.body.timeout))
     topic_class = shape(API_KEY, version, "DeleteRecordsTopicResult")
     partition_class = shape(API_KEY, version, "DeleteRecordsPartitionResult")
     topics = []

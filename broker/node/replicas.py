@@ -26,6 +26,7 @@ from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.cluster.store import MetadataStore
 from broker.node.isr_proposals import IsrProposals
+from broker.node.log_dirs import LogDirUsage, log_dir_usage
 from broker.record.control import TransactionMarker
 from broker.replica_io.background import every, tick_led
 from broker.replica_io.fetch_handler import serve_replica_fetch
@@ -134,6 +135,10 @@ class ReplicaManager:
             self._checkpointed_hw.pop((topic, partition), None)
             await loop.run_in_executor(None, self.logs.delete, topic, partition)
             log.info("partition.stray_log_deleted", topic=topic, partition=partition)
+
+    def log_dir_usage(self) -> LogDirUsage:
+        """The broker's log directory and the bytes of every replica in it (``broker.node.log_dirs``)."""
+        return log_dir_usage(self.settings.data_dir, self.partitions)
 
     def local_partition(self, topic: str, partition: int) -> Partition | None:
         return self.partitions.get((topic, partition))

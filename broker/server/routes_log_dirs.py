@@ -49,21 +49,22 @@ class LogDirDataList(ResourceList[LogDirData]):
 
 
 def _local_log_dirs(node: HttpHost) -> list[dict[str, Any]]:
+    usage = node.replicas.log_dir_usage()
     replicas = [
         {
-            "topic_name": topic,
-            "partition_id": partition,
-            "size_bytes": replica.log.size_bytes,
+            "topic_name": replica.topic,
+            "partition_id": replica.partition,
+            "size_bytes": replica.size_bytes,
             "log_end_offset": replica.log_end_offset,
         }
-        for (topic, partition), replica in sorted(node.replicas.partitions.items())
+        for replica in usage.replicas
     ]
     return [
         {
             "kind": "KafkaLogDir",
             "broker_id": node.node_id,
-            "log_dir": str(node.settings.data_dir),
-            "size_bytes": sum(row["size_bytes"] for row in replicas),
+            "log_dir": usage.path,
+            "size_bytes": usage.size_bytes,
             "replicas": replicas,
         }
     ]
