@@ -140,8 +140,10 @@ class Controller:
     async def controlled_shutdown(self, broker_id: int) -> list[PartitionRecord]:
         return await self.active_term().controlled_shutdown(broker_id)
 
-    async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
-        return await self.active_term().elect_preferred_leaders(topic)
+    async def elect_preferred_leaders(
+        self, topic: str | None = None, partitions: set[tuple[str, int]] | None = None
+    ) -> list[PartitionRecord]:
+        return await self.active_term().elect_preferred_leaders(topic, partitions)
 
     async def alter_reassignments(self, moves: Sequence[PartitionMove]) -> list[PartitionRecord]:
         return await self.active_term().alter_reassignments(moves)

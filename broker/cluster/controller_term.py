@@ -536,12 +536,15 @@ class ControllerTerm:
         for name in sorted(settled):
             await self._settle_replication_factor(name)
 
-    async def elect_preferred_leaders(self, topic: str | None = None) -> list[PartitionRecord]:
-        """Move leadership back to ``replicas[0]`` wherever it is alive and in the ISR."""
+    async def elect_preferred_leaders(
+        self, topic: str | None = None, partitions: set[tuple[str, int]] | None = None
+    ) -> list[PartitionRecord]:
+        """Move leadership back to ``replicas[0]`` wherever it is alive and in the ISR: of every partition,
+        of ``topic``'s, or of ``partitions`` only (Kafka's ElectLeaders names them)."""
         prefix = PARTITIONS_PREFIX if topic is None else f"{PARTITIONS_PREFIX}{topic}/"
         async with self._lock:
             await self.fence.check()
-            return await self._elect_preferred(prefix, None, "preferred_election")
+            return await self._elect_preferred(prefix, partitions, "preferred_election")
 
     async def _elect_preferred(
         self, prefix: str, chosen: set[tuple[str, int]] | None, reason: str

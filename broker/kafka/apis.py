@@ -24,6 +24,7 @@ from broker.kafka import (
     delete_records,
     describe_configs,
     describe_log_dirs,
+    elect_leaders,
     fetch,
     group_admin,
     group_offsets,
@@ -67,6 +68,7 @@ API_TABLE: tuple[Api, ...] = (
     Api(46, "ListPartitionReassignments", VersionRange(0, 0), reassignments.list_partition_reassignments),
     Api(60, "DescribeCluster", VersionRange(0, 2), admin.describe_cluster),
     Api(35, "DescribeLogDirs", VersionRange(1, 4), describe_log_dirs.handle),
+    Api(43, "ElectLeaders", VersionRange(0, 2), elect_leaders.handle),
     Api(36, "SaslAuthenticate", VersionRange(0, 2), authn.authenticate),
     # Consumer groups, classic protocol (broker.kafka.groups, broker.kafka.group_offsets)
     Api(8, "OffsetCommit", VersionRange(2, 9), group_offsets.offset_commit),

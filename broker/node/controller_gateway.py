@@ -123,8 +123,11 @@ class ControllerGateway:
         records, warnings = await self.controller.balance_brokers(tolerance, max_moves)
         return StartedMoves(records=records, rack_warnings=warnings).model_dump()
 
-    async def elect_preferred_on_controller(self, topic: str | None) -> dict:
-        elected = await self.controller.elect_preferred_leaders(topic)
+    async def elect_preferred_on_controller(
+        self, topic: str | None, partitions: list[tuple[str, int]] | None = None
+    ) -> dict:
+        chosen = None if partitions is None else {(name, number) for name, number in partitions}
+        elected = await self.controller.elect_preferred_leaders(topic, chosen)
         return {"elected": [record.model_dump() for record in elected]}
 
     async def alter_topic_configs_on_controller(self, name: str, changes: dict[str, str | None]) -> dict:
@@ -293,12 +296,36 @@ class ControllerGateway:
 
     async def elect_preferred_leaders(self, topic: str | None = None) -> dict:
         """Kafka's ``kafka-leader-election --election-type PREFERRED``, run on the controller:
-        ``{"elected": [partition records whose leader moved back to replicas[0]]}``."""
+        ``{"elected": [partition records whose leader moved back to replicas[0]]}``, once this
+        broker's view holds them (a next call here sees the new leaders)."""
         if topic is not None:
             self.catalog.topic(topic)
-        return await self.on_controller(
+        answer = await self.on_controller(
             "POST", "elect-preferred", {"topic": topic}, lambda c: self.elect_preferred_on_controller(topic)
         )
+        await self._wait_for_leaders(answer["elected"])
+        return answer
+
+    async def elect_preferred_partitions(self, partitions: list[tuple[str, int]]) -> dict:
+        """``elect_preferred_leaders`` of the ``partitions`` named only (Kafka's ElectLeaders, PREFERRED)."""
+        body = {"partitions": [list(tp) for tp in partitions]}
+        answer = await self.on_controller(
+            "POST", "elect-preferred", body, lambda c: self.elect_preferred_on_controller(None, partitions)
+        )
+        await self._wait_for_leaders(answer["elected"])
+        return answer
+
+    async def _wait_for_leaders(self, elected: list[dict]) -> None:
+        """Until this broker's view holds each elected record's leader epoch (or the propagation wait ends)."""
+
+        def known() -> bool:
+            for record in elected:
+                found = self.view.partitions.get((record["topic"], record["partition"]))
+                if found is None or found.leader_epoch < record["leader_epoch"]:
+                    return False
+            return True
+
+        await self.view.wait_for(known, METADATA_PROPAGATION_TIMEOUT_S)
 
     async def alter_reassignments(self, moves: Sequence[PartitionMove]) -> list[PartitionRecord]:
         """Start, replace or cancel partition moves on the controller, all or nothing; the records as they

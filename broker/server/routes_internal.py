@@ -64,6 +64,8 @@ class ControllerElectPreferred(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     topic: str | None = None
+    partitions: list[tuple[str, int]] | None = None
+    """Only these (topic, partition) pairs, when given (Kafka's ElectLeaders names them)."""
 
 
 def _node(request: web.Request):
@@ -160,7 +162,7 @@ async def controller_controlled_shutdown(request: web.Request) -> web.Response:
 )
 async def controller_elect_preferred(request: web.Request) -> web.Response:
     body = await read_model(request, ControllerElectPreferred)
-    return web.json_response(await _controller(request).elect_preferred_on_controller(body.topic))
+    return web.json_response(await _controller(request).elect_preferred_on_controller(body.topic, body.partitions))
 
 
 @routes.post(

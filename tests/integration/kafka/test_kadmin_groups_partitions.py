@@ -8,7 +8,7 @@ import time
 from contextlib import closing
 
 import pytest
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, ElectionType, KafkaException
 from confluent_kafka import TopicPartition as RdTopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions
 from kafka import TopicPartition  # type: ignore[import-untyped]
@@ -101,3 +101,34 @@ def test_a_group_with_members_keeps_itself_and_its_subscribed_offsets(kafka_clus
             rdkafka.delete_consumer_groups([group], request_timeout=TIMEOUT_S)[group].result(TIMEOUT_S)
     finally:
         member.close()
+
+
+def test_elect_leaders_moves_leadership_to_the_preferred_replica(kafka_cluster: Cluster) -> None:
+    topic = "adm-elect"
+    (state,) = kafka_cluster.create_topic(topic, configs=MIN_ISR_2).values()
+    leader = state.leader_id
+    reordered = [
+        *[b for b in state.replicas if b != leader][:1],
+        leader,
+        *[b for b in state.replicas if b != leader][1:],
+    ]
+    moves = {"data": [{"topic_name": topic, "partition_id": 0, "replicas": reordered}]}
+    status, answer = kafka_cluster.v3("POST", "/topics/-/partitions/-/reassignment:alter", moves)
+    assert status == 202, answer
+    kafka_cluster.wait_until(lambda: kafka_cluster.partitions(topic)[0].replicas == reordered, "the replicas reordered")
+    assert kafka_cluster.partitions(topic)[0].leader_id == leader, "a reorder moves no leadership"
+
+    admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
+    partition = RdTopicPartition(topic, 0)
+    elected = admin.elect_leaders(ElectionType.PREFERRED, [partition]).result(TIMEOUT_S)
+    assert list(elected.values()) == [None]
+    kafka_cluster.wait_until(
+        lambda: kafka_cluster.partitions(topic)[0].leader_id == reordered[0], "every broker to know the new leader"
+    )
+    again = admin.elect_leaders(ElectionType.PREFERRED, [partition]).result(TIMEOUT_S)
+    assert "ELECTION_NOT_NEEDED" in str(again[partition])
+    unclean = admin.elect_leaders(ElectionType.UNCLEAN, [partition]).result(TIMEOUT_S)
+    assert "INVALID_REQUEST" in str(unclean[partition]) and "unclean.leader.election.enable" in str(unclean[partition])
+    missing = RdTopicPartition(topic, 9)
+    unknown = admin.elect_leaders(ElectionType.PREFERRED, [missing]).result(TIMEOUT_S)
+    assert "UNKNOWN_TOPIC_OR_PART" in str(unknown[missing])
