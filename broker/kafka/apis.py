@@ -3,8 +3,8 @@
 ApiVersions advertises exactly these ranges and the dispatcher refuses everything
 outside them, so the two can never disagree. Versions are those librdkafka 2.x,
 kafka-python and aiokafka negotiate, capped where a later version needs something
-highwater does not have: topic ids (Fetch 13+, Produce 13), ListOffsets' max
-timestamp (7+), and the lowest versions are the lowest kio generates. AlterConfigs
+highwater does not have: topic ids (Fetch 13+, Produce 13), ListOffsets' tiered
+storage offset (9+), and the lowest versions are the lowest kio generates. AlterConfigs
 (0-2) and IncrementalAlterConfigs (0-1) are served at every version kio has, which are
 Kafka's, flexible ones included.
 """
@@ -24,6 +24,7 @@ from broker.kafka import (
     delete_records,
     describe_configs,
     describe_log_dirs,
+    describe_topic_partitions,
     elect_leaders,
     fetch,
     group_admin,
@@ -51,8 +52,9 @@ class Api:
 API_TABLE: tuple[Api, ...] = (
     Api(0, "Produce", VersionRange(3, 10), produce.handle),
     Api(1, "Fetch", VersionRange(4, 12), fetch.handle),
-    Api(2, "ListOffsets", VersionRange(1, 6), offsets.list_offsets),
+    Api(2, "ListOffsets", VersionRange(1, 8), offsets.list_offsets),
     Api(3, "Metadata", VersionRange(0, 12), metadata.handle),
+    Api(75, "DescribeTopicPartitions", VersionRange(0, 0), describe_topic_partitions.handle),
     Api(17, "SaslHandshake", VersionRange(0, 1), authn.handshake),
     Api(18, "ApiVersions", VersionRange(0, 3), api_versions.handle),
     Api(23, "OffsetForLeaderEpoch", VersionRange(2, 4), offsets.offset_for_leader_epoch),

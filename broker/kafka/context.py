@@ -88,6 +88,8 @@ class KafkaRecords(Protocol):
 
     async def delete_records(self, topic: str, partition: int, before_offset: int, timeout_ms: int) -> int: ...
 
+    async def max_timestamp_offset(self, topic: str, partition: int) -> tuple[int, int] | None: ...
+
 
 class KafkaAdmin(Protocol):
     """What the admin APIs ask of the controller (``broker.node.controller_gateway.ControllerGateway``), the

@@ -82,26 +82,29 @@ def _topic(context: RequestContext, version: int, name: str, live: set[int]) -> 
 
 
 def _partition(context: RequestContext, version: int, topic: str, index: int, live: set[int]) -> Any:
-    partition_class = shape(API_KEY, version, "MetadataResponsePartition")
+    return build(shape(API_KEY, version, "MetadataResponsePartition"), **partition_fields(context, topic, index, live))
+
+
+def partition_fields(context: RequestContext, topic: str, index: int, live: set[int]) -> dict[str, Any]:
+    """A partition as Metadata and DescribeTopicPartitions describe it, from this broker's view (the
+    fields both responses name alike; ``offline_replicas`` are the replicas whose broker is not live)."""
     try:
         record = context.node.catalog.partition_record(topic, index)
     except HighwaterError as error:
-        return build(
-            partition_class,
-            error_code=kafka_error_code(error),
-            partition_index=i32(index),
-            leader_id=i32(-1),
-            replica_nodes=(),
-            isr_nodes=(),
-            offline_replicas=(),
-        )
-    return build(
-        partition_class,
-        error_code=ErrorCode.none if record.leader >= 0 else ErrorCode.leader_not_available,
-        partition_index=i32(index),
-        leader_id=i32(record.leader),
-        leader_epoch=i32(record.leader_epoch),
-        replica_nodes=tuple(i32(r) for r in record.replicas),
-        isr_nodes=tuple(i32(r) for r in record.isr),
-        offline_replicas=tuple(i32(r) for r in record.replicas if r not in live),
-    )
+        return {
+            "error_code": kafka_error_code(error),
+            "partition_index": i32(index),
+            "leader_id": i32(-1),
+            "replica_nodes": (),
+            "isr_nodes": (),
+            "offline_replicas": (),
+        }
+    return {
+        "error_code": ErrorCode.none if record.leader >= 0 else ErrorCode.leader_not_available,
+        "partition_index": i32(index),
+        "leader_id": i32(record.leader),
+        "leader_epoch": i32(record.leader_epoch),
+        "replica_nodes": tuple(i32(r) for r in record.replicas),
+        "isr_nodes": tuple(i32(r) for r in record.isr),
+        "offline_replicas": tuple(i32(r) for r in record.replicas if r not in live),
+    }

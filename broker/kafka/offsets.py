@@ -8,9 +8,12 @@ other timestamp is the first offset below the HW whose record has that timestamp
 a later one (the node's ``offset_for_timestamp``), or -1 when there is none. While a
 new leader's HW is still below the start of its epoch, "latest" (and a timestamp
 found nowhere below that HW) is ``OFFSET_NOT_AVAILABLE``, retriable: the previous
-leader may have answered a higher HW, and "latest" never goes backwards (KIP-207). The
-answer's ``timestamp`` is -1 for every query: the node finds offsets by timestamp at
-batch granularity and does not return the record's own timestamp.
+leader may have answered a higher HW, and "latest" never goes backwards (KIP-207).
+``-3`` (v7+, KIP-734) is the first record with the largest timestamp, answered with that
+timestamp (-1 and -1 when there is none below the HW yet), and ``-4`` (v8+, KIP-405's
+earliest local offset) the log start offset: every record is on the broker's own disk.
+Every other answer's ``timestamp`` is -1: the node finds offsets by timestamp at batch
+granularity and does not return the record's own timestamp.
 
 OffsetForLeaderEpoch (KIP-101/KIP-320, librdkafka asks it after a leader change to
 detect a truncated log): the largest epoch at or below the one asked for and the
@@ -19,7 +22,7 @@ offset where it ends, from the leader's epoch cache, exactly as a follower is to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32, i64
@@ -35,6 +38,22 @@ LIST_OFFSETS = 2
 OFFSET_FOR_LEADER_EPOCH = 23
 EARLIEST = -2
 LATEST = -1
+MAX_TIMESTAMP = -3
+"""KIP-734 (v7+): the record with the largest timestamp, and that timestamp."""
+EARLIEST_LOCAL = -4
+"""KIP-405 (v8+): the earliest offset on the broker's own disk; every record is, so the log start."""
+FIRST_MAX_TIMESTAMP = 7
+FIRST_EARLIEST_LOCAL = 8
+
+
+class Listed(NamedTuple):
+    error_code: ErrorCode
+    offset: int
+    leader_epoch: int
+    timestamp: int = -1
+
+
+NOT_LISTED = Listed(ErrorCode.offset_not_available, -1, -1)
 
 
 async def list_offsets(context: RequestContext, request: DecodedRequest) -> Any:
@@ -46,8 +65,9 @@ async def list_offsets(context: RequestContext, request: DecodedRequest) -> Any:
     for topic in request.body.topics:
         partitions = []
         for asked in topic.partitions:
-            error_code, offset, epoch = await _list_one(
+            listed = await _list_one(
                 context,
+                version,
                 topic.name,
                 asked.partition_index,
                 asked.timestamp,
@@ -58,10 +78,10 @@ async def list_offsets(context: RequestContext, request: DecodedRequest) -> Any:
                 build(
                     partition_class,
                     partition_index=i32(asked.partition_index),
-                    error_code=error_code,
-                    timestamp=i64(-1),
-                    offset=i64(offset),
-                    leader_epoch=i32(epoch),
+                    error_code=listed.error_code,
+                    timestamp=i64(listed.timestamp),
+                    offset=i64(listed.offset),
+                    leader_epoch=i32(listed.leader_epoch),
                 )
             )
         topics.append(build(topic_class, name=topic.name, partitions=tuple(partitions)))
@@ -70,35 +90,41 @@ async def list_offsets(context: RequestContext, request: DecodedRequest) -> Any:
 
 async def _list_one(
     context: RequestContext,
+    version: int,
     topic: str,
     partition: int,
     timestamp_ms: int,
     current_leader_epoch: int,
     isolation: Isolation,
-) -> tuple[ErrorCode, int, int]:
-    """(error code, offset, leader epoch) for one partition's query."""
+) -> Listed:
+    """One partition's answer: its error code, offset, leader epoch and (MAX_TIMESTAMP) timestamp."""
     node = context.node
     try:
         state = node.leaders.leader_state(topic, partition)
         require_leader_epoch(topic, partition, current_leader_epoch, state.leader_epoch)
-        if timestamp_ms == EARLIEST:
-            return ErrorCode.none, state.log_start_offset, state.leader_epoch
+        if timestamp_ms == EARLIEST or (timestamp_ms == EARLIEST_LOCAL and version >= FIRST_EARLIEST_LOCAL):
+            return Listed(ErrorCode.none, state.log_start_offset, state.leader_epoch)
         if timestamp_ms == LATEST:
             if not state.latest_offset_available:
-                return ErrorCode.offset_not_available, -1, -1
-            return (
+                return NOT_LISTED
+            return Listed(
                 ErrorCode.none,
                 isolation.visible_end(state.high_watermark, state.last_stable_offset),
                 state.leader_epoch,
             )
+        if timestamp_ms == MAX_TIMESTAMP and version >= FIRST_MAX_TIMESTAMP:
+            found = await node.router.max_timestamp_offset(topic, partition)
+            if found is None:
+                return Listed(ErrorCode.none, -1, -1)
+            return Listed(ErrorCode.none, found[1], state.leader_epoch, found[0])
         if timestamp_ms < 0:
-            return ErrorCode.unsupported_version, -1, -1
+            return Listed(ErrorCode.unsupported_version, -1, -1)
         offset = await node.router.offset_for_timestamp(topic, partition, timestamp_ms)
     except Exception as error:  # noqa: BLE001 - each partition answers its own error
-        return kafka_error_code(error), -1, -1
+        return Listed(kafka_error_code(error), -1, -1)
     if offset is None and not state.latest_offset_available:
-        return ErrorCode.offset_not_available, -1, -1
-    return ErrorCode.none, -1 if offset is None else offset, state.leader_epoch
+        return NOT_LISTED
+    return Listed(ErrorCode.none, -1 if offset is None else offset, state.leader_epoch)
 
 
 async def offset_for_leader_epoch(context: RequestContext, request: DecodedRequest) -> Any:

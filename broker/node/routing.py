@@ -149,6 +149,15 @@ class RequestRouter:
             aborted,
         )
 
+    async def max_timestamp_offset(self, topic: str, partition: int) -> tuple[int, int] | None:
+        """(largest timestamp, its first offset) of the local leader's records below the high watermark;
+        None when there is no record, or when that record is not below the HW yet (Kafka's filter)."""
+        local, record = self._leader_or_raise(topic, partition)
+        if local is None:
+            raise self._not_leader(record)
+        found = await asyncio.get_running_loop().run_in_executor(None, local.log.max_timestamp_offset)
+        return found if found is not None and found[1] < local.high_watermark else None
+
     async def delete_records(self, topic: str, partition: int, before_offset: int, timeout_ms: int) -> int:
         """DeleteRecords on the local leader (``Partition.delete_records``); the low watermark.
 

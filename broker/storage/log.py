@@ -624,6 +624,31 @@ class PartitionLog:
                 return exact_offset_for_timestamp(data, found.header, timestamp_ms, log_start_offset)
         return None
 
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(largest record timestamp, the first offset holding it): Kafka's ListOffsets MAX_TIMESTAMP (KIP-734).
+
+        The segment with the largest timestamp (the earliest of equals), then its batch
+        that first reached it, decoded to the record. None for an empty log. Records at
+        or above the high watermark count here: the caller hides an answer there.
+        """
+        log_start_offset = self._log_start_offset
+        best: LogSegment | None = None
+        for segment in self._segments:
+            if (
+                segment.next_offset > log_start_offset
+                and segment.size_bytes
+                and (best is None or segment.max_timestamp_ms > best.max_timestamp_ms)
+            ):
+                best = segment
+        if best is None:
+            return None
+        timestamp_ms = best.max_timestamp_ms
+        found = best.find_batch_by_timestamp(timestamp_ms, best.size_bytes)
+        if found is None:
+            return None
+        data = best.pread(found.header.size, found.position)
+        return timestamp_ms, exact_offset_for_timestamp(data, found.header, timestamp_ms, log_start_offset)
+
     # -- truncation and retention ------------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:

@@ -1,4 +1,4 @@
-"""DescribeLogDirs from kafka-python's admin client: every broker's log directory, the figures its HTTP route answers."""
+"""DescribeLogDirs and DescribeTopicPartitions from kafka-python's admin client, the figures the HTTP routes answer."""
 
 from __future__ import annotations
 
@@ -43,3 +43,26 @@ def test_describe_log_dirs_answers_each_brokers_replica_bytes(kafka_cluster: Clu
             }
         ]
         assert held["size_bytes"] > 5000 and 0 < log_dir["usable_bytes"] <= log_dir["total_bytes"]
+
+
+def test_describe_topic_partitions_pages_through_the_partitions(kafka_cluster: Cluster) -> None:
+    first, second = "adm-pages-a", "adm-pages-b"
+    kafka_cluster.create_topic(first, partitions=3, configs=MIN_ISR_2)
+    kafka_cluster.create_topic(second, partitions=2, configs=MIN_ISR_2)
+    states = {topic: kafka_cluster.partitions(topic) for topic in (first, second)}
+    pages, cursor = [], None
+    with closing(KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap())) as admin:
+        while True:
+            answer = admin.describe_topic_partitions([second, first], response_partition_limit=2, cursor=cursor)
+            pages.append([(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in answer["topics"]])
+            for topic in answer["topics"]:
+                for partition in topic["partitions"]:
+                    state = states[topic["name"]][partition["partition_index"]]
+                    assert (partition["leader_id"], partition["replica_nodes"]) == (state.leader_id, state.replicas)
+                    assert sorted(partition["isr_nodes"]) == sorted(state.isr)
+            cursor = answer["next_cursor"]
+            if cursor is None:
+                break
+        missing = admin.describe_topic_partitions(["adm-pages-missing"])["topics"]
+    assert pages == [[(first, [0, 1])], [(first, [2]), (second, [0])], [(second, [1])]], "name order, 2 a page"
+    assert [(t["name"], t["error_code"], t["partitions"]) for t in missing] == [("adm-pages-missing", 3, [])]
