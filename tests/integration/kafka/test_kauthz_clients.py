@@ -11,10 +11,35 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import closing
+from typing import cast
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
+from kafka.admin import (  # type: ignore[import-untyped]
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    KafkaAdminClient,
+    ResourcePatternFilter,
+)
+from kafka.admin import ResourceType as KafkaPythonResourceType
+from kafka.errors import ClusterAuthorizationFailedError  # type: ignore[import-untyped]
 
 from tests.integration.kafka.secured import (
     ALICE_PASSWORD,
@@ -35,6 +60,8 @@ BOB_PASSWORD = "bob-pw-4"
 TIMEOUT_S = 20
 
 
+NULL = cast(str, None)
+"""An ACL filter's string field left null, "any" to librdkafka (its stubs type the fields ``str``)."""
 cluster = cluster_fixture(secured_kafka_spec(kafka_tls=False), scope="module")
 
 
@@ -196,3 +223,55 @@ def test_an_idempotent_producer_needs_write_on_some_topic(secured: Cluster) -> N
     assert delivered == [None]
     status, reply = secured.v3("POST", "/producer-ids", headers=secured.headers("alice", ALICE_PASSWORD))
     assert (status, reply["producer_epoch"]) == (200, 0)
+
+
+def test_acls_delete_records_and_partitions_need_their_acls_at_the_kafka_door(secured: Cluster) -> None:
+    """ALTER/DESCRIBE on the cluster for the ACL APIs, DELETE on the topic for DeleteRecords, ALTER for
+    CreatePartitions: refused to a user without them (and the topic hidden from one who may not even
+    DESCRIBE it), as the HTTP routes refuse them; nothing changes."""
+    mallory = AdminClient(config(secured, "mallory", MALLORY_PASSWORD))
+    acl = AclBinding(
+        ResourceType.TOPIC,
+        "orders-",
+        ResourcePatternType.PREFIXED,
+        "User:mallory",
+        "*",
+        AclOperation.ALL,
+        AclPermissionType.ALLOW,
+    )
+    assert admin_error(mallory.create_acls([acl])[acl]) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    everything = AclBindingFilter(
+        ResourceType.ANY, NULL, ResourcePatternType.ANY, NULL, NULL, AclOperation.ANY, AclPermissionType.ANY
+    )
+    listing = KafkaAdminClient(
+        bootstrap_servers=secured.bootstrap(),
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="mallory",
+        sasl_plain_password=MALLORY_PASSWORD,
+    )
+    any_acl = ACLFilter(
+        NULL,
+        NULL,
+        ACLOperation.ANY,
+        ACLPermissionType.ANY,
+        ResourcePatternFilter(KafkaPythonResourceType.ANY, NULL, ACLResourcePatternType.ANY),
+    )
+    # kafka-python's: librdkafka's describe_acls drops the answer's error and returns an empty list
+    with closing(listing), pytest.raises(ClusterAuthorizationFailedError, match="not authorized to DESCRIBE cluster"):
+        listing.describe_acls(any_acl)
+    (deleted,) = mallory.delete_acls([everything]).values()
+    assert admin_error(deleted) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    bob = AdminClient(config(secured, "bob", BOB_PASSWORD))  # he may READ the topic, so librdkafka finds its leader
+    (trimmed,) = bob.delete_records([TopicPartition(TOPIC, 0, 0)]).values()
+    assert admin_error(trimmed) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    grown = bob.create_partitions([NewPartitions(TOPIC, 9)])[TOPIC]
+    assert admin_error(grown) == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    hidden = mallory.create_partitions([NewPartitions(TOPIC, 9)])[TOPIC]
+    assert admin_error(hidden) == KafkaError.UNKNOWN_TOPIC_OR_PART, "may not even describe it: hidden"
+    assert secured.v3("GET", "/acls", headers=secured.headers("mallory", MALLORY_PASSWORD))[0] == 403
+    assert (
+        len(secured.partitions(TOPIC)) == 1
+        and secured.api("GET", f"/topics/{TOPIC}/partitions/0")["log_start_offset"] == 0
+    )
+    assert not [a for a in secured.api("GET", "/acls")["data"] if a["principal"] == "User:mallory"]
