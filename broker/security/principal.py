@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 USER = "User"
 BROKER = "Broker"
+USER_NAME_PATTERN = r"^[A-Za-z0-9._@-]{1,255}$"
+"""What a user's name may be, at both doors (it becomes ``User:<name>`` in ACLs and logs)."""
+USER_PRINCIPAL_PATTERN = r"^User:[A-Za-z0-9._@-]{1,255}$"
 
 
 @dataclass(frozen=True, slots=True)

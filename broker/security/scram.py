@@ -75,12 +75,21 @@ def new_credential(password: str, iterations: int = MIN_ITERATIONS, salt: bytes 
     if iterations < MIN_ITERATIONS:
         raise ValueError(f"iterations must be at least {MIN_ITERATIONS}, got {iterations}")
     salt = secrets.token_bytes(SALT_BYTES) if salt is None else salt
-    salted = _salted_password(password, salt, iterations)
+    return credential_from_salted_password(salt, _salted_password(password, salt, iterations), iterations)
+
+
+def credential_from_salted_password(salt: bytes, salted_password: bytes, iterations: int) -> ScramCredential:
+    """The credential a client derived itself (Kafka's AlterUserScramCredentials sends the salted
+    password, never the password); ``ValueError`` below ``MIN_ITERATIONS`` or for an empty salt."""
+    if iterations < MIN_ITERATIONS:
+        raise ValueError(f"iterations must be at least {MIN_ITERATIONS}, got {iterations}")
+    if not salt or not salted_password:
+        raise ValueError("the salt and the salted password must not be empty")
     return ScramCredential(
         salt=salt,
         iterations=iterations,
-        stored_key=_stored_key(salted),
-        server_key=_hmac(salted, b"Server Key"),
+        stored_key=_stored_key(salted_password),
+        server_key=_hmac(salted_password, b"Server Key"),
     )
 
 

@@ -38,6 +38,7 @@ from broker.security.acl import (
     ResourceType,
 )
 from broker.security.acl_codec import DELETE_REQUIRED, binding_from_wire, binding_to_wire, filter_from_wire
+from broker.security.principal import USER_NAME_PATTERN, USER_PRINCIPAL_PATTERN
 from broker.security.quota_limits import limits_from_wire, limits_to_wire
 from broker.security.scram import MECHANISM, MIN_ITERATIONS, new_credential
 from broker.server.api_routes import (
@@ -64,8 +65,6 @@ USERS = "/v3/clusters/{cluster_id}/users"
 QUOTAS = "/v3/clusters/{cluster_id}/quotas"
 
 
-USER_NAME_PATTERN = r"^[A-Za-z0-9._@-]{1,255}$"
-USER_PRINCIPAL_PATTERN = r"^User:[A-Za-z0-9._@-]{1,255}$"
 ONLY_CLUSTER_NAME: JsonDict = {
     "if": {"properties": {"resource_type": {"const": "CLUSTER"}}},
     "then": {"properties": {"resource_name": {"const": CLUSTER_RESOURCE_NAME}}},

@@ -29,6 +29,10 @@ from confluent_kafka.admin import (
     NewTopic,
     ResourcePatternType,
     ResourceType,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
 )
 from kafka.admin import (  # type: ignore[import-untyped]
     ACLFilter,
@@ -51,7 +55,7 @@ from tests.integration.kafka.secured import (
     secured_kafka_spec,
     statuses_everywhere,
 )
-from tests.support.cluster import Cluster, cluster_fixture
+from tests.support.cluster import ADMIN, ADMIN_PASSWORD, Cluster, cluster_fixture
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -275,3 +279,30 @@ def test_acls_delete_records_and_partitions_need_their_acls_at_the_kafka_door(se
         and secured.api("GET", f"/topics/{TOPIC}/partitions/0")["log_start_offset"] == 0
     )
     assert not [a for a in secured.api("GET", "/acls")["data"] if a["principal"] == "User:mallory"]
+
+
+def test_scram_credentials_set_over_the_kafka_door_work_at_both_doors(secured: Cluster) -> None:
+    admin = AdminClient(config(secured, ADMIN, ADMIN_PASSWORD))
+    carol = UserScramCredentialUpsertion(
+        "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), b"carol-pw-5"
+    )
+    weak = UserScramCredentialUpsertion("dave", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), b"dave-pw")
+    answers = admin.alter_user_scram_credentials([carol, weak])
+    assert admin_error(answers["carol"]) is None
+    assert admin_error(answers["dave"]) == KafkaError.UNSUPPORTED_SASL_MECHANISM
+    described = admin.describe_user_scram_credentials(["carol"])
+    assert isinstance(described, dict), "named users: a future each"
+    infos = described["carol"].result(timeout=TIMEOUT_S).scram_credential_infos
+    assert [(i.mechanism, i.iterations) for i in infos] == [(ScramMechanism.SCRAM_SHA_512, 8192)]
+    wait_until(lambda: statuses_everywhere(secured, "/brokers", "carol", "carol-pw-5") == {200}, "carol everywhere")
+    carol_admin = AdminClient({**config(secured, "carol", "carol-pw-5"), "sasl.mechanism": "SCRAM-SHA-512"})
+    nodes = carol_admin.describe_cluster(request_timeout=TIMEOUT_S).result(timeout=TIMEOUT_S).nodes
+    assert len(nodes) == len(secured.brokers), "carol signs in with SCRAM-SHA-512"
+    mallory = AdminClient(config(secured, "mallory", MALLORY_PASSWORD))
+    assert (
+        admin_error(mallory.alter_user_scram_credentials([carol])["carol"]) == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    )
+    deletion = UserScramCredentialDeletion("carol", ScramMechanism.SCRAM_SHA_512)
+    assert admin_error(admin.alter_user_scram_credentials([deletion])["carol"]) is None
+    wait_until(lambda: statuses_everywhere(secured, "/brokers", "carol", "carol-pw-5") == {401}, "carol gone")
+    assert admin_error(admin.alter_user_scram_credentials([deletion])["carol"]) == KafkaError.RESOURCE_NOT_FOUND
