@@ -21,6 +21,7 @@ from broker.kafka import (
     alter_configs,
     api_versions,
     authn,
+    client_quotas,
     create_partitions,
     delete_records,
     describe_configs,
@@ -74,12 +75,14 @@ API_TABLE: tuple[Api, ...] = (
     Api(35, "DescribeLogDirs", VersionRange(1, 4), describe_log_dirs.handle),
     Api(43, "ElectLeaders", VersionRange(0, 2), elect_leaders.handle),
     Api(36, "SaslAuthenticate", VersionRange(0, 2), authn.authenticate),
-    # Security admin (broker.kafka.acls, broker.kafka.scram_admin)
+    # Security admin (broker.kafka.acls, broker.kafka.scram_admin, broker.kafka.client_quotas)
     Api(29, "DescribeAcls", VersionRange(1, 3), acls.describe_acls),
     Api(30, "CreateAcls", VersionRange(1, 3), acls.create_acls),
     Api(31, "DeleteAcls", VersionRange(1, 3), acls.delete_acls),
     Api(50, "DescribeUserScramCredentials", VersionRange(0, 0), scram_admin.describe),
     Api(51, "AlterUserScramCredentials", VersionRange(0, 0), scram_admin.alter),
+    Api(48, "DescribeClientQuotas", VersionRange(0, 1), client_quotas.describe),
+    Api(49, "AlterClientQuotas", VersionRange(0, 1), client_quotas.alter),
     # Consumer groups, classic protocol (broker.kafka.groups, broker.kafka.group_offsets)
     Api(8, "OffsetCommit", VersionRange(2, 9), group_offsets.offset_commit),
     Api(9, "OffsetFetch", VersionRange(1, 7), group_offsets.offset_fetch),
