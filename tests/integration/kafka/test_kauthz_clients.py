@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import closing
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
@@ -44,7 +44,10 @@ from kafka.admin import (  # type: ignore[import-untyped]
 )
 from kafka.admin import ResourceType as KafkaPythonResourceType
 from kafka.errors import ClusterAuthorizationFailedError  # type: ignore[import-untyped]
+from kio.schema.errors import ErrorCode
+from kio.static.primitive import i8, i32
 
+from broker.kafka.shapes import build
 from tests.integration.kafka.secured import (
     ALICE_PASSWORD,
     MALLORY_PASSWORD,
@@ -55,8 +58,12 @@ from tests.integration.kafka.secured import (
     secured_kafka_spec,
     statuses_everywhere,
 )
+from tests.integration.kafka.test_kadmin_client_quotas import alter as alter_quotas
+from tests.integration.kafka.test_kadmin_client_quotas import describe as describe_quotas
+from tests.integration.kafka.test_kafka_sasl_plaintext import logged_in
 from tests.support.cluster import ADMIN, ADMIN_PASSWORD, Cluster, cluster_fixture
 from tests.support.waiting import wait_until
+from tests.unit.kafka.requests import millis, request_class
 
 pytestmark = pytest.mark.integration
 
@@ -306,3 +313,39 @@ def test_scram_credentials_set_over_the_kafka_door_work_at_both_doors(secured: C
     assert admin_error(admin.alter_user_scram_credentials([deletion])["carol"]) is None
     wait_until(lambda: statuses_everywhere(secured, "/brokers", "carol", "carol-pw-5") == {401}, "carol gone")
     assert admin_error(admin.alter_user_scram_credentials([deletion])["carol"]) == KafkaError.RESOURCE_NOT_FOUND
+
+
+def wire(api_key: int, version: int, class_name: str, **fields: object) -> Any:
+    """A kio request (or part of one) of ``api_key`` at ``version``, as a Kafka client encodes it."""
+    return build(request_class(api_key, version, class_name), **fields)
+
+
+def test_the_other_admin_apis_refuse_a_user_without_their_acls_on_the_wire(secured: Cluster) -> None:
+    """The APIs no Python client speaks, or whose refusal a client hides, asked as mallory (no ACL)."""
+    connection = logged_in(secured, "mallory", MALLORY_PASSWORD)
+    try:
+        quotas = connection.call(describe_quotas())
+        assert quotas.error_code == ErrorCode.cluster_authorization_failed and quotas.entries is None
+        (altered,) = connection.call(alter_quotas("mallory", [("producer_byte_rate", 1e9, False)])).entries
+        assert altered.error_code == ErrorCode.cluster_authorization_failed
+        elect = wire(43, 2, "ElectLeadersRequest", election_type=i8(0), topic_partitions=None, timeout=millis(5000))
+        assert connection.call(elect).error_code == ErrorCode.cluster_authorization_failed
+        log_dirs = connection.call(wire(35, 4, "DescribeLogDirsRequest", topics=None))
+        assert (log_dirs.error_code, log_dirs.results) == (ErrorCode.cluster_authorization_failed, ())
+        (deleted,) = connection.call(wire(42, 2, "DeleteGroupsRequest", groups_names=("some-group",))).results
+        assert deleted.error_code == ErrorCode.group_authorization_failed
+        offsets = wire(47, 0, "OffsetDeleteRequest", group_id="some-group", topics=())
+        assert connection.call(offsets).error_code == ErrorCode.group_authorization_failed
+        topic = wire(75, 0, "TopicRequest", name=TOPIC)
+        pages = wire(
+            75, 0, "DescribeTopicPartitionsRequest", topics=(topic,), response_partition_limit=i32(100), cursor=None
+        )
+        (named,) = connection.call(pages).topics
+        assert named.error_code == ErrorCode.topic_authorization_failed and named.partitions == ()
+        everything = wire(
+            75, 0, "DescribeTopicPartitionsRequest", topics=(), response_partition_limit=i32(100), cursor=None
+        )
+        assert TOPIC not in [t.name for t in connection.call(everything).topics]
+    finally:
+        connection.close()
+    assert "User:mallory" not in {q["principal"] for q in secured.api("GET", "/quotas")["data"]}
