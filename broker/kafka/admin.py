@@ -78,7 +78,6 @@ DELETE_TOPICS = 20
 DESCRIBE_CLUSTER = 60
 ZERO_UUID = uuid.UUID(int=0)
 BROKERS_ENDPOINT = 1
-NO_AUTHORIZED_OPERATIONS = -(2**31)
 USE_DEFAULT = -1
 CONFIGS_SINCE = 5
 """CreateTopics answers counts and configs from v5 (KIP-525)."""
@@ -271,7 +270,11 @@ async def describe_cluster(context: RequestContext, request: DecodedRequest) -> 
         "endpoint_type": i8(endpoint_type),
         "cluster_id": node.cluster_id,
         "controller_id": i32(node.catalog.controller_id()),
-        "cluster_authorized_operations": i32(NO_AUTHORIZED_OPERATIONS),
+        "cluster_authorized_operations": i32(
+            authz.authorized_operations(
+                node, Resource.cluster(), getattr(request.body, "include_cluster_authorized_operations", False)
+            )
+        ),
     }
     if endpoint_type != BROKERS_ENDPOINT:
         message = "only the broker endpoint type is served: highwater's controller runs inside a broker"

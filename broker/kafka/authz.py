@@ -227,3 +227,52 @@ def _who() -> tuple[Principal, str]:
     session = SESSION.get(None)
     principal = session.principal if session is not None and session.principal is not None else ANONYMOUS
     return principal, session.host if session is not None else "unknown"
+
+
+NO_AUTHORIZED_OPERATIONS = -(2**31)
+"""Kafka's value of an ``authorized_operations`` field the request did not ask for."""
+OPERATION_CODES = {
+    AclOperation.READ: 3,
+    AclOperation.WRITE: 4,
+    AclOperation.CREATE: 5,
+    AclOperation.DELETE: 6,
+    AclOperation.ALTER: 7,
+    AclOperation.DESCRIBE: 8,
+    AclOperation.DESCRIBE_CONFIGS: 10,
+    AclOperation.ALTER_CONFIGS: 11,
+}
+"""Kafka's codes of the operations highwater authorizes: a bit each in an ``authorized_operations`` field."""
+APPLICABLE = {
+    ResourceType.TOPIC: (
+        AclOperation.READ,
+        AclOperation.WRITE,
+        AclOperation.CREATE,
+        AclOperation.DELETE,
+        AclOperation.ALTER,
+        AclOperation.DESCRIBE,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    ),
+    ResourceType.GROUP: (AclOperation.READ, AclOperation.DELETE, AclOperation.DESCRIBE),
+    ResourceType.CLUSTER: (
+        AclOperation.CREATE,
+        AclOperation.ALTER,
+        AclOperation.DESCRIBE,
+        AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    ),
+}
+"""The operations Kafka reports for each resource type (those highwater has; no CLUSTER_ACTION or IDEMPOTENT_WRITE)."""
+
+
+def authorized_operations(node: KafkaNode, resource: Resource, asked: bool) -> int:
+    """Kafka's ``authorized_operations`` bit field of ``resource`` for this connection's principal
+    (``1 << code`` per operation it may do), or ``NO_AUTHORIZED_OPERATIONS`` when not ``asked``.
+    Not audited: it describes, it refuses nothing."""
+    if not asked:
+        return NO_AUTHORIZED_OPERATIONS
+    bits = 0
+    for operation in APPLICABLE[resource.type]:
+        if may(node, operation, resource):
+            bits |= 1 << OPERATION_CODES[operation]
+    return bits

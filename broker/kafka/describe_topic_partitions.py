@@ -23,7 +23,7 @@ from kio.static.primitive import i32
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
-from broker.kafka.metadata import NO_AUTHORIZED_OPERATIONS, ZERO_UUID, partition_fields
+from broker.kafka.metadata import ZERO_UUID, partition_fields
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.security.acl import AclOperation, Resource
 
@@ -72,8 +72,9 @@ def _topic(
     """The topic's partitions from ``first``, at most ``budget`` of them; and the first left out, if any."""
     node = context.node
     topic_class = shape(API_KEY, version, "DescribeTopicPartitionsResponseTopic")
-    common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(NO_AUTHORIZED_OPERATIONS)}
     resource = Resource.topic(name)
+    operations = authz.authorized_operations(node, resource, True)
+    common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(operations)}
     if name not in node.catalog.topic_names():
         return build(
             topic_class, error_code=ErrorCode.unknown_topic_or_partition, is_internal=False, partitions=(), **common

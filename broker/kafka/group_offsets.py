@@ -57,7 +57,6 @@ DESCRIBE_GROUPS = 15
 LIST_GROUPS = 16
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
-NO_AUTHORIZED_OPERATIONS = -(2**31)
 DEAD = "Dead"
 
 
@@ -205,16 +204,18 @@ async def list_groups(context: RequestContext, request: DecodedRequest) -> Any:
 
 async def describe_groups(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
-    described = [await _describe(context, version, group_id) for group_id in request.body.groups]
+    asked = bool(getattr(request.body, "include_authorized_operations", False))
+    described = [await _describe(context, version, group_id, asked) for group_id in request.body.groups]
     return build(
         shape(DESCRIBE_GROUPS, version, "DescribeGroupsResponse"), throttle_time=NO_THROTTLE, groups=tuple(described)
     )
 
 
-async def _describe(context: RequestContext, version: int, group_id: str) -> Any:
+async def _describe(context: RequestContext, version: int, group_id: str, operations_asked: bool) -> Any:
     group_class = shape(DESCRIBE_GROUPS, version, "DescribedGroup")
     member_class = shape(DESCRIBE_GROUPS, version, "DescribedGroupMember")
-    common = {"group_id": group_id, "authorized_operations": i32(NO_AUTHORIZED_OPERATIONS)}
+    operations = authz.authorized_operations(context.node, Resource.group(group_id), operations_asked)
+    common = {"group_id": group_id, "authorized_operations": i32(operations)}
     try:
         require_group(context, AclOperation.DESCRIBE, group_id)
         shard = await coordinating_shard(context, group_id)

@@ -19,16 +19,16 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
 from broker.errors import HighwaterError
+from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.security.acl import Resource
 from config.broker import split_host_port
 
 API_KEY = 3
 ZERO_UUID = uuid.UUID(int=0)
-NO_AUTHORIZED_OPERATIONS = -(2**31)
-"""Kafka's value for "authorized operations were not asked for"."""
 
 
 def requested_topics(version: int, topics: tuple[Any, ...] | None) -> list[str] | None:
@@ -57,7 +57,12 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
                 rack=broker.rack,
             )
         )
-    topics = [_topic(context, version, name, live) for name in (node.catalog.topic_names() if names is None else names)]
+    topics_asked = bool(getattr(request.body, "include_topic_authorized_operations", False))
+    topics = [
+        _topic(context, version, name, live, topics_asked)
+        for name in (node.catalog.topic_names() if names is None else names)
+    ]
+    cluster_asked = bool(getattr(request.body, "include_cluster_authorized_operations", False))
     return build(
         shape(API_KEY, version, "MetadataResponse"),
         throttle_time=NO_THROTTLE,
@@ -65,13 +70,15 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
         cluster_id=node.cluster_id,
         controller_id=i32(node.catalog.controller_id()),
         topics=tuple(topics),
+        cluster_authorized_operations=i32(authz.authorized_operations(node, Resource.cluster(), cluster_asked)),
     )
 
 
-def _topic(context: RequestContext, version: int, name: str, live: set[int]) -> Any:
+def _topic(context: RequestContext, version: int, name: str, live: set[int], operations_asked: bool) -> Any:
     node = context.node
     topic_class = shape(API_KEY, version, "MetadataResponseTopic")
-    common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(NO_AUTHORIZED_OPERATIONS)}
+    operations = authz.authorized_operations(node, Resource.topic(name), operations_asked)
+    common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(operations)}
     try:
         count = node.catalog.partition_count(name)
         internal = node.catalog.topic(name).internal

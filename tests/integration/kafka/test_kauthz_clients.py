@@ -15,7 +15,7 @@ from contextlib import closing
 from typing import Any, cast
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection, TopicPartition
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
@@ -346,6 +346,36 @@ def test_the_other_admin_apis_refuse_a_user_without_their_acls_on_the_wire(secur
             75, 0, "DescribeTopicPartitionsRequest", topics=(), response_partition_limit=i32(100), cursor=None
         )
         assert TOPIC not in [t.name for t in connection.call(everything).topics]
+        metadata = wire(
+            3,
+            10,
+            "MetadataRequest",
+            topics=(),
+            allow_auto_topic_creation=False,
+            include_cluster_authorized_operations=True,
+            include_topic_authorized_operations=True,
+        )
+        assert connection.call(metadata).cluster_authorized_operations == 0, "asked, and none (not -2**31)"
     finally:
         connection.close()
     assert "User:mallory" not in {q["principal"] for q in secured.api("GET", "/quotas")["data"]}
+
+
+def test_authorized_operations_are_answered_when_asked(secured: Cluster) -> None:
+    """Metadata's (what describe_topics asks) and DescribeCluster's bit fields, for alice and for mallory."""
+    alice = AdminClient(config(secured, "alice", ALICE_PASSWORD))
+    (topic,) = alice.describe_topics(TopicCollection([TOPIC]), include_authorized_operations=True).values()
+    assert {op.name for op in topic.result(timeout=TIMEOUT_S).authorized_operations} == {
+        "READ",
+        "WRITE",
+        "CREATE",
+        "DELETE",
+        "DESCRIBE",
+        "DESCRIBE_CONFIGS",
+        "ALTER_CONFIGS",
+    }, "her ACLs on orders-*, DESCRIBE implied by READ and WRITE, no ALTER"
+    described = alice.describe_cluster(include_authorized_operations=True, request_timeout=TIMEOUT_S)
+    assert {op.name for op in described.result(timeout=TIMEOUT_S).authorized_operations} == {"DESCRIBE_CONFIGS"}
+    mallory = AdminClient(config(secured, "mallory", MALLORY_PASSWORD))
+    cluster = mallory.describe_cluster(include_authorized_operations=True, request_timeout=TIMEOUT_S)
+    assert not cluster.result(timeout=TIMEOUT_S).authorized_operations, "none (librdkafka reads an empty set as None)"
