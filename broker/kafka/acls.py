@@ -19,20 +19,16 @@ from collections.abc import Mapping
 from itertools import groupby
 from typing import Any
 
-import structlog
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8
 
 from broker.errors import InvalidAcl
 from broker.kafka import authz
-from broker.kafka.authn import SESSION
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.shapes import NO_THROTTLE, build, shape
-from broker.security.acl import AclBinding, AclFilter, AclOperation, Resource
+from broker.security.acl import AclBinding, AclFilter, AclOperation
 from broker.security.acl_codec import binding_from_wire, binding_to_wire, filter_from_wire
-
-audit = structlog.get_logger("highwater.audit")
 
 DESCRIBE_ACLS = 29
 CREATE_ACLS = 30
@@ -82,12 +78,6 @@ def _wire(codes: Mapping[str, int], *, creating: bool) -> dict[str, str]:
     return wire
 
 
-def _refused(context: RequestContext, operation: AclOperation) -> tuple[ErrorCode, str] | None:
-    if authz.authorized(context.node, operation, Resource.cluster()):
-        return None
-    return ErrorCode.cluster_authorization_failed, authz.refusal_message(operation, Resource.cluster())
-
-
 def _filter(body: Any) -> AclFilter:
     """A request's filter; ``LookupError`` when it names a value highwater has none of."""
     codes = {
@@ -107,16 +97,10 @@ def _filter(body: Any) -> AclFilter:
     return filter_from_wire(params)
 
 
-def _audit(event: str, binding: AclBinding, **fields: Any) -> None:
-    session = SESSION.get(None)
-    principal = session.principal if session is not None else None
-    audit.info(event, door="kafka", principal=str(principal), acl=binding_to_wire(binding), **fields)
-
-
 async def describe_acls(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     response_class = shape(DESCRIBE_ACLS, version, "DescribeAclsResponse")
-    refused = _refused(context, AclOperation.DESCRIBE)
+    refused = authz.cluster_refusal(context.node, AclOperation.DESCRIBE)
     if refused is not None:
         return build(
             response_class, throttle_time=NO_THROTTLE, error_code=refused[0], error_message=refused[1], resources=()
@@ -173,7 +157,7 @@ def _resources(version: int, bindings: list[AclBinding]) -> tuple[Any, ...]:
 async def create_acls(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     result_class = shape(CREATE_ACLS, version, "AclCreationResult")
-    refused = _refused(context, AclOperation.ALTER)
+    refused = authz.cluster_refusal(context.node, AclOperation.ALTER)
     results = []
     for creation in request.body.creations:
         code, message = refused or await _create(context, creation)
@@ -198,7 +182,7 @@ async def _create(context: RequestContext, creation: Any) -> tuple[ErrorCode, st
     except InvalidAcl as error:
         return ErrorCode.invalid_request, error.message
     created = await context.node.security.records.add_acl(binding)
-    _audit("audit.acl_created", binding, created=created)
+    authz.audit_change("audit.acl_created", acl=binding_to_wire(binding), created=created)
     return ErrorCode.none, None
 
 
@@ -206,7 +190,7 @@ async def delete_acls(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     result_class = shape(DELETE_ACLS, version, "DeleteAclsFilterResult")
     matching_class = shape(DELETE_ACLS, version, "DeleteAclsMatchingAcl")
-    refused = _refused(context, AclOperation.ALTER)
+    refused = authz.cluster_refusal(context.node, AclOperation.ALTER)
     results = []
     for body in request.body.filters:
         if refused is not None:
@@ -222,7 +206,7 @@ async def delete_acls(context: RequestContext, request: DecodedRequest) -> Any:
             )
             continue
         for binding in deleted:
-            _audit("audit.acl_deleted", binding)
+            authz.audit_change("audit.acl_deleted", acl=binding_to_wire(binding))
         matching = tuple(
             build(
                 matching_class,

@@ -222,6 +222,21 @@ def refusal_message(operation: AclOperation, resource: Resource) -> str:
     return f"{principal} is not authorized to {operation.value} {resource.type.value.lower()} '{resource.name}'"
 
 
+def cluster_refusal(node: KafkaNode, operation: AclOperation) -> tuple[ErrorCode, str] | None:
+    """None when the principal may do ``operation`` on the cluster (the security admin APIs' one check);
+    else ``CLUSTER_AUTHORIZATION_FAILED`` and its message. Refusals are audited."""
+    if authorized(node, operation, Resource.cluster()):
+        return None
+    return ErrorCode.cluster_authorization_failed, refusal_message(operation, Resource.cluster())
+
+
+def audit_change(event: str, **fields: Any) -> None:
+    """An ``audit.*`` event of a security change made at the Kafka door, naming who made it (as the
+    HTTP routes' events do)."""
+    principal, host = _who()
+    audit.info(event, door="kafka", principal=str(principal), source=host, **fields)
+
+
 def _who() -> tuple[Principal, str]:
     """The connection's principal (``User:ANONYMOUS`` before any) and host, from ``authn.SESSION``."""
     session = SESSION.get(None)

@@ -18,32 +18,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import structlog
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import f64
 
 from broker.errors import HighwaterError
 from broker.kafka import authz
-from broker.kafka.authn import SESSION
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.shapes import NO_THROTTLE, build, shape
-from broker.security.acl import AclOperation, Resource
+from broker.security.acl import AclOperation
 from broker.security.quota_limits import LIMIT_FIELDS, QuotaLimits, limits_to_wire
-
-audit = structlog.get_logger("highwater.audit")
 
 DESCRIBE = 48
 ALTER = 49
 USER_ENTITY = "user"
 USER_PREFIX = "User:"
 MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY = 0, 1, 2
-
-
-def _refused(context: RequestContext, operation: AclOperation) -> tuple[ErrorCode, str] | None:
-    if authz.authorized(context.node, operation, Resource.cluster()):
-        return None
-    return ErrorCode.cluster_authorization_failed, authz.refusal_message(operation, Resource.cluster())
 
 
 def _user_matches(components: tuple[Any, ...], user: str) -> bool:
@@ -61,7 +51,7 @@ def _user_matches(components: tuple[Any, ...], user: str) -> bool:
 async def describe(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     response_class = shape(DESCRIBE, version, "DescribeClientQuotasResponse")
-    refused = _refused(context, AclOperation.DESCRIBE_CONFIGS)
+    refused = authz.cluster_refusal(context.node, AclOperation.DESCRIBE_CONFIGS)
     if refused is not None:
         return build(
             response_class, throttle_time=NO_THROTTLE, error_code=refused[0], error_message=refused[1], entries=None
@@ -91,7 +81,7 @@ async def alter(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     entry_class = shape(ALTER, version, "EntryData")
     entity_class = shape(ALTER, version, "EntityData")
-    refused = _refused(context, AclOperation.ALTER_CONFIGS)
+    refused = authz.cluster_refusal(context.node, AclOperation.ALTER_CONFIGS)
     results = []
     changed = False
     for entry in request.body.entries:
@@ -139,12 +129,10 @@ async def _alter(context: RequestContext, entry: Any, validate_only: bool) -> tu
         return ErrorCode.invalid_request, error.message
     if validate_only:
         return ErrorCode.none, None
-    session = SESSION.get(None)
-    who = str(session.principal if session is not None else None)
     if limits is None:
         await store.remove_quota(principal)
-        audit.info("audit.quota_removed", door="kafka", principal=who, quota_principal=principal)
+        authz.audit_change("audit.quota_removed", quota_principal=principal)
     else:
         await store.set_quota(principal, limits)
-        audit.info("audit.quota_set", door="kafka", principal=who, quota_principal=principal, **limits_to_wire(limits))
+        authz.audit_change("audit.quota_set", quota_principal=principal, **limits_to_wire(limits))
     return ErrorCode.none, None

@@ -20,7 +20,7 @@ from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.shapes import NO_THROTTLE, build, shape
 from broker.node.log_dirs import ReplicaBytes
-from broker.security.acl import AclOperation, Resource
+from broker.security.acl import AclOperation
 
 API_KEY = 35
 
@@ -28,7 +28,7 @@ API_KEY = 35
 async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     response_class = shape(API_KEY, version, "DescribeLogDirsResponse")
-    if not authz.authorized(context.node, AclOperation.DESCRIBE, Resource.cluster()):
+    if authz.cluster_refusal(context.node, AclOperation.DESCRIBE) is not None:
         return build(
             response_class, throttle_time=NO_THROTTLE, error_code=ErrorCode.cluster_authorization_failed, results=()
         )

@@ -31,7 +31,7 @@ from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
-from broker.security.acl import AclOperation, Resource
+from broker.security.acl import AclOperation
 
 API_KEY = 43
 PREFERRED = 0
@@ -50,12 +50,9 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
         if body.topic_partitions is None
         else [(t.topic, int(p)) for t in body.topic_partitions for p in t.partitions]
     )
-    if not authz.authorized(context.node, AclOperation.ALTER, Resource.cluster()):
-        code = ErrorCode.cluster_authorization_failed
-        refused: dict[tuple[str, int], Outcome] = {
-            tp: (code, authz.refusal_message(AclOperation.ALTER, Resource.cluster())) for tp in asked or []
-        }
-        return _response(version, response_class, code, refused)
+    refused = authz.cluster_refusal(context.node, AclOperation.ALTER)
+    if refused is not None:
+        return _response(version, response_class, refused[0], dict.fromkeys(asked or [], refused))
     if election_type not in (PREFERRED, UNCLEAN) or (election_type == UNCLEAN and asked is None):
         message = "election_type must be 0 (preferred) or 1 (unclean), and unclean names its partitions"
         return _response(

@@ -21,20 +21,16 @@ import re
 from collections import Counter
 from typing import Any
 
-import structlog
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8, i32
 
 from broker.kafka import authz
-from broker.kafka.authn import SESSION
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.shapes import NO_THROTTLE, build, shape
-from broker.security.acl import AclOperation, Resource
+from broker.security.acl import AclOperation
 from broker.security.principal import USER_NAME_PATTERN
 from broker.security.scram import MIN_ITERATIONS, credential_from_salted_password
-
-audit = structlog.get_logger("highwater.audit")
 
 DESCRIBE = 50
 ALTER = 51
@@ -45,21 +41,10 @@ _USER_NAME = re.compile(USER_NAME_PATTERN)
 Outcome = tuple[ErrorCode, str | None]
 
 
-def _refused(context: RequestContext, operation: AclOperation) -> Outcome | None:
-    if authz.authorized(context.node, operation, Resource.cluster()):
-        return None
-    return ErrorCode.cluster_authorization_failed, authz.refusal_message(operation, Resource.cluster())
-
-
-def _principal() -> str:
-    session = SESSION.get(None)
-    return str(session.principal if session is not None else None)
-
-
 async def describe(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     response_class = shape(DESCRIBE, version, "DescribeUserScramCredentialsResponse")
-    refused = _refused(context, AclOperation.DESCRIBE)
+    refused = authz.cluster_refusal(context.node, AclOperation.DESCRIBE)
     if refused is not None:
         return build(
             response_class, throttle_time=NO_THROTTLE, error_code=refused[0], error_message=refused[1], results=()
@@ -90,7 +75,7 @@ async def alter(context: RequestContext, request: DecodedRequest) -> Any:
     body = request.body
     result_class = shape(ALTER, version, "AlterUserScramCredentialsResult")
     named = Counter([d.name for d in body.deletions] + [u.name for u in body.upsertions])
-    refused = _refused(context, AclOperation.ALTER)
+    refused = authz.cluster_refusal(context.node, AclOperation.ALTER)
     outcomes: dict[str, Outcome] = {}
     for deletion in body.deletions:
         outcomes[deletion.name] = refused or await _delete(context, deletion, named)
@@ -121,7 +106,7 @@ async def _delete(context: RequestContext, deletion: Any, named: Counter[str]) -
         return checked
     if not await context.node.security.records.delete_user(deletion.name):
         return ErrorCode.resource_not_found, f"user {deletion.name!r} has no credential"
-    audit.info("audit.user_deleted", door="kafka", principal=_principal(), user=deletion.name)
+    authz.audit_change("audit.user_deleted", user=deletion.name)
     return ErrorCode.none, None
 
 
@@ -137,5 +122,5 @@ async def _upsert(context: RequestContext, upsertion: Any, named: Counter[str]) 
         return ErrorCode.unacceptable_credential, f"{error} (at least {MIN_ITERATIONS} iterations)"
     created = await context.node.security.records.put_user(upsertion.name, credential)
     event = "audit.user_created" if created else "audit.user_password_changed"
-    audit.info(event, door="kafka", principal=_principal(), user=upsertion.name)
+    authz.audit_change(event, user=upsertion.name)
     return ErrorCode.none, None

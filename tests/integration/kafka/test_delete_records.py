@@ -8,23 +8,16 @@ is refused with nothing changed.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from tests.integration.kafka.conftest import MIN_ISR_2
+from tests.integration.kafka.kafkajs import run_kafkajs
 from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[3]
-KAFKAJS_MODULES = REPO / ".venv" / "kafkajs" / "node_modules"
-SCRIPT = Path(__file__).with_name("js") / "delete_records.js"
 SMALL_SEGMENTS = {**MIN_ISR_2, "segment.bytes": 1024}
 
 
@@ -78,15 +71,8 @@ def test_http_delete_records_through_any_broker(kafka_cluster: Cluster) -> None:
 def test_kafkajs_delete_topic_records(kafka_cluster: Cluster) -> None:
     topic = "dr-kafkajs"
     filled(kafka_cluster, topic, 12)
-    done = subprocess.run(
-        ["node", str(SCRIPT), kafka_cluster.bootstrap(), topic, "0", "7"],
-        env={**os.environ, "NODE_PATH": str(KAFKAJS_MODULES)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"ok": True, "low": "7", "high": "12"}, done.stderr
+    answer = run_kafkajs("delete_records.js", kafka_cluster.bootstrap(), topic, 0, 7)
+    assert (answer["low"], answer["high"]) == ("7", "12")
     assert kafka_cluster.read(topic, offset=7)[0].startswith(f"{topic}-7-")
 
 

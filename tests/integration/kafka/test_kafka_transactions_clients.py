@@ -7,24 +7,17 @@ kafkajs runs on Node (``make kafkajs`` installs it under ``.venv``).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
 from kafka import KafkaProducer  # type: ignore[import-untyped]
 
 from tests.integration.kafka.conftest import MIN_ISR_2
+from tests.integration.kafka.kafkajs import run_kafkajs
 from tests.integration.kafka.test_kafka_transactions import read_all
 from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[3]
-KAFKAJS_MODULES = REPO / ".venv" / "kafkajs" / "node_modules"
-SCRIPT = Path(__file__).with_name("js") / "transactions.js"
 COMMITTED = ["committed-0", "committed-1"]
 ABORTED = ["aborted-0", "aborted-1"]
 
@@ -38,15 +31,7 @@ def assert_only_committed(cluster: Cluster, topic: str, prefix: str) -> None:
 
 def test_kafkajs_commits_and_aborts(kafka_cluster: Cluster) -> None:
     kafka_cluster.create_topic("txn-kafkajs", partitions=2, configs=MIN_ISR_2)
-    done = subprocess.run(
-        ["node", str(SCRIPT), kafka_cluster.bootstrap(), "txn-kafkajs", "kafkajs-writer"],
-        env={**os.environ, "NODE_PATH": str(KAFKAJS_MODULES)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"ok": True}, done.stdout + done.stderr
+    assert run_kafkajs("transactions.js", kafka_cluster.bootstrap(), "txn-kafkajs", "kafkajs-writer") == {"ok": True}
     assert_only_committed(kafka_cluster, "txn-kafkajs", "kjs")
 
 

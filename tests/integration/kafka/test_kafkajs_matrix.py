@@ -3,33 +3,16 @@ admin calls, against a real 3-broker RF 3 cluster (``make kafkajs`` installs it 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 
+from tests.integration.kafka.kafkajs import run_kafkajs
 from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[3]
-KAFKAJS_MODULES = REPO / ".venv" / "kafkajs" / "node_modules"
-SCRIPT = Path(__file__).with_name("js") / "matrix.js"
-
 
 def test_kafkajs_produces_consumes_and_administers(kafka_cluster: Cluster) -> None:
-    done = subprocess.run(
-        ["node", str(SCRIPT), kafka_cluster.bootstrap(), "kjs-matrix"],
-        env={**os.environ, "NODE_PATH": str(KAFKAJS_MODULES)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
-    assert answer["ok"], done.stdout + done.stderr
+    answer = run_kafkajs("matrix.js", kafka_cluster.bootstrap(), "kjs-matrix")
     assert answer["consumed"] == sorted(["acks-1", "acks1", "acks0", "gzip-1", "gzip-2", "idem-1", "idem-2"])
     assert answer["partitions"] == 3, "createPartitions"
     assert answer["groupOffsets"] == ["7"], "the group committed what it read"

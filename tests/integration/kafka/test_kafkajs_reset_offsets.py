@@ -9,39 +9,23 @@ listing and the REST v2 committed offsets (-1). Against a real 3-broker RF 3 clu
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.kafka.conftest import MIN_ISR_2
+from tests.integration.kafka.kafkajs import run_kafkajs
 from tests.integration.test_rest_v2_consumer import call, create_instance, instance_path
 from tests.support.cluster import Cluster
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[3]
-KAFKAJS_MODULES = REPO / ".venv" / "kafkajs" / "node_modules"
-SCRIPT = Path(__file__).with_name("js") / "reset_offsets.js"
 TOPIC, GROUP, RECORDS = "kjs-reset", "kjs-resetters", 14
 
 
 def kafkajs(cluster: Cluster, step: str, *args: object) -> dict[str, Any]:
-    done = subprocess.run(
-        ["node", str(SCRIPT), cluster.bootstrap(), TOPIC, GROUP, step, *map(str, args)],
-        env={**os.environ, "NODE_PATH": str(KAFKAJS_MODULES)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
-    assert answer["ok"], done.stdout + done.stderr
-    return answer
+    return run_kafkajs("reset_offsets.js", cluster.bootstrap(), TOPIC, GROUP, step, *args)
 
 
 def lag_gauge(cluster: Cluster, coordinator: int) -> str | None:
