@@ -221,6 +221,7 @@ class ReplicaManager:
             high_watermark=self._checkpointed_hw.pop(key, 0),
             transaction_calls=self._transaction_calls,
             on_marker_written=self._on_marker_written,
+            checkpoint_log_starts=self.logs.checkpoint_log_start_offsets,
         )
         self.partitions[key] = partition
         self.interval_flusher.watch(log_)

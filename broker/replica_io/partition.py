@@ -143,9 +143,14 @@ class Partition:
         clock_ms: Callable[[], int] = wall_clock_ms,
         transaction_calls: TransactionCalls | None = None,
         on_marker_written: Callable[[Partition, TransactionMarker], None] | None = None,
+        checkpoint_log_starts: Callable[[], None] | None = None,
     ) -> None:
         self.topic = topic
         self._on_marker_written = on_marker_written
+        self._checkpoint_log_starts = checkpoint_log_starts
+        """Writes every log's start offset durably (``LogManager``): a follower calls it when its log start
+        follows the leader's, before its next fetch reports it, so a DeleteRecords answered once every
+        in-sync replica followed cannot come back after a crash, whichever replica leads next."""
         self._clock_ms = clock_ms
         self.partition = partition
         self.log = log_
@@ -742,6 +747,8 @@ class Partition:
                     await loop.run_in_executor(None, self.log.truncate_fully_and_start_at, action.offset)
             elif isinstance(action, UpdateFollowerOffsets) and action.log_start_offset > self.log.log_start_offset:
                 await loop.run_in_executor(None, self.log.advance_log_start_offset, action.log_start_offset)
+                if self._checkpoint_log_starts is not None:
+                    await loop.run_in_executor(None, self._checkpoint_log_starts)
         if ready.flush:
             await loop.run_in_executor(None, self.log.flush)
             trace("follower.fsynced", topic=self.topic, partition=self.partition, offset=self.log.recovery_point - 1)

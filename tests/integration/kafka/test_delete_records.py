@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient
 
 from tests.integration.kafka.conftest import MIN_ISR_2
 from tests.integration.kafka.kafkajs import run_kafkajs
-from tests.support.cluster import Cluster
+from tests.support.cluster import Cluster, Clusters, ClusterSpec
 
 pytestmark = pytest.mark.integration
 
@@ -92,3 +92,24 @@ def test_librdkafka_delete_records(kafka_cluster: Cluster) -> None:
 def admin_watermarks(cluster: Cluster, topic: str) -> tuple[int, int]:
     partition = cluster.api("GET", f"/topics/{topic}/partitions/0")
     return partition["log_start_offset"], partition["high_watermark"]
+
+
+def test_deleted_records_stay_deleted_after_every_broker_is_killed(clusters: Clusters) -> None:
+    """The log start is checkpointed before the answer: a crash right after cannot bring records back."""
+    cluster = clusters.start(ClusterSpec())
+    topic = "dr-crash"
+    filled(cluster, topic, 30)
+    status, answer = cluster.v3("POST", f"/topics/{topic}/partitions/0/records:delete", {"before_offset": 20})
+    assert (status, answer["low_watermark"]) == (200, 20)
+    for broker in cluster.brokers.values():
+        broker.kill()
+    for broker_id in cluster.brokers:
+        cluster.brokers[broker_id].start()
+    cluster.wait_until(lambda: cluster.registered_ids() == set(cluster.brokers), "every broker back")
+    cluster.wait_until(
+        lambda: cluster.partitions(topic)[0].leader_id >= 0 and cluster.partitions(topic)[0].high_watermark == 30,
+        "a leader with every record",
+    )
+    assert cluster.api("GET", f"/topics/{topic}/partitions/0")["log_start_offset"] == 20
+    status, answer = cluster.v3("GET", f"/topics/{topic}/partitions/0/records?offset=19")
+    assert (status, answer["error_code"]) == (416, 41601)
