@@ -162,19 +162,12 @@ class RequestRouter:
         """DeleteRecords on the local leader (``Partition.delete_records``); the low watermark.
 
         Not forwarded: a Kafka client sends it to the leader, and the HTTP route passes
-        it there itself. ``NOT_LEADER_OR_FOLLOWER`` here names the leader. A log start that
-        moved is checkpointed before the answer (timed out or not), not at the next periodic
-        checkpoint: records a caller was told are gone must not come back after a crash.
+        it there itself. ``NOT_LEADER_OR_FOLLOWER`` here names the leader.
         """
         local, record = self._leader_or_raise(topic, partition)
         if local is None:
             raise self._not_leader(record)
-        start_before = local.log_start_offset
-        try:
-            return await local.delete_records(before_offset, timeout_ms)
-        finally:
-            if local.log_start_offset != start_before:
-                await asyncio.get_running_loop().run_in_executor(None, self.replicas.logs.checkpoint_log_start_offsets)
+        return await local.delete_records(before_offset, timeout_ms)
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         """First offset below the HW with a timestamp at or after ``timestamp_ms``; asked of the leader."""

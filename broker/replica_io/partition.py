@@ -148,9 +148,7 @@ class Partition:
         self.topic = topic
         self._on_marker_written = on_marker_written
         self._checkpoint_log_starts = checkpoint_log_starts
-        """Writes every log's start offset durably (``LogManager``): a follower calls it when its log start
-        follows the leader's, before its next fetch reports it, so a DeleteRecords answered once every
-        in-sync replica followed cannot come back after a crash, whichever replica leads next."""
+        """Writes every log's start offset durably (``LogManager``): ``_advance_log_start`` calls it."""
         self._clock_ms = clock_ms
         self.partition = partition
         self.log = log_
@@ -577,6 +575,21 @@ class Partition:
         self.core.on_log_start_advanced(self.log.log_start_offset)
         self._changed()
 
+    async def _advance_log_start(self, offset: int) -> bool:
+        """Raise the log start to ``offset`` and write it durably before going on; whether it moved.
+
+        The one way a log start moves because records were deleted: on the leader by
+        DeleteRecords, on a follower when it follows its leader's (before its next fetch
+        reports it). So a delete answered once every in-sync replica followed cannot come
+        back after a crash, whichever replica leads next. (Retention moves a leader's log
+        start too; that is no promise to anyone, and the periodic checkpoint keeps it.)
+        """
+        loop = asyncio.get_running_loop()
+        moved = await loop.run_in_executor(None, self.log.advance_log_start_offset, offset)
+        if moved and self._checkpoint_log_starts is not None:
+            await loop.run_in_executor(None, self._checkpoint_log_starts)
+        return moved
+
     async def delete_records(self, before_offset: int, timeout_ms: int) -> int:
         """Kafka's DeleteRecords on the leader: every record below ``before_offset`` goes; the low watermark.
 
@@ -600,7 +613,7 @@ class Partition:
                 high_watermark=high_watermark,
             )
         loop = asyncio.get_running_loop()
-        if await loop.run_in_executor(None, self.log.advance_log_start_offset, target):
+        if await self._advance_log_start(target):
             self.on_log_start_advanced()
             deleted = await loop.run_in_executor(None, self.log.delete_segments_below_log_start)
             log.info(
@@ -746,9 +759,7 @@ class Partition:
                 async with self._log_lock:
                     await loop.run_in_executor(None, self.log.truncate_fully_and_start_at, action.offset)
             elif isinstance(action, UpdateFollowerOffsets) and action.log_start_offset > self.log.log_start_offset:
-                await loop.run_in_executor(None, self.log.advance_log_start_offset, action.log_start_offset)
-                if self._checkpoint_log_starts is not None:
-                    await loop.run_in_executor(None, self._checkpoint_log_starts)
+                await self._advance_log_start(action.log_start_offset)
         if ready.flush:
             await loop.run_in_executor(None, self.log.flush)
             trace("follower.fsynced", topic=self.topic, partition=self.partition, offset=self.log.recovery_point - 1)
