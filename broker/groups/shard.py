@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from broker.errors.groups import GroupIdNotFound
 from broker.groups.assignors import TopicPartition
 from broker.groups.classic import ClassicGroup
 from broker.groups.lag_status import CommitSample, new_window
@@ -140,6 +141,13 @@ class OffsetsShard:
     def existing_group(self, group_id: str) -> GroupState | None:
         state = self.groups.get(group_id)
         return None if state is None or state.is_empty else state
+
+    def required_group(self, group_id: str) -> GroupState:
+        """``existing_group``, or ``GroupIdNotFound`` (both doors answer an unknown group so)."""
+        state = self.existing_group(group_id)
+        if state is None:
+            raise GroupIdNotFound(f"consumer group {group_id!r} does not exist (no members, no committed offsets)")
+        return state
 
     def apply_record(
         self, record_offset: int, key: bytes | None, value: bytes | None, producer_id: int | None = None

@@ -24,7 +24,6 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
 from broker.errors import UnknownTopic
-from broker.errors.groups import GroupIdNotFound
 from broker.groups.assignors import TopicPartition
 from broker.groups.shard import GroupState
 from broker.kafka import authz
@@ -55,17 +54,11 @@ async def _delete_group(context: RequestContext, group_id: str) -> ErrorCode:
         return ErrorCode.group_authorization_failed
     try:
         shard = await coordinating_shard(context, group_id)
-        _existing(shard.existing_group(group_id), group_id)
+        shard.required_group(group_id)
         await context.node.groups.delete_group(shard, group_id)
     except Exception as error:  # noqa: BLE001 - each group answers its own error
         return group_error_code(error)
     return ErrorCode.none
-
-
-def _existing(state: GroupState | None, group_id: str) -> GroupState:
-    if state is None:
-        raise GroupIdNotFound(f"consumer group {group_id!r} does not exist (no members, no committed offsets)")
-    return state
 
 
 async def offset_delete(context: RequestContext, request: DecodedRequest) -> Any:
@@ -102,7 +95,7 @@ async def _delete_offsets(
         return ErrorCode.group_authorization_failed, {}
     try:
         shard = await coordinating_shard(context, group_id)
-        state = _existing(shard.existing_group(group_id), group_id)
+        state = shard.required_group(group_id)
         codes = {(name, p): _partition_code(context, state, name, p) for name, partitions in asked for p in partitions}
         deletable = [tp for tp, code in codes.items() if code == ErrorCode.none]
         await context.node.groups.delete_offsets(shard, group_id, deletable)

@@ -263,13 +263,6 @@ def lag_summary_resource(node: HttpHost, group_id: str, rows: list[LagRow]) -> d
     }
 
 
-def _existing(shard: OffsetsShard, group_id: str):
-    state = shard.existing_group(group_id)
-    if state is None:
-        raise GroupIdNotFound(f"consumer group {group_id!r} does not exist (no members, no committed offsets)")
-    return state
-
-
 async def _visible_lag_rows(request: web.Request, shard: OffsetsShard, group_id: str) -> list[LagRow]:
     """The group's lag rows of the topics the principal may DESCRIBE: lag names topics, so it is filtered too."""
     visible = describable_topics(request)
@@ -350,7 +343,7 @@ async def leave_group(request: web.Request, shard: OffsetsShard, group_id: str) 
 @coordinated
 async def list_members(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
-    state = _existing(shard, group_id)
+    state = shard.required_group(group_id)
     items = [member_resource(node, group_id, m) for _, m in sorted(state.membership.members.items())]
     return web.json_response(list_body("KafkaConsumerList", node, f"{groups_path(node, group_id)}/consumers", items))
 
@@ -363,7 +356,7 @@ async def list_members(request: web.Request, shard: OffsetsShard, group_id: str)
 async def get_member(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
     member_id = request.match_info["consumer_id"]
-    member = _existing(shard, group_id).membership.members.get(member_id)
+    member = shard.required_group(group_id).membership.members.get(member_id)
     if member is None:
         raise UnknownMemberId(f"member {member_id!r} is not in group {group_id!r}", member_id=member_id)
     return web.json_response(member_resource(node, group_id, member))
@@ -375,7 +368,7 @@ async def get_member(request: web.Request, shard: OffsetsShard, group_id: str) -
 )
 @coordinated
 async def get_group(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
-    return web.json_response(group_resource(request.app[NODE_KEY], _existing(shard, group_id)))
+    return web.json_response(group_resource(request.app[NODE_KEY], shard.required_group(group_id)))
 
 
 @routes.delete(
@@ -397,7 +390,7 @@ async def get_group(request: web.Request, shard: OffsetsShard, group_id: str) ->
 )
 @coordinated
 async def delete_group(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
-    _existing(shard, group_id)
+    shard.required_group(group_id)
     await request.app[NODE_KEY].groups.delete_group(shard, group_id)
     return web.Response(status=204)
 
@@ -456,7 +449,7 @@ async def _transactional_commit(
 @coordinated
 async def read_offsets(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
-    body = offsets_body(node, _existing(shard, group_id), request.query.get("topic") or None)
+    body = offsets_body(node, shard.required_group(group_id), request.query.get("topic") or None)
     visible = describable_topics(request)
     body["data"] = [entry for entry in body["data"] if visible(entry["topic_name"])]
     return web.json_response(body)
@@ -469,7 +462,7 @@ async def read_offsets(request: web.Request, shard: OffsetsShard, group_id: str)
 @coordinated
 async def list_lags(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
-    _existing(shard, group_id)
+    shard.required_group(group_id)
     rows = await _visible_lag_rows(request, shard, group_id)
     items = [lag_resource(node, group_id, row) for row in rows]
     return web.json_response(list_body("KafkaConsumerLagList", node, f"{groups_path(node, group_id)}/lags", items))
@@ -484,7 +477,7 @@ async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> w
     node = request.app[NODE_KEY]
     topic = request.match_info["topic_name"]
     partition = partition_param(request)
-    _existing(shard, group_id)
+    shard.required_group(group_id)
     node.catalog.partition_record(topic, partition)
     for row in await node.groups.lag_rows(shard, group_id):
         if (row.topic_name, row.partition_id) == (topic, partition):
@@ -501,7 +494,7 @@ async def get_lag(request: web.Request, shard: OffsetsShard, group_id: str) -> w
 @coordinated
 async def get_lag_summary(request: web.Request, shard: OffsetsShard, group_id: str) -> web.Response:
     node = request.app[NODE_KEY]
-    _existing(shard, group_id)
+    shard.required_group(group_id)
     return web.json_response(lag_summary_resource(node, group_id, await _visible_lag_rows(request, shard, group_id)))
 
 
