@@ -20,6 +20,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i32
 
+from broker.errors import UnknownTopic
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
@@ -75,7 +76,9 @@ def _topic(
     resource = Resource.topic(name)
     operations = authz.authorized_operations(node, resource, True)
     common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(operations)}
-    if name not in node.catalog.topic_names():
+    try:
+        record = node.catalog.topic(name)
+    except UnknownTopic:
         return build(
             topic_class, error_code=ErrorCode.unknown_topic_or_partition, is_internal=False, partitions=(), **common
         ), None
@@ -83,7 +86,6 @@ def _topic(
         return build(
             topic_class, error_code=ErrorCode.topic_authorization_failed, is_internal=False, partitions=(), **common
         ), None
-    record = node.catalog.topic(name)
     partition_class = shape(API_KEY, version, "DescribeTopicPartitionsResponsePartition")
     last = min(record.partitions_count, first + budget)
     partitions = tuple(

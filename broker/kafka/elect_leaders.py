@@ -79,6 +79,8 @@ async def _preferred(context: RequestContext, asked: list[tuple[str, int]] | Non
             known.append(tp)
         except HighwaterError as error:
             outcomes[tp] = (kafka_error_code(error), error.message)
+    if asked is not None and not known:
+        return outcomes
     try:
         answer = await (
             gateway.elect_preferred_leaders() if asked is None else gateway.elect_preferred_partitions(known)
