@@ -29,11 +29,12 @@ How the contract maps onto etcd:
   request timeout (5 s) against a 6 s session, every broker talking to a cut-off member
   lost its lease before it moved to another member. Dropping the silent connection also
   moves the store's watches, which would otherwise hear nothing from that member.
-* A watch that fails drops its connection too. aetcd creates a client's watches one at
-  a time, each waiting up to the request timeout for the member to confirm it; on a
-  connection that had gone silent (a host cut off and back) the seven watches of a
-  broker were re-created 5 s apart on it, and its view stayed stale for 8 s after the
-  link returned, the broker still acting as leader of a partition that had moved.
+* A watch that fails drops its connection too: on a connection that had gone silent (a
+  host cut off and back) a broker's watches were re-created one at a time, 5 s apart, and
+  its view stayed stale for 8 s after the link returned, the broker still acting as leader
+  of a partition that had moved.
+* Each watch is a gRPC stream of its own (``etcd_watch``), not one of aetcd's watches,
+  which share a stream and can hand one watch another's events.
 """
 
 from __future__ import annotations
@@ -49,9 +50,11 @@ from typing import Any, TypeVar
 import aetcd
 import grpc
 import structlog
+from aetcd import rpc
 from aetcd import transactions as etcd_ops
 
 from broker.backoff import Backoff
+from broker.cluster.etcd_watch import RangeWatch, WatchCompactedError, WatchEndedError
 from broker.cluster.store import (
     CompactedError,
     KeyValue,
@@ -160,20 +163,45 @@ def _call_failure(error: BaseException, attempt_timeout_s: float | None) -> str 
     return str(error) if isinstance(error, Exception) and is_unavailable(error) else None
 
 
+_WATCH_FAILURES = (
+    aetcd.ClientError,
+    StoreUnavailableError,
+    grpc.aio.AioRpcError,
+    grpc.aio.UsageError,
+    TimeoutError,
+    WatchEndedError,
+)
+"""What ends a watch that is watched again: the store's connection failing, or the member not
+confirming, refusing or ending it. A watch raises only compaction to its caller: a view whose
+watch raised anything else stopped following the store without a word."""
+
+
 def _watch_failure(error: Exception) -> str:
-    """What a failed watch met, for its log line (aetcd's watch timeout says nothing itself)."""
-    if isinstance(error, aetcd.WatchTimeoutError):
+    """What a failed watch met, for its log line."""
+    if isinstance(error, TimeoutError):
         return "the member did not confirm the watch within the request timeout"
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name}: {error.details()}"
     return str(error) or type(error).__name__
 
 
+def _watch_event(raw: Any) -> WatchEvent:
+    put = raw.type == rpc.Event.PUT
+    return WatchEvent(
+        type="put" if put else "delete",
+        key=raw.kv.key.decode(),
+        value=bytes(raw.kv.value) if put else b"",
+        mod_revision=raw.kv.mod_revision,
+    )
+
+
 def is_unavailable(error: Exception) -> bool:
-    """Whether ``error`` is a failed call rather than etcd's answer to it: a lost connection, a
-    watch that timed out, or a request etcd gave up on (a timeout, a leader election under way).
+    """Whether ``error`` is a failed call rather than etcd's answer to it: a lost connection or a
+    request etcd gave up on (a timeout, a leader election under way).
     aetcd maps only some gRPC codes to its connection errors; etcd reports the others as a plain
     ``ClientError`` whose text says so. Raised as such, one killed the broker's lease keep-alive task while it was
     cut off from etcd, and the broker never registered again once the link returned."""
-    if isinstance(error, (*_CONNECTION_ERRORS, aetcd.WatchTimeoutError)):
+    if isinstance(error, _CONNECTION_ERRORS):
         return True
     return isinstance(error, aetcd.ClientError) and any(text in str(error) for text in _UNAVAILABLE_TEXTS)
 
@@ -430,40 +458,35 @@ class EtcdMetadataStore(MetadataStore):
         next_revision = from_revision
         backoff = Backoff(WATCH_RETRY_BACKOFF_S, WATCH_RETRY_BACKOFF_MAX_S)
         while not self._closed:
-            stream = None
             client: aetcd.Client | None = None
+            watch: RangeWatch | None = None
             try:
                 client = await self._connected_client()
-                stream = await client.watch(start, range_end=end, start_revision=next_revision)
+                watch = RangeWatch(client.channel, start, end, next_revision)
+                async with asyncio.timeout(self.request_timeout_s):
+                    await watch.created()
                 backoff.reset()
-                async for raw in stream:
-                    event = WatchEvent(
-                        type="put" if raw.kind == "PUT" else "delete",
-                        key=raw.kv.key.decode(),
-                        value=bytes(raw.kv.value) if raw.kind == "PUT" else b"",
-                        mod_revision=raw.kv.mod_revision,
-                    )
-                    next_revision = event.mod_revision + 1
-                    yield event
-            except aetcd.RevisionCompactedError as error:
+                async with contextlib.aclosing(watch.events()) as raw_events:
+                    async for raw in raw_events:
+                        event = _watch_event(raw)
+                        next_revision = event.mod_revision + 1
+                        yield event
+                failure = "the member ended the watch stream"
+            except WatchCompactedError as error:
                 current = await self._current_revision()
                 raise CompactedError(next_revision, error.compacted_revision, current) from error
-            except (aetcd.ClientError, StoreUnavailableError) as error:
-                if isinstance(error, aetcd.ClientError) and not is_unavailable(error):
-                    raise
-                log.warning(
-                    "etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=_watch_failure(error)
-                )
-                if client is not None:
-                    await self._drop_client(client)
             except asyncio.CancelledError:
                 if not _cancelled_by_a_closed_channel():
                     raise
-                log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error="closed")
+                failure = "the connection was closed under the watch"
+            except _WATCH_FAILURES as error:
+                failure = _watch_failure(error)
             finally:
-                if stream is not None:
-                    with contextlib.suppress(Exception):
-                        await stream.cancel()
+                if watch is not None:
+                    watch.cancel()
+            log.warning("etcd_watch_reconnecting", prefix=prefix, next_revision=next_revision, error=failure)
+            if client is not None:
+                await self._drop_client(client)
             if not self._closed:
                 await asyncio.sleep(backoff.next_delay())
 

@@ -6,9 +6,11 @@ import asyncio
 from pathlib import Path
 
 import aetcd
+import grpc
 import pytest
 
-from broker.cluster.etcd_store import EtcdMetadataStore, is_unavailable
+from broker.cluster.etcd_store import EtcdMetadataStore, is_unavailable, key_range
+from broker.cluster.etcd_watch import RangeWatch
 from broker.cluster.store import StoreUnavailableError, keep_lease_alive
 from broker.cluster.store_url import open_store
 from tests.chaos.proxy import CuttableProxy
@@ -190,3 +192,36 @@ async def test_a_watch_created_on_a_silent_connection_moves_to_the_next_endpoint
             await store.close()
             await silent.close()
     assert event.value == b"2"
+
+
+async def test_a_watch_confirmed_after_its_create_timed_out_never_streams_into_the_next_watch(tmp_path: Path) -> None:
+    """aetcd carried a client's watches on one stream and paired each confirmation with whichever
+    create was pending: a create that timed out behind a silent member, confirmed once the link
+    returned, gave the next watch (``/brokers/``) the events of ``/controller``, and a broker's
+    view of live brokers moved past a re-registration it never saw. Each watch has its own stream."""
+    with EtcdServer(tmp_path / "etcd") as server:
+        silent = await CuttableProxy(server.client_port).start()
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{silent.port}")
+        writer = await open_store(server.url)
+        late = RangeWatch(channel, *key_range("/controller"), 1)
+        mine = RangeWatch(channel, *key_range("/brokers/"), 1)
+        try:
+            await channel.channel_ready()
+            silent.block()
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    await late.created()
+            confirming = asyncio.create_task(mine.created())
+            await asyncio.sleep(0.1)
+            silent.heal()
+            await confirming
+            await writer.put("/controller", b"1")
+            revision = await writer.put("/brokers/2", b"up")
+            first = await anext(aiter(mine.events()))
+        finally:
+            late.cancel()
+            mine.cancel()
+            await channel.close()
+            await writer.close()
+            await silent.close()
+    assert (first.kv.key, first.kv.mod_revision) == (b"/brokers/2", revision)
