@@ -80,6 +80,7 @@ from broker.cluster.records import (
     PartitionRecord,
     TopicRecord,
     draining_key,
+    new_topic_id,
     parse_partition_key,
     partition_key,
     topic_key,
@@ -289,6 +290,7 @@ class ControllerTerm:
                     raise self.explain_unplaceable(error) from None
             topic = TopicRecord(
                 name=name,
+                topic_id=new_topic_id(),
                 partitions_count=partitions_count,
                 replication_factor=replication_factor,
                 configs=dict(new.configs),

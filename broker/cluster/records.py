@@ -25,8 +25,10 @@ Layout (every value is JSON):
 from __future__ import annotations
 
 import re
+import uuid
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from broker.errors import InvalidTopic
 
@@ -112,14 +114,41 @@ class TopicRecord(BaseModel):
     partition, ``broker.cluster.replica_assignment``), None when the controller placed the
     replicas itself. It is kept so that a controller completing a creation its predecessor
     left half done writes the partitions the creator asked for, not a placement of its own.
+
+    ``topic_id`` is Kafka's topic id: random at creation (``new_topic_id``), so a topic
+    deleted and created again under its name is another topic to a client that holds ids
+    (KIP-516). A record written before topic ids existed reads as one derived from its
+    name (``legacy_topic_id``), the same on every broker and after every restart.
     """
 
     name: str
+    topic_id: uuid.UUID
     partitions_count: int = Field(ge=1)
     replication_factor: int = Field(ge=1)
     configs: dict[str, str] = Field(default_factory=dict)
     internal: bool = False
     replica_assignment: list[list[int]] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _id_of_a_record_without_one(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("topic_id") is None and isinstance(data.get("name"), str):
+            return {**data, "topic_id": legacy_topic_id(data["name"])}
+        return data
+
+
+TOPIC_ID_NAMESPACE = uuid.UUID("6f1b6f0e-2b7c-5c1e-9a53-3c0d8a1f4e27")
+"""The namespace of ``legacy_topic_id``'s name-based ids (fixed: every broker derives the same)."""
+
+
+def new_topic_id() -> uuid.UUID:
+    """A fresh topic id; never Kafka's reserved zero UUID or metadata topic id (a version-4 UUID is neither)."""
+    return uuid.uuid4()
+
+
+def legacy_topic_id(name: str) -> uuid.UUID:
+    """The id of a topic whose record predates topic ids."""
+    return uuid.uuid5(TOPIC_ID_NAMESPACE, name)
 
 
 class PartitionRecord(BaseModel):

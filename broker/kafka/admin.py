@@ -26,8 +26,9 @@ Kafka's rules kept here:
   ``INVALID_PARTITIONS`` or ``INVALID_REPLICATION_FACTOR``), and a malformed one or one
   naming an unregistered broker is ``INVALID_REPLICA_ASSIGNMENT`` with a message saying
   what is wrong;
-- DeleteTopics by topic id (v6) finds nothing: highwater has no topic ids, so an id
-  without a name is ``UNKNOWN_TOPIC_ID``;
+- CreateTopics answers the new topic's id (v7+); DeleteTopics (v6+) takes topics by id
+  too, an id no topic has (or one naming a topic the principal may not DESCRIBE) being
+  ``UNKNOWN_TOPIC_ID``;
 - a failure that is no highwater error (the metadata store unreachable ...) is that
   topic's ``UNKNOWN_SERVER_ERROR``, logged with its traceback, as Produce answers it;
 - CreateTopics answers once this broker's metadata view shows the new topic, whatever
@@ -124,6 +125,7 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
     except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; refusal logs the unexpected
         return _created(version, topic.name, *refusal(error, "create", topic.name))
     described = _described_configs(version, entries) if version >= CONFIGS_SINCE else ()
+    created = None if validate_only else node.catalog.known_topic(topic.name)
     return _created(
         version,
         topic.name,
@@ -132,6 +134,7 @@ async def _create_one(context: RequestContext, version: int, topic: Any, validat
         num_partitions=new.partitions_count,
         replication_factor=new.replication_factor,
         configs=described,
+        topic_id=ZERO_UUID if created is None else created.topic_id,
     )
 
 
@@ -201,11 +204,12 @@ def _created(
     num_partitions: int = -1,
     replication_factor: int = -1,
     configs: tuple[Any, ...] = (),
+    topic_id: uuid.UUID = ZERO_UUID,
 ) -> Any:
     return build(
         shape(CREATE_TOPICS, version, "CreatableTopicResult"),
         name=name,
-        topic_id=ZERO_UUID,
+        topic_id=topic_id,
         error_code=error_code,
         error_message=message,
         topic_config_error_code=i16(0),
@@ -218,22 +222,31 @@ def _created(
 async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     body = request.body
-    names = body.topic_names if hasattr(body, "topic_names") else [topic.name for topic in body.topics]
+    asked = (
+        [(name, None) for name in body.topic_names]
+        if hasattr(body, "topic_names")
+        else [(topic.name, topic.topic_id) for topic in body.topics]
+    )
+    names_by_id = context.node.catalog.topic_names_by_id()
     result_class = shape(DELETE_TOPICS, version, "DeletableTopicResult")
     results = []
-    for name in names:
-        if name is None:
-            message = "highwater has no topic ids: name the topic"
+    for asked_name, topic_id in asked:
+        name = asked_name if asked_name is not None else names_by_id.get(topic_id) if topic_id is not None else None
+        if name is None or (
+            asked_name is None and not authz.may(context.node, AclOperation.DESCRIBE, Resource.topic(name))
+        ):
+            message = f"no topic has the id {topic_id}"
             results.append(
                 build(
                     result_class,
                     name=None,
-                    topic_id=ZERO_UUID,
+                    topic_id=topic_id or ZERO_UUID,
                     error_code=ErrorCode.unknown_topic_id,
                     error_message=message,
                 )
             )
             continue
+        existing = context.node.catalog.known_topic(name)
         outcome = delete_refused(context, name)
         if outcome is None:
             try:
@@ -241,8 +254,9 @@ async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any
                 outcome = (ErrorCode.none, None)
             except Exception as error:  # noqa: BLE001 - every failure is this topic's error code; refusal logs the unexpected
                 outcome = refusal(error, "delete", name)
+        shown_id = existing.topic_id if existing is not None and outcome[0] == ErrorCode.none else ZERO_UUID
         results.append(
-            build(result_class, name=name, topic_id=ZERO_UUID, error_code=outcome[0], error_message=outcome[1])
+            build(result_class, name=name, topic_id=shown_id, error_code=outcome[0], error_message=outcome[1])
         )
     return build(
         shape(DELETE_TOPICS, version, "DeleteTopicsResponse"), throttle_time=NO_THROTTLE, responses=tuple(results)

@@ -17,7 +17,8 @@ revealed), and the handler never sees it. The operations are Kafka's:
 - ListOffsets and OffsetForLeaderEpoch: DESCRIBE;
 - Metadata: DESCRIBE per topic — a listing of all topics keeps only those the
   principal may DESCRIBE; a topic asked for by name answers
-  ``TOPIC_AUTHORIZATION_FAILED`` (``metadata_visible``).
+  ``TOPIC_AUTHORIZATION_FAILED`` without its id (``metadata_visible``), one asked for by
+  id ``UNKNOWN_TOPIC_ID`` without its name (the handler's).
 
 The admin and producer-id APIs check inside their handlers, per topic or resource, as
 the HTTP routes do (``may`` for a check whose refusal is not yet an answer,
@@ -29,6 +30,7 @@ the HTTP routes do (``may`` for a check whose refusal is not yet an answer,
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -172,15 +174,19 @@ def metadata_visible(response: Any, listed_all: bool, allowed: Callable[[str], b
     """A Metadata answer as the principal may see it (pure): see the module docstring."""
     topics = []
     for topic in response.topics:
-        if allowed(topic.name):
+        if topic.name is None or allowed(topic.name):
             topics.append(topic)
         elif not listed_all:
-            topics.append(dataclasses.replace(topic, error_code=REFUSED, partitions=(), **_not_internal(topic)))
+            topics.append(dataclasses.replace(topic, error_code=REFUSED, partitions=(), **_hidden_fields(topic)))
     return dataclasses.replace(response, topics=tuple(topics))
 
 
-def _not_internal(topic: Any) -> dict[str, bool]:
-    return {"is_internal": False} if hasattr(topic, "is_internal") else {}
+def _hidden_fields(topic: Any) -> dict[str, Any]:
+    """What a refused topic's entry must not tell: whether it is internal, and its id."""
+    hidden: dict[str, Any] = {"is_internal": False} if hasattr(topic, "is_internal") else {}
+    if hasattr(topic, "topic_id"):
+        hidden["topic_id"] = uuid.UUID(int=0)
+    return hidden
 
 
 def may(node: KafkaNode, operation: AclOperation, resource: Resource) -> bool:

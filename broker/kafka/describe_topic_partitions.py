@@ -9,8 +9,8 @@ out. An empty topic list asks for every topic.
 DESCRIBE on each topic, as Metadata: a topic named without it is
 ``TOPIC_AUTHORIZATION_FAILED`` (an unknown one ``UNKNOWN_TOPIC_OR_PARTITION``), and a
 listing of every topic leaves out those the principal may not see. highwater keeps no
-eligible leader replicas outside the ISR (KIP-966's ELR): those lists are empty. No
-topic ids: the zero UUID.
+eligible leader replicas outside the ISR (KIP-966's ELR): those lists are empty. A
+topic's id is given only with its partitions (the zero UUID beside an error).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _topic(
     topic_class = shape(API_KEY, version, "DescribeTopicPartitionsResponseTopic")
     resource = Resource.topic(name)
     operations = authz.authorized_operations(node, resource, True)
-    common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(operations)}
+    common: dict[str, Any] = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(operations)}
     try:
         record = node.catalog.topic(name)
     except UnknownTopic:
@@ -97,6 +97,7 @@ def _topic(
         )
         for index in range(first, last)
     )
+    common["topic_id"] = record.topic_id
     described = build(
         topic_class, error_code=ErrorCode.none, is_internal=record.internal, partitions=partitions, **common
     )

@@ -6,8 +6,11 @@ broker list (a Kafka client could not reach them); a partition they lead then sh
 a leader the client does not know, which clients treat as "leader not available"
 and retry. Topics are never created here (``allow_auto_topic_creation`` is ignored,
 as with Kafka's ``auto.create.topics.enable=false``): an unknown name is
-``UNKNOWN_TOPIC_OR_PARTITION``. highwater has no topic ids; versions that carry one
-get the zero UUID, Kafka's "no id".
+``UNKNOWN_TOPIC_OR_PARTITION``. Versions 10 and later carry each topic's id; from
+version 12, as in Kafka, topics may be asked for by id: an id no topic has, or one naming
+a topic the principal may not DESCRIBE, is ``UNKNOWN_TOPIC_ID`` without a name (the answer
+does not reveal which topic an id is). Before 12 a topic without a name is
+``INVALID_REQUEST`` (those versions' answers cannot leave a name out).
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.shapes import NO_THROTTLE, build, shape
-from broker.security.acl import Resource
+from broker.security.acl import AclOperation, Resource
 from config.broker import split_host_port
 
 API_KEY = 3
 ZERO_UUID = uuid.UUID(int=0)
+TOPIC_IDS_ASKED_SINCE = 12
 
 
 def requested_topics(version: int, topics: tuple[Any, ...] | None) -> list[str] | None:
@@ -62,6 +66,7 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
         _topic(context, version, name, live, topics_asked)
         for name in (node.catalog.topic_names() if names is None else names)
     ]
+    topics += [_topic_by_id(context, version, topic_id, live, topics_asked) for topic_id in _ids_asked(request)]
     cluster_asked = bool(getattr(request.body, "include_cluster_authorized_operations", False))
     return build(
         shape(API_KEY, version, "MetadataResponse"),
@@ -74,18 +79,46 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     )
 
 
+def _ids_asked(request: DecodedRequest) -> list[uuid.UUID]:
+    """The ids of the topics a request names by id only."""
+    return [topic.topic_id or ZERO_UUID for topic in request.body.topics or () if topic.name is None]
+
+
+def _topic_by_id(
+    context: RequestContext, version: int, topic_id: uuid.UUID, live: set[int], operations_asked: bool
+) -> Any:
+    if version < TOPIC_IDS_ASKED_SINCE:
+        return _unnamed(version, topic_id, ErrorCode.invalid_request, name="")
+    name = context.node.catalog.topic_names_by_id().get(topic_id)
+    if name is None or not authz.authorized(context.node, AclOperation.DESCRIBE, Resource.topic(name)):
+        return _unnamed(version, topic_id, ErrorCode.unknown_topic_id, name=None)
+    return _topic(context, version, name, live, operations_asked)
+
+
+def _unnamed(version: int, topic_id: uuid.UUID, error_code: ErrorCode, name: str | None) -> Any:
+    return build(
+        shape(API_KEY, version, "MetadataResponseTopic"),
+        error_code=error_code,
+        name=name,
+        topic_id=topic_id,
+        partitions=(),
+        topic_authorized_operations=i32(authz.NO_AUTHORIZED_OPERATIONS),
+    )
+
+
 def _topic(context: RequestContext, version: int, name: str, live: set[int], operations_asked: bool) -> Any:
     node = context.node
     topic_class = shape(API_KEY, version, "MetadataResponseTopic")
     operations = authz.authorized_operations(node, Resource.topic(name), operations_asked)
-    common = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(operations)}
+    common: dict[str, Any] = {"name": name, "topic_id": ZERO_UUID, "topic_authorized_operations": i32(operations)}
     try:
         count = node.catalog.partition_count(name)
-        internal = node.catalog.topic(name).internal
+        record = node.catalog.topic(name)
     except HighwaterError as error:
         return build(topic_class, error_code=kafka_error_code(error), partitions=(), **common)
+    common["topic_id"] = record.topic_id
     partitions = tuple(_partition(context, version, name, index, live) for index in range(count))
-    return build(topic_class, error_code=ErrorCode.none, is_internal=internal, partitions=partitions, **common)
+    return build(topic_class, error_code=ErrorCode.none, is_internal=record.internal, partitions=partitions, **common)
 
 
 def _partition(context: RequestContext, version: int, topic: str, index: int, live: set[int]) -> Any:

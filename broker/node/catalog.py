@@ -9,6 +9,8 @@ retriable ``LeaderNotAvailable``, never an unknown partition.
 
 from __future__ import annotations
 
+import uuid
+
 from broker.cluster.metadata_view import MetadataView
 from broker.cluster.records import PartitionRecord, TopicRecord
 from broker.descriptions import BrokerInfo
@@ -68,6 +70,10 @@ class Catalog:
     def partition_records(self) -> list[PartitionRecord]:
         """Every partition's record that has reached this broker, by topic then partition."""
         return [record for _, record in sorted(self.view.partitions.items())]
+
+    def topic_names_by_id(self) -> dict[uuid.UUID, str]:
+        """Every topic's name by its topic id (Kafka clients name topics by id in some requests)."""
+        return {topic.topic_id: name for name, topic in self.view.topics.items()}
 
     def known_topic(self, name: str) -> TopicRecord | None:
         """The topic's record, None when the view does not know it (no error: a sampler skips it)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cluster.records import TopicRecord, topic_key
+from broker.cluster.records import TopicRecord, new_topic_id, topic_key
 from broker.errors import InvalidReplicaAssignment
 from broker.topics.new_topic import NewTopic
 from tests.cluster.harness import InProcessCluster
@@ -79,7 +79,13 @@ async def test_a_broker_in_controlled_shutdown_is_a_replica_out_of_the_isr_and_n
 async def test_a_half_done_manual_creation_is_completed_as_assigned(cluster: InProcessCluster) -> None:
     """A controller that died after the topic record leaves its successor the assignment to follow."""
     assignment = [[2, 3], [3, 2]]
-    half = TopicRecord(name="half-placed", partitions_count=2, replication_factor=2, replica_assignment=assignment)
+    half = TopicRecord(
+        name="half-placed",
+        topic_id=new_topic_id(),
+        partitions_count=2,
+        replication_factor=2,
+        replica_assignment=assignment,
+    )
     await cluster.observer.put(topic_key("half-placed"), half.model_dump_json().encode())
     await cluster.start_broker(4)
     completed = await wait_for_records(cluster, "half-placed", lambda rs: len(rs) == 2, "the missing partitions")

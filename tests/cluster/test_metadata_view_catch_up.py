@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from broker.cluster.metadata_view import CATCH_UP_TIMEOUT_S, MetadataView
-from broker.cluster.records import TopicRecord, topic_key
+from broker.cluster.records import TopicRecord, new_topic_id, topic_key
 from broker.cluster.store_url import open_store
 
 
@@ -33,7 +33,7 @@ async def _view_and_writer(tmp_path: Path):
 async def test_a_topic_written_a_moment_ago_is_in_the_view_once_caught_up(tmp_path: Path) -> None:
     view, reader, writer = await _view_and_writer(tmp_path)
     try:
-        record = TopicRecord(name="fresh", partitions_count=1, replication_factor=1)
+        record = TopicRecord(name="fresh", topic_id=new_topic_id(), partitions_count=1, replication_factor=1)
         await writer.put(topic_key("fresh"), record.model_dump_json().encode())
         await view.catch_up_with_topic("fresh")
         assert "fresh" in view.topics
@@ -46,7 +46,7 @@ async def test_a_topic_written_a_moment_ago_is_in_the_view_once_caught_up(tmp_pa
 async def test_a_topic_the_store_lacks_is_answered_without_waiting(tmp_path: Path) -> None:
     view, reader, writer = await _view_and_writer(tmp_path)
     try:
-        record = TopicRecord(name="freshly", partitions_count=1, replication_factor=1)
+        record = TopicRecord(name="freshly", topic_id=new_topic_id(), partitions_count=1, replication_factor=1)
         await writer.put(topic_key("freshly"), record.model_dump_json().encode())
         started = time.monotonic()
         await view.catch_up_with_topic("fresh")

@@ -15,6 +15,8 @@ from broker.cluster.records import (
     NO_LEADER,
     PartitionRecord,
     TopicRecord,
+    legacy_topic_id,
+    new_topic_id,
     partition_key,
     topic_key,
 )
@@ -89,13 +91,20 @@ async def test_rack_aware_placement_spans_racks(tmp_path: Path) -> None:
 
 
 async def test_delete_topic_removes_topic_and_partition_records(cluster: InProcessCluster) -> None:
+    """...and a topic created again under the name is another topic: it has an id of its own (KIP-516)."""
     controller = cluster.brokers[1].controller
     await controller.create_topic(NewTopic(name="doomed", partitions_count=3, replication_factor=2))
+    first = await cluster.observer.get(topic_key("doomed"))
     await controller.delete_topic("doomed")
     assert await cluster.observer.get(topic_key("doomed")) is None
     assert await cluster.partitions("doomed") == []
     await controller.create_topic(NewTopic(name="doomed", partitions_count=1, replication_factor=1))
+    again = await cluster.observer.get(topic_key("doomed"))
     assert len(await cluster.partitions("doomed")) == 1
+    assert first is not None and again is not None
+    first_id = TopicRecord.model_validate_json(first.value).topic_id
+    assert first_id != TopicRecord.model_validate_json(again.value).topic_id
+    assert first_id != legacy_topic_id("doomed")
 
 
 async def test_dead_brokers_leaderships_move_to_next_live_isr_member(cluster: InProcessCluster) -> None:
@@ -259,7 +268,7 @@ async def test_automatic_rebalance_restores_preferred_leaders(tmp_path: Path) ->
 async def test_next_reconcile_completes_half_done_creation_and_deletion(cluster: InProcessCluster) -> None:
     """A controller that died between the topic record and its partitions (or, when
     deleting, after the topic record) leaves work its successor finishes."""
-    half_created = TopicRecord(name="half", partitions_count=2, replication_factor=2)
+    half_created = TopicRecord(name="half", topic_id=new_topic_id(), partitions_count=2, replication_factor=2)
     await cluster.observer.put(topic_key("half"), half_created.model_dump_json().encode())
     orphan = PartitionRecord(
         topic="gone", partition=0, leader=1, leader_epoch=0, partition_epoch=0, replicas=[1], isr=[1]

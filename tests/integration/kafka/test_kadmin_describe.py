@@ -1,10 +1,13 @@
-"""DescribeLogDirs and DescribeTopicPartitions from kafka-python's admin client, the figures the HTTP routes answer."""
+"""DescribeLogDirs and DescribeTopicPartitions from kafka-python's admin client, the figures the HTTP routes answer; topic ids."""
 
 from __future__ import annotations
 
+import uuid
 from contextlib import closing
 
 import pytest
+from confluent_kafka import TopicCollection
+from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 
 from tests.integration.kafka.conftest import MIN_ISR_2
@@ -66,3 +69,28 @@ def test_describe_topic_partitions_pages_through_the_partitions(kafka_cluster: C
         missing = admin.describe_topic_partitions(["adm-pages-missing"])["topics"]
     assert pages == [[(first, [0, 1])], [(first, [2]), (second, [0])], [(second, [1])]], "name order, 2 a page"
     assert [(t["name"], t["error_code"], t["partitions"]) for t in missing] == [("adm-pages-missing", 3, [])]
+
+
+def test_a_topic_has_one_id_on_every_broker_and_a_new_one_when_created_again(kafka_cluster: Cluster) -> None:
+    """KIP-516: librdkafka's describe_topics (Metadata v12) from each broker and kafka-python's
+    DescribeTopicPartitions show one id; deleted and created again, the topic has another."""
+    topic = "adm-topic-id"
+    kafka_cluster.create_topic(topic, configs=MIN_ISR_2)
+    seen = {_described_id(kafka_cluster.bootstrap(broker_id), topic) for broker_id in kafka_cluster.brokers}
+    with closing(KafkaAdminClient(bootstrap_servers=kafka_cluster.bootstrap())) as admin:
+        (described,) = admin.describe_topic_partitions([topic])["topics"]
+    assert seen == {uuid.UUID(str(described["topic_id"]))}
+    (topic_id,) = seen
+    assert topic_id.int != 0
+    admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
+    admin.delete_topics([topic])[topic].result(timeout=20)
+    kafka_cluster.create_topic(topic, configs=MIN_ISR_2)
+    assert _described_id(kafka_cluster.bootstrap(), topic) not in (topic_id, uuid.UUID(int=0))
+
+
+def _described_id(bootstrap: str, topic: str) -> uuid.UUID:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    (future,) = admin.describe_topics(TopicCollection([topic])).values()
+    kafka_id = future.result(timeout=20).topic_id
+    high, low = kafka_id.get_most_significant_bits(), kafka_id.get_least_significant_bits()
+    return uuid.UUID(int=((high % 2**64) << 64) | (low % 2**64))

@@ -63,7 +63,7 @@ async def test_a_refused_update_writes_nothing_and_an_unknown_topic_is_unknown(c
     await controller.create_topic(
         NewTopic(name="kept", partitions_count=1, replication_factor=1, configs={"retention.ms": "5"})
     )
-    _, revision = await _topic(cluster, "kept")
+    kept, revision = await _topic(cluster, "kept")
 
     def refuse(topic: TopicRecord) -> TopicRecord:
         raise InvalidConfig("refused", config="x")
@@ -71,7 +71,13 @@ async def test_a_refused_update_writes_nothing_and_an_unknown_topic_is_unknown(c
     with pytest.raises(InvalidConfig):
         await controller.update_topic("kept", refuse)
     assert await _topic(cluster, "kept") == (
-        TopicRecord(name="kept", partitions_count=1, replication_factor=1, configs={"retention.ms": "5"}),
+        TopicRecord(
+            name="kept",
+            topic_id=kept.topic_id,
+            partitions_count=1,
+            replication_factor=1,
+            configs={"retention.ms": "5"},
+        ),
         revision,
     )
     with pytest.raises(UnknownTopic):

@@ -4,6 +4,7 @@ piece the listener asks (catalog, leaders, router) itself."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +19,7 @@ from broker.security.authorizer import Decision
 from config.broker import BrokerSettings
 
 TOPIC = "orders"
+TOPIC_ID = uuid.UUID("0b6f4c1e-8f3a-4d2b-9c5e-1a2b3c4d5e6f")
 BATCH = b"\x00record-batch-bytes-as-stored\xff"
 APPEND_TIME_MS = 1_764_080_536_983
 LEADER_EPOCH = 7
@@ -103,7 +105,13 @@ class StandInNode:
 
     def topic(self, name: str) -> TopicRecord:
         self._known(name)
-        return TopicRecord(name=name, partitions_count=1, replication_factor=3)
+        return TopicRecord(name=name, topic_id=TOPIC_ID, partitions_count=1, replication_factor=3)
+
+    def known_topic(self, name: str) -> TopicRecord | None:
+        return self.topic(name) if name == TOPIC else None
+
+    def topic_names_by_id(self) -> dict[uuid.UUID, str]:
+        return {TOPIC_ID: TOPIC}
 
     def partition_record(self, topic: str, partition: int) -> PartitionRecord:
         self._known(topic)

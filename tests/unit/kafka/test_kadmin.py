@@ -18,7 +18,7 @@ from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 
 from broker.cluster.placement import assign_replicas
-from broker.cluster.records import TopicRecord
+from broker.cluster.records import TopicRecord, legacy_topic_id
 from broker.cluster.replica_assignment import check_brokers
 from broker.cluster.store import StoreUnavailableError
 from broker.descriptions import TopicDescription
@@ -126,7 +126,19 @@ class AdminStandIn(StandInNode):
         """Every topic of the stand-in has replication factor 3 and the configs it was given."""
         if name not in self.topics:
             raise UnknownTopic(f"topic '{name}' does not exist", topic_name=name)
-        return TopicRecord(name=name, partitions_count=1, replication_factor=3, configs=self.topics[name])
+        return TopicRecord(
+            name=name,
+            topic_id=legacy_topic_id(name),
+            partitions_count=1,
+            replication_factor=3,
+            configs=self.topics[name],
+        )
+
+    def known_topic(self, name: str) -> TopicRecord | None:
+        return self.topic(name) if name in self.topics else None
+
+    def topic_names_by_id(self) -> dict[uuid.UUID, str]:
+        return {legacy_topic_id(name): name for name in self.topics}
 
 
 def versions(api_key: int) -> list[int]:
@@ -390,11 +402,32 @@ def test_delete_topics_deletes_through_the_node_and_answers_per_topic(version: i
     assert node.deleted == [TOPIC]
 
 
-def test_delete_by_topic_id_alone_is_unknown_topic_id() -> None:
+def test_an_id_no_topic_has_is_unknown_topic_id_and_deletes_nothing() -> None:
     node = AdminStandIn()
     response = exchange(node, DELETE_TOPICS, 6, delete_topics(6, [None]))
     assert response.responses[0].error_code == ErrorCode.unknown_topic_id
     assert node.deleted == []
+
+
+def test_a_topic_named_by_its_id_alone_is_deleted_and_answered_with_its_name() -> None:
+    node = AdminStandIn()
+    request = build(
+        request_class(DELETE_TOPICS, 6, "DeleteTopicsRequest"),
+        topics=(
+            build(request_class(DELETE_TOPICS, 6, "DeleteTopicState"), name=None, topic_id=legacy_topic_id(TOPIC)),
+        ),
+        timeout=millis(10000),
+    )
+    [result] = exchange(node, DELETE_TOPICS, 6, request).responses
+    assert (result.name, result.topic_id, result.error_code) == (TOPIC, legacy_topic_id(TOPIC), ErrorCode.none)
+    assert node.deleted == [TOPIC]
+
+
+@pytest.mark.parametrize("version", [v for v in versions(CREATE_TOPICS) if v >= 7])
+def test_create_topics_answers_the_new_topics_id(version: int) -> None:
+    node = AdminStandIn()
+    [result] = exchange(node, CREATE_TOPICS, version, create_topics(version, [("fresh", 1, 3, {})])).topics
+    assert result.topic_id == legacy_topic_id("fresh")
 
 
 # ------------------------------------------------------------------ DescribeConfigs

@@ -8,7 +8,9 @@ follows kio's rule, and what each API passes on to the node and gives back.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
+import uuid
 from typing import Any, cast
 
 import pytest
@@ -20,7 +22,8 @@ from broker.kafka.apis import API_TABLE, SUPPORTED
 from broker.kafka.codec import decode_response
 from broker.kafka.context import CloseConnection, KafkaNode
 from broker.kafka.dispatch import Dispatcher, Routed, route
-from broker.kafka.shapes import EPOCH
+from broker.kafka.metadata import TOPIC_IDS_ASKED_SINCE
+from broker.kafka.shapes import EPOCH, build
 from tests.unit.kafka import requests
 from tests.unit.kafka.stand_in import (
     ABORTED,
@@ -33,8 +36,12 @@ from tests.unit.kafka.stand_in import (
     LOG_START,
     OFFSET_AT_TIMESTAMP,
     TOPIC,
+    TOPIC_ID,
     StandInNode,
 )
+
+TOPIC_IDS_SINCE = 10
+"""Metadata answers topic ids from v10 (KIP-516), and takes topics by id from v12."""
 
 
 def versions(api_key: int) -> list[int]:
@@ -185,6 +192,31 @@ def test_metadata_lists_kafka_brokers_and_partition_state(version: int) -> None:
         assert list(part.offline_replicas) == [3]
     if version >= 7:
         assert part.leader_epoch == LEADER_EPOCH
+
+
+@pytest.mark.parametrize("version", [v for v in versions(3) if v >= TOPIC_IDS_ASKED_SINCE])
+def test_metadata_answers_topic_ids_and_takes_topics_by_id(version: int) -> None:
+    topic_class = requests.request_class(3, version, "MetadataRequestTopic")
+    unknown = uuid.UUID("7a0c1e52-0000-4000-8000-000000000001")
+    asked = (
+        build(topic_class, topic_id=None, name=TOPIC),
+        *(build(topic_class, topic_id=i, name=None) for i in (TOPIC_ID, unknown)),
+    )
+    request = dataclasses.replace(requests.metadata(version, []), topics=asked)
+    by_name, by_id, nobody = exchange(StandInNode(), 3, version, request).topics
+    assert (by_name.name, by_name.topic_id, by_name.error_code) == (TOPIC, TOPIC_ID, ErrorCode.none)
+    assert (by_id.name, by_id.topic_id, len(by_id.partitions)) == (TOPIC, TOPIC_ID, 1)
+    assert (nobody.name, nobody.topic_id, nobody.error_code) == (None, unknown, ErrorCode.unknown_topic_id)
+
+
+@pytest.mark.parametrize("version", [v for v in versions(3) if TOPIC_IDS_SINCE <= v < TOPIC_IDS_ASKED_SINCE])
+def test_metadata_before_v12_answers_ids_and_refuses_a_topic_without_a_name(version: int) -> None:
+    topic_class = requests.request_class(3, version, "MetadataRequestTopic")
+    asked = (build(topic_class, topic_id=None, name=TOPIC), build(topic_class, topic_id=TOPIC_ID, name=None))
+    request = dataclasses.replace(requests.metadata(version, []), topics=asked)
+    by_name, by_id = exchange(StandInNode(), 3, version, request).topics
+    assert (by_name.name, by_name.topic_id) == (TOPIC, TOPIC_ID)
+    assert (by_id.name, by_id.error_code) == ("", ErrorCode.invalid_request)
 
 
 @pytest.mark.parametrize("version", versions(3))

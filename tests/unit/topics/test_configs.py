@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.cluster.records import TopicRecord
+from broker.cluster.records import TopicRecord, new_topic_id
 from broker.errors import InvalidConfig
 from broker.topics.config_entries import ConfigSource
 from broker.topics.configs import COMPRESSION_TYPES, TopicConfigs, canonical_config_name
@@ -60,7 +60,9 @@ def test_compression_type_defaults_to_producer_and_refuses_other_codecs() -> Non
 
 
 def _topic(configs: dict[str, str], replication_factor: int = 3, name: str = "t") -> TopicRecord:
-    return TopicRecord(name=name, partitions_count=1, replication_factor=replication_factor, configs=configs)
+    return TopicRecord(
+        name=name, topic_id=new_topic_id(), partitions_count=1, replication_factor=replication_factor, configs=configs
+    )
 
 
 def test_an_alter_sets_and_resets_and_keeps_the_rest() -> None:
