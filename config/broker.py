@@ -166,6 +166,22 @@ class BrokerSettings(BaseSettings):
     leader_imbalance_per_broker_percentage: int = Field(
         10, ge=0, le=100, description="rebalance a broker once more than this % of its preferred partitions moved"
     )
+    group_consumer_session_timeout_ms: int = Field(
+        45_000,
+        ge=1,
+        description=(
+            "a Kafka client's consumer-protocol (KIP-848) member silent this long is expelled "
+            "(group.consumer.session.timeout.ms)"
+        ),
+    )
+    group_consumer_heartbeat_interval_ms: int = Field(
+        5_000,
+        ge=1,
+        description=(
+            "how often a Kafka client's consumer-protocol member is told to heartbeat; less than "
+            "group_consumer_session_timeout_ms (group.consumer.heartbeat.interval.ms)"
+        ),
+    )
     offsets_topic_num_partitions: int = Field(
         50,
         ge=1,
@@ -278,6 +294,11 @@ class BrokerSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _consistent(self) -> BrokerSettings:
+        if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
+            raise ValueError(
+                f"group_consumer_heartbeat_interval_ms ({self.group_consumer_heartbeat_interval_ms}) must be less "
+                f"than group_consumer_session_timeout_ms ({self.group_consumer_session_timeout_ms})"
+            )
         if self.broker_heartbeat_interval_ms >= self.broker_session_timeout_ms:
             raise ValueError(
                 f"broker_heartbeat_interval_ms ({self.broker_heartbeat_interval_ms}) must be less than "

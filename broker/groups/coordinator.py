@@ -449,18 +449,24 @@ class GroupCoordinator(ShardedCoordinator[OffsetsShard]):
         self._classic(shard, group_id).leave(member_id, wall_clock_ms())
         self._classic_notify()
 
-    async def classic_commit(
+    async def kafka_commit(
         self,
         shard: OffsetsShard,
         group_id: str,
         member_id: str,
-        generation: int,
+        generation_or_member_epoch: int,
         offsets: list[tuple[str, int, int, str]],
     ) -> None:
-        """A Kafka OffsetCommit: fenced by generation, then bounded by the HW and written as ``commit`` is."""
+        """A Kafka OffsetCommit, fenced as the group's members are: by member epoch while it has
+        consumer-protocol (KIP-848) members, as ``commit`` is, else by classic generation; then
+        bounded by the HW and written as ``commit`` is."""
+        state = shard.groups.get(group_id)
+        if state is not None and state.membership.members:
+            await self.commit(shard, group_id, member_id or None, generation_or_member_epoch, offsets)
+            return
         for topic, partition_id, _, _ in offsets:
             self.host.catalog.partition_record(topic, partition_id)
-        self._classic(shard, group_id).validate_commit(member_id, generation, wall_clock_ms())
+        self._classic(shard, group_id).validate_commit(member_id, generation_or_member_epoch, wall_clock_ms())
         await self._check_commit_bounds(offsets)
         await self._write_commits(shard, shard.group(group_id), offsets)
 

@@ -22,6 +22,7 @@ from broker.kafka import (
     api_versions,
     authn,
     client_quotas,
+    consumer_groups,
     create_partitions,
     delete_records,
     describe_configs,
@@ -95,6 +96,9 @@ API_TABLE: tuple[Api, ...] = (
     Api(16, "ListGroups", VersionRange(0, 4), group_offsets.list_groups),
     Api(42, "DeleteGroups", VersionRange(0, 2), group_admin.delete_groups),
     Api(47, "OffsetDelete", VersionRange(0, 0), group_admin.offset_delete),
+    # Consumer groups, KIP-848's consumer protocol (broker.kafka.consumer_groups)
+    Api(68, "ConsumerGroupHeartbeat", VersionRange(0, 1), consumer_groups.heartbeat),
+    Api(69, "ConsumerGroupDescribe", VersionRange(0, 1), consumer_groups.describe),
     # Transactions (broker.kafka.transactions)
     Api(24, "AddPartitionsToTxn", VersionRange(0, 3), transactions.add_partitions_to_txn),
     Api(25, "AddOffsetsToTxn", VersionRange(0, 3), transactions.add_offsets_to_txn),

@@ -79,7 +79,7 @@ async def offset_commit(context: RequestContext, request: DecodedRequest) -> Any
         try:
             refuse_static_member(getattr(body, "group_instance_id", None), body.group_id)
             shard = await coordinating_shard(context, body.group_id)
-            await context.node.groups.classic_commit(
+            await context.node.groups.kafka_commit(
                 shard, body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
             )
         except Exception as error:  # noqa: BLE001 - the error is the answer

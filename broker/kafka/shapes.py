@@ -45,6 +45,11 @@ def shape(api_key: int, version: int, name: str) -> type:
     return getattr(response_module(api_key, version), name)
 
 
+def duration(ms: int) -> i32Timedelta:
+    """``ms`` milliseconds as a response's duration field."""
+    return i32Timedelta.parse(datetime.timedelta(milliseconds=ms))
+
+
 def millis(timeout: datetime.timedelta) -> int:
     """kio's timedelta fields back to Kafka's milliseconds."""
     return int(timeout / datetime.timedelta(milliseconds=1))

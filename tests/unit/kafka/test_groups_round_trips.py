@@ -76,7 +76,7 @@ class StandInGroups:
     def classic_leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
         self._classic(group_id).leave(member_id, 0)
 
-    async def classic_commit(
+    async def kafka_commit(
         self, shard: OffsetsShard, group_id: str, member_id: str, generation: int, offsets: list
     ) -> None:
         self._classic(group_id).validate_commit(member_id, generation, 0)

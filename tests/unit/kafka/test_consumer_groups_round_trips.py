@@ -1,0 +1,214 @@
+"""ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848) at every version, as a Kafka client sends them:
+encoded by kio, routed, answered by the real handler over the real pure group state machine, decoded by kio."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import pytest
+from kio.index import load_response_schema
+from kio.schema.errors import ErrorCode
+
+from broker.errors.groups import NotCoordinator
+from broker.groups.classic import ClassicGroup
+from broker.groups.coordinator import ClassicGroupInUse
+from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
+from broker.groups.shard import OffsetsShard
+from broker.kafka.apis import SUPPORTED
+from broker.kafka.codec import decode_response
+from broker.kafka.consumer_groups import CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT
+from broker.kafka.context import KafkaNode
+from broker.kafka.dispatch import Dispatcher, Routed, route
+from broker.kafka.shapes import build
+from tests.unit.kafka import requests
+from tests.unit.kafka.stand_in import TOPIC, TOPIC_ID, StandInNode
+
+GROUP = "streamers"
+ELSEWHERE = "coordinated-elsewhere"
+CLASSIC = "classic-readers"
+UNCHANGED_MS = -1
+
+
+class ConsumerProtocolGroups:
+    """The coordinator's consumer-protocol calls, answered by one real shard and its real ``ConsumerGroup``s."""
+
+    def __init__(self) -> None:
+        self.shard = OffsetsShard(0, 1)
+        self.shard.loaded = True
+        classic = self.shard.group(CLASSIC)
+        classic.classic = ClassicGroup(CLASSIC)
+        classic.classic.members["old"] = cast(Any, object())
+
+    async def route(self, group_id: str, *, forwarded: bool) -> OffsetsShard:
+        if group_id == ELSEWHERE:
+            raise NotCoordinator(f"broker 1 does not coordinate {group_id!r}", coordinator_id=3)
+        return self.shard
+
+    def heartbeat(
+        self, shard: OffsetsShard, group_id: str, request: HeartbeatRequest, assignor: str
+    ) -> HeartbeatResponse:
+        state = shard.group(group_id, assignor)
+        if state.classic_members:
+            raise ClassicGroupInUse(f"group {group_id!r} uses the classic protocol")
+        return state.membership.heartbeat(request, {TOPIC: 1}, 0)
+
+    def leave(self, shard: OffsetsShard, group_id: str, member_id: str) -> None:
+        shard.group(group_id).membership.remove_member(member_id, "left")
+
+
+class GroupsNode(StandInNode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.groups = ConsumerProtocolGroups()
+
+
+def versions(api_key: int) -> list[int]:
+    span = SUPPORTED[api_key]
+    return list(range(span.min_version, span.max_version + 1))
+
+
+def exchange(node: GroupsNode, api_key: int, version: int, body: Any) -> Any:
+    routed = route(requests.frame(api_key, version, body, correlation_id=68))
+    assert isinstance(routed, Routed)
+    # the stand-in is the part of a ``KafkaNode`` these handlers call
+    payload, _ = asyncio.run(Dispatcher(cast(KafkaNode, node)).answer(routed))
+    assert payload is not None
+    _, response = decode_response(payload, load_response_schema(api_key, version))
+    return response
+
+
+def beat(
+    node: GroupsNode,
+    version: int,
+    member_id: str,
+    epoch: int,
+    *,
+    topics: tuple[str, ...] | None = None,
+    owned: tuple[int, ...] | None = None,
+    group: str = GROUP,
+    instance: str | None = None,
+    rebalance_ms: int = UNCHANGED_MS,
+) -> Any:
+    partitions = requests.request_class(CONSUMER_GROUP_HEARTBEAT, version, "TopicPartitions")
+    body = build(
+        requests.request_class(CONSUMER_GROUP_HEARTBEAT, version, "ConsumerGroupHeartbeatRequest"),
+        group_id=group,
+        member_id=member_id,
+        member_epoch=epoch,
+        instance_id=instance,
+        rebalance_timeout=requests.millis(rebalance_ms),
+        subscribed_topic_names=topics,
+        subscribed_topic_regex=None,
+        server_assignor=None,
+        topic_partitions=None if owned is None else (build(partitions, topic_id=TOPIC_ID, partitions=owned),),
+    )
+    return exchange(node, CONSUMER_GROUP_HEARTBEAT, version, body)
+
+
+def assigned(answer: Any) -> list[tuple[Any, list[int]]] | None:
+    if answer.assignment is None:
+        return None
+    return [(tp.topic_id, list(tp.partitions)) for tp in answer.assignment.topic_partitions]
+
+
+@pytest.mark.parametrize("version", versions(CONSUMER_GROUP_HEARTBEAT))
+def test_a_member_joins_gets_the_partition_by_topic_id_and_hears_nothing_new_until_it_changes(version: int) -> None:
+    node = GroupsNode()
+    joined = beat(node, version, "member-a", 0, topics=(TOPIC,), rebalance_ms=30_000)
+    assert joined.error_code == ErrorCode.none and joined.member_id == "member-a"
+    assert joined.member_epoch >= 1
+    assert assigned(joined) == [(TOPIC_ID, [0])]
+    assert joined.heartbeat_interval.total_seconds() * 1000 == node.settings.group_consumer_heartbeat_interval_ms
+    again = beat(node, version, "member-a", joined.member_epoch)
+    assert (again.error_code, again.member_epoch, again.assignment) == (ErrorCode.none, joined.member_epoch, None)
+
+
+@pytest.mark.parametrize("version", versions(CONSUMER_GROUP_HEARTBEAT))
+def test_a_partition_moves_to_a_new_member_only_after_its_owner_revoked_it(version: int) -> None:
+    node = GroupsNode()
+    first = beat(node, version, "member-a", 0, topics=(TOPIC,))
+    second = beat(node, version, "member-b", 0, topics=(TOPIC,))
+    assert assigned(second) == []
+    told = beat(node, version, "member-a", first.member_epoch)
+    if assigned(told) == []:
+        waiting = beat(node, version, "member-b", second.member_epoch)
+        assert assigned(waiting) in (None, []), "not handed over before member-a acknowledged"
+        acknowledged = beat(node, version, "member-a", told.member_epoch, owned=())
+        assert acknowledged.error_code == ErrorCode.none
+        taken = beat(node, version, "member-b", waiting.member_epoch)
+        assert assigned(taken) == [(TOPIC_ID, [0])]
+    else:
+        assert assigned(told) is None, "the uniform assignor kept the partition with member-a"
+    node.groups.shard.group(GROUP).membership.check_invariants()
+
+
+@pytest.mark.parametrize("version", versions(CONSUMER_GROUP_HEARTBEAT))
+def test_leaving_answers_epoch_minus_one_and_frees_the_partition(version: int) -> None:
+    node = GroupsNode()
+    joined = beat(node, version, "member-a", 0, topics=(TOPIC,))
+    left = beat(node, version, "member-a", -1)
+    assert (left.error_code, left.member_epoch) == (ErrorCode.none, -1)
+    assert node.groups.shard.group(GROUP).membership.members == {}
+    assert joined.member_epoch >= 1
+
+
+def test_v0_names_a_member_that_sends_no_id_and_v1_refuses_it() -> None:
+    node = GroupsNode()
+    named = beat(node, 0, "", 0, topics=(TOPIC,))
+    assert named.error_code == ErrorCode.none and len(named.member_id) == 22
+    refused = beat(node, 1, "", 0, topics=(TOPIC,))
+    assert (refused.error_code, refused.error_message) == (ErrorCode.invalid_request, "the member id must not be empty")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "code"),
+    [
+        ({"member_id": "ghost", "epoch": 4}, ErrorCode.unknown_member_id),
+        ({"member_id": "new", "epoch": 0}, ErrorCode.invalid_request),
+        ({"member_id": "static", "epoch": 0, "topics": (TOPIC,), "instance": "i-1"}, ErrorCode.invalid_request),
+        ({"member_id": "far", "epoch": 0, "topics": (TOPIC,), "group": ELSEWHERE}, ErrorCode.not_coordinator),
+        ({"member_id": "mixed", "epoch": 0, "topics": (TOPIC,), "group": CLASSIC}, ErrorCode.group_id_not_found),
+    ],
+)
+def test_each_refusal_is_kafkas_code_with_a_message_and_changes_nothing(
+    kwargs: dict[str, Any], code: ErrorCode
+) -> None:
+    node = GroupsNode()
+    member_id, epoch = kwargs.pop("member_id"), kwargs.pop("epoch")
+    answer = beat(node, 1, member_id, epoch, **kwargs)
+    assert answer.error_code == code and answer.error_message
+    assert answer.assignment is None
+    assert node.groups.shard.group(GROUP).membership.members == {}
+
+
+@pytest.mark.parametrize("version", versions(CONSUMER_GROUP_DESCRIBE))
+def test_describe_shows_members_with_topic_ids_and_names_and_refuses_other_groups(version: int) -> None:
+    node = GroupsNode()
+    joined = beat(node, 1, "member-a", 0, topics=(TOPIC,))
+    body = build(
+        requests.request_class(CONSUMER_GROUP_DESCRIBE, version, "ConsumerGroupDescribeRequest"),
+        group_ids=(GROUP, CLASSIC, "never-was", ELSEWHERE),
+        include_authorized_operations=False,
+    )
+    described, classic, missing, elsewhere = exchange(node, CONSUMER_GROUP_DESCRIBE, version, body).groups
+    assert (described.error_code, described.group_state, described.assignor_name) == (
+        ErrorCode.none,
+        "Stable",
+        "uniform",
+    )
+    [member] = described.members
+    assert (member.member_id, member.member_epoch, list(member.subscribed_topic_names)) == (
+        "member-a",
+        joined.member_epoch,
+        [TOPIC],
+    )
+    [(topic_id, name, partitions)] = [
+        (t.topic_id, t.topic_name, list(t.partitions)) for t in member.assignment.topic_partitions
+    ]
+    assert (topic_id, name, partitions) == (TOPIC_ID, TOPIC, [0])
+    assert [g.error_code for g in (classic, missing, elsewhere)] == [
+        ErrorCode.group_id_not_found,
+        ErrorCode.group_id_not_found,
+        ErrorCode.not_coordinator,
+    ]
