@@ -93,7 +93,7 @@ API_TABLE: tuple[Api, ...] = (
     Api(13, "LeaveGroup", VersionRange(0, 5), groups.leave_group),
     Api(14, "SyncGroup", VersionRange(0, 5), groups.sync_group),
     Api(15, "DescribeGroups", VersionRange(0, 5), group_offsets.describe_groups),
-    Api(16, "ListGroups", VersionRange(0, 4), group_offsets.list_groups),
+    Api(16, "ListGroups", VersionRange(0, 5), group_offsets.list_groups),
     Api(42, "DeleteGroups", VersionRange(0, 2), group_admin.delete_groups),
     Api(47, "OffsetDelete", VersionRange(0, 0), group_admin.offset_delete),
     # Consumer groups, KIP-848's consumer protocol (broker.kafka.consumer_groups)

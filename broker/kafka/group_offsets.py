@@ -27,7 +27,8 @@ first, so a refused principal touches no state and sees no offset:
   asked for by name without DESCRIBE answers ``TOPIC_AUTHORIZATION_FAILED`` for its
   partitions, and a fetch of all topics leaves such topics out.
 - ListGroups: every group with DESCRIBE on the cluster, else only the groups the
-  principal may DESCRIBE.
+  principal may DESCRIBE; from v5 with each group's type (``group_type``), filtered by
+  ``types_filter``.
 - DescribeGroups: DESCRIBE on each group, else that group's ``GROUP_AUTHORIZATION_FAILED``.
 
 A refusal that is an answer is audited (``authz.authorized``); leaving something out of
@@ -58,6 +59,8 @@ LIST_GROUPS = 16
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
 DEAD = "Dead"
+CLASSIC_TYPE = "classic"
+CONSUMER_TYPE = "consumer"
 
 
 async def offset_commit(context: RequestContext, request: DecodedRequest) -> Any:
@@ -178,21 +181,37 @@ def group_state_name(state: GroupState) -> str:
     return state.membership.state if state.membership.members else EMPTY
 
 
+def group_type(state: GroupState) -> str:
+    """Kafka's group type (KIP-848): ``consumer`` once consumer-protocol (HTTP, REST v2 or
+    ``group.protocol=consumer``) members have used it and no classic member holds it now,
+    else ``classic`` (also a group that only has committed offsets, as in Kafka)."""
+    if state.classic_members:
+        return CLASSIC_TYPE
+    return CONSUMER_TYPE if state.membership.members or state.membership.group_epoch > 0 else CLASSIC_TYPE
+
+
 async def list_groups(context: RequestContext, request: DecodedRequest) -> Any:
     version = request.prefix.api_version
     wanted = {s.lower() for s in getattr(request.body, "states_filter", ())}
+    types = {t.lower() for t in getattr(request.body, "types_filter", ())}
     listed = shape(LIST_GROUPS, version, "ListedGroup")
     node = context.node
     every_group = authz.may(node, AclOperation.DESCRIBE, Resource.cluster())
     groups = []
     for _, state in node.groups.local_groups():
         name = group_state_name(state)
-        if wanted and name.lower() not in wanted:
+        if (wanted and name.lower() not in wanted) or (types and group_type(state) not in types):
             continue
         if not every_group and not authz.may(node, AclOperation.DESCRIBE, Resource.group(state.membership.group_id)):
             continue
         groups.append(
-            build(listed, group_id=state.membership.group_id, protocol_type=CONSUMER_PROTOCOL_TYPE, group_state=name)
+            build(
+                listed,
+                group_id=state.membership.group_id,
+                protocol_type=CONSUMER_PROTOCOL_TYPE,
+                group_state=name,
+                group_type=group_type(state),
+            )
         )
     return build(
         shape(LIST_GROUPS, version, "ListGroupsResponse"),

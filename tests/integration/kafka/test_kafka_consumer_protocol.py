@@ -121,6 +121,9 @@ def test_an_http_member_and_a_consumer_protocol_member_share_one_group(kafka_clu
         described = _described(kafka_cluster, group)
         assert described.type == ConsumerGroupType.CONSUMER
         assert len(described.members) == 2 and "http-member" in {m.member_id for m in described.members}
+        admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
+        listed = admin.list_consumer_groups().result(timeout=20)
+        assert [g.type for g in listed.valid if g.group_id == group] == [ConsumerGroupType.CONSUMER]
         http_member.epoch = -1
         http_member.beat()
         wait_until(lambda: len(kafka_member.assignment) == 2, "both partitions back with the Kafka member", 30)

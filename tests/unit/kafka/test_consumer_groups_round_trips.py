@@ -9,6 +9,7 @@ from typing import Any, cast
 import pytest
 from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
+from structlog.testing import capture_logs
 
 from broker.errors.groups import NotCoordinator
 from broker.groups.classic import ClassicGroup
@@ -16,13 +17,17 @@ from broker.groups.coordinator import ClassicGroupInUse
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.shard import OffsetsShard
 from broker.kafka.apis import SUPPORTED
+from broker.kafka.authz import OPERATION_CODES
 from broker.kafka.codec import decode_response
 from broker.kafka.consumer_groups import CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT
 from broker.kafka.context import KafkaNode
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.shapes import build
+from broker.security.acl import AclOperation, ResourceType
+from broker.security.authorizer import Authorizer
 from tests.unit.kafka import requests
 from tests.unit.kafka.stand_in import TOPIC, TOPIC_ID, StandInNode
+from tests.unit.kafka.test_kauthz import AuthorizingSecurity, allow, denials, signed_in
 
 GROUP = "streamers"
 ELSEWHERE = "coordinated-elsewhere"
@@ -212,3 +217,60 @@ def test_describe_shows_members_with_topic_ids_and_names_and_refuses_other_group
         ErrorCode.group_id_not_found,
         ErrorCode.not_coordinator,
     ]
+
+
+# ------------------------------------------------------------------ authorization
+
+
+ACLS = (
+    allow("reader", AclOperation.READ, ResourceType.GROUP, GROUP),
+    allow("reader", AclOperation.DESCRIBE, ResourceType.TOPIC, TOPIC),
+    allow("blind", AclOperation.READ, ResourceType.GROUP, GROUP),
+    allow("peeker", AclOperation.DESCRIBE, ResourceType.GROUP, GROUP),
+)
+
+
+class SecuredGroupsNode(GroupsNode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.security = AuthorizingSecurity(Authorizer(ACLS))
+
+
+@pytest.mark.parametrize(
+    ("user", "code", "denied"),
+    [
+        ("mallory", ErrorCode.group_authorization_failed, ("READ", "GROUP", GROUP)),
+        ("peeker", ErrorCode.group_authorization_failed, ("READ", "GROUP", GROUP)),
+        ("blind", ErrorCode.topic_authorization_failed, ("DESCRIBE", "TOPIC", TOPIC)),
+    ],
+)
+def test_a_heartbeat_needs_read_on_the_group_and_describe_on_each_topic_and_a_refused_one_joins_nothing(
+    user: str, code: ErrorCode, denied: tuple[str, str, str]
+) -> None:
+    node = SecuredGroupsNode()
+    with capture_logs() as logs, signed_in(user):
+        answer = beat(node, 1, "member-a", 0, topics=(TOPIC,))
+    assert (answer.error_code, answer.assignment) == (code, None)
+    assert denials(logs) == [denied]
+    assert node.groups.shard.groups.get(GROUP) is None
+    with signed_in("reader"):
+        assert assigned(beat(node, 1, "member-a", 0, topics=(TOPIC,))) == [(TOPIC_ID, [0])]
+
+
+def test_a_describe_needs_describe_on_each_group() -> None:
+    node = SecuredGroupsNode()
+    with signed_in("reader"):
+        beat(node, 1, "member-a", 0, topics=(TOPIC,))
+    body = build(
+        requests.request_class(CONSUMER_GROUP_DESCRIBE, 1, "ConsumerGroupDescribeRequest"),
+        group_ids=(GROUP,),
+        include_authorized_operations=True,
+    )
+    with capture_logs() as logs, signed_in("mallory"):
+        [refused] = exchange(node, CONSUMER_GROUP_DESCRIBE, 1, body).groups
+    assert (refused.error_code, refused.members) == (ErrorCode.group_authorization_failed, ())
+    assert denials(logs) == [("DESCRIBE", "GROUP", GROUP)]
+    with signed_in("peeker"):
+        [described] = exchange(node, CONSUMER_GROUP_DESCRIBE, 1, body).groups
+    assert described.error_code == ErrorCode.none and len(described.members) == 1
+    assert described.authorized_operations == 1 << OPERATION_CODES[AclOperation.DESCRIBE]

@@ -19,6 +19,7 @@ from kio.static.primitive import i8, i32, i64, i64Timedelta
 
 from broker.errors.groups import NotCoordinator
 from broker.groups.classic import ClassicGroup, JoinRequest, JoinResult
+from broker.groups.membership import HeartbeatRequest, Subscription
 from broker.groups.shard import CommittedOffset, GroupState, OffsetsShard
 from broker.kafka.apis import SUPPORTED
 from broker.kafka.codec import decode_response
@@ -337,6 +338,21 @@ def test_list_groups_lists_the_local_groups_with_their_state(version: int) -> No
     if version >= 4:
         only_empty = request(LIST, version, "ListGroupsRequest", states_filter=("Empty",))
         assert [g.group_id for g in exchange(node, LIST, version, only_empty).groups] == ["committed-only"]
+
+
+def test_list_groups_v5_says_each_groups_type_and_filters_by_it() -> None:
+    node = GroupsNode()
+    join(node)
+    node.groups.shard.group("committed-only").apply_commit((TOPIC, 0), CommittedOffset(1, "", 0, 0))
+    streaming = node.groups.shard.group("streaming")
+    streaming.membership.heartbeat(HeartbeatRequest("m", 0, Subscription(topics=frozenset({TOPIC}))), {TOPIC: 1}, 0)
+
+    def listed(*types: str) -> list[tuple[str, str]]:
+        body = request(LIST, 5, "ListGroupsRequest", states_filter=(), types_filter=types)
+        return sorted((g.group_id, g.group_type) for g in exchange(node, LIST, 5, body).groups)
+
+    assert listed() == [("committed-only", "classic"), (GROUP, "classic"), ("streaming", "consumer")]
+    assert listed("Consumer") == [("streaming", "consumer")]
 
 
 def test_session_timeouts_reach_the_group_in_milliseconds() -> None:
