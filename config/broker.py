@@ -166,6 +166,14 @@ class BrokerSettings(BaseSettings):
     leader_imbalance_per_broker_percentage: int = Field(
         10, ge=0, le=100, description="rebalance a broker once more than this % of its preferred partitions moved"
     )
+    max_incremental_fetch_session_cache_slots: int = Field(
+        1000,
+        ge=0,
+        description=(
+            "fetch sessions (KIP-227) a broker keeps for Kafka clients; 0: none, every fetch is a full one "
+            "(max.incremental.fetch.session.cache.slots)"
+        ),
+    )
     group_consumer_session_timeout_ms: int = Field(
         45_000,
         ge=1,

@@ -243,6 +243,11 @@ def audit_change(event: str, **fields: Any) -> None:
     audit.info(event, door="kafka", principal=str(principal), source=host, **fields)
 
 
+def principal_name() -> str:
+    """The connection's principal as Kafka writes it (``User:alice``; ``User:ANONYMOUS`` before any)."""
+    return str(_who()[0])
+
+
 def _who() -> tuple[Principal, str]:
     """The connection's principal (``User:ANONYMOUS`` before any) and host, from ``authn.SESSION``."""
     session = SESSION.get(None)

@@ -22,6 +22,7 @@ from broker.descriptions import BrokerInfo, FetchResult, LeaderState, ProduceRes
 from broker.groups.coordinator import GroupCoordinator
 from broker.isolation import Isolation
 from broker.kafka.codec import DecodedRequest
+from broker.kafka.fetch_sessions import ClientFetchSessions
 from broker.node.log_dirs import LogDirUsage
 from broker.node.security import NodeSecurity
 from broker.replica_io.partition import ActiveProducer
@@ -165,6 +166,8 @@ class RequestContext:
     node: KafkaNode
     supported: Mapping[int, VersionRange]
     """api_key -> the versions this listener serves (what ApiVersions advertises)."""
+    fetch_sessions: ClientFetchSessions
+    """The listener's client fetch sessions (KIP-227), shared by its connections."""
 
 
 class CloseConnection(Exception):

@@ -30,6 +30,7 @@ from broker.kafka.api_versions import api_versions_response
 from broker.kafka.apis import APIS, SUPPORTED
 from broker.kafka.codec import DecodedRequest, RequestPrefix, decode_request, encode_response, read_prefix
 from broker.kafka.context import KafkaNode, RequestContext
+from broker.kafka.fetch_sessions import ClientFetchSessions, new_fetch_session_id
 
 UNSUPPORTED_ANSWER_VERSION = 0
 
@@ -65,7 +66,8 @@ class Dispatcher:
     """Runs handlers against one node; see the module docstring."""
 
     def __init__(self, node: KafkaNode) -> None:
-        self.context = RequestContext(node, SUPPORTED)
+        slots = node.settings.max_incremental_fetch_session_cache_slots
+        self.context = RequestContext(node, SUPPORTED, ClientFetchSessions(slots, new_fetch_session_id))
 
     async def answer(self, routed: Routed) -> tuple[bytes | None, int]:
         """The encoded answer (None: no answer, as to acks=0) and the throttle (ms) owed.

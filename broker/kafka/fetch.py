@@ -13,9 +13,11 @@ wait, after which one more pass without waiting collects what every partition ha
 The response stays under ``max_bytes`` except that the first batch found is always
 sent (KIP-74), so a batch larger than the limit cannot stall a consumer.
 
-Fetch sessions (KIP-227) are not kept: every answer has session id 0, which tells the
-client to keep sending full fetch requests; a request naming a session gets
-``FETCH_SESSION_ID_NOT_FOUND``. Only a partition's leader answers (no forwarding).
+Fetch sessions (KIP-227, v7+) are kept by ``fetch_sessions``: a full fetch opens one, an
+incremental fetch names only what changed and is answered only with news. Each request
+is authorized again: the guard checks the partitions it names, and a session's other
+partitions whose topic the principal may no longer READ answer
+``TOPIC_AUTHORIZATION_FAILED``. Only a partition's leader answers (no forwarding).
 
 The answer, and only it, counts in the console's traffic (``broker.console.activity``):
 the long poll's passes read records that the final pass reads again.
@@ -24,22 +26,26 @@ the long poll's passes read records that the final pass reads again.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from kio.schema.errors import ErrorCode
 from kio.schema.types import ProducerId
 from kio.static.primitive import i32, i64
 
+from broker.clock import wall_clock_ms
 from broker.isolation import Isolation
+from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
 from broker.kafka.fencing import NO_EPOCH, require_leader_epoch
+from broker.kafka.fetch_sessions import SESSIONLESS, FetchPosition, PartitionKey, SessionError
 from broker.kafka.shapes import NO_THROTTLE, build, millis, shape
+from broker.replication.fetch_session import SESSIONLESS_EPOCH
+from broker.security.acl import AclOperation, Resource
 
 API_KEY = 1
-NO_SESSION = 0
 
 
 @dataclass(frozen=True)
@@ -64,30 +70,58 @@ class PartitionRead:
 async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     body = request.body
     version = request.prefix.api_version
-    asks = [
-        PartitionAsk(
-            topic.topic,
-            p.partition,
-            p.fetch_offset,
-            p.partition_max_bytes,
-            getattr(p, "current_leader_epoch", NO_EPOCH),
+    named = [
+        (
+            (topic.topic, p.partition),
+            FetchPosition(p.fetch_offset, p.partition_max_bytes, getattr(p, "current_leader_epoch", NO_EPOCH)),
         )
         for topic in body.topics
         for p in topic.partitions
     ]
-    if getattr(body, "session_id", NO_SESSION) != NO_SESSION:
-        return _response(version, ErrorCode.fetch_session_id_not_found, [], [])
+    forgotten = [(t.topic, p) for t in getattr(body, "forgotten_topics_data", ()) or () for p in t.partitions]
+    owner, now_ms = authz.principal_name(), wall_clock_ms()
+    sessions = context.fetch_sessions
+    fetch = sessions.begin(
+        getattr(body, "session_id", SESSIONLESS),
+        getattr(body, "session_epoch", SESSIONLESS_EPOCH),
+        owner,
+        named,
+        forgotten,
+        now_ms,
+    )
+    if fetch.error != SessionError.NONE:
+        return _response(version, ErrorCode(fetch.error), SESSIONLESS, [], [])
+    asks = [PartitionAsk(key[0], key[1], *astuple(position)) for key, position in fetch.reads]
     max_wait_ms = min(millis(body.max_wait), context.node.settings.fetch_max_wait_ms)
     isolation = Isolation.from_kafka(body.isolation_level)
-    reads = await _read_all(context, asks, 0, isolation)
+    refused = _refused_in_session(context, fetch.reads, {key for key, _ in named}) if fetch.incremental else set()
+    reads = await _read_all(context, asks, 0, isolation, refused)
     if max_wait_ms > 0 and not _has_error(reads) and sum(len(r.data) for r in reads) < max(body.min_bytes, 1):
-        await _wait_for_any(context, asks, max_wait_ms, isolation)
-        reads = await _read_all(context, asks, 0, isolation)
+        await _wait_for_any(context, [a for a in asks if (a.topic, a.partition) not in refused], max_wait_ms, isolation)
+        reads = await _read_all(context, asks, 0, isolation, refused)
     answered = _within(reads, body.max_bytes)
+    results = [
+        (bool(r.data) or r.error_code != ErrorCode.none, (r.high_watermark, r.last_stable_offset, r.log_start_offset))
+        for r in answered
+    ]
+    session_id, included = sessions.answered(fetch, results, owner, now_ms)
     traffic = context.node.console.traffic
     for ask, read in zip(asks, answered, strict=True):
         traffic.fetched_batches(ask.topic, ask.fetch_offset, read.data)
-    return _response(version, ErrorCode.none, asks, answered)
+    kept = [(ask, read) for ask, read, keep in zip(asks, answered, included, strict=True) if keep]
+    return _response(version, ErrorCode.none, session_id, [a for a, _ in kept], [r for _, r in kept])
+
+
+def _refused_in_session(
+    context: RequestContext, reads: tuple[tuple[PartitionKey, FetchPosition], ...], named: set[PartitionKey]
+) -> set[PartitionKey]:
+    """The session's partitions this request did not name whose topic the principal may no longer READ:
+    each request is authorized again, as Kafka does (the guard checked the named ones)."""
+    topics = {key[0] for key, _ in reads if key not in named}
+    refused = {
+        topic for topic in topics if not authz.authorized(context.node, AclOperation.READ, Resource.topic(topic))
+    }
+    return {key for key, _ in reads if key[0] in refused and key not in named}
 
 
 def _has_error(reads: list[PartitionRead]) -> bool:
@@ -96,9 +130,24 @@ def _has_error(reads: list[PartitionRead]) -> bool:
 
 
 async def _read_all(
-    context: RequestContext, asks: list[PartitionAsk], timeout_ms: int, isolation: Isolation
+    context: RequestContext,
+    asks: list[PartitionAsk],
+    timeout_ms: int,
+    isolation: Isolation,
+    refused: set[PartitionKey],
 ) -> list[PartitionRead]:
-    return list(await asyncio.gather(*(_read(context, ask, timeout_ms, isolation) for ask in asks)))
+    return list(
+        await asyncio.gather(
+            *(
+                _refusal() if (ask.topic, ask.partition) in refused else _read(context, ask, timeout_ms, isolation)
+                for ask in asks
+            )
+        )
+    )
+
+
+async def _refusal() -> PartitionRead:
+    return PartitionRead(ErrorCode.topic_authorization_failed)
 
 
 async def _read(context: RequestContext, ask: PartitionAsk, timeout_ms: int, isolation: Isolation) -> PartitionRead:
@@ -153,7 +202,9 @@ def _within(reads: list[PartitionRead], max_bytes: int) -> list[PartitionRead]:
     return kept
 
 
-def _response(version: int, error_code: ErrorCode, asks: list[PartitionAsk], reads: list[PartitionRead]) -> Any:
+def _response(
+    version: int, error_code: ErrorCode, session_id: int, asks: list[PartitionAsk], reads: list[PartitionRead]
+) -> Any:
     partition_class = shape(API_KEY, version, "PartitionData")
     aborted_class = shape(API_KEY, version, "AbortedTransaction")
     by_topic: dict[str, list[Any]] = {}
@@ -180,6 +231,6 @@ def _response(version: int, error_code: ErrorCode, asks: list[PartitionAsk], rea
         shape(API_KEY, version, "FetchResponse"),
         throttle_time=NO_THROTTLE,
         error_code=error_code,
-        session_id=i32(NO_SESSION),
+        session_id=i32(session_id),
         responses=tuple(build(topic_class, topic=name, partitions=tuple(parts)) for name, parts in by_topic.items()),
     )

@@ -85,7 +85,7 @@ def _key(partition: FetchPartition | FetchPartitionResponse) -> PartitionKey:
     return (partition.topic, partition.partition)
 
 
-def _next_epoch(epoch: int) -> int:
+def next_session_epoch(epoch: int) -> int:
     """Epochs run 1 .. 2**31-1 and wrap to 1 (0 is reserved for a full fetch), as Kafka's."""
     return 1 if epoch >= 2**31 - 1 else epoch + 1
 
@@ -131,7 +131,7 @@ class FollowerSession:
             self.reset()
             return
         self.session_id = session_id
-        self.epoch = _next_epoch(self.epoch)
+        self.epoch = next_session_epoch(self.epoch)
         self.sent = self._pending
         self._pending = {}
 
@@ -267,7 +267,7 @@ class LeaderSessions:
             self.by_replica.pop(request.replica_id, None)
             return LeaderSession(0, SESSIONLESS_EPOCH, partitions)
         if request.session_epoch == FULL_EPOCH:
-            session = LeaderSession(self.new_session_id(), _next_epoch(FULL_EPOCH), partitions)
+            session = LeaderSession(self.new_session_id(), next_session_epoch(FULL_EPOCH), partitions)
             self.by_replica[request.replica_id] = session
             return session
         found = self.by_replica.get(request.replica_id)
@@ -287,6 +287,6 @@ class LeaderSessions:
             found.quiet.pop(key, None)
             found.active[key] = None
         found.partitions.update(partitions)
-        found.next_epoch = _next_epoch(found.next_epoch)
+        found.next_epoch = next_session_epoch(found.next_epoch)
         found.answers_all = False
         return found

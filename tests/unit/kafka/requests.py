@@ -39,7 +39,13 @@ def produce(version: int, topic: str, records: bytes, acks: int = -1) -> Any:
 
 
 def fetch(
-    version: int, topic: str, offset: int, current_leader_epoch: int = -1, session_id: int = 0, isolation_level: int = 0
+    version: int,
+    topic: str,
+    offset: int,
+    current_leader_epoch: int = -1,
+    session_id: int = 0,
+    isolation_level: int = 0,
+    session_epoch: int = -1,
 ) -> Any:
     part = build(
         request_class(1, version, "FetchPartition"),
@@ -61,7 +67,7 @@ def fetch(
         max_bytes=1 << 20,
         isolation_level=isolation_level,
         session_id=session_id,
-        session_epoch=-1,
+        session_epoch=session_epoch,
         topics=(fetch_topic,),
         forgotten_topics_data=(),
         rack_id="",

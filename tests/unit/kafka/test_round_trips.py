@@ -40,6 +40,7 @@ from tests.unit.kafka.stand_in import (
     StandInNode,
 )
 
+FETCH_SESSIONS_SINCE = 7
 TOPIC_IDS_SINCE = 10
 """Metadata answers topic ids from v10 (KIP-516), and takes topics by id from v12."""
 
@@ -49,11 +50,12 @@ def versions(api_key: int) -> list[int]:
     return list(range(span.min_version, span.max_version + 1))
 
 
-def exchange(node: StandInNode, api_key: int, version: int, body: Any) -> Any:
+def exchange(node: StandInNode, api_key: int, version: int, body: Any, dispatcher: Dispatcher | None = None) -> Any:
+    """One request answered; a test that needs state kept between requests (fetch sessions) passes its dispatcher."""
     routed = route(requests.frame(api_key, version, body, correlation_id=4242))
     assert isinstance(routed, Routed)
     # the stand-in is the part of a ``KafkaNode`` these handlers call
-    payload, _ = asyncio.run(Dispatcher(cast(KafkaNode, node)).answer(routed))
+    payload, _ = asyncio.run((dispatcher or Dispatcher(cast(KafkaNode, node))).answer(routed))
     if payload is None:
         return None
     correlation_id, response = decode_response(payload, load_response_schema(api_key, version))
@@ -136,10 +138,34 @@ def test_fetch_with_another_leader_epoch_is_fenced_without_reading(epoch: int, c
     assert node.fetched == []
 
 
-def test_fetch_naming_a_session_is_told_the_session_does_not_exist() -> None:
-    response = exchange(StandInNode(), 1, 12, requests.fetch(12, TOPIC, 5, session_id=99))
-    assert response.error_code == ErrorCode.fetch_session_id_not_found
-    assert response.session_id == 0
+def test_fetch_naming_an_unknown_session_is_told_the_session_does_not_exist() -> None:
+    response = exchange(StandInNode(), 1, 12, requests.fetch(12, TOPIC, 5, session_id=99, session_epoch=3))
+    assert (response.error_code, response.session_id, response.responses) == (
+        ErrorCode.fetch_session_id_not_found,
+        0,
+        (),
+    )
+
+
+@pytest.mark.parametrize("version", [v for v in versions(1) if v >= FETCH_SESSIONS_SINCE])
+def test_a_full_fetch_opens_a_session_that_the_next_fetch_continues(version: int) -> None:
+    node = StandInNode()
+    dispatcher = Dispatcher(cast(KafkaNode, node))
+    opened = exchange(node, 1, version, requests.fetch(version, TOPIC, 5, session_epoch=0), dispatcher)
+    assert opened.error_code == ErrorCode.none and opened.session_id != 0
+    [[first]] = [t.partitions for t in opened.responses]
+    assert first.records == BATCH
+    again = exchange(
+        node, 1, version, requests.fetch(version, TOPIC, 6, session_id=opened.session_id, session_epoch=1), dispatcher
+    )
+    assert (again.error_code, again.session_id) == (ErrorCode.none, opened.session_id)
+    assert [p.records for t in again.responses for p in t.partitions] == [BATCH], "records are always news"
+    stale = exchange(
+        node, 1, version, requests.fetch(version, TOPIC, 6, session_id=opened.session_id, session_epoch=1), dispatcher
+    )
+    assert stale.error_code == ErrorCode.invalid_fetch_session_epoch
+    sessionless = exchange(node, 1, version, requests.fetch(version, TOPIC, 6), dispatcher)
+    assert (sessionless.error_code, sessionless.session_id) == (ErrorCode.none, 0)
 
 
 @pytest.mark.parametrize("version", versions(2))
