@@ -16,6 +16,7 @@ from typing import Any, cast
 import pytest
 from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
+from structlog.testing import capture_logs
 
 from broker.acks import Acks
 from broker.kafka.apis import API_TABLE, SUPPORTED
@@ -24,6 +25,8 @@ from broker.kafka.context import CloseConnection, KafkaNode
 from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.metadata import TOPIC_IDS_ASKED_SINCE
 from broker.kafka.shapes import EPOCH, build
+from broker.security.acl import AclOperation, ResourceType
+from broker.security.authorizer import Authorizer
 from tests.unit.kafka import requests
 from tests.unit.kafka.stand_in import (
     ABORTED,
@@ -37,8 +40,10 @@ from tests.unit.kafka.stand_in import (
     OFFSET_AT_TIMESTAMP,
     TOPIC,
     TOPIC_ID,
+    OpenSecurity,
     StandInNode,
 )
+from tests.unit.kafka.test_kauthz import AuthorizingSecurity, allow, denials, signed_in
 
 FETCH_SESSIONS_SINCE = 7
 TOPIC_IDS_SINCE = 10
@@ -264,3 +269,30 @@ def test_api_versions_advertises_exactly_the_table(version: int) -> None:
     assert response.error_code == ErrorCode.none
     advertised = {(k.api_key, k.min_version, k.max_version) for k in response.api_keys}
     assert advertised == {(a.key, a.versions.min_version, a.versions.max_version) for a in API_TABLE}
+
+
+class UnmeteredAuthorizingSecurity(AuthorizingSecurity):
+    """The real authorizer's decisions, and no quota (what a Fetch's metering asks)."""
+
+    view = OpenSecurity.view
+
+
+def test_a_session_partition_whose_topic_may_no_longer_be_read_is_refused_on_the_next_fetch() -> None:
+    """Sessions are authorized on every request, as Kafka's: an ACL removed mid-session is felt at once."""
+    reader = allow("reader", AclOperation.READ, ResourceType.TOPIC, TOPIC)
+    node = StandInNode()
+    security = UnmeteredAuthorizingSecurity(Authorizer((reader,)))
+    node.security = security
+    dispatcher = Dispatcher(cast(KafkaNode, node))
+    with signed_in("reader"):
+        opened = exchange(node, 1, 12, requests.fetch(12, TOPIC, 5, session_epoch=0), dispatcher)
+        assert opened.session_id != 0
+        security.authorizer = Authorizer(())
+        unnamed = dataclasses.replace(
+            requests.fetch(12, TOPIC, 5, session_id=opened.session_id, session_epoch=1), topics=()
+        )
+        with capture_logs() as logs:
+            refused = exchange(node, 1, 12, unnamed, dispatcher)
+    [[partition]] = [t.partitions for t in refused.responses]
+    assert (partition.error_code, partition.records) == (ErrorCode.topic_authorization_failed, b"")
+    assert denials(logs) == [("READ", "TOPIC", TOPIC)]
