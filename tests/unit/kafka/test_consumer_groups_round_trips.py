@@ -3,52 +3,40 @@ encoded by kio, routed, answered by the real handler over the real pure group st
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, cast
 
 import pytest
-from kio.index import load_response_schema
 from kio.schema.errors import ErrorCode
 from structlog.testing import capture_logs
 
-from broker.errors.groups import NotCoordinator
 from broker.groups.classic import ClassicGroup
 from broker.groups.coordinator import ClassicGroupInUse
 from broker.groups.membership import HeartbeatRequest, HeartbeatResponse
 from broker.groups.shard import OffsetsShard
-from broker.kafka.apis import SUPPORTED
 from broker.kafka.authz import OPERATION_CODES
-from broker.kafka.codec import decode_response
 from broker.kafka.consumer_groups import CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT
-from broker.kafka.context import KafkaNode
-from broker.kafka.dispatch import Dispatcher, Routed, route
 from broker.kafka.shapes import build
 from broker.security.acl import AclOperation, ResourceType
 from broker.security.authorizer import Authorizer
 from tests.unit.kafka import requests
-from tests.unit.kafka.stand_in import TOPIC, TOPIC_ID, StandInNode
+from tests.unit.kafka.stand_in import TOPIC, TOPIC_ID
+from tests.unit.kafka.test_groups_round_trips import ELSEWHERE, GroupsNode, StandInGroups, exchange, versions
 from tests.unit.kafka.test_kauthz import AuthorizingSecurity, allow, denials, signed_in
 
 GROUP = "streamers"
-ELSEWHERE = "coordinated-elsewhere"
 CLASSIC = "classic-readers"
 UNCHANGED_MS = -1
 
 
-class ConsumerProtocolGroups:
-    """The coordinator's consumer-protocol calls, answered by one real shard and its real ``ConsumerGroup``s."""
+class ConsumerProtocolGroups(StandInGroups):
+    """The coordinator's consumer-protocol calls too, answered by the same real shard and its real ``ConsumerGroup``s;
+    the group ``CLASSIC`` has a classic member."""
 
     def __init__(self) -> None:
-        self.shard = OffsetsShard(0, 1)
-        self.shard.loaded = True
+        super().__init__()
         classic = self.shard.group(CLASSIC)
         classic.classic = ClassicGroup(CLASSIC)
         classic.classic.members["old"] = cast(Any, object())
-
-    async def route(self, group_id: str, *, forwarded: bool) -> OffsetsShard:
-        if group_id == ELSEWHERE:
-            raise NotCoordinator(f"broker 1 does not coordinate {group_id!r}", coordinator_id=3)
-        return self.shard
 
     def heartbeat(
         self, shard: OffsetsShard, group_id: str, request: HeartbeatRequest, assignor: str
@@ -62,29 +50,16 @@ class ConsumerProtocolGroups:
         shard.group(group_id).membership.remove_member(member_id, "left")
 
 
-class GroupsNode(StandInNode):
+class ConsumerGroupsNode(GroupsNode):
+    groups: ConsumerProtocolGroups
+
     def __init__(self) -> None:
         super().__init__()
         self.groups = ConsumerProtocolGroups()
 
 
-def versions(api_key: int) -> list[int]:
-    span = SUPPORTED[api_key]
-    return list(range(span.min_version, span.max_version + 1))
-
-
-def exchange(node: GroupsNode, api_key: int, version: int, body: Any) -> Any:
-    routed = route(requests.frame(api_key, version, body, correlation_id=68))
-    assert isinstance(routed, Routed)
-    # the stand-in is the part of a ``KafkaNode`` these handlers call
-    payload, _ = asyncio.run(Dispatcher(cast(KafkaNode, node)).answer(routed))
-    assert payload is not None
-    _, response = decode_response(payload, load_response_schema(api_key, version))
-    return response
-
-
 def beat(
-    node: GroupsNode,
+    node: ConsumerGroupsNode,
     version: int,
     member_id: str,
     epoch: int,
@@ -119,7 +94,7 @@ def assigned(answer: Any) -> list[tuple[Any, list[int]]] | None:
 
 @pytest.mark.parametrize("version", versions(CONSUMER_GROUP_HEARTBEAT))
 def test_a_member_joins_gets_the_partition_by_topic_id_and_hears_nothing_new_until_it_changes(version: int) -> None:
-    node = GroupsNode()
+    node = ConsumerGroupsNode()
     joined = beat(node, version, "member-a", 0, topics=(TOPIC,), rebalance_ms=30_000)
     assert joined.error_code == ErrorCode.none and joined.member_id == "member-a"
     assert joined.member_epoch >= 1
@@ -131,7 +106,7 @@ def test_a_member_joins_gets_the_partition_by_topic_id_and_hears_nothing_new_unt
 
 @pytest.mark.parametrize("version", versions(CONSUMER_GROUP_HEARTBEAT))
 def test_a_partition_moves_to_a_new_member_only_after_its_owner_revoked_it(version: int) -> None:
-    node = GroupsNode()
+    node = ConsumerGroupsNode()
     first = beat(node, version, "member-a", 0, topics=(TOPIC,))
     second = beat(node, version, "member-b", 0, topics=(TOPIC,))
     assert assigned(second) == []
@@ -150,7 +125,7 @@ def test_a_partition_moves_to_a_new_member_only_after_its_owner_revoked_it(versi
 
 @pytest.mark.parametrize("version", versions(CONSUMER_GROUP_HEARTBEAT))
 def test_leaving_answers_epoch_minus_one_and_frees_the_partition(version: int) -> None:
-    node = GroupsNode()
+    node = ConsumerGroupsNode()
     joined = beat(node, version, "member-a", 0, topics=(TOPIC,))
     left = beat(node, version, "member-a", -1)
     assert (left.error_code, left.member_epoch) == (ErrorCode.none, -1)
@@ -159,7 +134,7 @@ def test_leaving_answers_epoch_minus_one_and_frees_the_partition(version: int) -
 
 
 def test_v0_names_a_member_that_sends_no_id_and_v1_refuses_it() -> None:
-    node = GroupsNode()
+    node = ConsumerGroupsNode()
     named = beat(node, 0, "", 0, topics=(TOPIC,))
     assert named.error_code == ErrorCode.none and len(named.member_id) == 22
     refused = beat(node, 1, "", 0, topics=(TOPIC,))
@@ -179,7 +154,7 @@ def test_v0_names_a_member_that_sends_no_id_and_v1_refuses_it() -> None:
 def test_each_refusal_is_kafkas_code_with_a_message_and_changes_nothing(
     kwargs: dict[str, Any], code: ErrorCode
 ) -> None:
-    node = GroupsNode()
+    node = ConsumerGroupsNode()
     member_id, epoch = kwargs.pop("member_id"), kwargs.pop("epoch")
     answer = beat(node, 1, member_id, epoch, **kwargs)
     assert answer.error_code == code and answer.error_message
@@ -189,7 +164,7 @@ def test_each_refusal_is_kafkas_code_with_a_message_and_changes_nothing(
 
 @pytest.mark.parametrize("version", versions(CONSUMER_GROUP_DESCRIBE))
 def test_describe_shows_members_with_topic_ids_and_names_and_refuses_other_groups(version: int) -> None:
-    node = GroupsNode()
+    node = ConsumerGroupsNode()
     joined = beat(node, 1, "member-a", 0, topics=(TOPIC,))
     body = build(
         requests.request_class(CONSUMER_GROUP_DESCRIBE, version, "ConsumerGroupDescribeRequest"),
@@ -230,7 +205,7 @@ ACLS = (
 )
 
 
-class SecuredGroupsNode(GroupsNode):
+class SecuredGroupsNode(ConsumerGroupsNode):
     def __init__(self) -> None:
         super().__init__()
         self.security = AuthorizingSecurity(Authorizer(ACLS))
