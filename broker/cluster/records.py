@@ -24,6 +24,7 @@ Layout (every value is JSON):
 
 from __future__ import annotations
 
+import base64
 import re
 import uuid
 from typing import Any
@@ -144,6 +145,12 @@ TOPIC_ID_NAMESPACE = uuid.UUID("6f1b6f0e-2b7c-5c1e-9a53-3c0d8a1f4e27")
 def new_topic_id() -> uuid.UUID:
     """A fresh topic id; never Kafka's reserved zero UUID or metadata topic id (a version-4 UUID is neither)."""
     return uuid.uuid4()
+
+
+def kafka_uuid_text(value: uuid.UUID) -> str:
+    """A UUID as Kafka prints one (``Uuid.toString``, what ``kafka-topics --describe`` shows): URL-safe
+    base64 of its 16 bytes, unpadded."""
+    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
 
 
 def legacy_topic_id(name: str) -> uuid.UUID:

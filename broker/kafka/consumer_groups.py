@@ -27,7 +27,6 @@ changed); a describe needs DESCRIBE on each group.
 
 from __future__ import annotations
 
-import base64
 import re
 import uuid
 from collections import defaultdict
@@ -37,6 +36,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8, i32
 
+from broker.cluster.records import kafka_uuid_text
 from broker.groups.assignors import TopicPartition
 from broker.groups.classic import ClassicGroupError
 from broker.groups.coordinator import ClassicGroupInUse
@@ -178,8 +178,8 @@ def _require_topics(context: RequestContext, names: Iterable[str]) -> None:
 
 
 def _new_member_id() -> str:
-    """A member id as Kafka prints one: a random UUID in URL-safe base64, unpadded."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A member id as Kafka's coordinator names one: a random UUID as Kafka prints it."""
+    return kafka_uuid_text(uuid.uuid4())
 
 
 def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, tuple[i32, ...]]:

@@ -17,8 +17,11 @@ what the public API answers.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+from broker.cluster.records import kafka_uuid_text
 
 if TYPE_CHECKING:
     from broker.cluster.records import TopicRecord
@@ -124,14 +127,17 @@ def topic_resource(
     replication_factor: int,
     partitions_count: int,
     configs: dict[str, str],
+    topic_id: uuid.UUID | None = None,
 ) -> dict[str, Any]:
-    """A topic as the spec shows it, from its parts: also the answer to a ``validate_only`` creation."""
+    """A topic as the spec shows it, from its parts: also the answer to a ``validate_only`` creation
+    (which has no id yet). The id is written as Kafka's tools print one (URL-safe base64)."""
     path = f"{cluster_path(node)}/topics/{name}"
     return {
         "kind": "KafkaTopic",
         "metadata": metadata(node, path, f"topic={name}"),
         "cluster_id": node.cluster_id,
         "topic_name": name,
+        "topic_id": None if topic_id is None else kafka_uuid_text(topic_id),
         "is_internal": internal,
         "replication_factor": replication_factor,
         "partitions_count": partitions_count,
@@ -152,6 +158,7 @@ def topic_body(node: HttpHost, topic: TopicRecord) -> dict[str, Any]:
         replication_factor=topic.replication_factor,
         partitions_count=topic.partitions_count,
         configs=node.topic_configs.effective(topic.configs),
+        topic_id=topic.topic_id,
     )
 
 

@@ -117,6 +117,9 @@ class Topic(ResponseBody):
     metadata: Metadata
     cluster_id: str
     topic_name: str
+    topic_id: str | None = Field(
+        description="Kafka's topic id (KIP-516), as Kafka tools print it; null in a validate-only creation's answer"
+    )
     is_internal: bool
     replication_factor: int
     partitions_count: int

@@ -239,8 +239,15 @@ async def create_topic(request: web.Request) -> web.Response:
     try:
         if body.validate_only:
             node.controller_gateway.check_new_topic(new)
-            would_be = {"replication_factor": new.replication_factor, "partitions_count": new.partitions_count}
-            return web.json_response(topic_resource(node, new.name, internal=False, configs=new.configs, **would_be))
+            would_be = topic_resource(
+                node,
+                new.name,
+                internal=False,
+                configs=new.configs,
+                replication_factor=new.replication_factor,
+                partitions_count=new.partitions_count,
+            )
+            return web.json_response(would_be)
         await node.controller_gateway.create_topic(new)
     except TopicAlreadyExists:
         require(request, AclOperation.DESCRIBE, Resource.topic(body.topic_name))

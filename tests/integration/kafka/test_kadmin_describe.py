@@ -10,6 +10,7 @@ from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 
+from broker.cluster.records import kafka_uuid_text
 from tests.integration.kafka.conftest import MIN_ISR_2
 from tests.support.cluster import Cluster
 
@@ -82,6 +83,7 @@ def test_a_topic_has_one_id_on_every_broker_and_a_new_one_when_created_again(kaf
     assert seen == {uuid.UUID(str(described["topic_id"]))}
     (topic_id,) = seen
     assert topic_id.int != 0
+    assert kafka_cluster.api("GET", f"/topics/{topic}")["topic_id"] == kafka_uuid_text(topic_id)
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap()})
     admin.delete_topics([topic])[topic].result(timeout=20)
     kafka_cluster.create_topic(topic, configs=MIN_ISR_2)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import uuid
 
-from broker.cluster.records import TopicRecord, legacy_topic_id, new_topic_id
+from broker.cluster.records import TopicRecord, kafka_uuid_text, legacy_topic_id, new_topic_id
 
 
 def test_a_record_written_before_topic_ids_reads_with_the_same_name_derived_id_every_time() -> None:
@@ -25,3 +26,8 @@ def test_new_ids_differ_and_are_never_kafkas_reserved_ones() -> None:
     ids = {new_topic_id() for _ in range(1000)}
     assert len(ids) == 1000
     assert all(topic_id.int not in (0, 1) for topic_id in ids)
+
+
+def test_an_id_is_printed_as_kafka_prints_it() -> None:
+    """Kafka's ``Uuid.toString`` (librdkafka's ``str(Uuid(1, 2))`` is the same text)."""
+    assert kafka_uuid_text(uuid.UUID(int=(1 << 64) | 2)) == "AAAAAAAAAAEAAAAAAAAAAg"
