@@ -17,9 +17,11 @@ Everything here is pure (no I/O), so the planning rules are unit-tested directly
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from broker.client.types import TopicPartition
+
+K = TypeVar("K")
 
 PartitionOffsets = dict[TopicPartition, int]
 
@@ -81,6 +83,27 @@ def limit_end_offsets(
         return bounded
     granted = fair_share({tp: bounded[tp] - start[tp] for tp in bounded}, max_rows)
     return {tp: start[tp] + granted[tp] for tp in bounded}
+
+
+def spread_ranges(ranges: list[tuple[K, int, int]], min_partitions: int | None) -> list[tuple[K, int, int]]:
+    """At least ``min_partitions`` non-empty ranges when there are fewer (Spark's ``minPartitions``,
+    its ``KafkaOffsetRangeCalculator``): each range is cut into parts in proportion to its share of all
+    the offsets (at least one part), the last part of each taking the remainder. Ranges already that
+    many are kept as they are; so are the ranges when none holds an offset."""
+    total = sum(end - start for _, start, end in ranges)
+    if min_partitions is None or len(ranges) >= min_partitions or total == 0:
+        return ranges
+    spread: list[tuple[K, int, int]] = []
+    for key, start, end in ranges:
+        parts = max(round((end - start) / total * min_partitions), 1)
+        remaining, piece_start = end - start, start
+        for part in range(parts):
+            size = remaining // (parts - part)
+            remaining -= size
+            if size:
+                spread.append((key, piece_start, piece_start + size))
+            piece_start += size
+    return spread
 
 
 def split_range(start_offset: int, end_offset: int, max_records: int) -> list[tuple[int, int]]:

@@ -18,6 +18,7 @@ JAAS settings) and is kept out of every ``repr``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -35,40 +36,42 @@ LATEST = -1
 
 SPARK_OWNED_OPTIONS = frozenset({"path", "checkpointlocation"})
 """Options Spark itself passes along to every data source; accepted and ignored."""
-SECURITY_OPTIONS = frozenset({"username", "password", "ssl_ca_file", "ssl_cert_file", "ssl_key_file"})
-SOURCE_OPTIONS = (
-    SPARK_OWNED_OPTIONS
-    | SECURITY_OPTIONS
-    | {
-        "servers",
-        "subscribe",
-        "subscribepattern",
-        "assign",
-        "startingoffsets",
-        "endingoffsets",
-        "maxrecordspertrigger",
-        "maxrecordsperpartition",
-        "failondataloss",
-        "includeheaders",
-        "polltimeoutms",
-        "fetchmaxbytes",
-        "isolationlevel",
-        "kafka.isolation.level",
-    }
+SECURITY_NAMES = ("username", "password", "ssl_ca_file", "ssl_cert_file", "ssl_key_file")
+SECURITY_OPTIONS = frozenset(SECURITY_NAMES)
+SOURCE_NAMES = (
+    "kafka.bootstrap.servers",
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "startingOffsets",
+    "endingOffsets",
+    "maxOffsetsPerTrigger",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "failOnDataLoss",
+    "includeHeaders",
+    "pollTimeoutMs",
+    "fetchMaxBytes",
+    "kafka.isolation.level",
+    *SECURITY_NAMES,
 )
-SINK_OPTIONS = (
-    SPARK_OWNED_OPTIONS
-    | SECURITY_OPTIONS
-    | {
-        "servers",
-        "topic",
-        "lingerms",
-        "batchsizebytes",
-        "deliveryguarantee",
-        "transactionalidprefix",
-        "transactiontimeoutms",
-    }
+"""Every source option as documented (Spark's Kafka source's name where it has one)."""
+SINK_NAMES = (
+    "kafka.bootstrap.servers",
+    "topic",
+    "lingerMs",
+    "batchSizeBytes",
+    "deliveryGuarantee",
+    "transactionalIdPrefix",
+    "transactionTimeoutMs",
+    *SECURITY_NAMES,
 )
+ALIASES = {
+    "servers": "kafka.bootstrap.servers",
+    "maxRecordsPerTrigger": "maxOffsetsPerTrigger",
+    "isolationLevel": "kafka.isolation.level",
+}
+"""highwater's first names of options Spark's Kafka source names otherwise; each still works."""
 EXACTLY_ONCE = "exactly_once"
 AT_LEAST_ONCE = "at_least_once"
 DELIVERY_GUARANTEES = (EXACTLY_ONCE, AT_LEAST_ONCE)
@@ -106,6 +109,9 @@ class SourceOptions:
     starting_offsets: OffsetSpec = OffsetSpec("latest")
     ending_offsets: OffsetSpec = OffsetSpec("latest")
     max_records_per_trigger: int | None = None
+    """``maxOffsetsPerTrigger`` (alias ``maxRecordsPerTrigger``): rows per micro-batch at most."""
+    min_partitions: int | None = None
+    """``minPartitions``: at least this many read tasks, large ranges split in proportion to their size."""
     max_records_per_partition: int = 250_000
     fail_on_data_loss: bool = True
     include_headers: bool = False
@@ -149,24 +155,61 @@ class SinkOptions:
         return str(topic)
 
 
-def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
-    return {str(key).lower(): str(value) for key, value in options.items()}
+class GivenOptions(dict[str, str]):
+    """Options by lower-cased canonical name, remembering how each was spelled (errors name that)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spelled: dict[str, str] = {}
+
+    def shown(self, name: str) -> str:
+        """``name`` as the user wrote it (an alias, another case), else as documented."""
+        return self.spelled.get(name.lower(), name)
 
 
-def _reject_unknown(options: dict[str, str], known: frozenset[str]) -> None:
-    unknown = sorted(set(options) - known)
-    if unknown:
-        listed = ", ".join(sorted(known - SPARK_OWNED_OPTIONS))
-        raise OptionError(f"unknown option {unknown[0]!r}; known options: {listed}")
+def _canonical(raw: Mapping[str, str], names: tuple[str, ...]) -> GivenOptions:
+    """The options by lower-cased canonical name (Spark's names are case-insensitive): an alias
+    becomes its option, the two must agree when both are given, and an unknown name fails,
+    suggesting the known name it is closest to."""
+    known = {name.lower(): name for name in names}
+    aliases = {alias.lower(): target.lower() for alias, target in ALIASES.items() if target.lower() in known}
+    options = GivenOptions()
+    given_as = options.spelled
+    for key, value in raw.items():
+        name = str(key).lower()
+        if name in SPARK_OWNED_OPTIONS:
+            continue
+        canonical = aliases.get(name, name)
+        if canonical not in known:
+            raise OptionError(_unknown(str(key), [*names, *(a for a, t in ALIASES.items() if t in names)]))
+        if canonical in options and options[canonical].strip() != str(value).strip():
+            raise OptionError(f"options {given_as[canonical]!r} and {str(key)!r} disagree; give one")
+        options[canonical], given_as[canonical] = str(value), str(key)
+    return options
 
 
-def _servers(options: dict[str, str]) -> tuple[str, ...]:
-    urls = tuple(url.strip().rstrip("/") for url in options.get("servers", "").split(",") if url.strip())
-    if not urls:
-        raise OptionError("option 'servers' is required: broker URLs, comma-separated (http://host:port)")
+def _unknown(name: str, known: list[str]) -> str:
+    message = f"unknown option {name!r}"
+    close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=1, cutoff=0.75)
+    if close:
+        suggestion = next(k for k in known if k.lower() == close[0])
+        return f"{message}; did you mean {suggestion!r}?"
+    return f"{message}; known options: {', '.join(known)}"
+
+
+def _servers(options: GivenOptions) -> tuple[str, ...]:
+    """The brokers' HTTP listeners: ``http(s)://host:port``, or ``host:port`` read as ``http://``."""
+    given = [url.strip().rstrip("/") for url in options.get("kafka.bootstrap.servers", "").split(",") if url.strip()]
+    if not given:
+        raise OptionError(
+            "option 'kafka.bootstrap.servers' (or 'servers') is required: the brokers' HTTP listeners, "
+            "comma-separated (host:port or http://host:port)"
+        )
+    urls = tuple(url if "://" in url else f"http://{url}" for url in given)
     for url in urls:
         if not re.fullmatch(r"https?://[^/\s]+", url):
-            raise OptionError(f"option 'servers': {url!r} is not an http://host:port URL")
+            shown = options.shown("kafka.bootstrap.servers")
+            raise OptionError(f"option {shown!r}: {url!r} is not a host:port or http://host:port")
     return urls
 
 
@@ -190,29 +233,29 @@ def _security(options: dict[str, str]) -> ClientSecurity:
     return security
 
 
-def _positive_int(options: dict[str, str], name: str, default: int | None) -> int | None:
+def _positive_int(options: GivenOptions, name: str, default: int | None) -> int | None:
     text = options.get(name.lower())
     if text is None:
         return default
     try:
         value = int(text)
     except ValueError:
-        raise OptionError(f"option {name!r} must be a positive integer, got {text!r}") from None
+        raise OptionError(f"option {options.shown(name)!r} must be a positive integer, got {text!r}") from None
     if value < 1:
-        raise OptionError(f"option {name!r} must be a positive integer, got {value}")
+        raise OptionError(f"option {options.shown(name)!r} must be a positive integer, got {value}")
     return value
 
 
-def _bool(options: dict[str, str], name: str, default: bool) -> bool:
+def _bool(options: GivenOptions, name: str, default: bool) -> bool:
     text = options.get(name.lower())
     if text is None:
         return default
     if text.strip().lower() not in ("true", "false"):
-        raise OptionError(f"option {name!r} must be true or false, got {text!r}")
+        raise OptionError(f"option {options.shown(name)!r} must be true or false, got {text!r}")
     return text.strip().lower() == "true"
 
 
-def _offset_spec(options: dict[str, str], name: str, default: str, allowed: tuple[str, ...]) -> OffsetSpec:
+def _offset_spec(options: GivenOptions, name: str, default: str, allowed: tuple[str, ...]) -> OffsetSpec:
     text = options.get(name.lower(), default).strip()
     if text.lower() in allowed:
         return OffsetSpec(text.lower())
@@ -225,23 +268,21 @@ def _offset_spec(options: dict[str, str], name: str, default: str, allowed: tupl
         )
     except (ValueError, AttributeError, TypeError):
         raise OptionError(
-            f"option {name!r} must be {' or '.join(allowed)} or JSON like "
+            f"option {options.shown(name)!r} must be {' or '.join(allowed)} or JSON like "
             f'{{"topic": {{"0": 23, "1": -2}}}}, got {text!r}'
         ) from None
     for topic_partition, offset in pairs:
         if offset < EARLIEST:
-            raise OptionError(f"option {name!r}: offset {offset} of {topic_partition} is below -2 (earliest)")
+            raise OptionError(
+                f"option {options.shown(name)!r}: offset {offset} of {topic_partition} is below -2 (earliest)"
+            )
     return OffsetSpec("json", tuple(sorted(pairs)))
 
 
 def _read_committed(options: dict[str, str]) -> bool:
-    given = {name: options[name] for name in ("isolationlevel", "kafka.isolation.level") if name in options}
-    values = {value.strip().lower() for value in given.values()}
-    if len(values) > 1:
-        raise OptionError("options 'isolationLevel' and 'kafka.isolation.level' disagree; give one")
-    value = values.pop() if values else "read_uncommitted"
+    value = options.get("kafka.isolation.level", "read_uncommitted").strip().lower()
     if value not in ("read_committed", "read_uncommitted"):
-        raise OptionError(f"option 'isolationLevel' must be read_committed or read_uncommitted, got {value!r}")
+        raise OptionError(f"option 'kafka.isolation.level' must be read_committed or read_uncommitted, got {value!r}")
     return value == "read_committed"
 
 
@@ -258,8 +299,7 @@ def _assign(text: str) -> tuple[TopicPartition, ...]:
 
 def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOptions:
     """Validate the options of a read; ``OptionError`` naming the first bad option."""
-    options = _lower_keys(raw)
-    _reject_unknown(options, SOURCE_OPTIONS)
+    options = _canonical(raw, SOURCE_NAMES)
     chosen = [name for name in ("subscribe", "subscribepattern", "assign") if name in options]
     if len(chosen) != 1:
         raise OptionError("exactly one of the options 'subscribe', 'subscribePattern' or 'assign' is required")
@@ -283,7 +323,8 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
             options, "startingOffsets", "latest" if streaming else "earliest", ("earliest", "latest")
         ),
         ending_offsets=_offset_spec(options, "endingOffsets", "latest", ("latest",)),
-        max_records_per_trigger=_positive_int(options, "maxRecordsPerTrigger", None),
+        max_records_per_trigger=_positive_int(options, "maxOffsetsPerTrigger", None),
+        min_partitions=_positive_int(options, "minPartitions", None),
         max_records_per_partition=_positive_int(options, "maxRecordsPerPartition", 250_000) or 250_000,
         fail_on_data_loss=_bool(options, "failOnDataLoss", True),
         include_headers=_bool(options, "includeHeaders", False),
@@ -296,8 +337,7 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
 
 def parse_sink_options(raw: Mapping[str, str]) -> SinkOptions:
     """Validate the options of a write; the ``topic`` may instead come from a ``topic`` column."""
-    options = _lower_keys(raw)
-    _reject_unknown(options, SINK_OPTIONS)
+    options = _canonical(raw, SINK_NAMES)
     topic = options.get("topic")
     if topic is not None and not topic.strip():
         raise OptionError("option 'topic' is empty")

@@ -13,7 +13,7 @@ from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from spark_connector.fetch import DataLossError, RangeTask
 from spark_connector.metadata import ClusterMetadata, PartitionState
-from spark_connector.offsets import PartitionOffsets, split_range
+from spark_connector.offsets import PartitionOffsets, split_range, spread_ranges
 from spark_connector.options import EARLIEST, LATEST, OffsetSpec, SourceOptions
 
 log = library_logger(__name__)
@@ -110,35 +110,41 @@ def plan_tasks(
     leaders: Mapping[TopicPartition, str],
     new_partition_starts: Mapping[TopicPartition, int],
 ) -> list[RangeTask]:
-    """Input partitions covering ``[start, end)`` of every partition, large ranges split.
+    """Input partitions covering ``[start, end)`` of every partition: ranges over ``maxRecordsPerPartition``
+    split, then more pieces while fewer than ``minPartitions`` (``spread_ranges``).
 
     A partition absent from ``start`` is new: it is read from ``new_partition_starts``
     (its log start offset at planning time) and marked ``from_earliest``.
     """
-    tasks: list[RangeTask] = []
+    pieces: list[tuple[TopicPartition, int, int]] = []
     for topic_partition in sorted(end):
-        is_new = topic_partition not in start
-        first_offset = new_partition_starts.get(topic_partition, 0) if is_new else start[topic_partition]
-        leader = leaders.get(topic_partition)
-        servers = tuple(dict.fromkeys(([leader] if leader else []) + list(options.servers)))
-        for piece_start, piece_end in split_range(
-            first_offset, end[topic_partition], options.max_records_per_partition
-        ):
-            tasks.append(
-                RangeTask(
-                    cluster_id=cluster_id,
-                    topic=topic_partition.topic,
-                    partition=topic_partition.partition,
-                    start_offset=piece_start,
-                    end_offset=piece_end,
-                    servers=servers,
-                    include_headers=options.include_headers,
-                    fail_on_data_loss=options.fail_on_data_loss,
-                    from_earliest=is_new,
-                    poll_timeout_ms=options.poll_timeout_ms,
-                    fetch_max_bytes=options.fetch_max_bytes,
-                    read_committed=options.read_committed,
-                    security=options.security,
-                )
+        first_offset = (
+            new_partition_starts.get(topic_partition, 0) if topic_partition not in start else start[topic_partition]
+        )
+        pieces += [
+            (topic_partition, piece_start, piece_end)
+            for piece_start, piece_end in split_range(
+                first_offset, end[topic_partition], options.max_records_per_partition
             )
+        ]
+    tasks: list[RangeTask] = []
+    for topic_partition, piece_start, piece_end in spread_ranges(pieces, options.min_partitions):
+        leader = leaders.get(topic_partition)
+        tasks.append(
+            RangeTask(
+                cluster_id=cluster_id,
+                topic=topic_partition.topic,
+                partition=topic_partition.partition,
+                start_offset=piece_start,
+                end_offset=piece_end,
+                servers=tuple(dict.fromkeys(([leader] if leader else []) + list(options.servers))),
+                include_headers=options.include_headers,
+                fail_on_data_loss=options.fail_on_data_loss,
+                from_earliest=topic_partition not in start,
+                poll_timeout_ms=options.poll_timeout_ms,
+                fetch_max_bytes=options.fetch_max_bytes,
+                read_committed=options.read_committed,
+                security=options.security,
+            )
+        )
     return tasks

@@ -30,13 +30,15 @@ def test_batch_read_between_starting_and_ending_offsets_with_headers(
     produce(cluster, topic, 1, [b"b%d" % i for i in range(10)])
     df = (
         spark.read.format("highwater")
-        .option("servers", servers(cluster))
+        .option("kafka.bootstrap.servers", servers(cluster).replace("http://", ""))
         .option("subscribe", topic)
         .option("startingOffsets", f'{{"{topic}": {{"0": 5, "1": -2}}}}')
         .option("endingOffsets", f'{{"{topic}": {{"0": 12, "1": -1}}}}')
         .option("includeHeaders", "true")
+        .option("minPartitions", 4)
         .load()
     )
+    assert df.rdd.getNumPartitions() == 4, "7 and 10 offsets spread over 2 tasks each (Spark's minPartitions)"
     assert [f.name for f in df.schema.fields] == [
         "key",
         "value",

@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from broker.client.types import TopicPartition
-from spark_connector.offsets import fair_share, from_json_dict, limit_end_offsets, split_range, to_json_dict
+from spark_connector.offsets import (
+    fair_share,
+    from_json_dict,
+    limit_end_offsets,
+    split_range,
+    spread_ranges,
+    to_json_dict,
+)
 from spark_connector.options import EARLIEST, OptionError, parse_sink_options, parse_source_options
 
 TP = TopicPartition
@@ -75,7 +82,7 @@ def test_source_options_parse_kafka_names_case_insensitively():
     ("options", "named"),
     [
         ({"subscribe": "t"}, "servers"),
-        ({"servers": "127.0.0.1:9092", "subscribe": "t"}, "servers"),
+        ({"servers": "ftp://127.0.0.1:9092", "subscribe": "t"}, "option .servers.: .ftp"),
         ({"servers": "http://h:1"}, "subscribe"),
         ({"servers": "http://h:1", "subscribe": "t", "assign": '{"t": [0]}'}, "assign"),
         ({"servers": "http://h:1", "subscribe": "t", "maxRecordsPerTrigger": "0"}, "maxRecordsPerTrigger"),
@@ -88,13 +95,83 @@ def test_source_options_parse_kafka_names_case_insensitively():
             },
             "subscribePattern",
         ),
-        ({"servers": "http://h:1", "subscribe": "t", "maxOffsetsPerTrigger": "5"}, "maxoffsetspertrigger"),
+        (
+            {"servers": "http://h:1", "subscribe": "t", "maxOffsetPerTrigger": "5"},
+            "unknown option 'maxOffsetPerTrigger'; did you mean 'maxOffsetsPerTrigger'",
+        ),
+        ({"servers": "http://h:1", "subscribe": "t", "minPartitions": "0"}, "minPartitions"),
+        (
+            {"servers": "http://h:1", "kafka.bootstrap.servers": "http://h:2", "subscribe": "t"},
+            "options 'servers' and 'kafka.bootstrap.servers' disagree",
+        ),
         ({"servers": "http://h:1", "subscribe": "t", "endingOffsets": "latest"}, "endingOffsets"),
     ],
 )
 def test_bad_source_options_fail_naming_the_option(options, named):
     with pytest.raises(OptionError, match=named):
         parse_source_options(options, streaming=True)
+
+
+def test_sparks_option_names_mean_what_they_mean_to_sparks_kafka_source():
+    options = parse_source_options(
+        {
+            "kafka.bootstrap.servers": "broker-1:9092,https://broker-2:9443",
+            "subscribe": "t",
+            "maxOffsetsPerTrigger": "500",
+            "minPartitions": "12",
+            "kafka.isolation.level": "read_committed",
+        },
+        streaming=True,
+    )
+    assert options.servers == ("http://broker-1:9092", "https://broker-2:9443"), "host:port is an HTTP listener"
+    assert (options.max_records_per_trigger, options.min_partitions, options.read_committed) == (500, 12, True)
+    old_names = parse_source_options(
+        {
+            "servers": "http://broker-1:9092",
+            "subscribe": "t",
+            "maxRecordsPerTrigger": "500",
+            "isolationLevel": "read_committed",
+        },
+        streaming=True,
+    )
+    assert (old_names.servers, old_names.max_records_per_trigger, old_names.read_committed) == (
+        ("http://broker-1:9092",),
+        500,
+        True,
+    )
+
+
+def test_an_unknown_option_far_from_every_name_lists_the_known_ones():
+    with pytest.raises(OptionError, match=r"unknown option 'kafka.group.id'; known options: kafka.bootstrap.servers, "):
+        parse_source_options({"servers": "http://h:1", "subscribe": "t", "kafka.group.id": "g"}, streaming=True)
+
+
+def test_min_partitions_spreads_ranges_in_proportion_to_their_size_as_spark_does():
+    assert spread_ranges([("a", 5, 12), ("b", 0, 10)], 4) == [("a", 5, 8), ("a", 8, 12), ("b", 0, 5), ("b", 5, 10)]
+    assert spread_ranges([("a", 0, 100), ("b", 0, 1)], 4) == [
+        ("a", 0, 25),
+        ("a", 25, 50),
+        ("a", 50, 75),
+        ("a", 75, 100),
+        ("b", 0, 1),
+    ]
+    assert spread_ranges([("a", 0, 3), ("b", 0, 3)], 2) == [("a", 0, 3), ("b", 0, 3)], "already enough"
+    assert spread_ranges([("a", 0, 2)], 5) == [("a", 0, 1), ("a", 1, 2)], "never an empty range"
+    assert spread_ranges([("a", 0, 9)], None) == [("a", 0, 9)]
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 5_000)), min_size=1, max_size=8),
+    st.integers(1, 64),
+)
+def test_spread_ranges_covers_every_offset_once_in_order(ranges, min_partitions):
+    given_ranges = [(index, start, start + size) for index, (start, size) in enumerate(ranges)]
+    spread = spread_ranges(given_ranges, min_partitions)
+    for index, start, end in given_ranges:
+        pieces = [(s, e) for i, s, e in spread if i == index]
+        assert all(s < e for s, e in pieces) or start == end
+        covered = [offset for s, e in pieces for offset in range(s, e)]
+        assert covered == list(range(start, end)) or (start == end and pieces == [(start, end)])
 
 
 def test_sink_options_need_servers_and_reject_unknown_names():
