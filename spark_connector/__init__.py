@@ -2,7 +2,12 @@
 
     from spark_connector import register
     register(spark)
-    df = spark.readStream.format("highwater").option("servers", url).option("subscribe", "orders").load()
+    df = (
+        spark.readStream.format("highwater")
+        .option("kafka.bootstrap.servers", "broker-1:9092")  # the HTTP listeners; Spark's option names
+        .option("subscribe", "orders")
+        .load()
+    )
 
 Every micro-batch ends at the per-partition high watermark read at planning time, so
 Spark never reads a record that a leader failover could take back.
