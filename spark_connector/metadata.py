@@ -130,6 +130,15 @@ class ClusterMetadata:
         ]
         return sorted(states, key=lambda state: state.partition)
 
+    def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
+        """The first offset below the high watermark whose timestamp is at or after ``timestamp_ms``
+        (Kafka's ListOffsets by time); None when there is none."""
+        path = f"/v3/clusters/{self.cluster_id}/topics/{topic}/partitions/{partition}/offset?timestamp={timestamp_ms}"
+        answer = self._get(path)
+        assert answer is not None
+        offset = answer.json().get("offset")
+        return None if offset is None else int(offset)
+
     def broker_urls(self) -> dict[int, str]:
         answer = self._get(f"/v3/clusters/{self.cluster_id}/brokers")
         assert answer is not None

@@ -45,6 +45,11 @@ SOURCE_NAMES = (
     "assign",
     "startingOffsets",
     "endingOffsets",
+    "startingTimestamp",
+    "startingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "endingTimestamp",
+    "endingOffsetsByTimestamp",
     "maxOffsetsPerTrigger",
     "minPartitions",
     "maxRecordsPerPartition",
@@ -101,6 +106,21 @@ class OffsetSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class TimestampSpec:
+    """Where to start or end by time (ms since the epoch): one timestamp for every partition
+    (``startingTimestamp``) or one per partition (``startingOffsetsByTimestamp``)."""
+
+    everywhere: int | None = None
+    per_partition: tuple[tuple[TopicPartition, int], ...] = ()
+
+    def timestamp_for(self, topic_partition: TopicPartition) -> int | None:
+        """The partition's timestamp; None when a per-partition spec leaves it out."""
+        if self.everywhere is not None:
+            return self.everywhere
+        return dict(self.per_partition).get(topic_partition)
+
+
+@dataclass(frozen=True, slots=True)
 class SourceOptions:
     servers: tuple[str, ...]
     subscribe: tuple[str, ...] = ()
@@ -108,6 +128,13 @@ class SourceOptions:
     assign: tuple[TopicPartition, ...] = ()
     starting_offsets: OffsetSpec = OffsetSpec("latest")
     ending_offsets: OffsetSpec = OffsetSpec("latest")
+    starting_timestamps: TimestampSpec | None = None
+    """``startingTimestamp`` or ``startingOffsetsByTimestamp``, which take precedence over ``startingOffsets``."""
+    ending_timestamps: TimestampSpec | None = None
+    """``endingTimestamp`` or ``endingOffsetsByTimestamp`` (batch reads), over ``endingOffsets``."""
+    past_the_end_latest: bool = False
+    """``startingOffsetsByTimestampStrategy=latest``: a starting timestamp after every record starts at the
+    end; by default (``error``) the read fails."""
     max_records_per_trigger: int | None = None
     """``maxOffsetsPerTrigger`` (alias ``maxRecordsPerTrigger``): rows per micro-batch at most."""
     min_partitions: int | None = None
@@ -279,10 +306,46 @@ def _offset_spec(options: GivenOptions, name: str, default: str, allowed: tuple[
     return OffsetSpec("json", tuple(sorted(pairs)))
 
 
-def _read_committed(options: dict[str, str]) -> bool:
+def _timestamps(options: GivenOptions, single: str, per_partition: str) -> TimestampSpec | None:
+    """Spark's precedence: the single timestamp over the per-partition JSON."""
+    if single.lower() in options:
+        text = options[single.lower()].strip()
+        if not text.isdigit():
+            raise OptionError(f"option {options.shown(single)!r} must be ms since the epoch, got {text!r}")
+        return TimestampSpec(everywhere=int(text))
+    if per_partition.lower() not in options:
+        return None
+    text = options[per_partition.lower()].strip()
+    try:
+        parsed = json.loads(text)
+        pairs = tuple(
+            (TopicPartition(str(topic), int(partition)), int(timestamp))
+            for topic, partitions in parsed.items()
+            for partition, timestamp in partitions.items()
+        )
+    except (ValueError, AttributeError, TypeError):
+        raise OptionError(
+            f"option {options.shown(per_partition)!r} must be JSON like "
+            f'{{"topic": {{"0": 1700000000000}}}}, got {text!r}'
+        ) from None
+    if any(timestamp < 0 for _, timestamp in pairs):
+        raise OptionError(f"option {options.shown(per_partition)!r}: a timestamp is negative")
+    return TimestampSpec(per_partition=tuple(sorted(pairs)))
+
+
+def _past_the_end_latest(options: GivenOptions) -> bool:
+    value = options.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if value not in ("error", "latest"):
+        shown = options.shown("startingOffsetsByTimestampStrategy")
+        raise OptionError(f"option {shown!r} must be error or latest, got {value!r}")
+    return value == "latest"
+
+
+def _read_committed(options: GivenOptions) -> bool:
     value = options.get("kafka.isolation.level", "read_uncommitted").strip().lower()
     if value not in ("read_committed", "read_uncommitted"):
-        raise OptionError(f"option 'kafka.isolation.level' must be read_committed or read_uncommitted, got {value!r}")
+        shown = options.shown("kafka.isolation.level")
+        raise OptionError(f"option {shown!r} must be read_committed or read_uncommitted, got {value!r}")
     return value == "read_committed"
 
 
@@ -312,8 +375,9 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
             re.compile(pattern)
         except re.error as error:
             raise OptionError(f"option 'subscribePattern' is not a regular expression: {error}") from None
-    if streaming and "endingoffsets" in options:
-        raise OptionError("option 'endingOffsets' applies to batch reads only")
+    for ending in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
+        if streaming and ending.lower() in options:
+            raise OptionError(f"option {options.shown(ending)!r} applies to batch reads only")
     return SourceOptions(
         servers=_servers(options),
         subscribe=subscribe,
@@ -323,6 +387,9 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
             options, "startingOffsets", "latest" if streaming else "earliest", ("earliest", "latest")
         ),
         ending_offsets=_offset_spec(options, "endingOffsets", "latest", ("latest",)),
+        starting_timestamps=_timestamps(options, "startingTimestamp", "startingOffsetsByTimestamp"),
+        ending_timestamps=_timestamps(options, "endingTimestamp", "endingOffsetsByTimestamp"),
+        past_the_end_latest=_past_the_end_latest(options),
         max_records_per_trigger=_positive_int(options, "maxOffsetsPerTrigger", None),
         min_partitions=_positive_int(options, "minPartitions", None),
         max_records_per_partition=_positive_int(options, "maxRecordsPerPartition", 250_000) or 250_000,

@@ -7,16 +7,19 @@ applies the data-loss rules, and cuts planned ranges into ``RangeTask``s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
 from spark_connector.fetch import DataLossError, RangeTask
 from spark_connector.metadata import ClusterMetadata, PartitionState
 from spark_connector.offsets import PartitionOffsets, split_range, spread_ranges
-from spark_connector.options import EARLIEST, LATEST, OffsetSpec, SourceOptions
+from spark_connector.options import EARLIEST, LATEST, OffsetSpec, OptionError, SourceOptions, TimestampSpec
 
 log = library_logger(__name__)
+
+TimestampLookup = Callable[[TopicPartition, int], int | None]
+"""The first offset of a partition at or after a timestamp (``ClusterMetadata.offset_for_timestamp``)."""
 
 
 def subscribed_partitions(metadata: ClusterMetadata, options: SourceOptions) -> dict[TopicPartition, PartitionState]:
@@ -51,6 +54,70 @@ def resolve_offsets(
         else:
             resolved[topic_partition] = wanted
     return resolved
+
+
+def starting_offsets(
+    options: SourceOptions, states: Mapping[TopicPartition, PartitionState], at_time: TimestampLookup
+) -> PartitionOffsets:
+    """Where a new query or a batch read starts: by time when a starting timestamp is given (Spark's
+    precedence), else ``startingOffsets``. A timestamp after every record is an error, or the end with
+    ``startingOffsetsByTimestampStrategy=latest``."""
+    spec = options.starting_timestamps
+    if spec is None:
+        return resolve_offsets(options.starting_offsets, states, options.read_committed)
+    resolved: PartitionOffsets = {}
+    for topic_partition, state in sorted(states.items()):
+        offset = _offset_at(spec, topic_partition, state, at_time, options.read_committed, "startingOffsetsByTimestamp")
+        if offset is None:
+            if not options.past_the_end_latest:
+                raise OptionError(
+                    f"no record of {topic_partition.topic}-{topic_partition.partition} has a timestamp at or after "
+                    f"{spec.timestamp_for(topic_partition)}; set startingOffsetsByTimestampStrategy=latest to start "
+                    "at the end instead"
+                )
+            offset = state.visible_end(options.read_committed)
+        resolved[topic_partition] = offset
+    return resolved
+
+
+def ending_offsets(
+    options: SourceOptions, states: Mapping[TopicPartition, PartitionState], at_time: TimestampLookup
+) -> PartitionOffsets:
+    """Where a batch read ends: by time when an ending timestamp is given (the end itself where no record
+    is that late, as Spark's), else ``endingOffsets``."""
+    spec = options.ending_timestamps
+    if spec is None:
+        return resolve_offsets(options.ending_offsets, states, options.read_committed)
+    return {
+        topic_partition: state.visible_end(options.read_committed)
+        if (
+            offset := _offset_at(
+                spec, topic_partition, state, at_time, options.read_committed, "endingOffsetsByTimestamp"
+            )
+        )
+        is None
+        else offset
+        for topic_partition, state in states.items()
+    }
+
+
+def _offset_at(
+    spec: TimestampSpec,
+    topic_partition: TopicPartition,
+    state: PartitionState,
+    at_time: TimestampLookup,
+    read_committed: bool,
+    option: str,
+) -> int | None:
+    """The first visible offset at or after the partition's timestamp; every partition must have one."""
+    timestamp = spec.timestamp_for(topic_partition)
+    if timestamp is None:
+        raise OptionError(
+            f"option {option!r} gives no timestamp for {topic_partition.topic}-{topic_partition.partition}: "
+            "name every partition of the subscription"
+        )
+    offset = at_time(topic_partition, timestamp)
+    return None if offset is None else min(offset, state.visible_end(read_committed))
 
 
 def report_data_loss(options: SourceOptions, message: str, **details: object) -> None:

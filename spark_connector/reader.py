@@ -33,14 +33,20 @@ from spark_connector.metadata import ClusterMetadata
 from spark_connector.offsets import PartitionOffsets, from_json_dict, limit_end_offsets, to_json_dict
 from spark_connector.options import OptionError, SourceOptions
 from spark_connector.planning import (
+    TimestampLookup,
     check_data_loss,
+    ending_offsets,
     leader_urls,
     plan_tasks,
-    resolve_offsets,
+    starting_offsets,
     subscribed_partitions,
 )
 
 log = library_logger(__name__)
+
+
+def _at_time(metadata: ClusterMetadata) -> TimestampLookup:
+    return lambda tp, timestamp_ms: metadata.offset_for_timestamp(tp.topic, tp.partition, timestamp_ms)
 
 
 class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -59,7 +65,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def initialOffset(self) -> dict:
         with self._metadata() as metadata:
             states = subscribed_partitions(metadata, self.options)
-            offsets = resolve_offsets(self.options.starting_offsets, states, self.options.read_committed)
+            offsets = starting_offsets(self.options, states, _at_time(metadata))
         log.debug("source.initial_offset offsets=%s", to_json_dict(offsets))
         return to_json_dict(offsets)
 
@@ -133,8 +139,8 @@ class HighwaterBatchReader(DataSourceReader):
         with ClusterMetadata(self.options.servers, security=self.options.security) as metadata:
             states = subscribed_partitions(metadata, self.options)
             committed = self.options.read_committed
-            start = resolve_offsets(self.options.starting_offsets, states, committed)
-            end = resolve_offsets(self.options.ending_offsets, states, committed)
+            start = starting_offsets(self.options, states, _at_time(metadata))
+            end = ending_offsets(self.options, states, _at_time(metadata))
             start = check_data_loss(self.options, start, states)
             for tp, state in states.items():
                 start[tp] = max(start[tp], state.log_start_offset)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,29 @@ def test_the_sink_takes_topic_and_headers_from_each_row(prefix: str, spark: Spar
         )
         read[topic] = (bytes(row.value), [(h.key, None if h.value is None else bytes(h.value)) for h in row.headers])
     assert read == {first: (b"one", [("trace", b"t1")]), second: (b"two", [("trace", b"t2"), ("empty", None)])}
+
+
+def test_a_batch_read_by_time_starts_at_the_first_record_that_late(
+    prefix: str, spark: SparkSession, cluster: Cluster
+) -> None:
+    """Spark's ``startingTimestamp`` through ListOffsets by time; past every record it fails, or starts at
+    the end with ``startingOffsetsByTimestampStrategy=latest``."""
+    topic = f"{prefix}-by-time"
+    cluster.create_topic(topic, partitions=1, replication_factor=2)
+    produce(cluster, topic, 0, [b"early%d" % i for i in range(5)])
+    time.sleep(0.05)
+    middle_ms = int(time.time() * 1000)
+    time.sleep(0.05)
+    produce(cluster, topic, 0, [b"late%d" % i for i in range(5)])
+
+    def read(**options: object) -> list[int]:
+        reader = spark.read.format("highwater").option("kafka.bootstrap.servers", servers(cluster))
+        for name, value in {"subscribe": topic, **options}.items():
+            reader = reader.option(name, str(value))
+        return sorted(row.offset for row in reader.load().collect())
+
+    assert read(startingTimestamp=middle_ms) == [5, 6, 7, 8, 9]
+    assert read(startingTimestamp=0, endingTimestamp=middle_ms) == [0, 1, 2, 3, 4]
+    with pytest.raises(Exception, match="startingOffsetsByTimestampStrategy=latest"):
+        read(startingTimestamp=middle_ms + 3_600_000)
+    assert read(startingTimestamp=middle_ms + 3_600_000, startingOffsetsByTimestampStrategy="latest") == []

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from broker.client.types import TopicPartition
+from spark_connector.metadata import PartitionState
 from spark_connector.offsets import (
     fair_share,
     from_json_dict,
@@ -18,6 +19,7 @@ from spark_connector.offsets import (
     to_json_dict,
 )
 from spark_connector.options import EARLIEST, OptionError, parse_sink_options, parse_source_options
+from spark_connector.planning import ending_offsets, starting_offsets
 
 TP = TopicPartition
 
@@ -208,3 +210,61 @@ def test_the_isolation_level_takes_either_name_and_refuses_what_it_does_not_know
         parse_source_options(
             {**base, "isolationLevel": "read_committed", "kafka.isolation.level": "read_uncommitted"}, streaming=True
         )
+
+
+BASE = {"kafka.bootstrap.servers": "h:1", "subscribe": "t"}
+STATES = {
+    TP("t", 0): PartitionState("t", 0, 1, log_start_offset=0, high_watermark=10, last_stable_offset=8),
+    TP("t", 1): PartitionState("t", 1, 2, log_start_offset=3, high_watermark=5, last_stable_offset=5),
+}
+FIRST_AT = {TP("t", 0): {100: 4, 200: None}, TP("t", 1): {100: 3, 200: None}}
+"""A partition's first offset at or after a timestamp: what ListOffsets by time answers."""
+
+
+def at_time(topic_partition: TopicPartition, timestamp_ms: int) -> int | None:
+    return FIRST_AT[topic_partition][timestamp_ms]
+
+
+def test_a_starting_timestamp_starts_every_partition_at_its_first_record_that_late():
+    options = parse_source_options({**BASE, "startingTimestamp": "100", "startingOffsets": "latest"}, streaming=True)
+    assert starting_offsets(options, STATES, at_time) == {TP("t", 0): 4, TP("t", 1): 3}, "over startingOffsets"
+
+
+def test_a_starting_timestamp_after_every_record_fails_unless_the_strategy_says_latest():
+    late = {**BASE, "startingOffsetsByTimestamp": '{"t": {"0": 200, "1": 100}}'}
+    with pytest.raises(OptionError, match="no record of t-0 has a timestamp at or after 200"):
+        starting_offsets(parse_source_options(late, streaming=True), STATES, at_time)
+    options = parse_source_options({**late, "startingOffsetsByTimestampStrategy": "LATEST"}, streaming=True)
+    assert starting_offsets(options, STATES, at_time) == {TP("t", 0): 10, TP("t", 1): 3}
+
+
+def test_a_per_partition_timestamp_must_name_every_partition():
+    options = parse_source_options({**BASE, "startingOffsetsByTimestamp": '{"t": {"0": 100}}'}, streaming=False)
+    with pytest.raises(OptionError, match="gives no timestamp for t-1"):
+        starting_offsets(options, STATES, at_time)
+
+
+def test_an_ending_timestamp_ends_a_batch_read_there_or_at_the_end_and_the_single_one_wins():
+    options = parse_source_options(
+        {**BASE, "endingTimestamp": "100", "endingOffsetsByTimestamp": '{"t": {"0": 200, "1": 200}}'}, streaming=False
+    )
+    assert ending_offsets(options, STATES, at_time) == {TP("t", 0): 4, TP("t", 1): 3}
+    past = parse_source_options(
+        {**BASE, "endingTimestamp": "200", "kafka.isolation.level": "read_committed"}, streaming=False
+    )
+    assert ending_offsets(past, STATES, at_time) == {TP("t", 0): 8, TP("t", 1): 5}, "no record that late: the end"
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"startingTimestamp": "yesterday"}, "'startingTimestamp' must be ms since the epoch"),
+        ({"startingOffsetsByTimestamp": '{"t": [1]}'}, "'startingOffsetsByTimestamp' must be JSON"),
+        ({"startingOffsetsByTimestamp": '{"t": {"0": -1}}'}, "a timestamp is negative"),
+        ({"startingOffsetsByTimestampStrategy": "earliest"}, "must be error or latest"),
+        ({"endingTimestamp": "5"}, "'endingTimestamp' applies to batch reads only"),
+    ],
+)
+def test_bad_timestamp_options_fail_at_load_naming_the_option(given, named):
+    with pytest.raises(OptionError, match=named):
+        parse_source_options({**BASE, **given}, streaming=True)
