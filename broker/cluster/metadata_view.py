@@ -14,7 +14,6 @@ Listeners are plain callbacks run on the event loop, in store order.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Callable
 
@@ -22,6 +21,7 @@ import structlog
 
 from broker.backoff import Backoff
 from broker.cluster.membership import registration_from
+from broker.cluster.prefix_view import report_stopped_watch
 from broker.cluster.records import (
     BROKER_CONFIGS_PREFIX,
     BROKERS_PREFIX,
@@ -89,12 +89,12 @@ class MetadataView:
     async def start(self) -> None:
         await self._relist()
         self._task = asyncio.create_task(self._follow(), name="metadata-watch")
+        self._task.add_done_callback(report_stopped_watch)
 
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait({self._task})  # a watch that stopped on an error was reported when it did
 
     def broker_url(self, broker_id: int) -> str | None:
         registration = self.brokers.get(broker_id)

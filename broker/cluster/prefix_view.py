@@ -52,6 +52,15 @@ async def retry_unavailable(action: Callable[[], Awaitable[T]], what: str) -> T:
             await asyncio.sleep(delay_ms / 1000)
 
 
+def report_stopped_watch(task: asyncio.Task[None]) -> None:
+    """A view's watch ends only when it is cancelled (the view closed): one that ended with an error left
+    its view frozen at its last revision, which nothing else would tell (a broker's view of live brokers
+    stopped this way and refused a peer's ISR rejoin for the rest of the run). Logged with the traceback."""
+    if task.cancelled() or task.exception() is None:
+        return
+    log.error("view_watch_stopped", task=task.get_name(), error=repr(task.exception()), exc_info=task.exception())
+
+
 class PrefixView:
     """Every key under ``prefix`` as of ``revision``, kept current by a watch.
 
@@ -72,12 +81,12 @@ class PrefixView:
         """Load the prefix, then follow it in the background."""
         await self._relist()
         self._task = asyncio.get_running_loop().create_task(self._follow(), name=f"prefix-view {self.prefix}")
+        self._task.add_done_callback(report_stopped_watch)
 
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait({self._task})  # a watch that stopped on an error was reported when it did
             self._task = None
 
     def snapshot(self) -> dict[str, KeyValue]:

@@ -7,8 +7,11 @@ delivered the new records yet.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
+
+from structlog.testing import capture_logs
 
 from broker.cluster.metadata_view import CATCH_UP_TIMEOUT_S, MetadataView
 from broker.cluster.records import TopicRecord, new_topic_id, topic_key
@@ -52,6 +55,23 @@ async def test_a_topic_the_store_lacks_is_answered_without_waiting(tmp_path: Pat
         await view.catch_up_with_topic("fresh")
         assert time.monotonic() - started < CATCH_UP_TIMEOUT_S / 2, "a missing topic must not wait for the timeout"
         assert "fresh" not in view.topics
+    finally:
+        await view.close()
+        await reader.close()
+        await writer.close()
+
+
+async def test_a_watch_that_stops_on_an_error_says_so_instead_of_freezing_the_view_in_silence(tmp_path: Path) -> None:
+    view, reader, writer = await _view_and_writer(tmp_path)
+    try:
+        with capture_logs() as logs:
+            await writer.put(topic_key("mangled"), b"{not json")
+            for _ in range(200):
+                if any(entry["event"] == "view_watch_stopped" for entry in logs):
+                    break
+                await asyncio.sleep(0.05)
+        [stopped] = [entry for entry in logs if entry["event"] == "view_watch_stopped"]
+        assert stopped["task"] == "metadata-watch" and "TopicRecord" in stopped["error"]
     finally:
         await view.close()
         await reader.close()
