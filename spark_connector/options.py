@@ -286,24 +286,18 @@ def _offset_spec(options: GivenOptions, name: str, default: str, allowed: tuple[
     text = options.get(name.lower(), default).strip()
     if text.lower() in allowed:
         return OffsetSpec(text.lower())
-    try:
-        parsed = json.loads(text)
-        pairs = tuple(
-            (TopicPartition(str(topic), int(partition)), int(offset))
-            for topic, partitions in parsed.items()
-            for partition, offset in partitions.items()
-        )
-    except (ValueError, AttributeError, TypeError):
+    pairs = _per_partition(text)
+    if pairs is None:
         raise OptionError(
             f"option {options.shown(name)!r} must be {' or '.join(allowed)} or JSON like "
             f'{{"topic": {{"0": 23, "1": -2}}}}, got {text!r}'
-        ) from None
+        )
     for topic_partition, offset in pairs:
         if offset < EARLIEST:
             raise OptionError(
                 f"option {options.shown(name)!r}: offset {offset} of {topic_partition} is below -2 (earliest)"
             )
-    return OffsetSpec("json", tuple(sorted(pairs)))
+    return OffsetSpec("json", pairs)
 
 
 def _timestamps(options: GivenOptions, single: str, per_partition: str) -> TimestampSpec | None:
@@ -316,37 +310,38 @@ def _timestamps(options: GivenOptions, single: str, per_partition: str) -> Times
     if per_partition.lower() not in options:
         return None
     text = options[per_partition.lower()].strip()
-    try:
-        parsed = json.loads(text)
-        pairs = tuple(
-            (TopicPartition(str(topic), int(partition)), int(timestamp))
-            for topic, partitions in parsed.items()
-            for partition, timestamp in partitions.items()
-        )
-    except (ValueError, AttributeError, TypeError):
+    pairs = _per_partition(text)
+    if pairs is None:
         raise OptionError(
             f"option {options.shown(per_partition)!r} must be JSON like "
             f'{{"topic": {{"0": 1700000000000}}}}, got {text!r}'
-        ) from None
+        )
     if any(timestamp < 0 for _, timestamp in pairs):
         raise OptionError(f"option {options.shown(per_partition)!r}: a timestamp is negative")
-    return TimestampSpec(per_partition=tuple(sorted(pairs)))
+    return TimestampSpec(per_partition=pairs)
 
 
-def _past_the_end_latest(options: GivenOptions) -> bool:
-    value = options.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
-    if value not in ("error", "latest"):
-        shown = options.shown("startingOffsetsByTimestampStrategy")
-        raise OptionError(f"option {shown!r} must be error or latest, got {value!r}")
-    return value == "latest"
+def _per_partition(text: str) -> tuple[tuple[TopicPartition, int], ...] | None:
+    """``{"topic": {"0": n, ...}, ...}`` as (partition, n) pairs in partition order; None when it is not that."""
+    try:
+        parsed = json.loads(text)
+        return tuple(
+            sorted(
+                (TopicPartition(str(topic), int(partition)), int(value))
+                for topic, partitions in parsed.items()
+                for partition, value in partitions.items()
+            )
+        )
+    except (ValueError, AttributeError, TypeError):
+        return None
 
 
-def _read_committed(options: GivenOptions) -> bool:
-    value = options.get("kafka.isolation.level", "read_uncommitted").strip().lower()
-    if value not in ("read_committed", "read_uncommitted"):
-        shown = options.shown("kafka.isolation.level")
-        raise OptionError(f"option {shown!r} must be read_committed or read_uncommitted, got {value!r}")
-    return value == "read_committed"
+def _choice(options: GivenOptions, name: str, allowed: tuple[str, str], default: str) -> str:
+    """One of ``allowed`` (case-insensitive), ``default`` when not given."""
+    value = options.get(name.lower(), default).strip().lower()
+    if value not in allowed:
+        raise OptionError(f"option {options.shown(name)!r} must be {' or '.join(allowed)}, got {value!r}")
+    return value
 
 
 def _assign(text: str) -> tuple[TopicPartition, ...]:
@@ -389,7 +384,8 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
         ending_offsets=_offset_spec(options, "endingOffsets", "latest", ("latest",)),
         starting_timestamps=_timestamps(options, "startingTimestamp", "startingOffsetsByTimestamp"),
         ending_timestamps=_timestamps(options, "endingTimestamp", "endingOffsetsByTimestamp"),
-        past_the_end_latest=_past_the_end_latest(options),
+        past_the_end_latest=_choice(options, "startingOffsetsByTimestampStrategy", ("error", "latest"), "error")
+        == "latest",
         max_records_per_trigger=_positive_int(options, "maxOffsetsPerTrigger", None),
         min_partitions=_positive_int(options, "minPartitions", None),
         max_records_per_partition=_positive_int(options, "maxRecordsPerPartition", 250_000) or 250_000,
@@ -397,7 +393,10 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
         include_headers=_bool(options, "includeHeaders", False),
         poll_timeout_ms=_positive_int(options, "pollTimeoutMs", 120_000) or 120_000,
         fetch_max_bytes=_positive_int(options, "fetchMaxBytes", 8 * 1024 * 1024) or 8 * 1024 * 1024,
-        read_committed=_read_committed(options),
+        read_committed=_choice(
+            options, "kafka.isolation.level", ("read_committed", "read_uncommitted"), "read_uncommitted"
+        )
+        == "read_committed",
         security=_security(options),
     )
 
