@@ -77,6 +77,14 @@ ALIASES = {
     "isolationLevel": "kafka.isolation.level",
 }
 """highwater's first names of options Spark's Kafka source names otherwise; each still works."""
+DOCUMENTED = {name.lower(): name for name in (*SOURCE_NAMES, *SINK_NAMES)}
+
+
+def known_name(name: str) -> str:
+    """An option's name as documented (``startingoffsets`` -> ``startingOffsets``); else ``name``."""
+    return DOCUMENTED.get(name.lower(), name)
+
+
 EXACTLY_ONCE = "exactly_once"
 AT_LEAST_ONCE = "at_least_once"
 DELIVERY_GUARANTEES = (EXACTLY_ONCE, AT_LEAST_ONCE)
@@ -183,15 +191,15 @@ class SinkOptions:
 
 
 class GivenOptions(dict[str, str]):
-    """Options by lower-cased canonical name, remembering how each was spelled (errors name that)."""
+    """Options by lower-cased canonical name, remembering the alias each was given under (errors name it)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.spelled: dict[str, str] = {}
 
     def shown(self, name: str) -> str:
-        """``name`` as the user wrote it (an alias, another case), else as documented."""
-        return self.spelled.get(name.lower(), name)
+        """The alias ``name`` was given under, else ``name`` as documented (Spark lower-cases every key)."""
+        return self.spelled.get(name.lower(), known_name(name))
 
 
 def _canonical(raw: Mapping[str, str], names: tuple[str, ...]) -> GivenOptions:
@@ -210,8 +218,10 @@ def _canonical(raw: Mapping[str, str], names: tuple[str, ...]) -> GivenOptions:
         if canonical not in known:
             raise OptionError(_unknown(str(key), [*names, *(a for a, t in ALIASES.items() if t in names)]))
         if canonical in options and options[canonical].strip() != str(value).strip():
-            raise OptionError(f"options {given_as[canonical]!r} and {str(key)!r} disagree; give one")
-        options[canonical], given_as[canonical] = str(value), str(key)
+            raise OptionError(f"options {options.shown(canonical)!r} and {str(key)!r} disagree; give one")
+        options[canonical] = str(value)
+        if name != canonical:
+            given_as[canonical] = str(key)
     return options
 
 

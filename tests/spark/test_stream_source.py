@@ -132,12 +132,12 @@ def test_a_streaming_query_picks_up_new_topics_of_its_pattern_from_earliest(
 
 
 def test_unknown_and_malformed_options_fail_at_load_naming_the_option(spark: SparkSession, cluster: Cluster) -> None:
-    with pytest.raises(Exception, match=r"maxOffsetsPerTrigger|maxoffsetspertrigger"):
+    with pytest.raises(Exception, match="unknown option 'maxoffsetpertrigger'; did you mean 'maxOffsetsPerTrigger'"):
         (
             spark.readStream.format("highwater")
             .option("servers", servers(cluster))
             .option("subscribe", "t")
-            .option("maxOffsetsPerTrigger", "5")
+            .option("maxOffsetPerTrigger", "5")
             .load()
         )
     with pytest.raises(Exception, match="startingOffsets"):
