@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import structlog
 
@@ -55,6 +56,7 @@ class GroupCommitFlusher:
             state.driver = asyncio.create_task(
                 self._drive(log, state, fsync, waiter), name=f"group-commit-{log.topic}-{log.partition}"
             )
+            state.driver.add_done_callback(partial(self._cancelled_before_it_ran, log, state, fsync, waiter))
         else:
             if state.next_fsync is None:
                 state.next_fsync = loop.create_future()
@@ -91,6 +93,31 @@ class GroupCommitFlusher:
             state.driver = None
             if state.next_fsync is None:
                 self._states.pop(log, None)
+
+    def _cancelled_before_it_ran(
+        self,
+        log: PartitionLog,
+        state: _GroupCommitState,
+        fsync: asyncio.Future[None],
+        waiters: asyncio.Future[None],
+        driver: asyncio.Task[None],
+    ) -> None:
+        """Do the cleanup of a driver cancelled before its first step, whose body (and ``finally``) never ran.
+
+        Without it the log kept that dead driver: its first callers waited for ever on a future
+        nobody would resolve, and every later caller joined them (a flush test hung one run in
+        many, when the fsync finished before the driver's first step and a second driver was
+        cancelled at once). A driver that ran has reset ``state.driver`` itself.
+        """
+        if state.driver is not driver:
+            return
+        fsync.cancel()
+        for pending in (waiters, state.next_fsync):
+            if pending is not None and not pending.done():
+                pending.cancel()
+        state.next_fsync = None
+        state.driver = None
+        self._states.pop(log, None)
 
 
 @dataclass(slots=True)

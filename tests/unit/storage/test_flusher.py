@@ -2,6 +2,8 @@ import asyncio
 import contextlib
 from pathlib import Path
 
+import pytest
+
 from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
 from broker.storage.log_config import LogConfig
 from tests.unit.storage.helpers import make_batch, open_log
@@ -124,3 +126,20 @@ async def test_a_flush_after_a_cancelled_driver_waits_for_a_new_fsync(log_dir: P
     await flusher.flush(log)
     await running
     assert log.recovery_point == 3
+
+
+async def test_a_driver_cancelled_before_its_first_step_leaves_no_caller_waiting(log_dir: Path) -> None:
+    """A driver cancelled before it ran never ran its ``finally``: its caller waited for ever on a future
+    nobody would resolve, and so did every later caller of the log (the test above hung that way)."""
+    log = open_log(log_dir)
+    flusher = GroupCommitFlusher()
+    log.append_as_leader(make_batch(1), 0, 0)
+    waiting = asyncio.create_task(flusher.flush(log))
+    await asyncio.sleep(0)
+    (driver,) = [task for task in asyncio.all_tasks() if task.get_name() == "group-commit-orders-0"]
+    driver.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(waiting, 5)
+    log.append_as_leader(make_batch(1), 0, 0)
+    await asyncio.wait_for(flusher.flush(log), 5)
+    assert log.recovery_point == 2
