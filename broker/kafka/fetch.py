@@ -26,7 +26,8 @@ the long poll's passes read records that the final pass reads again.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import astuple, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kio.schema.errors import ErrorCode
@@ -48,13 +49,8 @@ from broker.security.acl import AclOperation, Resource
 API_KEY = 1
 
 
-@dataclass(frozen=True)
-class PartitionAsk:
-    topic: str
-    partition: int
-    fetch_offset: int
-    max_bytes: int
-    current_leader_epoch: int
+Ask = tuple[PartitionKey, FetchPosition]
+"""One partition to read and where: the pairs a fetch session keeps (``FetchContext.reads``)."""
 
 
 @dataclass(frozen=True)
@@ -91,13 +87,13 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     )
     if fetch.error != SessionError.NONE:
         return _response(version, ErrorCode(fetch.error), SESSIONLESS, [], [])
-    asks = [PartitionAsk(key[0], key[1], *astuple(position)) for key, position in fetch.reads]
+    asks = fetch.reads
     max_wait_ms = min(millis(body.max_wait), context.node.settings.fetch_max_wait_ms)
     isolation = Isolation.from_kafka(body.isolation_level)
     refused = _refused_in_session(context, fetch.reads, {key for key, _ in named}) if fetch.incremental else set()
     reads = await _read_all(context, asks, 0, isolation, refused)
     if max_wait_ms > 0 and not _has_error(reads) and sum(len(r.data) for r in reads) < max(body.min_bytes, 1):
-        await _wait_for_any(context, [a for a in asks if (a.topic, a.partition) not in refused], max_wait_ms, isolation)
+        await _wait_for_any(context, [ask for ask in asks if ask[0] not in refused], max_wait_ms, isolation)
         reads = await _read_all(context, asks, 0, isolation, refused)
     answered = _within(reads, body.max_bytes)
     results = [
@@ -106,15 +102,13 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
     ]
     session_id, included = sessions.answered(fetch, results, owner, now_ms)
     traffic = context.node.console.traffic
-    for ask, read in zip(asks, answered, strict=True):
-        traffic.fetched_batches(ask.topic, ask.fetch_offset, read.data)
+    for ((topic, _), position), read in zip(asks, answered, strict=True):
+        traffic.fetched_batches(topic, position.fetch_offset, read.data)
     kept = [(ask, read) for ask, read, keep in zip(asks, answered, included, strict=True) if keep]
     return _response(version, ErrorCode.none, session_id, [a for a, _ in kept], [r for _, r in kept])
 
 
-def _refused_in_session(
-    context: RequestContext, reads: tuple[tuple[PartitionKey, FetchPosition], ...], named: set[PartitionKey]
-) -> set[PartitionKey]:
+def _refused_in_session(context: RequestContext, reads: tuple[Ask, ...], named: set[PartitionKey]) -> set[PartitionKey]:
     """The session's partitions this request did not name whose topic the principal may no longer READ:
     each request is authorized again, as Kafka does (the guard checked the named ones)."""
     topics = {key[0] for key, _ in reads if key not in named}
@@ -131,7 +125,7 @@ def _has_error(reads: list[PartitionRead]) -> bool:
 
 async def _read_all(
     context: RequestContext,
-    asks: list[PartitionAsk],
+    asks: Sequence[Ask],
     timeout_ms: int,
     isolation: Isolation,
     refused: set[PartitionKey],
@@ -139,8 +133,8 @@ async def _read_all(
     return list(
         await asyncio.gather(
             *(
-                _refusal() if (ask.topic, ask.partition) in refused else _read(context, ask, timeout_ms, isolation)
-                for ask in asks
+                _refusal() if key in refused else _read(context, key, position, timeout_ms, isolation)
+                for key, position in asks
             )
         )
     )
@@ -150,13 +144,16 @@ async def _refusal() -> PartitionRead:
     return PartitionRead(ErrorCode.topic_authorization_failed)
 
 
-async def _read(context: RequestContext, ask: PartitionAsk, timeout_ms: int, isolation: Isolation) -> PartitionRead:
+async def _read(
+    context: RequestContext, key: PartitionKey, position: FetchPosition, timeout_ms: int, isolation: Isolation
+) -> PartitionRead:
     node = context.node
+    topic, partition = key
     try:
-        leader_epoch = node.leaders.leader_state(ask.topic, ask.partition).leader_epoch
-        require_leader_epoch(ask.topic, ask.partition, ask.current_leader_epoch, leader_epoch)
+        leader_epoch = node.leaders.leader_state(topic, partition).leader_epoch
+        require_leader_epoch(topic, partition, position.current_leader_epoch, leader_epoch)
         result = await node.router.fetch(
-            ask.topic, ask.partition, ask.fetch_offset, ask.max_bytes, timeout_ms, forward=False, isolation=isolation
+            topic, partition, position.fetch_offset, position.max_bytes, timeout_ms, forward=False, isolation=isolation
         )
     except Exception as error:  # noqa: BLE001 - each partition answers its own error; the request goes on
         return PartitionRead(kafka_error_code(error))
@@ -170,11 +167,9 @@ async def _read(context: RequestContext, ask: PartitionAsk, timeout_ms: int, iso
     )
 
 
-async def _wait_for_any(
-    context: RequestContext, asks: list[PartitionAsk], max_wait_ms: int, isolation: Isolation
-) -> None:
+async def _wait_for_any(context: RequestContext, asks: Sequence[Ask], max_wait_ms: int, isolation: Isolation) -> None:
     """Return once one partition has data or an error, or after ``max_wait_ms``."""
-    polls = {asyncio.ensure_future(_read(context, ask, max_wait_ms, isolation)) for ask in asks}
+    polls = {asyncio.ensure_future(_read(context, key, position, max_wait_ms, isolation)) for key, position in asks}
     try:
         pending = polls
         while pending:
@@ -203,16 +198,16 @@ def _within(reads: list[PartitionRead], max_bytes: int) -> list[PartitionRead]:
 
 
 def _response(
-    version: int, error_code: ErrorCode, session_id: int, asks: list[PartitionAsk], reads: list[PartitionRead]
+    version: int, error_code: ErrorCode, session_id: int, asks: Sequence[Ask], reads: list[PartitionRead]
 ) -> Any:
     partition_class = shape(API_KEY, version, "PartitionData")
     aborted_class = shape(API_KEY, version, "AbortedTransaction")
     by_topic: dict[str, list[Any]] = {}
-    for ask, read in zip(asks, reads, strict=True):
-        by_topic.setdefault(ask.topic, []).append(
+    for ((topic, partition), _), read in zip(asks, reads, strict=True):
+        by_topic.setdefault(topic, []).append(
             build(
                 partition_class,
-                partition_index=i32(ask.partition),
+                partition_index=i32(partition),
                 error_code=read.error_code,
                 high_watermark=i64(read.high_watermark),
                 last_stable_offset=i64(read.last_stable_offset),
