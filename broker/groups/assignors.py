@@ -19,10 +19,19 @@ the same subscriptions get co-partitioned ranges.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 TopicPartition = tuple[str, int]
 Assignment = dict[str, set[TopicPartition]]
+
+
+def grouped_by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    """Partition numbers by topic, both in order: how every door lists an assignment (KIP-848's TopicPartitions)."""
+    grouped: dict[str, list[int]] = {}
+    for topic, partition in sorted(partitions):
+        grouped.setdefault(topic, []).append(partition)
+    return grouped
+
 
 UNIFORM = "uniform"
 RANGE = "range"

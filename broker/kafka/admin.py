@@ -65,7 +65,7 @@ from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
-from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.kafka.shapes import NO_THROTTLE, ZERO_UUID, build, shape
 from broker.security.acl import AclOperation, Resource
 from broker.topics.config_entries import ConfigEntry
 from broker.topics.configs import canonical_config_name
@@ -77,7 +77,6 @@ log = structlog.get_logger(__name__)
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
 DESCRIBE_CLUSTER = 60
-ZERO_UUID = uuid.UUID(int=0)
 BROKERS_ENDPOINT = 1
 USE_DEFAULT = -1
 CONFIGS_SINCE = 5
@@ -227,11 +226,11 @@ async def delete_topics(context: RequestContext, request: DecodedRequest) -> Any
         if hasattr(body, "topic_names")
         else [(topic.name, topic.topic_id) for topic in body.topics]
     )
-    names_by_id = context.node.catalog.topic_names_by_id()
+    names_by_id = context.node.catalog.topic_names_by_id() if any(name is None for name, _ in asked) else {}
     result_class = shape(DELETE_TOPICS, version, "DeletableTopicResult")
     results = []
     for asked_name, topic_id in asked:
-        name = asked_name if asked_name is not None else names_by_id.get(topic_id) if topic_id is not None else None
+        name = asked_name if asked_name is not None else names_by_id.get(topic_id or ZERO_UUID)
         if name is None or (
             asked_name is None and not authz.may(context.node, AclOperation.DESCRIBE, Resource.topic(name))
         ):

@@ -30,7 +30,6 @@ the HTTP routes do (``may`` for a check whose refusal is not yet an answer,
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +40,7 @@ from kio.static.primitive import i32, i64
 
 from broker.kafka.authn import SESSION
 from broker.kafka.context import KafkaNode
-from broker.kafka.shapes import build, shape
+from broker.kafka.shapes import ZERO_UUID, build, shape
 from broker.security.acl import AclOperation, Resource, ResourceType
 from broker.security.principal import ANONYMOUS, Principal
 
@@ -185,7 +184,7 @@ def _hidden_fields(topic: Any) -> dict[str, Any]:
     """What a refused topic's entry must not tell: whether it is internal, and its id."""
     hidden: dict[str, Any] = {"is_internal": False} if hasattr(topic, "is_internal") else {}
     if hasattr(topic, "topic_id"):
-        hidden["topic_id"] = uuid.UUID(int=0)
+        hidden["topic_id"] = ZERO_UUID
     return hidden
 
 

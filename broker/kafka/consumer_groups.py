@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -37,8 +36,7 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import i8, i32
 
 from broker.cluster.records import kafka_uuid_text
-from broker.groups.assignors import TopicPartition
-from broker.groups.classic import ClassicGroupError
+from broker.groups.assignors import TopicPartition, grouped_by_topic
 from broker.groups.coordinator import ClassicGroupInUse
 from broker.groups.membership import JOIN_EPOCH, LEAVE_EPOCH, HeartbeatRequest, Member, Subscription
 from broker.groups.shard import OffsetsShard
@@ -46,7 +44,7 @@ from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.groups import coordinating_shard, group_error_code, refuse_static_member, require_group
-from broker.kafka.shapes import NO_THROTTLE, build, duration, millis, shape
+from broker.kafka.shapes import NO_THROTTLE, ZERO_UUID, build, duration, millis, shape
 from broker.security.acl import AclOperation, Resource
 
 CONSUMER_GROUP_HEARTBEAT = 68
@@ -89,8 +87,7 @@ async def heartbeat(context: RequestContext, request: DecodedRequest) -> Any:
     except ClassicGroupInUse as error:
         return _answer(version, ErrorCode.group_id_not_found, error.message, member_id, UNCHANGED, 0, None)
     except Exception as error:  # noqa: BLE001 - the error is the answer
-        message = error.message if isinstance(error, ClassicGroupError) else getattr(error, "message", None)
-        return _answer(version, group_error_code(error), message, member_id, UNCHANGED, 0, None)
+        return _answer(version, group_error_code(error), getattr(error, "message", None), member_id, UNCHANGED, 0, None)
 
 
 def _heartbeat(
@@ -100,9 +97,9 @@ def _heartbeat(
     state = shard.groups.get(body.group_id)
     member = state.membership.members.get(member_id) if state is not None else None
     before = frozenset(member.assigned) if member is not None else None
-    names = node.catalog.topic_names_by_id()
     owned = None
     if body.topic_partitions is not None:
+        names = node.catalog.topic_names_by_id() if body.topic_partitions else {}
         owned = frozenset(
             (names[topic.topic_id], int(partition))
             for topic in body.topic_partitions
@@ -130,13 +127,13 @@ def _heartbeat(
     )
     assignment = None
     if full or answer.assignment != before:
-        ids = {name: topic_id for topic_id, name in names.items()}
+        partitions_class = shape(CONSUMER_GROUP_HEARTBEAT, version, "TopicPartitions")
         assignment = build(
             shape(CONSUMER_GROUP_HEARTBEAT, version, "Assignment"),
             topic_partitions=tuple(
-                build(shape(CONSUMER_GROUP_HEARTBEAT, version, "TopicPartitions"), topic_id=ids[topic], partitions=p)
-                for topic, p in _by_topic(answer.assignment).items()
-                if topic in ids
+                build(partitions_class, topic_id=topic.topic_id, partitions=tuple(i32(p) for p in numbers))
+                for name, numbers in grouped_by_topic(answer.assignment).items()
+                if (topic := node.catalog.known_topic(name)) is not None
             ),
         )
     interval = node.settings.group_consumer_heartbeat_interval_ms
@@ -180,13 +177,6 @@ def _require_topics(context: RequestContext, names: Iterable[str]) -> None:
 def _new_member_id() -> str:
     """A member id as Kafka's coordinator names one: a random UUID as Kafka prints it."""
     return kafka_uuid_text(uuid.uuid4())
-
-
-def _by_topic(partitions: Iterable[TopicPartition]) -> dict[str, tuple[i32, ...]]:
-    grouped: dict[str, list[i32]] = defaultdict(list)
-    for topic, partition in sorted(partitions):
-        grouped[topic].append(i32(partition))
-    return {topic: tuple(indexes) for topic, indexes in grouped.items()}
 
 
 def _answer(
@@ -237,7 +227,6 @@ async def _described(context: RequestContext, version: int, group_id: str, opera
             group_class, error_code=ErrorCode.group_id_not_found, error_message=message, group_id=group_id, **empty
         )
     group = state.membership
-    ids = {name: topic_id for topic_id, name in context.node.catalog.topic_names_by_id().items()}
     operations = authz.authorized_operations(context.node, Resource.group(group_id), operations_asked)
     return build(
         group_class,
@@ -248,12 +237,14 @@ async def _described(context: RequestContext, version: int, group_id: str, opera
         group_epoch=i32(group.group_epoch),
         assignment_epoch=i32(group.assignment_epoch),
         assignor_name=group.assignor,
-        members=tuple(_member(version, m, group.target.get(m.member_id, set()), ids) for m in group.members.values()),
+        members=tuple(
+            _member(context, version, m, group.target.get(m.member_id, set())) for m in group.members.values()
+        ),
         authorized_operations=i32(operations),
     )
 
 
-def _member(version: int, member: Member, target: Iterable[TopicPartition], ids: dict[str, uuid.UUID]) -> Any:
+def _member(context: RequestContext, version: int, member: Member, target: Iterable[TopicPartition]) -> Any:
     return build(
         shape(CONSUMER_GROUP_DESCRIBE, version, "Member"),
         member_id=member.member_id,
@@ -264,22 +255,23 @@ def _member(version: int, member: Member, target: Iterable[TopicPartition], ids:
         client_host="",
         subscribed_topic_names=tuple(sorted(member.subscription.topics or ())),
         subscribed_topic_regex=member.subscription.regex,
-        assignment=_described_assignment(version, member.assigned | member.revoking, ids),
-        target_assignment=_described_assignment(version, target, ids),
+        assignment=_described_assignment(context, version, member.assigned | member.revoking),
+        target_assignment=_described_assignment(context, version, target),
         member_type=i8(CONSUMER_MEMBER_TYPE),
     )
 
 
-def _described_assignment(version: int, partitions: Iterable[TopicPartition], ids: dict[str, uuid.UUID]) -> Any:
+def _described_assignment(context: RequestContext, version: int, partitions: Iterable[TopicPartition]) -> Any:
+    partitions_class = shape(CONSUMER_GROUP_DESCRIBE, version, "TopicPartitions")
     return build(
         shape(CONSUMER_GROUP_DESCRIBE, version, "Assignment"),
         topic_partitions=tuple(
             build(
-                shape(CONSUMER_GROUP_DESCRIBE, version, "TopicPartitions"),
-                topic_id=ids.get(topic, uuid.UUID(int=0)),
-                topic_name=topic,
-                partitions=indexes,
+                partitions_class,
+                topic_id=topic.topic_id if (topic := context.node.catalog.known_topic(name)) else ZERO_UUID,
+                topic_name=name,
+                partitions=tuple(i32(p) for p in numbers),
             )
-            for topic, indexes in _by_topic(partitions).items()
+            for name, numbers in grouped_by_topic(partitions).items()
         ),
     )

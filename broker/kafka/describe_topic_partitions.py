@@ -24,8 +24,8 @@ from broker.errors import UnknownTopic
 from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
-from broker.kafka.metadata import ZERO_UUID, partition_fields
-from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.kafka.metadata import partition_fields
+from broker.kafka.shapes import NO_THROTTLE, ZERO_UUID, build, shape
 from broker.security.acl import AclOperation, Resource
 
 API_KEY = 75

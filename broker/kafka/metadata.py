@@ -26,12 +26,11 @@ from broker.kafka import authz
 from broker.kafka.codec import DecodedRequest
 from broker.kafka.context import RequestContext
 from broker.kafka.errors import kafka_error_code
-from broker.kafka.shapes import NO_THROTTLE, build, shape
+from broker.kafka.shapes import NO_THROTTLE, ZERO_UUID, build, shape
 from broker.security.acl import AclOperation, Resource
 from config.broker import split_host_port
 
 API_KEY = 3
-ZERO_UUID = uuid.UUID(int=0)
 TOPIC_IDS_ASKED_SINCE = 12
 
 
@@ -66,7 +65,11 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any:
         _topic(context, version, name, live, topics_asked)
         for name in (node.catalog.topic_names() if names is None else names)
     ]
-    topics += [_topic_by_id(context, version, topic_id, live, topics_asked) for topic_id in _ids_asked(request)]
+    ids = _ids_asked(request)
+    names_by_id = node.catalog.topic_names_by_id() if ids else {}
+    topics += [
+        _topic_by_id(context, version, names_by_id.get(topic_id), topic_id, live, topics_asked) for topic_id in ids
+    ]
     cluster_asked = bool(getattr(request.body, "include_cluster_authorized_operations", False))
     return build(
         shape(API_KEY, version, "MetadataResponse"),
@@ -85,11 +88,11 @@ def _ids_asked(request: DecodedRequest) -> list[uuid.UUID]:
 
 
 def _topic_by_id(
-    context: RequestContext, version: int, topic_id: uuid.UUID, live: set[int], operations_asked: bool
+    context: RequestContext, version: int, name: str | None, topic_id: uuid.UUID, live: set[int], operations_asked: bool
 ) -> Any:
+    """The topic with ``topic_id``, whose name is ``name`` (None: no topic has it)."""
     if version < TOPIC_IDS_ASKED_SINCE:
         return _unnamed(version, topic_id, ErrorCode.invalid_request, name="")
-    name = context.node.catalog.topic_names_by_id().get(topic_id)
     if name is None or not authz.authorized(context.node, AclOperation.DESCRIBE, Resource.topic(name)):
         return _unnamed(version, topic_id, ErrorCode.unknown_topic_id, name=None)
     return _topic(context, version, name, live, operations_asked)

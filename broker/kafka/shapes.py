@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import sys
+import uuid
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -20,6 +21,8 @@ from kio.index import load_response_schema
 from kio.static.primitive import i32Timedelta
 
 NO_THROTTLE = i32Timedelta.parse(datetime.timedelta(0))
+ZERO_UUID = uuid.UUID(int=0)
+"""Kafka's "no id" (a topic id or a member id field left unset)."""
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 

@@ -64,6 +64,13 @@ class RequestRouter:
             )
         return None, record
 
+    def _local_leader(self, topic: str, partition: int) -> Partition:
+        """This broker's leader replica of the partition; ``NOT_LEADER_OR_FOLLOWER`` naming the leader when it has none."""
+        local, record = self._leader_or_raise(topic, partition)
+        if local is None:
+            raise self._not_leader(record)
+        return local
+
     def _not_leader(self, record: PartitionRecord) -> NotLeaderOrFollower:
         return NotLeaderOrFollower(
             f"broker {self.node_id} is not the leader of {record.topic}-{record.partition}; broker {record.leader} is",
@@ -152,9 +159,7 @@ class RequestRouter:
     async def max_timestamp_offset(self, topic: str, partition: int) -> tuple[int, int] | None:
         """(largest timestamp, its first offset) of the local leader's records below the high watermark;
         None when there is no record, or when that record is not below the HW yet (Kafka's filter)."""
-        local, record = self._leader_or_raise(topic, partition)
-        if local is None:
-            raise self._not_leader(record)
+        local = self._local_leader(topic, partition)
         found = await asyncio.get_running_loop().run_in_executor(None, local.log.max_timestamp_offset)
         return found if found is not None and found[1] < local.high_watermark else None
 
@@ -164,10 +169,7 @@ class RequestRouter:
         Not forwarded: a Kafka client sends it to the leader, and the HTTP route passes
         it there itself. ``NOT_LEADER_OR_FOLLOWER`` here names the leader.
         """
-        local, record = self._leader_or_raise(topic, partition)
-        if local is None:
-            raise self._not_leader(record)
-        return await local.delete_records(before_offset, timeout_ms)
+        return await self._local_leader(topic, partition).delete_records(before_offset, timeout_ms)
 
     async def offset_for_timestamp(self, topic: str, partition: int, timestamp_ms: int) -> int | None:
         """First offset below the HW with a timestamp at or after ``timestamp_ms``; asked of the leader."""

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from broker.groups.assignors import TopicPartition
+from broker.groups.assignors import TopicPartition, grouped_by_topic
 
 if TYPE_CHECKING:
     from broker.groups.lag import LagRow
@@ -25,10 +24,7 @@ def _related(node: HttpHost, path: str) -> dict[str, str]:
 
 def partitions_by_topic(partitions: set[TopicPartition] | frozenset[TopicPartition]) -> list[dict[str, Any]]:
     """``[{"topic": t, "partitions": [0, 2]}]``: the heartbeat's assignment shape (KIP-848 TopicPartitions)."""
-    grouped: dict[str, list[int]] = defaultdict(list)
-    for topic, partition in sorted(partitions):
-        grouped[topic].append(partition)
-    return [{"topic": topic, "partitions": partitions_} for topic, partitions_ in grouped.items()]
+    return [{"topic": topic, "partitions": numbers} for topic, numbers in grouped_by_topic(partitions).items()]
 
 
 def group_body(node: HttpHost, state: GroupState) -> dict[str, Any]:
