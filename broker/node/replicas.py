@@ -235,8 +235,9 @@ class ReplicaManager:
         partition = self.partitions.pop(key)
         partition.stop()
         self.fetchers.remove(partition)
-        if delete_log:
-            deletion = asyncio.get_running_loop().run_in_executor(None, self.logs.delete, *key)
+        detached = self.logs.detach(*key) if delete_log else None
+        if detached is not None:
+            deletion = asyncio.get_running_loop().run_in_executor(None, self.logs.delete_detached, detached)
             self._log_deletions.add(deletion)
             deletion.add_done_callback(self._log_deletions.discard)
             log.info("partition.deleted", topic=key[0], partition=key[1])

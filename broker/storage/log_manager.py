@@ -27,6 +27,7 @@ import re
 import shutil
 import threading
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
@@ -70,6 +71,15 @@ def validate_topic(topic: str) -> None:
         )
 
 
+@dataclass(eq=False)
+class DetachedLog:
+    """A log the manager no longer hands out, until ``delete_detached`` removes it."""
+
+    log: PartitionLog
+    doomed: Path | None = None
+    """Where its directory was moved, once it was."""
+
+
 class LogManager:
     """Opens, creates, checkpoints and closes every ``PartitionLog`` under ``data_dir``."""
 
@@ -81,6 +91,8 @@ class LogManager:
         self.log_start_offset_checkpoint = OffsetCheckpointFile(self.data_dir / LOG_START_OFFSET_CHECKPOINT_FILE)
         self.high_watermark_checkpoint = OffsetCheckpointFile(self.data_dir / HIGH_WATERMARK_CHECKPOINT_FILE)
         self._logs: dict[TopicPartition, PartitionLog] = {}
+        self._detached: list[DetachedLog] = []
+        """Logs ``detach`` took away whose deletion has not finished: still in their directories until moved."""
         self._lock = threading.Lock()
         self._checkpoint_lock = threading.Lock()
 
@@ -124,13 +136,20 @@ class LogManager:
         return self._logs.get((topic, partition))
 
     def get_or_create(self, topic: str, partition: int, config: LogConfig | None = None) -> PartitionLog:
-        """The log of ``topic-partition``, created empty at offset 0 if this broker has none yet."""
+        """The log of ``topic-partition``, created empty at offset 0 if this broker has none yet.
+
+        A detached log of the partition still in its directory is moved away first, so the new
+        log never opens the old one's files.
+        """
         validate_topic(topic)
         if partition < 0:
             raise InvalidTopic(f"partition {partition} of {topic!r} is negative")
         with self._lock:
             log = self._logs.get((topic, partition))
             if log is None:
+                for detached in self._detached:
+                    if (detached.log.topic, detached.log.partition) == (topic, partition):
+                        self._move_away(detached)
                 directory = self.data_dir / partition_directory_name(topic, partition)
                 log = PartitionLog.open(directory, config or self.default_config, topic=topic, partition=partition)
                 self._logs[(topic, partition)] = log
@@ -138,26 +157,49 @@ class LogManager:
                 log.update_config(config)
             return log
 
-    def delete(self, topic: str, partition: int) -> bool:
-        """Remove the log and its directory; return whether it existed.
+    def detach(self, topic: str, partition: int) -> DetachedLog | None:
+        """Take the log away at once, without I/O, for ``delete_detached`` to remove (None: there is none).
 
-        The directory is first renamed to ``<name>.<unique>-delete`` (Kafka's suffix)
-        under the manager's lock, so ``get_or_create`` of the same partition can never
-        open the directory that is being removed; a crash mid-delete leaves a doomed
-        directory that the next ``load_all`` removes.
+        The broker detaches a deleted partition's log on its event loop and removes it in a
+        worker thread. Before, the whole deletion ran in the thread, and a topic deleted and
+        created again at once reopened the old log (its records, its end offset) before the
+        thread closed it under the new partition: its next append failed on a closed file.
         """
         with self._lock:
             log = self._logs.pop((topic, partition), None)
             if log is None:
-                return False
-            doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETED_DIRECTORY_SUFFIX}")
-            log.close_and_move(doomed)
+                return None
+            detached = DetachedLog(log)
+            self._detached.append(detached)
+            return detached
+
+    def delete_detached(self, detached: DetachedLog) -> None:
+        """Close the detached log, move its directory to ``<name>.<unique>-delete`` (Kafka's suffix) and
+        remove it. A crash mid-delete leaves a doomed directory that the next ``load_all`` removes."""
+        with self._lock:
+            doomed = self._move_away(detached)
+            self._detached.remove(detached)
         shutil.rmtree(doomed, ignore_errors=True)
         fsync_directory(self.data_dir)
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
-        logger.info("log_manager.log_deleted", topic=topic, partition=partition)
+        logger.info("log_manager.log_deleted", topic=detached.log.topic, partition=detached.log.partition)
+
+    def delete(self, topic: str, partition: int) -> bool:
+        """``detach`` then ``delete_detached``; whether there was a log."""
+        detached = self.detach(topic, partition)
+        if detached is None:
+            return False
+        self.delete_detached(detached)
         return True
+
+    def _move_away(self, detached: DetachedLog) -> Path:
+        """Close the detached log and move its directory out of the way, once; where it went (lock held)."""
+        if detached.doomed is None:
+            directory = detached.log.directory
+            detached.doomed = directory.with_name(f"{directory.name}.{uuid.uuid4().hex}{DELETED_DIRECTORY_SUFFIX}")
+            detached.log.close_and_move(detached.doomed)
+        return detached.doomed
 
     def logs(self) -> dict[TopicPartition, PartitionLog]:
         with self._lock:

@@ -136,3 +136,21 @@ def test_load_finishes_an_interrupted_delete_and_drops_checkpoint_temp_files(tmp
     assert set(logs) == {("orders", 0)}
     assert not (tmp_path / "orders-1.5f0c-delete").exists()
     assert not (tmp_path / "recovery-point-offset-checkpoint.x1y2.tmp").exists()
+
+
+def test_a_partition_created_again_before_its_detached_log_is_deleted_gets_a_new_log_the_deletion_leaves_alone(
+    tmp_path: Path,
+) -> None:
+    """A topic deleted and created again at once: the broker detaches the old log on its event loop and
+    deletes it in a thread later. The new partition opened the old log meanwhile (its end offset 3), and
+    the late deletion closed it under the new one, whose next append failed on a closed file."""
+    manager = LogManager(tmp_path, LogConfig())
+    manager.get_or_create("orders", 0).append_as_leader(make_batch(3), 1, 0)
+    detached = manager.detach("orders", 0)
+    assert detached is not None
+    again = manager.get_or_create("orders", 0)
+    assert again.log_end_offset == 0 and again.directory == tmp_path / "orders-0"
+    manager.delete_detached(detached)
+    again.append_as_leader(make_batch(2), 1, 0)
+    assert again.log_end_offset == 2 and manager.get("orders", 0) is again
+    assert [path.name for path in tmp_path.iterdir() if path.is_dir()] == ["orders-0"]
