@@ -132,6 +132,13 @@ class BrokerSettings(BaseSettings):
         description="how long a follower's fetch waits at the leader for new data; less than replica_lag_time_max_ms",
     )
     replica_fetch_max_bytes: int = Field(MIB, ge=1, description="bytes per partition in one follower fetch")
+    replica_fetch_transport: Literal["stream", "http"] = Field(
+        "stream",
+        description=(
+            "how a follower's fetches reach its leader: on one kept-open connection per leader broker "
+            "(stream, a WebSocket on the inter-broker listener) or one HTTP request each (http)"
+        ),
+    )
     leader_replication_throttled_rate: int = Field(
         UNLIMITED_RATE,
         ge=0,

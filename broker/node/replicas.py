@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 
 import aiohttp
 import structlog
@@ -28,11 +29,14 @@ from broker.cluster.store import MetadataStore
 from broker.node.isr_proposals import IsrProposals
 from broker.node.log_dirs import LogDirUsage, log_dir_usage
 from broker.record.control import TransactionMarker
+from broker.replica_io import trace
 from broker.replica_io.background import every, tick_led
 from broker.replica_io.fetch_handler import serve_replica_fetch
-from broker.replica_io.fetch_transport import HttpFetchTransport
+from broker.replica_io.fetch_transport import FetchTransport, HttpFetchTransport
 from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition
+from broker.replica_io.replication_stream import StreamFetchTransport
+from broker.replica_io.stream_socket import ServerStreams, stream_opener
 from broker.replica_io.transactional import TransactionCalls
 from broker.replication.broker_epoch import UNKNOWN_BROKER_EPOCH
 from broker.replication.fetch_session import LeaderSessions
@@ -87,10 +91,13 @@ class ReplicaManager:
         """What this broker fetches for the replicas a move is adding here (``broker.replication.throttle``)."""
         self.leader_quota = ReplicationQuota(_limit(settings.leader_replication_throttled_rate))
         """What this broker sends, as leader, to the replicas a move is adding elsewhere."""
+        self.streams = ServerStreams()
+        """The replication streams this broker answers as leader."""
+        self._fetch_transport = self._new_fetch_transport()
         self.fetchers = ReplicaFetcherManager(
             local_broker_id=self.node_id,
             broker_epoch=lambda: self.membership.broker_epoch,
-            transport=HttpFetchTransport(self.session, self.view.inter_broker_url),
+            transport=self._fetch_transport,
             max_wait_ms=settings.replica_fetch_wait_max_ms,
             max_bytes=settings.replica_fetch_max_bytes,
             quota=self.follower_quota,
@@ -98,6 +105,15 @@ class ReplicaManager:
         self._tasks: list[asyncio.Task] = []
         self._log_deletions: set[asyncio.Future] = set()
         self._fetch_sessions = LeaderSessions(new_session_id=lambda: secrets.randbelow(2**31 - 1) + 1)
+
+    def _new_fetch_transport(self) -> FetchTransport:
+        """How this broker's fetches reach leaders, as ``replica_fetch_transport`` says."""
+        leader_url = self.view.inter_broker_url
+        if self.settings.replica_fetch_transport == "http":
+            return HttpFetchTransport(self.session, leader_url)
+        return StreamFetchTransport(
+            stream_opener(self.session, leader_url), lambda broker_id: leader_url(broker_id) is not None
+        )
 
     async def load_logs(self) -> None:
         """Load and recover every local log, and the high watermarks checkpointed at the last stop."""
@@ -245,13 +261,18 @@ class ReplicaManager:
     # ------------------------------------------------------------ followers' fetches
 
     async def serve_replica_fetch(self, request: FetchRequest) -> FetchResponse:
-        return await serve_replica_fetch(
+        """Answer a follower's fetch, over HTTP or a stream; the long poll is bounded by
+        ``fetch_max_wait_ms`` whatever the request asks (int32 ms is 24 days)."""
+        request = replace(request, max_wait_ms=min(request.max_wait_ms, self.settings.fetch_max_wait_ms))
+        response = await serve_replica_fetch(
             request,
             self.local_partition,
             self._registered_broker_epoch,
             self._fetch_sessions,
             self.leader_quota,
         )
+        trace.trace_fetched("leader.fetch_answered", response.partitions, replica_id=request.replica_id)
+        return response
 
     def apply_throttle_rates(self) -> None:
         """Take the replication throttle rates in force now (``throttle_rates``: per-broker, cluster-wide, static)."""
@@ -302,8 +323,14 @@ class ReplicaManager:
         for partition in self.partitions.values():
             partition.end_long_polls()
 
+    async def end_streams(self) -> None:
+        """Close every replication stream this broker answers (it is stopping)."""
+        await self.streams.close_all()
+
     async def stop_fetching(self) -> None:
         await self.fetchers.close()
+        if isinstance(self._fetch_transport, StreamFetchTransport):
+            await self._fetch_transport.close()
 
     async def close(self) -> None:
         """Stop the background work and the replicas, then flush and checkpoint every log and close it."""

@@ -54,15 +54,7 @@ class HttpFetchTransport:
         if url is None:
             raise FetchTransportError(f"broker {leader_id} is not registered")
         timeout = aiohttp.ClientTimeout(total=request.max_wait_ms / 1000 + 10)
-        if trace.enabled():
-            for fp in request.partitions:
-                trace.trace(
-                    "follower.fetch_sent",
-                    topic=fp.topic,
-                    partition=fp.partition,
-                    offset=fp.fetch_offset - 1,
-                    leader_epoch=fp.current_leader_epoch,
-                )
+        trace.trace_fetch_sent(request)
         try:
             async with self._session.post(
                 f"{url}/internal/fetch",

@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 
 from broker.replication import fetched_last_offset
-from broker.replication.fetch_wire import FetchPartitionResponse
+from broker.replication.fetch_wire import FetchPartitionResponse, FetchRequest
 
 _stdlib = logging.getLogger(__name__)
 _log = structlog.get_logger(__name__)
@@ -47,3 +47,17 @@ def trace_fetched(event: str, answers: Iterable[FetchPartitionResponse], **field
                 offset=fetched_last_offset(answer.records),
                 **fields,
             )
+
+
+def trace_fetch_sent(request: FetchRequest) -> None:
+    """``trace.follower.fetch_sent`` for each partition a follower's fetch names, at the offset it reports held."""
+    if not enabled():
+        return
+    for fp in request.partitions:
+        trace(
+            "follower.fetch_sent",
+            topic=fp.topic,
+            partition=fp.partition,
+            offset=fp.fetch_offset - 1,
+            leader_epoch=fp.current_leader_epoch,
+        )

@@ -100,12 +100,14 @@ async def _drain_unacknowledged(app: web.Application) -> None:
 
 
 async def _end_long_polls(app: web.Application) -> None:
-    """On shutdown, answer every parked read and follower fetch at once.
+    """On shutdown, answer every parked read and follower fetch at once, and close the replication streams.
 
     The server waits for the requests in flight before the broker stops; a long poll
     would otherwise hold the stop for its whole wait (up to ``fetch_max_wait_ms``).
     """
-    app[NODE_KEY].replicas.end_long_polls()
+    replicas = app[NODE_KEY].replicas
+    replicas.end_long_polls()
+    await replicas.end_streams()
 
 
 def access_mismatch(tables: tuple[RouteTable, ...]) -> list[str]:

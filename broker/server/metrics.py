@@ -159,7 +159,11 @@ class HttpMetrics:
         elif method == "GET" and route.endswith("/records"):
             self._fetch_latency.labels("consumer").observe(duration_seconds)
         elif route == "/internal/fetch":
-            self._fetch_latency.labels("replica").observe(duration_seconds)
+            self.observe_replica_fetch(duration_seconds)
+
+    def observe_replica_fetch(self, duration_seconds: float) -> None:
+        """One follower fetch answered, over HTTP or on a replication stream."""
+        self._fetch_latency.labels("replica").observe(duration_seconds)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -177,6 +177,7 @@ ROUTE_ACCESS: dict[tuple[str, str], Access] = {
     ("POST", CLUSTER + "/broker-configs:alter"): authorized(cluster(AclOperation.ALTER_CONFIGS)),
     ("POST", CLUSTER + "/acls:batch"): authorized(cluster(AclOperation.ALTER)),
     ("POST", "/internal/fetch"): BROKERS,
+    ("GET", "/internal/replication/stream"): BROKERS,
     ("POST", "/internal/controller/topics"): BROKERS,
     ("DELETE", "/internal/controller/topics/{topic}"): BROKERS,
     ("POST", "/internal/controller/controlled-shutdown/{broker_id}"): BROKERS,

@@ -9,16 +9,17 @@ malformed request is a 4xx naming what is wrong, never a 500.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import time
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 from broker.cluster.reassignment import PartitionMove
 from broker.node.controller_gateway import ControllerGateway
-from broker.replica_io import trace
-from broker.replication.fetch_wire import CONTENT_TYPE, decode_request, encode_response
+from broker.replica_io.stream_socket import STREAM_PATH
+from broker.replication.fetch_wire import CONTENT_TYPE, FetchRequest, FetchResponse, decode_request, encode_response
 from broker.server.api_routes import JSON, OBJECT, Body, Operation, Reply, RouteTable
+from broker.server.middleware import METRICS_KEY
 from broker.server.params import NODE_KEY, path_int, read_model
 from broker.server.resources import partition_body
 from broker.topics.new_topic import NewTopic
@@ -86,14 +87,29 @@ def _controller(request: web.Request) -> ControllerGateway:
     ),
 )
 async def replica_fetch(request: web.Request) -> web.Response:
-    """The long poll is bounded by ``fetch_max_wait_ms`` whatever the request asks (int32 ms is 24 days)."""
+    response = await _node(request).replicas.serve_replica_fetch(decode_request(await request.read()))
+    return web.Response(body=encode_response(response), content_type=CONTENT_TYPE)
+
+
+@routes.get(
+    STREAM_PATH,
+    Operation(
+        "Replication stream: a WebSocket carrying one follower's fetches and their answers "
+        "(broker.replica_io.replication_stream), binary messages of broker.replication.fetch_wire",
+        (Reply(101, "switching to the WebSocket protocol"),),
+    ),
+)
+async def replication_stream(request: web.Request) -> web.StreamResponse:
     node = _node(request)
-    fetch = decode_request(await request.read())
-    fetch = replace(fetch, max_wait_ms=min(fetch.max_wait_ms, node.settings.fetch_max_wait_ms))
-    response = await node.replicas.serve_replica_fetch(fetch)
-    body = encode_response(response)
-    trace.trace_fetched("leader.fetch_answered", response.partitions, replica_id=fetch.replica_id)
-    return web.Response(body=body, content_type=CONTENT_TYPE)
+    metrics = request.app[METRICS_KEY]
+
+    async def answer(fetch: FetchRequest) -> FetchResponse:
+        started = time.perf_counter()
+        response = await node.replicas.serve_replica_fetch(fetch)
+        metrics.observe_replica_fetch(time.perf_counter() - started)
+        return response
+
+    return await node.replicas.streams.serve(request, answer, node.settings.max_request_bytes)
 
 
 @routes.post("/internal/controller/topics", internal("Create a topic on the controller", NewTopic))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from broker.clock import wall_clock_ms
 from broker.replica_io.fetch_handler import serve_replica_fetch
-from broker.replica_io.fetch_transport import FetchTransportError
+from broker.replica_io.fetch_transport import FetchTransport, FetchTransportError
 from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import IsrProposer, Partition
 from broker.replication.fetch_session import LeaderSessions
@@ -52,7 +52,7 @@ class InProcessTransport:
         )
 
 
-def fetching(follower: Partition, transport: InProcessTransport) -> ReplicaFetcherManager:
+def fetching(follower: Partition, transport: FetchTransport) -> ReplicaFetcherManager:
     """The broker's own follower fetch loop for ``follower``, fetching through ``transport``; close it after."""
     fetchers = ReplicaFetcherManager(
         local_broker_id=follower.local_broker_id,

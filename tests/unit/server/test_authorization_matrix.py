@@ -892,6 +892,7 @@ RECIPES: tuple[Recipe, ...] = (
         victim_quota,
     ),
     internal("POST", "/internal/fetch", "/internal/fetch"),
+    internal("GET", "/internal/replication/stream", "/internal/replication/stream"),
     internal(
         "POST",
         "/internal/controller/topics",
