@@ -29,9 +29,10 @@ from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, StaleBrokerEpoch
 from broker.replica_io.background import every, tick_led
 from broker.replica_io.fetch_handler import serve_replica_fetch
-from broker.replica_io.fetch_transport import FetchTransportError
+from broker.replica_io.fetch_transport import FetchTransport, FetchTransportError
 from broker.replica_io.fetcher import ReplicaFetcherManager
 from broker.replica_io.partition import Partition
+from broker.replica_io.replication_stream import StreamFetchTransport, serve_stream
 from broker.replication import PartitionLeaderState, PartitionReplica, ProposeIsr
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import (
@@ -45,6 +46,7 @@ from broker.replication.fetch_wire import (
 from broker.replication.isr_change import IsrChangeAnswer
 from broker.storage.flusher import GroupCommitFlusher, IntervalFlusher
 from tests.simulation.storage import RecordView, SimDisk, decode_views
+from tests.simulation.streams import SimStreamEnd, StreamFrame, StreamReset
 from tests.simulation.world import CONTROLLER, PARTITION, TOPIC, AlterIsrResponse, SimConfig
 from tests.support.virtual_time import InlineExecutor, VirtualTimeLoop
 
@@ -157,7 +159,9 @@ class SimProcess:
     partition: Partition = field(init=False)
     fetchers: ReplicaFetcherManager = field(init=False)
     sessions: LeaderSessions = field(init=False)
-    transport: SimFetchTransport = field(init=False)
+    transport: FetchTransport = field(init=False)
+    streams: dict[int, SimStreamEnd] = field(default_factory=dict)
+    """This process's ends of replication streams, by connection id (``config.fetch_transport`` "stream")."""
     alive: bool = True
     failures: list[BaseException] = field(default_factory=list)
     """Errors raised on the loop (a driver's, or an invariant a produce's answer broke)."""
@@ -176,8 +180,27 @@ class SimProcess:
         self.loop = VirtualTimeLoop(start=self.broker.clock_ms() / 1000)
         self.loop.set_default_executor(SlowDiskExecutor(self.loop, self.broker.disk_delay_ms))
         self.loop.set_exception_handler(self._on_loop_error)
-        self.transport = SimFetchTransport(self)
+        self.transport = self._new_transport()
         self.call(self._start)
+
+    def _new_transport(self) -> FetchTransport:
+        """Fetches as messages, or the broker's replication stream over simulated connections;
+        either way a fetch gives up ``fetch_timeout_ms`` after it was sent."""
+        if self.config.fetch_transport == "stream":
+            grace_s = (self.config.fetch_timeout_ms - self.config.fetch_max_wait_ms) / 1000
+            return StreamFetchTransport(self._open_stream, lambda leader_id: True, answer_grace_s=grace_s)
+        return SimFetchTransport(self)
+
+    async def _open_stream(self, leader_id: int) -> SimStreamEnd:
+        self.broker.streams_opened += 1
+        return self._stream_end(self.hooks.request_ids(), leader_id, opener=True)
+
+    def _stream_end(self, connection: int, peer: int, *, opener: bool) -> SimStreamEnd:
+        end = SimStreamEnd(
+            connection, peer, opener=opener, send=self.send, forget=lambda known: self.streams.pop(known, None)
+        )
+        self.streams[connection] = end
+        return end
 
     def _start(self) -> None:
         """What the replica manager builds at start, with the HW from its checkpoint."""
@@ -282,7 +305,14 @@ class SimProcess:
         if isinstance(payload, FetchRequestMessage):
             self.start_task(self._serve_fetch(source, payload))
         elif isinstance(payload, FetchResponseMessage):
+            assert isinstance(self.transport, SimFetchTransport)
             self._answer(self.transport.waiting.get(payload.request_id), payload.body)
+        elif isinstance(payload, StreamFrame):
+            self._on_stream_frame(source, payload)
+        elif isinstance(payload, StreamReset):
+            if (end := self.streams.get(payload.connection)) is not None:
+                end.broken()
+            self.run()
         elif isinstance(payload, AlterIsrResponse):
             self._answer(self._isr_waiting.get(payload.request_id), payload.answer)
 
@@ -292,8 +322,24 @@ class SimProcess:
             waiting.set_result(answer)
         self.run()
 
+    def _on_stream_frame(self, source: int, frame: StreamFrame) -> None:
+        """A frame for one of this process's ends; a follower's first frame of a new connection opens
+        the leader's end and starts the broker's ``serve_stream`` on it; any other unknown one is reset."""
+        end = self.streams.get(frame.connection)
+        if end is None:
+            if not (frame.from_opener and frame.seq == 0):
+                self.send(source, StreamReset(frame.connection))
+                return
+            end = self._stream_end(frame.connection, source, opener=False)
+            self.start_task(serve_stream(end, lambda request: self._answer_fetch(source, request), peer=f"b{source}"))
+        end.take(frame)
+        self.run()
+
     async def _serve_fetch(self, follower_id: int, message: FetchRequestMessage) -> None:
-        request = decode_request(message.body)
+        response = await self._answer_fetch(follower_id, decode_request(message.body))
+        self.send(follower_id, FetchResponseMessage(message.request_id, encode_response(response)))
+
+    async def _answer_fetch(self, follower_id: int, request: FetchRequest) -> FetchResponse:
         response = await serve_replica_fetch(
             request,
             lambda topic, partition: self.partition if (topic, partition) == (TOPIC, PARTITION) else None,
@@ -304,7 +350,7 @@ class SimProcess:
         if any(isinstance(answer.error, StaleBrokerEpoch) for answer in response.partitions):
             self.broker.stale_fetches_refused += 1
             self.hooks.trace(f"b{self.broker.broker_id} refused a fetch from a dead incarnation of b{follower_id}")
-        self.send(follower_id, FetchResponseMessage(message.request_id, encode_response(response)))
+        return response
 
     async def _propose_isr(self, proposal: ProposeIsr) -> IsrChangeAnswer | None:
         """The controller's compare-and-set, over the network; no answer within the fetch timeout is None."""
@@ -389,6 +435,7 @@ class SimBroker:
     """How far this broker's clock has jumped ahead of the simulation's."""
     slow_disk_until_ms: int = -1
     stale_fetches_refused: int = 0
+    streams_opened: int = 0
 
     def __post_init__(self) -> None:
         self.disk = SimDisk(self.directory, self.config)

@@ -122,6 +122,8 @@ class Stats:
     """Reassignments started, replaced or cancelled (the ``reassign`` profile)."""
     stale_fetches_refused: int = 0
     """Fetches from a dead incarnation (delayed past a restart) the leaders refused (KIP-903)."""
+    streams_opened: int = 0
+    """Replication streams followers opened (the ``stream`` transport): one per leader, plus one per break."""
     invariant_checks: int = 0
     """Times every invariant was checked: after each step, and after each round of healing."""
 
@@ -205,6 +207,7 @@ class Simulation:
         self.stats.messages_lost = self.network.lost_count
         self.stats.messages_duplicated = self.network.duplicated_count
         self.stats.stale_fetches_refused = sum(broker.stale_fetches_refused for broker in self.brokers.values())
+        self.stats.streams_opened = sum(broker.streams_opened for broker in self.brokers.values())
         return self.stats
 
     def step(self) -> None:

@@ -28,6 +28,10 @@ PROFILES = {
     "4-brokers-rf-3-moved-fsync-power-loss": SimConfig(
         broker_count=4, replication_factor=3, reassign=True, power_loss=True
     ),
+    "3-brokers-stream-fsync-power-loss": SimConfig(broker_count=3, fetch_transport="stream", power_loss=True),
+    "4-brokers-rf-3-moved-stream-fsync-power-loss": SimConfig(
+        broker_count=4, replication_factor=3, reassign=True, fetch_transport="stream", power_loss=True
+    ),
 }
 
 
@@ -62,6 +66,12 @@ REGRESSIONS = [
         4_000,
         id="crashed-disk-flush-retried-at-once",
     ),
+    pytest.param(
+        "4-brokers-rf-3-moved-stream-fsync-power-loss",
+        1240266776,
+        3_000,
+        id="stream-late-answer-taken-for-the-next-fetch",
+    ),
 ]
 """(profile, seed, steps) of failures found and fixed, replayed on every run.
 
@@ -73,7 +83,12 @@ readers had been shown.
 the leader never got; the leader dropped the change, raised the HW without the new member,
 and the controller later elected that member without acknowledged records. A change whose
 outcome is unknown now stays in the maximal ISR until the newer record arrives
-(``broker/replication/isr_change.py``)."""
+(``broker/replication/isr_change.py``).
+
+``stream-late-answer-taken-for-the-next-fetch``: a replication stream kept its connection
+after a fetch timed out there (a variant tried while building it), so the late answer was
+taken for the next fetch's and a follower's HW passed its LEO. A fetch that fails in any way
+now closes its connection (``broker/replica_io/replication_stream.py``, the pairing rule)."""
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -148,6 +163,17 @@ def test_fetches_outliving_their_incarnation_are_refused(sim_dir):
         Simulation(seed, config, sim_dir / f"seed-{seed}").run(800).stale_fetches_refused for seed in range(6)
     )
     assert refused > 0
+
+
+def test_stream_runs_break_and_reopen_connections_and_stay_correct(sim_dir):
+    """The stream profiles exercise the stream's failure paths: connections break (losses,
+    resets, crashes) and followers open new ones, every invariant holding after every step."""
+    config = PROFILES["3-brokers-stream-fsync-power-loss"]
+    runs = [Simulation(seed, config, sim_dir / f"seed-{seed}").run(800) for seed in range(3)]
+    for stats in runs:
+        assert stats.acked_all
+        unbroken = config.broker_count * (stats.leader_changes + 1)
+        assert stats.streams_opened > unbroken, "as many streams as leaderships: none broke and was opened again"
 
 
 def test_a_seed_replays_exactly(sim_dir):

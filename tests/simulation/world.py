@@ -81,6 +81,10 @@ class SimConfig:
     alter_min_isr: bool = False
     """The topic's ``min.insync.replicas`` is altered during the run (1..broker_count), and each
     broker applies the new value when its watch delivers the topic record, at its own moment."""
+    fetch_transport: str = "messages"
+    """How followers fetch: "messages" (each fetch and answer a message of its own) or "stream"
+    (the broker's replication stream, ``broker.replica_io.replication_stream``, on simulated
+    connections: ``tests.simulation.streams``)."""
     replication_factor: int = 0
     """Replicas of the partition, the first brokers; 0: every broker."""
     reassign: bool = False
