@@ -26,13 +26,11 @@ run without authentication (they listen on loopback only).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import importlib.util
 import json
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -41,6 +39,7 @@ from rich.console import Console
 from rich.table import Table
 
 from broker.acks import Acks
+from broker.bench.invocation import Invocation, run_once, spawned_or_given
 from broker.bench.spec import KINDS, LOADS, SpecError, WorkloadSpec, acks_option
 from broker.cli.common import (
     EXIT_BAD_SETTINGS,
@@ -52,7 +51,6 @@ from broker.cli.common import (
     fail,
     server_url_option,
 )
-from broker.client.security import ClientSecurity
 
 if TYPE_CHECKING:
     from broker.bench.runner import RunResult
@@ -105,19 +103,6 @@ BasicAuth = Annotated[
     bool,
     typer.Option("--basic-auth", help="With --spawn: brokers authenticate every request (a throwaway super user)."),
 ]
-
-
-@dataclasses.dataclass(frozen=True)
-class Invocation:
-    server: str | None
-    spawn: int
-    repeat: int
-    baseline: bool
-    json_file: Path | None
-    quiet: bool
-    tls: bool = False
-    security: ClientSecurity = dataclasses.field(default_factory=ClientSecurity)
-    basic_auth: bool = False
 
 
 def _workload_command(kind: str) -> Callable[..., None]:
@@ -270,8 +255,8 @@ def latency_command(
     invocation = Invocation(server, spawn, 1, False, json_file, quiet)
     with baseline_server() as url:
         echo = latency.run_echo(spec, url, quiet).produce_ack
-    with _cluster(invocation) as (urls, security):
-        broker = _run_once(dataclasses.replace(spec, security=security), urls, quiet).produce_ack
+    with spawned_or_given(invocation) as (urls, security):
+        broker = run_once(dataclasses.replace(spec, security=security), urls, quiet).produce_ack
     if echo is None or broker is None:
         raise fail("a run measured no latency", EXIT_BAD_SETTINGS)
     name = f"{scenario_name(spec)} lone"
@@ -316,7 +301,7 @@ def transactions_command(
         raise fail(f"--client must be kafka or http, not {client!r}", EXIT_BAD_SETTINGS)
     min_isr = min_insync_replicas or min(2, replication_factor)
     invocation = Invocation(server, spawn, 1, False, json_file, quiet)
-    with _cluster(invocation, kafka=client == "kafka") as (urls, security):
+    with spawned_or_given(invocation, kafka=client == "kafka") as (urls, security):
         topic = asyncio.run(prepare_topic(urls[0], partitions, replication_factor, min_isr, security=security))
         try:
             if client == "kafka":
@@ -513,10 +498,10 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
         summaries.append(baseline)
     target = "baseline only"
     if broker_run and (invocation.server or invocation.spawn):
-        with _cluster(invocation, kafka=spec.load == "kafka") as (urls, security):
+        with spawned_or_given(invocation, kafka=spec.load == "kafka") as (urls, security):
             target = invocation.server or f"{invocation.spawn} spawned{_secured_as(invocation)} brokers"
             secured = dataclasses.replace(spec, security=security)
-            runs = [_run_once(secured, urls, invocation.quiet) for _ in range(invocation.repeat)]
+            runs = [run_once(secured, urls, invocation.quiet) for _ in range(invocation.repeat)]
         summaries.append(summarize(scenario_name(spec), spec, runs))
     console.print(results_table(summaries, baseline))
     if invocation.json_file is not None:
@@ -569,40 +554,5 @@ def _repeat_baseline(spec: WorkloadSpec, invocation: Invocation) -> list[RunResu
         return [run_baseline(timed, url, invocation.quiet) for _ in range(invocation.repeat)]
 
 
-@contextlib.contextmanager
-def _cluster(invocation: Invocation, kafka: bool = False) -> Iterator[tuple[list[str], ClientSecurity]]:
-    """The brokers' URLs and the options their clients need; spawned brokers with a Kafka listener if ``kafka``."""
-    if invocation.server:
-        yield [invocation.server.rstrip("/")], invocation.security
-        return
-    from broker.bench.cluster import SpawnedBasicAuth, client_security, spawned_cluster
-    from broker.cli.throwaway_tls import TrustmeMissing, throwaway_tls
-
-    with tempfile.TemporaryDirectory(prefix="highwater-bench-tls-") as directory:
-        try:
-            tls = throwaway_tls(Path(directory)) if invocation.tls else None
-        except TrustmeMissing as error:
-            raise fail(str(error), EXIT_BAD_SETTINGS) from None
-        basic = SpawnedBasicAuth() if invocation.basic_auth else None
-        with spawned_cluster(invocation.spawn, tls, basic, kafka) as brokers:
-            spawned = tls is not None or basic is not None
-            yield [broker.url for broker in brokers], client_security(tls, basic) if spawned else invocation.security
-
-
 def _secured_as(invocation: Invocation) -> str:
     return "".join((" TLS" if invocation.tls else "", " basic-auth" if invocation.basic_auth else ""))
-
-
-def _run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:
-    from broker.bench.cluster import prepare_topic
-    from broker.bench.runner import run_consume, run_end_to_end, run_produce
-
-    runners = {"produce": run_produce, "consume": run_consume, "e2e": run_end_to_end}
-    topic = asyncio.run(
-        prepare_topic(
-            urls[0], spec.partitions, spec.replication_factor, spec.min_insync_replicas, security=spec.security
-        )
-    )
-    if spec.kind == "consume":
-        run_produce(dataclasses.replace(spec, kind="produce", acks=Acks.ONE), urls, topic, quiet)
-    return runners[spec.kind](spec, urls, topic, quiet)
