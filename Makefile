@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run lint test chaos fuzz sim hosts etcd kcat faketime chromium kafkajs clean
+.PHONY: run lint test chaos fuzz sim hosts bench-peers etcd kcat faketime chromium kafkajs clean
 
 # setuptools explains editable installs in a banner on every install, and pip warns about every index
 # location this machine names but lacks (-qq keeps errors only): the one line per step says enough.
@@ -20,6 +20,11 @@ $(BIN)/python:
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	@echo "==> installing highwater and the clients its examples use into $(VENV) (a minute the first time)"
 	@$(QUIET_INSTALL) $(BIN)/pip install -qq -e '.[fast,examples]'
+	@touch $@
+
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	@echo "==> installing highwater with its benchmark dependencies into $(VENV)"
+	@$(QUIET_INSTALL) $(BIN)/pip install -qq -e '.[fast,bench]'
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
@@ -116,6 +121,14 @@ hosts: $(VENV)/.installed-test etcd faketime
 		echo "==> host tier, run $$run of $(RUNS)"; \
 		$(BIN)/python -m pytest tests/hosts -p no:cacheprovider -s -q || exit 1; \
 	done
+
+# A lone acknowledged write next to NATS JetStream R3 and Redis WAIT (Debian's servers, installed on
+# demand), in interleaved rounds; the table goes into docs/performance.md.
+bench-peers: $(VENV)/.installed-bench
+	@command -v nats-server >/dev/null 2>&1 && command -v redis-server >/dev/null 2>&1 || { \
+		echo "installing nats-server and redis-server (Debian's) for highwater bench peers"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nats-server redis-server >/dev/null; }
+	$(BIN)/highwater bench peers --write-doc docs/performance.md
 
 clean:
 	rm -rf $(VENV) .highwater-dev .pytest_cache .mypy_cache .ruff_cache

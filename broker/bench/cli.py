@@ -40,6 +40,7 @@ from rich.table import Table
 
 from broker.acks import Acks
 from broker.bench.invocation import Invocation, run_once, spawned_or_given
+from broker.bench.peers_command import peers_command
 from broker.bench.spec import KINDS, LOADS, SpecError, WorkloadSpec, acks_option
 from broker.cli.common import (
     EXIT_BAD_SETTINGS,
@@ -556,3 +557,6 @@ def _repeat_baseline(spec: WorkloadSpec, invocation: Invocation) -> list[RunResu
 
 def _secured_as(invocation: Invocation) -> str:
     return "".join((" TLS" if invocation.tls else "", " basic-auth" if invocation.basic_auth else ""))
+
+
+bench_app.command("peers")(peers_command)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -32,10 +34,27 @@ def test_bad_arguments_exit_2_naming_the_problem(arguments: list[str], message: 
     assert message in result.output
 
 
+def test_bench_peers_refuses_a_document_without_its_markers_before_starting_anything(tmp_path: Path) -> None:
+    document = tmp_path / "performance.md"
+    document.write_text("# performance\n")
+    result = runner.invoke(app, ["bench", "peers", "--write-doc", str(document)])
+    assert result.exit_code == 2
+    assert "no <!-- highwater bench peers: begin -->" in result.output
+    assert document.read_text() == "# performance\n"
+
+
+def test_bench_peers_names_the_servers_it_cannot_find_and_how_to_install_them(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = runner.invoke(app, ["bench", "peers"])
+    assert result.exit_code == 2
+    assert "runs nats-server and redis-server" in result.output
+    assert "make bench-peers" in result.output
+
+
 def test_bench_without_a_command_shows_its_commands() -> None:
     result = runner.invoke(app, ["bench"])
     assert result.exit_code == 0
-    for command in ("produce", "consume", "e2e", "baseline", "latency", "scale"):
+    for command in ("produce", "consume", "e2e", "baseline", "latency", "scale", "peers"):
         assert command in result.output
 
 
