@@ -212,21 +212,22 @@ async def apply_responses(
     The partitions run concurrently, so the fsyncs of several partitions (each in a
     worker thread) overlap instead of queueing one behind the other before the next
     fetch can report any of them. Each partition's own work stays ordered by its log
-    lock. A lone partition is awaited directly: no task, no extra loop turn.
+    lock. A lone partition is awaited directly: no task, no extra loop turn, and a small
+    answer's fsync on the loop (``partition.INLINE_FLUSH_MAX_BYTES``).
     """
     if not answered:
         return False
     if len(answered) == 1:
-        return await _apply_one(leader_id, *answered[0])
-    return any(await asyncio.gather(*(_apply_one(leader_id, *pair) for pair in answered)))
+        return await _apply_one(leader_id, *answered[0], lone=True)
+    return any(await asyncio.gather(*(_apply_one(leader_id, *pair, lone=False) for pair in answered)))
 
 
 async def _apply_one(
-    leader_id: int, sent: tuple[Partition, FetchRequestFields], response: FetchPartitionResponse
+    leader_id: int, sent: tuple[Partition, FetchRequestFields], response: FetchPartitionResponse, *, lone: bool
 ) -> bool:
     partition, fields = sent
     try:
-        return await partition.apply_fetch_response(fields, _core_response(response), response.records)
+        return await partition.apply_fetch_response(fields, _core_response(response), response.records, lone=lone)
     except HighwaterError as error:
         log.warning(
             "replica_fetch.apply_failed",

@@ -31,7 +31,7 @@ from broker.replica_io.background import every, tick_led
 from broker.replica_io.fetch_handler import serve_replica_fetch
 from broker.replica_io.fetch_transport import FetchTransport, FetchTransportError
 from broker.replica_io.fetcher import ReplicaFetcherManager
-from broker.replica_io.partition import Partition
+from broker.replica_io.partition import INLINE_FLUSH_MAX_BYTES, Partition
 from broker.replica_io.replication_stream import StreamFetchTransport, serve_stream
 from broker.replication import PartitionLeaderState, PartitionReplica, ProposeIsr
 from broker.replication.fetch_session import LeaderSessions
@@ -216,6 +216,7 @@ class SimProcess:
             propose_isr=self._propose_isr,
             high_watermark=broker.hw_checkpoint or 0,
             clock_ms=self.loop.clock_ms,
+            inline_flush_max_bytes=INLINE_FLUSH_MAX_BYTES if self.config.inline_follower_flush else 0,
         )
         broker.disk.fsync_lies = lambda: not self.config.follower_fsync and not self.partition.is_leader
         self.fetchers = ReplicaFetcherManager(

@@ -28,7 +28,9 @@ PROFILES = {
     "4-brokers-rf-3-moved-fsync-power-loss": SimConfig(
         broker_count=4, replication_factor=3, reassign=True, power_loss=True
     ),
-    "3-brokers-stream-fsync-power-loss": SimConfig(broker_count=3, fetch_transport="stream", power_loss=True),
+    "3-brokers-stream-fsync-power-loss": SimConfig(
+        broker_count=3, fetch_transport="stream", inline_follower_flush=True, power_loss=True
+    ),
     "4-brokers-rf-3-moved-stream-fsync-power-loss": SimConfig(
         broker_count=4, replication_factor=3, reassign=True, fetch_transport="stream", power_loss=True
     ),

@@ -85,6 +85,10 @@ class SimConfig:
     """How followers fetch: "messages" (each fetch and answer a message of its own) or "stream"
     (the broker's replication stream, ``broker.replica_io.replication_stream``, on simulated
     connections: ``tests.simulation.streams``)."""
+    inline_follower_flush: bool = False
+    """A follower fsyncs a small lone answer on its loop, as the broker does
+    (``partition.INLINE_FLUSH_MAX_BYTES``); off, every follower fsync goes through the
+    (possibly slow) simulated disk's executor."""
     replication_factor: int = 0
     """Replicas of the partition, the first brokers; 0: every broker."""
     reassign: bool = False

@@ -2,9 +2,10 @@
 
 Rule (``broker.replica_io.partition`` and ``fetch_handler`` docstrings): a small append
 and a caught-up follower's tail read are page-cache copies and run on the loop, which
-saves a lone acks=all produce two thread hops per replica; an fsync, a large append,
-an append that writes the epoch checkpoint, loading producer state and a read that may
-touch cold data stay in the executor. The executor here is a real thread pool that
+saves a lone acks=all produce two thread hops per replica, and so does a follower's fsync
+of a small answer that was alone in its fetch answer (until an fsync held the loop too
+long); every other fsync, a large append, an append that writes the epoch checkpoint,
+loading producer state and a read that may touch cold data stay in the executor. The executor here is a real thread pool that
 notes what it was given, so the tests see where each piece ran.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -24,12 +26,20 @@ from broker.acks import Acks
 from broker.record.codec import encode_batch
 from broker.record.header import stamp
 from broker.replica_io.fetch_handler import serve_replica_fetch
-from broker.replica_io.partition import INLINE_APPEND_MAX_BYTES, Partition
+from broker.replica_io.partition import (
+    INLINE_APPEND_MAX_BYTES,
+    INLINE_FLUSH_MAX_BYTES,
+    INLINE_FLUSH_PAUSE_MS,
+    SLOW_INLINE_FLUSH_MS,
+    Partition,
+)
 from broker.replication import PartitionFetchResponse
 from broker.replication.fetch_session import LeaderSessions
 from broker.replication.fetch_wire import FetchPartition, FetchRequest
 from broker.storage.flusher import GroupCommitFlusher
-from tests.unit.replica_io.disk_partition import LEADER_EPOCH, TOPIC, leadership, partition_on_disk
+from broker.storage.log import PartitionLog
+from broker.storage.log_config import FLUSH_FSYNC, LogConfig
+from tests.unit.replica_io.disk_partition import LEADER_EPOCH, TOPIC, leadership, no_isr_proposals, partition_on_disk
 
 BROKER_EPOCH = 5
 
@@ -105,13 +115,13 @@ def _leader_batch(base_offset: int, value: bytes = b"v") -> bytes:
     return bytes(batch)
 
 
-async def _fetch_once(partition: Partition, batch: bytes, last_offset: int) -> None:
+async def _fetch_once(partition: Partition, batch: bytes, last_offset: int, *, lone: bool = False) -> None:
     fields = await partition.fetch_request()
     assert fields is not None
     response = PartitionFetchResponse(
         high_watermark=0, log_start_offset=0, log_end_offset=last_offset + 1, records_last_offset=last_offset
     )
-    assert not await partition.apply_fetch_response(fields, response, batch)
+    assert not await partition.apply_fetch_response(fields, response, batch, lone=lone)
 
 
 async def test_a_follower_appends_on_the_loop_and_fsyncs_in_the_executor(tmp_path: Path, executor) -> None:
@@ -131,6 +141,63 @@ async def test_a_large_follower_append_runs_in_the_executor(tmp_path: Path, exec
     await _fetch_once(partition, _leader_batch(1, b"x" * INLINE_APPEND_MAX_BYTES), 1)
     assert executor.names == ["append_as_follower", "flush"]
     assert partition.log.recovery_point == 2
+
+
+async def test_a_lone_small_follower_answer_is_fsynced_on_the_event_loop(tmp_path: Path, executor) -> None:
+    partition = _partition(tmp_path, broker_id=2, leader=1)
+    await _fetch_once(partition, _leader_batch(0), 0)
+    executor.names.clear()
+    await _fetch_once(partition, _leader_batch(1), 1, lone=True)
+    assert executor.names == []
+    assert partition.log.recovery_point == 2, "fsynced before the next fetch reports it"
+
+
+async def test_a_lone_follower_answer_past_the_inline_bound_is_fsynced_in_the_executor(
+    tmp_path: Path, executor
+) -> None:
+    partition = _partition(tmp_path, broker_id=2, leader=1)
+    await _fetch_once(partition, _leader_batch(0), 0)
+    executor.names.clear()
+    await _fetch_once(partition, _leader_batch(1, b"x" * INLINE_FLUSH_MAX_BYTES), 1, lone=True)
+    assert executor.names == ["flush"]
+    assert partition.log.recovery_point == 2
+
+
+class SlowFsyncLog(PartitionLog):
+    """A disk whose fsync takes ``SLOW_INLINE_FLUSH_MS`` and more."""
+
+    def flush(self) -> None:
+        time.sleep(SLOW_INLINE_FLUSH_MS * 2 / 1000)
+        super().flush()
+
+
+async def test_a_slow_inline_fsync_sends_the_replicas_fsyncs_to_the_executor_for_a_while(
+    tmp_path: Path, executor
+) -> None:
+    now_ms = [1_000]
+    log = SlowFsyncLog.open(tmp_path / f"{TOPIC}-0", LogConfig(flush_policy=FLUSH_FSYNC), topic=TOPIC, partition=0)
+    partition = Partition(
+        TOPIC,
+        0,
+        log,
+        GroupCommitFlusher(),
+        local_broker_id=2,
+        replica_lag_time_max_ms=10_000,
+        propose_isr=no_isr_proposals,
+        high_watermark=0,
+        clock_ms=lambda: now_ms[0],
+    )
+    partition.apply_record(leadership(1), min_insync_replicas=2)
+    await _fetch_once(partition, _leader_batch(0), 0)
+    executor.names.clear()
+    await _fetch_once(partition, _leader_batch(1), 1, lone=True)
+    assert executor.names == [], "the first slow fsync is met on the loop"
+    await _fetch_once(partition, _leader_batch(2), 2, lone=True)
+    assert executor.names == ["flush"], "then the executor, for INLINE_FLUSH_PAUSE_MS"
+    now_ms[0] += INLINE_FLUSH_PAUSE_MS
+    await _fetch_once(partition, _leader_batch(3), 3, lone=True)
+    assert executor.names == ["flush"], "and the loop again after it"
+    assert partition.log.recovery_point == 4
 
 
 # ------------------------------------------------------------- leader: fetches
