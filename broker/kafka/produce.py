@@ -6,7 +6,9 @@ decoded here: the node checks header and CRC, stamps offsets and epoch, and appe
 the bytes it was given. Requests go only to a partition's leader (``forward`` off):
 a broker that does not lead it answers ``NOT_LEADER_OR_FOLLOWER`` and the client
 refreshes its metadata, as with Kafka. Partitions of one request are appended
-concurrently; each gets its own error code.
+concurrently; each gets its own error code. A request for one partition (a lone write)
+awaits its append directly: no task, so the answer leaves at the partition's completion
+instead of two loop turns later.
 
 acks=0 gets no response at all (Kafka sends none). When an acks=0 produce fails for
 some partition the connection is closed instead, as Kafka does: it is the only signal
@@ -50,7 +52,10 @@ async def handle(context: RequestContext, request: DecodedRequest) -> Any | None
         for topic in body.topic_data
         for partition in topic.partition_data
     ]
-    outcomes = await asyncio.gather(*(job for _, _, job in jobs))
+    if len(jobs) == 1:
+        outcomes = [await jobs[0][2]]
+    else:
+        outcomes = await asyncio.gather(*(job for _, _, job in jobs))
     if acks is Acks.ZERO:
         failed = [(t, i, o[0].name) for (t, i, _), o in zip(jobs, outcomes, strict=True) if o[0] != ErrorCode.none]
         if failed:
