@@ -17,10 +17,12 @@ timeout again.
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self
+from urllib.parse import quote
 
 from broker.client.library_log import library_logger
 from broker.client.security import ClientSecurity
@@ -138,6 +140,40 @@ class ClusterMetadata:
         assert answer is not None
         offset = answer.json().get("offset")
         return None if offset is None else int(offset)
+
+    def commit_offsets(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+        """Commit ``offsets`` (the next offset to read, per (topic, partition)) to consumer group
+        ``group``, as a consumer without members does; any broker forwards it to the coordinator.
+
+        One attempt per server, no retry loop: the caller commits again at its next call.
+        """
+        path = f"/v3/clusters/{self.cluster_id}/consumer-groups/{quote(group, safe='')}/offsets"
+        body = json.dumps(
+            {
+                "offsets": [
+                    {"topic_name": topic, "partition_id": partition, "offset": offset}
+                    for (topic, partition), offset in sorted(offsets.items())
+                ]
+            }
+        ).encode()
+        problem = "no server configured"
+        for server in UNRESPONSIVE.in_order(self.servers, monotonic_ms()):
+            try:
+                answer = self._connections.request(
+                    "POST", server, path, body=body, headers={"Content-Type": "application/json"}
+                )
+            except BrokerUnreachable as error:
+                UNRESPONSIVE.no_answer(server, monotonic_ms())
+                problem = str(error)
+                continue
+            UNRESPONSIVE.answered(server)
+            if answer.ok:
+                return
+            refusal = answer.error
+            if not refusal.retriable:
+                raise MetadataError(f"POST {path}: {refusal.name}: {refusal.message}")
+            problem = f"{refusal.name}: {refusal.message}"
+        raise BrokerUnreachable(f"POST {path} failed on every server {list(self.servers)}: {problem}")
 
     def broker_urls(self) -> dict[int, str]:
         answer = self._get(f"/v3/clusters/{self.cluster_id}/brokers")

@@ -11,7 +11,8 @@ Everything here is pure (no I/O), so the planning rules are unit-tested directly
 * ``fair_share``: a row budget split across partitions by water-filling, so a busy
   partition cannot starve a quiet one and the total never exceeds the budget;
 * ``split_range``: a large range becomes several input partitions of at most
-  ``max_records`` offsets, so one busy partition still spreads over the executors.
+  ``max_records`` offsets, so one busy partition still spreads over the executors;
+* ``delays_batch``: ``minOffsetsPerTrigger`` with ``maxTriggerDelay``, Spark's rule.
 """
 
 from __future__ import annotations
@@ -112,3 +113,25 @@ def split_range(start_offset: int, end_offset: int, max_records: int) -> list[tu
         (piece_start, min(piece_start + max_records, end_offset))
         for piece_start in range(start_offset, end_offset, max_records)
     ]
+
+
+def delays_batch(
+    min_rows: int,
+    start: Mapping[TopicPartition, int],
+    latest: Mapping[TopicPartition, int],
+    *,
+    now_ms: int,
+    last_trigger_ms: int,
+    max_trigger_delay_ms: int,
+) -> bool:
+    """Whether a micro-batch waits for more records (``minOffsetsPerTrigger``), as Spark's Kafka source decides.
+
+    A batch runs once ``min_rows`` new offsets are available across the partitions, or
+    once ``max_trigger_delay_ms`` has passed since the last batch ran, whichever comes
+    first; the first batch of a run never waits (``last_trigger_ms`` 0). The caller
+    notes ``now_ms`` as the last trigger whenever this answers False.
+    """
+    if now_ms - last_trigger_ms >= max_trigger_delay_ms:
+        return False
+    new_rows = sum(max(0, end - start.get(tp, 0)) for tp, end in latest.items())
+    return new_rows < min_rows

@@ -19,6 +19,7 @@ JAAS settings) and is kept out of every ``repr``.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -51,6 +52,8 @@ SOURCE_NAMES = (
     "endingTimestamp",
     "endingOffsetsByTimestamp",
     "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
     "minPartitions",
     "maxRecordsPerPartition",
     "failOnDataLoss",
@@ -58,6 +61,8 @@ SOURCE_NAMES = (
     "pollTimeoutMs",
     "fetchMaxBytes",
     "kafka.isolation.level",
+    "kafka.group.id",
+    "groupIdPrefix",
     *SECURITY_NAMES,
 )
 """Every source option as documented (Spark's Kafka source's name where it has one)."""
@@ -91,6 +96,12 @@ DELIVERY_GUARANTEES = (EXACTLY_ONCE, AT_LEAST_ONCE)
 DEFAULT_TRANSACTION_TIMEOUT_MS = 600_000
 """A task's transaction stays open until Spark commits its batch: room for slow batches, under the
 brokers' ``transaction_max_timeout_ms`` (15 min by default)."""
+
+
+DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60_000
+"""Spark's ``maxTriggerDelay`` default, 15m."""
+TIME_UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+"""The suffixes of Spark's time strings (``JavaUtils.timeStringAs``); a bare number is milliseconds."""
 
 
 class OptionError(ValueError):
@@ -145,6 +156,10 @@ class SourceOptions:
     end; by default (``error``) the read fails."""
     max_records_per_trigger: int | None = None
     """``maxOffsetsPerTrigger`` (alias ``maxRecordsPerTrigger``): rows per micro-batch at most."""
+    min_records_per_trigger: int | None = None
+    """``minOffsetsPerTrigger``: a micro-batch waits until this many rows are available, or
+    until ``max_trigger_delay_ms`` has passed since the last one (``offsets.delays_batch``)."""
+    max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
     min_partitions: int | None = None
     """``minPartitions``: at least this many read tasks, large ranges split in proportion to their size."""
     max_records_per_partition: int = 250_000
@@ -155,6 +170,10 @@ class SourceOptions:
     read_committed: bool = False
     """``isolationLevel`` (or Spark's ``kafka.isolation.level``) ``read_committed``: up to the last
     stable offset, aborted transactions' records dropped."""
+    lag_group: str | None = None
+    """The consumer group a streaming query's processed offsets are committed to, so its lag shows
+    where every consumer's does (``kafka.group.id``, else ``groupIdPrefix`` and a digest of the
+    subscription; None: nothing is committed, as Spark's Kafka source commits nothing)."""
     security: ClientSecurity = field(default_factory=ClientSecurity)
 
     def matches(self, topic: str) -> bool:
@@ -283,6 +302,49 @@ def _positive_int(options: GivenOptions, name: str, default: int | None) -> int 
     return value
 
 
+def _duration_ms(options: GivenOptions, name: str, default_ms: int) -> int:
+    """A Spark time string (``15m``, ``30s``, ``500ms``, ``500``) in milliseconds."""
+    text = options.get(name.lower())
+    if text is None:
+        return default_ms
+    match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text.lower())
+    if match is None or match.group(2) not in ("", *TIME_UNITS_MS):
+        raise OptionError(
+            f"option {options.shown(name)!r} must be a duration like 15m, 30s or 500ms "
+            f"(units {', '.join(TIME_UNITS_MS)}), got {text!r}"
+        )
+    return int(int(match.group(1)) * TIME_UNITS_MS[match.group(2) or "ms"])
+
+
+def _admission(options: GivenOptions) -> tuple[int | None, int | None]:
+    """``maxOffsetsPerTrigger`` and ``minOffsetsPerTrigger``; the minimum may not exceed the maximum (as in Spark)."""
+    maximum = _positive_int(options, "maxOffsetsPerTrigger", None)
+    minimum = _positive_int(options, "minOffsetsPerTrigger", None)
+    if minimum is not None and maximum is not None and minimum > maximum:
+        raise OptionError(
+            f"option 'minOffsetsPerTrigger' ({minimum}) is higher than "
+            f"{options.shown('maxOffsetsPerTrigger')!r} ({maximum})"
+        )
+    return maximum, minimum
+
+
+def _lag_group(options: GivenOptions, servers: tuple[str, ...]) -> str | None:
+    """``kafka.group.id`` as given, else ``<groupIdPrefix>-<digest>``: the digest of the servers and
+    the subscription, so the same query keeps its group across restarts and two queries reading
+    different topics get different ones."""
+    for name in ("kafka.group.id", "groupIdPrefix"):
+        if name.lower() in options and not options[name.lower()].strip():
+            raise OptionError(f"option {options.shown(name)!r} is empty")
+    if "kafka.group.id" in options:
+        return options["kafka.group.id"].strip()
+    prefix = options.get("groupidprefix")
+    if prefix is None:
+        return None
+    subscription = [options.get(name, "") for name in ("subscribe", "subscribepattern", "assign")]
+    digest = hashlib.sha256("\n".join([*servers, *subscription]).encode()).hexdigest()[:12]
+    return f"{prefix.strip()}-{digest}"
+
+
 def _bool(options: GivenOptions, name: str, default: bool) -> bool:
     text = options.get(name.lower())
     if text is None:
@@ -383,8 +445,10 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
     for ending in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
         if streaming and ending.lower() in options:
             raise OptionError(f"option {options.shown(ending)!r} applies to batch reads only")
+    max_per_trigger, min_per_trigger = _admission(options)
+    servers = _servers(options)
     return SourceOptions(
-        servers=_servers(options),
+        servers=servers,
         subscribe=subscribe,
         subscribe_pattern=pattern,
         assign=_assign(options["assign"]) if "assign" in options else (),
@@ -396,7 +460,9 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
         ending_timestamps=_timestamps(options, "endingTimestamp", "endingOffsetsByTimestamp"),
         past_the_end_latest=_choice(options, "startingOffsetsByTimestampStrategy", ("error", "latest"), "error")
         == "latest",
-        max_records_per_trigger=_positive_int(options, "maxOffsetsPerTrigger", None),
+        max_records_per_trigger=max_per_trigger,
+        min_records_per_trigger=min_per_trigger,
+        max_trigger_delay_ms=_duration_ms(options, "maxTriggerDelay", DEFAULT_MAX_TRIGGER_DELAY_MS),
         min_partitions=_positive_int(options, "minPartitions", None),
         max_records_per_partition=_positive_int(options, "maxRecordsPerPartition", 250_000) or 250_000,
         fail_on_data_loss=_bool(options, "failOnDataLoss", True),
@@ -407,6 +473,7 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
             options, "kafka.isolation.level", ("read_committed", "read_uncommitted"), "read_uncommitted"
         )
         == "read_committed",
+        lag_group=_lag_group(options, servers),
         security=_security(options),
     )
 

@@ -8,7 +8,8 @@ same range (hence the same records) again.
 
 Two reader objects exist: the driver's (``initialOffset``, ``latestOffset``,
 ``partitions``, ``commit``) and a pickled copy on each executor (``read``). Driver
-state set here (``_available_now_end``, ``_leaders``) is only a planning cache;
+state set here (``_available_now_end``, ``_leaders``, the last trigger and the last
+commit to the lag group) is only a planning cache;
 ``read`` gets everything from its ``RangeTask``. No sockets are ever stored on a
 reader: they would not pickle.
 """
@@ -28,9 +29,16 @@ from pyspark.sql.streaming.datasource import (
 
 from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
+from broker.clock import wall_clock_ms
 from spark_connector.fetch import RangeTask, read_range
-from spark_connector.metadata import ClusterMetadata
-from spark_connector.offsets import PartitionOffsets, from_json_dict, limit_end_offsets, to_json_dict
+from spark_connector.metadata import ClusterMetadata, MetadataError
+from spark_connector.offsets import (
+    PartitionOffsets,
+    delays_batch,
+    from_json_dict,
+    limit_end_offsets,
+    to_json_dict,
+)
 from spark_connector.options import OptionError, SourceOptions
 from spark_connector.planning import (
     TimestampLookup,
@@ -56,6 +64,10 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._latest_high_watermarks: PartitionOffsets = {}
         self._leaders: dict[TopicPartition, str] = {}
         self._cluster_id: str | None = None
+        self._last_trigger_ms = 0
+        """When the last micro-batch was let through (``minOffsetsPerTrigger``); 0: none yet this run."""
+        self._committed: PartitionOffsets = {}
+        """What was last committed to the lag group."""
 
     def _metadata(self) -> ClusterMetadata:
         return ClusterMetadata(
@@ -87,6 +99,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             states = subscribed_partitions(metadata, self.options)
             self._cluster_id = metadata.cluster_id
             self._leaders = leader_urls(metadata, states)
+            self._commit_processed(metadata, start_offsets)
         kept = check_data_loss(self.options, start_offsets, states)
         latest = {tp: state.visible_end(self.options.read_committed) for tp, state in states.items()}
         self._latest_high_watermarks = latest
@@ -98,9 +111,51 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                 if tp in snapshot or tp in kept
             }
         effective_start = {tp: kept.get(tp, states[tp].log_start_offset) for tp in latest}
+        if self._waits_for_more(effective_start, latest):
+            return start
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         end = limit_end_offsets(effective_start, latest, max_rows)
         return to_json_dict(end)
+
+    def _waits_for_more(self, start: PartitionOffsets, latest: PartitionOffsets) -> bool:
+        """``minOffsetsPerTrigger``: no batch yet (the same offset as ``start``) while fewer rows are
+        available and ``maxTriggerDelay`` has not passed. An ``availableNow`` run drains to its
+        snapshot without waiting, as a run that must end cannot wait for records."""
+        minimum = self.options.min_records_per_trigger
+        if minimum is None or self._available_now_end is not None:
+            return False
+        now_ms = wall_clock_ms()
+        if delays_batch(
+            minimum,
+            start,
+            latest,
+            now_ms=now_ms,
+            last_trigger_ms=self._last_trigger_ms,
+            max_trigger_delay_ms=self.options.max_trigger_delay_ms,
+        ):
+            return True
+        self._last_trigger_ms = now_ms
+        return False
+
+    def _commit_processed(self, metadata: ClusterMetadata, processed: PartitionOffsets) -> None:
+        """Commit what the query has processed to its lag group (``SourceOptions.lag_group``).
+
+        Spark plans a batch only once the previous one is done, so the ``start`` of every
+        planning is processed; committing it here rather than in ``commit`` (which Spark calls
+        for batch N only while planning N+1) also covers an ``availableNow`` run's last batch,
+        which Spark plans past once before it stops. The checkpoint stays the truth: a commit
+        that fails is logged and made again at the next planning.
+        """
+        group = self.options.lag_group
+        if group is None or not processed or processed == self._committed:
+            return
+        try:
+            metadata.commit_offsets(group, {(tp.topic, tp.partition): offset for tp, offset in processed.items()})
+        except (ConnectionError, MetadataError) as error:
+            log.warning("source.lag_commit_failed group=%s error=%s", group, error)
+            return
+        self._committed = dict(processed)
+        log.debug("source.lag_committed group=%s offsets=%s", group, to_json_dict(processed))
 
     def reportLatestOffset(self) -> dict | None:
         """The high watermarks seen at the last planning, for lag in the query's progress."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from broker.client.types import TopicPartition
 from spark_connector.metadata import PartitionState
 from spark_connector.offsets import (
+    delays_batch,
     fair_share,
     from_json_dict,
     limit_end_offsets,
@@ -107,6 +108,15 @@ def test_source_options_parse_kafka_names_case_insensitively():
             "options 'servers' and 'kafka.bootstrap.servers' disagree",
         ),
         ({"servers": "http://h:1", "subscribe": "t", "endingOffsets": "latest"}, "endingOffsets"),
+        (
+            {"servers": "http://h:1", "subscribe": "t", "minOffsetsPerTrigger": "50", "maxOffsetsPerTrigger": "10"},
+            r"option 'minOffsetsPerTrigger' \(50\) is higher than 'maxOffsetsPerTrigger' \(10\)",
+        ),
+        ({"servers": "http://h:1", "subscribe": "t", "minOffsetsPerTrigger": "-1"}, "minOffsetsPerTrigger"),
+        (
+            {"servers": "http://h:1", "subscribe": "t", "maxTriggerDelay": "15 minutes"},
+            "option 'maxTriggerDelay' must be a duration like 15m, 30s or 500ms",
+        ),
     ],
 )
 def test_bad_source_options_fail_naming_the_option(options, named):
@@ -143,9 +153,49 @@ def test_sparks_option_names_mean_what_they_mean_to_sparks_kafka_source():
     )
 
 
+@pytest.mark.parametrize(
+    ("given", "delay_ms"),
+    [(None, 900_000), ("15m", 900_000), ("30s", 30_000), ("500ms", 500), ("250", 250), ("2h", 7_200_000)],
+)
+def test_max_trigger_delay_reads_sparks_time_strings(given, delay_ms):
+    raw = {"servers": "http://h:1", "subscribe": "t", "minOffsetsPerTrigger": "100"}
+    options = parse_source_options(raw if given is None else {**raw, "maxTriggerDelay": given}, streaming=True)
+    assert (options.min_records_per_trigger, options.max_trigger_delay_ms) == (100, delay_ms)
+
+
+def test_a_batch_waits_for_min_offsets_until_the_max_trigger_delay_as_sparks_kafka_source_does():
+    start = {TP("t", 0): 10, TP("t", 1): 0}
+    three_new = {TP("t", 0): 12, TP("t", 1): 1}
+    ten_new = {TP("t", 0): 15, TP("t", 1): 5, TP("u", 0): 0}
+
+    def delays(latest, now_ms, last_trigger_ms=0):
+        return delays_batch(
+            10, start, latest, now_ms=now_ms, last_trigger_ms=last_trigger_ms, max_trigger_delay_ms=60_000
+        )
+
+    assert not delays(three_new, now_ms=1_000_000), "the first batch of a run (no trigger yet) never waits"
+    assert delays(three_new, now_ms=1_030_000, last_trigger_ms=1_000_000), "3 rows of 10, 30 s of 60: wait"
+    assert not delays(three_new, now_ms=1_060_000, last_trigger_ms=1_000_000), "the delay has passed: run"
+    assert not delays(ten_new, now_ms=1_001_000, last_trigger_ms=1_000_000), "10 rows across partitions: run"
+
+
 def test_an_unknown_option_far_from_every_name_lists_the_known_ones():
-    with pytest.raises(OptionError, match=r"unknown option 'kafka.group.id'; known options: kafka.bootstrap.servers, "):
-        parse_source_options({"servers": "http://h:1", "subscribe": "t", "kafka.group.id": "g"}, streaming=True)
+    with pytest.raises(OptionError, match=r"unknown option 'kafka.sasl.mechanism'; known options: kafka.bootstrap"):
+        parse_source_options({"servers": "http://h:1", "subscribe": "t", "kafka.sasl.mechanism": "x"}, streaming=True)
+
+
+def test_a_query_commits_to_its_group_id_or_to_a_group_its_prefix_and_subscription_name():
+    base = {"servers": "http://h:1", "subscribe": "orders"}
+    assert parse_source_options(base, streaming=True).lag_group is None, "as Spark's Kafka source: no group"
+    named = parse_source_options({**base, "kafka.group.id": " etl ", "groupIdPrefix": "x"}, streaming=True)
+    assert named.lag_group == "etl", "kafka.group.id wins over groupIdPrefix, as in Spark"
+    derived = parse_source_options({**base, "groupIdPrefix": "etl"}, streaming=True).lag_group
+    assert derived is not None and derived.startswith("etl-") and len(derived) == len("etl-") + 12
+    assert parse_source_options({**base, "groupIdPrefix": "etl"}, streaming=True).lag_group == derived, "stable"
+    other = parse_source_options({**base, "subscribe": "payments", "groupIdPrefix": "etl"}, streaming=True)
+    assert other.lag_group != derived, "another subscription, another group"
+    with pytest.raises(OptionError, match=r"option 'kafka\.group\.id' is empty"):
+        parse_source_options({**base, "kafka.group.id": " "}, streaming=True)
 
 
 def test_min_partitions_spreads_ranges_in_proportion_to_their_size_as_spark_does():

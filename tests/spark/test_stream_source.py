@@ -81,6 +81,91 @@ def test_available_now_with_a_limit_drains_in_fair_batches_and_stops(
     assert_each_offset_once(delivered(spark, tmp_path / "out"), {p: range(c) for p, c in counts.items()})
 
 
+def _trigger_every_200_ms(spark: SparkSession, options: dict[str, object], name: str, checkpoint: Path):
+    reader = spark.readStream.format("highwater")
+    for option, value in options.items():
+        reader = reader.option(option, str(value))
+    return (
+        reader.load()
+        .writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+
+
+def _batch_rows(query) -> list[int]:
+    return [progress["numInputRows"] for progress in query.recentProgress if progress["numInputRows"] > 0]
+
+
+@pytest.mark.parametrize("max_trigger_delay", ["10m", "1s"])
+def test_min_offsets_per_trigger_waits_for_enough_records_or_for_the_max_trigger_delay(
+    prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path, max_trigger_delay: str
+) -> None:
+    """Spark's rule: the first batch of a run never waits; later ones wait for minOffsetsPerTrigger
+    new records across the partitions, or for maxTriggerDelay since the last batch."""
+    topic = f"{prefix}-min-{max_trigger_delay}"
+    cluster.create_topic(topic, partitions=2, replication_factor=1)
+    produce(cluster, topic, 0, values("first", 3))
+    options = {
+        "kafka.bootstrap.servers": servers(cluster),
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "minOffsetsPerTrigger": 10,
+        "maxTriggerDelay": max_trigger_delay,
+    }
+    name = f"{prefix}_min_{max_trigger_delay}".replace("-", "_")
+    query = _trigger_every_200_ms(spark, options, name, tmp_path / "checkpoint")
+    try:
+        cluster.wait_until(lambda: _batch_rows(query) == [3] or None, "the first batch, at once")
+        produce(cluster, topic, 0, values("few", 4))
+        if max_trigger_delay == "1s":
+            cluster.wait_until(lambda: _batch_rows(query) == [3, 4] or None, "a batch once 1 s has passed")
+            return
+        query.awaitTermination(2)
+        assert _batch_rows(query) == [3], "4 new records of 10 and 10 minutes to wait: no batch"
+        produce(cluster, topic, 1, values("enough", 6))
+        cluster.wait_until(lambda: _batch_rows(query) == [3, 4 + 6] or None, "a batch once 10 are new")
+    finally:
+        query.stop()
+
+
+def _group_lags(cluster: Cluster, group: str) -> dict[int, tuple[int, int]]:
+    """(committed offset, lag) per partition, as ``highwater groups lag`` and the console read them."""
+    status, answer = cluster.v3("GET", f"/consumer-groups/{group}/lags")
+    assert status == 200, answer
+    return {row["partition_id"]: (row["current_offset"], row["lag"]) for row in answer["data"]}
+
+
+def test_a_query_with_a_group_id_shows_its_lag_where_every_consumers_does(
+    prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
+) -> None:
+    """Each planning commits what the query processed to its group; an availableNow run ends with the
+    group at its last batch's end (which Spark's commit() never hears of), and the checkpoint, not
+    the group, still decides where a restarted query resumes."""
+    topic = f"{prefix}-lag"
+    group = f"{prefix}-etl"
+    cluster.create_topic(topic, partitions=2, replication_factor=1)
+    produce(cluster, topic, 0, values("a", 30))
+    produce(cluster, topic, 1, values("b", 20))
+    options = {
+        "kafka.bootstrap.servers": servers(cluster),
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "maxOffsetsPerTrigger": 20,
+        "kafka.group.id": group,
+    }
+    progress = run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
+    assert [p["numInputRows"] for p in progress] == [20, 20, 10]
+    assert _group_lags(cluster, group) == {0: (30, 0), 1: (20, 0)}
+    produce(cluster, topic, 0, values("c", 5))
+    assert _group_lags(cluster, group) == {0: (30, 5), 1: (20, 0)}
+    run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
+    assert _group_lags(cluster, group) == {0: (35, 0), 1: (20, 0)}
+    assert_each_offset_once(delivered(spark, tmp_path / "out"), {0: range(35), 1: range(20)})
+
+
 def test_restart_from_checkpoint_and_a_failure_in_read_lose_and_repeat_nothing(
     prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
 ) -> None:
