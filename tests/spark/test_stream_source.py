@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,18 @@ def _group_lags(cluster: Cluster, group: str) -> dict[int, tuple[int, int]]:
     return {row["partition_id"]: (row["current_offset"], row["lag"]) for row in answer["data"]}
 
 
+def _prometheus_lag(cluster: Cluster, group: str) -> dict[int, float]:
+    """``highwater_consumer_group_lag`` of ``group`` per partition, from whichever broker coordinates it."""
+    lags: dict[int, float] = {}
+    for broker in cluster.brokers.values():
+        with urllib.request.urlopen(f"{broker.url}/metrics", timeout=5) as response:
+            for line in response.read().decode().splitlines():
+                if line.startswith("highwater_consumer_group_lag{") and f'group="{group}"' in line:
+                    partition = int(line.split('partition="', 1)[1].split('"', 1)[0])
+                    lags[partition] = float(line.rsplit(" ", 1)[1])
+    return lags
+
+
 def test_a_query_with_a_group_id_shows_its_lag_where_every_consumers_does(
     prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -161,6 +174,9 @@ def test_a_query_with_a_group_id_shows_its_lag_where_every_consumers_does(
     assert _group_lags(cluster, group) == {0: (30, 0), 1: (20, 0)}
     produce(cluster, topic, 0, values("c", 5))
     assert _group_lags(cluster, group) == {0: (30, 5), 1: (20, 0)}
+    cluster.wait_until(
+        lambda: _prometheus_lag(cluster, group) == {0: 5.0, 1: 0.0} or None, "the coordinator's lag gauges"
+    )
     run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
     assert _group_lags(cluster, group) == {0: (35, 0), 1: (20, 0)}
     assert_each_offset_once(delivered(spark, tmp_path / "out"), {0: range(35), 1: range(20)})
