@@ -29,6 +29,7 @@ from pathlib import Path
 from broker.client.security import ClientSecurity
 from broker.client.types import TopicPartition
 from broker.tls import client_ssl_context
+from spark_connector.kafka_security import KAFKA_SECURITY_NAMES, KafkaSecurityError, kafka_security
 
 EARLIEST = -2
 """Kafka's ``startingOffsets`` JSON sentinel for "the log start offset"."""
@@ -39,6 +40,8 @@ SPARK_OWNED_OPTIONS = frozenset({"path", "checkpointlocation"})
 """Options Spark itself passes along to every data source; accepted and ignored."""
 SECURITY_NAMES = ("username", "password", "ssl_ca_file", "ssl_cert_file", "ssl_key_file")
 SECURITY_OPTIONS = frozenset(SECURITY_NAMES)
+CLIENT_SECURITY_NAMES = (*SECURITY_NAMES, *KAFKA_SECURITY_NAMES)
+"""highwater's own security options and the Kafka clients' settings read as them (``kafka_security``)."""
 SOURCE_NAMES = (
     "kafka.bootstrap.servers",
     "subscribe",
@@ -63,7 +66,7 @@ SOURCE_NAMES = (
     "kafka.isolation.level",
     "kafka.group.id",
     "groupIdPrefix",
-    *SECURITY_NAMES,
+    *CLIENT_SECURITY_NAMES,
 )
 """Every source option as documented (Spark's Kafka source's name where it has one)."""
 SINK_NAMES = (
@@ -74,14 +77,16 @@ SINK_NAMES = (
     "deliveryGuarantee",
     "transactionalIdPrefix",
     "transactionTimeoutMs",
-    *SECURITY_NAMES,
+    *CLIENT_SECURITY_NAMES,
 )
 ALIASES = {
     "servers": "kafka.bootstrap.servers",
     "maxRecordsPerTrigger": "maxOffsetsPerTrigger",
     "isolationLevel": "kafka.isolation.level",
+    "kafkaConsumer.pollTimeoutMs": "pollTimeoutMs",
 }
-"""highwater's first names of options Spark's Kafka source names otherwise; each still works."""
+"""Other names of options: highwater's first names where Spark's Kafka source names an option
+otherwise (each still works), and Spark's own where highwater's name came first."""
 DOCUMENTED = {name.lower(): name for name in (*SOURCE_NAMES, *SINK_NAMES)}
 
 
@@ -253,25 +258,43 @@ def _unknown(name: str, known: list[str]) -> str:
     return f"{message}; known options: {', '.join(known)}"
 
 
-def _servers(options: GivenOptions) -> tuple[str, ...]:
-    """The brokers' HTTP listeners: ``http(s)://host:port``, or ``host:port`` read as ``http://``."""
+def _servers(options: GivenOptions, tls: bool) -> tuple[str, ...]:
+    """The brokers' HTTP listeners: ``http(s)://host:port``, or ``host:port`` read as ``http://``
+    (``https://`` when ``tls``: ``kafka.security.protocol`` SSL or SASL_SSL)."""
     given = [url.strip().rstrip("/") for url in options.get("kafka.bootstrap.servers", "").split(",") if url.strip()]
     if not given:
         raise OptionError(
             "option 'kafka.bootstrap.servers' (or 'servers') is required: the brokers' HTTP listeners, "
             "comma-separated (host:port or http://host:port)"
         )
-    urls = tuple(url if "://" in url else f"http://{url}" for url in given)
+    scheme = "https" if tls else "http"
+    urls = tuple(url if "://" in url else f"{scheme}://{url}" for url in given)
+    shown = options.shown("kafka.bootstrap.servers")
     for url in urls:
         if not re.fullmatch(r"https?://[^/\s]+", url):
-            shown = options.shown("kafka.bootstrap.servers")
             raise OptionError(f"option {shown!r}: {url!r} is not a host:port or http://host:port")
+        if tls and not url.startswith("https://"):
+            raise OptionError(f"option {shown!r}: {url!r} is not https:// but 'kafka.security.protocol' asks for TLS")
     return urls
 
 
-def _security(options: dict[str, str]) -> ClientSecurity:
+def _kafka_security(options: GivenOptions) -> tuple[dict[str, str], bool]:
+    """What the Kafka clients' security settings mean here (``kafka_security``); a user and password
+    given both ways must agree."""
+    try:
+        credentials, tls = kafka_security(options)
+    except KafkaSecurityError as error:
+        raise OptionError(str(error)) from None
+    for name, value in credentials.items():
+        if options.get(name, value).strip() != value:
+            raise OptionError(f"options {name!r} and 'kafka.sasl.jaas.config' disagree; give one")
+    return credentials, tls
+
+
+def _security(options: dict[str, str], from_kafka: dict[str, str]) -> ClientSecurity:
     """The security options, checked as the clients check them; the files are loaded once here."""
     given = {name: options[name].strip() for name in SECURITY_OPTIONS if options.get(name, "").strip()}
+    given.update(from_kafka)
     security = ClientSecurity(
         username=given.get("username"),
         password=given.get("password"),
@@ -446,7 +469,8 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
         if streaming and ending.lower() in options:
             raise OptionError(f"option {options.shown(ending)!r} applies to batch reads only")
     max_per_trigger, min_per_trigger = _admission(options)
-    servers = _servers(options)
+    credentials, tls = _kafka_security(options)
+    servers = _servers(options, tls)
     return SourceOptions(
         servers=servers,
         subscribe=subscribe,
@@ -474,7 +498,7 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool) -> SourceOp
         )
         == "read_committed",
         lag_group=_lag_group(options, servers),
-        security=_security(options),
+        security=_security(options, credentials),
     )
 
 
@@ -490,12 +514,13 @@ def parse_sink_options(raw: Mapping[str, str]) -> SinkOptions:
     prefix = options.get("transactionalidprefix")
     if prefix is not None and not prefix.strip():
         raise OptionError("option 'transactionalIdPrefix' is empty")
+    credentials, tls = _kafka_security(options)
     return SinkOptions(
-        servers=_servers(options),
+        servers=_servers(options, tls),
         topic=topic.strip() if topic else None,
         linger_ms=_positive_int(options, "lingerMs", 5) or 5,
         batch_size_bytes=_positive_int(options, "batchSizeBytes", 1024 * 1024) or 1024 * 1024,
-        security=_security(options),
+        security=_security(options, credentials),
         delivery_guarantee=guarantee,
         transactional_id_prefix=prefix.strip() if prefix else None,
         transaction_timeout_ms=_positive_int(options, "transactionTimeoutMs", DEFAULT_TRANSACTION_TIMEOUT_MS)

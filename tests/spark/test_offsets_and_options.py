@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -180,8 +181,66 @@ def test_a_batch_waits_for_min_offsets_until_the_max_trigger_delay_as_sparks_kaf
 
 
 def test_an_unknown_option_far_from_every_name_lists_the_known_ones():
-    with pytest.raises(OptionError, match=r"unknown option 'kafka.sasl.mechanism'; known options: kafka.bootstrap"):
-        parse_source_options({"servers": "http://h:1", "subscribe": "t", "kafka.sasl.mechanism": "x"}, streaming=True)
+    with pytest.raises(OptionError, match=r"unknown option 'kafka.max.poll.records'; known options: kafka.bootstrap"):
+        parse_source_options({"servers": "http://h:1", "subscribe": "t", "kafka.max.poll.records": "5"}, streaming=True)
+
+
+JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="etl" password="s3\\"cret";'
+
+
+def test_a_secured_kafka_query_runs_unchanged_its_kafka_security_settings_read_as_highwaters():
+    options = parse_source_options(
+        {
+            "kafka.bootstrap.servers": "broker-1:9443,broker-2:9443",
+            "subscribe": "t",
+            "kafka.security.protocol": "SASL_SSL",
+            "kafka.sasl.mechanism": "SCRAM-SHA-512",
+            "kafka.sasl.jaas.config": JAAS,
+            "kafkaConsumer.pollTimeoutMs": "5000",
+        },
+        streaming=True,
+    )
+    assert options.servers == ("https://broker-1:9443", "https://broker-2:9443"), "SASL_SSL: host:port is https"
+    assert (options.security.username, options.security.password) == ("etl", 's3"cret')
+    assert options.poll_timeout_ms == 5000
+    sink = parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.security.protocol": "SSL"})
+    assert sink.servers == ("https://h:1",) and sink.security.username is None
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"kafka.security.protocol": "SASL_SSL", "kafka.sasl.jaas.config": JAAS}, "'kafka.sasl.mechanism' 'GSSAPI'"),
+        ({"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "PLAIN"}, "jaas.config' is required"),
+        ({"kafka.sasl.mechanism": "PLAIN"}, "needs 'kafka.security.protocol' SASL_PLAINTEXT or SASL_SSL"),
+        ({"kafka.security.protocol": "TLS"}, "must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),
+        (
+            {
+                "kafka.security.protocol": "SASL_PLAINTEXT",
+                "kafka.sasl.mechanism": "PLAIN",
+                "kafka.sasl.jaas.config": "x",
+            },
+            "must give username",
+        ),
+        (
+            {
+                "kafka.security.protocol": "SASL_PLAINTEXT",
+                "kafka.sasl.mechanism": "PLAIN",
+                "kafka.sasl.jaas.config": JAAS,
+                "username": "other",
+                "password": "p",
+            },
+            "options 'username' and 'kafka.sasl.jaas.config' disagree",
+        ),
+        (
+            {"kafka.security.protocol": "SSL", "kafka.bootstrap.servers": "http://h:1"},
+            "'http://h:1' is not https:// but 'kafka.security.protocol' asks for TLS",
+        ),
+    ],
+)
+def test_kafka_security_settings_highwater_cannot_honour_fail_at_load_naming_them(given, named):
+    with pytest.raises(OptionError, match=re.escape(named)):
+        parse_source_options({"kafka.bootstrap.servers": "h:1", "subscribe": "t", **given}, streaming=True)
 
 
 def test_a_query_commits_to_its_group_id_or_to_a_group_its_prefix_and_subscription_name():
