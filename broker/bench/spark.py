@@ -5,7 +5,8 @@ a one-broker cluster in a temporary directory (or uses ``--server``), writes
 ``--records`` records of ``--value-bytes``-byte values to a fresh topic of
 ``--partitions`` partitions (binary batches, acks=1), then, in one ``local[2]``
 SparkSession, runs two ``trigger(availableNow=True)`` queries into Spark's ``noop``
-sink and reports rows/s of each:
+sink, in ``--rounds`` interleaved rounds, and reports rows/s of each and the median of
+the rounds' ratios:
 
 - ``highwater``: the real source: HTTP fetches from the leader, batch decoding, Arrow;
 - ``memory-arrow``: a Python data source whose ``read()`` yields the same rows (same
@@ -23,6 +24,7 @@ import argparse
 import json
 import logging
 import os
+import statistics
 import sys
 import time
 import urllib.request
@@ -186,7 +188,9 @@ def time_query(spark, source_format: str, options: dict[str, str]) -> tuple[floa
     return seconds, rows
 
 
-def run(url: str, records: int, partitions: int, value_bytes: int, split_rows: int) -> None:
+def run(url: str, records: int, partitions: int, value_bytes: int, split_rows: int, rounds: int) -> None:
+    """``rounds`` interleaved rounds, each timing the two sources one after the other; the verdict
+    is the median of the rounds' ratios (a ratio within a round shares the machine's state)."""
     warmup_topic = fill_topic(url, 20_000, partitions, value_bytes)
     topic = fill_topic(url, records, partitions, value_bytes)
     spark = spark_session()
@@ -195,16 +199,20 @@ def run(url: str, records: int, partitions: int, value_bytes: int, split_rows: i
     time_query(spark, "highwater", {**highwater, "subscribe": warmup_topic})
     time_query(spark, "memory_arrow", {**memory, "rows": "20000"})
     print(f"{records:,} records of {value_bytes}-byte values, {partitions} partitions, local[2], availableNow -> noop")
-    print(f"{'source':<16} {'seconds':>8} {'rows':>10} {'rows/s':>12}")
-    results = {}
-    for name, source_format, options in (
-        ("highwater", "highwater", {**highwater, "subscribe": topic}),
-        ("memory-arrow", "memory_arrow", {**memory, "rows": str(records)}),
-    ):
-        seconds, rows = time_query(spark, source_format, options)
-        results[name] = rows / seconds
-        print(f"{name:<16} {seconds:>8.2f} {rows:>10,} {rows / seconds:>12,.0f}")
-    print(f"highwater reaches {results['highwater'] / results['memory-arrow']:.0%} of the in-memory ceiling")
+    print(f"{'round':<6} {'source':<16} {'seconds':>8} {'rows':>10} {'rows/s':>12}")
+    ratios = []
+    for round_number in range(1, rounds + 1):
+        rates = {}
+        for name, source_format, options in (
+            ("highwater", "highwater", {**highwater, "subscribe": topic}),
+            ("memory-arrow", "memory_arrow", {**memory, "rows": str(records)}),
+        ):
+            seconds, rows = time_query(spark, source_format, options)
+            rates[name] = rows / seconds
+            print(f"{round_number:<6} {name:<16} {seconds:>8.2f} {rows:>10,} {rows / seconds:>12,.0f}")
+        ratios.append(rates["highwater"] / rates["memory-arrow"])
+    shown = ", ".join(f"{ratio:.0%}" for ratio in ratios)
+    print(f"highwater reaches {statistics.median(ratios):.0%} of the in-memory ceiling (median of rounds: {shown})")
     spark.stop()
 
 
@@ -215,10 +223,11 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--value-bytes", type=int, default=100)
     parser.add_argument("--split-rows", type=int, default=250_000, help="maxRecordsPerPartition of the source")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the two sources")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     with _broker(args.server) as url:
-        run(url, args.records, args.partitions, args.value_bytes, args.split_rows)
+        run(url, args.records, args.partitions, args.value_bytes, args.split_rows, args.rounds)
 
 
 if __name__ == "__main__":
