@@ -31,8 +31,11 @@ from tests.support.cluster import STEADY_SETTINGS, ClusterSpec, cluster_fixture
 LOG4J2_FILE = Path(__file__).with_name("log4j2.properties")
 JAVA_OPTIONS = f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile=file:{LOG4J2_FILE}"
 
-SPEC = ClusterSpec(brokers=3, kafka=True, settings={"log_retention_check_interval_ms": 200})
-"""Retention runs often enough for the data-loss tests; Kafka listeners for the transactional writers."""
+SPEC = ClusterSpec(
+    brokers=3, kafka=True, settings={"log_retention_check_interval_ms": 200, "console.lag_sample_interval_ms": 200}
+)
+"""Retention runs often enough for the data-loss tests, and the console samples a query's lag often
+enough for the lag test; Kafka listeners for the transactional writers."""
 
 STEADY_SPEC = SPEC.with_settings(
     **{**STEADY_SETTINGS, "replica_lag_time_max_ms": 120_000, "broker_session_timeout_ms": 120_000}

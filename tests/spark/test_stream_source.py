@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import urllib.request
 from pathlib import Path
 
@@ -151,6 +152,13 @@ def _prometheus_lag(cluster: Cluster, group: str) -> dict[int, float]:
     return lags
 
 
+def _console_lag(cluster: Cluster, group: str) -> int | None:
+    """The group's total lag in the newest sample of the console's lag-over-time chart."""
+    status, answer = cluster.v3("GET", f"/consumer-groups/{group}/lag-history")
+    assert status == 200, answer
+    return answer["samples"][-1]["total_lag"] if answer["samples"] else None
+
+
 def test_a_query_with_a_group_id_shows_its_lag_where_every_consumers_does(
     prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -174,9 +182,12 @@ def test_a_query_with_a_group_id_shows_its_lag_where_every_consumers_does(
     assert _group_lags(cluster, group) == {0: (30, 0), 1: (20, 0)}
     produce(cluster, topic, 0, values("c", 5))
     assert _group_lags(cluster, group) == {0: (30, 5), 1: (20, 0)}
+    described = cluster.cli(["groups", "describe", group])
+    assert re.search(r"^\S+\s+0\s+30\s+35\s+5\s", described, re.MULTILINE), described
     cluster.wait_until(
         lambda: _prometheus_lag(cluster, group) == {0: 5.0, 1: 0.0} or None, "the coordinator's lag gauges"
     )
+    cluster.wait_until(lambda: _console_lag(cluster, group) == 5 or None, "the console's lag over time")
     run_available_now(spark, options, tmp_path / "out", tmp_path / "checkpoint")
     assert _group_lags(cluster, group) == {0: (35, 0), 1: (20, 0)}
     assert_each_offset_once(delivered(spark, tmp_path / "out"), {0: range(35), 1: range(20)})
