@@ -106,8 +106,10 @@ def test_min_offsets_per_trigger_waits_for_enough_records_or_for_the_max_trigger
     prefix: str, spark: SparkSession, cluster: Cluster, tmp_path: Path, max_trigger_delay: str
 ) -> None:
     """Spark's rule: the first batch of a run never waits; later ones wait for minOffsetsPerTrigger
-    new records across the partitions, or for maxTriggerDelay since the last batch."""
+    new records across the partitions, or for maxTriggerDelay since the last batch. Meanwhile the
+    running query's lag shows in its group: what it processed, and what waits."""
     topic = f"{prefix}-min-{max_trigger_delay}"
+    group = f"{topic}-query"
     cluster.create_topic(topic, partitions=2, replication_factor=1)
     produce(cluster, topic, 0, values("first", 3))
     options = {
@@ -116,6 +118,7 @@ def test_min_offsets_per_trigger_waits_for_enough_records_or_for_the_max_trigger
         "startingOffsets": "earliest",
         "minOffsetsPerTrigger": 10,
         "maxTriggerDelay": max_trigger_delay,
+        "kafka.group.id": group,
     }
     name = f"{prefix}_min_{max_trigger_delay}".replace("-", "_")
     query = _trigger_every_200_ms(spark, options, name, tmp_path / "checkpoint")
@@ -127,6 +130,8 @@ def test_min_offsets_per_trigger_waits_for_enough_records_or_for_the_max_trigger
             return
         query.awaitTermination(2)
         assert _batch_rows(query) == [3], "4 new records of 10 and 10 minutes to wait: no batch"
+        lags = {0: (3, 4), 1: (0, 0)}
+        cluster.wait_until(lambda: _group_lags(cluster, group) == lags or None, "the running query's lag")
         produce(cluster, topic, 1, values("enough", 6))
         cluster.wait_until(lambda: _batch_rows(query) == [3, 4 + 6] or None, "a batch once 10 are new")
     finally:
