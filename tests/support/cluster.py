@@ -374,18 +374,7 @@ class Cluster:
         return {broker["broker_id"] for broker in self.api("GET", "/brokers", via=via)["data"]}
 
     def partitions(self, topic: str, via: int | None = None) -> dict[int, PartitionState]:
-        return {
-            p["partition_id"]: PartitionState(
-                p["partition_id"],
-                p["leader_id"],
-                p["leader_epoch"],
-                p["replica_ids"],
-                p["isr"],
-                p["high_watermark"],
-                {r["broker_id"]: r["log_end_offset"] for r in p.get("replicas_state") or []},
-            )
-            for p in self.api("GET", f"/topics/{topic}/partitions", via=via)["data"]
-        }
+        return _partition_states(self.api("GET", f"/topics/{topic}/partitions", via=via))
 
     def wait_stable(self, topic: str, timeout_s: float = 30.0) -> list[int]:
         """Until every transaction of ``topic`` is decided (each partition's last stable offset is its high
@@ -430,7 +419,11 @@ class Cluster:
         """Wait until every partition's replicas are all in its ISR and every live broker knows its leader."""
 
         def in_sync() -> dict[int, PartitionState] | None:
-            states = self.partitions(name)
+            status, answer = self.v3("GET", f"/topics/{name}/partitions")
+            if answer.get("retriable"):
+                return None  # a new partition's record has not reached the broker asked yet
+            assert status == 200, (status, answer)
+            states = _partition_states(answer)
             full = len(states) == partitions and all(sorted(s.isr) == sorted(s.replicas) for s in states.values())
             return states if full else None
 
@@ -515,6 +508,22 @@ async def _broker_secret(metadata_store: str) -> bytes:
         return await SecurityStore(store).broker_secret()
     finally:
         await store.close()
+
+
+def _partition_states(answer: Any) -> dict[int, PartitionState]:
+    """A ``GET …/partitions`` answer as ``PartitionState`` by partition id."""
+    return {
+        p["partition_id"]: PartitionState(
+            p["partition_id"],
+            p["leader_id"],
+            p["leader_epoch"],
+            p["replica_ids"],
+            p["isr"],
+            p["high_watermark"],
+            {r["broker_id"]: r["log_end_offset"] for r in p.get("replicas_state") or []},
+        )
+        for p in answer["data"]
+    }
 
 
 def start_cluster(spec: ClusterSpec, root: Path) -> Cluster:
