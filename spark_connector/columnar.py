@@ -3,7 +3,8 @@
 The common page of a fetch is uncompressed batches of headerless records (what the
 producers write when no record has a header). Their records are varint-framed, so
 only finding where each record starts is sequential: runs of equal-sized records are
-found at once (``_batch_record_starts``), the rest by a short loop over their lengths. Every field after that is decoded for all records at once: a
+found at once (``_batch_record_starts``), the rest by a short loop over their lengths
+(``broker.record.varint``'s, as the record decoder reads them). Every field after that is decoded for all records at once: a
 varint is read at an array of positions by gathering the next bytes and masking at the
 first byte without the continuation bit. Keys and values become Arrow ``binary_view``
 arrays over the page itself (each view a length and either the bytes inline, up to 12,
@@ -24,7 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from broker.errors import CorruptRecord
 from broker.record.header import RECORDS_OFFSET, iter_batches
+from broker.record.varint import SMALL_ZIGZAG, decode_varint
 
 MAX_VARINT_BYTES = 9
 """Varints are read from at most this many bytes (63 bits: any timestamp delta of a real batch)."""
@@ -61,8 +64,8 @@ def page_columns(data: bytes) -> PageColumns | None:
 def _columns(data: bytes) -> PageColumns:
     if len(data) > MAX_VIEW_OFFSET:
         raise _Declined("a page larger than a view can point into")
-    starts, base_offsets, base_timestamps, indexes = _record_starts(data)
     page = np.frombuffer(data, dtype=np.uint8)
+    starts, base_offsets, base_timestamps, indexes = _record_starts(data, page)
     length, size = _varints(page, starts)
     ends = starts + size + length
     timestamp_at = starts + size + 1
@@ -78,16 +81,15 @@ def _columns(data: bytes) -> PageColumns:
     return PageColumns(
         offsets=base_offsets + indexes,
         timestamps_ms=base_timestamps + timestamp_delta,
-        keys=_views(data, *keys),
-        values=_views(data, *values),
+        keys=_views(data, page, *keys),
+        values=_views(data, page, *values),
     )
 
 
-def _record_starts(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _record_starts(data: bytes, page: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each record's position in the page, with its batch's base offset and timestamp and its
     index in the batch. Declines a compressed or control batch, and one its records do not
     fill exactly. Every batch's CRC is checked (``CorruptRecord``), as a Kafka consumer does."""
-    page = np.frombuffer(data, dtype=np.uint8)
     starts: list[np.ndarray] = []
     base_offsets: list[int] = []
     base_timestamps: list[int] = []
@@ -145,17 +147,21 @@ def _batch_record_starts(data: bytes, page: np.ndarray, position: int, end: int,
 
 
 def _record_size(data: bytes, position: int, end: int) -> int:
-    """A record's whole size (its length varint and what it counts), read from at most two bytes."""
+    """A record's whole size: its length varint and what it counts (one or two bytes from ``SMALL_ZIGZAG``,
+    longer ones through ``decode_varint``)."""
     if not position < end:
         raise _Declined("records past their batch")
     byte = data[position]
     if byte < 0x80:
-        size = 1 + ((byte >> 1) ^ -(byte & 1))
+        size = 1 + SMALL_ZIGZAG[byte]
     elif position + 1 < end and (second := data[position + 1]) < 0x80:
-        raw = (byte & 0x7F) | (second << 7)
-        size = 2 + ((raw >> 1) ^ -(raw & 1))
+        size = 2 + SMALL_ZIGZAG[(byte & 0x7F) | (second << 7)]
     else:
-        raise _Declined("a record length of more than two bytes")
+        try:
+            length, after = decode_varint(data, position)
+        except CorruptRecord:
+            raise _Declined("a record length that is not a varint") from None
+        size = after - position + length
     if size < 2:
         raise _Declined("a record shorter than its attributes")
     return size
@@ -172,8 +178,7 @@ def _varints(page: np.ndarray, at: np.ndarray, *, lenient: bool = False) -> tupl
     one = first < 0x80
     two = ~one & (second < 0x80)
     if np.all(one | two):
-        value = np.where(one, first, (first & 0x7F) | (second << 7))
-        return (value >> 1) ^ -(value & 1), np.where(one, 1, 2)
+        return _unzigzag(np.where(one, first, (first & 0x7F) | (second << 7))), np.where(one, 1, 2)
     window = np.minimum(at[:, None] + np.arange(MAX_VARINT_BYTES), len(page) - 1)
     raw = page[window].astype(np.int64)
     last = raw < 0x80
@@ -182,8 +187,11 @@ def _varints(page: np.ndarray, at: np.ndarray, *, lenient: bool = False) -> tupl
         raise _Declined("a varint longer than it reads")
     size = np.where(ended, last.argmax(axis=1) + 1, 0)
     used = np.arange(MAX_VARINT_BYTES) < size[:, None]
-    value = (((raw & 0x7F) << (7 * np.arange(MAX_VARINT_BYTES))) * used).sum(axis=1)
-    return (value >> 1) ^ -(value & 1), size
+    return _unzigzag((((raw & 0x7F) << (7 * np.arange(MAX_VARINT_BYTES))) * used).sum(axis=1)), size
+
+
+def _unzigzag(raw: np.ndarray) -> np.ndarray:
+    return (raw >> 1) ^ -(raw & 1)
 
 
 def _field(page: np.ndarray, at: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
@@ -195,13 +203,13 @@ def _field(page: np.ndarray, at: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarr
     return (data_at, length), data_at + np.maximum(length, 0)
 
 
-def _views(data: bytes, at: np.ndarray, length: np.ndarray) -> pa.Array:
-    """``binary`` values (``length`` -1: null) at positions ``at`` of ``data``, through binary_view."""
+def _views(data: bytes, page: np.ndarray, at: np.ndarray, length: np.ndarray) -> pa.Array:
+    """``binary`` values (``length`` -1: null) at positions ``at`` of ``data`` (``page`` its bytes
+    as an array), through binary_view."""
     count = len(at)
     present = length >= 0
     if not present.any():
         return pa.nulls(count, pa.binary())
-    page = np.frombuffer(data, dtype=np.uint8)
     views = np.zeros((count, 16), dtype=np.uint8)
     words = views.view(np.int32)
     words[:, 0] = np.maximum(length, 0)

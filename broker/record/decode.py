@@ -20,10 +20,7 @@ from broker.errors import CorruptRecord
 from broker.record.codec import Buffer, HeaderList, Record, RecordColumns
 from broker.record.compression import NONE, decompress
 from broker.record.header import RECORDS_OFFSET, TIMESTAMP_TYPE_MASK, BatchHeader, validate_batch
-from broker.record.varint import decode_varint, decode_varlong
-
-_SMALL_ZIGZAG: list[int] = [(raw >> 1) ^ -(raw & 1) for raw in range(1 << 14)]
-"""Signed value of every zigzag varint of one or two bytes, by its 14 payload bits."""
+from broker.record.varint import SMALL_ZIGZAG, decode_varint, decode_varlong
 
 
 def decode_batch(buf: Buffer, position: int = 0) -> tuple[BatchHeader, list[Record]]:
@@ -152,7 +149,7 @@ def _decode_headerless(
     raises ``CorruptRecord`` with the reason.
     Invariant: when it returns columns, the general loop returns the same records.
     """
-    small = _SMALL_ZIGZAG
+    small = SMALL_ZIGZAG
     timestamps: list[int] = []
     values: list[bytes | None] = []
     keys: list[bytes | None] = []
@@ -323,7 +320,7 @@ def _decode_records_unchecked(data: bytes, header: BatchHeader, columns: RecordC
     """
     add_offset, add_timestamp = columns.offsets.append, columns.timestamps.append
     add_key, add_value, add_headers = columns.keys.append, columns.values.append, columns.headers.append
-    small = _SMALL_ZIGZAG
+    small = SMALL_ZIGZAG
     end = len(data)
     base_offset = header.base_offset
     base_timestamp = header.base_timestamp
@@ -440,7 +437,7 @@ def _walk_records(data: bytes, header: BatchHeader) -> int:
     of more than 10 bytes is still refused); the offset delta is compared with the record's
     index as it is read. Reading past ``data`` raises ``IndexError``, which the caller reports.
     """
-    small = _SMALL_ZIGZAG
+    small = SMALL_ZIGZAG
     end = len(data)
     position = 0
     for index in range(header.records_count):

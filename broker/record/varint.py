@@ -9,8 +9,8 @@ A *varint* holds a signed 32-bit value and is at most 5 bytes; a *varlong* holds
 64-bit value and is at most 10 bytes. Kafka rejects longer encodings and so do we, with
 ``CorruptRecord``: a record that needs them was not written by a Kafka client.
 
-This module is pure; ``broker.record.decode`` inlines the one-byte fast path of these
-functions in its hot loops and falls back to them for longer encodings.
+This module is pure; ``broker.record.decode`` inlines the one- and two-byte fast path of
+these functions in its hot loops (``SMALL_ZIGZAG``) and falls back to them for longer encodings.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ VARLONG_MAX_BYTES = 10
 
 
 Buffer = bytes | bytearray | memoryview
+
+SMALL_ZIGZAG: list[int] = [(raw >> 1) ^ -(raw & 1) for raw in range(1 << 14)]
+"""Signed value of every zigzag varint of one or two bytes, by its 14 payload bits: the decoders'
+hot loops (``broker.record.decode``, ``spark_connector.columnar``) read short varints from it."""
 
 
 def _encode_unsigned_uncached(value: int) -> bytes:
