@@ -111,9 +111,6 @@ class BrokerConnections:
             self._drop(base_url)
         return BrokerAnswer(response.status, answer_headers, payload)
 
-    def get_json(self, base_url: str, path: str) -> BrokerAnswer:
-        return self.request("GET", base_url, path, headers={"Accept": "application/json"})
-
     def _connection(self, base_url: str) -> http.client.HTTPConnection:
         connection = self._connections.get(base_url)
         if connection is None:

@@ -79,12 +79,27 @@ class ClusterMetadata:
 
     def _get(self, path: str, *, allow_missing: bool = False) -> BrokerAnswer | None:
         """GET from the first server that answers; retriable errors are retried until ``retry_for_s``."""
-        deadline = time.monotonic() + self.retry_for_s
+        return self._ask("GET", path, retry_for_s=self.retry_for_s, allow_missing=allow_missing)
+
+    def _ask(
+        self,
+        method: str,
+        path: str,
+        *,
+        retry_for_s: float,
+        body: bytes | None = None,
+        allow_missing: bool = False,
+    ) -> BrokerAnswer | None:
+        """``method`` on the first server that answers (the unresponsive ones last); a retriable refusal or
+        no answer tries the next server, and every server again until ``retry_for_s`` has passed (0: once).
+        A refusal that is not retriable raises ``MetadataError``; a 404 is None when ``allow_missing``."""
+        deadline = time.monotonic() + retry_for_s
+        headers = {"Accept": "application/json"} if body is None else {"Content-Type": "application/json"}
         while True:
             last_problem = "no server configured"
             for server in UNRESPONSIVE.in_order(self.servers, monotonic_ms()):
                 try:
-                    answer = self._connections.get_json(server, path)
+                    answer = self._connections.request(method, server, path, body=body, headers=headers)
                 except BrokerUnreachable as error:
                     UNRESPONSIVE.no_answer(server, monotonic_ms())
                     last_problem = str(error)
@@ -94,10 +109,10 @@ class ClusterMetadata:
                     return answer if answer.ok else None
                 refusal = answer.error
                 if not refusal.retriable:
-                    raise MetadataError(f"GET {path}: {refusal.name}: {refusal.message}")
+                    raise MetadataError(f"{method} {path}: {refusal.name}: {refusal.message}")
                 last_problem = f"{refusal.name}: {refusal.message}"
-            if time.monotonic() > deadline:
-                raise BrokerUnreachable(f"GET {path} failed on every server {list(self.servers)}: {last_problem}")
+            if time.monotonic() >= deadline:
+                raise BrokerUnreachable(f"{method} {path} failed on every server {list(self.servers)}: {last_problem}")
             log.debug("metadata.retry path=%s problem=%s", path, last_problem)
             time.sleep(RETRY_BACKOFF_S)
 
@@ -156,24 +171,7 @@ class ClusterMetadata:
                 ]
             }
         ).encode()
-        problem = "no server configured"
-        for server in UNRESPONSIVE.in_order(self.servers, monotonic_ms()):
-            try:
-                answer = self._connections.request(
-                    "POST", server, path, body=body, headers={"Content-Type": "application/json"}
-                )
-            except BrokerUnreachable as error:
-                UNRESPONSIVE.no_answer(server, monotonic_ms())
-                problem = str(error)
-                continue
-            UNRESPONSIVE.answered(server)
-            if answer.ok:
-                return
-            refusal = answer.error
-            if not refusal.retriable:
-                raise MetadataError(f"POST {path}: {refusal.name}: {refusal.message}")
-            problem = f"{refusal.name}: {refusal.message}"
-        raise BrokerUnreachable(f"POST {path} failed on every server {list(self.servers)}: {problem}")
+        self._ask("POST", path, retry_for_s=0, body=body)
 
     def broker_urls(self) -> dict[int, str]:
         answer = self._get(f"/v3/clusters/{self.cluster_id}/brokers")
