@@ -263,7 +263,8 @@ class ReplicaManager:
     async def serve_replica_fetch(self, request: FetchRequest) -> FetchResponse:
         """Answer a follower's fetch, over HTTP or a stream; the long poll is bounded by
         ``fetch_max_wait_ms`` whatever the request asks (int32 ms is 24 days)."""
-        request = replace(request, max_wait_ms=min(request.max_wait_ms, self.settings.fetch_max_wait_ms))
+        if request.max_wait_ms > self.settings.fetch_max_wait_ms:
+            request = replace(request, max_wait_ms=self.settings.fetch_max_wait_ms)
         response = await serve_replica_fetch(
             request,
             self.local_partition,
@@ -329,8 +330,7 @@ class ReplicaManager:
 
     async def stop_fetching(self) -> None:
         await self.fetchers.close()
-        if isinstance(self._fetch_transport, StreamFetchTransport):
-            await self._fetch_transport.close()
+        await self._fetch_transport.close()
 
     async def close(self) -> None:
         """Stop the background work and the replicas, then flush and checkpoint every log and close it."""

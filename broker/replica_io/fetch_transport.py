@@ -38,6 +38,10 @@ class FetchTransport(Protocol):
         """Deliver ``request`` to ``leader_id`` and return its answer, or raise ``FetchTransportError``."""
         ...
 
+    async def close(self) -> None:
+        """Release what the transport keeps between fetches (the broker stops fetching)."""
+        ...
+
 
 class HttpFetchTransport:
     """Fetches over HTTP to the leader's inter-broker URL, waiting up to the long poll plus 10 s."""
@@ -70,3 +74,6 @@ class HttpFetchTransport:
             raise FetchTransportError(f"{url}: {error or type(error).__name__}") from error
         trace.trace_fetched("follower.fetch_received", response.partitions)
         return response
+
+    async def close(self) -> None:
+        """Nothing kept: the connections are the broker's session's, which the broker closes."""

@@ -133,6 +133,9 @@ class SimFetchTransport:
     def reachable(self, leader_id: int) -> bool:
         return True
 
+    async def close(self) -> None:
+        """Nothing kept between fetches."""
+
     async def send(self, leader_id: int, request: FetchRequest) -> FetchResponse:
         process = self._process
         request_id = process.hooks.request_ids()

@@ -38,6 +38,9 @@ class InProcessTransport:
     def reachable(self, leader_id: int) -> bool:
         return leader_id == self.leader.local_broker_id
 
+    async def close(self) -> None:
+        """Nothing kept between fetches."""
+
     async def send(self, leader_id: int, request: FetchRequest) -> FetchResponse:
         self.requests.append(request)
         if self.down or self.failures:
