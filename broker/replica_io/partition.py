@@ -89,10 +89,11 @@ answer, runs on the event loop (see the module docstring).
 
 Measured on the 2-core dev host: a small append's fsync takes ~190 µs p50 inline and
 ~320 µs as an executor round trip on an idle loop; on three busy brokers the follower's
-fsync stage of a lone acks=all write took 511 µs p50, and fsyncing it on the loop brought
-the write's p50 from 2.19 to 1.76 ms (``highwater bench latency --spawn 3
---replication-factor 3 --acks all``). Larger answers come under load, where one fsync
-covers many batches and the loop has other work: the executor."""
+fsync stage of a lone acks=all write took 511 µs p50 through the executor and 316 µs on the
+loop (``python -m broker.bench.latency_trace``). Over six interleaved rounds of ``highwater
+bench latency --spawn 3 --replication-factor 3 --acks all`` the write's p50 went from a
+median of 2.25 ms (before the replication stream and this) to 1.92 ms. Larger answers come
+under load, where one fsync covers many batches and the loop has other work: the executor."""
 SLOW_INLINE_FLUSH_MS = 2.0
 INLINE_FLUSH_PAUSE_MS = 10_000
 
