@@ -1,10 +1,16 @@
-"""Where the time of a lone acks=all produce goes: ``python -m broker.bench.latency_trace``.
+"""Where the time of a lone produce goes: ``python -m broker.bench.latency_trace [--acks 1]``.
 
 Spawns three ``highwater serve`` processes with ``--log-level debug`` (the only debug
 events on the produce path are the ``trace.*`` points of ``broker.replica_io.trace``),
 creates an RF 3 topic with min ISR 2, sends lone acks=all batches of one record to the
 leader at a steady rate, one at a time, then joins the brokers' trace lines by
-(topic, partition, offset) and prints the budget: per stage, p50 and p99 in µs.
+(topic, partition, offset) and prints the budget: per stage, p50 and p99 in µs. With
+``--acks 1`` it is one broker, an RF 1 topic and acks=1 writes: the budget of the issue's
+"lone acks=1 on one broker" figure, which has no replication stages.
+
+Before the brokers start, the same client sends the same one-record body to an aiohttp
+echo (``broker.bench.baseline``) at the same rate: the floor of one round trip, printed
+under the budget so every stage can be read against it.
 
 Every timestamp is ``time.monotonic_ns()``, one clock for every process on the host,
 so stages that cross processes (the leader answering a fetch, the follower receiving
@@ -25,6 +31,7 @@ from pathlib import Path
 
 import aiohttp
 
+from broker.bench.baseline import ECHO_PATH, baseline_server
 from broker.bench.cluster import STOP_TIMEOUT_S, prepare_topic, start_registered_brokers, wait_for_brokers
 from broker.cli.dev import stop_brokers
 from broker.client.http import ClusterClient
@@ -50,12 +57,19 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("acked -> handler answers", "leader.acked", "produce.answered"),
     ("handler answers -> client received", "produce.answered", "client.received"),
 )
+ACKS_ONE_STAGES: tuple[tuple[str, str, str], ...] = (
+    *STAGES[:3],
+    ("appended -> handler answers", "leader.appended", "produce.answered"),
+    STAGES[-1],
+)
+"""acks=1 answers once the bytes are in the OS: no follower, no high watermark on the path."""
 SIDE_STAGES: tuple[tuple[str, str, str], ...] = (
     ("leader fsync (group commit)", "leader.fsync_start", "leader.fsync_end"),
     ("leader appended -> leader fsync end", "leader.appended", "leader.fsync_end"),
     ("handler entered -> answers", "produce.entered", "produce.answered"),
     ("client round trip", "client.sent", "client.received"),
 )
+ECHO_STAGE = "aiohttp echo round trip"
 
 
 @dataclass
@@ -66,10 +80,34 @@ class Request:
     followers: dict[int, dict[str, int]] = field(default_factory=lambda: defaultdict(dict))
 
 
+async def _lone_posts(url: str, params: dict[str, str], count: int, rate: float) -> list[tuple[dict, int, int]]:
+    """``count`` one-record batches POSTed to ``url`` one at a time at ``rate``; [(answer, sent, received)]."""
+    posted: list[tuple[dict, int, int]] = []
+    interval_ns = int(1e9 / rate)
+    async with aiohttp.ClientSession() as session:
+        next_ns = time.monotonic_ns()
+        for index in range(count):
+            batch = encode_batch([(None, b"x" * 100)], base_timestamp=wall_clock_ms())
+            start = time.monotonic_ns()
+            async with session.post(
+                url, data=batch, params=params, headers={"Content-Type": BATCH_CONTENT_TYPE}
+            ) as reply:
+                body = await reply.json()
+            received = time.monotonic_ns()
+            if reply.status != 200:
+                raise RuntimeError(f"request {index} to {url} answered {reply.status}: {body}")
+            posted.append((body, start, received))
+            next_ns += interval_ns
+            delay = next_ns - time.monotonic_ns()
+            if delay > 0:
+                await asyncio.sleep(delay / 1e9)
+    return posted
+
+
 async def _produce(
-    urls: dict[int, str], topic: str, count: int, rate: float
+    urls: dict[int, str], topic: str, count: int, rate: float, acks: str
 ) -> tuple[int, int, list[tuple[int, int, int]]]:
-    """Lone acks=all batches to the partition-0 leader; (leader id, partition, [(offset, sent, received)])."""
+    """Lone batches to the partition-0 leader; (leader id, partition, [(offset, sent, received)])."""
     url = urls[1]
     client = ClusterClient([url])
     try:
@@ -79,26 +117,15 @@ async def _produce(
         await client.close()
     assert info.leader_id is not None
     path = f"{urls[info.leader_id]}/v3/clusters/{cluster_id}/topics/{topic}/partitions/{info.partition}/batches"
-    sent: list[tuple[int, int, int]] = []
-    interval_ns = int(1e9 / rate)
-    async with aiohttp.ClientSession() as session:
-        next_ns = time.monotonic_ns()
-        for index in range(count):
-            batch = encode_batch([(None, b"x" * 100)], base_timestamp=wall_clock_ms())
-            start = time.monotonic_ns()
-            async with session.post(
-                path, data=batch, params={"acks": "all"}, headers={"Content-Type": BATCH_CONTENT_TYPE}
-            ) as reply:
-                body = await reply.json()
-            received = time.monotonic_ns()
-            if reply.status != 200:
-                raise RuntimeError(f"produce {index} answered {reply.status}: {body}")
-            sent.append((body["last_offset"], start, received))
-            next_ns += interval_ns
-            delay = next_ns - time.monotonic_ns()
-            if delay > 0:
-                await asyncio.sleep(delay / 1e9)
-    return info.leader_id, info.partition, sent
+    posted = await _lone_posts(path, {"acks": acks}, count, rate)
+    return info.leader_id, info.partition, [(body["last_offset"], start, received) for body, start, received in posted]
+
+
+def _echo_round_trips(count: int, rate: float) -> list[int]:
+    """The same client and body against the aiohttp echo: the floor of one round trip, in ns."""
+    with baseline_server() as url:
+        posted = asyncio.run(_lone_posts(f"{url}{ECHO_PATH}", {}, count, rate))
+    return [received - start for _, start, received in posted]
 
 
 def _events(path: Path) -> list[dict]:
@@ -165,30 +192,40 @@ def _percentile(values: list[int], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] / 1000
 
 
-def budget_table(rows: list[dict[str, int]]) -> str:
+def _line(name: str, deltas: list[int]) -> str:
+    return f"{name:<44} {_percentile(deltas, 0.5):>9.0f} {_percentile(deltas, 0.99):>9.0f} {len(deltas):>6}"
+
+
+def budget_table(rows: list[dict[str, int]], echo_ns: list[int], acks: str = "all") -> str:
     lines = [f"{'stage':<44} {'p50 µs':>9} {'p99 µs':>9} {'n':>6}"]
-    for title, stages in (("critical path", STAGES), ("alongside", SIDE_STAGES)):
+    critical = STAGES if acks == "all" else ACKS_ONE_STAGES
+    for title, stages in (("critical path", critical), ("alongside", SIDE_STAGES)):
         lines.append(f"-- {title}")
         for name, start, end in stages:
             deltas = [row[end] - row[start] for row in rows if start in row and end in row]
             if deltas:
-                lines.append(
-                    f"{name:<44} {_percentile(deltas, 0.5):>9.0f} {_percentile(deltas, 0.99):>9.0f} {len(deltas):>6}"
-                )
+                lines.append(_line(name, deltas))
+    lines.append("-- floor (same client, same body, same rate)")
+    lines.append(_line(ECHO_STAGE, echo_ns))
     return "\n".join(lines)
 
 
-def run(count: int, warmup: int, rate: float, partitions: int = 1) -> str:
-    """The budget table; with ``partitions`` > 1 the topic has that many (idle but one), to show what they cost."""
+def run(count: int, warmup: int, rate: float, partitions: int = 1, acks: str = "all") -> str:
+    """The budget table; with ``partitions`` > 1 the topic has that many (idle but one), to show what they cost.
+
+    ``acks`` "all": three brokers, RF 3, min ISR 2; "1": one broker, RF 1.
+    """
+    echo_ns = _echo_round_trips(warmup + count, rate)[warmup:]
+    brokers_count, replication_factor, min_insync = (3, 3, 2) if acks == "all" else (1, 1, 1)
     with tempfile.TemporaryDirectory(prefix="highwater-trace-") as directory:
         root = Path(directory)
         store = f"sqlite://{root / 'metadata.db'}"
-        brokers = start_registered_brokers(3, root, store, {}, "--log-level", "debug")
+        brokers = start_registered_brokers(brokers_count, root, store, {}, "--log-level", "debug")
         urls = {broker.node_id: broker.url for broker in brokers}
         try:
-            asyncio.run(wait_for_brokers(list(urls.values()), 3))
-            topic = asyncio.run(prepare_topic(urls[1], partitions, 3, 2, prefix="trace"))
-            leader_id, partition, sent = asyncio.run(_produce(urls, topic, warmup + count, rate))
+            asyncio.run(wait_for_brokers(list(urls.values()), brokers_count))
+            topic = asyncio.run(prepare_topic(urls[1], partitions, replication_factor, min_insync, prefix="trace"))
+            leader_id, partition, sent = asyncio.run(_produce(urls, topic, warmup + count, rate, acks))
         finally:
             stop_brokers(brokers, STOP_TIMEOUT_S)
         logs = {broker.node_id: _events(root / f"broker-{broker.node_id}.log") for broker in brokers}
@@ -198,7 +235,7 @@ def run(count: int, warmup: int, rate: float, partitions: int = 1) -> str:
         row = _critical(requests[offset])
         row["client.sent"], row["client.received"] = start, received
         rows.append(row)
-    return budget_table(rows)
+    return budget_table(rows, echo_ns, acks)
 
 
 def main() -> None:
@@ -207,8 +244,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=100, help="requests sent first and left out")
     parser.add_argument("--rate", type=float, default=200.0, help="requests per second (one at a time)")
     parser.add_argument("--partitions", type=int, default=1, help="partitions of the topic; requests go to one")
+    parser.add_argument("--acks", choices=("all", "1"), default="all", help="all: 3 brokers, RF 3; 1: one broker, RF 1")
     args = parser.parse_args()
-    print(run(args.count, args.warmup, args.rate, args.partitions))
+    print(run(args.count, args.warmup, args.rate, args.partitions, args.acks))
 
 
 if __name__ == "__main__":

@@ -2,14 +2,15 @@
 
 The budget table is only as good as its joins: each critical-path stage must be found
 for every measured request, so a trace point that is lost or no longer carries the
-offset it concerns (and would silently drop a row) fails here.
+offset it concerns (and would silently drop a row) fails here. The echo floor is measured
+by the same client in the same run, and a replicated write cannot beat one round trip.
 """
 
 from __future__ import annotations
 
 import re
 
-from broker.bench.latency_trace import SIDE_STAGES, STAGES, run
+from broker.bench.latency_trace import ECHO_STAGE, SIDE_STAGES, STAGES, run
 
 COUNT = 20
 
@@ -26,3 +27,5 @@ def test_the_budget_table_has_every_stage_for_every_request() -> None:
         assert rows[name][2] == COUNT, f"stage {name!r} joined {rows[name][2]} of {COUNT} requests"
     p50, p99, _ = rows["client round trip"]
     assert 0 < p50 <= p99
+    echo_p50, _, echo_count = rows[ECHO_STAGE]
+    assert echo_count == COUNT and 0 < echo_p50 < p50
