@@ -42,7 +42,8 @@ from broker.server.params import BATCH_CONTENT_TYPE
 Key = tuple[str, int, int]
 
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("client send -> leader handler entered", "client.sent", "produce.entered"),
+    ("client send -> leader routed the request", "client.sent", "produce.received"),
+    ("middlewares (metrics ... catch-up)", "produce.received", "produce.entered"),
     ("handler -> append start (parse, lock)", "produce.entered", "leader.append_start"),
     ("append (executor hop + write)", "leader.append_start", "leader.appended"),
     ("appended -> follower fetch woken", "leader.appended", "leader.fetch_woken"),
@@ -58,7 +59,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("handler answers -> client received", "produce.answered", "client.received"),
 )
 ACKS_ONE_STAGES: tuple[tuple[str, str, str], ...] = (
-    *STAGES[:3],
+    *STAGES[:4],
     ("appended -> handler answers", "leader.appended", "produce.answered"),
     STAGES[-1],
 )
@@ -167,6 +168,7 @@ def _join(logs: dict[int, list[dict]], leader_id: int, topic: str, partition: in
                     keep(requests[event["offset"]].leader, "leader.append_start", event["start_ns"])
                 if name == "produce.answered":
                     keep(requests[event["offset"]].leader, "produce.entered", event["entered_ns"])
+                    keep(requests[event["offset"]].leader, "produce.received", event["received_ns"])
                 keep(requests[event["offset"]].leader, name, t_ns)
     for request in requests.values():
         for replica_id, times in request.followers.items():

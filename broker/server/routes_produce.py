@@ -47,7 +47,7 @@ from broker.server.json_records import (
     encode_record,
 )
 from broker.server.json_stream import JsonObjectSplitter, split_objects
-from broker.server.middleware import validation_error
+from broker.server.middleware import RECEIVED_NS_KEY, validation_error
 from broker.server.params import (
     BATCH_CONTENT_TYPE,
     acks_param,
@@ -307,7 +307,14 @@ async def produce_binary(request: web.Request) -> web.Response:
     result = await node.router.produce(
         topic, partition, checked, acks, timeout_ms, forward=False, transactional_id=transactional_id
     )
-    trace("produce.answered", topic=topic, partition=partition, offset=result.last_offset, entered_ns=entered_ns)
+    trace(
+        "produce.answered",
+        topic=topic,
+        partition=partition,
+        offset=result.last_offset,
+        entered_ns=entered_ns,
+        received_ns=request.get(RECEIVED_NS_KEY),
+    )
     body = {
         "cluster_id": node.cluster_id,
         "topic_name": topic,

@@ -6,6 +6,7 @@ from broker.bench.latency_trace import ACKS_ONE_STAGES, ECHO_STAGE, STAGES, budg
 
 POINTS = (
     "client.sent",
+    "produce.received",
     "produce.entered",
     "leader.append_start",
     "leader.appended",
@@ -26,7 +27,8 @@ def test_acks_one_shows_its_stages_and_none_of_a_followers() -> None:
     table = budget_table([_row(10_000), _row(20_000)], [300_000, 400_000], acks="1")
     lines = _stage_lines(table)
     assert lines["appended -> handler answers"] == ["20", "20", "2"]
-    assert lines["client round trip"] == ["100", "100", "2"]
+    assert lines["middlewares (metrics ... catch-up)"] == ["20", "20", "2"]
+    assert lines["client round trip"] == ["120", "120", "2"]
     assert all(name in lines for name, _, _ in ACKS_ONE_STAGES)
     assert not any(name in lines for name, _, _ in STAGES if name not in {n for n, _, _ in ACKS_ONE_STAGES})
 
