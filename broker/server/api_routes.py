@@ -136,18 +136,32 @@ class RouteTable:
 API_ROUTES_KEY: web.AppKey[tuple[RouteTable, ...]] = web.AppKey("api_routes")
 
 
-def register(app: web.Application, tables: tuple[RouteTable, ...]) -> None:
-    """Add every route of ``tables``, kept under ``API_ROUTES_KEY`` for the document.
+HOT_PATHS = frozenset(
+    {
+        "/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/batches",
+        "/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records",
+        "/v3/clusters/{cluster_id}/topics/{topic_name}/records",
+        "/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch",
+    }
+)
+"""Produce and fetch, registered first. aiohttp tries every resource under ``/v3/clusters``
+in registration order, one regex each; these came 13th to 16th of about a hundred, ~10 µs
+of routing per request (py-spy of a lone acks=1 produce at 3 000 requests/s). None of them
+matches another route's paths, so going first changes no match (``test_route_order``)."""
 
-    A GET also answers HEAD, as aiohttp's ``add_get`` does.
+
+def register(app: web.Application, tables: tuple[RouteTable, ...]) -> None:
+    """Add every route of ``tables``, kept under ``API_ROUTES_KEY`` for the document (in the tables' order).
+
+    ``HOT_PATHS`` are added first. A GET also answers HEAD, as aiohttp's ``add_get`` does.
     """
     app[API_ROUTES_KEY] = tables
-    for table in tables:
-        for route in table.routes:
-            if route.method == "GET":
-                app.router.add_get(route.path, route.handler)
-            else:
-                app.router.add_route(route.method, route.path, route.handler)
+    routes = [route for table in tables for route in table.routes]
+    for route in sorted(routes, key=lambda route: route.documented_path not in HOT_PATHS):
+        if route.method == "GET":
+            app.router.add_get(route.path, route.handler)
+        else:
+            app.router.add_route(route.method, route.path, route.handler)
 
 
 def path_param(name: str, schema: Schema, description: str) -> Param:

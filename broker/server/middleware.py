@@ -21,8 +21,10 @@ Body reading bounds how long a client may take to send a ``Content-Length`` body
 (``request_body_timeout_ms``): a sender that stalls mid-body gets 408 and the
 connection is closed, instead of holding a handler for ever; a client that hangs up
 mid-body is an incomplete request (400, logged), not a crash. The body is read once
-here and aiohttp keeps it, so handlers read it again for free. Chunked bodies are
-the streaming produce, which reads as records arrive.
+here and aiohttp keeps it, so handlers read it again for free. A body that had
+arrived whole before the request was routed (a lone produce's, in one segment) has
+nothing to wait for: no timer is armed, a few microseconds saved per request. Chunked
+bodies are the streaming produce, which reads as records arrive.
 
 Metadata catch-up lets a request that names a topic or partition this broker's
 metadata view has not applied yet wait for the view (``MetadataView.catch_up_with_topic``)
@@ -131,7 +133,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
 
 @web.middleware
 async def body_read_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.body_exists and request.content_length is not None:
+    if request.content_length is not None and not request.content.is_eof():
         timeout_s = request.app[NODE_KEY].settings.request_body_timeout_ms / 1000
         try:
             async with asyncio.timeout(timeout_s):
