@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from functools import partial
 
 import structlog
@@ -87,7 +88,9 @@ class BrokerMembership:
         self.broker_epoch = -1
         self._lease_changed = asyncio.Event()
         self._registered = asyncio.Event()
-        self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._check_own_registration)
+        self._brokers = PrefixView(store, BROKERS_PREFIX, on_change=self._on_view_change)
+        self._live: dict[int, BrokerRegistration] | None = None
+        """The view's registrations parsed, until its next change (``live_brokers``)."""
         self._registration_gone = asyncio.Event()
         """Set when the view shows this broker's registration gone (``_check_own_registration``)."""
         self._heartbeat_task: asyncio.Task[None] | None = None
@@ -124,10 +127,21 @@ class BrokerMembership:
             changed = self._lease_changed
             await changed.wait()
 
-    def live_brokers(self) -> dict[int, BrokerRegistration]:
-        """Every registered broker by id, as of the last change the watch delivered."""
-        registrations = (registration_from(kv) for kv in self._brokers.snapshot().values())
-        return {registration.broker_id: registration for registration in registrations}
+    def live_brokers(self) -> Mapping[int, BrokerRegistration]:
+        """Every registered broker by id, as of the last change the watch delivered.
+
+        Parsed once per change, not per call: a leader asks on every follower fetch
+        (the follower's broker epoch), and parsing every registration's JSON there was
+        ~4 % of a leader's CPU under lone acks=all writes.
+        """
+        if self._live is None:
+            registrations = (registration_from(kv) for kv in self._brokers.snapshot().values())
+            self._live = {registration.broker_id: registration for registration in registrations}
+        return self._live
+
+    def _on_view_change(self) -> None:
+        self._live = None
+        self._check_own_registration()
 
     async def deregister(self) -> None:
         """Leave the cluster now: stop renewing and revoke the lease, which deletes
