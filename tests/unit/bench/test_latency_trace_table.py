@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker.bench.latency_trace import ACKS_ONE_STAGES, ECHO_STAGE, STAGES, budget_table
+from broker.bench.latency_trace import ACKS_ONE_STAGES, ECHO_STAGE, STAGES, budget_table, flush_spans
 
 POINTS = (
     "client.sent",
@@ -37,3 +37,16 @@ def test_the_echo_floor_is_printed_under_the_budget() -> None:
     table = budget_table([_row(10_000)], [300_000, 400_000, 500_000], acks="all")
     assert table.splitlines()[-2].startswith("-- floor")
     assert _stage_lines(table)[ECHO_STAGE] == ["400", "500", "3"]
+
+
+def test_requests_held_up_by_a_trace_flush_are_counted_as_left_out() -> None:
+    table = budget_table([_row(10_000)], [300_000], acks="1", left_out=3)
+    assert "-- 3 requests left out: a broker was logging trace events meanwhile" in table.splitlines()
+
+
+def test_flush_spans_are_every_brokers_flushes() -> None:
+    logs = {
+        1: [{"event": "trace.flushed", "start_ns": 10, "t_ns": 20}, {"event": "trace.leader.appended", "t_ns": 5}],
+        2: [{"event": "trace.flushed", "start_ns": 30, "t_ns": 45}],
+    }
+    assert sorted(flush_spans(logs)) == [(10, 20), (30, 45)]
