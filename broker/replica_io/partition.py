@@ -16,10 +16,9 @@ event loop. Anything that may read the disk (a large batch, a new leader epoch's
 checkpoint, loading producer state) stays in the executor, and so does every fsync but
 one: a follower's fsync of a small answer that was the only partition of its fetch
 answer (``INLINE_FLUSH_MAX_BYTES``), the lone acks=all write's case, where the hop cost
-more than the fsync itself (measured below). An fsync of the disk may be slow: one that
-held the loop longer than ``SLOW_INLINE_FLUSH_MS`` sends this replica's fsyncs back to
-the executor for ``INLINE_FLUSH_PAUSE_MS``, so a slow disk stalls the loop once, not on
-every answer.
+more than the fsync itself (measured below). A disk may be slow: ``InlineFsyncGuard``
+sends this replica's fsyncs back to the executor for a while when the inline ones are
+slow on average or one stalls, so a slow disk does not stall the loop on every answer.
 
 One task at a time owns the state: everything runs on the event loop, and an
 ``asyncio.Lock`` (``_log_lock``) serialises every log mutation — leader appends,
@@ -51,6 +50,7 @@ from broker.cluster.records import PartitionRecord
 from broker.errors import HighwaterError, InvalidRequest, OffsetOutOfRange, RequestTimedOut
 from broker.isolation import Isolation
 from broker.record.control import TransactionMarker, encode_marker_batch
+from broker.replica_io.inline_fsync import PAUSE_MS, InlineFsyncGuard
 from broker.replica_io.signal import Signal
 from broker.replica_io.trace import trace
 from broker.replica_io.transactional import TransactionalWrites, TransactionCalls
@@ -94,8 +94,6 @@ loop (``python -m broker.bench.latency_trace``). Over six interleaved rounds of 
 bench latency --spawn 3 --replication-factor 3 --acks all`` the write's p50 went from a
 median of 2.25 ms (before the replication stream and this) to 1.92 ms. Larger answers come
 under load, where one fsync covers many batches and the loop has other work: the executor."""
-SLOW_INLINE_FLUSH_MS = 2.0
-INLINE_FLUSH_PAUSE_MS = 10_000
 
 INLINE_APPEND_MAX_BYTES = 256 * 1024
 """Appends up to this many bytes are written from the event loop (see the module docstring).
@@ -167,7 +165,7 @@ class Partition:
     ) -> None:
         self.topic = topic
         self._inline_flush_max_bytes = inline_flush_max_bytes
-        self._inline_flush_paused_until_ms = 0
+        self._inline_fsync = InlineFsyncGuard()
         self._on_marker_written = on_marker_written
         self._checkpoint_log_starts = checkpoint_log_starts
         """Writes every log's start offset durably (``LogManager``): ``_advance_log_start`` calls it."""
@@ -786,31 +784,29 @@ class Partition:
             elif isinstance(action, UpdateFollowerOffsets) and action.log_start_offset > self.log.log_start_offset:
                 await self._advance_log_start(action.log_start_offset)
         if ready.flush:
-            if (
-                lone
-                and len(records) <= self._inline_flush_max_bytes
-                and self._clock_ms() >= self._inline_flush_paused_until_ms
-            ):
-                self._flush_on_loop(loop)
+            if lone and len(records) <= self._inline_flush_max_bytes and self._inline_fsync.allows(self._clock_ms()):
+                self._flush_on_loop()
             else:
                 await loop.run_in_executor(None, self.log.flush)
             trace("follower.fsynced", topic=self.topic, partition=self.partition, offset=self.log.recovery_point - 1)
         self._perform(ready)
         return ready.backoff
 
-    def _flush_on_loop(self, loop: asyncio.AbstractEventLoop) -> None:
-        """fsync on the event loop; one that held it past ``SLOW_INLINE_FLUSH_MS`` pauses inline fsyncs here."""
-        started = loop.time()
+    def _flush_on_loop(self) -> None:
+        """fsync on the event loop, timed for ``InlineFsyncGuard`` (with ``perf_counter``: the
+        loop's own clock has millisecond steps)."""
+        started = time.perf_counter()
         self.log.flush()
-        held_ms = (loop.time() - started) * 1000
-        if held_ms > SLOW_INLINE_FLUSH_MS:
-            self._inline_flush_paused_until_ms = self._clock_ms() + INLINE_FLUSH_PAUSE_MS
+        held_ms = (time.perf_counter() - started) * 1000
+        average_ms = self._inline_fsync.record(held_ms, self._clock_ms())
+        if average_ms is not None:
             log.warning(
                 "follower_inline_fsync_slow",
                 topic=self.topic,
                 partition=self.partition,
                 held_ms=round(held_ms, 3),
-                executor_for_ms=INLINE_FLUSH_PAUSE_MS,
+                average_ms=round(average_ms, 3),
+                executor_for_ms=PAUSE_MS,
             )
 
     async def _append_as_follower(self, records: bytes, expected_base_offset: int) -> None:

@@ -26,11 +26,10 @@ from broker.acks import Acks
 from broker.record.codec import encode_batch
 from broker.record.header import stamp
 from broker.replica_io.fetch_handler import serve_replica_fetch
+from broker.replica_io.inline_fsync import PAUSE_MS, STALL_MS
 from broker.replica_io.partition import (
     INLINE_APPEND_MAX_BYTES,
     INLINE_FLUSH_MAX_BYTES,
-    INLINE_FLUSH_PAUSE_MS,
-    SLOW_INLINE_FLUSH_MS,
     Partition,
 )
 from broker.replication import PartitionFetchResponse
@@ -163,19 +162,19 @@ async def test_a_lone_follower_answer_past_the_inline_bound_is_fsynced_in_the_ex
     assert partition.log.recovery_point == 2
 
 
-class SlowFsyncLog(PartitionLog):
-    """A disk whose fsync takes ``SLOW_INLINE_FLUSH_MS`` and more."""
+class StallingFsyncLog(PartitionLog):
+    """A disk whose fsync stalls past ``inline_fsync.STALL_MS``."""
 
     def flush(self) -> None:
-        time.sleep(SLOW_INLINE_FLUSH_MS * 2 / 1000)
+        time.sleep(STALL_MS * 1.5 / 1000)
         super().flush()
 
 
-async def test_a_slow_inline_fsync_sends_the_replicas_fsyncs_to_the_executor_for_a_while(
+async def test_a_stalled_inline_fsync_sends_the_replicas_fsyncs_to_the_executor_for_a_while(
     tmp_path: Path, executor
 ) -> None:
     now_ms = [1_000]
-    log = SlowFsyncLog.open(tmp_path / f"{TOPIC}-0", LogConfig(flush_policy=FLUSH_FSYNC), topic=TOPIC, partition=0)
+    log = StallingFsyncLog.open(tmp_path / f"{TOPIC}-0", LogConfig(flush_policy=FLUSH_FSYNC), topic=TOPIC, partition=0)
     partition = Partition(
         TOPIC,
         0,
@@ -191,10 +190,10 @@ async def test_a_slow_inline_fsync_sends_the_replicas_fsyncs_to_the_executor_for
     await _fetch_once(partition, _leader_batch(0), 0)
     executor.names.clear()
     await _fetch_once(partition, _leader_batch(1), 1, lone=True)
-    assert executor.names == [], "the first slow fsync is met on the loop"
+    assert executor.names == [], "the first stalled fsync is met on the loop"
     await _fetch_once(partition, _leader_batch(2), 2, lone=True)
-    assert executor.names == ["flush"], "then the executor, for INLINE_FLUSH_PAUSE_MS"
-    now_ms[0] += INLINE_FLUSH_PAUSE_MS
+    assert executor.names == ["flush"], "then the executor, for PAUSE_MS"
+    now_ms[0] += PAUSE_MS
     await _fetch_once(partition, _leader_batch(3), 3, lone=True)
     assert executor.names == ["flush"], "and the loop again after it"
     assert partition.log.recovery_point == 4
