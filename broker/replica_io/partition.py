@@ -162,10 +162,14 @@ class Partition:
         on_marker_written: Callable[[Partition, TransactionMarker], None] | None = None,
         checkpoint_log_starts: Callable[[], None] | None = None,
         inline_flush_max_bytes: int = INLINE_FLUSH_MAX_BYTES,
+        fsync_timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.topic = topic
         self._inline_flush_max_bytes = inline_flush_max_bytes
         self._inline_fsync = InlineFsyncGuard()
+        self._fsync_timer = fsync_timer
+        """Seconds, to time an inline fsync: ``perf_counter`` (the loop's clock has millisecond
+        steps); the simulation's virtual clock there, so a run never depends on real time."""
         self._on_marker_written = on_marker_written
         self._checkpoint_log_starts = checkpoint_log_starts
         """Writes every log's start offset durably (``LogManager``): ``_advance_log_start`` calls it."""
@@ -793,11 +797,10 @@ class Partition:
         return ready.backoff
 
     def _flush_on_loop(self) -> None:
-        """fsync on the event loop, timed for ``InlineFsyncGuard`` (with ``perf_counter``: the
-        loop's own clock has millisecond steps)."""
-        started = time.perf_counter()
+        """fsync on the event loop, timed with ``fsync_timer`` for ``InlineFsyncGuard``."""
+        started = self._fsync_timer()
         self.log.flush()
-        held_ms = (time.perf_counter() - started) * 1000
+        held_ms = (self._fsync_timer() - started) * 1000
         average_ms = self._inline_fsync.record(held_ms, self._clock_ms())
         if average_ms is not None:
             log.warning(

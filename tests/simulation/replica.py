@@ -220,6 +220,7 @@ class SimProcess:
             high_watermark=broker.hw_checkpoint or 0,
             clock_ms=self.loop.clock_ms,
             inline_flush_max_bytes=INLINE_FLUSH_MAX_BYTES if self.config.inline_follower_flush else 0,
+            fsync_timer=self.loop.time,
         )
         broker.disk.fsync_lies = lambda: not self.config.follower_fsync and not self.partition.is_leader
         self.fetchers = ReplicaFetcherManager(
