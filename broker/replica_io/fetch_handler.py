@@ -38,7 +38,7 @@ import structlog
 
 from broker.clock import wall_clock_ms
 from broker.errors import HighwaterError, NotLeaderOrFollower
-from broker.replica_io.partition import Partition
+from broker.replica_io.partition import TAIL_READ_MAX_BYTES, Partition
 from broker.replica_io.trace import trace
 from broker.replication import FetchRequestFields
 from broker.replication.fetch_session import LeaderSessions, PartitionKey, SessionRefused
@@ -49,9 +49,6 @@ from broker.waiting import wait_event
 log = structlog.get_logger(__name__)
 
 PartitionLookup = Callable[[str, int], "Partition | None"]
-TAIL_READ_MAX_BYTES = 256 * 1024
-"""The most a caught-up follower's fetch reads on the event loop (a page-cache copy)."""
-
 RegisteredBrokerEpoch = Callable[[int], int]
 """Broker id -> its broker epoch in the metadata seen here, or ``UNKNOWN_BROKER_EPOCH``."""
 

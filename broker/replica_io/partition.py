@@ -95,6 +95,9 @@ bench latency --spawn 3 --replication-factor 3 --acks all`` the write's p50 went
 median of 2.25 ms (before the replication stream and this) to 1.92 ms. Larger answers come
 under load, where one fsync covers many batches and the loop has other work: the executor."""
 
+TAIL_READ_MAX_BYTES = 256 * 1024
+"""The most a caught-up reader's fetch (a follower's or a consumer's) reads on the event loop: a page-cache copy."""
+
 INLINE_APPEND_MAX_BYTES = 256 * 1024
 """Appends up to this many bytes are written from the event loop (see the module docstring).
 
@@ -673,15 +676,24 @@ class Partition:
     ) -> ReadResult:
         """Whole batches from ``offset`` below the HW (the LSO for ``read_committed``); long-poll up to
         ``timeout_ms`` for some. The LSO moves only when the HW does or a marker is appended, and
-        a marker's append is followed by the HW passing it, so the HW's signal wakes both."""
+        a marker's append is followed by the HW passing it, so the HW's signal wakes both.
+
+        A caught-up reader (``offset`` at the visible end when it asks) reads on the event loop,
+        at most ``TAIL_READ_MAX_BYTES``: what it gets was appended while it waited, still in the
+        page cache, as a caught-up follower's fetch does. A reader behind may read cold data:
+        the executor."""
         self.require_leader()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000
+        at_tail = offset >= isolation.visible_end(self.high_watermark, self.last_stable_offset)
         while True:
             waiter = self.hw_moved.waiter()
             try:
                 bound = isolation.visible_end(self.high_watermark, self.last_stable_offset)
-                result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, bound)
+                if at_tail:
+                    result = self.log.read(offset, min(max_bytes, TAIL_READ_MAX_BYTES), bound)
+                else:
+                    result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, bound)
                 remaining = deadline - loop.time()
                 if result.data or remaining <= 0 or self.hw_moved.ended:
                     return result

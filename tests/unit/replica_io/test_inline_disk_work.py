@@ -105,6 +105,31 @@ async def test_an_idempotent_append_loads_producer_state_in_the_executor_once(tm
     assert partition.log_end_offset == 2, "a retried batch is still answered with its offsets, not written again"
 
 
+async def test_a_caught_up_consumer_read_is_answered_from_the_loop_when_the_hw_moves(tmp_path: Path, executor) -> None:
+    partition = partition_on_disk(tmp_path, broker_id=1)
+    partition.apply_record(leadership(1, replicas=(1,)), min_insync_replicas=1)
+    await partition.append(encode_batch([(None, b"a")]), Acks.ALL, timeout_ms=1_000)
+    executor.names.clear()
+    parked = asyncio.create_task(partition.read(1, 1 << 20, timeout_ms=10_000))
+    await asyncio.sleep(0)
+    assert not parked.done(), "nothing past the consumer's offset yet: the read long-polls"
+    await partition.append(encode_batch([(None, b"b")]), Acks.ALL, timeout_ms=1_000)
+    async with asyncio.timeout(5):
+        result = await parked
+    assert result.data == partition.log.read(1, 1 << 20).data
+    assert "read" not in executor.names, "the tail read did not hop to a thread"
+
+
+async def test_a_consumer_read_behind_the_high_watermark_runs_in_the_executor(tmp_path: Path, executor) -> None:
+    partition = partition_on_disk(tmp_path, broker_id=1)
+    partition.apply_record(leadership(1, replicas=(1,)), min_insync_replicas=1)
+    await partition.append(encode_batch([(None, b"a"), (None, b"b")]), Acks.ALL, timeout_ms=1_000)
+    executor.names.clear()
+    result = await partition.read(0, 1 << 20, timeout_ms=0)
+    assert result.data == partition.log.read(0, 1 << 20).data
+    assert executor.names == ["read"]
+
+
 # --------------------------------------------------------------------- follower
 
 
