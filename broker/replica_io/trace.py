@@ -43,39 +43,53 @@ def enabled() -> bool:
 FLUSH_AFTER_S = 0.25
 MAX_PENDING = 10_000
 
-_pending: list[tuple[str, int, dict[str, Any]]] = []
+
+class _Kept:
+    """The events kept for the next flush, and the loop whose timer will flush them."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int, dict[str, Any]]] = []
+        self.flush_loop: asyncio.AbstractEventLoop | None = None
+        """A timer on another loop (one closed before it fired, in a test process) flushes nothing."""
+
+    def add(self, event: str, t_ns: int, fields: dict[str, Any]) -> None:
+        self.events.append((event, t_ns, fields))
+        if len(self.events) >= MAX_PENDING:
+            self.flush()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        if loop is not self.flush_loop:
+            self.flush_loop = loop
+            loop.call_later(FLUSH_AFTER_S, self.flush)
+
+    def flush(self) -> None:
+        self.flush_loop = None
+        if not self.events:
+            return
+        events, self.events = self.events, []
+        start_ns = time.monotonic_ns()
+        for event, t_ns, fields in events:
+            _log.debug(f"trace.{event}", t_ns=t_ns, **fields)
+        _log.debug("trace.flushed", t_ns=time.monotonic_ns(), start_ns=start_ns, events=len(events))
+
+
+_kept = _Kept()
 
 
 def trace(event: str, **fields: Any) -> None:
     """Keep ``trace.<event>`` stamped now for ``flush``, when this module logs at debug level."""
     if _stdlib.isEnabledFor(logging.DEBUG):
-        _pending.append((event, time.monotonic_ns(), fields))
-        if len(_pending) == 1:
-            _flush_later()
-        elif len(_pending) >= MAX_PENDING:
-            flush()
+        _kept.add(event, time.monotonic_ns(), fields)
 
 
 def flush() -> None:
     """Log every kept event, in the order they were stamped, then ``trace.flushed`` with the
     flush's own span (``start_ns`` to ``t_ns``): a request timed across it paid for the logging."""
-    global _pending
-    if not _pending:
-        return
-    pending, _pending = _pending, []
-    start_ns = time.monotonic_ns()
-    for event, t_ns, fields in pending:
-        _log.debug(f"trace.{event}", t_ns=t_ns, **fields)
-    _log.debug("trace.flushed", t_ns=time.monotonic_ns(), start_ns=start_ns, events=len(pending))
-
-
-def _flush_later() -> None:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        flush()
-        return
-    loop.call_later(FLUSH_AFTER_S, flush)
+    _kept.flush()
 
 
 atexit.register(flush)

@@ -31,6 +31,7 @@ def trace_level() -> Iterator[logging.Logger]:
     )
     logger = logging.getLogger(trace.__name__)
     level = logger.level
+    trace.flush()
     yield logger
     logger.setLevel(level)
     structlog.configure(**saved)
@@ -75,3 +76,24 @@ async def test_on_a_running_loop_a_trace_point_is_logged_later_in_stamped_order(
     ]
     appended, answered, flushed = events
     assert appended["t_ns"] <= answered["t_ns"] < flushed["start_ns"] <= flushed["t_ns"]
+
+
+async def test_events_kept_under_a_loop_closed_before_its_flush_are_flushed_by_the_next_loop(
+    trace_level: logging.Logger,
+) -> None:
+    """A test process closes loops with events kept: the next loop must still flush, its own and those."""
+    trace_level.setLevel(logging.DEBUG)
+
+    async def keep_one() -> None:
+        trace.trace("leader.appended", topic="orders", partition=0, offset=1)
+
+    with capture_logs() as events:
+        await asyncio.to_thread(asyncio.run, keep_one())
+        assert events == [], "kept under a loop that closed before its timer fired"
+        trace.trace("produce.answered", topic="orders", partition=0, offset=1)
+        await asyncio.sleep(trace.FLUSH_AFTER_S * 2)
+    assert [event["event"] for event in events] == [
+        "trace.leader.appended",
+        "trace.produce.answered",
+        "trace.flushed",
+    ]
