@@ -256,15 +256,18 @@ def latency_command(
     invocation = Invocation(server, spawn, 1, False, json_file, quiet)
     with baseline_server() as url:
         echo = latency.run_echo(spec, url, quiet).produce_ack
-    with spawned_or_given(invocation) as (urls, security):
-        broker = run_once(dataclasses.replace(spec, security=security), urls, quiet).produce_ack
+    with spawned_or_given(invocation) as target:
+        broker, cpu_us = latency.run_brokers(dataclasses.replace(spec, security=target.security), target, quiet)
     if echo is None or broker is None:
         raise fail("a run measured no latency", EXIT_BAD_SETTINGS)
     name = f"{scenario_name(spec)} lone"
     console.print(latency.comparison_table(name, broker, echo))
     console.print(latency.verdict(broker, echo))
+    if cpu_us:
+        console.print(latency.cpu_line(cpu_us))
     if json_file is not None:
-        json_file.write_text(json.dumps(latency.comparison_document(name, spec, broker, echo), indent=2) + "\n")
+        document = latency.comparison_document(name, spec, broker, echo, cpu_us)
+        json_file.write_text(json.dumps(document, indent=2) + "\n")
 
 
 @bench_app.command("transactions")
@@ -302,7 +305,8 @@ def transactions_command(
         raise fail(f"--client must be kafka or http, not {client!r}", EXIT_BAD_SETTINGS)
     min_isr = min_insync_replicas or min(2, replication_factor)
     invocation = Invocation(server, spawn, 1, False, json_file, quiet)
-    with spawned_or_given(invocation, kafka=client == "kafka") as (urls, security):
+    with spawned_or_given(invocation, kafka=client == "kafka") as target:
+        urls, security = target.urls, target.security
         topic = asyncio.run(prepare_topic(urls[0], partitions, replication_factor, min_isr, security=security))
         try:
             if client == "kafka":
@@ -499,7 +503,8 @@ def execute(spec: WorkloadSpec | None, invocation: Invocation, broker_run: bool 
         summaries.append(baseline)
     target = "baseline only"
     if broker_run and (invocation.server or invocation.spawn):
-        with spawned_or_given(invocation, kafka=spec.load == "kafka") as (urls, security):
+        with spawned_or_given(invocation, kafka=spec.load == "kafka") as brokers:
+            urls, security = brokers.urls, brokers.security
             target = invocation.server or f"{invocation.spawn} spawned{_secured_as(invocation)} brokers"
             secured = dataclasses.replace(spec, security=security)
             runs = [run_once(secured, urls, invocation.quiet) for _ in range(invocation.repeat)]

@@ -38,11 +38,21 @@ class Invocation:
     basic_auth: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """The brokers a command runs against, the options their clients need, and the process ids of
+    spawned ones (none for ``--server``: their CPU time is not this machine's to read)."""
+
+    urls: list[str]
+    security: ClientSecurity
+    pids: tuple[int, ...] = ()
+
+
 @contextlib.contextmanager
-def spawned_or_given(invocation: Invocation, kafka: bool = False) -> Iterator[tuple[list[str], ClientSecurity]]:
-    """The brokers' URLs and the options their clients need; spawned brokers with a Kafka listener if ``kafka``."""
+def spawned_or_given(invocation: Invocation, kafka: bool = False) -> Iterator[Target]:
+    """The brokers to run against; spawned brokers with a Kafka listener if ``kafka``."""
     if invocation.server:
-        yield [invocation.server.rstrip("/")], invocation.security
+        yield Target([invocation.server.rstrip("/")], invocation.security)
         return
     from broker.bench.cluster import SpawnedBasicAuth, client_security, spawned_cluster
     from broker.cli.throwaway_tls import TrustmeMissing, throwaway_tls
@@ -55,7 +65,11 @@ def spawned_or_given(invocation: Invocation, kafka: bool = False) -> Iterator[tu
         basic = SpawnedBasicAuth() if invocation.basic_auth else None
         with spawned_cluster(invocation.spawn, tls, basic, kafka) as brokers:
             spawned = tls is not None or basic is not None
-            yield [broker.url for broker in brokers], client_security(tls, basic) if spawned else invocation.security
+            yield Target(
+                [broker.url for broker in brokers],
+                client_security(tls, basic) if spawned else invocation.security,
+                tuple(broker.process.pid for broker in brokers),
+            )
 
 
 def run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:

@@ -12,7 +12,8 @@ request at a time and paced (``--target-rate``, 200/s by default, ``--count`` re
   (``--load raw``, without the producer library).
 
 The echo runs first, then the broker, each in its own load-generator process on its own
-(uv)loop, so both see the same client stack. The table shows p50/p99/p99.9 of both and the
+(uv)loop, so both see the same client stack. With spawned brokers the CPU each one spent
+per request over the run is printed too: a figure steadier than latency on a shared host. The table shows p50/p99/p99.9 of both and the
 ratio broker / echo per percentile; the target is an acks=all RF 3 p50 of at most
 ``TARGET_P50_RATIO`` times the echo's (sub-millisecond acks=all, relative to what the
 machine can do at all).
@@ -29,8 +30,11 @@ import aiohttp
 from rich.table import Table
 
 from broker.bench.baseline import ECHO_PATH
+from broker.bench.cluster import prepare_topic
+from broker.bench.cpu import cpu_seconds
+from broker.bench.invocation import Target
 from broker.bench.raw_load import raw_batch
-from broker.bench.runner import Launch, ProcessGroup, RunResult, run_producers
+from broker.bench.runner import Launch, ProcessGroup, RunResult, run_produce, run_producers
 from broker.bench.spec import WorkloadSpec
 from broker.bench.stats import LatencySummary
 from broker.bench.workloads import AckSample, ProducerReport, quiet_logging, run_loop
@@ -88,6 +92,40 @@ def run_echo(spec: WorkloadSpec, url: str, quiet: bool = False) -> RunResult:
     return run_producers(spec, group, [launch], "echo", quiet)
 
 
+def run_brokers(spec: WorkloadSpec, target: Target, quiet: bool = False) -> tuple[LatencySummary | None, list[float]]:
+    """The broker run on a fresh topic, and, with spawned brokers, each one's CPU per request.
+
+    The CPU window is the run itself (the topic is made before it): each broker's
+    utime + stime from ``/proc``, its background work included (about 1 % of a core when
+    idle, so ~50 µs a request at 200 requests/s).
+    """
+    topic = asyncio.run(
+        prepare_topic(
+            target.urls[0],
+            spec.partitions,
+            spec.replication_factor,
+            spec.min_insync_replicas,
+            security=spec.security,
+        )
+    )
+    before = [cpu_seconds(pid) for pid in target.pids]
+    result = run_produce(spec, target.urls, topic, quiet)
+    after = [cpu_seconds(pid) for pid in target.pids]
+    return result.produce_ack, cpu_per_request_us(before, after, result.records)
+
+
+def cpu_per_request_us(before_s: list[float], after_s: list[float], requests: int) -> list[float]:
+    """Each broker's CPU seconds over a run of ``requests``, in µs per request, busiest first."""
+    if requests <= 0:
+        return []
+    return sorted(((after - before) * 1e6 / requests for before, after in zip(before_s, after_s)), reverse=True)
+
+
+def cpu_line(cpu_us: list[float]) -> str:
+    figures = ", ".join(f"{value:.0f}" for value in cpu_us)
+    return f"broker CPU per request, busiest first: {figures} µs (utime + stime over the run, background included)"
+
+
 def lone_request_spec(spec: WorkloadSpec) -> WorkloadSpec:
     """``spec`` as a lone-request run: one task in one process, every record its own request and a sample."""
     lone = dataclasses.replace(spec, producers=1, processes=1, linger_ms=0, batch_records=1, sample_every=1)
@@ -116,7 +154,9 @@ def verdict(broker: LatencySummary, echo: LatencySummary) -> str:
     return f"p50 {ratio:.2f}× the echo's (target for acks=all RF 3: ≤ {TARGET_P50_RATIO}×): {met}"
 
 
-def comparison_document(name: str, spec: WorkloadSpec, broker: LatencySummary, echo: LatencySummary) -> dict:
+def comparison_document(
+    name: str, spec: WorkloadSpec, broker: LatencySummary, echo: LatencySummary, cpu_us: list[float] | None = None
+) -> dict:
     p50, p99, p999 = ratios(broker, echo)
     return {
         "name": name,
@@ -132,4 +172,5 @@ def comparison_document(name: str, spec: WorkloadSpec, broker: LatencySummary, e
         "echo_latency": echo.as_dict(),
         "ratio_to_echo": {"p50": p50, "p99": p99, "p999": p999},
         "target_p50_ratio": TARGET_P50_RATIO,
+        "broker_cpu_us_per_request": cpu_us or [],
     }

@@ -75,8 +75,8 @@ def peers_command(
     results: dict[str, list[LatencySummary]] = {system: [] for system in peers_report.SYSTEMS}
     with contextlib.ExitStack() as started:
         echo_url = started.enter_context(baseline_server())
-        three, _ = started.enter_context(spawned_or_given(Invocation(None, 3, 1, False, None, True)))
-        one, _ = started.enter_context(spawned_or_given(Invocation(None, 1, 1, False, None, True)))
+        three = started.enter_context(spawned_or_given(Invocation(None, 3, 1, False, None, True))).urls
+        one = started.enter_context(spawned_or_given(Invocation(None, 1, 1, False, None, True))).urls
         nats_urls = started.enter_context(peers.nats_cluster())
         redis_port = started.enter_context(peers.redis_group(appendfsync_always=False))
         redis_fsync_port = started.enter_context(peers.redis_group(appendfsync_always=True))

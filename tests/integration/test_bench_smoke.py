@@ -99,6 +99,9 @@ def test_bench_latency_measures_the_broker_next_to_an_echo_round_trip(tmp_path: 
         assert 0 < document[run]["p50_ms"] <= document[run]["p99_ms"]
     assert document["ratio_to_echo"]["p50"] > 0
     assert "echo: aiohttp round trip" in completed.stdout and "× echo" in completed.stdout
+    [cpu_us] = document["broker_cpu_us_per_request"]
+    assert cpu_us >= 0, "the spawned broker's CPU over the run (clock ticks: a short run may show none)"
+    assert "broker CPU per request, busiest first" in completed.stdout
 
 
 def test_bench_scale_steps_through_partitions_and_connections_with_rss_and_plots(tmp_path: Path) -> None:

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from rich.console import Console
 
-from broker.bench.latency import comparison_document, comparison_table, lone_request_spec, ratios, verdict
+from broker.bench.latency import (
+    comparison_document,
+    comparison_table,
+    cpu_line,
+    cpu_per_request_us,
+    lone_request_spec,
+    ratios,
+    verdict,
+)
 from broker.bench.spec import WorkloadSpec
 from broker.bench.stats import LatencySummary
 
@@ -41,3 +50,15 @@ def test_document_carries_both_summaries_and_ratios() -> None:
 def test_a_lone_request_run_is_one_task_without_linger_and_samples_every_request() -> None:
     spec = lone_request_spec(WorkloadSpec(kind="produce", producers=4, processes=2, linger_ms=5, load="raw"))
     assert (spec.tasks, spec.linger_ms, spec.batch_records, spec.sample_every) == (1, 0, 1, 1)
+
+
+def test_cpu_per_request_is_each_brokers_cpu_over_the_run_busiest_first() -> None:
+    assert cpu_per_request_us([1.0, 2.0, 3.0], [1.3, 2.9, 3.3], 1000) == pytest.approx([900.0, 300.0, 300.0])
+    assert cpu_per_request_us([1.0], [2.0], 0) == []
+
+
+def test_the_cpu_line_and_document_carry_the_figures() -> None:
+    assert cpu_line([812.4, 301.0]).startswith("broker CPU per request, busiest first: 812, 301 µs")
+    spec = lone_request_spec(WorkloadSpec(kind="produce", count=10, replication_factor=3))
+    document = comparison_document("x", spec, LatencySummary(9, 1.0, 2.0, 4.0, 5.0), ECHO, [812.4, 301.0])
+    assert document["broker_cpu_us_per_request"] == [812.4, 301.0]
