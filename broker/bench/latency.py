@@ -13,7 +13,9 @@ request at a time and paced (``--target-rate``, 200/s by default, ``--count`` re
 
 The echo runs first, then the broker, each in its own load-generator process on its own
 (uv)loop, so both see the same client stack. With spawned brokers the CPU each one spent
-per request over the run is printed too: a figure steadier than latency on a shared host. The table shows p50/p99/p99.9 of both and the
+per request over the run is printed too: the work behind the latency, which on a 2-core
+host with three brokers is most of it (it varies with the host's load as latency does:
+compare runs interleaved). The table shows p50/p99/p99.9 of both and the
 ratio broker / echo per percentile; the target is an acks=all RF 3 p50 of at most
 ``TARGET_P50_RATIO`` times the echo's (sub-millisecond acks=all, relative to what the
 machine can do at all).
