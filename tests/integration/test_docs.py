@@ -24,8 +24,10 @@ examples start Spark run in the Spark phase (the README on the first start, then
 listens there (a ``make run`` left up). The environment is the reader's: no
 ``PYSPARK_*`` variables the Spark tests may have set, no ``HIGHWATER_*`` ones; the one addition is ``JAVA_TOOL_OPTIONS``, the cheap
 GC and JIT the Spark tier uses, which changes the Spark examples' speed, not their
-results. A ``make`` command is never run here: a block with one must carry the not-run
-comment.
+results. Each block's ``TMPDIR`` is the test's own directory, so what an example makes
+with ``tempfile`` (``docs/spark.md``'s output and checkpoint) goes with the test's, not
+into the machine's ``/tmp``. A ``make`` command is never run here: a block with one must
+carry the not-run comment.
 """
 
 from __future__ import annotations
@@ -154,7 +156,13 @@ def run_block(block: Block, code: str, scratch: Path) -> subprocess.CompletedPro
         script.write_text(code)
         command = [sys.executable, str(script)]
     return subprocess.run(
-        command, cwd=REPO_ROOT, env=reader_env(), capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S, check=False
+        command,
+        cwd=REPO_ROOT,
+        env={**reader_env(), "TMPDIR": str(scratch)},
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT_S,
+        check=False,
     )
 
 
