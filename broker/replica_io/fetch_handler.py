@@ -11,9 +11,9 @@ record within one round trip.
 What each partition is answered (refused, a diverging epoch, records from an offset)
 is decided by the pure ``PartitionReplica``; this module reads the bytes and waits.
 
-Where a read runs: a fetch that starts at the leader's LEO (a caught-up follower) reads
-on the event loop, capped at ``TAIL_READ_MAX_BYTES`` (one whole batch at least, as
-every read): at the LEO the read returns nothing without touching the disk, and after
+Where a read runs (``Partition.read_log``): a fetch that starts at the leader's LEO (a
+caught-up follower) reads on the event loop, capped at ``TAIL_READ_MAX_BYTES`` (one whole
+batch at least, as every read): at the LEO the read returns nothing without touching the disk, and after
 the long poll wakes it returns what was appended meanwhile, still in the page cache.
 Sending that at once, without a hop to the executor and back, is what a lone acks=all
 produce waits for. A follower behind the LEO may read cold data: the executor.
@@ -38,7 +38,7 @@ import structlog
 
 from broker.clock import wall_clock_ms
 from broker.errors import HighwaterError, NotLeaderOrFollower
-from broker.replica_io.partition import TAIL_READ_MAX_BYTES, Partition
+from broker.replica_io.partition import Partition
 from broker.replica_io.trace import trace
 from broker.replication import FetchRequestFields
 from broker.replication.fetch_session import LeaderSessions, PartitionKey, SessionRefused
@@ -157,10 +157,7 @@ async def _read(
             log_end_offset=partition.log_end_offset,
         )
     try:
-        if at_tail:
-            result = partition.log.read(offset, min(max_bytes, TAIL_READ_MAX_BYTES), None)
-        else:
-            result = await asyncio.get_running_loop().run_in_executor(None, partition.log.read, offset, max_bytes, None)
+        result = await partition.read_log(offset, max_bytes, None, at_tail=at_tail)
     except HighwaterError as error:
         return _error_response(fp, error, partition)
     return FetchPartitionResponse(

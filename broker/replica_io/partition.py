@@ -690,10 +690,7 @@ class Partition:
             waiter = self.hw_moved.waiter()
             try:
                 bound = isolation.visible_end(self.high_watermark, self.last_stable_offset)
-                if at_tail:
-                    result = self.log.read(offset, min(max_bytes, TAIL_READ_MAX_BYTES), bound)
-                else:
-                    result = await loop.run_in_executor(None, self.log.read, offset, max_bytes, bound)
+                result = await self.read_log(offset, max_bytes, bound, at_tail=at_tail)
                 remaining = deadline - loop.time()
                 if result.data or remaining <= 0 or self.hw_moved.ended:
                     return result
@@ -701,6 +698,14 @@ class Partition:
             finally:
                 self.hw_moved.unregister(waiter)
             self.require_leader()
+
+    async def read_log(self, offset: int, max_bytes: int, bound: int | None, *, at_tail: bool) -> ReadResult:
+        """``log.read`` where it belongs: on the event loop for a reader that started at the end
+        (``at_tail``), at most ``TAIL_READ_MAX_BYTES`` of what was appended while it waited, still
+        in the page cache; in the executor for a reader behind, which may read cold data."""
+        if at_tail:
+            return self.log.read(offset, min(max_bytes, TAIL_READ_MAX_BYTES), bound)
+        return await asyncio.get_running_loop().run_in_executor(None, self.log.read, offset, max_bytes, bound)
 
     def record_follower_fetch(
         self, fields: FetchRequestFields, *, broker_epoch: int, registered_broker_epoch: int
