@@ -72,17 +72,23 @@ def spawned_or_given(invocation: Invocation, kafka: bool = False) -> Iterator[Ta
             )
 
 
-def run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:
-    """``spec``'s workload on a fresh topic of its own (a consume run produces what it reads first)."""
+def fresh_topic(spec: WorkloadSpec, urls: list[str]) -> str:
+    """A new topic shaped as ``spec`` asks, every partition led and fully in sync."""
     from broker.bench.cluster import prepare_topic
-    from broker.bench.runner import run_consume, run_end_to_end, run_produce
 
-    runners = {"produce": run_produce, "consume": run_consume, "e2e": run_end_to_end}
-    topic = asyncio.run(
+    return asyncio.run(
         prepare_topic(
             urls[0], spec.partitions, spec.replication_factor, spec.min_insync_replicas, security=spec.security
         )
     )
+
+
+def run_once(spec: WorkloadSpec, urls: list[str], quiet: bool) -> RunResult:
+    """``spec``'s workload on a fresh topic of its own (a consume run produces what it reads first)."""
+    from broker.bench.runner import run_consume, run_end_to_end, run_produce
+
+    runners = {"produce": run_produce, "consume": run_consume, "e2e": run_end_to_end}
+    topic = fresh_topic(spec, urls)
     if spec.kind == "consume":
         run_produce(dataclasses.replace(spec, kind="produce", acks=Acks.ONE), urls, topic, quiet)
     return runners[spec.kind](spec, urls, topic, quiet)

@@ -32,9 +32,8 @@ import aiohttp
 from rich.table import Table
 
 from broker.bench.baseline import ECHO_PATH
-from broker.bench.cluster import prepare_topic
 from broker.bench.cpu import cpu_seconds
-from broker.bench.invocation import Target
+from broker.bench.invocation import Target, fresh_topic
 from broker.bench.raw_load import raw_batch
 from broker.bench.runner import Launch, ProcessGroup, RunResult, run_produce, run_producers
 from broker.bench.spec import WorkloadSpec
@@ -101,15 +100,7 @@ def run_brokers(spec: WorkloadSpec, target: Target, quiet: bool = False) -> tupl
     utime + stime from ``/proc``, its background work included (about 1 % of a core when
     idle, so ~50 µs a request at 200 requests/s).
     """
-    topic = asyncio.run(
-        prepare_topic(
-            target.urls[0],
-            spec.partitions,
-            spec.replication_factor,
-            spec.min_insync_replicas,
-            security=spec.security,
-        )
-    )
+    topic = fresh_topic(spec, target.urls)
     before = [cpu_seconds(pid) for pid in target.pids]
     result = run_produce(spec, target.urls, topic, quiet)
     after = [cpu_seconds(pid) for pid in target.pids]
