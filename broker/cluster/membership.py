@@ -132,7 +132,7 @@ class BrokerMembership:
 
         Parsed once per change, not per call: a leader asks on every follower fetch
         (the follower's broker epoch), and parsing every registration's JSON there was
-        ~4 % of a leader's CPU under lone acks=all writes.
+        8.9 % of a leader's GIL samples (py-spy) under lone acks=all writes.
         """
         if self._live is None:
             registrations = (registration_from(kv) for kv in self._brokers.snapshot().values())

@@ -10,8 +10,8 @@ At debug a trace point only stamps and keeps its event; the events are logged
 ``FLUSH_AFTER_S`` after the first one kept (on the event loop's timer, off the path
 being measured), when ``MAX_PENDING`` are kept, and at interpreter exit. Logging each
 one at once cost ~22 µs of the very loop being timed (structlog through stdlib logging
-to the stream), and a lone acks=all write passes a dozen points: the budget showed
-~0.7 ms the untraced write does not spend. A flush still holds the loop (~22 µs an
+to the stream), and a lone acks=all write passes about fourteen points: the traced
+round trip read 2.1-2.3 ms p50 while ``bench latency`` gave 1.5-1.6 ms for the same tree. A flush still holds the loop (~22 µs an
 event), so it ends with ``trace.flushed`` and its span, and the budget leaves out the
 requests that overlapped one. A process killed with SIGKILL loses the events of its last
 ``FLUSH_AFTER_S``.
