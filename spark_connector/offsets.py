@@ -121,17 +121,17 @@ def delays_batch(
     latest: Mapping[TopicPartition, int],
     *,
     now_ms: int,
-    last_trigger_ms: int,
+    last_trigger_ms: int | None,
     max_trigger_delay_ms: int,
 ) -> bool:
     """Whether a micro-batch waits for more records (``minOffsetsPerTrigger``), as Spark's Kafka source decides.
 
     A batch runs once ``min_rows`` new offsets are available across the partitions, or
     once ``max_trigger_delay_ms`` has passed since the last batch ran, whichever comes
-    first; the first batch of a run never waits (``last_trigger_ms`` 0). The caller
+    first; the first batch of a run never waits (``last_trigger_ms`` None). The caller
     notes ``now_ms`` as the last trigger whenever this answers False.
     """
-    if now_ms - last_trigger_ms >= max_trigger_delay_ms:
+    if last_trigger_ms is None or now_ms - last_trigger_ms >= max_trigger_delay_ms:
         return False
     new_rows = sum(max(0, end - start.get(tp, 0)) for tp, end in latest.items())
     return new_rows < min_rows

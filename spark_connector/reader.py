@@ -29,7 +29,7 @@ from pyspark.sql.streaming.datasource import (
 
 from broker.client.library_log import library_logger
 from broker.client.types import TopicPartition
-from broker.clock import wall_clock_ms
+from broker.clock import monotonic_ms
 from spark_connector.fetch import RangeTask, read_range
 from spark_connector.metadata import ClusterMetadata, MetadataError
 from spark_connector.offsets import (
@@ -64,8 +64,9 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._latest_high_watermarks: PartitionOffsets = {}
         self._leaders: dict[TopicPartition, str] = {}
         self._cluster_id: str | None = None
-        self._last_trigger_ms = 0
-        """When the last micro-batch was let through (``minOffsetsPerTrigger``); 0: none yet this run."""
+        self._last_trigger_ms: int | None = None
+        """When the last micro-batch was let through (``minOffsetsPerTrigger``, the monotonic clock: a
+        duration); None: none yet this run."""
         self._committed: PartitionOffsets = {}
         """What was last committed to the lag group."""
 
@@ -124,7 +125,7 @@ class HighwaterStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         minimum = self.options.min_records_per_trigger
         if minimum is None or self._available_now_end is not None:
             return False
-        now_ms = wall_clock_ms()
+        now_ms = monotonic_ms()
         if delays_batch(
             minimum,
             start,

@@ -169,12 +169,13 @@ def test_a_batch_waits_for_min_offsets_until_the_max_trigger_delay_as_sparks_kaf
     three_new = {TP("t", 0): 12, TP("t", 1): 1}
     ten_new = {TP("t", 0): 15, TP("t", 1): 5, TP("u", 0): 0}
 
-    def delays(latest, now_ms, last_trigger_ms=0):
+    def delays(latest, now_ms, last_trigger_ms=None):
         return delays_batch(
             10, start, latest, now_ms=now_ms, last_trigger_ms=last_trigger_ms, max_trigger_delay_ms=60_000
         )
 
     assert not delays(three_new, now_ms=1_000_000), "the first batch of a run (no trigger yet) never waits"
+    assert not delays(three_new, now_ms=5_000), "whatever the clock reads: a monotonic clock may be young"
     assert delays(three_new, now_ms=1_030_000, last_trigger_ms=1_000_000), "3 rows of 10, 30 s of 60: wait"
     assert not delays(three_new, now_ms=1_060_000, last_trigger_ms=1_000_000), "the delay has passed: run"
     assert not delays(ten_new, now_ms=1_001_000, last_trigger_ms=1_000_000), "10 rows across partitions: run"
